@@ -1,0 +1,10 @@
+"""python_engine: the Python implementation of the splitk-parity code generator.
+
+See docs/engine_api.md for the API shared with :mod:`cpp_engine`.
+"""
+from .api import (ENGINE, FAMILIES, Lowered, arch_table, flavor_table, intrinsic_table, kernel_name,
+                  lower, resolve_flavor, spec_fields, validate)
+from .kernels.spec import SpecRejected
+
+__all__ = ["ENGINE", "FAMILIES", "Lowered", "SpecRejected", "arch_table", "flavor_table",
+           "intrinsic_table", "kernel_name", "lower", "resolve_flavor", "spec_fields", "validate"]

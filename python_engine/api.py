@@ -1,0 +1,103 @@
+"""The engine API (docs/engine_api.md) of the Python engine."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .ir.printer import print_module
+from .kernels import ir_core
+from .kernels.spec import SpecRejected, normalize
+from .targets import intrinsics
+from .targets.arch import ARCHES, find_arch, unknown_arch_reason
+from .targets.flavors import FLAVORS, find_flavor, unknown_flavor_reason
+
+ENGINE = "python"
+_FAMILY_MODULES = (ir_core,)
+FAMILIES = tuple(m.FAMILY for m in _FAMILY_MODULES)
+_BY_FAMILY = {m.FAMILY: m for m in _FAMILY_MODULES}
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """Result of :func:`lower`: the kernel (symbol) name and the IR module text."""
+
+    kernel: str
+    text: str
+
+
+def _family(name):
+    mod = _BY_FAMILY.get(name) if isinstance(name, str) else None
+    if mod is None:
+        raise SpecRejected(f"family '{name}' is not one of {', '.join(FAMILIES)}")
+    return mod
+
+
+def _prepare(family, spec, arch, flavor):
+    mod = _family(family)
+    s = normalize(family, mod.FIELDS, spec)
+    fl = find_flavor(flavor)
+    if fl is None:
+        raise SpecRejected(unknown_flavor_reason(flavor))
+    ar = find_arch(arch)
+    if ar is None:
+        raise SpecRejected(unknown_arch_reason(arch))
+    return mod, s, ar, fl
+
+
+def spec_fields(family: str) -> tuple:
+    """``(name, default)`` of every spec field of ``family`` in spec order."""
+    return tuple((f.name, f.default) for f in _family(family).FIELDS)
+
+
+def validate(family: str, spec: dict, arch: str, flavor: str) -> str | None:
+    """The first failing rule's reason for (spec, arch, flavor), or None."""
+    try:
+        mod, s, ar, fl = _prepare(family, spec, arch, flavor)
+    except SpecRejected as e:
+        return e.reason
+    return mod.validate(s, ar, fl)
+
+
+def _checked(family, spec, arch, flavor):
+    mod, s, ar, fl = _prepare(family, spec, arch, flavor)
+    reason = mod.validate(s, ar, fl)
+    if reason:
+        raise SpecRejected(reason)
+    return mod, s, ar, fl
+
+
+def kernel_name(family: str, spec: dict, arch: str, flavor: str) -> str:
+    """The kernel symbol name; raises SpecRejected like :func:`lower`."""
+    mod, s, ar, fl = _checked(family, spec, arch, flavor)
+    return mod.kernel_name(s, ar, fl)
+
+
+def lower(family: str, spec: dict, arch: str, flavor: str) -> Lowered:
+    """Emit the LLVM IR module of ``family``/``spec`` for ``arch`` at ``flavor``.
+
+    Raises SpecRejected(reason) for a spec, arch or flavor that is not accepted."""
+    mod, s, ar, fl = _checked(family, spec, arch, flavor)
+    name, m = mod.build(s, ar, fl)
+    return Lowered(name, print_module(m))
+
+
+def resolve_flavor(name: str) -> str:
+    """Canonical flavor of ``name`` (``llvm24`` -> ``llvm23``); SpecRejected if unknown."""
+    fl = find_flavor(name)
+    if fl is None:
+        raise SpecRejected(unknown_flavor_reason(name))
+    return fl.canonical
+
+
+def flavor_table() -> tuple:
+    """Every flavor row (aliases included) as a dict, in table order."""
+    return tuple(f.as_dict() for f in FLAVORS)
+
+
+def intrinsic_table(flavor: str) -> tuple:
+    """``(key, declaration)`` of every intrinsic row for ``flavor``, in table order."""
+    return intrinsics.table(resolve_flavor(flavor))
+
+
+def arch_table() -> tuple:
+    """Every arch row as a dict, in table order."""
+    return tuple(a.as_dict() for a in ARCHES)

@@ -1,0 +1,70 @@
+"""The arch table: the GPU targets the engines know.
+
+Only gfx1250 has the kernels of this project; the others are known so that a
+request for them is rejected with a reason rather than an unknown-arch error.
+
+Sources:
+- wave size, LDS bytes per workgroup: LLVM ``AMDGPU.td`` / ``GCNSubtarget``
+  (FeatureWavefrontSize32/64, FeatureAddressableLocalMemorySize*), and
+  LLVM ``AMDGPUUsage.rst`` processor table.
+  gfx1250: wave32, 327680 bytes (320 KiB) of LDS per workgroup.
+  gfx950: wave64, 163840 bytes. gfx942: wave64, 65536 bytes.
+  gfx1100, gfx1201: wave32 (default), 65536 bytes.
+- matrix units: gfx1250 WMMA ``v_wmma_f32_16x16x32_{bf16,f16}``
+  (LLVM ``IntrinsicsAMDGPU.td``, gfx1250 WMMA); gfx11/gfx12 have only
+  16x16x16 WMMA; gfx942/gfx950 have MFMA, no WMMA.
+- workgroup clusters: gfx1250 only (LLVM FeatureClusters).
+- CUs per device: not used yet; an assumption when it is (see docs/targets.md).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Arch:
+    """One arch row. ``wmma`` lists ``(M, N, K, input dtype)`` WMMA shapes with
+    fp32 accumulation; ``matrix`` is ``wmma`` or ``mfma``."""
+
+    name: str
+    wave_size: int
+    lds_bytes: int
+    matrix: str
+    wmma: tuple
+    clusters: bool
+
+    def as_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "wave_size": self.wave_size,
+            "lds_bytes": self.lds_bytes,
+            "matrix": self.matrix,
+            "wmma": [list(s) for s in self.wmma],
+            "clusters": self.clusters,
+        }
+
+
+ARCHES = (
+    Arch("gfx1250", 32, 327680, "wmma", ((16, 16, 32, "bf16"), (16, 16, 32, "fp16")), True),
+    Arch("gfx942", 64, 65536, "mfma", (), False),
+    Arch("gfx950", 64, 163840, "mfma", (), False),
+    Arch("gfx1100", 32, 65536, "wmma", ((16, 16, 16, "bf16"), (16, 16, 16, "fp16")), False),
+    Arch("gfx1201", 32, 65536, "wmma", ((16, 16, 16, "bf16"), (16, 16, 16, "fp16")), False),
+)
+
+_BY_NAME = {a.name: a for a in ARCHES}
+
+
+def find_arch(name) -> Arch | None:
+    """The row named ``name``, or None."""
+    return _BY_NAME.get(name) if isinstance(name, str) else None
+
+
+def unknown_arch_reason(name) -> str:
+    """Rejection reason for an arch name that is not in the table."""
+    return f"arch '{name}' is not one of gfx1250, gfx942, gfx950, gfx1100, gfx1201"
+
+
+def has_wmma_16x16x32(arch: Arch) -> bool:
+    """True when the arch has the gfx1250 16x16x32 WMMA."""
+    return any(s[:3] == (16, 16, 32) for s in arch.wmma)

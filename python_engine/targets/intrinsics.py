@@ -1,0 +1,73 @@
+"""The intrinsic table: every intrinsic either engine may declare, keyed by a
+stable name, in the order the printer declares them (DESIGN §2).
+
+Each row is ``(key, name, return type, parameter types)``; a row may override
+those per flavor. Signatures follow LLVM ``IntrinsicsAMDGPU.td`` (and the
+generic ``Intrinsics.td``) of the generation each flavor names.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..ir import types as T
+
+
+@dataclass(frozen=True)
+class Intrinsic:
+    """One resolved intrinsic: its LLVM name, return type and parameter types."""
+
+    key: str
+    name: str
+    ret: T.Type
+    params: tuple
+
+    @property
+    def declaration(self) -> str:
+        ps = ", ".join(p.text for p in self.params)
+        return f"declare {self.ret.text} @{self.name}({ps})"
+
+
+@dataclass(frozen=True)
+class Row:
+    key: str
+    name: str
+    ret: T.Type
+    params: tuple
+    per_flavor: dict = field(default_factory=dict)  # canonical flavor -> (name, ret, params)
+
+    def resolve(self, flavor: str) -> Intrinsic:
+        name, ret, params = self.per_flavor.get(flavor, (self.name, self.ret, self.params))
+        return Intrinsic(self.key, name, ret, params)
+
+
+_G = T.GLOBAL_PTR
+_R = T.RSRC_PTR
+_V4F = T.vec(4, T.FLOAT)
+
+TABLE = (
+    Row("workitem_id_x", "llvm.amdgcn.workitem.id.x", T.I32, ()),
+    Row("workgroup_id_x", "llvm.amdgcn.workgroup.id.x", T.I32, ()),
+    Row("workgroup_id_y", "llvm.amdgcn.workgroup.id.y", T.I32, ()),
+    Row("workgroup_id_z", "llvm.amdgcn.workgroup.id.z", T.I32, ()),
+    Row("s_barrier", "llvm.amdgcn.s.barrier", T.VOID, ()),
+    # LLVM 20: make.buffer.rsrc overloaded on the base pointer only, i32 num_records.
+    # LLVM 22: result overloaded too (.p8.p1), num_records i64.
+    Row("make_buffer_rsrc", "llvm.amdgcn.make.buffer.rsrc.p8.p1", _R, (_G, T.I16, T.I64, T.I32),
+        {"llvm20": ("llvm.amdgcn.make.buffer.rsrc.p1", _R, (_G, T.I16, T.I32, T.I32))}),
+    Row("raw_buffer_load_f32", "llvm.amdgcn.raw.ptr.buffer.load.f32", T.FLOAT, (_R, T.I32, T.I32, T.I32)),
+    Row("raw_buffer_load_v4f32", "llvm.amdgcn.raw.ptr.buffer.load.v4f32", _V4F, (_R, T.I32, T.I32, T.I32)),
+    Row("raw_buffer_store_f32", "llvm.amdgcn.raw.ptr.buffer.store.f32", T.VOID, (T.FLOAT, _R, T.I32, T.I32, T.I32)),
+    Row("raw_buffer_store_v4f32", "llvm.amdgcn.raw.ptr.buffer.store.v4f32", T.VOID, (_V4F, _R, T.I32, T.I32, T.I32)),
+)
+
+_BY_KEY = {r.key: r for r in TABLE}
+
+
+def intrinsic(key: str, flavor: str) -> Intrinsic:
+    """The intrinsic ``key`` as written for canonical ``flavor``; KeyError if unknown."""
+    return _BY_KEY[key].resolve(flavor)
+
+
+def table(flavor: str) -> tuple:
+    """``(key, declaration line)`` of every row, in table order, for ``flavor``."""
+    return tuple((r.key, r.resolve(flavor).declaration) for r in TABLE)
