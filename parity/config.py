@@ -1,0 +1,201 @@
+"""Config API of the gate: named configs per kernel family.
+
+A family module in ``parity/configs/<family>.py`` defines::
+
+    FAMILY = "conv_implicit_gemm"
+    CONFIGS = [
+        Config("spk4_mem_64x64_bf16", arch="gfx1250", spec={...}),
+        Config("cluster4_64x64", arch="gfx1250", spec={...},
+               expect=ok(),
+               per_flavor=reject_before_llvm23("amdgpu-cluster-dims requires flavor llvm23")),
+        Config("bad_tile", arch="gfx1250", spec={...}, expect=reject("tile_k must ...")),
+    ]
+
+Names are stable identifiers (never list positions). A config applies to the
+flavors in ``flavors`` (default: every canonical flavor). ``expect`` is the
+expectation at every flavor unless ``per_flavor`` overrides it for a flavor.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Iterable, Mapping
+
+#: The flavors every run checks. llvm24 is an alias of llvm23 (resolved by the
+#: engine's flavor table) and is never run separately.
+CANONICAL_FLAVORS: tuple[str, ...] = ("llvm20", "llvm22", "llvm23")
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
+
+
+class ConfigError(Exception):
+    """A family module or a config is malformed (raised at load time)."""
+
+
+@dataclass(frozen=True)
+class Expect:
+    """What a config must do at a flavor: ``ok`` or ``reject`` with an exact reason."""
+
+    kind: str  # "ok" | "reject"
+    reason: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind == "ok":
+            if self.reason is not None:
+                raise ConfigError("Expect('ok') takes no reason")
+        elif self.kind == "reject":
+            if not isinstance(self.reason, str) or not self.reason:
+                raise ConfigError("Expect('reject') needs the exact reason (non-empty str)")
+        else:
+            raise ConfigError(f"unknown expectation kind {self.kind!r} (ok or reject)")
+
+    def __str__(self) -> str:
+        return "ok" if self.kind == "ok" else f"reject({self.reason!r})"
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind} if self.kind == "ok" else {"kind": "reject", "reason": self.reason}
+
+
+def ok() -> Expect:
+    """The config must lower at this flavor."""
+    return Expect("ok")
+
+
+def reject(reason: str) -> Expect:
+    """The config must be rejected with exactly ``reason``."""
+    return Expect("reject", reason)
+
+
+OK = ok()
+
+
+def reject_at(flavors: Iterable[str], reason: str) -> dict[str, Expect]:
+    """``per_flavor`` helper: reject with ``reason`` at each of ``flavors``."""
+    return {f: reject(reason) for f in flavors}
+
+
+def reject_before_llvm23(reason: str) -> dict[str, Expect]:
+    """``per_flavor`` helper for features that need flavor llvm23 (clusters, ...)."""
+    return reject_at(("llvm20", "llvm22"), reason)
+
+
+@dataclass(frozen=True)
+class Config:
+    name: str
+    arch: str
+    spec: Mapping[str, object] = field(default_factory=dict)
+    expect: Expect = OK
+    per_flavor: Mapping[str, Expect] = field(default_factory=dict)
+    flavors: tuple[str, ...] = CANONICAL_FLAVORS
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _NAME_RE.match(self.name):
+            raise ConfigError(f"config name {self.name!r} is not a stable identifier "
+                              "([A-Za-z0-9_][A-Za-z0-9_.+-]*)")
+        if not isinstance(self.arch, str) or not self.arch:
+            raise ConfigError(f"config {self.name}: arch must be a non-empty str")
+        if not isinstance(self.spec, Mapping):
+            raise ConfigError(f"config {self.name}: spec must be a dict of fields")
+        for k in self.spec:
+            if not isinstance(k, str):
+                raise ConfigError(f"config {self.name}: spec field names must be str, got {k!r}")
+        if not isinstance(self.expect, Expect):
+            raise ConfigError(f"config {self.name}: expect must be ok() or reject(reason)")
+        flavors = (self.flavors,) if isinstance(self.flavors, str) else tuple(self.flavors)
+        if not flavors:
+            raise ConfigError(f"config {self.name}: applies to no flavor")
+        for f in flavors:
+            if f not in CANONICAL_FLAVORS:
+                raise ConfigError(f"config {self.name}: flavor {f!r} is not canonical "
+                                  f"({', '.join(CANONICAL_FLAVORS)})")
+        if len(set(flavors)) != len(flavors):
+            raise ConfigError(f"config {self.name}: duplicate flavor in {flavors}")
+        for f, e in dict(self.per_flavor).items():
+            if f not in flavors:
+                raise ConfigError(f"config {self.name}: per_flavor names flavor {f!r} "
+                                  "the config does not apply to")
+            if not isinstance(e, Expect):
+                raise ConfigError(f"config {self.name}: per_flavor[{f!r}] must be ok() or reject(reason)")
+        object.__setattr__(self, "flavors", tuple(f for f in CANONICAL_FLAVORS if f in flavors))
+        object.__setattr__(self, "spec", MappingProxyType(dict(self.spec)))
+        object.__setattr__(self, "per_flavor", MappingProxyType(dict(self.per_flavor)))
+
+    def expectation(self, flavor: str) -> Expect:
+        return self.per_flavor.get(flavor, self.expect)
+
+    def applies(self, flavor: str) -> bool:
+        return flavor in self.flavors
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    configs: tuple[Config, ...]
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _NAME_RE.match(self.name):
+            raise ConfigError(f"{self.source or 'family'}: FAMILY {self.name!r} is not a valid name")
+        configs = tuple(self.configs)
+        seen: dict[str, int] = {}
+        for i, c in enumerate(configs):
+            if not isinstance(c, Config):
+                raise ConfigError(f"{self.source or self.name}: CONFIGS[{i}] is not a Config")
+            if c.name in seen:
+                raise ConfigError(f"{self.source or self.name}: duplicate config name "
+                                  f"{c.name!r} in family {self.name} (entries {seen[c.name]} and {i})")
+            seen[c.name] = i
+        object.__setattr__(self, "configs", configs)
+
+    def get(self, name: str) -> Config:
+        for c in self.configs:
+            if c.name == name:
+                return c
+        raise KeyError(f"no config {name!r} in family {self.name}")
+
+
+def family_from_module(mod) -> Family:
+    src = getattr(mod, "__file__", None) or mod.__name__
+    if not hasattr(mod, "FAMILY"):
+        raise ConfigError(f"{src}: does not define FAMILY")
+    if not hasattr(mod, "CONFIGS"):
+        raise ConfigError(f"{src}: does not define CONFIGS")
+    configs = mod.CONFIGS
+    if isinstance(configs, (str, bytes, Mapping)) or not isinstance(configs, Iterable):
+        raise ConfigError(f"{src}: CONFIGS must be a list of Config")
+    return Family(mod.FAMILY, tuple(configs), source=src)
+
+
+DEFAULT_PACKAGE = "parity.configs"
+
+
+def load_families(package: str = DEFAULT_PACKAGE, only: Iterable[str] | None = None) -> list[Family]:
+    """Import every module of ``package`` (other than __init__) as a family.
+
+    Returns families sorted by name. ``only`` restricts to the named families;
+    an unknown name there is an error.
+    """
+    pkg = importlib.import_module(package)
+    families: dict[str, Family] = {}
+    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):
+        if info.name.startswith("_"):
+            continue
+        mod = importlib.import_module(f"{package}.{info.name}")
+        fam = family_from_module(mod)
+        if fam.name in families:
+            raise ConfigError(f"family {fam.name!r} defined twice ({families[fam.name].source} "
+                              f"and {fam.source})")
+        families[fam.name] = fam
+    if only is not None:
+        only = list(only)
+        unknown = [n for n in only if n not in families]
+        if unknown:
+            raise ConfigError(f"unknown famil{'y' if len(unknown) == 1 else 'ies'}: "
+                              f"{', '.join(unknown)} (known: {', '.join(sorted(families)) or 'none'})")
+        return [families[n] for n in sorted(set(only))]
+    return [families[n] for n in sorted(families)]
