@@ -1,0 +1,334 @@
+"""The ``parity`` command line.
+
+    parity check [--only F,..] [--flavor F] [--json PATH]   byte identity + goldens, one verdict
+    parity write [--only F,..]                              re-bless goldens (refused when CI is set)
+    parity list  [--family F]                               configs and their verdicts
+    parity show  FAMILY/NAME [--flavor F] [--engine E]      print one engine's IR
+    parity diff  FAMILY/NAME [--flavor F]                   unified diff of the two engines' IR
+
+Exit status: 0 clean, 1 the check found problems (or ``diff`` found a
+difference, ``show`` a rejection), 2 refused or unusable input (bad arguments,
+unreadable golden shard, ``write`` under CI or with failing verdicts).
+Nothing here reads the environment for flavor or arch; ``CI`` only gates
+``write``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import sys
+from pathlib import Path
+
+from parity import golden as G
+from parity.config import CANONICAL_FLAVORS, ConfigError, load_families
+from parity.pool import PoolError, WorkerPool
+from parity.report import (add_common_options, canonical_flavor, die, failure_lines, parse_engines,
+                           progress, select, split_csv, summary_lines, write_json)
+from parity.runner import engine_module, lower_text, run_gate, resolve_flavors
+
+
+# -- helpers -----------------------------------------------------------------
+
+def _golden_dir(args) -> Path:
+    return Path(args.golden_dir) if args.golden_dir else G.default_golden_dir()
+
+
+def _resolver(engine: str, timeout: float):
+    cache: dict[str, str | None] = {f: f for f in CANONICAL_FLAVORS}
+
+    def resolve(name: str) -> str | None:
+        if name not in cache:
+            cache.update(resolve_flavors([name], engine, timeout=timeout))
+        return cache[name]
+    return resolve
+
+
+def _load_shards(gdir: Path, names, resolve) -> dict:
+    return {n: G.load_shard(gdir, n, resolve) for n in names}
+
+
+def _run(families, flavors, engines, args):
+    with progress("parity") as cb:
+        return run_gate(families, engines=engines, flavors=flavors, timeout=args.timeout,
+                        workers=args.jobs, progress=cb)
+
+
+def golden_findings(report, shards: dict, flavors, orphan_shards: dict) -> list[G.Finding]:
+    """MISSING / ORPHAN / CHANGED of ``report`` against loaded shards."""
+    out: list[G.Finding] = []
+    seen = set()
+    for r in report.results:
+        seen.add((r.family, r.flavor, r.config))
+        shard = shards.get(r.family) or {}
+        gold = shard.get(r.flavor, {}).get(r.config)
+        if gold is None:
+            out.append(G.Finding(G.MISSING, r.family, r.config, r.flavor,
+                                 f"{r.verdict}; no golden entry"))
+            continue
+        cur = r.golden_entry()
+        if cur is not None and cur != gold:
+            out.append(G.Finding(G.CHANGED, r.family, r.config, r.flavor, G.describe_change(gold, cur)))
+    for fam, shard in shards.items():
+        for fl, entries in sorted((shard or {}).items()):
+            if fl not in CANONICAL_FLAVORS:
+                for cfg in sorted(entries):
+                    out.append(G.Finding(G.ORPHAN, fam, cfg, fl, "flavor no longer exists"))
+                continue
+            if fl not in flavors:
+                continue
+            for cfg in sorted(entries):
+                if (fam, fl, cfg) not in seen:
+                    out.append(G.Finding(G.ORPHAN, fam, cfg, fl, "config no longer exists at this flavor"))
+    for fam, shard in orphan_shards.items():
+        for fl, entries in sorted(shard.items()):
+            for cfg in sorted(entries):
+                out.append(G.Finding(G.ORPHAN, fam, cfg, fl, "family no longer exists"))
+    return out
+
+
+def _split_ref(ref: str) -> tuple[str, str]:
+    if "/" not in ref:
+        raise ValueError(f"expected FAMILY/NAME, got {ref!r}")
+    fam, name = ref.split("/", 1)
+    return fam, name
+
+
+def _find_config(args, ref: str):
+    fam, name = _split_ref(ref)
+    [family] = load_families(args.configs, only=[fam])
+    try:
+        return family, family.get(name)
+    except KeyError:
+        raise ValueError(f"no config {name!r} in family {fam} "
+                         f"(known: {', '.join(c.name for c in family.configs) or 'none'})") from None
+
+
+# -- subcommands -------------------------------------------------------------
+
+def cmd_check(args) -> int:
+    try:
+        families, flavors, engines = select(args)
+        gdir = _golden_dir(args)
+        resolve = _resolver(engines[0], args.timeout)
+        shards = _load_shards(gdir, [f.name for f in families], resolve)
+        orphan_shards = {}
+        if not args.only:
+            known = {f.name for f in families}
+            for name in G.shard_families(gdir):
+                if name not in known:
+                    s = G.load_shard(gdir, name, resolve)
+                    orphan_shards[name] = {fl: e for fl, e in (s or {}).items() if fl in flavors}
+        report = _run(families, flavors, engines, args)
+    except (ConfigError, ValueError, G.GoldenError, PoolError) as exc:
+        return die(str(exc))
+    findings = golden_findings(report, shards, flavors, orphan_shards)
+    for line in summary_lines(report):
+        print(line)
+    for line in failure_lines(report):
+        print(line)
+    by_shard: dict[str, list[G.Finding]] = {}
+    for f in findings:
+        by_shard.setdefault(f.family, []).append(f)
+    for fam in sorted(set(shards) | set(orphan_shards)):
+        fs = by_shard.get(fam, [])
+        path = G.shard_path(gdir, fam)
+        counts = {k: sum(1 for f in fs if f.kind == k) for k in (G.MISSING, G.ORPHAN, G.CHANGED)}
+        state = "clean" if not fs else ", ".join(f"{v} {k}" for k, v in counts.items() if v)
+        if shards.get(fam) is None and fam not in orphan_shards:
+            state += " (shard does not exist)"
+        print(f"golden {path.name}: {state}")
+        for f in fs:
+            print(f"  {f}")
+    green = report.green and not findings
+    if args.json:
+        doc = report.to_json()
+        doc["golden"] = [f.to_json() for f in findings]
+        doc["result"] = "GREEN" if green else "RED"
+        write_json(args.json, doc)
+    if findings:
+        print("hint: if the change is intended, run `parity write` and commit golden/")
+    print(f"RESULT: {'GREEN' if green else 'RED'}")
+    return 0 if green else 1
+
+
+def cmd_write(args) -> int:
+    if os.environ.get("CI"):
+        return die("parity write refuses to run when CI is set (goldens are blessed by a person, "
+                   "not by CI); run `parity check` instead")
+    try:
+        families, flavors, engines = select(args)
+        gdir = _golden_dir(args)
+        resolve = _resolver(engines[0], args.timeout)
+        # validate every shard we will touch before doing any work
+        _load_shards(gdir, [f.name for f in families], resolve)
+        gone = [] if args.only else [n for n in G.shard_families(gdir)
+                                     if n not in {f.name for f in families}]
+        for n in gone:
+            G.load_shard(gdir, n, resolve)
+        report = _run(families, flavors, engines, args)
+    except (ConfigError, ValueError, G.GoldenError, PoolError) as exc:
+        return die(str(exc))
+    if not report.green:
+        for line in summary_lines(report):
+            print(line)
+        for line in failure_lines(report):
+            print(line)
+        nfail = len(report.failures())
+        return die(f"parity write refuses: {nfail} config verdict(s) fail"
+                   + ("" if nfail else " (a family compared nothing or has no configs)")
+                   + "; only what both engines agree on can be blessed")
+    total = 0
+    try:
+        with G.lock(gdir):
+            for fam in families:
+                old = G.load_shard(gdir, fam.name, resolve)
+                new: dict = {fl: {} for fl in flavors}
+                for r in report.by_family(fam.name):
+                    entry = r.golden_entry()
+                    assert entry is not None and r.passed
+                    new[r.flavor][r.config] = entry
+                changes = G.diff_flavors(fam.name, old or {}, new)
+                path = G.shard_path(gdir, fam.name)
+                if old is None or changes or G.render_shard(fam.name, new).encode() != path.read_bytes():
+                    G.write_shard(gdir, fam.name, new)
+                    verb = "created" if old is None else "updated"
+                else:
+                    verb = "unchanged"
+                summary = {k: sum(1 for c in changes if c.kind == k) for k in ("ADDED", "REMOVED", "CHANGED")}
+                print(f"golden {path.name}: {verb} ({summary['ADDED']} added, "
+                      f"{summary['REMOVED']} removed, {summary['CHANGED']} changed)")
+                for c in changes:
+                    print(f"  {c}")
+                total += len(changes)
+            for name in gone:
+                old = G.load_shard(gdir, name, resolve) or {}
+                changes = G.diff_flavors(name, old, {})
+                G.shard_path(gdir, name).unlink()
+                print(f"golden {name}.json: removed (family no longer exists; {len(changes)} entries)")
+                for c in changes:
+                    print(f"  {c}")
+                total += len(changes)
+    except G.GoldenError as exc:
+        return die(str(exc))
+    print(f"{total} golden entr{'y' if total == 1 else 'ies'} changed")
+    return 0
+
+
+def cmd_list(args) -> int:
+    args.only = args.family
+    try:
+        families, flavors, engines = select(args)
+        report = _run(families, flavors, engines, args)
+    except (ConfigError, ValueError, PoolError) as exc:
+        return die(str(exc))
+    res = {(r.family, r.config, r.flavor): r for r in report.results}
+    for fam in families:
+        if not fam.configs:
+            print(f"{fam.name}: (no configs)")
+        for c in fam.configs:
+            cells = []
+            for fl in flavors:
+                r = res.get((fam.name, c.name, fl))
+                cells.append(f"{fl}:{r.verdict if r else '-'}")
+            print(f"{fam.name}/{c.name:<32} {c.arch:<8} {'  '.join(cells)}")
+    return 0
+
+
+def cmd_show(args) -> int:
+    try:
+        fam, cfg = _find_config(args, args.ref)
+        flavor = canonical_flavor(args.flavor, args.engine, args.timeout)
+        out = lower_text(fam.name, cfg, flavor, args.engine, timeout=args.timeout)
+    except (ConfigError, ValueError, PoolError) as exc:
+        return die(str(exc))
+    if out["status"] == "ok":
+        sys.stdout.write(out["text"])
+        return 0
+    if out["status"] == "rejected":
+        print(f"{args.engine}: rejected: {out['reason']}", file=sys.stderr)
+        return 1
+    print(f"{args.engine}: CRASH: {out.get('error')}", file=sys.stderr)
+    return 1
+
+
+def cmd_diff(args) -> int:
+    try:
+        engines = parse_engines(args.engines)
+        fam, cfg = _find_config(args, args.ref)
+        flavor = canonical_flavor(args.flavor, engines[0], args.timeout)
+        mods = tuple(dict.fromkeys(engine_module(e) for e in engines))
+        with WorkerPool(mods, workers=2, timeout=args.timeout) as pool:
+            outs = [lower_text(fam.name, cfg, flavor, e, timeout=args.timeout, pool=pool) for e in engines]
+    except (ConfigError, ValueError, PoolError) as exc:
+        return die(str(exc))
+    bad = False
+    for e, o in zip(engines, outs):
+        if o["status"] == "rejected":
+            print(f"{e}: rejected: {o['reason']}")
+        elif o["status"] != "ok":
+            print(f"{e}: CRASH: {o.get('error')}")
+            bad = True
+    if bad:
+        return 1
+    a, b = outs
+    if a["status"] != b["status"] or a.get("reason") != b.get("reason"):
+        return 1
+    if a["status"] == "rejected":
+        return 0
+    ref = f"{fam.name}/{cfg.name}@{flavor}"
+    diff = list(difflib.unified_diff(a["text"].splitlines(keepends=True), b["text"].splitlines(keepends=True),
+                                     fromfile=f"{engines[0]}:{ref}", tofile=f"{engines[1]}:{ref}"))
+    if not diff:
+        print(f"identical: {ref} ({a['bytes']} bytes, sha256 {a['sha256']})", file=sys.stderr)
+        return 0
+    for line in diff:
+        sys.stdout.write(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return 1
+
+
+# -- parser ------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="parity", description="The splitk-parity gate (see docs/gate.md).")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    c = sub.add_parser("check", help="byte identity and goldens in one verdict")
+    add_common_options(c)
+    c.add_argument("--json", metavar="PATH", help="write a machine-readable report to PATH")
+    c.add_argument("--golden-dir", metavar="DIR", help="golden shard directory (default: ./golden)")
+    c.set_defaults(func=cmd_check)
+
+    w = sub.add_parser("write", help="re-bless golden shards from what both engines agree on")
+    add_common_options(w, flavor=False)
+    w.add_argument("--golden-dir", metavar="DIR", help="golden shard directory (default: ./golden)")
+    w.set_defaults(func=cmd_write)
+
+    ls = sub.add_parser("list", help="configs with their verdicts")
+    ls.add_argument("--family", metavar="F[,F...]", help="only this family")
+    add_common_options(ls, only=False)
+    ls.set_defaults(func=cmd_list)
+
+    s = sub.add_parser("show", help="print one engine's IR for a config")
+    s.add_argument("ref", metavar="FAMILY/NAME")
+    s.add_argument("--flavor", default="llvm23", help="flavor (default llvm23)")
+    s.add_argument("--engine", default="python", help="python or cpp (default python)")
+    add_common_options(s, flavor=False, only=False)
+    s.set_defaults(func=cmd_show)
+
+    d = sub.add_parser("diff", help="unified diff of the two engines' IR for a config")
+    d.add_argument("ref", metavar="FAMILY/NAME")
+    d.add_argument("--flavor", default="llvm23", help="flavor (default llvm23)")
+    add_common_options(d, flavor=False, only=False)
+    d.set_defaults(func=cmd_diff)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,229 @@
+"""Golden shards: ``golden/<family>.json``, one per kernel family.
+
+Format (``FORMAT = 1``)::
+
+    {"family": F, "flavors": {flavor: {config_name: ENTRY}}, "format": 1}
+    ENTRY = {"bytes": n, "kernel": k, "sha256": h}   # both engines lowered
+          | {"rejected": reason}                      # both engines rejected
+
+Serialised with ``json.dumps(sort_keys=True, indent=2) + "\\n"``, LF only.
+No counters are stored (they are derived when checking), so two changes that
+add configs to a family only conflict where they really touch the same entry.
+
+Loading is strict: malformed JSON, git conflict markers, CRLF line ends or an
+unexpected structure raise :class:`GoldenError` with one line naming the shard
+and the problem. Writing is atomic per shard (temp file in the same directory,
+then ``os.replace``) under a lock file in the golden directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Mapping
+
+FORMAT = 1
+LOCK_NAME = ".parity-golden.lock"
+_SHA_RE = re.compile(r"^[0-9a-f]{64}$")
+_CONFLICT_RE = re.compile(r"^(<{7}|={7}|>{7}|\|{7})(?: |$)", re.M)
+
+Entry = dict
+Flavors = dict  # {flavor: {config: Entry}}
+
+
+class GoldenError(Exception):
+    """A golden shard cannot be used; ``str()`` is one line naming the shard."""
+
+
+def default_golden_dir() -> Path:
+    cwd = Path.cwd() / "golden"
+    if cwd.is_dir():
+        return cwd
+    return Path(__file__).resolve().parents[1] / "golden"
+
+
+def shard_path(golden_dir: Path, family: str) -> Path:
+    return Path(golden_dir) / f"{family}.json"
+
+
+def _check_entry(where: str, entry: object) -> Entry:
+    if not isinstance(entry, dict):
+        raise GoldenError(f"{where}: entry must be an object, got {type(entry).__name__}")
+    keys = set(entry)
+    if keys == {"rejected"}:
+        if not isinstance(entry["rejected"], str):
+            raise GoldenError(f"{where}: 'rejected' must be a string")
+        return dict(entry)
+    if keys == {"bytes", "kernel", "sha256"}:
+        if not isinstance(entry["bytes"], int) or isinstance(entry["bytes"], bool) or entry["bytes"] < 0:
+            raise GoldenError(f"{where}: 'bytes' must be a non-negative integer")
+        if not isinstance(entry["kernel"], str):
+            raise GoldenError(f"{where}: 'kernel' must be a string")
+        if not isinstance(entry["sha256"], str) or not _SHA_RE.match(entry["sha256"]):
+            raise GoldenError(f"{where}: 'sha256' must be 64 lowercase hex digits")
+        return dict(entry)
+    raise GoldenError(f"{where}: entry keys must be bytes/kernel/sha256 or rejected, "
+                      f"got {sorted(keys)}")
+
+
+def parse_shard(text: bytes | str, name: str, family: str | None = None,
+                resolve: Callable[[str], str | None] | None = None) -> Flavors:
+    """Validate and parse a shard's bytes; ``name`` is used in error messages."""
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    if b"\r" in data:
+        line = data[: data.index(b"\r")].count(b"\n") + 1
+        raise GoldenError(f"{name}: CRLF line ends (line {line}); golden shards must use LF only")
+    try:
+        s = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise GoldenError(f"{name}: not valid UTF-8 (byte {exc.start})") from None
+    m = _CONFLICT_RE.search(s)
+    if m:
+        line = s[: m.start()].count("\n") + 1
+        raise GoldenError(f"{name}: git conflict marker {m.group(1)!r} at line {line}; "
+                          "resolve the merge (or re-run `parity write`)")
+    try:
+        doc = json.loads(s)
+    except json.JSONDecodeError as exc:
+        raise GoldenError(f"{name}: malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    if not isinstance(doc, dict):
+        raise GoldenError(f"{name}: top level must be an object")
+    if set(doc) != {"family", "flavors", "format"}:
+        raise GoldenError(f"{name}: top-level keys must be family/flavors/format, got {sorted(doc)}")
+    if doc["format"] != FORMAT:
+        raise GoldenError(f"{name}: unsupported format {doc['format']!r} (this gate reads format {FORMAT})")
+    if family is not None and doc["family"] != family:
+        raise GoldenError(f"{name}: holds family {doc['family']!r}, expected {family!r}")
+    if not isinstance(doc["flavors"], dict):
+        raise GoldenError(f"{name}: 'flavors' must be an object")
+    out: Flavors = {}
+    for fl, entries in doc["flavors"].items():
+        canon = fl
+        if resolve is not None:
+            canon = resolve(fl) or fl  # unknown flavors stay as-is (reported ORPHAN)
+        if canon in out:
+            raise GoldenError(f"{name}: flavor {fl!r} is an alias of {canon!r}, which is also present")
+        if not isinstance(entries, dict):
+            raise GoldenError(f"{name}: flavors.{fl} must be an object")
+        out[canon] = {cfg: _check_entry(f"{name}: {fl}/{cfg}", e) for cfg, e in entries.items()}
+    return out
+
+
+def load_shard(golden_dir: Path, family: str,
+               resolve: Callable[[str], str | None] | None = None) -> Flavors | None:
+    """The shard's flavors, or None when the shard does not exist."""
+    path = shard_path(golden_dir, family)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise GoldenError(f"{path}: cannot read: {exc.strerror}") from None
+    return parse_shard(data, str(path), family, resolve)
+
+
+def shard_families(golden_dir: Path) -> list[str]:
+    d = Path(golden_dir)
+    if not d.is_dir():
+        return []
+    return sorted(p.stem for p in d.glob("*.json"))
+
+
+def render_shard(family: str, flavors: Mapping[str, Mapping[str, Entry]]) -> str:
+    doc = {"format": FORMAT, "family": family,
+           "flavors": {fl: {c: dict(e) for c, e in entries.items()} for fl, entries in flavors.items()}}
+    return json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def write_shard(golden_dir: Path, family: str, flavors: Mapping[str, Mapping[str, Entry]]) -> Path:
+    """Atomically replace ``golden/<family>.json`` (temp file + os.replace)."""
+    path = shard_path(golden_dir, family)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = render_shard(family, flavors).encode("utf-8")
+    fd, tmp = tempfile.mkstemp(prefix=f".{family}.", suffix=".json.tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return path
+
+
+def lock(golden_dir: Path, timeout: float = 60.0):
+    """An inter-process lock around golden writes."""
+    from filelock import FileLock
+
+    Path(golden_dir).mkdir(parents=True, exist_ok=True)
+    return FileLock(str(Path(golden_dir) / LOCK_NAME), timeout=timeout)
+
+
+# -- comparison -------------------------------------------------------------
+
+MISSING, ORPHAN, CHANGED = "MISSING", "ORPHAN", "CHANGED"
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str  # MISSING | ORPHAN | CHANGED (check) or ADDED | REMOVED | CHANGED (write)
+    family: str
+    config: str
+    flavor: str
+    detail: str = ""
+
+    def __str__(self) -> str:
+        s = f"{self.kind} {self.family}/{self.config}@{self.flavor}"
+        return f"{s}: {self.detail}" if self.detail else s
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "family": self.family, "config": self.config,
+                "flavor": self.flavor, "detail": self.detail}
+
+
+def describe_entry(e: Entry | None) -> str:
+    if e is None:
+        return "none"
+    if "rejected" in e:
+        return f"rejected {e['rejected']!r}"
+    return f"{e['kernel']} {e['bytes']}B sha256:{e['sha256'][:12]}"
+
+
+def describe_change(old: Entry, new: Entry) -> str:
+    if ("rejected" in old) != ("rejected" in new):
+        return f"{describe_entry(old)} -> {describe_entry(new)}"
+    if "rejected" in old:
+        return f"reason {old['rejected']!r} -> {new['rejected']!r}"
+    parts = []
+    for k in ("kernel", "bytes", "sha256"):
+        if old[k] != new[k]:
+            a, b = (old[k][:12], new[k][:12]) if k == "sha256" else (old[k], new[k])
+            parts.append(f"{k} {a} -> {b}")
+    return ", ".join(parts)
+
+
+def diff_flavors(family: str, old: Flavors, new: Flavors,
+                 flavors: Iterable[str] | None = None) -> list[Finding]:
+    """ADDED/REMOVED/CHANGED entries going from ``old`` to ``new``."""
+    out = []
+    fls = sorted(set(old) | set(new)) if flavors is None else list(flavors)
+    for fl in fls:
+        o, n = old.get(fl, {}), new.get(fl, {})
+        for cfg in sorted(set(o) | set(n)):
+            if cfg not in o:
+                out.append(Finding("ADDED", family, cfg, fl, describe_entry(n[cfg])))
+            elif cfg not in n:
+                out.append(Finding("REMOVED", family, cfg, fl, describe_entry(o[cfg])))
+            elif o[cfg] != n[cfg]:
+                out.append(Finding(CHANGED, family, cfg, fl, describe_change(o[cfg], n[cfg])))
+    return out
