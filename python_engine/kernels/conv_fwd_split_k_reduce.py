@@ -1,0 +1,211 @@
+"""Family ``conv_fwd_split_k_reduce``: Stage 2 of two-stage split-K.
+
+Folds the fp32 partial slabs ``ws[ks_count][M][K]`` (contiguous, fp32) written
+by the forward kernel into ``D[M][K]`` (bf16 or fp16):
+``D = cast(sum over s of ws[s])``. The sum runs in slab order starting from
+slab 0 (``((ws[0] + ws[1]) + ws[2]) + ...``), so the result is bit-exact with a
+sequential fp32 reference; the cast is ``fptrunc``, round-to-nearest-even.
+
+Each thread owns ``vector`` consecutive elements of the flattened ``M*K``
+output; the grid is ``ceil(M*K / (threads*vector))`` workgroups along x.
+Every branch is wave-uniform: a wave whose elements all lie inside ``M*K``
+takes the vector path; the last, partial wave walks its elements one at a
+time with the index clamped to ``M*K - 1`` (lanes past the end store the last
+element's own value again), which also covers ``M*K`` not a multiple of
+``vector``. Slab loads use ``align 4``: slab ``s`` starts at
+element ``s*M*K``, which is only a multiple of ``vector`` when ``M*K`` is.
+
+Spec fields, in order: ``dtype`` (``bf16``/``fp16``), ``vector`` (1, 2, 4, 8
+elements), ``threads`` (multiple of the wave size, <= 1024), ``degree`` (1..32
+unrolls the slab loop for that many slabs and ignores ``ks_count``; 0 loops
+over the ``ks_count`` argument at run time, which must be >= 1).
+"""
+from __future__ import annotations
+
+from ..ir import types as T
+from ..ir.builder import IRBuilder
+from ..ir.values import i32, i64
+from .common import in_ptr, kernel_attrs, new_module, out_ptr, scalar
+from .spec import Field
+
+FAMILY = "conv_fwd_split_k_reduce"
+FIELDS = (
+    Field("dtype", "str", "bf16"),
+    Field("vector", "int", 8),
+    Field("threads", "int", 256),
+    Field("degree", "int", 0),
+)
+DTYPES = {"bf16": T.BFLOAT, "fp16": T.HALF}
+VECTORS = (1, 2, 4, 8)
+MAX_DEGREE = 32
+
+# The kernel argument list, defined once: (name, kind). Sizes are in bytes;
+# M and K are output pixels and output channels (elements).
+ARGS = (
+    ("ws_ptr", "in_ptr"),
+    ("ws_bytes", "i64"),
+    ("d_ptr", "out_ptr"),
+    ("d_bytes", "i64"),
+    ("M", "i32"),
+    ("K", "i32"),
+    ("ks_count", "i32"),
+)
+
+
+def params() -> list:
+    """The kernel parameters built from :data:`ARGS`."""
+    make = {
+        "in_ptr": in_ptr,
+        "out_ptr": out_ptr,
+        "i64": lambda n: scalar(n, T.I64),
+        "i32": lambda n: scalar(n, T.I32),
+    }
+    return [make[kind](name) for name, kind in ARGS]
+
+
+def _show(v) -> str:
+    return "null" if v is None else f"'{v}'"
+
+
+def validate(spec: dict, arch, flavor) -> str | None:
+    """First failing rule's reason, or None. Order: dtype, vector, threads,
+    degree, arch."""
+    if spec["dtype"] not in DTYPES:
+        return f"dtype must be bf16 or fp16, got {_show(spec['dtype'])}"
+    if spec["vector"] not in VECTORS:
+        return f"vector must be 1, 2, 4 or 8 elements, got {spec['vector']}"
+    t, w = spec["threads"], arch.wave_size
+    if t < w or t > 1024 or t % w:
+        return f"threads must be a multiple of the wave size {w} in {w}..1024, got {t}"
+    d = spec["degree"]
+    if d < 0 or d > MAX_DEGREE:
+        return f"degree must be 0 (runtime ks_count) or 1..{MAX_DEGREE}, got {d}"
+    if arch.name != "gfx1250":
+        return f"arch {arch.name} has no conv_fwd_split_k_reduce kernel (requires gfx1250)"
+    return None
+
+
+def kernel_name(spec: dict, arch, flavor) -> str:
+    """``conv_fwd_split_k_reduce_<dtype>_v<vector>_t<threads>_d<degree>``."""
+    return (f"conv_fwd_split_k_reduce_{spec['dtype']}_v{spec['vector']}"
+            f"_t{spec['threads']}_d{spec['degree']}")
+
+
+def build(spec: dict, arch, flavor):
+    """Build the module of a valid spec; returns (kernel name, Module)."""
+    name = kernel_name(spec, arch, flavor)
+    m, fn = new_module(flavor, arch, name, params(), kernel_attrs(spec["threads"]))
+    b = IRBuilder(m, fn)
+    _body(b, spec, arch.wave_size)
+    return name, m
+
+
+def _slab_sum(b: IRBuilder, spec: dict, idx, mk, width: int):
+    """Sum over slabs of the ``width`` fp32 elements at flat index ``idx`` (i64).
+    Returns the fp32 value (scalar or vector); the builder is left in the block
+    where the sum is available."""
+    vt = T.FLOAT if width == 1 else T.vec(width, T.FLOAT)
+    ws = b.fn.param("ws_ptr")
+    p0 = b.gep(T.FLOAT, ws, [idx], "pws")
+    acc = b.load(vt, p0, 4, "slab")
+    d = spec["degree"]
+    if d:
+        off = idx
+        for _ in range(1, d):
+            off = b.add(off, mk, "off", ("nuw", "nsw"))
+            p = b.gep(T.FLOAT, ws, [off], "pws")
+            x = b.load(vt, p, 4, "slab")
+            acc = b.fadd(acc, x, "acc")
+        return acc
+    ks = b.fn.param("ks_count")
+    off1 = b.add(idx, mk, "off", ("nuw", "nsw"))
+    more = b.icmp("sgt", ks, i32(1), "more")
+    pre = b.block
+    loop = b.new_block("slabs")
+    done = b.new_block("summed")
+    b.cond_br(more, loop, done)
+    b.position(loop)
+    s = b.phi(T.I32, "s")
+    off = b.phi(T.I64, "off")
+    a = b.phi(vt, "acc")
+    p = b.gep(T.FLOAT, ws, [off.result], "pws")
+    x = b.load(vt, p, 4, "slab")
+    a2 = b.fadd(a.result, x, "acc")
+    s2 = b.add(s.result, i32(1), "snext", ("nuw", "nsw"))
+    off2 = b.add(off.result, mk, "offnext", ("nuw", "nsw"))
+    again = b.icmp("slt", s2, ks, "again")
+    b.cond_br(again, loop, done)
+    s.add_incoming(i32(1), pre)
+    s.add_incoming(s2, loop)
+    off.add_incoming(off1, pre)
+    off.add_incoming(off2, loop)
+    a.add_incoming(acc, pre)
+    a.add_incoming(a2, loop)
+    b.position(done)
+    total = b.phi(vt, "sum")
+    total.add_incoming(acc, pre)
+    total.add_incoming(a2, loop)
+    return total.result
+
+
+def _store(b: IRBuilder, spec: dict, total, idx, width: int) -> None:
+    et = DTYPES[spec["dtype"]]
+    ot = et if width == 1 else T.vec(width, et)
+    y = b.cast("fptrunc", total, ot, "out")
+    p = b.gep(et, b.fn.param("d_ptr"), [idx], "pd")
+    b.store(y, p, 2 * width)
+
+
+def _body(b: IRBuilder, spec: dict, wave: int) -> None:
+    v, threads = spec["vector"], spec["threads"]
+    b.position(b.new_block("entry"))
+    tid = b.call("workitem_id_x", [], "tid")
+    wg = b.call("workgroup_id_x", [], "wg")
+    m64 = b.cast("zext", b.fn.param("M"), T.I64, "mw")
+    k64 = b.cast("zext", b.fn.param("K"), T.I64, "kw")
+    mk = b.mul(m64, k64, "mk", ("nuw", "nsw"))
+    wg64 = b.cast("zext", wg, T.I64, "wgw")
+    base = b.mul(wg64, i64(threads), "base", ("nuw", "nsw"))
+    tid64 = b.cast("zext", tid, T.I64, "tidw")
+    thread = b.add(base, tid64, "thread", ("nuw", "nsw"))
+    e = b.mul(thread, i64(v), "elem", ("nuw", "nsw"))
+    # Wave-uniform bounds: the first and one-past-last element of this wave.
+    lane0 = b.binop("and", tid64, i64(-wave), "lanezero")
+    wthread = b.add(base, lane0, "wthread", ("nuw", "nsw"))
+    wfirst = b.mul(wthread, i64(v), "wfirst", ("nuw", "nsw"))
+    wend = b.add(wfirst, i64(wave * v), "wend", ("nuw", "nsw"))
+    live = b.icmp("ult", wfirst, mk, "live")
+    body = b.new_block("body")
+    exit_ = b.new_block("exit")
+    b.cond_br(live, body, exit_)
+    b.position(body)
+    full = b.icmp("ule", wend, mk, "full")
+    vec_b = b.new_block("vector")
+    tail = b.new_block("tail")
+    b.cond_br(full, vec_b, tail)
+    b.position(vec_b)
+    total = _slab_sum(b, spec, e, mk, v)
+    _store(b, spec, total, e, v)
+    b.br(exit_)
+    # Last wave: each lane walks its `vector` elements one at a time with the
+    # index clamped to M*K-1, so lanes past the end recompute and store the
+    # last element's own value (same bytes) and no branch depends on the lane.
+    b.position(tail)
+    last = b.sub(mk, i64(1), "last", ("nuw", "nsw"))
+    pre = b.block
+    loop = b.new_block("tail_elem")
+    b.br(loop)
+    b.position(loop)
+    i = b.phi(T.I64, "i")
+    j = b.add(e, i.result, "j", ("nuw", "nsw"))
+    inside = b.icmp("ult", j, last, "inside")
+    jc = b.select(inside, j, last, "jc")
+    t_total = _slab_sum(b, spec, jc, mk, 1)
+    _store(b, spec, t_total, jc, 1)
+    i2 = b.add(i.result, i64(1), "inext", ("nuw", "nsw"))
+    again = b.icmp("ult", i2, i64(v), "again")
+    b.cond_br(again, loop, exit_)
+    i.add_incoming(i64(0), pre)
+    i.add_incoming(i2, b.block)
+    b.position(exit_)
+    b.ret_void()
