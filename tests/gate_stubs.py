@@ -136,3 +136,44 @@ CONFIGS = [
     Config("only23", arch="gfx1250", spec={"kernel": "only23"}, flavors=("llvm23",)),
 ]
 '''
+
+
+ALL_VERDICTS_FAMILY = '''
+from parity.config import Config, ok, reject, reject_before_llvm23
+FAMILY = "fam_x"
+R = "tile_k must be a multiple of 32"
+CONFIGS = [
+    Config("ident", arch="gfx1250", spec={"kernel": "ident"}),
+    Config("both_rej", arch="gfx1250", spec={"reject": R}, expect=reject(R)),
+    Config("cluster", arch="gfx1250",
+           spec={"kernel": "cluster", "needs_llvm23": "amdgpu-cluster-dims requires flavor llvm23"},
+           per_flavor=reject_before_llvm23("amdgpu-cluster-dims requires flavor llvm23")),
+    Config("text_differs", arch="gfx1250", spec={"kernel": "t", "b_text": 1}),
+    Config("kernel_differs", arch="gfx1250", spec={"kernel": "k", "b_kernel": 1}),
+    Config("reason_differs", arch="gfx1250", spec={"reject": R, "b_reason": 1}, expect=reject(R)),
+    Config("one_rejects", arch="gfx1250", spec={"kernel": "o", "b_reject": 1}),
+    Config("one_accepts", arch="gfx1250", spec={"reject": R, "b_accept": 1}, expect=reject(R)),
+    Config("raises", arch="gfx1250", spec={"b_raise": 1}, flavors=("llvm20",)),
+    Config("sys_exit", arch="gfx1250", spec={"b_sysexit": 1}, flavors=("llvm20",)),
+    Config("garbage", arch="gfx1250", spec={"b_garbage": 1}, flavors=("llvm20",)),
+    Config("segfault", arch="gfx1250", spec={"b_segv": 1}, flavors=("llvm23",)),
+    Config("aborts", arch="gfx1250", spec={"b_abort": 1}, flavors=("llvm23",)),
+    Config("exits", arch="gfx1250", spec={"b_exit": 1}, flavors=("llvm23",)),
+    Config("hangs", arch="gfx1250", spec={"b_hang": 1}, flavors=("llvm23",)),
+    Config("must_reject_accepted", arch="gfx1250", spec={"kernel": "m"}, expect=reject("nope")),
+    Config("must_pass_rejected", arch="gfx1250", spec={"reject": R}),
+    Config("wrong_reason", arch="gfx1250", spec={"reject": R}, expect=reject("another reason")),
+    Config("zz_after_crashes", arch="gfx1250", spec={"kernel": "zz"}),
+]
+'''
+
+EMPTY_FAMILY = '''
+FAMILY = "fam_empty"
+CONFIGS = []
+'''
+
+NOTHING_COMPARED_FAMILY = '''
+from parity.config import Config, reject
+FAMILY = "fam_none"
+CONFIGS = [Config("only_rejects", arch="gfx1250", spec={"reject": "no"}, expect=reject("no"))]
+'''
