@@ -1,0 +1,38 @@
+"""conv_fwd_split_k_reduce: Stage 2 of two-stage split-K
+(python_engine/kernels/conv_fwd_split_k_reduce.py)."""
+
+from parity.config import Config, reject
+
+FAMILY = "conv_fwd_split_k_reduce"
+
+_DEGREES = (0, 1, 2, 4, 16, 32, 7)  # 7: an odd degree
+CONFIGS = []
+for _dt in ("bf16", "fp16"):
+    for _v in (1, 2, 4, 8):
+        for _d in _DEGREES:
+            for _t in (64, 256):
+                CONFIGS.append(Config(f"{_dt}_v{_v}_t{_t}_d{_d}", arch="gfx1250",
+                                      spec={"dtype": _dt, "vector": _v, "threads": _t, "degree": _d}))
+CONFIGS += [
+    Config("t1024_bf16_v8_d4", arch="gfx1250", spec={"dtype": "bf16", "vector": 8, "threads": 1024, "degree": 4}),
+    Config("reject_null_dtype", arch="gfx1250", spec={"dtype": None},
+           expect=reject("dtype must be bf16 or fp16, got null")),
+    Config("reject_fp32_dtype", arch="gfx1250", spec={"dtype": "fp32"},
+           expect=reject("dtype must be bf16 or fp16, got 'fp32'")),
+    Config("reject_vector3", arch="gfx1250", spec={"vector": 3},
+           expect=reject("vector must be 1, 2, 4 or 8 elements, got 3")),
+    Config("reject_threads48", arch="gfx1250", spec={"threads": 48},
+           expect=reject("threads must be a multiple of the wave size 32 in 32..1024, got 48")),
+    Config("reject_threads2048", arch="gfx1250", spec={"threads": 2048},
+           expect=reject("threads must be a multiple of the wave size 32 in 32..1024, got 2048")),
+    Config("reject_degree33", arch="gfx1250", spec={"degree": 33},
+           expect=reject("degree must be 0 (runtime ks_count) or 1..32, got 33")),
+    Config("reject_degree_neg1", arch="gfx1250", spec={"degree": -1},
+           expect=reject("degree must be 0 (runtime ks_count) or 1..32, got -1")),
+    Config("reject_gfx942_mfma", arch="gfx942", spec={"threads": 256},
+           expect=reject("arch gfx942 has no conv_fwd_split_k_reduce kernel (requires gfx1250)")),
+    Config("reject_gfx1100", arch="gfx1100", spec={},
+           expect=reject("arch gfx1100 has no conv_fwd_split_k_reduce kernel (requires gfx1250)")),
+    Config("reject_unknown_field", arch="gfx1250", spec={"split_k": 4},
+           expect=reject("spec field 'split_k' is not a field of family 'conv_fwd_split_k_reduce'")),
+]
