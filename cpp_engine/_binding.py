@@ -1,0 +1,305 @@
+"""The engine API (docs/engine_api.md) of the C++ engine, over the C API.
+
+What happens where (the order of python_engine/api.py ``_prepare``):
+family name (here), spec shape, unknown fields and field kinds in field order
+(here, same text as python_engine/kernels/spec.py), then flavor, arch and the
+family rules (in C++). Strings go to C as UTF-8 bytes kept alive for the
+call; ``None`` goes as NULL. A value C cannot carry (a string with a NUL or a
+lone surrogate, a non-str arch or flavor) goes as a placeholder that no
+table knows, and the placeholder is swapped back into the reason, so the text
+is still the Python engine's.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ._ffi import ffi, lib, libpath
+
+ENGINE = "cpp"
+
+
+class SpecRejected(Exception):
+    """A spec, arch or flavor this engine will not lower; ``reason`` says why."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+class EngineError(RuntimeError):
+    """The C++ engine reported an internal error (CPE_INTERNAL_ERROR)."""
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """Result of :func:`lower`: the kernel (symbol) name and the IR module text."""
+
+    kernel: str
+    text: str
+
+
+_REASON_LEN = 1024
+
+
+# -- C strings -------------------------------------------------------------------
+
+class _Args:
+    """Converts Python values to C strings for one call; keeps the buffers alive
+    and remembers the placeholders to swap back into a reason."""
+
+    def __init__(self):
+        self.keep = []
+        self.swaps = []
+
+    def cstr(self, value, slot: str):
+        if value is None:
+            return ffi.NULL
+        if isinstance(value, str) and "\0" not in value:
+            try:
+                raw = value.encode("utf-8")
+            except UnicodeEncodeError:
+                raw = None
+            if raw is not None:
+                buf = ffi.new("char[]", raw)
+                self.keep.append(buf)
+                return buf
+        ph = f"\x01cpe-unrepresentable-{slot}\x01"
+        self.swaps.append((f"'{ph}'", f"'{value}'"))
+        buf = ffi.new("char[]", ph.encode("ascii"))
+        self.keep.append(buf)
+        return buf
+
+    def reason(self, raw: str) -> str:
+        for ph, real in self.swaps:
+            raw = raw.replace(ph, real)
+        return raw
+
+
+def _call(fn, args: _Args):
+    """Run ``fn(reason_buf, reason_len) -> status`` growing the reason buffer
+    until the reason fits; raise SpecRejected / EngineError on failure."""
+    n = _REASON_LEN
+    while True:
+        buf = ffi.new("char[]", n)
+        status = fn(buf, n)
+        if status == lib.CPE_OK:
+            return
+        raw = ffi.string(buf)
+        if len(raw) < n - 1:
+            break
+        n *= 4
+    text = args.reason(raw.decode("utf-8"))
+    if status == lib.CPE_REJECTED:
+        raise SpecRejected(text)
+    raise EngineError(text or f"cpp_engine internal error (status {int(status)})")
+
+
+def _take(p) -> str:
+    """Decode and free a malloc'd C string."""
+    try:
+        return ffi.string(p).decode("utf-8")
+    finally:
+        lib.cpe_free(p)
+
+
+# -- families ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Family:
+    """One family's C entry points: ``fields`` are ``(name, kind)`` in spec order
+    (kind ``int``, ``str`` or ``bool``), ``ctype`` the spec struct."""
+
+    name: str
+    fields: tuple
+    ctype: str
+    default: object
+    validate: object
+    lower: object
+
+    def defaults(self) -> tuple:
+        d = self.default()
+        out = []
+        for fname, kind in self.fields:
+            v = getattr(d, fname)
+            if kind == "str":
+                v = None if v == ffi.NULL else ffi.string(v).decode("utf-8")
+            elif kind == "bool":
+                v = bool(v)
+            else:
+                v = int(v)
+            out.append((fname, v))
+        return tuple(out)
+
+
+_FAMILY_LIST = (
+    _Family("ir_core", (("kernel", "str"), ("threads", "int"), ("cluster", "int")), "cpe_ir_core_spec",
+            lib.cpe_ir_core_spec_default, lib.cpe_ir_core_validate, lib.cpe_ir_core_lower),
+)
+FAMILIES = tuple(f.name for f in _FAMILY_LIST)
+_BY_FAMILY = {f.name: f for f in _FAMILY_LIST}
+_DEFAULTS = {f.name: f.defaults() for f in _FAMILY_LIST}
+
+
+def _family(name) -> _Family:
+    fam = _BY_FAMILY.get(name) if isinstance(name, str) else None
+    if fam is None:
+        raise SpecRejected(f"family '{name}' is not one of {', '.join(FAMILIES)}")
+    return fam
+
+
+def _type_reason(name: str, kind: str, value) -> str | None:
+    """Same rules and text as python_engine/kernels/spec.py ``type_reason``."""
+    if kind == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            return f"spec field '{name}' must be an integer"
+        if not -(1 << 63) <= value < (1 << 63):
+            return f"spec field '{name}' is out of the 64-bit range"
+    elif kind == "str":
+        if value is not None and not isinstance(value, str):
+            return f"spec field '{name}' must be a string or null"
+    elif kind == "bool":
+        if not isinstance(value, bool):
+            return f"spec field '{name}' must be true or false"
+    return None
+
+
+def _normalize(fam: _Family, spec) -> dict:
+    if not isinstance(spec, dict):
+        raise SpecRejected(f"spec for family '{fam.name}' must be a mapping of field names to values")
+    names = {n for n, _ in fam.fields}
+    for k in spec:
+        if k not in names:
+            raise SpecRejected(f"spec field '{k}' is not a field of family '{fam.name}'")
+    out = {}
+    for name, default in _DEFAULTS[fam.name]:
+        v = spec.get(name, default)
+        r = _type_reason(name, dict(fam.fields)[name], v)
+        if r:
+            raise SpecRejected(r)
+        out[name] = v
+    return out
+
+
+def _prepare(family, spec, arch, flavor):
+    """(family, C spec struct, C arch, C flavor, args) after the binding's checks."""
+    fam = _family(family)
+    s = _normalize(fam, spec)
+    args = _Args()
+    cs = ffi.new(fam.ctype + " *")
+    for name, kind in fam.fields:
+        v = s[name]
+        if kind == "str":
+            setattr(cs, name, args.cstr(v, name))
+        elif kind == "bool":
+            setattr(cs, name, bool(v))
+        else:
+            setattr(cs, name, int(v))
+    return fam, cs, args.cstr(arch, "arch"), args.cstr(flavor, "flavor"), args
+
+
+# -- the engine API ------------------------------------------------------------------
+
+def spec_fields(family: str) -> tuple:
+    """``(name, default)`` of every spec field of ``family`` in spec order."""
+    return _DEFAULTS[_family(family).name]
+
+
+def validate(family: str, spec: dict, arch: str, flavor: str) -> str | None:
+    """The first failing rule's reason for (spec, arch, flavor), or None."""
+    try:
+        fam, cs, ar, fl, args = _prepare(family, spec, arch, flavor)
+        _call(lambda buf, n: fam.validate(cs, ar, fl, buf, n), args)
+    except SpecRejected as e:
+        return e.reason
+    return None
+
+
+def lower(family: str, spec: dict, arch: str, flavor: str) -> Lowered:
+    """Emit the LLVM IR module of ``family``/``spec`` for ``arch`` at ``flavor``.
+
+    Raises SpecRejected(reason) for a spec, arch or flavor that is not accepted,
+    EngineError for an internal error of the C++ engine."""
+    fam, cs, ar, fl, args = _prepare(family, spec, arch, flavor)
+    out = ffi.new("cpe_output *")
+
+    def run(buf, n):
+        lib.cpe_output_free(out)
+        return fam.lower(cs, ar, fl, out, buf, n)
+
+    try:
+        _call(run, args)
+        return Lowered(ffi.string(out.kernel).decode("utf-8"), ffi.string(out.text).decode("utf-8"))
+    finally:
+        lib.cpe_output_free(out)
+
+
+def kernel_name(family: str, spec: dict, arch: str, flavor: str) -> str:
+    """The kernel symbol name; raises SpecRejected like :func:`lower`."""
+    return lower(family, spec, arch, flavor).kernel
+
+
+def resolve_flavor(name: str) -> str:
+    """Canonical flavor of ``name`` (``llvm24`` -> ``llvm23``); SpecRejected if unknown."""
+    args = _Args()
+    fl = args.cstr(name, "flavor")
+    canon = ffi.new("char[]", 64)
+    _call(lambda buf, n: lib.cpe_resolve_flavor(fl, canon, 64, buf, n), args)
+    return ffi.string(canon).decode("utf-8")
+
+
+def _bool01(s: str) -> bool:
+    return s == "1"
+
+
+def flavor_table() -> tuple:
+    """Every flavor row (aliases included) as a dict, in table order."""
+    p = lib.cpe_flavor_table_text()
+    if p == ffi.NULL:
+        raise EngineError("cpe_flavor_table_text failed")
+    rows = []
+    for line in _take(p).splitlines():
+        name, canonical, dl, cap, bits, clusters = line.split("\t")
+        rows.append({"name": name, "canonical": canonical, "datalayout": dl, "capture_attr": cap,
+                     "rsrc_num_records_bits": int(bits), "clusters": _bool01(clusters)})
+    return tuple(rows)
+
+
+def arch_table() -> tuple:
+    """Every arch row as a dict, in table order."""
+    p = lib.cpe_arch_table_text()
+    if p == ffi.NULL:
+        raise EngineError("cpe_arch_table_text failed")
+    rows = []
+    for line in _take(p).splitlines():
+        name, wave, lds, matrix, wmma, clusters = line.split("\t")
+        shapes = []
+        for s in filter(None, wmma.split(";")):
+            m, n, k, dtype = s.split(",")
+            shapes.append([int(m), int(n), int(k), dtype])
+        rows.append({"name": name, "wave_size": int(wave), "lds_bytes": int(lds), "matrix": matrix,
+                     "wmma": shapes, "clusters": _bool01(clusters)})
+    return tuple(rows)
+
+
+def intrinsic_table(flavor: str) -> tuple:
+    """``(key, declaration)`` of every intrinsic row for ``flavor``, in table order."""
+    args = _Args()
+    fl = args.cstr(flavor, "flavor")
+    out = ffi.new("char **")
+    _call(lambda buf, n: lib.cpe_intrinsic_table_text(fl, out, buf, n), args)
+    return tuple(tuple(line.split("\t", 1)) for line in _take(out[0]).splitlines())
+
+
+def version() -> str:
+    """The C++ engine's version string (cpe_version)."""
+    return ffi.string(lib.cpe_version()).decode("ascii")
+
+
+def library_path() -> str:
+    """Absolute path of the loaded libcpp_engine shared library."""
+    return libpath.LIBRARY
+
+
+def cmake_prefix() -> str:
+    """The directory to put on CMAKE_PREFIX_PATH for ``find_package(cpp_engine CONFIG)``."""
+    return libpath.PREFIX

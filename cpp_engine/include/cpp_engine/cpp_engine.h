@@ -1,0 +1,94 @@
+/* cpp_engine.h -- C API of the splitk-parity C++ engine: shared status and
+ * output types, version, and the target tables.
+ *
+ * Plain C99. Every string the engine returns is malloc'd by the engine and
+ * freed by the caller with cpe_free() / cpe_output_free(). Every entry point
+ * catches all C++ exceptions: a spec, arch or flavor the engine will not lower
+ * gives CPE_REJECTED with the reason (the same text as the Python engine);
+ * anything else gives CPE_INTERNAL_ERROR with a description in `reason`.
+ *
+ * Reason buffers: `reason` (may be NULL) receives a NUL-terminated message,
+ * truncated to `reason_len` bytes including the NUL (truncation may split a
+ * UTF-8 sequence; a caller that needs the whole text retries with a larger
+ * buffer when strlen(reason) == reason_len - 1). Untouched on CPE_OK.
+ *
+ * Per-family entry points live in one header per family (ir_core.h, ...).
+ * A NULL arch or flavor string is treated like Python's None (rejected as
+ * "arch 'None' ..." / "flavor 'None' ..."), so the binding maps None to NULL.
+ * Flavor and arch are always explicit arguments; nothing reads the environment
+ * or depends on the C locale. Thread-safe: calls share no mutable state.
+ */
+#ifndef CPP_ENGINE_CPP_ENGINE_H
+#define CPP_ENGINE_CPP_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#  if defined(CPP_ENGINE_BUILDING)
+#    define CPE_API __declspec(dllexport)
+#  else
+#    define CPE_API __declspec(dllimport)
+#  endif
+#elif defined(__GNUC__)
+#  define CPE_API __attribute__((visibility("default")))
+#else
+#  define CPE_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Outcome of a call: CPE_OK; CPE_REJECTED (a normal outcome: the spec, arch
+ * or flavor is not accepted, reason says why); CPE_INTERNAL_ERROR (an engine
+ * bug or out-of-memory, reason describes it). */
+typedef enum cpe_status { CPE_OK = 0, CPE_REJECTED = 1, CPE_INTERNAL_ERROR = 2 } cpe_status;
+
+/* A lowered kernel: `kernel` is the kernel symbol name, `text` the whole LLVM
+ * IR module (DESIGN §2: `\n` line ends, trailing newline). Both malloc'd by
+ * the engine; release with cpe_output_free(). */
+typedef struct cpe_output { char *kernel; char *text; } cpe_output;
+
+/* Frees both strings of `out` and sets them NULL; NULL-safe (out or fields). */
+CPE_API void cpe_output_free(cpe_output *out);
+
+/* Frees a string returned by a *_text() call (or cpe_intrinsic_table_text); NULL-safe. */
+CPE_API void cpe_free(char *s);
+
+/* Engine version ("MAJOR.MINOR.PATCH", the package version); static storage. */
+CPE_API const char *cpe_version(void);
+
+/* The flavor table (DESIGN §3), one line per row in table order, aliases
+ * included: name\tcanonical\tdatalayout\tcapture_attr\trsrc_num_records_bits\tclusters(0/1)\n.
+ * Sources: LLVM AMDGPUTargetMachine.cpp (datalayout), LangRef "captures"
+ * (capture attribute), IntrinsicsAMDGPU.td (make.buffer.rsrc); see
+ * src/targets/flavors.h. Returns malloc'd text (free with cpe_free), or NULL
+ * on out-of-memory. */
+CPE_API char *cpe_flavor_table_text(void);
+
+/* The arch table, one line per arch in table order:
+ * name\twave_size\tlds_bytes\tmatrix\twmma\tclusters(0/1)\n where wave_size is
+ * lanes, lds_bytes is LDS bytes per workgroup, matrix is `wmma` or `mfma`, and
+ * wmma lists the WMMA shapes `M,N,K,dtype` joined by `;` (empty for none).
+ * Sources: LLVM AMDGPU.td / GCNSubtarget, AMDGPUUsage.rst processor table,
+ * IntrinsicsAMDGPU.td; see src/targets/arch.h. malloc'd text, NULL on OOM. */
+CPE_API char *cpe_arch_table_text(void);
+
+/* The intrinsic table for `flavor` (aliases resolved): one line per row in
+ * table order, key\tdeclaration\n. On CPE_OK *out receives malloc'd text
+ * (free with cpe_free); an unknown flavor (or NULL) gives CPE_REJECTED with
+ * "flavor '<name>' is not one of llvm20, llvm22, llvm23, llvm24". */
+CPE_API cpe_status cpe_intrinsic_table_text(const char *flavor, char **out, char *reason, size_t reason_len);
+
+/* Canonical name of `flavor` ("llvm24" -> "llvm23") written NUL-terminated to
+ * `canonical` (truncated to canonical_len); unknown -> CPE_REJECTED with the
+ * reason above. */
+CPE_API cpe_status cpe_resolve_flavor(const char *flavor, char *canonical, size_t canonical_len, char *reason,
+                                      size_t reason_len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CPP_ENGINE_CPP_ENGINE_H */

@@ -1,0 +1,66 @@
+// Internal helpers of the C API (not installed): the exception boundary,
+// reason/output buffers and C string conversion. Each family's C entry points
+// (src/api/<family>.cpp) are thin wrappers built from these.
+#pragma once
+
+#include <cstddef>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <optional>
+#include <string>
+
+#include "cpp_engine/cpp_engine.h"
+#include "kernels/spec.h"
+
+namespace cpe::api {
+
+// Copy `s` NUL-terminated into `buf` of `len` bytes (truncated); no-op when
+// buf is NULL or len is 0.
+inline void write_c(char *buf, size_t len, const std::string &s) {
+    if (!buf || len == 0) return;
+    size_t n = s.size() < len - 1 ? s.size() : len - 1;
+    std::memcpy(buf, s.data(), n);
+    buf[n] = '\0';
+}
+
+// malloc'd copy of `s` (released by cpe_free); std::bad_alloc on failure.
+char *dup_c(const std::string &s);
+
+// A C string argument naming an arch or flavor: NULL reads as "None", the
+// text Python prints for None, so both engines give the same reason.
+inline std::string name_arg(const char *s) { return s ? std::string(s) : std::string("None"); }
+
+// A C string spec field: NULL is JSON null.
+inline std::optional<std::string> str_field(const char *s) {
+    return s ? std::optional<std::string>(s) : std::nullopt;
+}
+
+// Run `body` behind the C boundary: no exception escapes. SpecRejected ->
+// CPE_REJECTED with its reason; any other exception -> CPE_INTERNAL_ERROR
+// with "internal error: <what()>".
+template <class F>
+cpe_status guarded(char *reason, size_t reason_len, F &&body) noexcept {
+    try {
+        body();
+        return CPE_OK;
+    } catch (const kernels::SpecRejected &e) {
+        write_c(reason, reason_len, e.what());
+        return CPE_REJECTED;
+    } catch (const std::exception &e) {
+        try {
+            write_c(reason, reason_len, std::string("internal error: ") + e.what());
+        } catch (...) {
+            write_c(reason, reason_len, "internal error");
+        }
+        return CPE_INTERNAL_ERROR;
+    } catch (...) {
+        write_c(reason, reason_len, "internal error: unknown exception");
+        return CPE_INTERNAL_ERROR;
+    }
+}
+
+// Fill `out` with malloc'd copies of kernel and text (all-or-nothing).
+void fill_output(cpe_output *out, const std::string &kernel, const std::string &text);
+
+}  // namespace cpe::api

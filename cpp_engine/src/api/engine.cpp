@@ -1,0 +1,121 @@
+// C API: shared entry points of cpp_engine.h (version, tables, free).
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+#include "api/c_api.h"
+#include "cpp_engine/cpp_engine.h"
+#include "ir/constants.h"
+#include "targets/arch.h"
+#include "targets/flavors.h"
+#include "targets/intrinsics.h"
+
+#ifndef CPE_VERSION_STRING
+#define CPE_VERSION_STRING "0.0.0"
+#endif
+
+namespace cpe::api {
+
+char *dup_c(const std::string &s) {
+    char *p = static_cast<char *>(std::malloc(s.size() + 1));
+    if (!p) throw std::bad_alloc();
+    std::memcpy(p, s.c_str(), s.size() + 1);
+    return p;
+}
+
+void fill_output(cpe_output *out, const std::string &kernel, const std::string &text) {
+    char *k = dup_c(kernel);
+    char *t = nullptr;
+    try {
+        t = dup_c(text);
+    } catch (...) {
+        std::free(k);
+        throw;
+    }
+    out->kernel = k;
+    out->text = t;
+}
+
+namespace {
+
+// Run `make` (which returns the text) and return a malloc'd copy, or NULL on
+// any failure.
+template <class F>
+char *text_or_null(F &&make) noexcept {
+    try {
+        return dup_c(make());
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+}  // namespace
+
+}  // namespace cpe::api
+
+using namespace cpe;
+
+extern "C" {
+
+void cpe_output_free(cpe_output *out) {
+    if (!out) return;
+    std::free(out->kernel);
+    std::free(out->text);
+    out->kernel = nullptr;
+    out->text = nullptr;
+}
+
+void cpe_free(char *s) { std::free(s); }
+
+const char *cpe_version(void) { return CPE_VERSION_STRING; }
+
+char *cpe_flavor_table_text(void) {
+    return api::text_or_null([] {
+        std::string s;
+        for (const targets::Flavor &f : targets::flavors())
+            s += f.name + "\t" + f.canonical + "\t" + f.datalayout + "\t" + f.capture_attr + "\t" +
+                 ir::dec(f.rsrc_num_records_bits) + "\t" + (f.clusters ? "1" : "0") + "\n";
+        return s;
+    });
+}
+
+char *cpe_arch_table_text(void) {
+    return api::text_or_null([] {
+        std::string s;
+        for (const targets::Arch &a : targets::arches()) {
+            std::string wmma;
+            for (size_t i = 0; i < a.wmma.size(); ++i) {
+                const targets::WmmaShape &w = a.wmma[i];
+                wmma += (i ? ";" : "") + ir::dec(w.m) + "," + ir::dec(w.n) + "," + ir::dec(w.k) + "," + w.dtype;
+            }
+            s += a.name + "\t" + ir::dec(a.wave_size) + "\t" + ir::dec(a.lds_bytes) + "\t" + a.matrix + "\t" + wmma +
+                 "\t" + (a.clusters ? "1" : "0") + "\n";
+        }
+        return s;
+    });
+}
+
+cpe_status cpe_intrinsic_table_text(const char *flavor, char **out, char *reason, size_t reason_len) {
+    if (out) *out = nullptr;
+    return api::guarded(reason, reason_len, [&] {
+        const std::string name = api::name_arg(flavor);
+        const targets::Flavor *fl = targets::find_flavor(name);
+        if (!fl) throw kernels::SpecRejected(targets::unknown_flavor_reason(name));
+        std::string s;
+        for (const auto &row : targets::intrinsic_table(fl->canonical)) s += row.first + "\t" + row.second + "\n";
+        if (!out) throw std::invalid_argument("cpe_intrinsic_table_text: out is NULL");
+        *out = api::dup_c(s);
+    });
+}
+
+cpe_status cpe_resolve_flavor(const char *flavor, char *canonical, size_t canonical_len, char *reason,
+                              size_t reason_len) {
+    return api::guarded(reason, reason_len, [&] {
+        const std::string name = api::name_arg(flavor);
+        const targets::Flavor *fl = targets::find_flavor(name);
+        if (!fl) throw kernels::SpecRejected(targets::unknown_flavor_reason(name));
+        api::write_c(canonical, canonical_len, fl->canonical);
+    });
+}
+
+}  // extern "C"

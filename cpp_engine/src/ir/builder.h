@@ -1,0 +1,104 @@
+// IRBuilder: appends instructions to the current block of a function.
+// Twin of python_engine/ir/builder.py.
+//
+// Each method formats its instruction at call time, taking the next name from
+// the function counter, so the order of builder calls decides the printed
+// bytes. C++ does not fix the evaluation order of function arguments, so a
+// caller never nests builder calls inside another call's argument list: every
+// intermediate value is first bound to a local (DESIGN §2).
+// Operand type mismatches throw std::logic_error (an engine bug, not a rejection).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/function.h"
+#include "ir/types.h"
+#include "ir/values.h"
+
+namespace cpe::ir {
+
+using Flags = std::vector<std::string>;
+
+class IRBuilder {
+public:
+    // Builds the function of `module`. Call position() before emitting.
+    explicit IRBuilder(Module &module);
+
+    Module &module() const { return module_; }
+    Function &fn() const { return fn_; }
+    Block *block() const { return block_; }
+
+    // -- structure ------------------------------------------------------------
+    // Append subsequent instructions to `block`.
+    void position(Block &block) { block_ = &block; }
+    // Create a block named `hint` + counter (does not move the insertion point).
+    Block &new_block(const std::string &hint) { return fn_.block(hint); }
+
+    // -- arithmetic -----------------------------------------------------------
+    // Integer or float binary operator `op` (`add`, `fmul`, ...) with optional
+    // flags (`nuw`, `nsw`, `exact`, fast-math flags) in the given order.
+    Value binop(const std::string &op, const Value &a, const Value &b, const std::string &hint,
+                const Flags &flags = {});
+    Value add(const Value &a, const Value &b, const std::string &hint = "add", const Flags &flags = {});
+    Value sub(const Value &a, const Value &b, const std::string &hint = "sub", const Flags &flags = {});
+    Value mul(const Value &a, const Value &b, const std::string &hint = "mul", const Flags &flags = {});
+    Value fadd(const Value &a, const Value &b, const std::string &hint = "fadd");
+    Value fmul(const Value &a, const Value &b, const std::string &hint = "fmul");
+    // Float negation `fneg`.
+    Value fneg(const Value &a, const std::string &hint = "fneg");
+    // Integer compare; result i1 (or vector of i1).
+    Value icmp(const std::string &pred, const Value &a, const Value &b, const std::string &hint = "cmp");
+    // Float compare; result i1 (or vector of i1).
+    Value fcmp(const std::string &pred, const Value &a, const Value &b, const std::string &hint = "fcmp");
+    // `select c, a, b`.
+    Value select(const Value &c, const Value &a, const Value &b, const std::string &hint = "sel");
+    // Cast instruction `op` (`zext`, `fptrunc`, ...) of `v` to `to`.
+    Value cast(const std::string &op, const Value &v, const Type *to, const std::string &hint = "cast");
+
+    // -- memory ---------------------------------------------------------------
+    // `getelementptr [inbounds] elem, base, indices...`; result has base's type.
+    Value gep(const Type *elem, const Value &base, const std::vector<Value> &indices,
+              const std::string &hint = "gep", bool inbounds = true);
+    // `load t, p, align N` (align in bytes).
+    Value load(const Type *t, const Value &p, long long align, const std::string &hint = "ld");
+    // `store v, p, align N` (align in bytes).
+    void store(const Value &v, const Value &p, long long align);
+    // `fence syncscope("scope") ordering` (scope `workgroup`, `agent`, ...).
+    void fence(const std::string &scope, const std::string &ordering);
+
+    // -- vectors --------------------------------------------------------------
+    Value extractelement(const Value &v, const Value &idx, const std::string &hint = "elt");
+    Value insertelement(const Value &v, const Value &e, const Value &idx, const std::string &hint = "ins");
+    // `shufflevector a, b, <n x i32> <mask>`; mask entries are lane indices.
+    Value shufflevector(const Value &a, const Value &b, const std::vector<int> &mask,
+                        const std::string &hint = "shuf");
+
+    // -- control flow ---------------------------------------------------------
+    // A phi of type `t` at the current position; add edges with add_incoming.
+    Phi &phi(const Type *t, const std::string &hint = "phi");
+    void br(const Block &target);
+    void cond_br(const Value &c, const Block &t, const Block &f);
+    void ret_void();
+
+    // -- intrinsics -----------------------------------------------------------
+    // Call non-void intrinsic `key` of the module's flavor and return its
+    // result. Argument types are checked against the table (std::logic_error).
+    Value call(const std::string &key, const std::vector<Value> &args, const std::string &hint = "call");
+    // Call void intrinsic `key` (`call void @...`).
+    void call_void(const std::string &key, const std::vector<Value> &args);
+
+private:
+    void append(std::unique_ptr<Instr> ins);
+    void append_line(std::string line);
+    void terminate(std::string line);
+    Value def(const Type *t, const std::string &hint, const std::string &rhs);
+    std::string call_text(const std::string &key, const std::vector<Value> &args, bool want_void,
+                          const Type **ret);
+
+    Module &module_;
+    Function &fn_;
+    Block *block_ = nullptr;
+};
+
+}  // namespace cpe::ir

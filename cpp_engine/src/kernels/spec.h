@@ -1,0 +1,54 @@
+// Spec fields and the common front of validation, shared by every family.
+// Twin of python_engine/kernels/spec.py.
+//
+// A family declares its fields once, in spec order: name and kind (int, str
+// or bool). Kind errors and unknown fields are found by the Python binding
+// (cpp_engine/_binding.py) before a spec reaches C++, because a C struct
+// cannot hold a value of the wrong kind; a C caller fills the struct starting
+// from its `*_default()` constructor. A str field may be null (NULL in C,
+// std::nullopt here), which the family rules then reject by name ("got null").
+//
+// What C++ checks, in the order of python_engine/api.py `_prepare`: flavor,
+// then arch (resolve_target), then the family rules.
+#pragma once
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "targets/arch.h"
+#include "targets/flavors.h"
+
+namespace cpe::kernels {
+
+// A spec, arch or flavor the engine will not lower; reason() says why. A
+// normal outcome, distinct from an internal error (any other exception).
+class SpecRejected : public std::runtime_error {
+public:
+    explicit SpecRejected(const std::string &reason) : std::runtime_error(reason) {}
+    std::string reason() const { return what(); }
+};
+
+enum class FieldKind { Int, Str, Bool };
+
+// One spec field: name and kind (the default lives in the family's spec struct).
+struct Field {
+    const char *name;
+    FieldKind kind;
+};
+
+// Text of a str field value in a reason: `'value'`, or `null` for no value.
+std::string show(const std::optional<std::string> &v);
+
+// The resolved flavor and arch rows of a lowering request.
+struct Target {
+    const targets::Flavor *flavor;
+    const targets::Arch *arch;
+};
+
+// Resolve `flavor` (aliases included) then `arch`; throws SpecRejected with
+// the unknown-flavor / unknown-arch reason of targets/*.h.
+Target resolve_target(const std::string &arch, const std::string &flavor);
+
+}  // namespace cpe::kernels

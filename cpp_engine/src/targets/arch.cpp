@@ -1,0 +1,33 @@
+// Twin of python_engine/targets/arch.py (sources cited in arch.h).
+#include "targets/arch.h"
+
+namespace cpe::targets {
+
+const std::vector<Arch> &arches() {
+    static const std::vector<Arch> table{
+        {"gfx1250", 32, 327680, "wmma", {{16, 16, 32, "bf16"}, {16, 16, 32, "fp16"}}, true},
+        {"gfx942", 64, 65536, "mfma", {}, false},
+        {"gfx950", 64, 163840, "mfma", {}, false},
+        {"gfx1100", 32, 65536, "wmma", {{16, 16, 16, "bf16"}, {16, 16, 16, "fp16"}}, false},
+        {"gfx1201", 32, 65536, "wmma", {{16, 16, 16, "bf16"}, {16, 16, 16, "fp16"}}, false},
+    };
+    return table;
+}
+
+const Arch *find_arch(const std::string &name) {
+    for (const Arch &a : arches())
+        if (a.name == name) return &a;
+    return nullptr;
+}
+
+std::string unknown_arch_reason(const std::string &name) {
+    return "arch '" + name + "' is not one of gfx1250, gfx942, gfx950, gfx1100, gfx1201";
+}
+
+bool has_wmma_16x16x32(const Arch &arch) {
+    for (const WmmaShape &s : arch.wmma)
+        if (s.m == 16 && s.n == 16 && s.k == 32) return true;
+    return false;
+}
+
+}  // namespace cpe::targets

@@ -1,0 +1,54 @@
+// The arch table: the GPU targets the engine knows. Twin of
+// python_engine/targets/arch.py.
+//
+// Only gfx1250 has the kernels of this project; the others are known so that a
+// request for them is rejected with a reason rather than an unknown-arch error.
+//
+// Sources:
+// - wave size, LDS bytes per workgroup: LLVM `AMDGPU.td` / `GCNSubtarget`
+//   (FeatureWavefrontSize32/64, FeatureAddressableLocalMemorySize*), and
+//   LLVM `AMDGPUUsage.rst` processor table.
+//   gfx1250: wave32, 327680 bytes (320 KiB) of LDS per workgroup.
+//   gfx950: wave64, 163840 bytes. gfx942: wave64, 65536 bytes.
+//   gfx1100, gfx1201: wave32 (default), 65536 bytes.
+// - matrix units: gfx1250 WMMA `v_wmma_f32_16x16x32_{bf16,f16}`
+//   (LLVM `IntrinsicsAMDGPU.td`, gfx1250 WMMA); gfx11/gfx12 have only
+//   16x16x16 WMMA; gfx942/gfx950 have MFMA, no WMMA.
+// - workgroup clusters: gfx1250 only (LLVM FeatureClusters).
+// - CUs per device: not used yet; an assumption when it is (see docs/targets.md).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace cpe::targets {
+
+// One WMMA shape with fp32 accumulation: M x N x K, input dtype (`bf16`, `fp16`).
+struct WmmaShape {
+    int m, n, k;
+    std::string dtype;
+};
+
+struct Arch {
+    std::string name;
+    int wave_size;               // lanes per wave (32 or 64)
+    long long lds_bytes;         // LDS bytes per workgroup
+    std::string matrix;          // `wmma` or `mfma`
+    std::vector<WmmaShape> wmma;  // WMMA shapes, empty for MFMA archs
+    bool clusters;               // workgroup clusters supported
+};
+
+// Every arch row, in table order.
+const std::vector<Arch> &arches();
+
+// The row named `name`, or nullptr.
+const Arch *find_arch(const std::string &name);
+
+// Rejection reason for an arch name that is not in the table:
+// "arch '<name>' is not one of gfx1250, gfx942, gfx950, gfx1100, gfx1201".
+std::string unknown_arch_reason(const std::string &name);
+
+// True when the arch has the gfx1250 16x16x32 WMMA.
+bool has_wmma_16x16x32(const Arch &arch);
+
+}  // namespace cpe::targets

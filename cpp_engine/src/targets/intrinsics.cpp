@@ -1,0 +1,90 @@
+// Twin of python_engine/targets/intrinsics.py.
+#include "targets/intrinsics.h"
+
+#include <map>
+#include <stdexcept>
+
+namespace cpe::targets {
+
+using namespace cpe::ir;
+
+std::string Intrinsic::declaration() const {
+    std::string ps;
+    for (size_t i = 0; i < params.size(); ++i) {
+        if (i) ps += ", ";
+        ps += params[i]->text();
+    }
+    return "declare " + ret->text() + " @" + name + "(" + ps + ")";
+}
+
+namespace {
+
+struct Signature {
+    std::string name;
+    const Type *ret;
+    std::vector<const Type *> params;
+};
+
+struct Row {
+    std::string key;
+    Signature sig;
+    std::map<std::string, Signature> per_flavor;  // canonical flavor -> override
+
+    Intrinsic resolve(const std::string &flavor) const {
+        auto it = per_flavor.find(flavor);
+        const Signature &s = it == per_flavor.end() ? sig : it->second;
+        return Intrinsic{key, s.name, s.ret, s.params};
+    }
+};
+
+const std::vector<Row> &rows() {
+    static const std::vector<Row> table = [] {
+        const Type *g = global_ptr();
+        const Type *r = rsrc_ptr();
+        const Type *v4f = vec(4, float_());
+        return std::vector<Row>{
+            {"workitem_id_x", {"llvm.amdgcn.workitem.id.x", i32(), {}}, {}},
+            {"workgroup_id_x", {"llvm.amdgcn.workgroup.id.x", i32(), {}}, {}},
+            {"workgroup_id_y", {"llvm.amdgcn.workgroup.id.y", i32(), {}}, {}},
+            {"workgroup_id_z", {"llvm.amdgcn.workgroup.id.z", i32(), {}}, {}},
+            {"s_barrier", {"llvm.amdgcn.s.barrier", void_(), {}}, {}},
+            // LLVM 20: make.buffer.rsrc overloaded on the base pointer only, i32 num_records.
+            // LLVM 22: result overloaded too (.p8.p1), num_records i64.
+            {"make_buffer_rsrc",
+             {"llvm.amdgcn.make.buffer.rsrc.p8.p1", r, {g, i16(), i64(), i32()}},
+             {{"llvm20", {"llvm.amdgcn.make.buffer.rsrc.p1", r, {g, i16(), i32(), i32()}}}}},
+            {"raw_buffer_load_f32", {"llvm.amdgcn.raw.ptr.buffer.load.f32", float_(), {r, i32(), i32(), i32()}}, {}},
+            {"raw_buffer_load_v4f32", {"llvm.amdgcn.raw.ptr.buffer.load.v4f32", v4f, {r, i32(), i32(), i32()}}, {}},
+            {"raw_buffer_store_f32",
+             {"llvm.amdgcn.raw.ptr.buffer.store.f32", void_(), {float_(), r, i32(), i32(), i32()}}, {}},
+            {"raw_buffer_store_v4f32",
+             {"llvm.amdgcn.raw.ptr.buffer.store.v4f32", void_(), {v4f, r, i32(), i32(), i32()}}, {}},
+        };
+    }();
+    return table;
+}
+
+}  // namespace
+
+const std::vector<std::string> &intrinsic_keys() {
+    static const std::vector<std::string> keys = [] {
+        std::vector<std::string> k;
+        for (const Row &r : rows()) k.push_back(r.key);
+        return k;
+    }();
+    return keys;
+}
+
+Intrinsic intrinsic(const std::string &key, const std::string &flavor) {
+    for (const Row &r : rows())
+        if (r.key == key) return r.resolve(flavor);
+    throw std::out_of_range("unknown intrinsic key " + key);
+}
+
+std::vector<std::pair<std::string, std::string>> intrinsic_table(const std::string &flavor) {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const Row &r : rows()) out.emplace_back(r.key, r.resolve(flavor).declaration());
+    return out;
+}
+
+}  // namespace cpe::targets

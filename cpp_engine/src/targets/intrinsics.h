@@ -1,0 +1,40 @@
+// The intrinsic table: every intrinsic the engine may declare, keyed by a
+// stable name, in the order the printer declares them (DESIGN §2).
+// Twin of python_engine/targets/intrinsics.py; a test compares the two tables
+// entry by entry.
+//
+// Each row is (key, name, return type, parameter types); a row may override
+// those per canonical flavor. Signatures follow LLVM `IntrinsicsAMDGPU.td`
+// (and the generic `Intrinsics.td`) of the generation each flavor names.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir/types.h"
+
+namespace cpe::targets {
+
+// One resolved intrinsic: its LLVM name, return type and parameter types.
+struct Intrinsic {
+    std::string key;
+    std::string name;
+    const ir::Type *ret;
+    std::vector<const ir::Type *> params;
+
+    // `declare <ret> @<name>(<params>)`.
+    std::string declaration() const;
+};
+
+// The stable keys of every row, in table order.
+const std::vector<std::string> &intrinsic_keys();
+
+// The intrinsic `key` as written for canonical `flavor`;
+// std::out_of_range if the key is unknown.
+Intrinsic intrinsic(const std::string &key, const std::string &flavor);
+
+// (key, declaration line) of every row, in table order, for canonical `flavor`.
+std::vector<std::pair<std::string, std::string>> intrinsic_table(const std::string &flavor);
+
+}  // namespace cpe::targets
