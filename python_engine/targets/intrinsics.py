@@ -43,6 +43,10 @@ class Row:
 _G = T.GLOBAL_PTR
 _R = T.RSRC_PTR
 _V4F = T.vec(4, T.FLOAT)
+_V2F = T.vec(2, T.FLOAT)
+_V8F = T.vec(8, T.FLOAT)
+_V16BF = T.vec(16, T.BFLOAT)
+_V16H = T.vec(16, T.HALF)
 
 TABLE = (
     Row("workitem_id_x", "llvm.amdgcn.workitem.id.x", T.I32, ()),
@@ -58,6 +62,24 @@ TABLE = (
     Row("raw_buffer_load_v4f32", "llvm.amdgcn.raw.ptr.buffer.load.v4f32", _V4F, (_R, T.I32, T.I32, T.I32)),
     Row("raw_buffer_store_f32", "llvm.amdgcn.raw.ptr.buffer.store.f32", T.VOID, (T.FLOAT, _R, T.I32, T.I32, T.I32)),
     Row("raw_buffer_store_v4f32", "llvm.amdgcn.raw.ptr.buffer.store.v4f32", T.VOID, (_V4F, _R, T.I32, T.I32, T.I32)),
+    # -- conv_implicit_gemm (appended; the C++ table carries the same rows) --------------
+    # gfx1250 wave32 WMMA, D(16x16 f32) = A(16x32) * B(32x16) + C. LLVM 22
+    # IntrinsicsAMDGPU.td AMDGPUWmmaIntrinsicModsAllReuse: (i1 neg_a, A, i1 neg_b, B,
+    # i16 c_mod, C, i1 reuse_a, reuse_b); the neg/mod/reuse operands are immargs
+    # (LLVM attaches `immarg` itself when it parses the declaration).
+    Row("wmma_f32_16x16x32_bf16", "llvm.amdgcn.wmma.f32.16x16x32.bf16.v8f32.v16bf16", _V8F,
+        (T.I1, _V16BF, T.I1, _V16BF, T.I16, _V8F, T.I1, T.I1)),
+    Row("wmma_f32_16x16x32_f16", "llvm.amdgcn.wmma.f32.16x16x32.f16.v8f32.v16f16", _V8F,
+        (T.I1, _V16H, T.I1, _V16H, T.I16, _V8F, T.I1, T.I1)),
+    # Makes the wave index an SGPR value so role branches are scalar (wave-uniform).
+    Row("readfirstlane_i32", "llvm.amdgcn.readfirstlane.i32", T.I32, (T.I32,)),
+    # gfx1250 workgroup-cluster barrier (LLVM 22.1): a workgroup barrier, then the
+    # cluster barrier (s_barrier_signal/wait -3). Paired with syncscope("cluster") fences.
+    Row("s_cluster_barrier", "llvm.amdgcn.s.cluster.barrier", T.VOID, ()),
+    Row("raw_buffer_load_i16", "llvm.amdgcn.raw.ptr.buffer.load.i16", T.I16, (_R, T.I32, T.I32, T.I32)),
+    Row("raw_buffer_load_v2f32", "llvm.amdgcn.raw.ptr.buffer.load.v2f32", _V2F, (_R, T.I32, T.I32, T.I32)),
+    Row("raw_buffer_store_i16", "llvm.amdgcn.raw.ptr.buffer.store.i16", T.VOID, (T.I16, _R, T.I32, T.I32, T.I32)),
+    Row("raw_buffer_store_v2f32", "llvm.amdgcn.raw.ptr.buffer.store.v2f32", T.VOID, (_V2F, _R, T.I32, T.I32, T.I32)),
 )
 
 _BY_KEY = {r.key: r for r in TABLE}

@@ -1,0 +1,747 @@
+"""Family ``conv_implicit_gemm``: the forward implicit-GEMM convolution on gfx1250
+(WMMA 16x16x32, wave32), plain, two-stage split-K (Stage 1) and cluster split-K.
+
+docs/conv_implicit_gemm.md is the full description (the C++ twin mirrors this
+module call for call); this docstring is the summary.
+
+Per workgroup: an output tile of ``tile_m`` pixels x ``tile_n`` channels of one
+group, reduced over the slice ``[k_begin, k_end)`` of ``Kgemm`` in steps of
+``tile_k``. Grid ``(ceil(M/tile_m), ceil(kpg/tile_n), G*ks_count)``; z decodes
+as ``group = z / ks_count``, ``slice = z % ks_count`` (plain: ``group = z``,
+one slice covering ``[0, Kgemm)``).
+
+Bounds: every global access is a raw buffer access; an element outside its
+tensor (pixel padding, ``m >= M``, ``n >= kpg``, ``r >= k_end``, a cluster fold
+row past the tile) gets the buffer's byte count as its offset, which the
+buffer range check turns into a zero load or a dropped store. Surplus
+load/store slots (a slot count that is not a multiple of the thread count) are
+clamped to the last slot, so they re-store the identical bytes to the same
+address. Every branch condition is wave-uniform: the K-tile loop count
+(derived from z), the wavelet role (``readfirstlane`` of the wave index).
+
+Spec fields are :data:`FIELDS`; rules :func:`validate`; name :func:`kernel_name`.
+"""
+from __future__ import annotations
+
+import re
+
+from ..ir import types as T
+from ..ir.builder import IRBuilder
+from ..ir.values import const_float, const_int, i1, i32, splat, zeroinit
+from . import conv_abi
+from .common import kernel_attrs, new_module
+from .spec import Field
+
+FAMILY = "conv_implicit_gemm"
+FIELDS = (
+    Field("dtype", "str", "bf16"),
+    Field("tile_m", "int", 64),
+    Field("tile_n", "int", 64),
+    Field("tile_k", "int", 32),
+    Field("waves_m", "int", 2),
+    Field("waves_n", "int", 2),
+    Field("pipeline", "str", "mem"),
+    Field("num_load_waves", "int", 1),
+    Field("epilogue", "str", "default"),
+    Field("vector_a", "int", 8),
+    Field("vector_b", "int", 8),
+    Field("acc_epilogue", "str", "identity"),
+    Field("split_k", "int", 1),
+    Field("split_k_cluster", "int", 0),
+    Field("name_prefix", "str", ""),
+)
+
+DTYPES = {"bf16": T.BFLOAT, "fp16": T.HALF}
+WMMA_KEY = {"bf16": "wmma_f32_16x16x32_bf16", "fp16": "wmma_f32_16x16x32_f16"}
+PIPELINES = ("mem", "wavelet")
+EPILOGUES = ("default", "cshuffle")
+ACC_EPILOGUES = ("identity", "bias", "scale", "relu", "clamp")
+VECTORS = (1, 2, 4, 8)
+MAX_LOAD_WAVES = 8
+WMMA_M, WMMA_N, WMMA_K = 16, 16, 32
+WAVE = 32
+# LDS row padding: A/B rows are tile_k + PAD_AB elements (16 bytes) apart,
+# C-shuffle rows tile_n + PAD_C fp32 (16 bytes) apart. Keeps 16-byte alignment.
+PAD_AB = 8
+PAD_C = 4
+# Elements per lane in the C-shuffle store phase and the cluster fold.
+OUT_VEC = 4
+# Word 3 of the buffer resources: shared with ir_core (docs/targets.md).
+RSRC_FLAGS = 0
+NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def _show(v) -> str:
+    return "null" if v is None else f"'{v}'"
+
+
+# -- derived sizes -------------------------------------------------------------------
+
+def threads(spec: dict) -> int:
+    """Work-group size: the compute waves, plus the load waves of ``wavelet``."""
+    w = spec["waves_m"] * spec["waves_n"]
+    if spec["pipeline"] == "wavelet":
+        w += spec["num_load_waves"]
+    return w * WAVE
+
+
+def lds_layout(spec: dict) -> dict:
+    """LDS globals, in declaration order: name -> (element type, element count).
+    A and B are double-buffered ``[2][rows][tile_k + PAD_AB]`` of the dtype; the
+    C-shuffle tile is ``[tile_m][tile_n + PAD_C]`` fp32 (the fp32 partial tile:
+    it stages the accumulators for D and for the workspace alike)."""
+    et = DTYPES[spec["dtype"]]
+    kp = spec["tile_k"] + PAD_AB
+    out = {
+        "lds_a": (et, 2 * spec["tile_m"] * kp),
+        "lds_b": (et, 2 * spec["tile_n"] * kp),
+    }
+    if spec["epilogue"] == "cshuffle":
+        out["lds_c"] = (T.FLOAT, spec["tile_m"] * (spec["tile_n"] + PAD_C))
+    return out
+
+
+def lds_bytes(spec: dict) -> int:
+    return sum(T.byte_size(t) * n for t, n in lds_layout(spec).values())
+
+
+# -- validation ----------------------------------------------------------------------
+
+def validate(spec: dict, arch, flavor) -> str | None:
+    """First failing rule's reason, or None. Order: dtype; tile shape; wave grid;
+    pipeline (and num_load_waves); epilogue; threads; vector widths;
+    acc_epilogue; LDS; arch WMMA; split_k; split-K epilogue; cluster (flavor,
+    arch, pipeline, range, two-stage); name_prefix."""
+    if spec["dtype"] not in DTYPES:
+        return f"dtype must be bf16 or fp16, got {_show(spec['dtype'])}"
+    tm, tn, tk = spec["tile_m"], spec["tile_n"], spec["tile_k"]
+    if tm < WMMA_M or tm % WMMA_M or tn < WMMA_N or tn % WMMA_N or tk < WMMA_K or tk % WMMA_K:
+        return (f"tile must be a multiple of the WMMA shape 16x16x32 (tile_m, tile_n "
+                f"multiples of 16, tile_k a multiple of 32), got {tm}x{tn}x{tk}")
+    wm, wn = spec["waves_m"], spec["waves_n"]
+    if wm < 1 or wn < 1 or tm % (wm * WMMA_M) or tn % (wn * WMMA_N):
+        return (f"waves {wm}x{wn} must divide the tile {tm}x{tn} into per-wave tiles "
+                f"that are multiples of 16x16")
+    if spec["pipeline"] not in PIPELINES:
+        return f"pipeline must be mem or wavelet, got {_show(spec['pipeline'])}"
+    lw = spec["num_load_waves"]
+    if spec["pipeline"] == "wavelet" and (lw < 1 or lw > MAX_LOAD_WAVES):
+        return f"num_load_waves must be 1..{MAX_LOAD_WAVES} for the wavelet pipeline, got {lw}"
+    if spec["epilogue"] not in EPILOGUES:
+        return f"epilogue must be default or cshuffle, got {_show(spec['epilogue'])}"
+    t = threads(spec)
+    if t > 1024:
+        return f"work-group of {t} threads exceeds 1024"
+    for f in ("vector_a", "vector_b"):
+        if spec[f] not in VECTORS:
+            return f"{f} must be 1, 2, 4 or 8 elements, got {spec[f]}"
+    if spec["acc_epilogue"] not in ACC_EPILOGUES:
+        return (f"acc_epilogue must be identity, bias, scale, relu or clamp, "
+                f"got {_show(spec['acc_epilogue'])}")
+    nb = lds_bytes(spec)
+    if nb > arch.lds_bytes:
+        return f"LDS use of {nb} bytes exceeds the {arch.lds_bytes} bytes of {arch.name}"
+    if not any(s[:3] == (WMMA_M, WMMA_N, WMMA_K) for s in arch.wmma):
+        return f"arch {arch.name} has no 16x16x32 WMMA (conv_implicit_gemm requires gfx1250)"
+    sk = spec["split_k"]
+    if sk == -1:
+        return "split_k = -1 (auto) must be resolved before lowering"
+    if sk < 1:
+        return f"split_k must be 1 (off) or greater than 1 (two-stage), got {sk}"
+    if sk > 1 and spec["acc_epilogue"] != "identity":
+        return (f"split-K needs the identity accumulator epilogue (it applies per slice), "
+                f"got {_show(spec['acc_epilogue'])}")
+    s = spec["split_k_cluster"]
+    if s:
+        if not flavor.clusters:
+            return "split_k_cluster requires flavor llvm23"
+        if not arch.clusters:
+            return "split_k_cluster requires arch gfx1250"
+        if spec["pipeline"] != "mem":
+            return "split_k_cluster requires the mem pipeline"
+        if s < 2 or s > 15:
+            return f"split_k_cluster must be 0 (off) or 2..15, got {s}"
+        if sk == 1:
+            return "split_k_cluster requires split_k > 1 (the two-stage ABI)"
+    p = spec["name_prefix"]
+    if p is None or (p != "" and not NAME_RE.match(p)):
+        return f"name_prefix must be empty or an identifier, got {_show(p)}"
+    return None
+
+
+def kernel_name(spec: dict, arch, flavor) -> str:
+    """``[<prefix>_]conv_implicit_gemm_<dtype>_<tm>x<tn>x<tk>_w<wm>x<wn>_<pipe>_<epi>
+    _va<a>_vb<b>_<acc>[_spk][_skc<S>]``; ``<pipe>`` is ``mem`` or ``wavelet<L>``
+    (num_load_waves only changes the code of ``wavelet``)."""
+    pipe = "mem" if spec["pipeline"] == "mem" else f"wavelet{spec['num_load_waves']}"
+    name = (f"conv_implicit_gemm_{spec['dtype']}_{spec['tile_m']}x{spec['tile_n']}x{spec['tile_k']}"
+            f"_w{spec['waves_m']}x{spec['waves_n']}_{pipe}_{spec['epilogue']}"
+            f"_va{spec['vector_a']}_vb{spec['vector_b']}_{spec['acc_epilogue']}")
+    if spec["split_k"] > 1:
+        name += "_spk"
+    if spec["split_k_cluster"]:
+        name += f"_skc{spec['split_k_cluster']}"
+    if spec["name_prefix"]:
+        name = f"{spec['name_prefix']}_{name}"
+    return name
+
+
+def build(spec: dict, arch, flavor):
+    """Build the module of a valid spec; returns (kernel name, Module)."""
+    name = kernel_name(spec, arch, flavor)
+    variant = conv_abi.variant_of(spec["split_k"], spec["split_k_cluster"])
+    s = spec["split_k_cluster"]
+    attrs = kernel_attrs(threads(spec), (1, 1, s) if s else None)
+    m, fn = new_module(flavor, arch, name, conv_abi.params(variant), attrs)
+    b = IRBuilder(m, fn)
+    _Kernel(b, spec).emit()
+    return name, m
+
+
+# -- the kernel ----------------------------------------------------------------------
+
+def _raw_type(nbytes: int) -> T.Type:
+    """The raw buffer load/store type of ``nbytes`` (2, 4, 8 or 16)."""
+    return {2: T.I16, 4: T.FLOAT, 8: T.vec(2, T.FLOAT), 16: T.vec(4, T.FLOAT)}[nbytes]
+
+
+_LOAD_KEY = {2: "raw_buffer_load_i16", 4: "raw_buffer_load_f32", 8: "raw_buffer_load_v2f32",
+             16: "raw_buffer_load_v4f32"}
+_STORE_KEY = {2: "raw_buffer_store_i16", 4: "raw_buffer_store_f32", 8: "raw_buffer_store_v2f32",
+              16: "raw_buffer_store_v4f32"}
+
+
+class _Kernel:
+    """Emits one kernel. Method order is emission order (the bytes depend on it)."""
+
+    def __init__(self, b: IRBuilder, spec: dict):
+        self.b = b
+        self.s = spec
+        self.et = DTYPES[spec["dtype"]]
+        self.tm, self.tn, self.tk = spec["tile_m"], spec["tile_n"], spec["tile_k"]
+        self.wm = self.tm // spec["waves_m"]   # per-wave tile
+        self.wn = self.tn // spec["waves_n"]
+        self.fm = self.wm // WMMA_M            # fragments per wave
+        self.fn = self.wn // WMMA_N
+        self.ncw = spec["waves_m"] * spec["waves_n"]  # compute waves
+        self.wavelet = spec["pipeline"] == "wavelet"
+        self.threads = threads(spec)
+        self.load_threads = spec["num_load_waves"] * WAVE if self.wavelet else self.threads
+        self.split = spec["split_k"] > 1
+        self.cluster = spec["split_k_cluster"]
+        self.kp = self.tk + PAD_AB
+        self.ncp = self.tn + PAD_C
+
+    # -- small helpers ---------------------------------------------------------------
+    def p(self, name):
+        return self.b.fn.param(name)
+
+    def nuw(self, op, a, c, hint):
+        return self.b.binop(op, a, c, hint, ("nuw", "nsw"))
+
+    def umin_const(self, v, c: int, hint):
+        """``min(v, c)`` for a slot index (icmp ult + select)."""
+        b = self.b
+        lt = b.icmp("ult", v, i32(c), hint + "_lt")
+        return b.select(lt, v, i32(c), hint)
+
+    def barrier(self):
+        b = self.b
+        b.fence("workgroup", "release")
+        b.call("s_barrier", [])
+        b.fence("workgroup", "acquire")
+
+    def rsrc(self, ptr_name: str, nbytes, hint: str):
+        """Buffer resource over ``nbytes`` (i64 value) bytes at ``ptr_name``."""
+        b = self.b
+        n = nbytes
+        if b.module.flavor.rsrc_num_records_bits == 32:
+            n = b.cast("trunc", nbytes, T.I32, hint + "_nrec")
+        return b.call("make_buffer_rsrc", [self.p(ptr_name), const_int(T.I16, 0), n, i32(RSRC_FLAGS)], hint)
+
+    # -- emission --------------------------------------------------------------------
+    def emit(self):
+        b = self.b
+        b.position(b.new_block("entry"))
+        self.prologue_values()
+        self.slot_setup()
+        self.main_loop()
+        self.epilogue()
+
+    def prologue_values(self):
+        b = self.b
+        s = self.s
+        self.tid = b.call("workitem_id_x", [], "tid")
+        self.lane = b.binop("and", self.tid, i32(WAVE - 1), "lane")
+        wv = b.binop("lshr", self.tid, i32(5), "wave_v")
+        self.wave = b.call("readfirstlane_i32", [wv], "wave")
+        bx = b.call("workgroup_id_x", [], "bx")
+        by = b.call("workgroup_id_y", [], "by")
+        bz = b.call("workgroup_id_z", [], "bz")
+        # z -> (group, slice); the slice's K range.
+        if self.split:
+            kc = self.p("ks_count")
+            self.group = b.binop("udiv", bz, kc, "group")
+            self.slice = b.binop("urem", bz, kc, "slice")
+            ks = self.p("ks")
+            self.k_begin = b.mul(self.slice, ks, "k_begin")
+            kend0 = b.add(self.k_begin, ks, "k_end_raw")
+            kg = self.p("Kgemm")
+            short = b.icmp("ult", kend0, kg, "k_short")
+            self.k_end = b.select(short, kend0, kg, "k_end")
+        else:
+            self.group = bz
+            self.slice = None
+            self.k_begin = i32(0)
+            self.k_end = self.p("Kgemm")
+        # Number of K tiles: ceil((k_end - k_begin) / tile_k), 0 for an empty slice.
+        live = b.icmp("ugt", self.k_end, self.k_begin, "k_live")
+        span = b.sub(self.k_end, self.k_begin, "k_span")
+        span0 = b.select(live, span, i32(0), "k_span_nz")
+        sp = b.add(span0, i32(self.tk - 1), "k_span_up")
+        self.ntiles = b.binop("udiv", sp, i32(self.tk), "ntiles")
+        # Tile origin and the group's channel bases.
+        self.m0 = b.mul(bx, i32(self.tm), "m_org")
+        self.n0 = b.mul(by, i32(self.tn), "n_org")
+        self.cbase = b.mul(self.group, self.p("cpg"), "cbase")   # g*cpg
+        self.kbase = b.mul(self.group, self.p("kpg"), "kbase")   # g*kpg
+        # Buffer resources and the out-of-range offsets (the byte counts).
+        self.rx = self.rsrc("x_ptr", self.p("x_bytes"), "rsrc_x")
+        self.rw = self.rsrc("w_ptr", self.p("w_bytes"), "rsrc_w")
+        self.oob_x = b.cast("trunc", self.p("x_bytes"), T.I32, "oob_x")
+        self.oob_w = b.cast("trunc", self.p("w_bytes"), T.I32, "oob_w")
+        if not self.split or self.cluster:
+            self.rd = self.rsrc("d_ptr", self.p("d_bytes"), "rsrc_d")
+            self.oob_d = b.cast("trunc", self.p("d_bytes"), T.I32, "oob_d")
+        if self.split:
+            self.rws = self.rsrc("ws_ptr", self.p("ws_bytes"), "rsrc_ws")
+            self.oob_ws = b.cast("trunc", self.p("ws_bytes"), T.I32, "oob_ws")
+        if s["acc_epilogue"] == "bias":
+            k4 = b.mul(self.p("K"), i32(4), "bias_bytes32")
+            k64 = b.cast("zext", k4, T.I64, "bias_bytes")
+            self.rbias = self.rsrc("bias_ptr", k64, "rsrc_bias")
+            self.oob_bias = k4
+        # Roles: compute wave coordinates (wave_m, wave_n); wavelet loaders.
+        self.is_loader = None
+        if self.wavelet:
+            self.is_loader = b.icmp("uge", self.wave, i32(self.ncw), "is_loader")
+            lt = b.sub(self.tid, i32(self.ncw * WAVE), "ltid")
+            self.ltid = lt
+        else:
+            self.ltid = self.tid
+        wn = self.s["waves_n"]
+        self.wave_m = b.binop("udiv", self.wave, i32(wn), "wave_m")
+        self.wave_n = b.binop("urem", self.wave, i32(wn), "wave_n")
+        # LDS globals.
+        self.lds = {}
+        for nm, (t, n) in lds_layout(s).items():
+            self.lds[nm] = b.module.add_lds(nm, T.array(n, t), 16)
+
+    # -- global -> LDS slots -----------------------------------------------------------
+    def slot_setup(self):
+        """Per-thread load slots (fixed for the whole K loop): slot j of a thread is
+        vector ``v = ltid + j*load_threads`` of the tile, clamped to the last vector."""
+        b = self.b
+        s = self.s
+        self.a_slots = []
+        va = s["vector_a"]
+        per_row = self.tk // va
+        count = self.tm * per_row
+        for j in range((count + self.load_threads - 1) // self.load_threads):
+            v = b.add(self.ltid, i32(j * self.load_threads), "a_slot")
+            if (j + 1) * self.load_threads > count:
+                v = self.umin_const(v, count - 1, "a_slotc")
+            row = b.binop("udiv", v, i32(per_row), "a_row")
+            kv = b.binop("urem", v, i32(per_row), "a_kv")
+            koff = b.mul(kv, i32(va), "a_koff")
+            m = b.add(self.m0, row, "a_m")
+            mok = b.icmp("ult", m, self.p("M"), "a_mok")
+            hw = b.mul(self.p("Ho"), self.p("Wo"), "a_hw")
+            img = b.binop("udiv", m, hw, "a_img")
+            rem = b.binop("urem", m, hw, "a_pix")
+            ho = b.binop("udiv", rem, self.p("Wo"), "a_ho")
+            wo = b.binop("urem", rem, self.p("Wo"), "a_wo")
+            hs = b.mul(ho, self.p("stride_h"), "a_hs")
+            hbase = b.sub(hs, self.p("pad_h"), "a_hbase")
+            ws = b.mul(wo, self.p("stride_w"), "a_ws")
+            wbase = b.sub(ws, self.p("pad_w"), "a_wbase")
+            nh = b.mul(img, self.p("H"), "a_nh")
+            lds_off = b.add(b.mul(row, i32(self.kp), "a_lrow"), koff, "a_loff")
+            self.a_slots.append(dict(koff=koff, mok=mok, hbase=hbase, wbase=wbase, nh=nh, lds=lds_off))
+        self.b_slots = []
+        vb = s["vector_b"]
+        per_row = self.tk // vb
+        count = self.tn * per_row
+        for j in range((count + self.load_threads - 1) // self.load_threads):
+            v = b.add(self.ltid, i32(j * self.load_threads), "b_slot")
+            if (j + 1) * self.load_threads > count:
+                v = self.umin_const(v, count - 1, "b_slotc")
+            row = b.binop("udiv", v, i32(per_row), "b_row")
+            kv = b.binop("urem", v, i32(per_row), "b_kv")
+            koff = b.mul(kv, i32(vb), "b_koff")
+            n = b.add(self.n0, row, "b_n")
+            nok = b.icmp("ult", n, self.p("kpg"), "b_nok")
+            kn = b.add(self.kbase, n, "b_kn")
+            wrow = b.mul(kn, self.p("Kgemm"), "b_wrow")
+            lds_off = b.add(b.mul(row, i32(self.kp), "b_lrow"), koff, "b_loff")
+            self.b_slots.append(dict(koff=koff, nok=nok, wrow=wrow, lds=lds_off))
+
+    def load_tile(self, k0):
+        """Global loads of the K tile starting at ``k0`` into registers; returns the
+        raw values of the A slots then the B slots."""
+        b = self.b
+        s = self.s
+        out_a, out_b = [], []
+        va, vb = s["vector_a"], s["vector_b"]
+        for sl in self.a_slots:
+            r = b.add(k0, sl["koff"], "a_r")
+            c = b.binop("urem", r, self.p("cpg"), "a_c")
+            q = b.binop("udiv", r, self.p("cpg"), "a_q")
+            x = b.binop("urem", q, self.p("X"), "a_x")
+            y = b.binop("udiv", q, self.p("X"), "a_y")
+            hi = b.add(sl["hbase"], b.mul(y, self.p("dil_h"), "a_yd"), "a_hi")
+            wi = b.add(sl["wbase"], b.mul(x, self.p("dil_w"), "a_xd"), "a_wi")
+            rok = b.icmp("ult", r, self.k_end, "a_rok")
+            hok = b.icmp("ult", hi, self.p("H"), "a_hok")   # unsigned: negative is out
+            wok = b.icmp("ult", wi, self.p("W"), "a_wok")
+            ok = b.binop("and", sl["mok"], rok, "a_ok")
+            ok = b.binop("and", ok, hok, "a_ok")
+            ok = b.binop("and", ok, wok, "a_ok")
+            pix = b.add(b.mul(b.add(sl["nh"], hi, "a_row_h"), self.p("W"), "a_row_hw"), wi, "a_pixel")
+            ch = b.add(self.cbase, c, "a_ch")
+            e = b.add(b.mul(pix, self.p("C"), "a_pixc"), ch, "a_elem")
+            off = b.mul(e, i32(2), "a_byte")
+            off = b.select(ok, off, self.oob_x, "a_off")
+            out_a.append(b.call(_LOAD_KEY[2 * va], [self.rx, off, i32(0), i32(0)], "a_val"))
+        for sl in self.b_slots:
+            r = b.add(k0, sl["koff"], "b_r")
+            rok = b.icmp("ult", r, self.k_end, "b_rok")
+            ok = b.binop("and", sl["nok"], rok, "b_ok")
+            e = b.add(sl["wrow"], r, "b_elem")
+            off = b.mul(e, i32(2), "b_byte")
+            off = b.select(ok, off, self.oob_w, "b_off")
+            out_b.append(b.call(_LOAD_KEY[2 * vb], [self.rw, off, i32(0), i32(0)], "b_val"))
+        return out_a, out_b
+
+    def store_tile(self, vals, buf):
+        """Store loaded registers into LDS buffer ``buf`` (i32 0 or 1)."""
+        b = self.b
+        s = self.s
+        out_a, out_b = vals
+        abase = b.mul(buf, i32(self.tm * self.kp), "a_buf")
+        for sl, v in zip(self.a_slots, out_a):
+            idx = b.add(abase, sl["lds"], "a_lidx")
+            p = b.gep(self.et, self.lds["lds_a"], [idx], "a_lp")
+            b.store(v, p, 2 * s["vector_a"])
+        bbase = b.mul(buf, i32(self.tn * self.kp), "b_buf")
+        for sl, v in zip(self.b_slots, out_b):
+            idx = b.add(bbase, sl["lds"], "b_lidx")
+            p = b.gep(self.et, self.lds["lds_b"], [idx], "b_lp")
+            b.store(v, p, 2 * s["vector_b"])
+
+    # -- WMMA ------------------------------------------------------------------------
+    def fragment(self, lds, base, row, kk):
+        """The 16-element A/B fragment of ``row`` (tile row) at K step ``kk``: lane l
+        holds K = 8*(l/16) + [0,8) and 16 + 8*(l/16) + [0,8) of the 32."""
+        b = self.b
+        v8 = T.vec(8, self.et)
+        idx = b.add(base, b.mul(row, i32(self.kp), "f_row"), "f_idx")
+        idx = b.add(idx, self.lane_k, "f_idxk")
+        if kk:
+            idx = b.add(idx, i32(kk * WMMA_K), "f_idxs")
+        p0 = b.gep(self.et, lds, [idx], "f_p")
+        lo = b.load(v8, p0, 16, "f_lo")
+        idx2 = b.add(idx, i32(16), "f_idxh")
+        p1 = b.gep(self.et, lds, [idx2], "f_p")
+        hi = b.load(v8, p1, 16, "f_hi")
+        return b.shufflevector(lo, hi, list(range(16)), "frag")
+
+    def compute(self, buf, accs):
+        """All WMMAs of one K tile from LDS buffer ``buf``; returns the new accumulators."""
+        b = self.b
+        abase = b.mul(buf, i32(self.tm * self.kp), "c_abuf")
+        bbase = b.mul(buf, i32(self.tn * self.kp), "c_bbuf")
+        accs = list(accs)
+        key = WMMA_KEY[self.s["dtype"]]
+        for kk in range(self.tk // WMMA_K):
+            fa = [self.fragment(self.lds["lds_a"], abase, self.a_rows[i], kk) for i in range(self.fm)]
+            fb = [self.fragment(self.lds["lds_b"], bbase, self.b_rows[j], kk) for j in range(self.fn)]
+            for i in range(self.fm):
+                for j in range(self.fn):
+                    k = i * self.fn + j
+                    accs[k] = b.call(key, [i1(False), fa[i], i1(False), fb[j], const_int(T.I16, 0),
+                                           accs[k], i1(False), i1(False)], "acc")
+        return accs
+
+    # -- main loop -------------------------------------------------------------------
+    def main_loop(self):
+        b = self.b
+        # Fragment rows (tile rows of this wave's fragments) and the lane's K offset.
+        half = b.binop("lshr", self.lane, i32(4), "half")
+        self.lrow = b.binop("and", self.lane, i32(15), "lrow")
+        self.lane_k = b.mul(half, i32(8), "lane_k")
+        self.half = half
+        wm0 = b.mul(self.wave_m, i32(self.wm), "wm_org")
+        wn0 = b.mul(self.wave_n, i32(self.wn), "wn_org")
+        self.wm0, self.wn0 = wm0, wn0
+        self.a_rows = [b.add(b.add(wm0, i32(i * WMMA_M), "ar"), self.lrow, "arow") for i in range(self.fm)]
+        self.b_rows = [b.add(b.add(wn0, i32(j * WMMA_N), "br"), self.lrow, "brow") for j in range(self.fn)]
+        nacc = self.fm * self.fn
+        zero = zeroinit(T.vec(8, T.FLOAT))
+        any_tile = b.icmp("ugt", self.ntiles, i32(0), "any_tile")
+        entry = b.block
+        pro = b.new_block("prologue")
+        loop = b.new_block("kloop")
+        done = b.new_block("kdone")
+        b.cond_br(any_tile, pro, done)
+        # Prologue: tile 0 -> buffer 0, barrier.
+        b.position(pro)
+        if self.wavelet:
+            pl = b.new_block("pro_load")
+            pj = b.new_block("pro_join")
+            b.cond_br(self.is_loader, pl, pj)
+            b.position(pl)
+            self.store_tile(self.load_tile(self.k_begin), i32(0))
+            b.br(pj)
+            b.position(pj)
+        else:
+            self.store_tile(self.load_tile(self.k_begin), i32(0))
+        self.barrier()
+        pro_end = b.block
+        b.br(loop)
+        # Loop: iteration t computes buffer t&1 while tile t+1 goes to buffer (t+1)&1.
+        b.position(loop)
+        t = b.phi(T.I32, "t")
+        acc_phis = [b.phi(T.vec(8, T.FLOAT), "acc_in") for _ in range(nacc)]
+        accs = [ph.result for ph in acc_phis]
+        buf = b.binop("and", t.result, i32(1), "buf")
+        nbuf = b.binop("xor", buf, i32(1), "nbuf")
+        t1 = b.add(t.result, i32(1), "t_next", ("nuw", "nsw"))
+        knext = b.add(self.k_begin, b.mul(t1, i32(self.tk), "k_step"), "k_next")
+        if self.wavelet:
+            ld = b.new_block("wl_load")
+            cp = b.new_block("wl_compute")
+            jn = b.new_block("wl_join")
+            b.cond_br(self.is_loader, ld, cp)
+            b.position(ld)
+            self.store_tile(self.load_tile(knext), nbuf)
+            b.br(jn)
+            b.position(cp)
+            new = self.compute(buf, accs)
+            cp_end = b.block
+            b.br(jn)
+            b.position(jn)
+            merged = []
+            for old, nw in zip(accs, new):
+                ph = b.phi(T.vec(8, T.FLOAT), "acc_j")
+                ph.add_incoming(old, ld)
+                ph.add_incoming(nw, cp_end)
+                merged.append(ph.result)
+            new = merged
+        else:
+            vals = self.load_tile(knext)
+            new = self.compute(buf, accs)
+            self.store_tile(vals, nbuf)
+        self.barrier()
+        again = b.icmp("ult", t1, self.ntiles, "again")
+        loop_end = b.block
+        b.cond_br(again, loop, done)
+        t.add_incoming(i32(0), pro_end)
+        t.add_incoming(t1, loop_end)
+        for ph, nw in zip(acc_phis, new):
+            ph.add_incoming(zero, pro_end)
+            ph.add_incoming(nw, loop_end)
+        b.position(done)
+        self.accs = []
+        for nw in new:
+            ph = b.phi(T.vec(8, T.FLOAT), "acc_out")
+            ph.add_incoming(zero, entry)
+            ph.add_incoming(nw, loop_end)
+            self.accs.append(ph.result)
+
+    # -- epilogues ---------------------------------------------------------------------
+    def acc_epi(self, x, n_elem, width: int):
+        """The accumulator epilogue on fp32 ``x`` (scalar or <width x float>) whose
+        first output channel is ``n_elem`` (global channel index, i32)."""
+        b = self.b
+        kind = self.s["acc_epilogue"]
+        vt = T.FLOAT if width == 1 else T.vec(width, T.FLOAT)
+
+        def c(v):
+            e = const_float(T.FLOAT, v)
+            return e if width == 1 else splat(vt, e)
+
+        def bc(v):  # broadcast an fp32 scalar argument
+            if width == 1:
+                return v
+            ins = b.insertelement(zeroinit(vt), v, i32(0), "bc")
+            return b.shufflevector(ins, ins, [0] * width, "bcast")
+        if kind == "identity":
+            return x
+        if kind == "bias":
+            nb = 4 * width
+            off = b.mul(n_elem, i32(4), "bias_byte")
+            return b.fadd(x, b.call(_LOAD_KEY[nb], [self.rbias, off, i32(0), i32(0)], "bias"), "biased")
+        if kind == "scale":
+            return b.fmul(x, bc(self.p("scale")), "scaled")
+        if kind == "relu":
+            neg = b.fcmp("olt", x, c(0.0), "neg")
+            return b.select(neg, c(0.0), x, "relu")
+        lo, hi = bc(self.p("clamp_lo")), bc(self.p("clamp_hi"))
+        below = b.fcmp("olt", x, lo, "below")
+        x1 = b.select(below, lo, x, "clamp_l")
+        above = b.fcmp("ogt", x1, hi, "above")
+        return b.select(above, hi, x1, "clamp_h")
+
+    def store_d(self, x, m, n, ok, width: int):
+        """Cast fp32 ``x`` (width 1 or OUT_VEC) and store it at D[m][kbase + n]."""
+        b = self.b
+        vt = self.et if width == 1 else T.vec(width, self.et)
+        y = b.cast("fptrunc", x, vt, "d_val")
+        raw = b.cast("bitcast", y, _raw_type(2 * width), "d_raw")
+        kn = b.add(self.kbase, n, "d_ch")
+        e = b.add(b.mul(m, self.p("K"), "d_rowe"), kn, "d_elem")
+        off = b.mul(e, i32(2), "d_byte")
+        off = b.select(ok, off, self.oob_d, "d_off")
+        b.call(_STORE_KEY[2 * width], [raw, self.rd, off, i32(0), i32(0)])
+
+    def ws_offset(self, slab, m, n, ok, hint):
+        """Byte offset of ws[slab][m][kbase + n] (or the out-of-range offset)."""
+        b = self.b
+        rows = b.add(b.mul(slab, self.p("M"), hint + "_slabm"), m, hint + "_row")
+        kn = b.add(self.kbase, n, hint + "_ch")
+        e = b.add(b.mul(rows, self.p("K"), hint + "_rowe"), kn, hint + "_elem")
+        off = b.mul(e, i32(4), hint + "_byte")
+        return b.select(ok, off, self.oob_ws, hint + "_off")
+
+    def out_elem(self, x, m, n, ok, width: int):
+        """Write one fp32 element/vector of the tile: the slab (split) or D (plain)."""
+        b = self.b
+        if self.split:
+            off = self.ws_offset(self.slice, m, n, ok, "ws")
+            b.call(_STORE_KEY[4 * width], [x, self.rws, off, i32(0), i32(0)])
+        else:
+            kn = b.add(self.kbase, n, "epi_ch")
+            y = self.acc_epi(x, kn, width)
+            self.store_d(y, m, n, ok, width)
+
+    def epilogue(self):
+        b = self.b
+        exit_ = b.new_block("exit")
+        if self.s["epilogue"] == "default":
+            if self.wavelet:
+                body = b.new_block("epi_compute")
+                skip = b.new_block("epi_skip")
+                b.cond_br(self.is_loader, skip, body)
+                b.position(body)
+                self.epilogue_default()
+                b.br(skip)
+                b.position(skip)
+            else:
+                self.epilogue_default()
+        else:
+            self.epilogue_cshuffle()
+        if self.cluster:
+            self.cluster_fold()
+        b.br(exit_)
+        b.position(exit_)
+        b.ret_void()
+
+    def epilogue_default(self):
+        """Each lane stores its fragment elements: acc[i][j] element e is tile row
+        wm0 + 16*i + 8*(lane/16) + e, tile column wn0 + 16*j + lane%16."""
+        b = self.b
+        rbase = b.mul(self.half, i32(8), "e_rbase")
+        for i in range(self.fm):
+            for j in range(self.fn):
+                acc = self.accs[i * self.fn + j]
+                col = b.add(b.add(self.wn0, i32(j * WMMA_N), "e_c"), self.lrow, "e_col")
+                n = b.add(self.n0, col, "e_n")
+                nok = b.icmp("ult", n, self.p("kpg"), "e_nok")
+                for e in range(8):
+                    row = b.add(b.add(self.wm0, i32(i * WMMA_M + e), "e_r"), rbase, "e_row")
+                    m = b.add(self.m0, row, "e_m")
+                    mok = b.icmp("ult", m, self.p("M"), "e_mok")
+                    ok = b.binop("and", mok, nok, "e_ok")
+                    x = b.extractelement(acc, i32(e), "e_x")
+                    self.out_elem(x, m, n, ok, 1)
+
+    def epilogue_cshuffle(self):
+        """Compute waves write the accumulators to the fp32 LDS tile; barrier; then all
+        threads store OUT_VEC-wide row vectors (surplus slots clamp to the last vector)."""
+        b = self.b
+        lc = self.lds["lds_c"]
+        if self.wavelet:
+            body = b.new_block("cs_write")
+            join = b.new_block("cs_join")
+            b.cond_br(self.is_loader, join, body)
+            b.position(body)
+        rbase = b.mul(self.half, i32(8), "e_rbase")
+        for i in range(self.fm):
+            for j in range(self.fn):
+                acc = self.accs[i * self.fn + j]
+                col = b.add(b.add(self.wn0, i32(j * WMMA_N), "e_c"), self.lrow, "e_col")
+                for e in range(8):
+                    row = b.add(b.add(self.wm0, i32(i * WMMA_M + e), "e_r"), rbase, "e_row")
+                    idx = b.add(b.mul(row, i32(self.ncp), "cs_rowi"), col, "cs_idx")
+                    p = b.gep(T.FLOAT, lc, [idx], "cs_p")
+                    b.store(b.extractelement(acc, i32(e), "e_x"), p, 4)
+        if self.wavelet:
+            b.br(join)
+            b.position(join)
+        self.barrier()
+        per_row = self.tn // OUT_VEC
+        count = self.tm * per_row
+        v4 = T.vec(OUT_VEC, T.FLOAT)
+        for j in range((count + self.threads - 1) // self.threads):
+            v = b.add(self.tid, i32(j * self.threads), "cs_slot")
+            if (j + 1) * self.threads > count:
+                v = self.umin_const(v, count - 1, "cs_slotc")
+            row = b.binop("udiv", v, i32(per_row), "cs_row")
+            cv = b.binop("urem", v, i32(per_row), "cs_cv")
+            col = b.mul(cv, i32(OUT_VEC), "cs_col")
+            idx = b.add(b.mul(row, i32(self.ncp), "cs_rowi"), col, "cs_idx")
+            p = b.gep(T.FLOAT, lc, [idx], "cs_p")
+            x = b.load(v4, p, 16, "cs_x")
+            m = b.add(self.m0, row, "cs_m")
+            n = b.add(self.n0, col, "cs_n")
+            mok = b.icmp("ult", m, self.p("M"), "cs_mok")
+            nok = b.icmp("ult", n, self.p("kpg"), "cs_nok")
+            ok = b.binop("and", mok, nok, "cs_ok")
+            self.out_elem(x, m, n, ok, OUT_VEC)
+
+    def cluster_fold(self):
+        """After every slab of the cluster is stored: cluster barrier between
+        cluster-scope release/acquire fences, then this workgroup (rank = slice)
+        folds tile rows [rank*R, rank*R + R), R = ceil(tile_m / S), over slabs
+        0..S-1 in order and stores D."""
+        b = self.b
+        S = self.cluster
+        b.fence("cluster", "release")
+        b.call("s_cluster_barrier", [])
+        b.fence("cluster", "acquire")
+        R = (self.tm + S - 1) // S
+        per_row = self.tn // OUT_VEC
+        count = R * per_row
+        r0 = b.mul(self.slice, i32(R), "f_rorg")
+        for j in range((count + self.threads - 1) // self.threads):
+            v = b.add(self.tid, i32(j * self.threads), "f_slot")
+            if (j + 1) * self.threads > count:
+                v = self.umin_const(v, count - 1, "f_slotc")
+            rr = b.binop("udiv", v, i32(per_row), "f_rr")
+            cv = b.binop("urem", v, i32(per_row), "f_cv")
+            col = b.mul(cv, i32(OUT_VEC), "f_col")
+            row = b.add(r0, rr, "f_row")
+            m = b.add(self.m0, row, "f_m")
+            n = b.add(self.n0, col, "f_n")
+            rok = b.icmp("ult", row, i32(self.tm), "f_rok")
+            mok = b.icmp("ult", m, self.p("M"), "f_mok")
+            nok = b.icmp("ult", n, self.p("kpg"), "f_nok")
+            ok = b.binop("and", rok, mok, "f_ok")
+            ok = b.binop("and", ok, nok, "f_ok")
+            total = None
+            for sl in range(S):
+                off = self.ws_offset(i32(sl), m, n, ok, "f")
+                x = b.call(_LOAD_KEY[4 * OUT_VEC], [self.rws, off, i32(0), i32(0)], "f_slab")
+                total = x if total is None else b.fadd(total, x, "f_sum")
+            self.store_d(total, m, n, ok, OUT_VEC)
