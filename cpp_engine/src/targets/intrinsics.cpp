@@ -42,6 +42,10 @@ const std::vector<Row> &rows() {
         const Type *g = global_ptr();
         const Type *r = rsrc_ptr();
         const Type *v4f = vec(4, float_());
+        const Type *v2f = vec(2, float_());
+        const Type *v8f = vec(8, float_());
+        const Type *v16bf = vec(16, bfloat());
+        const Type *v16h = vec(16, half());
         return std::vector<Row>{
             {"workitem_id_x", {"llvm.amdgcn.workitem.id.x", i32(), {}}, {}},
             {"workgroup_id_x", {"llvm.amdgcn.workgroup.id.x", i32(), {}}, {}},
@@ -59,6 +63,28 @@ const std::vector<Row> &rows() {
              {"llvm.amdgcn.raw.ptr.buffer.store.f32", void_(), {float_(), r, i32(), i32(), i32()}}, {}},
             {"raw_buffer_store_v4f32",
              {"llvm.amdgcn.raw.ptr.buffer.store.v4f32", void_(), {v4f, r, i32(), i32(), i32()}}, {}},
+            // -- conv_implicit_gemm (appended; same rows as the Python table) ------------
+            // gfx1250 wave32 WMMA, D(16x16 f32) = A(16x32) * B(32x16) + C. LLVM 22
+            // IntrinsicsAMDGPU.td AMDGPUWmmaIntrinsicModsAllReuse: (i1 neg_a, A, i1 neg_b, B,
+            // i16 c_mod, C, i1 reuse_a, reuse_b); the neg/mod/reuse operands are immargs
+            // (LLVM attaches `immarg` itself when it parses the declaration).
+            {"wmma_f32_16x16x32_bf16",
+             {"llvm.amdgcn.wmma.f32.16x16x32.bf16.v8f32.v16bf16", v8f,
+              {i1(), v16bf, i1(), v16bf, i16(), v8f, i1(), i1()}}, {}},
+            {"wmma_f32_16x16x32_f16",
+             {"llvm.amdgcn.wmma.f32.16x16x32.f16.v8f32.v16f16", v8f,
+              {i1(), v16h, i1(), v16h, i16(), v8f, i1(), i1()}}, {}},
+            // Makes the wave index an SGPR value so role branches are scalar (wave-uniform).
+            {"readfirstlane_i32", {"llvm.amdgcn.readfirstlane.i32", i32(), {i32()}}, {}},
+            // gfx1250 workgroup-cluster barrier (LLVM 22.1): a workgroup barrier, then the
+            // cluster barrier (s_barrier_signal/wait -3). Paired with syncscope("cluster") fences.
+            {"s_cluster_barrier", {"llvm.amdgcn.s.cluster.barrier", void_(), {}}, {}},
+            {"raw_buffer_load_i16", {"llvm.amdgcn.raw.ptr.buffer.load.i16", i16(), {r, i32(), i32(), i32()}}, {}},
+            {"raw_buffer_load_v2f32", {"llvm.amdgcn.raw.ptr.buffer.load.v2f32", v2f, {r, i32(), i32(), i32()}}, {}},
+            {"raw_buffer_store_i16",
+             {"llvm.amdgcn.raw.ptr.buffer.store.i16", void_(), {i16(), r, i32(), i32(), i32()}}, {}},
+            {"raw_buffer_store_v2f32",
+             {"llvm.amdgcn.raw.ptr.buffer.store.v2f32", void_(), {v2f, r, i32(), i32(), i32()}}, {}},
         };
     }();
     return table;
