@@ -317,8 +317,8 @@ class _Kernel:
             self.rws = self.rsrc("ws_ptr", self.p("ws_bytes"), "rsrc_ws")
             self.oob_ws = b.cast("trunc", self.p("ws_bytes"), T.I32, "oob_ws")
         if s["acc_epilogue"] == "bias":
-            k4 = b.mul(self.p("K"), i32(4), "bias_bytes32")
-            k64 = b.cast("zext", k4, T.I64, "bias_bytes")
+            k4 = b.mul(self.p("K"), i32(4), "bias_nbytes")
+            k64 = b.cast("zext", k4, T.I64, "bias_nbytes_w")
             self.rbias = self.rsrc("bias_ptr", k64, "rsrc_bias")
             self.oob_bias = k4
         # Roles: compute wave coordinates (wave_m, wave_n); wavelet loaders.
