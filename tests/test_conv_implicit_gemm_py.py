@@ -1,0 +1,459 @@
+"""conv_implicit_gemm, Python engine only (the family is not registered until its
+C++ twin exists, so these tests call the family module directly).
+
+1. Validation: every rule's reason text, in rule order.
+2. Names.
+3. A numpy model of the kernel's documented index scheme (docs/conv_implicit_gemm.md:
+   load slots, im2col gather, LDS layout, WMMA fragment layouts, epilogue element
+   mapping, out-of-range offsets, slab layout, cluster fold rows) against a direct
+   convolution, for strided/padded/dilated/grouped/partial-tile problems and
+   split-K degrees.
+4. Validity: llvmlite parses and verifies (llvm22, llvm23); gfx1250 compiles in a
+   subprocess with no spills and no scratch; opt-19 verifies llvm20 when present.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from python_engine.ir.printer import print_module
+from python_engine.kernels import conv_abi
+from python_engine.kernels import conv_implicit_gemm as CIG
+from python_engine.kernels.conv_problem import ConvProblem
+from python_engine.kernels.spec import SpecRejected, normalize
+from python_engine.targets.arch import find_arch
+from python_engine.targets.flavors import find_flavor
+
+
+def _validate(spec, arch="gfx1250", flavor="llvm23"):
+    s = normalize(CIG.FAMILY, CIG.FIELDS, spec)
+    return CIG.validate(s, find_arch(arch), find_flavor(flavor))
+
+
+def lower(spec, arch="gfx1250", flavor="llvm23"):
+    s = normalize(CIG.FAMILY, CIG.FIELDS, spec)
+    r = CIG.validate(s, find_arch(arch), find_flavor(flavor))
+    if r:
+        raise SpecRejected(r)
+    name, m = CIG.build(s, find_arch(arch), find_flavor(flavor))
+    return name, print_module(m)
+
+
+# -- 1. validation ----------------------------------------------------------------------
+
+REJECTS = [
+    ({"dtype": None}, "gfx1250", "llvm23", "dtype must be bf16 or fp16, got null"),
+    ({"dtype": "fp32"}, "gfx1250", "llvm23", "dtype must be bf16 or fp16, got 'fp32'"),
+    ({"tile_k": 16}, "gfx1250", "llvm23",
+     "tile must be a multiple of the WMMA shape 16x16x32 (tile_m, tile_n multiples of 16, "
+     "tile_k a multiple of 32), got 64x64x16"),
+    ({"tile_m": 40}, "gfx1250", "llvm23",
+     "tile must be a multiple of the WMMA shape 16x16x32 (tile_m, tile_n multiples of 16, "
+     "tile_k a multiple of 32), got 40x64x32"),
+    ({"waves_m": 8}, "gfx1250", "llvm23",
+     "waves 8x2 must divide the tile 64x64 into per-wave tiles that are multiples of 16x16"),
+    ({"waves_n": 0}, "gfx1250", "llvm23",
+     "waves 2x0 must divide the tile 64x64 into per-wave tiles that are multiples of 16x16"),
+    ({"pipeline": "lds"}, "gfx1250", "llvm23", "pipeline must be mem or wavelet, got 'lds'"),
+    ({"pipeline": "wavelet", "num_load_waves": 0}, "gfx1250", "llvm23",
+     "num_load_waves must be 1..8 for the wavelet pipeline, got 0"),
+    ({"epilogue": None}, "gfx1250", "llvm23", "epilogue must be default or cshuffle, got null"),
+    ({"tile_m": 256, "tile_n": 256, "waves_m": 8, "waves_n": 8}, "gfx1250", "llvm23",
+     "work-group of 2048 threads exceeds 1024"),
+    ({"vector_a": 3}, "gfx1250", "llvm23", "vector_a must be 1, 2, 4 or 8 elements, got 3"),
+    ({"vector_b": 16}, "gfx1250", "llvm23", "vector_b must be 1, 2, 4 or 8 elements, got 16"),
+    ({"acc_epilogue": "gelu"}, "gfx1250", "llvm23",
+     "acc_epilogue must be identity, bias, scale, relu or clamp, got 'gelu'"),
+    ({"tile_m": 256, "tile_n": 256, "tile_k": 256, "waves_m": 4, "waves_n": 4}, "gfx1250", "llvm23",
+     "LDS use of 540672 bytes exceeds the 327680 bytes of gfx1250"),
+    ({"split_k": 4}, "gfx950", "llvm22",
+     "arch gfx950 has no 16x16x32 WMMA (conv_implicit_gemm requires gfx1250)"),
+    ({}, "gfx1100", "llvm22", "arch gfx1100 has no 16x16x32 WMMA (conv_implicit_gemm requires gfx1250)"),
+    ({"split_k": -1}, "gfx1250", "llvm23", "split_k = -1 (auto) must be resolved before lowering"),
+    ({"split_k": 0}, "gfx1250", "llvm23", "split_k must be 1 (off) or greater than 1 (two-stage), got 0"),
+    ({"split_k": -2}, "gfx1250", "llvm23", "split_k must be 1 (off) or greater than 1 (two-stage), got -2"),
+]
+for _e in ("bias", "relu", "clamp", "scale"):
+    REJECTS.append(({"split_k": 4, "acc_epilogue": _e}, "gfx1250", "llvm23",
+                    f"split-K needs the identity accumulator epilogue (it applies per slice), got '{_e}'"))
+REJECTS += [
+    ({"split_k": 4, "split_k_cluster": 4}, "gfx1250", "llvm22", "split_k_cluster requires flavor llvm23"),
+    ({"split_k": 4, "split_k_cluster": 4}, "gfx1250", "llvm20", "split_k_cluster requires flavor llvm23"),
+    ({"split_k": 4, "split_k_cluster": 4, "pipeline": "wavelet"}, "gfx1250", "llvm23",
+     "split_k_cluster requires the mem pipeline"),
+    ({"split_k": 4, "split_k_cluster": 1}, "gfx1250", "llvm23", "split_k_cluster must be 0 (off) or 2..15, got 1"),
+    ({"split_k": 4, "split_k_cluster": 16}, "gfx1250", "llvm23", "split_k_cluster must be 0 (off) or 2..15, got 16"),
+    ({"split_k_cluster": 4}, "gfx1250", "llvm23", "split_k_cluster requires split_k > 1 (the two-stage ABI)"),
+    ({"name_prefix": "9x"}, "gfx1250", "llvm23", "name_prefix must be empty or an identifier, got '9x'"),
+    ({"name_prefix": None}, "gfx1250", "llvm23", "name_prefix must be empty or an identifier, got null"),
+]
+
+
+@pytest.mark.parametrize("spec,arch,flavor,reason", REJECTS)
+def test_reject_reasons(spec, arch, flavor, reason):
+    assert _validate(spec, arch, flavor) == reason
+
+
+def test_fields_order_and_defaults():
+    assert [(f.name, f.default) for f in CIG.FIELDS] == [
+        ("dtype", "bf16"), ("tile_m", 64), ("tile_n", 64), ("tile_k", 32), ("waves_m", 2), ("waves_n", 2),
+        ("pipeline", "mem"), ("num_load_waves", 1), ("epilogue", "default"), ("vector_a", 8),
+        ("vector_b", 8), ("acc_epilogue", "identity"), ("split_k", 1), ("split_k_cluster", 0),
+        ("name_prefix", "")]
+
+
+# -- 2. names ---------------------------------------------------------------------------
+
+def test_names():
+    assert lower({})[0] == "conv_implicit_gemm_bf16_64x64x32_w2x2_mem_default_va8_vb8_identity"
+    assert lower({"split_k": 4})[0] == lower({"split_k": 32})[0].replace("", "") \
+        == "conv_implicit_gemm_bf16_64x64x32_w2x2_mem_default_va8_vb8_identity_spk"
+    assert lower({"split_k": 2, "split_k_cluster": 8, "epilogue": "cshuffle", "name_prefix": "net"})[0] == \
+        "net_conv_implicit_gemm_bf16_64x64x32_w2x2_mem_cshuffle_va8_vb8_identity_spk_skc8"
+    assert lower({"pipeline": "wavelet", "num_load_waves": 2})[0] == \
+        "conv_implicit_gemm_bf16_64x64x32_w2x2_wavelet2_default_va8_vb8_identity"
+    # num_load_waves does not change mem code, so it is not in the name and the bytes agree
+    assert lower({"num_load_waves": 3}) == lower({})
+    # any degree > 1 builds the same binary
+    assert lower({"split_k": 2})[1] == lower({"split_k": 32})[1]
+
+
+def test_abi_variants_and_params():
+    fl = find_flavor("llvm23")
+    t = conv_abi.text("two_stage", fl).splitlines()
+    assert t[0] == "conv_abi two_stage"
+    assert t[-4:] == ["30 ws_ptr: ptr addrspace(1) noalias captures(none) writeonly", "31 ws_bytes: i64",
+                      "32 ks: i32", "33 ks_count: i32"]
+    assert conv_abi.text("plain", find_flavor("llvm20")).splitlines()[1] == \
+        "0 x_ptr: ptr addrspace(1) noalias nocapture readonly"
+    assert conv_abi.text("reduce", fl).splitlines()[1].startswith("0 ws_ptr:")
+    _, text = lower({"split_k": 4, "split_k_cluster": 4})
+    assert "%ks_count)" in text.splitlines()[[i for i, l in enumerate(text.splitlines())
+                                              if l.startswith("define")][0]]
+
+
+def test_deterministic():
+    for spec in ({}, {"split_k": 4, "split_k_cluster": 4, "epilogue": "cshuffle"},
+                 {"pipeline": "wavelet", "acc_epilogue": "bias", "epilogue": "cshuffle"}):
+        assert lower(spec) == lower(spec)
+
+
+# -- 3. numpy model of the index scheme -------------------------------------------------
+
+def ref_conv(p: ConvProblem, x, w):
+    """Direct convolution in float64: x NHWC, w KYXC -> NHWK."""
+    out = np.zeros((p.N, p.Ho, p.Wo, p.K))
+    for g in range(p.groups):
+        xs = x[..., g * p.cpg:(g + 1) * p.cpg]
+        ws = w[g * p.kpg:(g + 1) * p.kpg]
+        for y in range(p.Y):
+            for xx in range(p.X):
+                for ho in range(p.Ho):
+                    hi = ho * p.stride_h - p.pad_h + y * p.dil_h
+                    if not 0 <= hi < p.H:
+                        continue
+                    for wo in range(p.Wo):
+                        wi = wo * p.stride_w - p.pad_w + xx * p.dil_w
+                        if not 0 <= wi < p.W:
+                            continue
+                        out[:, ho, wo, g * p.kpg:(g + 1) * p.kpg] += xs[:, hi, wi, :] @ ws[:, y, xx, :].T
+    return out
+
+
+class Buf:
+    """A raw buffer with the range check: element index -> value; out of range reads 0,
+    out-of-range writes are dropped (the offset the kernel selects is the byte count)."""
+
+    def __init__(self, arr):
+        self.a = arr.reshape(-1)
+
+    def load(self, e, n, ok):
+        if not ok or e + n > self.a.size:
+            return np.zeros(n)
+        return self.a[e:e + n].copy()
+
+    def store(self, e, vals, ok):
+        if ok and e + len(vals) <= self.a.size:
+            self.a[e:e + len(vals)] = vals
+
+
+def wmma(afr, bfr, c):
+    """WMMA 16x16x32 on per-lane fragments (32 lanes x 16 elements each for A and B,
+    32 x 8 for C): A lane l holds row l%16, K = 8*(l//16)+[0,8) then 16+8*(l//16)+[0,8);
+    B lane l holds column l%16 with the same K split; C/D lane l element e holds
+    row 8*(l//16)+e, column l%16."""
+    A = np.zeros((16, 32))
+    B = np.zeros((32, 16))
+    for l in range(32):
+        ks = [8 * (l // 16) + i for i in range(8)] + [16 + 8 * (l // 16) + i for i in range(8)]
+        A[l % 16, ks] = afr[l]
+        B[ks, l % 16] = bfr[l]
+    Cm = np.zeros((16, 16))
+    for l in range(32):
+        for e in range(8):
+            Cm[8 * (l // 16) + e, l % 16] = c[l][e]
+    D = A @ B + Cm
+    return [[D[8 * (l // 16) + e, l % 16] for e in range(8)] for l in range(32)]
+
+
+def model(spec, p: ConvProblem, x, w, ks_count=1, ks=None, bias=None, scale=1.0, lo=0.0, hi=0.0):
+    """Run the documented scheme on numpy arrays; returns (D as NHWK, ws or None)."""
+    s = normalize(CIG.FAMILY, CIG.FIELDS, spec)
+    tm, tn, tk = s["tile_m"], s["tile_n"], s["tile_k"]
+    va, vb = s["vector_a"], s["vector_b"]
+    wm, wn = tm // s["waves_m"], tn // s["waves_n"]
+    split = s["split_k"] > 1
+    S = s["split_k_cluster"]
+    T_ = CIG.threads(s)
+    ncw = s["waves_m"] * s["waves_n"]
+    lthreads = s["num_load_waves"] * 32 if s["pipeline"] == "wavelet" else T_
+    kp, ncp = tk + CIG.PAD_AB, tn + CIG.PAD_C
+    X, Wt = Buf(x.astype(np.float64)), Buf(w.astype(np.float64))
+    D = np.zeros(p.M * p.K)
+    Dbuf = Buf(D)
+    ws = np.zeros((ks_count * p.M * p.K)) if split else None
+    WS = Buf(ws) if split else None
+    if not split:
+        ks_count, ks = 1, p.Kgemm
+    gx, gy = -(-p.M // tm), -(-p.kpg // tn)
+
+    def acc_epi(v, nglob):
+        e = s["acc_epilogue"]
+        if e == "bias":
+            return v + np.array([bias[n] if n < p.K else 0.0 for n in nglob])
+        if e == "scale":
+            return v * scale
+        if e == "relu":
+            return np.where(v < 0, 0.0, v)
+        if e == "clamp":
+            v1 = np.where(v < lo, lo, v)
+            return np.where(v1 > hi, hi, v1)
+        return v
+
+    def write(vals, m, n, ok, g, sl):
+        if split:
+            WS.store(((sl * p.M + m) * p.K + g * p.kpg + n), vals, ok)
+        else:
+            Dbuf.store(m * p.K + g * p.kpg + n, acc_epi(np.array(vals), range(g * p.kpg + n, g * p.kpg + n + len(vals))), ok)
+
+    for z in range(p.groups * ks_count):
+        g, sl = (z // ks_count, z % ks_count) if split else (z, 0)
+        kb = sl * ks
+        ke = min(kb + ks, p.Kgemm)
+        nt = -(-max(ke - kb, 0) // tk)
+        for bx in range(gx):
+            for by in range(gy):
+                m0, n0 = bx * tm, by * tn
+                acc = {(wv, l, i, j): np.zeros(8) for wv in range(ncw) for l in range(32)
+                       for i in range(wm // 16) for j in range(wn // 16)}
+                for t in range(nt):
+                    k0 = kb + t * tk
+                    la = np.full((tm, kp), np.nan)
+                    lb = np.full((tn, kp), np.nan)
+                    cnt = tm * (tk // va)
+                    for lt in range(lthreads):
+                        for j in range(-(-cnt // lthreads)):
+                            v = min(lt + j * lthreads, cnt - 1)
+                            row, kv = divmod(v, tk // va)
+                            m, r = m0 + row, k0 + kv * va
+                            img, pix = divmod(m, p.Ho * p.Wo)
+                            ho, wo = divmod(pix, p.Wo)
+                            q, c = divmod(r, p.cpg)
+                            yy, xx = divmod(q, p.X)
+                            hh = ho * p.stride_h - p.pad_h + yy * p.dil_h
+                            ww = wo * p.stride_w - p.pad_w + xx * p.dil_w
+                            ok = m < p.M and r < ke and 0 <= hh < p.H and 0 <= ww < p.W
+                            e = ((img * p.H + hh) * p.W + ww) * p.C + g * p.cpg + c
+                            la[row, kv * va:kv * va + va] = X.load(e, va, ok)
+                    cnt = tn * (tk // vb)
+                    for lt in range(lthreads):
+                        for j in range(-(-cnt // lthreads)):
+                            v = min(lt + j * lthreads, cnt - 1)
+                            row, kv = divmod(v, tk // vb)
+                            n, r = n0 + row, k0 + kv * vb
+                            ok = n < p.kpg and r < ke
+                            lb[row, kv * vb:kv * vb + vb] = Wt.load((g * p.kpg + n) * p.Kgemm + r, vb, ok)
+                    for wv in range(ncw):
+                        wmi, wni = divmod(wv, s["waves_n"])
+                        for kk in range(tk // 32):
+                            def frag(lds, base_row):
+                                out = []
+                                for l in range(32):
+                                    k = kk * 32 + 8 * (l // 16)
+                                    rr = base_row + l % 16
+                                    out.append(np.concatenate([lds[rr, k:k + 8], lds[rr, k + 16:k + 24]]))
+                                return out
+                            for i in range(wm // 16):
+                                fa = frag(la, wmi * wm + 16 * i)
+                                for j in range(wn // 16):
+                                    fb = frag(lb, wni * wn + 16 * j)
+                                    c = [acc[(wv, l, i, j)] for l in range(32)]
+                                    d = wmma(fa, fb, c)
+                                    for l in range(32):
+                                        acc[(wv, l, i, j)] = np.array(d[l])
+                # epilogue
+                if s["epilogue"] == "default":
+                    for (wv, l, i, j), a in acc.items():
+                        wmi, wni = divmod(wv, s["waves_n"])
+                        n = n0 + wni * wn + 16 * j + l % 16
+                        for e in range(8):
+                            m = m0 + wmi * wm + 16 * i + 8 * (l // 16) + e
+                            write([a[e]], m, n, m < p.M and n < p.kpg, g, sl)
+                else:
+                    lc = np.full((tm, ncp), np.nan)
+                    for (wv, l, i, j), a in acc.items():
+                        wmi, wni = divmod(wv, s["waves_n"])
+                        for e in range(8):
+                            lc[wmi * wm + 16 * i + 8 * (l // 16) + e, wni * wn + 16 * j + l % 16] = a[e]
+                    cnt = tm * tn // 4
+                    for tid in range(T_):
+                        for jj in range(-(-cnt // T_)):
+                            v = min(tid + jj * T_, cnt - 1)
+                            row, cv = divmod(v, tn // 4)
+                            m, n = m0 + row, n0 + 4 * cv
+                            write(list(lc[row, 4 * cv:4 * cv + 4]), m, n, m < p.M and n < p.kpg, g, sl)
+        if S and sl == ks_count - 1:
+            pass
+    if S:
+        # The fold, after every slab of every cluster is written (the cluster barrier).
+        R = -(-tm // S)
+        for z in range(p.groups * ks_count):
+            g, sl = divmod(z, ks_count)
+            for bx in range(gx):
+                for by in range(gy):
+                    m0, n0 = bx * tm, by * tn
+                    cnt = R * tn // 4
+                    for tid in range(T_):
+                        for jj in range(-(-cnt // T_)):
+                            v = min(tid + jj * T_, cnt - 1)
+                            rr, cv = divmod(v, tn // 4)
+                            row = sl * R + rr
+                            m, n = m0 + row, n0 + 4 * cv
+                            ok = row < tm and m < p.M and n < p.kpg
+                            tot = None
+                            for k in range(S):
+                                xk = WS.load((k * p.M + m) * p.K + g * p.kpg + n, 4, ok)
+                                tot = xk if tot is None else tot + xk
+                            Dbuf.store(m * p.K + g * p.kpg + n, tot, ok)
+    return D.reshape(p.N, p.Ho, p.Wo, p.K), ws
+
+
+PROBLEMS = {
+    "strided_padded": ConvProblem(N=1, C=8, H=7, W=6, K=20, Y=3, X=3, stride_h=2, stride_w=1, pad_h=1, pad_w=1),
+    "dilated_grouped": ConvProblem(N=2, C=16, H=6, W=5, K=8, Y=2, X=3, dil_h=2, dil_w=1, pad_w=2, groups=2),
+    "pointwise": ConvProblem(N=1, C=40, H=5, W=5, K=36, Y=1, X=1),
+}
+
+
+def _data(p, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-3, 4, size=(p.N, p.H, p.W, p.C)).astype(np.float64)
+    w = rng.integers(-3, 4, size=(p.K, p.Y, p.X, p.cpg)).astype(np.float64)
+    return x, w
+
+
+SMALL = {"tile_m": 32, "tile_n": 16, "tile_k": 32, "waves_m": 2, "waves_n": 1}
+
+
+@pytest.mark.parametrize("pname", sorted(PROBLEMS))
+@pytest.mark.parametrize("variant", ["plain_default", "plain_cshuffle_wavelet", "spk3_cshuffle", "skc2_default"])
+def test_model_matches_reference(pname, variant):
+    p = PROBLEMS[pname]
+    x, w = _data(p)
+    ref = ref_conv(p, x, w)
+    va = 8 if p.cpg % 8 == 0 else 4 if p.cpg % 4 == 0 else 1
+    spec = dict(SMALL, vector_a=va, vector_b=va)
+    if variant == "plain_default":
+        D, _ = model(spec, p, x, w)
+    elif variant == "plain_cshuffle_wavelet":
+        spec.update(epilogue="cshuffle", pipeline="wavelet", num_load_waves=1)
+        D, _ = model(spec, p, x, w)
+    elif variant == "spk3_cshuffle":
+        spec.update(epilogue="cshuffle", split_k=3)
+        ks_count = 3
+        ks = -(-p.Kgemm // ks_count // 32) * 32
+        D, ws = model(spec, p, x, w, ks_count=ks_count, ks=ks)
+        D = ws.reshape(ks_count, p.M, p.K).sum(axis=0).reshape(D.shape)   # Stage 2
+    else:
+        spec.update(split_k=2, split_k_cluster=2)
+        ks = -(-p.Kgemm // 2 // 32) * 32
+        D, _ = model(spec, p, x, w, ks_count=2, ks=ks)
+    np.testing.assert_array_equal(D, ref)
+
+
+def test_model_acc_epilogues():
+    p = PROBLEMS["strided_padded"]
+    x, w = _data(p, 1)
+    ref = ref_conv(p, x, w)
+    bias = np.arange(p.K, dtype=np.float64) - 5
+    D, _ = model(dict(SMALL, vector_a=8, vector_b=8, acc_epilogue="bias", epilogue="cshuffle"), p, x, w, bias=bias)
+    np.testing.assert_array_equal(D, ref + bias)
+    D, _ = model(dict(SMALL, vector_a=8, vector_b=8, acc_epilogue="clamp"), p, x, w, lo=-4.0, hi=6.0)
+    np.testing.assert_array_equal(D, np.clip(ref, -4, 6))
+
+
+# -- 4. validity ------------------------------------------------------------------------
+
+COMPILE = textwrap.dedent("""
+    import sys, json, re
+    import llvmlite.binding as llvm
+    llvm.initialize_all_targets(); llvm.initialize_all_asmprinters()
+    m = llvm.parse_assembly(sys.stdin.read()); m.verify()
+    tm = llvm.Target.from_triple('amdgcn-amd-amdhsa').create_target_machine(cpu='gfx1250', opt=3)
+    asm = tm.emit_assembly(m)
+    def g(k):
+        mm = re.search(r"\\s" + re.escape(k) + r":\\s+(\\d+)", asm)
+        return int(mm.group(1)) if mm else -1
+    print(json.dumps({k: g(k) for k in ('.vgpr_count', '.vgpr_spill_count', '.sgpr_spill_count',
+                                         '.private_segment_fixed_size', '.group_segment_fixed_size')}))
+""")
+
+COMPILE_SPECS = {
+    "mem_default_64": {},
+    "mem_cshuffle_64_fp16": {"epilogue": "cshuffle", "dtype": "fp16"},
+    "mem_default_128": {"tile_m": 128, "tile_n": 128},
+    "wavelet_cshuffle": {"pipeline": "wavelet", "num_load_waves": 2, "epilogue": "cshuffle"},
+    "spk_default": {"split_k": 4},
+    "spk_wavelet_cshuffle": {"split_k": 4, "pipeline": "wavelet", "epilogue": "cshuffle"},
+    "skc4_default": {"split_k": 4, "split_k_cluster": 4},
+    "skc15_cshuffle": {"split_k": 4, "split_k_cluster": 15, "epilogue": "cshuffle"},
+    "bias_cshuffle": {"acc_epilogue": "bias", "epilogue": "cshuffle"},
+    "clamp_va1": {"acc_epilogue": "clamp", "vector_a": 1, "vector_b": 2},
+}
+
+
+@pytest.mark.parametrize("key", sorted(COMPILE_SPECS))
+def test_compiles_without_spills(key):
+    pytest.importorskip("llvmlite.binding")
+    spec = COMPILE_SPECS[key]
+    flavors = ("llvm23",) if spec.get("split_k_cluster") else ("llvm22", "llvm23")
+    for fl in flavors:
+        _, text = lower(spec, flavor=fl)
+        r = subprocess.run([sys.executable, "-c", COMPILE], input=text, capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr[-2000:]
+        info = json.loads(r.stdout)
+        assert info[".vgpr_spill_count"] == 0 and info[".sgpr_spill_count"] == 0, info
+        assert info[".private_segment_fixed_size"] == 0, info
+        s = normalize(CIG.FAMILY, CIG.FIELDS, spec)
+        assert info[".group_segment_fixed_size"] == CIG.lds_bytes(s), info
+
+
+def test_opt19_verifies_llvm20(tmp_path):
+    opt = shutil.which("opt-19")
+    if opt is None:
+        pytest.skip("opt-19 not installed")
+    for i, spec in enumerate(({}, {"split_k": 4, "epilogue": "cshuffle"},
+                              {"pipeline": "wavelet", "acc_epilogue": "bias", "vector_a": 1})):
+        _, text = lower(spec, flavor="llvm20")
+        f = tmp_path / f"k{i}.ll"
+        f.write_text(text)
+        r = subprocess.run([opt, "-passes=verify", "-disable-output", str(f)], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
