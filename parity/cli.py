@@ -5,6 +5,8 @@
     parity list  [--family F]                               configs and their verdicts
     parity show  FAMILY/NAME [--flavor F] [--engine E]      print one engine's IR
     parity diff  FAMILY/NAME [--flavor F]                   unified diff of the two engines' IR
+    parity verify [--only F,..] [--flavor F] [--report] [--json PATH] [--engine E]
+                                                            LLVM validity + ISA report (docs/verify.md)
 
 Exit status: 0 clean, 1 the check found problems (or ``diff`` found a
 difference, ``show`` a rejection), 2 refused or unusable input (bad arguments,
@@ -322,6 +324,9 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--flavor", default="llvm23", help="flavor (default llvm23)")
     add_common_options(d, flavor=False, only=False)
     d.set_defaults(func=cmd_diff)
+
+    from parity.verify.verify import add_verify_command  # issue 6: the validity oracle
+    add_verify_command(sub)
     return p
 
 

@@ -92,6 +92,9 @@ class Config:
     per_flavor: Mapping[str, Expect] = field(default_factory=dict)
     flavors: tuple[str, ...] = CANONICAL_FLAVORS
     note: str = ""
+    #: Non-empty = this config may spill registers / use scratch in `parity verify`;
+    #: the text is the reason (docs/verify.md). Empty (default) = a spill fails.
+    allow_spill: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME_RE.match(self.name):
@@ -104,6 +107,9 @@ class Config:
         for k in self.spec:
             if not isinstance(k, str):
                 raise ConfigError(f"config {self.name}: spec field names must be str, got {k!r}")
+        if not isinstance(self.allow_spill, str):
+            raise ConfigError(f"config {self.name}: allow_spill must be a str (the reason), "
+                              f"got {self.allow_spill!r}")
         if not isinstance(self.expect, Expect):
             raise ConfigError(f"config {self.name}: expect must be ok() or reject(reason)")
         flavors = (self.flavors,) if isinstance(self.flavors, str) else tuple(self.flavors)

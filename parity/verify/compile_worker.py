@@ -1,0 +1,376 @@
+"""LLVM work in worker processes.
+
+LLVM aborts the whole process on some errors ("LLVM ERROR: Cannot select:
+intrinsic ..." for an intrinsic on the wrong target, an assertion for an
+unknown CPU). So every llvmlite call runs in a worker subprocess
+(``python -m parity.verify.compile_worker``) that reads one JSON job per line
+on stdin and answers one JSON line on a private pipe. Its stderr goes to a
+file the parent reads: when a worker dies, the job it was running is
+reported as failed with LLVM's message (the tail of that stderr), a fresh
+worker takes the next job, and the run goes on. The gate's engine pool
+(parity.pool) is not used here because it cannot capture a dead child's
+stderr, which is the whole message of an LLVM abort.
+
+Job kinds: ``compile`` (parse, verify, compile to assembly and object, ISA
+report), ``probe`` (intrinsic existence by wrong-signature declarations),
+``tables`` (an engine's intrinsic and arch tables, imported in isolation).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import traceback
+from pathlib import Path
+from queue import Empty, Queue
+from typing import Any, Callable, Sequence
+
+DEFAULT_TIMEOUT = 120.0
+_STDERR_TAIL = 2000
+_REPO = str(Path(__file__).resolve().parents[2])
+
+# ----------------------------------------------------------------------------
+# inside the worker
+# ----------------------------------------------------------------------------
+
+_llvm = None
+_tms: dict = {}
+_probe_cache: dict = {}
+
+
+def _binding():
+    global _llvm
+    if _llvm is None:
+        import llvmlite.binding as llvm
+        llvm.initialize_all_targets()
+        llvm.initialize_all_asmprinters()
+        _llvm = llvm
+    return _llvm
+
+
+def _target_machine(cpu: str, triple: str):
+    llvm = _binding()
+    key = (cpu, triple)
+    if key not in _tms:
+        tm = llvm.Target.from_triple(triple).create_target_machine(cpu=cpu, opt=3)
+        tm.set_asm_verbosity(True)  # keeps AMDGPUAsmPrinter's "; Occupancy:" comments
+        _tms[key] = tm
+    return _tms[key]
+
+
+def _err(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _parse_verify(text: str):
+    llvm = _binding()
+    try:
+        m = llvm.parse_assembly(text)
+    except RuntimeError as exc:
+        return None, ("parse", _err(exc))
+    try:
+        m.verify()
+    except RuntimeError as exc:
+        return None, ("verify", _err(exc))
+    return m, None
+
+
+def job_compile(job: dict) -> dict:
+    from parity.verify.isa_report import build_report
+
+    text, kernel, arch = job["text"], job["kernel"], job["arch"]
+    m, err = _parse_verify(text)
+    if err:
+        return {"ok": False, "stage": err[0], "error": err[1]}
+    if m.get_function(kernel) is None:
+        return {"ok": False, "stage": "verify", "error": f"module defines no function @{kernel}"}
+    externals = [f.name for f in m.functions if f.is_declaration and not f.name.startswith("llvm.")]
+    triple = m.triple or "amdgcn-amd-amdhsa"
+    tm = _target_machine(arch, triple)
+    try:
+        asm = tm.emit_assembly(m)
+        m2, _ = _parse_verify(text)
+        obj = tm.emit_object(m2)
+    except RuntimeError as exc:
+        return {"ok": False, "stage": "compile", "error": _err(exc)}
+    rep = build_report(asm, kernel, arch, object_bytes=len(obj))
+    out = {"ok": True, "report": rep.to_json(), "externals": externals,
+           "elf": obj[:4] == b"\x7fELF" and len(obj) > 18 and int.from_bytes(obj[18:20], "little") == 224}
+    if job.get("keep_asm"):
+        out["asm"] = asm
+    return out
+
+
+def _probe_one(line: str, check_right: bool) -> dict:
+    from parity.verify.intrinsics_check import (DeclError, parse_decl, right_signature_module,
+                                                wrong_signature_modules)
+    try:
+        d = parse_decl(line)
+    except DeclError as exc:
+        return {"known": False, "error": str(exc), "probes": []}
+    probes = []
+    known = False
+    for what, text in wrong_signature_modules(d):
+        _, err = _parse_verify(text)
+        probes.append({"probe": what, "rejected": bool(err), "error": err[1] if err else ""})
+        if err:
+            known = True
+            break
+    out = {"name": d.name, "known": known, "probes": probes}
+    if check_right:
+        _, err = _parse_verify(right_signature_module(d))
+        out["right_ok"] = err is None
+        out["right_error"] = err[1] if err else ""
+    return out
+
+
+def job_probe(job: dict) -> dict:
+    res = {}
+    for line in job["decls"]:
+        key = (line, bool(job.get("check_right")))
+        if key not in _probe_cache:
+            _probe_cache[key] = _probe_one(line, key[1])
+        res[line] = _probe_cache[key]
+    return {"ok": True, "results": res}
+
+
+def job_tables(job: dict) -> dict:
+    import importlib
+    try:
+        E = importlib.import_module(job["module"])
+    except BaseException as exc:  # noqa: BLE001
+        return {"ok": False, "error": f"cannot import {job['module']}: {type(exc).__name__}: {_err(exc)}"}
+    tables = {}
+    for fl in job["flavors"]:
+        tables[fl] = [list(row) for row in E.intrinsic_table(fl)]
+    return {"ok": True, "intrinsics": tables, "arch": [dict(a) for a in E.arch_table()]}
+
+
+def job_selftest(job: dict) -> dict:
+    if job.get("action") == "abort":
+        sys.stderr.write("LLVM ERROR: selftest abort\n")
+        sys.stderr.flush()
+        os.abort()
+    return {"ok": True}
+
+
+HANDLERS: dict[str, Callable[[dict], dict]] = {
+    "compile": job_compile, "probe": job_probe, "tables": job_tables, "selftest": job_selftest,
+}
+
+
+def serve() -> None:
+    # The protocol gets a private copy of stdout; fd 1 then points at stderr so
+    # nothing LLVM (or an engine) prints can corrupt it.
+    out = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
+    os.dup2(2, 1)
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        job = json.loads(line)
+        try:
+            res = HANDLERS[job["kind"]](job)
+        except Exception as exc:  # noqa: BLE001 - a bug here is a failed job, not a dead worker
+            tb = traceback.extract_tb(exc.__traceback__)
+            where = f" at {tb[-1].filename}:{tb[-1].lineno}" if tb else ""
+            res = {"ok": False, "stage": "worker", "error": f"{type(exc).__name__}: {_err(exc)}{where}"}
+        out.write(json.dumps(res) + "\n")
+        out.flush()
+
+
+# ----------------------------------------------------------------------------
+# in the parent
+# ----------------------------------------------------------------------------
+
+def _describe_exit(rc: int | None) -> str:
+    if rc is None:
+        return "worker died"
+    if rc < 0:
+        try:
+            return f"worker killed by {signal.Signals(-rc).name}"
+        except ValueError:
+            return f"worker killed by signal {-rc}"
+    return f"worker exited with status {rc}"
+
+
+def llvm_message(stderr: str) -> str:
+    """The most telling lines of a dead worker's stderr (LLVM ERROR / assertion first)."""
+    lines = [l.rstrip() for l in stderr.splitlines() if l.strip()]
+    key = [l for l in lines if "LLVM ERROR" in l or "Assertion" in l or "error:" in l
+           or "not a recognized processor" in l]
+    pick = key or lines[-5:]
+    # drop the repeated "not a recognized processor" warnings to one
+    seen, out = set(), []
+    for l in pick:
+        if l not in seen:
+            seen.add(l)
+            out.append(l)
+    msg = " | ".join(out)
+    return msg[-_STDERR_TAIL:] if len(msg) > _STDERR_TAIL else msg
+
+
+class _Proc:
+    def __init__(self, env: dict):
+        self.errpath = tempfile.NamedTemporaryFile(prefix="parity-verify-", suffix=".stderr",
+                                                   delete=False).name
+        self.errfile = open(self.errpath, "wb")
+        self.p = subprocess.Popen([sys.executable, "-m", "parity.verify.compile_worker"],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errfile,
+                                  env=env, text=True, encoding="utf-8", bufsize=1)
+
+    def stderr_since(self, pos: int) -> str:
+        try:
+            with open(self.errpath, "rb") as f:
+                f.seek(pos)
+                return f.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def stderr_size(self) -> int:
+        try:
+            return os.path.getsize(self.errpath)
+        except OSError:
+            return 0
+
+    def close(self, kill: bool = False) -> None:
+        try:
+            if kill and self.p.poll() is None:
+                self.p.kill()
+            elif self.p.poll() is None:
+                self.p.stdin.close()
+            self.p.wait(5)
+        except Exception:  # noqa: BLE001
+            try:
+                self.p.kill()
+                self.p.wait(5)
+            except Exception:  # noqa: BLE001
+                pass
+        for fobj in (self.p.stdout, self.errfile):
+            try:
+                fobj.close()
+            except Exception:  # noqa: BLE001
+                pass
+        try:
+            os.unlink(self.errpath)
+        except OSError:
+            pass
+
+
+class CompileWorkers:
+    """Run jobs on ``workers`` worker subprocesses (default os.cpu_count()).
+
+    Each result is the worker's answer, or for a job whose worker died or hung
+    ``{"ok": False, "crashed": True, "stage": "abort"|"timeout", "error": msg}``
+    with LLVM's stderr in the message. Anything the worker wrote to stderr
+    during a job that did not kill it is attached as ``"stderr"``.
+    """
+
+    def __init__(self, workers: int | None = None, timeout: float = DEFAULT_TIMEOUT):
+        self.workers = max(1, workers or os.cpu_count() or 1)
+        self.timeout = float(timeout)
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([_REPO] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        self.env = env
+        self.restarts = 0
+
+    def _run_one(self, proc: _Proc | None, job: dict) -> tuple[_Proc | None, dict]:
+        if proc is None or proc.p.poll() is not None:
+            if proc is not None:
+                proc.close()
+            proc = _Proc(self.env)
+        pos = proc.stderr_size()
+        timer_fired = threading.Event()
+
+        def kill():
+            timer_fired.set()
+            try:
+                proc.p.kill()
+            except Exception:  # noqa: BLE001
+                pass
+
+        timer = threading.Timer(self.timeout, kill)
+        timer.start()
+        try:
+            proc.p.stdin.write(json.dumps(job) + "\n")
+            proc.p.stdin.flush()
+            line = proc.p.stdout.readline()
+        except (BrokenPipeError, OSError):
+            line = ""
+        finally:
+            timer.cancel()
+        if line:
+            try:
+                res = json.loads(line)
+            except json.JSONDecodeError:
+                res = {"ok": False, "stage": "worker", "error": f"unreadable worker answer: {line[:200]!r}"}
+            err = proc.stderr_since(pos).strip()
+            if err:
+                res["stderr"] = err[-_STDERR_TAIL:]
+            return proc, res
+        try:
+            proc.p.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.p.kill()
+            proc.p.wait(5)
+        stderr = proc.stderr_since(pos)
+        msg = llvm_message(stderr)
+        if timer_fired.is_set():
+            res = {"ok": False, "crashed": True, "stage": "timeout",
+                   "error": f"timeout: no answer after {self.timeout:g}s (worker killed)"
+                            + (f"; stderr: {msg}" if msg else "")}
+        else:
+            res = {"ok": False, "crashed": True, "stage": "abort",
+                   "error": f"{_describe_exit(proc.p.returncode)}: {msg or '(no message on stderr)'}"}
+        proc.close()
+        self.restarts += 1
+        return None, res
+
+    def run(self, jobs: Sequence[dict], on_result: Callable[[int, dict], None] | None = None) -> list[dict]:
+        results: list[Any] = [None] * len(jobs)
+        if not jobs:
+            return results
+        q: Queue = Queue()
+        for i in range(len(jobs)):
+            q.put(i)
+        lock = threading.Lock()
+        errors: list[BaseException] = []
+
+        def loop():
+            proc = None
+            try:
+                while True:
+                    try:
+                        i = q.get_nowait()
+                    except Empty:
+                        return
+                    proc, res = self._run_one(proc, jobs[i])
+                    results[i] = res
+                    if on_result is not None:
+                        with lock:
+                            on_result(i, res)
+            except BaseException as exc:  # noqa: BLE001
+                errors.append(exc)
+            finally:
+                if proc is not None:
+                    proc.close()
+
+        threads = [threading.Thread(target=loop, daemon=True)
+                   for _ in range(min(self.workers, len(jobs)))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if errors:
+            raise errors[0]
+        return results
+
+
+if __name__ == "__main__":
+    serve()

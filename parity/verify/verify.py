@@ -1,0 +1,550 @@
+"""`parity verify`: every emitted module checked by its flavor's LLVM, and a
+gfx1250 ISA resource report per compiled config (DESIGN §7, docs/verify.md).
+
+A run:
+
+1. lowers every applicable (family, config, flavor) with one engine (python
+   by default; the byte-identity gate guarantees the other emits the same
+   bytes) in the gate's crash-isolating engine pool;
+2. checks both engines' intrinsic tables: every entry must be an intrinsic
+   LLVM 22.1 knows (parity.verify.intrinsics_check) and its declared
+   signature must verify in its flavor's lane;
+3. per module: no external function that is not an ``llvm.`` intrinsic, every
+   declared intrinsic known to LLVM 22.1, then the lane: llvm20 text through
+   ``opt-19 -passes=verify``; llvm22/llvm23 text through llvmlite (LLVM 22.1):
+   parse, verify, compile for the config's arch to assembly and a code object,
+   in worker processes (parity.verify.compile_worker);
+4. gates each compiled kernel: no spill and no scratch (unless the config
+   has ``allow_spill="reason"``), LDS within the arch limit, ``.cluster_dims``
+   in the metadata exactly when the kernel has ``amdgpu-cluster-dims``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from parity.config import CANONICAL_FLAVORS, Family, load_families
+from parity.pool import DEFAULT_TIMEOUT as LOWER_TIMEOUT
+from parity.pool import WorkerPool
+from parity.runner import engine_module
+from parity.verify import intrinsics_check as IC
+from parity.verify import lanes as L
+from parity.verify.compile_worker import DEFAULT_TIMEOUT, CompileWorkers
+
+PASS, FAIL, SKIPPED, REJECTED = "PASS", "FAIL", "SKIPPED", "REJECTED"
+ENGINES = ("python", "cpp")
+_CLUSTER_RE = re.compile(r'"amdgpu-cluster-dims"="([^"]*)"')
+
+
+@dataclass
+class UnitResult:
+    family: str
+    config: str
+    flavor: str
+    arch: str
+    lane: str = ""
+    llvm: str = ""
+    kernel: str = ""
+    status: str = FAIL
+    errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    isa: dict | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.family}/{self.config}@{self.flavor}"
+
+    @property
+    def failed(self) -> bool:
+        return self.status == FAIL or (self.status == SKIPPED and L.ci())
+
+    def to_json(self) -> dict:
+        return {"family": self.family, "config": self.config, "flavor": self.flavor, "arch": self.arch,
+                "lane": self.lane, "llvm": self.llvm, "kernel": self.kernel, "status": self.status,
+                "passed": not self.failed, "errors": list(self.errors), "notes": list(self.notes),
+                "isa": self.isa}
+
+
+@dataclass
+class VerifyReport:
+    engine: str
+    flavors: tuple[str, ...]
+    lanes: dict[str, L.LaneStatus]
+    results: list[UnitResult]
+    intrinsic_problems: list[str]
+    intrinsic_notes: list[str]
+    intrinsics_checked: int
+    restarts: int = 0
+
+    def failures(self) -> list[UnitResult]:
+        return [r for r in self.results if r.failed]
+
+    def skipped_lanes(self) -> list[str]:
+        return sorted({fl for fl in self.flavors if not self.lanes[fl].available})
+
+    @property
+    def green(self) -> bool:
+        if not self.results or self.intrinsic_problems or self.failures():
+            return False
+        if L.ci() and self.skipped_lanes():
+            return False
+        return True
+
+    def summary(self) -> dict:
+        compiled = [r for r in self.results if r.isa is not None]
+        isa = [r.isa for r in compiled]
+
+        def mx(k):
+            vs = [x[k] for x in isa if isinstance(x.get(k), int)]
+            return max(vs) if vs else None
+
+        occ = [x["occupancy"] for x in isa if isinstance(x.get("occupancy"), int)]
+        return {
+            "units": len(self.results),
+            "passed": sum(1 for r in self.results if r.status == PASS),
+            "failed": sum(1 for r in self.results if r.failed),
+            "skipped": sum(1 for r in self.results if r.status == SKIPPED),
+            "rejected": sum(1 for r in self.results if r.status == REJECTED),
+            "verified_opt19": sum(1 for r in self.results if r.lane == L.OPT_TOOL and r.status == PASS),
+            "compiled": len(compiled),
+            "max_vgprs": mx("vgprs"), "max_sgprs": mx("sgprs"),
+            "vgpr_spills": sum(x.get("vgpr_spills") or 0 for x in isa),
+            "sgpr_spills": sum(x.get("sgpr_spills") or 0 for x in isa),
+            "max_scratch_bytes": mx("scratch_bytes"),
+            "max_lds_bytes": mx("lds_bytes"),
+            "min_occupancy": min(occ) if occ else None,
+            "max_instructions": mx("instructions"),
+            "wmma": sum(x.get("wmma") or 0 for x in isa),
+            "intrinsics_checked": self.intrinsics_checked,
+        }
+
+    def to_json(self) -> dict:
+        return {
+            "format": 1,
+            "result": "GREEN" if self.green else "RED",
+            "engine": self.engine,
+            "flavors": list(self.flavors),
+            "ci": L.ci(),
+            "lanes": {fl: {"lane": st.lane.name, "available": st.available, "llvm": st.version,
+                           "problem": st.problem, "compiles": st.lane.compiles}
+                      for fl, st in self.lanes.items() if fl in self.flavors},
+            "intrinsics": {"checked": self.intrinsics_checked, "problems": list(self.intrinsic_problems),
+                           "notes": list(self.intrinsic_notes)},
+            "summary": self.summary(),
+            "results": [r.to_json() for r in self.results],
+        }
+
+
+# ---------------------------------------------------------------------------
+
+def _lower_all(units, engine: str, workers: int, timeout: float) -> list[dict]:
+    mod = engine_module(engine)
+    jobs = [("lower", mod, fam.name, dict(cfg.spec), cfg.arch, fl) for fam, cfg, fl in units]
+    with WorkerPool((mod,), workers=min(workers, max(1, len(jobs))), timeout=timeout) as pool:
+        raw = pool.run(jobs, on_crash=lambda job, msg, note: {"status": "crash", "error": msg})
+    out = []
+    for v in raw:
+        if not isinstance(v, dict) or "status" not in v:
+            v = {"status": "crash", "error": f"gate job failed: {v!r}"}
+        out.append(v)
+    return out
+
+
+def check_tables(cw: CompileWorkers, lanes: dict[str, L.LaneStatus], engine: str,
+                 flavors: Sequence[str]) -> tuple[list[str], list[str], int, dict, dict]:
+    """(problems, notes, entries checked, probe results by decl line, arch table).
+
+    Every intrinsic of both engines' tables (each flavor) must be known to
+    LLVM 22.1, and its declared signature must verify in the flavor's lane.
+    """
+    problems: list[str] = []
+    notes: list[str] = []
+    mods = [engine_module(e) for e in dict.fromkeys((engine,) + ENGINES)]
+    answers = cw.run([{"kind": "tables", "module": m, "flavors": list(CANONICAL_FLAVORS)} for m in mods])
+    arch: dict = {}
+    rows: dict[str, set[str]] = {fl: set() for fl in CANONICAL_FLAVORS}  # flavor -> decl lines
+    for m, a in zip(mods, answers):
+        if not a.get("ok"):
+            msg = f"{m}: tables not read ({a.get('error')})"
+            if m == engine_module(engine):
+                problems.append(msg)
+            else:
+                notes.append(msg + "; its intrinsic table is not checked")
+            continue
+        if m == engine_module(engine):
+            arch = {row["name"]: row for row in a["arch"]}
+        for fl, tab in a["intrinsics"].items():
+            for key, decl in tab:
+                rows.setdefault(fl, set()).add(decl)
+    llvmlite_ok = lanes["llvm22"].available
+    if not llvmlite_ok:
+        msg = (f"SKIPPED intrinsic existence check: {lanes['llvm22'].problem}")
+        (problems if L.ci() else notes).append(msg)
+        return problems, notes, 0, {}, arch
+    new = sorted(rows.get("llvm22", set()) | rows.get("llvm23", set()))
+    old = sorted(rows.get("llvm20", set()))
+    res_new, res_old = cw.run([{"kind": "probe", "decls": new, "check_right": True},
+                               {"kind": "probe", "decls": old, "check_right": False}])
+    probes: dict = {}
+    for which, res in (("llvm22/llvm23", res_new), ("llvm20", res_old)):
+        if not res.get("ok"):
+            problems.append(f"intrinsic probe ({which}) failed: {res.get('error')}")
+            continue
+        for line, r in res["results"].items():
+            probes.setdefault(line, r)
+            if not r.get("known"):
+                problems.append(f"intrinsic table ({which}): {_unknown_msg(line, r)}")
+            elif "right_ok" in r and not r["right_ok"]:
+                problems.append(f"intrinsic table ({which}): declared signature does not verify in "
+                                f"{lanes['llvm22'].version}: {line} -- {r['right_error']}")
+    n = len(new) + len(old)
+    # llvm20 signatures in opt-19
+    if old:
+        st = lanes["llvm20"]
+        if st.available:
+            decls = [IC.parse_decl(l) for l in old]
+            ok, err = L.run_opt_verify(IC.combined_right_signature_module(decls))
+            if not ok:
+                for d in decls:
+                    ok1, err1 = L.run_opt_verify(IC.right_signature_module(d))
+                    if not ok1:
+                        problems.append(f"intrinsic table (llvm20): declared signature does not verify in "
+                                        f"{st.version}: {d.text} -- {_first_line(err1)}")
+        else:
+            msg = f"SKIPPED llvm20 intrinsic signatures in {L.OPT_TOOL}: {st.problem}"
+            (problems if L.ci() else notes).append(msg)
+    return problems, notes, n, probes, arch
+
+
+def _first_line(s: str) -> str:
+    lines = [l for l in s.splitlines() if l.strip()]
+    return " | ".join(lines[:3])
+
+
+def _unknown_msg(line: str, r: dict) -> str:
+    if r.get("error"):
+        return f"{line}: {r['error']}"
+    return (f"@{r.get('name')} is not an intrinsic LLVM 22.1 knows: a declaration with a wrong "
+            f"signature still verifies ({line})")
+
+
+def _cluster_attr(text: str) -> list[int] | None:
+    m = _CLUSTER_RE.search(text)
+    if not m:
+        return None
+    try:
+        dims = [int(x) for x in m.group(1).split(",")]
+    except ValueError:
+        return [-1]
+    return None if all(d == 0 for d in dims) else dims
+
+
+def gate_isa(u: UnitResult, isa: dict, text: str, cfg, arch_row: dict | None) -> None:
+    """Append the ISA gate's failures for one compiled kernel to ``u.errors``."""
+    for p in isa.get("problems") or []:
+        u.errors.append(f"ISA report: {p}")
+    spills = (isa.get("vgpr_spills") or 0, isa.get("sgpr_spills") or 0)
+    scratch = isa.get("scratch_bytes") or 0
+    if any(spills) or scratch or isa.get("dynamic_stack"):
+        what = (f"{spills[0]} VGPR spills, {spills[1]} SGPR spills, {scratch} scratch bytes"
+                + (", dynamic stack" if isa.get("dynamic_stack") else ""))
+        if getattr(cfg, "allow_spill", ""):
+            u.notes.append(f"spills allowed ({cfg.allow_spill}): {what}")
+        else:
+            u.errors.append(f"spill/scratch: {what} (mark the config allow_spill=\"reason\" if intended)")
+    lds = isa.get("lds_bytes")
+    if arch_row is None:
+        u.errors.append(f"arch {u.arch!r} is not in the engine's arch table (no LDS limit)")
+    elif isinstance(lds, int) and lds > arch_row.get("lds_bytes", 0):
+        u.errors.append(f"LDS {lds} bytes exceeds the {u.arch} limit of {arch_row['lds_bytes']} bytes")
+    want = _cluster_attr(text)
+    have = isa.get("cluster_dims")
+    if want is not None and have is None:
+        u.errors.append(f"kernel has amdgpu-cluster-dims={','.join(map(str, want))} but its code-object "
+                        "metadata has no .cluster_dims")
+    elif want is None and have is not None:
+        u.errors.append(f"code-object metadata has .cluster_dims {have} but the kernel has no "
+                        "amdgpu-cluster-dims")
+    elif want is not None and list(have) != want:
+        u.errors.append(f".cluster_dims {have} differs from amdgpu-cluster-dims {want}")
+
+
+def run_verify(
+    families: Sequence[Family] | None = None,
+    *,
+    engine: str = "python",
+    flavors: Sequence[str] = CANONICAL_FLAVORS,
+    workers: int | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    lower_timeout: float = LOWER_TIMEOUT,
+    progress: Callable[[int, int], None] | None = None,
+    lanes: dict[str, L.LaneStatus] | None = None,
+) -> VerifyReport:
+    if families is None:
+        families = load_families()
+    for fl in flavors:
+        if fl not in CANONICAL_FLAVORS:
+            raise ValueError(f"flavor {fl!r} is not canonical (resolve aliases first)")
+    n = workers or os.cpu_count() or 1
+    lanes = lanes or L.statuses()
+    units = [(fam, cfg, fl) for fam in families for cfg in fam.configs for fl in flavors if cfg.applies(fl)]
+    lowered = _lower_all(units, engine, n, lower_timeout)
+    cw = CompileWorkers(workers=n, timeout=timeout)
+    t_problems, t_notes, n_checked, probes, arch = check_tables(cw, lanes, engine, flavors)
+
+    results: list[UnitResult] = []
+    compile_jobs: list[tuple[UnitResult, dict, str]] = []
+    opt_jobs: list[tuple[UnitResult, str]] = []
+    extra_decls: set[str] = set()
+    for (fam, cfg, fl), out in zip(units, lowered):
+        st = lanes[fl]
+        u = UnitResult(fam.name, cfg.name, fl, cfg.arch, lane=st.lane.name, llvm=st.label)
+        results.append(u)
+        expect = cfg.expectation(fl)
+        if out["status"] == "rejected":
+            u.status = REJECTED
+            if expect.kind == "ok":
+                u.status = FAIL
+                u.errors.append(f"expected ok but {engine} rejected: {out.get('reason')!r}")
+            continue
+        if out["status"] != "ok" or not isinstance(out.get("text"), str):
+            u.errors.append(f"{engine} engine crashed: {out.get('error')}")
+            continue
+        if expect.kind == "reject":
+            u.notes.append(f"expected reject({expect.reason!r}) but {engine} lowered it (the gate's verdict)")
+        u.kernel = out["kernel"]
+        text = out["text"]
+        u.errors.extend(IC.external_call_problems(text))
+        try:
+            decls = IC.declarations(text)
+        except IC.DeclError as exc:
+            u.errors.append(str(exc))
+            decls = []
+        for d in decls:
+            if d.is_intrinsic_name and d.text not in probes:
+                extra_decls.add(d.text)
+        u._decls = decls  # type: ignore[attr-defined]
+        u._cfg = cfg  # type: ignore[attr-defined]
+        if not st.available:
+            u.status = SKIPPED
+            u.notes.append(f"lane {st.lane.name} missing: {st.problem}")
+            continue
+        if st.lane.kind == L.OPT:
+            opt_jobs.append((u, text))
+        else:
+            compile_jobs.append((u, {"kind": "compile", "text": text, "kernel": u.kernel,
+                                     "arch": cfg.arch}, text))
+    if extra_decls and lanes["llvm22"].available:
+        [res] = cw.run([{"kind": "probe", "decls": sorted(extra_decls), "check_right": False}])
+        if res.get("ok"):
+            probes.update(res["results"])
+        else:
+            t_problems.append(f"intrinsic probe of module declarations failed: {res.get('error')}")
+
+    total = len(compile_jobs) + len(opt_jobs)
+    done = 0
+
+    def tick(*_):
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, total)
+
+    answers = cw.run([j for _, j, _ in compile_jobs], on_result=tick)
+    for (u, _, text), a in zip(compile_jobs, answers):
+        if not a.get("ok"):
+            stage = a.get("stage", "?")
+            label = {"abort": "LLVM aborted", "timeout": "LLVM hung", "parse": "parse error",
+                     "verify": "verifier error", "compile": "compile error"}.get(stage, f"{stage} error")
+            u.errors.append(f"{label} ({u.llvm}, cpu {u.arch}): {a.get('error')}")
+            continue
+        err = a.get("stderr", "")
+        if "not a recognized processor" in err:
+            u.errors.append(f"{u.llvm} does not know cpu {u.arch!r}: {_first_line(err)}")
+        elif err:
+            u.notes.append(f"LLVM stderr: {_first_line(err)}")
+        for name in a.get("externals", []):
+            msg = f"declares external function @{name}, which is not an llvm. intrinsic"
+            if msg not in u.errors:
+                u.errors.append(msg)
+        if not a.get("elf"):
+            u.errors.append("code object is not an AMDGPU ELF (e_machine != EM_AMDGPU)")
+        u.isa = a["report"]
+        gate_isa(u, u.isa, text, u._cfg, arch.get(u.arch))  # type: ignore[attr-defined]
+
+    def opt_one(job):
+        u, text = job
+        ok, err = L.run_opt_verify(text, timeout=timeout)
+        tick()
+        return ok, err
+
+    with ThreadPoolExecutor(max_workers=n) as ex:
+        for (u, _), (ok, err) in zip(opt_jobs, ex.map(opt_one, opt_jobs)):
+            if not ok:
+                u.errors.append(f"{u.llvm} rejects the llvm20 text: {_first_line(err)}")
+            elif err:
+                u.notes.append(f"opt stderr: {_first_line(err)}")
+
+    for u in results:
+        for d in getattr(u, "_decls", []):
+            if not d.is_intrinsic_name:
+                continue
+            r = probes.get(d.text)
+            if r is None:
+                if lanes["llvm22"].available:
+                    u.errors.append(f"intrinsic @{d.name} was not probed")
+                continue
+            if not r.get("known"):
+                u.errors.append(_unknown_msg(d.text, r))
+        if u.status not in (SKIPPED, REJECTED):
+            u.status = FAIL if u.errors else PASS
+        for a in ("_decls", "_cfg"):
+            if hasattr(u, a):
+                delattr(u, a)
+    return VerifyReport(engine, tuple(flavors), {fl: lanes[fl] for fl in CANONICAL_FLAVORS},
+                        results, t_problems, t_notes, n_checked, cw.restarts)
+
+
+# --- output -------------------------------------------------------------------
+
+COLUMNS = (("config", None), ("flavor", None), ("LLVM", None), ("status", None),
+           ("VGPR", "vgprs"), ("SGPR", "sgprs"), ("vspill", "vgpr_spills"), ("sspill", "sgpr_spills"),
+           ("scratch", "scratch_bytes"), ("LDS", "lds_bytes"), ("occ", "occupancy"),
+           ("insts", "instructions"), ("wmma", "wmma"), ("cluster", "cluster_dims"))
+
+
+def lane_lines(rep: VerifyReport) -> list[str]:
+    out = []
+    for fl in rep.flavors:
+        st = rep.lanes[fl]
+        what = ("parse, verify(), compile (O3) to assembly + code object" if st.lane.compiles
+                else "parse + -passes=verify")
+        if st.available:
+            out.append(f"lane {fl}: checked by {st.version}: {what}")
+        else:
+            tag = "FAILED (CI)" if L.ci() else "SKIPPED"
+            out.append(f"lane {fl}: {tag} -- {st.problem}; {fl} text is NOT checked")
+    return out
+
+
+def table_rows(rep: VerifyReport) -> list[list[str]]:
+    rows = []
+    for r in rep.results:
+        if r.status == REJECTED:
+            continue
+        row = [f"{r.family}/{r.config}", r.flavor, r.llvm.split(" (")[0] if r.llvm else "-",
+               r.status if not r.failed or r.status == FAIL else f"{r.status}(CI)"]
+        for _, k in COLUMNS[4:]:
+            v = (r.isa or {}).get(k) if k else None
+            if k == "occupancy" and r.isa and r.isa.get("occupancy_source") == "computed":
+                v = f"{v}*"
+            if isinstance(v, list):
+                v = "x".join(map(str, v))
+            row.append("-" if v is None else str(v))
+        rows.append(row)
+    return rows
+
+
+def summary_lines(rep: VerifyReport) -> list[str]:
+    s = rep.summary()
+    lines = [f"verify: engine {rep.engine}; {s['units']} units: {s['passed']} passed, {s['failed']} failed, "
+             f"{s['skipped']} skipped, {s['rejected']} rejected by the engine (not compiled)"]
+    lines.append(f"verify: compiled {s['compiled']} kernels (llvmlite), verified {s['verified_opt19']} "
+                 f"llvm20 modules ({L.OPT_TOOL}); max VGPRs {s['max_vgprs']}, max SGPRs {s['max_sgprs']}, "
+                 f"spills {s['vgpr_spills']} VGPR / {s['sgpr_spills']} SGPR, max scratch {s['max_scratch_bytes']} B, "
+                 f"max LDS {s['max_lds_bytes']} B, min occupancy {s['min_occupancy']} waves/SIMD, "
+                 f"v_wmma {s['wmma']}")
+    lines.append(f"verify: {s['intrinsics_checked']} intrinsic declarations checked against LLVM 22.1"
+                 + (f"; {len(rep.intrinsic_problems)} problem(s)" if rep.intrinsic_problems else ""))
+    return lines
+
+
+def failure_lines(rep: VerifyReport, limit: int = 200) -> list[str]:
+    out = [f"  INTRINSICS: {p}" for p in rep.intrinsic_problems]
+    out += [f"  note: {n}" for n in rep.intrinsic_notes]
+    fails = rep.failures()
+    for r in fails[:limit]:
+        if r.status == SKIPPED:
+            out.append(f"  SKIPPED(CI) {r.key}: lane {r.lane} missing")
+        for e in r.errors:
+            out.append(f"  FAIL {r.key} [{r.llvm}]: {e}")
+    if len(fails) > limit:
+        out.append(f"  ... and {len(fails) - limit} more (see --json)")
+    return out
+
+
+def print_table(rep: VerifyReport, file=None) -> None:
+    file = file or sys.stdout
+    header = [c for c, _ in COLUMNS]
+    rows = table_rows(rep)
+    if file.isatty():
+        try:
+            from rich.console import Console
+            from rich.table import Table
+        except ImportError:
+            pass
+        else:
+            t = Table(title=f"ISA report (engine {rep.engine}; * = occupancy computed, not LLVM's)")
+            for i, h in enumerate(header):
+                t.add_column(h, justify="right" if i >= 4 else "left")
+            for row in rows:
+                style = "red" if row[3].startswith(("FAIL", "SKIPPED")) else None
+                t.add_row(*row, style=style)
+            Console(file=file).print(t)
+            return
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
+    fmt = lambda row: "  ".join(v.ljust(w) if i < 4 else v.rjust(w)  # noqa: E731
+                                for i, (v, w) in enumerate(zip(row, widths)))
+    print(fmt(header), file=file)
+    for row in rows:
+        print(fmt(row), file=file)
+
+
+def print_report(rep: VerifyReport, *, table: bool = False) -> None:
+    for line in lane_lines(rep):
+        print(line)
+    if table:
+        print_table(rep)
+    for line in summary_lines(rep):
+        print(line)
+    for line in failure_lines(rep):
+        print(line)
+
+
+# --- CLI ----------------------------------------------------------------------
+
+def add_verify_command(sub) -> None:
+    """Register ``parity verify`` on the parity CLI's subparsers."""
+    from parity.report import add_common_options
+    v = sub.add_parser("verify", help="check every emitted module with its flavor's LLVM; ISA report")
+    add_common_options(v)
+    v.add_argument("--report", action="store_true", help="print the per-config ISA table")
+    v.add_argument("--json", metavar="PATH", help="write the verification report to PATH")
+    v.add_argument("--engine", default="python", choices=ENGINES,
+                   help="whose text to verify (default python; byte identity makes them equal)")
+    v.add_argument("--compile-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
+                   help=f"per-module LLVM timeout in seconds (default {DEFAULT_TIMEOUT:g})")
+    v.set_defaults(func=cmd_verify)
+
+
+def cmd_verify(args) -> int:
+    from parity.config import ConfigError
+    from parity.pool import PoolError
+    from parity.report import die, progress, select, write_json
+    try:
+        families, flavors, _ = select(args)
+        with progress("verify") as cb:
+            rep = run_verify(families, engine=args.engine, flavors=flavors, workers=args.jobs,
+                             timeout=args.compile_timeout, lower_timeout=args.timeout, progress=cb)
+    except (ConfigError, ValueError, PoolError) as exc:
+        return die(str(exc))
+    print_report(rep, table=args.report)
+    if args.json:
+        write_json(args.json, rep.to_json())
+    print(f"RESULT: {'GREEN' if rep.green else 'RED'}")
+    return 0 if rep.green else 1
