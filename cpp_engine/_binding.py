@@ -134,6 +134,8 @@ class _Family:
 _FAMILY_LIST = (
     _Family("ir_core", (("kernel", "str"), ("threads", "int"), ("cluster", "int")), "cpe_ir_core_spec",
             lib.cpe_ir_core_spec_default, lib.cpe_ir_core_validate, lib.cpe_ir_core_lower),
+    _Family("conv_fwd_split_k_reduce", (("dtype", "str"), ("vector", "int"), ("threads", "int"), ("degree", "int")),
+            "cpe_reduce_spec", lib.cpe_reduce_spec_default, lib.cpe_reduce_validate, lib.cpe_reduce_lower),
 )
 FAMILIES = tuple(f.name for f in _FAMILY_LIST)
 _BY_FAMILY = {f.name: f for f in _FAMILY_LIST}

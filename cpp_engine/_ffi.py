@@ -24,6 +24,14 @@ cpe_status cpe_ir_core_validate(const cpe_ir_core_spec *spec, const char *arch, 
                                 char *reason, size_t reason_len);
 cpe_status cpe_ir_core_lower(const cpe_ir_core_spec *spec, const char *arch, const char *flavor,
                              cpe_output *out, char *reason, size_t reason_len);
+
+/* conv_fwd_split_k_reduce.h */
+typedef struct cpe_reduce_spec { const char *dtype; int64_t vector; int64_t threads; int64_t degree; } cpe_reduce_spec;
+cpe_reduce_spec cpe_reduce_spec_default(void);
+cpe_status cpe_reduce_validate(const cpe_reduce_spec *spec, const char *arch, const char *flavor,
+                               char *reason, size_t reason_len);
+cpe_status cpe_reduce_lower(const cpe_reduce_spec *spec, const char *arch, const char *flavor,
+                            cpe_output *out, char *reason, size_t reason_len);
 """
 
 ffi = cffi.FFI()

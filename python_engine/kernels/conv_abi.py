@@ -18,7 +18,6 @@ the element is outside the tensor (zero on load, dropped on store).
 from __future__ import annotations
 
 from ..ir import types as T
-from ..ir.function import Param
 from . import conv_fwd_split_k_reduce
 from .common import in_ptr, inout_ptr, out_ptr, scalar
 from .conv_problem import PROBLEM_ARGS
@@ -89,5 +88,3 @@ def text(variant: str, flavor) -> str:
 def param_names(variant: str) -> tuple:
     return tuple(n for n, _ in args(variant))
 
-
-__all__ = ["HEAD", "PROBLEM", "VARIANTS", "args", "params", "text", "variant_of", "param_names", "Param"]

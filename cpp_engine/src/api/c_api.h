@@ -8,9 +8,11 @@
 #include <exception>
 #include <new>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "cpp_engine/cpp_engine.h"
+#include "ir/function.h"
 #include "kernels/spec.h"
 
 namespace cpe::api {
@@ -62,5 +64,40 @@ cpe_status guarded(char *reason, size_t reason_len, F &&body) noexcept {
 
 // Fill `out` with malloc'd copies of kernel and text (all-or-nothing).
 void fill_output(cpe_output *out, const std::string &kernel, const std::string &text);
+
+// The validate/lower bodies every family's C API shares. `Fam` is a family
+// namespace wrapped in a traits struct with `Spec`, `validate(spec, arch,
+// flavor)` and `build(spec, arch, flavor)`; `spec` is the converted C++ spec.
+// Front checks (flavor, arch) run before the family rules, as in python_engine.
+template <class Fam>
+kernels::Target check_spec(const typename Fam::Spec &s, const char *arch, const char *flavor) {
+    const kernels::Target t = kernels::resolve_target(name_arg(arch), name_arg(flavor));
+    if (auto r = Fam::validate(s, *t.arch, *t.flavor)) throw kernels::SpecRejected(*r);
+    return t;
+}
+
+template <class Fam, class ToCpp>
+cpe_status validate_spec(ToCpp to_cpp, const char *arch, const char *flavor, char *reason,
+                         size_t reason_len) noexcept {
+    return guarded(reason, reason_len, [&] { check_spec<Fam>(to_cpp(), arch, flavor); });
+}
+
+std::string print_module_text(const ir::Module &m);
+
+template <class Fam, class ToCpp>
+cpe_status lower_spec(ToCpp to_cpp, const char *arch, const char *flavor, cpe_output *out, char *reason,
+                      size_t reason_len) noexcept {
+    if (out) {
+        out->kernel = nullptr;
+        out->text = nullptr;
+    }
+    return guarded(reason, reason_len, [&] {
+        const typename Fam::Spec s = to_cpp();
+        const kernels::Target t = check_spec<Fam>(s, arch, flavor);
+        if (!out) throw std::invalid_argument("out is NULL");
+        auto built = Fam::build(s, *t.arch, *t.flavor);
+        fill_output(out, built.first, print_module_text(*built.second));
+    });
+}
 
 }  // namespace cpe::api

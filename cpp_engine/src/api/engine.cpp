@@ -6,6 +6,7 @@
 #include "api/c_api.h"
 #include "cpp_engine/cpp_engine.h"
 #include "ir/constants.h"
+#include "ir/printer.h"
 #include "targets/arch.h"
 #include "targets/flavors.h"
 #include "targets/intrinsics.h"
@@ -22,6 +23,8 @@ char *dup_c(const std::string &s) {
     std::memcpy(p, s.c_str(), s.size() + 1);
     return p;
 }
+
+std::string print_module_text(const ir::Module &m) { return ir::print_module(m); }
 
 void fill_output(cpe_output *out, const std::string &kernel, const std::string &text) {
     char *k = dup_c(kernel);
