@@ -1,6 +1,6 @@
 """Byte identity of the two engines over every config family.
 
-    python -m parity.check_byte_identity [--only fam1,fam2] [--flavor F] [--json PATH]
+    python -m parity.check_byte_identity [--only fam1,fam2] [--flavor F] [--json PATH] [--verify]
     python parity/check_byte_identity.py ...
 
 Prints one line per family and flavor with its counts by verdict, the failing
@@ -30,6 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
                                 description="Check that both engines emit the same bytes for every config.")
     add_common_options(p)
     p.add_argument("--json", metavar="PATH", help="write a machine-readable report to PATH")
+    p.add_argument("--verify", action="store_true",
+                   help="then run `parity verify` (LLVM validity + ISA gate, docs/verify.md) and fold it into RESULT")
     return p
 
 
@@ -49,10 +51,20 @@ def main(argv: list[str] | None = None) -> int:
         print(line)
     for line in failure_lines(report):
         print(line)
+    green = report.green
+    doc = report.to_json()
+    if args.verify:  # issue 6: the validity oracle, on the first engine's text
+        from parity.verify.verify import print_report, run_verify
+        with progress("verify") as cb:
+            vrep = run_verify(families, engine=engines[0], flavors=flavors, workers=args.jobs, progress=cb)
+        print_report(vrep)
+        doc["verify"] = vrep.to_json()
+        green = green and vrep.green
+        doc["result"] = "GREEN" if green else "RED"
     if args.json:
-        write_json(args.json, report.to_json())
-    print(f"RESULT: {'GREEN' if report.green else 'RED'}")
-    return 0 if report.green else 1
+        write_json(args.json, doc)
+    print(f"RESULT: {'GREEN' if green else 'RED'}")
+    return 0 if green else 1
 
 
 if __name__ == "__main__":
