@@ -1,41 +1,41 @@
-"""cffi ABI-mode declarations of the C API (include/cpp_engine/*.h) and the
-loaded library. Kept by hand in step with the headers; a test compiles every
-header as C99 and the binding tests call every entry declared here."""
+"""cffi ABI-mode declarations of the C API and the loaded library.
+
+The declarations are read from the installed C headers
+(``<prefix>/include/cpp_engine/*.h``, the same files a C program includes), so
+the binding can never drift from the headers: comments, preprocessor lines,
+the ``extern "C"`` guard and the ``CPE_API`` export macro are stripped and the
+rest goes to ``ffi.cdef``. ``cpp_engine.h`` comes first (the shared types),
+then the family headers in name order.
+"""
 from __future__ import annotations
+
+import os
+import re
 
 import cffi
 
-CDEF = """
-typedef enum cpe_status { CPE_OK = 0, CPE_REJECTED = 1, CPE_INTERNAL_ERROR = 2 } cpe_status;
-typedef struct cpe_output { char *kernel; char *text; } cpe_output;
-void cpe_output_free(cpe_output *out);
-void cpe_free(char *s);
-const char *cpe_version(void);
-char *cpe_flavor_table_text(void);
-char *cpe_arch_table_text(void);
-cpe_status cpe_intrinsic_table_text(const char *flavor, char **out, char *reason, size_t reason_len);
-cpe_status cpe_resolve_flavor(const char *flavor, char *canonical, size_t canonical_len,
-                              char *reason, size_t reason_len);
+_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+_CPLUSPLUS_GUARD = re.compile(r'#ifdef __cplusplus\s*\n\s*(extern "C" \{|\})\s*\n\s*#endif')
 
-/* ir_core.h */
-typedef struct cpe_ir_core_spec { const char *kernel; int64_t threads; int64_t cluster; } cpe_ir_core_spec;
-cpe_ir_core_spec cpe_ir_core_spec_default(void);
-cpe_status cpe_ir_core_validate(const cpe_ir_core_spec *spec, const char *arch, const char *flavor,
-                                char *reason, size_t reason_len);
-cpe_status cpe_ir_core_lower(const cpe_ir_core_spec *spec, const char *arch, const char *flavor,
-                             cpe_output *out, char *reason, size_t reason_len);
 
-/* conv_fwd_split_k_reduce.h */
-typedef struct cpe_reduce_spec { const char *dtype; int64_t vector; int64_t threads; int64_t degree; } cpe_reduce_spec;
-cpe_reduce_spec cpe_reduce_spec_default(void);
-cpe_status cpe_reduce_validate(const cpe_reduce_spec *spec, const char *arch, const char *flavor,
-                               char *reason, size_t reason_len);
-cpe_status cpe_reduce_lower(const cpe_reduce_spec *spec, const char *arch, const char *flavor,
-                            cpe_output *out, char *reason, size_t reason_len);
-"""
+def header_cdef(text: str) -> str:
+    """The cffi-ready declarations of one C header's text."""
+    text = _COMMENT.sub("", text)
+    text = _CPLUSPLUS_GUARD.sub("", text)
+    lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith("#")]
+    return "\n".join(lines).replace("CPE_API ", "")
 
-ffi = cffi.FFI()
-ffi.cdef(CDEF)
+
+def headers_cdef(include_dir: str) -> str:
+    """Declarations of every header in ``include_dir`` (cpp_engine.h first).
+    Raises FileNotFoundError when cpp_engine.h is not there."""
+    names = sorted(n for n in os.listdir(include_dir) if n.endswith(".h"))
+    names.remove("cpp_engine.h")
+    out = []
+    for n in ["cpp_engine.h"] + names:
+        with open(os.path.join(include_dir, n), encoding="utf-8") as f:
+            out.append(header_cdef(f.read()))
+    return "\n".join(out)
 
 
 def _load():
@@ -44,7 +44,9 @@ def _load():
     except ImportError as exc:  # pragma: no cover - only without a build
         raise ImportError("cpp_engine is not built: cpp_engine/_libpath.py is missing; "
                           "install the project with `pip install -e .`") from exc
-    return ffi.dlopen(_libpath.LIBRARY), _libpath
+    f = cffi.FFI()
+    f.cdef(headers_cdef(os.path.join(_libpath.PREFIX, "include", "cpp_engine")))
+    return f, f.dlopen(_libpath.LIBRARY), _libpath
 
 
-lib, libpath = _load()
+ffi, lib, libpath = _load()
