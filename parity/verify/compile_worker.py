@@ -3,7 +3,7 @@
 LLVM aborts the whole process on some errors ("LLVM ERROR: Cannot select:
 intrinsic ..." for an intrinsic on the wrong target, an assertion for an
 unknown CPU). So every llvmlite call runs in a worker subprocess
-(``python -m parity.verify.compile_worker``) that reads one JSON job per line
+(``python -c 'from parity.verify.compile_worker import serve; serve()'``) that reads one JSON job per line
 on stdin and answers one JSON line on a private pipe. Its stderr goes to a
 file the parent reads: when a worker dies, the job it was running is
 reported as failed with LLVM's message (the tail of that stderr), a fresh
@@ -31,6 +31,7 @@ from queue import Empty, Queue
 from typing import Any, Callable, Sequence
 
 DEFAULT_TIMEOUT = 120.0
+_WORKER_MAIN = "from parity.verify.compile_worker import serve; serve()"
 _STDERR_TAIL = 2000
 _REPO = str(Path(__file__).resolve().parents[2])
 
@@ -220,7 +221,7 @@ class _Proc:
         self.errpath = tempfile.NamedTemporaryFile(prefix="parity-verify-", suffix=".stderr",
                                                    delete=False).name
         self.errfile = open(self.errpath, "wb")
-        self.p = subprocess.Popen([sys.executable, "-m", "parity.verify.compile_worker"],
+        self.p = subprocess.Popen([sys.executable, "-c", _WORKER_MAIN],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errfile,
                                   env=env, text=True, encoding="utf-8", bufsize=1)
 
@@ -275,7 +276,9 @@ class CompileWorkers:
         self.workers = max(1, workers or os.cpu_count() or 1)
         self.timeout = float(timeout)
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join([_REPO] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+        # the parent's sys.path, so engines (and test stubs) import as they do here
+        paths = [_REPO] + [p for p in sys.path if p] + env.get("PYTHONPATH", "").split(os.pathsep)
+        env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(p for p in paths if p))
         env.setdefault("PYTHONUNBUFFERED", "1")
         self.env = env
         self.restarts = 0
