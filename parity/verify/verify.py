@@ -514,6 +514,10 @@ def print_report(rep: VerifyReport, *, table: bool = False) -> None:
         print(line)
     for line in failure_lines(rep):
         print(line)
+    skipped = rep.skipped_lanes()
+    if skipped:
+        print(f"WARNING: lane(s) {', '.join(skipped)} SKIPPED: that text was NOT checked by any LLVM "
+              + ("(CI: this is a failure)" if L.ci() else "(under CI this is a failure)"))
 
 
 # --- CLI ----------------------------------------------------------------------
