@@ -1,0 +1,916 @@
+// Twin of python_engine/kernels/conv_implicit_gemm.py. Every builder call is a
+// statement of its own (nested calls are hoisted into locals in Python's
+// left-to-right evaluation order), so the SSA counter runs in the Python
+// module's order; the methods of Kernel are in emission order and carry the
+// Python method names.
+#include "kernels/conv_implicit_gemm.h"
+
+#include <algorithm>
+#include <initializer_list>
+#include <map>
+#include <stdexcept>
+
+#include "ir/builder.h"
+#include "ir/constants.h"
+#include "ir/values.h"
+#include "kernels/common.h"
+#include "kernels/conv_abi.h"
+
+namespace cpe::kernels::conv_implicit_gemm {
+
+using namespace cpe::ir;
+
+const char *const kFamily = "conv_implicit_gemm";
+
+namespace {
+
+constexpr int64_t kWmmaM = 16, kWmmaN = 16, kWmmaK = 32;
+constexpr int64_t kWave = 32;
+constexpr int64_t kMaxLoadWaves = 8;
+// LDS row padding: A/B rows are tile_k + kPadAB elements (16 bytes) apart,
+// C-shuffle rows tile_n + kPadC fp32 (16 bytes) apart. Keeps 16-byte alignment.
+constexpr int64_t kPadAB = 8;
+constexpr int64_t kPadC = 4;
+// Elements per lane in the C-shuffle store phase and the cluster fold.
+constexpr int64_t kOutVec = 4;
+// Word 3 of the buffer resources: shared with ir_core (docs/targets.md).
+constexpr int64_t kRsrcFlags = 0;
+
+bool is_dtype(const std::optional<std::string> &d) { return d && (*d == "bf16" || *d == "fp16"); }
+const Type *dtype_type(const std::string &d) { return d == "bf16" ? bfloat() : half(); }
+const char *wmma_key(const std::string &d) {
+    return d == "bf16" ? "wmma_f32_16x16x32_bf16" : "wmma_f32_16x16x32_f16";
+}
+
+bool one_of(const std::optional<std::string> &v, std::initializer_list<const char *> set) {
+    if (!v) return false;
+    for (const char *s : set)
+        if (*v == s) return true;
+    return false;
+}
+
+bool is_identifier(const std::string &s) {
+    // [A-Za-z_][A-Za-z0-9_]* (ASCII)
+    if (s.empty()) return false;
+    for (size_t i = 0; i < s.size(); ++i) {
+        const unsigned char c = static_cast<unsigned char>(s[i]);
+        const bool alpha = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+        const bool digit = c >= '0' && c <= '9';
+        if (!(alpha || (i > 0 && digit))) return false;
+    }
+    return true;
+}
+
+// A non-negative integer of any size (the Python engine computes the thread
+// count and LDS bytes of a rejected spec with unbounded ints, and prints them).
+class Big {
+public:
+    explicit Big(uint64_t v = 0) {
+        while (v) {
+            limbs_.push_back(static_cast<uint32_t>(v));
+            v >>= 32;
+        }
+    }
+    Big operator+(const Big &o) const {
+        Big r;
+        uint64_t carry = 0;
+        for (size_t i = 0; i < std::max(limbs_.size(), o.limbs_.size()) || carry; ++i) {
+            uint64_t s = carry + limb(i) + o.limb(i);
+            r.limbs_.push_back(static_cast<uint32_t>(s));
+            carry = s >> 32;
+        }
+        r.trim();
+        return r;
+    }
+    Big operator*(const Big &o) const {
+        Big r;
+        r.limbs_.assign(limbs_.size() + o.limbs_.size() + 1, 0);
+        for (size_t i = 0; i < limbs_.size(); ++i) {
+            uint64_t carry = 0;
+            for (size_t j = 0; j < o.limbs_.size() || carry; ++j) {
+                uint64_t cur = r.limbs_[i + j] + carry + static_cast<uint64_t>(limbs_[i]) * o.limb(j);
+                r.limbs_[i + j] = static_cast<uint32_t>(cur);
+                carry = cur >> 32;
+            }
+        }
+        r.trim();
+        return r;
+    }
+    bool greater_than(uint64_t v) const {
+        if (limbs_.size() > 2) return true;
+        return static_cast<uint64_t>(limb(0)) + (static_cast<uint64_t>(limb(1)) << 32) > v;
+    }
+    std::string str() const {
+        if (limbs_.empty()) return "0";
+        std::vector<uint32_t> n = limbs_;
+        std::string digits;
+        while (!n.empty()) {
+            uint64_t rem = 0;
+            for (size_t i = n.size(); i-- > 0;) {
+                uint64_t cur = (rem << 32) | n[i];
+                n[i] = static_cast<uint32_t>(cur / 10);
+                rem = cur % 10;
+            }
+            digits.push_back(static_cast<char>('0' + rem));
+            while (!n.empty() && n.back() == 0) n.pop_back();
+        }
+        return std::string(digits.rbegin(), digits.rend());
+    }
+
+private:
+    uint32_t limb(size_t i) const { return i < limbs_.size() ? limbs_[i] : 0; }
+    void trim() {
+        while (!limbs_.empty() && limbs_.back() == 0) limbs_.pop_back();
+    }
+    std::vector<uint32_t> limbs_;
+};
+
+Big big(int64_t v) { return Big(static_cast<uint64_t>(v)); }  // v >= 0
+
+// threads() with unbounded arithmetic (the wave grid passed: waves >= 1).
+Big threads_big(const ConvSpec &s) {
+    Big w = big(s.waves_m) * big(s.waves_n);
+    if (*s.pipeline == "wavelet") w = w + big(s.num_load_waves);
+    return w * big(kWave);
+}
+
+// LDS bytes with unbounded arithmetic (tile passed: all sizes positive).
+Big lds_bytes_big(const ConvSpec &s) {
+    const Big kp = big(s.tile_k) + big(kPadAB);
+    Big n = big(2) * big(s.tile_m) * kp * big(2) + big(2) * big(s.tile_n) * kp * big(2);
+    if (*s.epilogue == "cshuffle") n = n + big(s.tile_m) * (big(s.tile_n) + big(kPadC)) * big(4);
+    return n;
+}
+
+}  // namespace
+
+const std::vector<Field> &fields() {
+    static const std::vector<Field> f{
+        {"dtype", FieldKind::Str},          {"tile_m", FieldKind::Int},         {"tile_n", FieldKind::Int},
+        {"tile_k", FieldKind::Int},         {"waves_m", FieldKind::Int},        {"waves_n", FieldKind::Int},
+        {"pipeline", FieldKind::Str},       {"num_load_waves", FieldKind::Int}, {"epilogue", FieldKind::Str},
+        {"vector_a", FieldKind::Int},       {"vector_b", FieldKind::Int},       {"acc_epilogue", FieldKind::Str},
+        {"split_k", FieldKind::Int},        {"split_k_cluster", FieldKind::Int}, {"name_prefix", FieldKind::Str},
+    };
+    return f;
+}
+
+int64_t threads(const ConvSpec &spec) {
+    int64_t w = spec.waves_m * spec.waves_n;
+    if (*spec.pipeline == "wavelet") w += spec.num_load_waves;
+    return w * kWave;
+}
+
+std::vector<LdsBuffer> lds_layout(const ConvSpec &spec) {
+    const Type *et = dtype_type(*spec.dtype);
+    const int64_t kp = spec.tile_k + kPadAB;
+    std::vector<LdsBuffer> out{
+        {"lds_a", et, 2 * spec.tile_m * kp},
+        {"lds_b", et, 2 * spec.tile_n * kp},
+    };
+    if (*spec.epilogue == "cshuffle") out.push_back({"lds_c", float_(), spec.tile_m * (spec.tile_n + kPadC)});
+    return out;
+}
+
+std::optional<std::string> validate(const ConvSpec &spec, const targets::Arch &arch,
+                                    const targets::Flavor &flavor) {
+    if (!is_dtype(spec.dtype)) return "dtype must be bf16 or fp16, got " + show(spec.dtype);
+    const int64_t tm = spec.tile_m, tn = spec.tile_n, tk = spec.tile_k;
+    if (tm < kWmmaM || tm % kWmmaM || tn < kWmmaN || tn % kWmmaN || tk < kWmmaK || tk % kWmmaK)
+        return "tile must be a multiple of the WMMA shape 16x16x32 (tile_m, tile_n multiples of 16, "
+               "tile_k a multiple of 32), got " +
+               dec(tm) + "x" + dec(tn) + "x" + dec(tk);
+    const int64_t wm = spec.waves_m, wn = spec.waves_n;
+    // tm % (wm*16) without overflow: wm > tm/16 leaves a remainder of tm != 0.
+    if (wm < 1 || wn < 1 || wm > tm / kWmmaM || tm % (wm * kWmmaM) || wn > tn / kWmmaN || tn % (wn * kWmmaN))
+        return "waves " + dec(wm) + "x" + dec(wn) + " must divide the tile " + dec(tm) + "x" + dec(tn) +
+               " into per-wave tiles that are multiples of 16x16";
+    if (!one_of(spec.pipeline, {"mem", "wavelet"}))
+        return "pipeline must be mem or wavelet, got " + show(spec.pipeline);
+    const int64_t lw = spec.num_load_waves;
+    if (*spec.pipeline == "wavelet" && (lw < 1 || lw > kMaxLoadWaves))
+        return "num_load_waves must be 1.." + dec(kMaxLoadWaves) + " for the wavelet pipeline, got " + dec(lw);
+    if (!one_of(spec.epilogue, {"default", "cshuffle"}))
+        return "epilogue must be default or cshuffle, got " + show(spec.epilogue);
+    const Big t = threads_big(spec);
+    if (t.greater_than(1024)) return "work-group of " + t.str() + " threads exceeds 1024";
+    const std::pair<const char *, int64_t> vecs[] = {{"vector_a", spec.vector_a}, {"vector_b", spec.vector_b}};
+    for (const auto &fv : vecs) {
+        const int64_t v = fv.second;
+        if (v != 1 && v != 2 && v != 4 && v != 8)
+            return std::string(fv.first) + " must be 1, 2, 4 or 8 elements, got " + dec(v);
+    }
+    if (!one_of(spec.acc_epilogue, {"identity", "bias", "scale", "relu", "clamp"}))
+        return "acc_epilogue must be identity, bias, scale, relu or clamp, got " + show(spec.acc_epilogue);
+    const Big nb = lds_bytes_big(spec);
+    if (nb.greater_than(static_cast<uint64_t>(arch.lds_bytes)))
+        return "LDS use of " + nb.str() + " bytes exceeds the " + dec(arch.lds_bytes) + " bytes of " + arch.name;
+    if (!targets::has_wmma_16x16x32(arch))
+        return "arch " + arch.name + " has no 16x16x32 WMMA (conv_implicit_gemm requires gfx1250)";
+    const int64_t sk = spec.split_k;
+    if (sk == -1) return std::string("split_k = -1 (auto) must be resolved before lowering");
+    if (sk < 1) return "split_k must be 1 (off) or greater than 1 (two-stage), got " + dec(sk);
+    if (sk > 1 && *spec.acc_epilogue != "identity")
+        return "split-K needs the identity accumulator epilogue (it applies per slice), got " +
+               show(spec.acc_epilogue);
+    const int64_t s = spec.split_k_cluster;
+    if (s) {
+        if (!flavor.clusters) return std::string("split_k_cluster requires flavor llvm23");
+        if (!arch.clusters) return std::string("split_k_cluster requires arch gfx1250");
+        if (*spec.pipeline != "mem") return std::string("split_k_cluster requires the mem pipeline");
+        if (s < 2 || s > 15) return "split_k_cluster must be 0 (off) or 2..15, got " + dec(s);
+        if (sk == 1) return std::string("split_k_cluster requires split_k > 1 (the two-stage ABI)");
+    }
+    const std::optional<std::string> &p = spec.name_prefix;
+    if (!p || (!p->empty() && !is_identifier(*p)))
+        return "name_prefix must be empty or an identifier, got " + show(p);
+    return std::nullopt;
+}
+
+std::string kernel_name(const ConvSpec &spec) {
+    const std::string pipe = *spec.pipeline == "mem" ? std::string("mem") : "wavelet" + dec(spec.num_load_waves);
+    std::string name = "conv_implicit_gemm_" + *spec.dtype + "_" + dec(spec.tile_m) + "x" + dec(spec.tile_n) + "x" +
+                       dec(spec.tile_k) + "_w" + dec(spec.waves_m) + "x" + dec(spec.waves_n) + "_" + pipe + "_" +
+                       *spec.epilogue + "_va" + dec(spec.vector_a) + "_vb" + dec(spec.vector_b) + "_" +
+                       *spec.acc_epilogue;
+    if (spec.split_k > 1) name += "_spk";
+    if (spec.split_k_cluster) name += "_skc" + dec(spec.split_k_cluster);
+    if (!spec.name_prefix->empty()) name = *spec.name_prefix + "_" + name;
+    return name;
+}
+
+namespace {
+
+// The raw buffer load/store type of `nbytes` (2, 4, 8 or 16).
+const Type *raw_type(int64_t nbytes) {
+    switch (nbytes) {
+        case 2: return i16();
+        case 4: return float_();
+        case 8: return vec(2, float_());
+        case 16: return vec(4, float_());
+        default: throw std::logic_error("no raw buffer type of " + dec(nbytes) + " bytes");
+    }
+}
+
+const char *load_key(int64_t nbytes) {
+    switch (nbytes) {
+        case 2: return "raw_buffer_load_i16";
+        case 4: return "raw_buffer_load_f32";
+        case 8: return "raw_buffer_load_v2f32";
+        case 16: return "raw_buffer_load_v4f32";
+        default: throw std::logic_error("no raw buffer load of " + dec(nbytes) + " bytes");
+    }
+}
+
+const char *store_key(int64_t nbytes) {
+    switch (nbytes) {
+        case 2: return "raw_buffer_store_i16";
+        case 4: return "raw_buffer_store_f32";
+        case 8: return "raw_buffer_store_v2f32";
+        case 16: return "raw_buffer_store_v4f32";
+        default: throw std::logic_error("no raw buffer store of " + dec(nbytes) + " bytes");
+    }
+}
+
+// Per-thread A load slot values, fixed for the whole K loop.
+struct ASlot {
+    Value koff, mok, hbase, wbase, nh, lds;
+};
+// Per-thread B load slot values.
+struct BSlot {
+    Value koff, nok, wrow, lds;
+};
+// Registers loaded for one K tile: the A slots then the B slots.
+struct TileVals {
+    std::vector<Value> a, b;
+};
+
+// Emits one kernel. Method order is emission order (the bytes depend on it).
+class Kernel {
+public:
+    Kernel(IRBuilder &b, const ConvSpec &spec) : b_(b), s_(spec) {
+        et_ = dtype_type(*spec.dtype);
+        tm_ = spec.tile_m;
+        tn_ = spec.tile_n;
+        tk_ = spec.tile_k;
+        wm_ = tm_ / spec.waves_m;  // per-wave tile
+        wn_ = tn_ / spec.waves_n;
+        fm_ = wm_ / kWmmaM;  // fragments per wave
+        fn_ = wn_ / kWmmaN;
+        ncw_ = spec.waves_m * spec.waves_n;  // compute waves
+        wavelet_ = *spec.pipeline == "wavelet";
+        threads_ = threads(spec);
+        load_threads_ = wavelet_ ? spec.num_load_waves * kWave : threads_;
+        split_ = spec.split_k > 1;
+        cluster_ = spec.split_k_cluster;
+        kp_ = tk_ + kPadAB;
+        ncp_ = tn_ + kPadC;
+    }
+
+    void emit() {
+        Block &entry = b_.new_block("entry");
+        b_.position(entry);
+        prologue_values();
+        slot_setup();
+        main_loop();
+        epilogue();
+    }
+
+private:
+    // -- small helpers ------------------------------------------------------------
+    Value p(const std::string &name) const { return b_.fn().param(name); }
+
+    // min(v, c) for a slot index (icmp ult + select).
+    Value umin_const(const Value &v, int64_t c, const std::string &hint) {
+        const Value lt = b_.icmp("ult", v, ci32(c), hint + "_lt");
+        return b_.select(lt, v, ci32(c), hint);
+    }
+
+    void barrier() {
+        b_.fence("workgroup", "release");
+        b_.call_void("s_barrier", {});
+        b_.fence("workgroup", "acquire");
+    }
+
+    // Buffer resource over `nbytes` (i64 value) bytes at parameter `ptr_name`.
+    Value rsrc(const std::string &ptr_name, const Value &nbytes, const std::string &hint) {
+        Value n = nbytes;
+        if (b_.module().flavor().rsrc_num_records_bits == 32) n = b_.cast("trunc", nbytes, i32(), hint + "_nrec");
+        const Value ptr = p(ptr_name);
+        return b_.call("make_buffer_rsrc", {ptr, const_int(i16(), 0), n, ci32(kRsrcFlags)}, hint);
+    }
+
+    // -- emission -----------------------------------------------------------------
+    void prologue_values() {
+        tid_ = b_.call("workitem_id_x", {}, "tid");
+        lane_ = b_.binop("and", tid_, ci32(kWave - 1), "lane");
+        const Value wv = b_.binop("lshr", tid_, ci32(5), "wave_v");
+        wave_ = b_.call("readfirstlane_i32", {wv}, "wave");
+        const Value bx = b_.call("workgroup_id_x", {}, "bx");
+        const Value by = b_.call("workgroup_id_y", {}, "by");
+        const Value bz = b_.call("workgroup_id_z", {}, "bz");
+        // z -> (group, slice); the slice's K range.
+        if (split_) {
+            const Value kc = p("ks_count");
+            group_ = b_.binop("udiv", bz, kc, "group");
+            slice_ = b_.binop("urem", bz, kc, "slice");
+            const Value ks = p("ks");
+            k_begin_ = b_.mul(slice_, ks, "k_begin");
+            const Value kend0 = b_.add(k_begin_, ks, "k_end_raw");
+            const Value kg = p("Kgemm");
+            const Value short_ = b_.icmp("ult", kend0, kg, "k_short");
+            k_end_ = b_.select(short_, kend0, kg, "k_end");
+        } else {
+            group_ = bz;
+            k_begin_ = ci32(0);
+            k_end_ = p("Kgemm");
+        }
+        // Number of K tiles: ceil((k_end - k_begin) / tile_k), 0 for an empty slice.
+        const Value live = b_.icmp("ugt", k_end_, k_begin_, "k_live");
+        const Value span = b_.sub(k_end_, k_begin_, "k_span");
+        const Value span0 = b_.select(live, span, ci32(0), "k_span_nz");
+        const Value sp = b_.add(span0, ci32(tk_ - 1), "k_span_up");
+        ntiles_ = b_.binop("udiv", sp, ci32(tk_), "ntiles");
+        // Tile origin and the group's channel bases.
+        m0_ = b_.mul(bx, ci32(tm_), "m_org");
+        n0_ = b_.mul(by, ci32(tn_), "n_org");
+        cbase_ = b_.mul(group_, p("cpg"), "cbase");  // g*cpg
+        kbase_ = b_.mul(group_, p("kpg"), "kbase");  // g*kpg
+        // Buffer resources and the out-of-range offsets (the byte counts).
+        rx_ = rsrc("x_ptr", p("x_bytes"), "rsrc_x");
+        rw_ = rsrc("w_ptr", p("w_bytes"), "rsrc_w");
+        oob_x_ = b_.cast("trunc", p("x_bytes"), i32(), "oob_x");
+        oob_w_ = b_.cast("trunc", p("w_bytes"), i32(), "oob_w");
+        if (!split_ || cluster_) {
+            rd_ = rsrc("d_ptr", p("d_bytes"), "rsrc_d");
+            oob_d_ = b_.cast("trunc", p("d_bytes"), i32(), "oob_d");
+        }
+        if (split_) {
+            rws_ = rsrc("ws_ptr", p("ws_bytes"), "rsrc_ws");
+            oob_ws_ = b_.cast("trunc", p("ws_bytes"), i32(), "oob_ws");
+        }
+        if (*s_.acc_epilogue == "bias") {
+            const Value k4 = b_.mul(p("K"), ci32(4), "bias_nbytes");
+            const Value k64 = b_.cast("zext", k4, i64(), "bias_nbytes_w");
+            rbias_ = rsrc("bias_ptr", k64, "rsrc_bias");
+            oob_bias_ = k4;
+        }
+        // Roles: compute wave coordinates (wave_m, wave_n); wavelet loaders.
+        if (wavelet_) {
+            is_loader_ = b_.icmp("uge", wave_, ci32(ncw_), "is_loader");
+            ltid_ = b_.sub(tid_, ci32(ncw_ * kWave), "ltid");
+        } else {
+            ltid_ = tid_;
+        }
+        wave_m_ = b_.binop("udiv", wave_, ci32(s_.waves_n), "wave_m");
+        wave_n_ = b_.binop("urem", wave_, ci32(s_.waves_n), "wave_n");
+        // LDS globals.
+        for (const LdsBuffer &l : lds_layout(s_)) lds_[l.name] = b_.module().add_lds(l.name, array(l.count, l.elem), 16);
+    }
+
+    // -- global -> LDS slots ----------------------------------------------------------
+    // Per-thread load slots (fixed for the whole K loop): slot j of a thread is
+    // vector v = ltid + j*load_threads of the tile, clamped to the last vector.
+    void slot_setup() {
+        const int64_t va = s_.vector_a;
+        int64_t per_row = tk_ / va;
+        int64_t count = tm_ * per_row;
+        for (int64_t j = 0; j < (count + load_threads_ - 1) / load_threads_; ++j) {
+            Value v = b_.add(ltid_, ci32(j * load_threads_), "a_slot");
+            if ((j + 1) * load_threads_ > count) v = umin_const(v, count - 1, "a_slotc");
+            const Value row = b_.binop("udiv", v, ci32(per_row), "a_row");
+            const Value kv = b_.binop("urem", v, ci32(per_row), "a_kv");
+            const Value koff = b_.mul(kv, ci32(va), "a_koff");
+            const Value m = b_.add(m0_, row, "a_m");
+            const Value mok = b_.icmp("ult", m, p("M"), "a_mok");
+            const Value hw = b_.mul(p("Ho"), p("Wo"), "a_hw");
+            const Value img = b_.binop("udiv", m, hw, "a_img");
+            const Value rem = b_.binop("urem", m, hw, "a_pix");
+            const Value ho = b_.binop("udiv", rem, p("Wo"), "a_ho");
+            const Value wo = b_.binop("urem", rem, p("Wo"), "a_wo");
+            const Value hs = b_.mul(ho, p("stride_h"), "a_hs");
+            const Value hbase = b_.sub(hs, p("pad_h"), "a_hbase");
+            const Value ws = b_.mul(wo, p("stride_w"), "a_ws");
+            const Value wbase = b_.sub(ws, p("pad_w"), "a_wbase");
+            const Value nh = b_.mul(img, p("H"), "a_nh");
+            const Value lrow = b_.mul(row, ci32(kp_), "a_lrow");
+            const Value lds_off = b_.add(lrow, koff, "a_loff");
+            a_slots_.push_back(ASlot{koff, mok, hbase, wbase, nh, lds_off});
+        }
+        const int64_t vb = s_.vector_b;
+        per_row = tk_ / vb;
+        count = tn_ * per_row;
+        for (int64_t j = 0; j < (count + load_threads_ - 1) / load_threads_; ++j) {
+            Value v = b_.add(ltid_, ci32(j * load_threads_), "b_slot");
+            if ((j + 1) * load_threads_ > count) v = umin_const(v, count - 1, "b_slotc");
+            const Value row = b_.binop("udiv", v, ci32(per_row), "b_row");
+            const Value kv = b_.binop("urem", v, ci32(per_row), "b_kv");
+            const Value koff = b_.mul(kv, ci32(vb), "b_koff");
+            const Value n = b_.add(n0_, row, "b_n");
+            const Value nok = b_.icmp("ult", n, p("kpg"), "b_nok");
+            const Value kn = b_.add(kbase_, n, "b_kn");
+            const Value wrow = b_.mul(kn, p("Kgemm"), "b_wrow");
+            const Value lrow = b_.mul(row, ci32(kp_), "b_lrow");
+            const Value lds_off = b_.add(lrow, koff, "b_loff");
+            b_slots_.push_back(BSlot{koff, nok, wrow, lds_off});
+        }
+    }
+
+    // Global loads of the K tile starting at k0 into registers; returns the raw
+    // values of the A slots then the B slots.
+    TileVals load_tile(const Value &k0) {
+        TileVals out;
+        const int64_t va = s_.vector_a, vb = s_.vector_b;
+        for (const ASlot &sl : a_slots_) {
+            const Value r = b_.add(k0, sl.koff, "a_r");
+            const Value c = b_.binop("urem", r, p("cpg"), "a_c");
+            const Value q = b_.binop("udiv", r, p("cpg"), "a_q");
+            const Value x = b_.binop("urem", q, p("X"), "a_x");
+            const Value y = b_.binop("udiv", q, p("X"), "a_y");
+            const Value yd = b_.mul(y, p("dil_h"), "a_yd");
+            const Value hi = b_.add(sl.hbase, yd, "a_hi");
+            const Value xd = b_.mul(x, p("dil_w"), "a_xd");
+            const Value wi = b_.add(sl.wbase, xd, "a_wi");
+            const Value rok = b_.icmp("ult", r, k_end_, "a_rok");
+            const Value hok = b_.icmp("ult", hi, p("H"), "a_hok");  // unsigned: negative is out
+            const Value wok = b_.icmp("ult", wi, p("W"), "a_wok");
+            Value ok = b_.binop("and", sl.mok, rok, "a_ok");
+            ok = b_.binop("and", ok, hok, "a_ok");
+            ok = b_.binop("and", ok, wok, "a_ok");
+            const Value row_h = b_.add(sl.nh, hi, "a_row_h");
+            const Value row_hw = b_.mul(row_h, p("W"), "a_row_hw");
+            const Value pix = b_.add(row_hw, wi, "a_pixel");
+            const Value ch = b_.add(cbase_, c, "a_ch");
+            const Value pixc = b_.mul(pix, p("C"), "a_pixc");
+            const Value e = b_.add(pixc, ch, "a_elem");
+            Value off = b_.mul(e, ci32(2), "a_byte");
+            off = b_.select(ok, off, oob_x_, "a_off");
+            out.a.push_back(b_.call(load_key(2 * va), {rx_, off, ci32(0), ci32(0)}, "a_val"));
+        }
+        for (const BSlot &sl : b_slots_) {
+            const Value r = b_.add(k0, sl.koff, "b_r");
+            const Value rok = b_.icmp("ult", r, k_end_, "b_rok");
+            const Value ok = b_.binop("and", sl.nok, rok, "b_ok");
+            const Value e = b_.add(sl.wrow, r, "b_elem");
+            Value off = b_.mul(e, ci32(2), "b_byte");
+            off = b_.select(ok, off, oob_w_, "b_off");
+            out.b.push_back(b_.call(load_key(2 * vb), {rw_, off, ci32(0), ci32(0)}, "b_val"));
+        }
+        return out;
+    }
+
+    // Store loaded registers into LDS buffer `buf` (i32 0 or 1).
+    void store_tile(const TileVals &vals, const Value &buf) {
+        const Value abase = b_.mul(buf, ci32(tm_ * kp_), "a_buf");
+        for (size_t i = 0; i < a_slots_.size(); ++i) {
+            const Value idx = b_.add(abase, a_slots_[i].lds, "a_lidx");
+            const Value ptr = b_.gep(et_, lds_.at("lds_a"), {idx}, "a_lp");
+            b_.store(vals.a[i], ptr, 2 * s_.vector_a);
+        }
+        const Value bbase = b_.mul(buf, ci32(tn_ * kp_), "b_buf");
+        for (size_t i = 0; i < b_slots_.size(); ++i) {
+            const Value idx = b_.add(bbase, b_slots_[i].lds, "b_lidx");
+            const Value ptr = b_.gep(et_, lds_.at("lds_b"), {idx}, "b_lp");
+            b_.store(vals.b[i], ptr, 2 * s_.vector_b);
+        }
+    }
+
+    // -- WMMA -------------------------------------------------------------------------
+    // The 16-element A/B fragment of `row` (tile row) at K step kk: lane l holds
+    // K = 8*(l/16) + [0,8) and 16 + 8*(l/16) + [0,8) of the 32.
+    Value fragment(const Value &lds, const Value &base, const Value &row, int64_t kk) {
+        const Type *v8 = vec(8, et_);
+        const Value frow = b_.mul(row, ci32(kp_), "f_row");
+        Value idx = b_.add(base, frow, "f_idx");
+        idx = b_.add(idx, lane_k_, "f_idxk");
+        if (kk) idx = b_.add(idx, ci32(kk * kWmmaK), "f_idxs");
+        const Value p0 = b_.gep(et_, lds, {idx}, "f_p");
+        const Value lo = b_.load(v8, p0, 16, "f_lo");
+        const Value idx2 = b_.add(idx, ci32(16), "f_idxh");
+        const Value p1 = b_.gep(et_, lds, {idx2}, "f_p");
+        const Value hi = b_.load(v8, p1, 16, "f_hi");
+        std::vector<int> mask;
+        for (int i = 0; i < 16; ++i) mask.push_back(i);
+        return b_.shufflevector(lo, hi, mask, "frag");
+    }
+
+    // All WMMAs of one K tile from LDS buffer `buf`; returns the new accumulators.
+    std::vector<Value> compute(const Value &buf, std::vector<Value> accs) {
+        const Value abase = b_.mul(buf, ci32(tm_ * kp_), "c_abuf");
+        const Value bbase = b_.mul(buf, ci32(tn_ * kp_), "c_bbuf");
+        const std::string key = wmma_key(*s_.dtype);
+        for (int64_t kk = 0; kk < tk_ / kWmmaK; ++kk) {
+            std::vector<Value> fa, fb;
+            for (int64_t i = 0; i < fm_; ++i) fa.push_back(fragment(lds_.at("lds_a"), abase, a_rows_[i], kk));
+            for (int64_t j = 0; j < fn_; ++j) fb.push_back(fragment(lds_.at("lds_b"), bbase, b_rows_[j], kk));
+            for (int64_t i = 0; i < fm_; ++i) {
+                for (int64_t j = 0; j < fn_; ++j) {
+                    const size_t k = static_cast<size_t>(i * fn_ + j);
+                    accs[k] = b_.call(key,
+                                      {ci1(false), fa[i], ci1(false), fb[j], const_int(i16(), 0), accs[k], ci1(false),
+                                       ci1(false)},
+                                      "acc");
+                }
+            }
+        }
+        return accs;
+    }
+
+    // -- main loop --------------------------------------------------------------------
+    void main_loop() {
+        // Fragment rows (tile rows of this wave's fragments) and the lane's K offset.
+        half_ = b_.binop("lshr", lane_, ci32(4), "half");
+        lrow_ = b_.binop("and", lane_, ci32(15), "lrow");
+        lane_k_ = b_.mul(half_, ci32(8), "lane_k");
+        wm0_ = b_.mul(wave_m_, ci32(wm_), "wm_org");
+        wn0_ = b_.mul(wave_n_, ci32(wn_), "wn_org");
+        for (int64_t i = 0; i < fm_; ++i) {
+            const Value ar = b_.add(wm0_, ci32(i * kWmmaM), "ar");
+            a_rows_.push_back(b_.add(ar, lrow_, "arow"));
+        }
+        for (int64_t j = 0; j < fn_; ++j) {
+            const Value br = b_.add(wn0_, ci32(j * kWmmaN), "br");
+            b_rows_.push_back(b_.add(br, lrow_, "brow"));
+        }
+        const size_t nacc = static_cast<size_t>(fm_ * fn_);
+        const Type *v8f = vec(8, float_());
+        const Value zero = zeroinit(v8f);
+        const Value any_tile = b_.icmp("ugt", ntiles_, ci32(0), "any_tile");
+        Block &entry = *b_.block();
+        Block &pro = b_.new_block("prologue");
+        Block &loop = b_.new_block("kloop");
+        Block &done = b_.new_block("kdone");
+        b_.cond_br(any_tile, pro, done);
+        // Prologue: tile 0 -> buffer 0, barrier.
+        b_.position(pro);
+        if (wavelet_) {
+            Block &pl = b_.new_block("pro_load");
+            Block &pj = b_.new_block("pro_join");
+            b_.cond_br(is_loader_, pl, pj);
+            b_.position(pl);
+            const TileVals v0 = load_tile(k_begin_);
+            store_tile(v0, ci32(0));
+            b_.br(pj);
+            b_.position(pj);
+        } else {
+            const TileVals v0 = load_tile(k_begin_);
+            store_tile(v0, ci32(0));
+        }
+        barrier();
+        Block &pro_end = *b_.block();
+        b_.br(loop);
+        // Loop: iteration t computes buffer t&1 while tile t+1 goes to buffer (t+1)&1.
+        b_.position(loop);
+        Phi &t = b_.phi(i32(), "t");
+        std::vector<Phi *> acc_phis;
+        for (size_t k = 0; k < nacc; ++k) acc_phis.push_back(&b_.phi(v8f, "acc_in"));
+        std::vector<Value> accs;
+        for (Phi *ph : acc_phis) accs.push_back(ph->result());
+        const Value buf = b_.binop("and", t.result(), ci32(1), "buf");
+        const Value nbuf = b_.binop("xor", buf, ci32(1), "nbuf");
+        const Value t1 = b_.add(t.result(), ci32(1), "t_next", {"nuw", "nsw"});
+        const Value kstep = b_.mul(t1, ci32(tk_), "k_step");
+        const Value knext = b_.add(k_begin_, kstep, "k_next");
+        std::vector<Value> nw;
+        if (wavelet_) {
+            Block &ld = b_.new_block("wl_load");
+            Block &cp = b_.new_block("wl_compute");
+            Block &jn = b_.new_block("wl_join");
+            b_.cond_br(is_loader_, ld, cp);
+            b_.position(ld);
+            const TileVals v1 = load_tile(knext);
+            store_tile(v1, nbuf);
+            b_.br(jn);
+            b_.position(cp);
+            const std::vector<Value> computed = compute(buf, accs);
+            Block &cp_end = *b_.block();
+            b_.br(jn);
+            b_.position(jn);
+            for (size_t k = 0; k < nacc; ++k) {
+                Phi &ph = b_.phi(v8f, "acc_j");
+                ph.add_incoming(accs[k], ld);
+                ph.add_incoming(computed[k], cp_end);
+                nw.push_back(ph.result());
+            }
+        } else {
+            const TileVals v1 = load_tile(knext);
+            nw = compute(buf, accs);
+            store_tile(v1, nbuf);
+        }
+        barrier();
+        const Value again = b_.icmp("ult", t1, ntiles_, "again");
+        Block &loop_end = *b_.block();
+        b_.cond_br(again, loop, done);
+        t.add_incoming(ci32(0), pro_end);
+        t.add_incoming(t1, loop_end);
+        for (size_t k = 0; k < nacc; ++k) {
+            acc_phis[k]->add_incoming(zero, pro_end);
+            acc_phis[k]->add_incoming(nw[k], loop_end);
+        }
+        b_.position(done);
+        for (size_t k = 0; k < nacc; ++k) {
+            Phi &ph = b_.phi(v8f, "acc_out");
+            ph.add_incoming(zero, entry);
+            ph.add_incoming(nw[k], loop_end);
+            accs_.push_back(ph.result());
+        }
+    }
+
+    // -- epilogues ----------------------------------------------------------------------
+    // Broadcast an fp32 scalar argument to `width` lanes (width 1: the scalar).
+    Value bc(const Value &v, int64_t width) {
+        if (width == 1) return v;
+        const Type *vt = vec(width, float_());
+        const Value ins = b_.insertelement(zeroinit(vt), v, ci32(0), "bc");
+        return b_.shufflevector(ins, ins, std::vector<int>(static_cast<size_t>(width), 0), "bcast");
+    }
+
+    // An fp32 constant as a scalar or a splat of `width` lanes.
+    static Value fconst(double v, int64_t width) {
+        const Value e = const_float(float_(), v);
+        return width == 1 ? e : splat(vec(width, float_()), e);
+    }
+
+    // The accumulator epilogue on fp32 x (scalar or <width x float>) whose first
+    // output channel is n_elem (global channel index, i32).
+    Value acc_epi(const Value &x, const Value &n_elem, int64_t width) {
+        const std::string &kind = *s_.acc_epilogue;
+        if (kind == "identity") return x;
+        if (kind == "bias") {
+            const int64_t nb = 4 * width;
+            const Value off = b_.mul(n_elem, ci32(4), "bias_byte");
+            const Value bias = b_.call(load_key(nb), {rbias_, off, ci32(0), ci32(0)}, "bias");
+            return b_.fadd(x, bias, "biased");
+        }
+        if (kind == "scale") {
+            const Value sc = bc(p("scale"), width);
+            return b_.fmul(x, sc, "scaled");
+        }
+        if (kind == "relu") {
+            const Value neg = b_.fcmp("olt", x, fconst(0.0, width), "neg");
+            return b_.select(neg, fconst(0.0, width), x, "relu");
+        }
+        const Value lo = bc(p("clamp_lo"), width);
+        const Value hi = bc(p("clamp_hi"), width);
+        const Value below = b_.fcmp("olt", x, lo, "below");
+        const Value x1 = b_.select(below, lo, x, "clamp_l");
+        const Value above = b_.fcmp("ogt", x1, hi, "above");
+        return b_.select(above, hi, x1, "clamp_h");
+    }
+
+    // Cast fp32 x (width 1 or kOutVec) and store it at D[m][kbase + n].
+    void store_d(const Value &x, const Value &m, const Value &n, const Value &ok, int64_t width) {
+        const Type *vt = width == 1 ? et_ : vec(width, et_);
+        const Value y = b_.cast("fptrunc", x, vt, "d_val");
+        const Value raw = b_.cast("bitcast", y, raw_type(2 * width), "d_raw");
+        const Value kn = b_.add(kbase_, n, "d_ch");
+        const Value rowe = b_.mul(m, p("K"), "d_rowe");
+        const Value e = b_.add(rowe, kn, "d_elem");
+        Value off = b_.mul(e, ci32(2), "d_byte");
+        off = b_.select(ok, off, oob_d_, "d_off");
+        b_.call_void(store_key(2 * width), {raw, rd_, off, ci32(0), ci32(0)});
+    }
+
+    // Byte offset of ws[slab][m][kbase + n] (or the out-of-range offset).
+    Value ws_offset(const Value &slab, const Value &m, const Value &n, const Value &ok, const std::string &hint) {
+        const Value slabm = b_.mul(slab, p("M"), hint + "_slabm");
+        const Value rows = b_.add(slabm, m, hint + "_row");
+        const Value kn = b_.add(kbase_, n, hint + "_ch");
+        const Value rowe = b_.mul(rows, p("K"), hint + "_rowe");
+        const Value e = b_.add(rowe, kn, hint + "_elem");
+        const Value off = b_.mul(e, ci32(4), hint + "_byte");
+        return b_.select(ok, off, oob_ws_, hint + "_off");
+    }
+
+    // Write one fp32 element/vector of the tile: the slab (split) or D (plain).
+    void out_elem(const Value &x, const Value &m, const Value &n, const Value &ok, int64_t width) {
+        if (split_) {
+            const Value off = ws_offset(slice_, m, n, ok, "ws");
+            b_.call_void(store_key(4 * width), {x, rws_, off, ci32(0), ci32(0)});
+        } else {
+            const Value kn = b_.add(kbase_, n, "epi_ch");
+            const Value y = acc_epi(x, kn, width);
+            store_d(y, m, n, ok, width);
+        }
+    }
+
+    void epilogue() {
+        Block &exit_b = b_.new_block("exit");
+        if (*s_.epilogue == "default") {
+            if (wavelet_) {
+                Block &body = b_.new_block("epi_compute");
+                Block &skip = b_.new_block("epi_skip");
+                b_.cond_br(is_loader_, skip, body);
+                b_.position(body);
+                epilogue_default();
+                b_.br(skip);
+                b_.position(skip);
+            } else {
+                epilogue_default();
+            }
+        } else {
+            epilogue_cshuffle();
+        }
+        if (cluster_) cluster_fold();
+        b_.br(exit_b);
+        b_.position(exit_b);
+        b_.ret_void();
+    }
+
+    // Each lane stores its fragment elements: acc[i][j] element e is tile row
+    // wm0 + 16*i + 8*(lane/16) + e, tile column wn0 + 16*j + lane%16.
+    void epilogue_default() {
+        const Value rbase = b_.mul(half_, ci32(8), "e_rbase");
+        for (int64_t i = 0; i < fm_; ++i) {
+            for (int64_t j = 0; j < fn_; ++j) {
+                const Value acc = accs_[static_cast<size_t>(i * fn_ + j)];
+                const Value ec = b_.add(wn0_, ci32(j * kWmmaN), "e_c");
+                const Value col = b_.add(ec, lrow_, "e_col");
+                const Value n = b_.add(n0_, col, "e_n");
+                const Value nok = b_.icmp("ult", n, p("kpg"), "e_nok");
+                for (int64_t e = 0; e < 8; ++e) {
+                    const Value er = b_.add(wm0_, ci32(i * kWmmaM + e), "e_r");
+                    const Value row = b_.add(er, rbase, "e_row");
+                    const Value m = b_.add(m0_, row, "e_m");
+                    const Value mok = b_.icmp("ult", m, p("M"), "e_mok");
+                    const Value ok = b_.binop("and", mok, nok, "e_ok");
+                    const Value x = b_.extractelement(acc, ci32(e), "e_x");
+                    out_elem(x, m, n, ok, 1);
+                }
+            }
+        }
+    }
+
+    // Compute waves write the accumulators to the fp32 LDS tile; barrier; then
+    // all threads store kOutVec-wide row vectors (surplus slots clamp to the
+    // last vector).
+    void epilogue_cshuffle() {
+        const Value lc = lds_.at("lds_c");
+        Block *join = nullptr;
+        if (wavelet_) {
+            Block &body = b_.new_block("cs_write");
+            join = &b_.new_block("cs_join");
+            b_.cond_br(is_loader_, *join, body);
+            b_.position(body);
+        }
+        const Value rbase = b_.mul(half_, ci32(8), "e_rbase");
+        for (int64_t i = 0; i < fm_; ++i) {
+            for (int64_t j = 0; j < fn_; ++j) {
+                const Value acc = accs_[static_cast<size_t>(i * fn_ + j)];
+                const Value ec = b_.add(wn0_, ci32(j * kWmmaN), "e_c");
+                const Value col = b_.add(ec, lrow_, "e_col");
+                for (int64_t e = 0; e < 8; ++e) {
+                    const Value er = b_.add(wm0_, ci32(i * kWmmaM + e), "e_r");
+                    const Value row = b_.add(er, rbase, "e_row");
+                    const Value rowi = b_.mul(row, ci32(ncp_), "cs_rowi");
+                    const Value idx = b_.add(rowi, col, "cs_idx");
+                    const Value ptr = b_.gep(float_(), lc, {idx}, "cs_p");
+                    const Value x = b_.extractelement(acc, ci32(e), "e_x");
+                    b_.store(x, ptr, 4);
+                }
+            }
+        }
+        if (wavelet_) {
+            b_.br(*join);
+            b_.position(*join);
+        }
+        barrier();
+        const int64_t per_row = tn_ / kOutVec;
+        const int64_t count = tm_ * per_row;
+        const Type *v4 = vec(kOutVec, float_());
+        for (int64_t j = 0; j < (count + threads_ - 1) / threads_; ++j) {
+            Value v = b_.add(tid_, ci32(j * threads_), "cs_slot");
+            if ((j + 1) * threads_ > count) v = umin_const(v, count - 1, "cs_slotc");
+            const Value row = b_.binop("udiv", v, ci32(per_row), "cs_row");
+            const Value cv = b_.binop("urem", v, ci32(per_row), "cs_cv");
+            const Value col = b_.mul(cv, ci32(kOutVec), "cs_col");
+            const Value rowi = b_.mul(row, ci32(ncp_), "cs_rowi");
+            const Value idx = b_.add(rowi, col, "cs_idx");
+            const Value ptr = b_.gep(float_(), lc, {idx}, "cs_p");
+            const Value x = b_.load(v4, ptr, 16, "cs_x");
+            const Value m = b_.add(m0_, row, "cs_m");
+            const Value n = b_.add(n0_, col, "cs_n");
+            const Value mok = b_.icmp("ult", m, p("M"), "cs_mok");
+            const Value nok = b_.icmp("ult", n, p("kpg"), "cs_nok");
+            const Value ok = b_.binop("and", mok, nok, "cs_ok");
+            out_elem(x, m, n, ok, kOutVec);
+        }
+    }
+
+    // After every slab of the cluster is stored: cluster barrier between
+    // cluster-scope release/acquire fences, then this workgroup (rank = slice)
+    // folds tile rows [rank*R, rank*R + R), R = ceil(tile_m / S), over slabs
+    // 0..S-1 in order and stores D.
+    void cluster_fold() {
+        const int64_t S = cluster_;
+        b_.fence("cluster", "release");
+        b_.call_void("s_cluster_barrier", {});
+        b_.fence("cluster", "acquire");
+        const int64_t R = (tm_ + S - 1) / S;
+        const int64_t per_row = tn_ / kOutVec;
+        const int64_t count = R * per_row;
+        const Value r0 = b_.mul(slice_, ci32(R), "f_rorg");
+        for (int64_t j = 0; j < (count + threads_ - 1) / threads_; ++j) {
+            Value v = b_.add(tid_, ci32(j * threads_), "f_slot");
+            if ((j + 1) * threads_ > count) v = umin_const(v, count - 1, "f_slotc");
+            const Value rr = b_.binop("udiv", v, ci32(per_row), "f_rr");
+            const Value cv = b_.binop("urem", v, ci32(per_row), "f_cv");
+            const Value col = b_.mul(cv, ci32(kOutVec), "f_col");
+            const Value row = b_.add(r0, rr, "f_row");
+            const Value m = b_.add(m0_, row, "f_m");
+            const Value n = b_.add(n0_, col, "f_n");
+            const Value rok = b_.icmp("ult", row, ci32(tm_), "f_rok");
+            const Value mok = b_.icmp("ult", m, p("M"), "f_mok");
+            const Value nok = b_.icmp("ult", n, p("kpg"), "f_nok");
+            Value ok = b_.binop("and", rok, mok, "f_ok");
+            ok = b_.binop("and", ok, nok, "f_ok");
+            Value total;
+            for (int64_t sl = 0; sl < S; ++sl) {
+                const Value off = ws_offset(ci32(sl), m, n, ok, "f");
+                const Value x = b_.call(load_key(4 * kOutVec), {rws_, off, ci32(0), ci32(0)}, "f_slab");
+                total = sl == 0 ? x : b_.fadd(total, x, "f_sum");
+            }
+            store_d(total, m, n, ok, kOutVec);
+        }
+    }
+
+    IRBuilder &b_;
+    const ConvSpec &s_;
+    const Type *et_;
+    int64_t tm_, tn_, tk_, wm_, wn_, fm_, fn_, ncw_;
+    bool wavelet_;
+    int64_t threads_, load_threads_;
+    bool split_;
+    int64_t cluster_;
+    int64_t kp_, ncp_;
+
+    Value tid_, lane_, wave_, group_, slice_, k_begin_, k_end_, ntiles_;
+    Value m0_, n0_, cbase_, kbase_;
+    Value rx_, rw_, oob_x_, oob_w_, rd_, oob_d_, rws_, oob_ws_, rbias_, oob_bias_;
+    Value is_loader_, ltid_, wave_m_, wave_n_;
+    std::map<std::string, Value> lds_;
+    std::vector<ASlot> a_slots_;
+    std::vector<BSlot> b_slots_;
+    Value half_, lrow_, lane_k_, wm0_, wn0_;
+    std::vector<Value> a_rows_, b_rows_;
+    std::vector<Value> accs_;
+};
+
+}  // namespace
+
+std::pair<std::string, std::unique_ptr<ir::Module>> build(const ConvSpec &spec, const targets::Arch &arch,
+                                                         const targets::Flavor &flavor) {
+    std::string name = kernel_name(spec);
+    const std::string variant = conv_abi::variant_of(spec.split_k, spec.split_k_cluster);
+    const int64_t s = spec.split_k_cluster;
+    std::optional<ClusterDims> dims;
+    if (s) dims = ClusterDims{1, 1, s};
+    auto attrs = kernel_attrs(threads(spec), dims);
+    auto m = new_module(flavor, arch, name, conv_abi::params(variant), std::move(attrs));
+    IRBuilder b(*m);
+    Kernel k(b, spec);
+    k.emit();
+    return {std::move(name), std::move(m)};
+}
+
+}  // namespace cpe::kernels::conv_implicit_gemm
