@@ -1,0 +1,46 @@
+"""Floating-point conversions of the emulator (IEEE-754 round-to-nearest-even).
+
+* float32 -> bfloat16: integer ops on the binary32 bits (add 0x7FFF plus the
+  lowest kept bit, shift right 16): nearest, ties to even, subnormals kept,
+  overflow to infinity; NaN stays NaN (sign and top payload kept, quiet bit set).
+* float32 -> float16: numpy's float32->float16 cast, which is RNE with
+  subnormals and overflow to infinity (numpy ``npy_floatbits_to_halfbits``).
+* bfloat16 -> float32: the bits shifted left 16 (exact).
+
+Every arithmetic result stays in its LLVM type's numpy dtype (float32 for
+``float``); nothing is widened to float64 except where noted (WMMA).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def f32_to_bf16_bits(x) -> np.ndarray:
+    """bfloat16 bit patterns (uint16) of float32 ``x``, rounded to nearest even."""
+    x = np.asarray(x, dtype=np.float32)
+    u = x.view(np.uint32)
+    nan = (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
+    rounded = (u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16)
+    quiet = (u >> np.uint32(16)) | np.uint32(0x0040)
+    return np.where(nan, quiet, rounded).astype(np.uint16)
+
+
+def bf16_bits_to_f32(b) -> np.ndarray:
+    """float32 values of bfloat16 bit patterns (exact)."""
+    b = np.asarray(b, dtype=np.uint16)
+    return (b.astype(np.uint32) << np.uint32(16)).view(np.float32)
+
+
+def f32_to_f16(x) -> np.ndarray:
+    """float16 values of float32 ``x``, rounded to nearest even."""
+    return np.asarray(x, dtype=np.float32).astype(np.float16)
+
+
+def f64_to_bf16_bits(d: float) -> np.uint16:
+    """bfloat16 bits of a Python float rounded once (nearest even), for constants."""
+    if math.isnan(d):
+        return np.uint16(0x7FC0)
+    from python_engine.ir.constants import small_float_bits  # the engines' own constant rounding
+    return np.uint16(small_float_bits(d, 8, 7))

@@ -1,0 +1,99 @@
+"""``llvm.amdgcn.wmma.f32.16x16x32.{bf16,f16}`` on gfx1250, wave32.
+
+D (16x16 f32) = A (16x32) x B (32x16) + C, one wave. Register layout of the
+fragments (wave32, 16-bit A/B; ``h = lane // 16``):
+
+* A ``<16 x bf16|half>``: lane ``l`` holds row ``m = l % 16``; elements 0..7
+  are ``k = 8*h + 0..7``, elements 8..15 are ``k = 16 + 8*h + 0..7``.
+* B ``<16 x bf16|half>``: lane ``l`` holds column ``n = l % 16``, the same k split.
+* C and D ``<8 x float>``: lane ``l`` element ``e`` is row ``m = 8*h + e``,
+  column ``n = l % 16``.
+
+Sources: docs/conv_implicit_gemm.md, "Fragment layouts" (the gfx1250 ISA
+WMMA operand layout for 16-bit inputs, wave32, as the kernel design states
+it), cross-checked against a public GPU-verified gfx1250 kernel (a flydsl
+``rocdl.wmma_f32_16x16x32_bf16`` dV = P^T.dO test whose ``frag`` helper loads
+row ``lane%16`` as 8 elements at k = ``8*(lane//16)`` and 8 more at ``+16``,
+and reads accumulator element ``e`` as row ``8*(lane//16) + e``, column
+``lane%16``). Not yet checked on hardware by this project (no gfx1250 in CI).
+The RDNA3 16x16x16 layout (lanes 16..31 replicating
+lanes 0..15) is a different instruction and does not apply.
+
+Numerics model: products of 16-bit inputs are exact in float64, summed with C
+in float64 and rounded once to float32 (RNE). Hardware accumulates in at
+least fp32 with an implementation-defined order, so the conv tolerance
+(:func:`parity.reference.conv_tolerance`) allows for fp32 accumulation error
+over the whole reduction.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .fp import bf16_bits_to_f32
+
+_L = np.arange(32)
+_H = _L // 16
+_E16 = np.arange(16)
+#: k index of A/B element e of lane l: (32, 16)
+K_OF = (8 * _H[:, None] + np.where(_E16 < 8, _E16, _E16 + 8)[None, :])
+#: row (A) / column (B) of lane l
+MN_OF = _L % 16
+#: row of C/D element e of lane l: (32, 8)
+CD_ROW = 8 * _H[:, None] + np.arange(8)[None, :]
+CD_COL = np.broadcast_to((_L % 16)[:, None], (32, 8))
+
+
+def _to64(x, kind: str) -> np.ndarray:
+    if kind == "bf16":
+        return bf16_bits_to_f32(x).astype(np.float64)
+    return np.asarray(x).astype(np.float64)
+
+
+def unpack_a(a, kind: str) -> np.ndarray:
+    """The 16x32 A matrix (float64) of a wave's A fragments (32, 16)."""
+    out = np.full((16, 32), np.nan)
+    out[MN_OF[:, None], K_OF] = _to64(a, kind)
+    return out
+
+
+def unpack_b(b, kind: str) -> np.ndarray:
+    """The 32x16 B matrix (float64) of a wave's B fragments (32, 16)."""
+    out = np.full((32, 16), np.nan)
+    out[K_OF, MN_OF[:, None]] = _to64(b, kind)
+    return out
+
+
+def pack_a(A: np.ndarray) -> np.ndarray:
+    """A fragments (32, 16) of a 16x32 matrix (any dtype)."""
+    return A[MN_OF[:, None], K_OF]
+
+
+def pack_b(B: np.ndarray) -> np.ndarray:
+    """B fragments (32, 16) of a 32x16 matrix."""
+    return B[K_OF, MN_OF[:, None]]
+
+
+def pack_cd(C: np.ndarray) -> np.ndarray:
+    """C/D fragments (32, 8) of a 16x16 matrix."""
+    return C[CD_ROW, CD_COL]
+
+
+def unpack_cd(c) -> np.ndarray:
+    """The 16x16 matrix of C/D fragments (32, 8)."""
+    out = np.empty((16, 16), dtype=np.asarray(c).dtype)
+    out[CD_ROW, CD_COL] = c
+    return out
+
+
+def wmma_f32_16x16x32(a, b, c, kind: str, neg_a: bool = False, neg_b: bool = False) -> np.ndarray:
+    """D fragments (32, 8) float32 of one wave's WMMA. ``kind`` is ``bf16``
+    (a, b are uint16 bit patterns) or ``f16`` (float16 values)."""
+    A = unpack_a(a, kind)
+    B = unpack_b(b, kind)
+    if neg_a:
+        A = -A
+    if neg_b:
+        B = -B
+    C = unpack_cd(np.asarray(c, dtype=np.float32)).astype(np.float64)
+    D = (A @ B + C).astype(np.float32)
+    return pack_cd(D)
