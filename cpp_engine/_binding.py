@@ -136,6 +136,12 @@ _FAMILY_LIST = (
             lib.cpe_ir_core_spec_default, lib.cpe_ir_core_validate, lib.cpe_ir_core_lower),
     _Family("conv_fwd_split_k_reduce", (("dtype", "str"), ("vector", "int"), ("threads", "int"), ("degree", "int")),
             "cpe_reduce_spec", lib.cpe_reduce_spec_default, lib.cpe_reduce_validate, lib.cpe_reduce_lower),
+    _Family("conv_implicit_gemm",
+            (("dtype", "str"), ("tile_m", "int"), ("tile_n", "int"), ("tile_k", "int"), ("waves_m", "int"),
+             ("waves_n", "int"), ("pipeline", "str"), ("num_load_waves", "int"), ("epilogue", "str"),
+             ("vector_a", "int"), ("vector_b", "int"), ("acc_epilogue", "str"), ("split_k", "int"),
+             ("split_k_cluster", "int"), ("name_prefix", "str")),
+            "cpe_conv_spec", lib.cpe_conv_spec_default, lib.cpe_conv_validate, lib.cpe_conv_lower),
 )
 FAMILIES = tuple(f.name for f in _FAMILY_LIST)
 _BY_FAMILY = {f.name: f for f in _FAMILY_LIST}

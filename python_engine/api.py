@@ -4,14 +4,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .ir.printer import print_module
-from .kernels import conv_fwd_split_k_reduce, ir_core
+from .kernels import conv_fwd_split_k_reduce, conv_implicit_gemm, ir_core
 from .kernels.spec import SpecRejected, normalize
 from .targets import intrinsics
 from .targets.arch import ARCHES, find_arch, unknown_arch_reason
 from .targets.flavors import FLAVORS, find_flavor, unknown_flavor_reason
 
 ENGINE = "python"
-_FAMILY_MODULES = (ir_core, conv_fwd_split_k_reduce)
+_FAMILY_MODULES = (ir_core, conv_fwd_split_k_reduce, conv_implicit_gemm)
 FAMILIES = tuple(m.FAMILY for m in _FAMILY_MODULES)
 _BY_FAMILY = {m.FAMILY: m for m in _FAMILY_MODULES}
 

@@ -1,0 +1,229 @@
+"""conv_implicit_gemm: the forward implicit-GEMM convolution on gfx1250
+(python_engine/kernels/conv_implicit_gemm.py, cpp_engine/src/kernels/conv_implicit_gemm.cpp,
+docs/conv_implicit_gemm.md).
+
+Grouped convolution, strides, padding and dilation are run-time properties (the
+problem block of kernel arguments), so they do not appear here: these configs
+vary what the spec varies. Any ``split_k > 1`` builds the one ``_spk`` binary
+(its degree is the run-time ``ks_count``), so ``spk2``/``spk4``/``spk8``/``spk32``
+of one shape must all be IDENTICAL with the same bytes. Cluster configs compare at
+llvm23 and are rejected with the cluster flavor reason at llvm20 and llvm22.
+Names are stable: new configs are appended, never renumbered.
+"""
+
+from parity.config import Config, reject, reject_before_llvm23
+
+FAMILY = "conv_implicit_gemm"
+
+_CLUSTER_FLAVOR = "split_k_cluster requires flavor llvm23"
+_TILE = ("tile must be a multiple of the WMMA shape 16x16x32 (tile_m, tile_n multiples of 16, "
+         "tile_k a multiple of 32), got {}")
+_SPLIT_EPI = "split-K needs the identity accumulator epilogue (it applies per slice), got '{}'"
+
+# (name part, tile_m, tile_n, tile_k, waves_m, waves_n)
+_TILES = (
+    ("64x64x32_w2x2", 64, 64, 32, 2, 2),
+    ("128x128x32_w2x2", 128, 128, 32, 2, 2),
+    ("64x64x64_w2x2", 64, 64, 64, 2, 2),
+    ("32x32x32_w1x1", 32, 32, 32, 1, 1),
+)
+# (name part, pipeline, num_load_waves)
+_PIPES = (("mem", "mem", 1), ("wavelet1", "wavelet", 1))
+_EPIS = ("default", "cshuffle")
+_DTYPES = ("bf16", "fp16")
+
+
+def _tile(t):
+    _, tm, tn, tk, wm, wn = t
+    return {"tile_m": tm, "tile_n": tn, "tile_k": tk, "waves_m": wm, "waves_n": wn}
+
+
+CONFIGS = []
+
+# -- plain kernels: pipeline x epilogue x dtype x tile --------------------------------
+for _pn, _pipe, _lw in _PIPES:
+    for _epi in _EPIS:
+        for _dt in _DTYPES:
+            for _t in _TILES:
+                CONFIGS.append(Config(
+                    f"plain_{_pn}_{_epi}_{_t[0]}_{_dt}", arch="gfx1250",
+                    spec={"dtype": _dt, "pipeline": _pipe, "num_load_waves": _lw, "epilogue": _epi, **_tile(_t)}))
+
+CONFIGS += [
+    Config("plain_wavelet2_cshuffle_64x64x32_w2x2_bf16", arch="gfx1250",
+           spec={"pipeline": "wavelet", "num_load_waves": 2, "epilogue": "cshuffle"}),
+    Config("plain_wavelet2_cshuffle_128x128x32_w2x4_bf16", arch="gfx1250",
+           spec={"pipeline": "wavelet", "num_load_waves": 2, "epilogue": "cshuffle",
+                 "tile_m": 128, "tile_n": 128, "waves_m": 2, "waves_n": 4}),
+    Config("plain_wavelet4_default_64x64x32_w2x2_fp16", arch="gfx1250",
+           spec={"dtype": "fp16", "pipeline": "wavelet", "num_load_waves": 4}),
+    Config("plain_mem_default_128x64x32_w2x2_bf16", arch="gfx1250",
+           spec={"tile_m": 128, "tile_n": 64}),
+    Config("plain_mem_cshuffle_64x128x32_w1x4_fp16", arch="gfx1250",
+           spec={"dtype": "fp16", "epilogue": "cshuffle", "tile_m": 64, "tile_n": 128, "waves_m": 1, "waves_n": 4}),
+    # vector widths of the global loads
+    Config("plain_mem_default_va1_vb2_bf16", arch="gfx1250", spec={"vector_a": 1, "vector_b": 2}),
+    Config("plain_mem_cshuffle_va4_vb4_fp16", arch="gfx1250",
+           spec={"dtype": "fp16", "epilogue": "cshuffle", "vector_a": 4, "vector_b": 4}),
+    Config("plain_wavelet1_default_va2_vb8_bf16", arch="gfx1250",
+           spec={"pipeline": "wavelet", "vector_a": 2, "vector_b": 8}),
+    # num_load_waves is ignored by mem: same bytes as the default spec
+    Config("plain_mem_default_lw3_bf16", arch="gfx1250", spec={"num_load_waves": 3}),
+    Config("defaults", arch="gfx1250", spec={}),
+    Config("prefix_net_mem_cshuffle_bf16", arch="gfx1250", spec={"name_prefix": "net", "epilogue": "cshuffle"}),
+]
+
+# -- fused accumulator epilogues (split_k 1 only) ----------------------------------------
+for _acc in ("bias", "scale", "relu", "clamp"):
+    for _pn, _pipe, _lw in _PIPES:
+        for _epi in _EPIS:
+            CONFIGS.append(Config(
+                f"fused_{_acc}_{_pn}_{_epi}_64x64_bf16", arch="gfx1250",
+                spec={"acc_epilogue": _acc, "pipeline": _pipe, "num_load_waves": _lw, "epilogue": _epi}))
+CONFIGS += [
+    Config("fused_bias_mem_cshuffle_128x128_fp16", arch="gfx1250",
+           spec={"dtype": "fp16", "acc_epilogue": "bias", "epilogue": "cshuffle", "tile_m": 128, "tile_n": 128}),
+    Config("fused_clamp_mem_default_128x128_fp16", arch="gfx1250",
+           spec={"dtype": "fp16", "acc_epilogue": "clamp", "tile_m": 128, "tile_n": 128}),
+]
+
+# -- two-stage split-K: every degree > 1 builds the same _spk binary ---------------------
+for _sk in (2, 4, 8, 32):
+    for _pn, _pipe, _lw in _PIPES:
+        for _epi in _EPIS:
+            CONFIGS.append(Config(
+                f"spk{_sk}_{_pn}_{_epi}_64x64_bf16", arch="gfx1250",
+                spec={"split_k": _sk, "pipeline": _pipe, "num_load_waves": _lw, "epilogue": _epi}))
+CONFIGS += [
+    Config("spk4_mem_cshuffle_128x128_fp16", arch="gfx1250",
+           spec={"dtype": "fp16", "split_k": 4, "epilogue": "cshuffle", "tile_m": 128, "tile_n": 128}),
+    Config("spk4_mem_default_64x64x64_fp16", arch="gfx1250",
+           spec={"dtype": "fp16", "split_k": 4, "tile_k": 64}),
+    Config("spk8_wavelet2_cshuffle_64x64_bf16", arch="gfx1250",
+           spec={"split_k": 8, "pipeline": "wavelet", "num_load_waves": 2, "epilogue": "cshuffle"}),
+]
+
+# -- cluster split-K (llvm23 only) ----------------------------------------------------------
+for _s in (4, 8, 12, 15):
+    for _epi in _EPIS:
+        CONFIGS.append(Config(
+            f"skc{_s}_mem_{_epi}_64x64_bf16", arch="gfx1250",
+            spec={"split_k": _s, "split_k_cluster": _s, "epilogue": _epi},
+            per_flavor=reject_before_llvm23(_CLUSTER_FLAVOR)))
+CONFIGS += [
+    Config("skc2_mem_cshuffle_64x64_bf16", arch="gfx1250",
+           spec={"split_k": 2, "split_k_cluster": 2, "epilogue": "cshuffle"},
+           per_flavor=reject_before_llvm23(_CLUSTER_FLAVOR)),
+    Config("skc8_mem_cshuffle_128x64_fp16", arch="gfx1250",
+           spec={"dtype": "fp16", "split_k": 8, "split_k_cluster": 8, "epilogue": "cshuffle",
+                 "tile_m": 128, "tile_n": 64},
+           per_flavor=reject_before_llvm23(_CLUSTER_FLAVOR)),
+    # the cluster degree is baked in; split_k only selects the two-stage ABI
+    Config("skc4_spk32_mem_default_64x64_bf16", arch="gfx1250",
+           spec={"split_k": 32, "split_k_cluster": 4},
+           per_flavor=reject_before_llvm23(_CLUSTER_FLAVOR)),
+]
+
+# -- must-reject: one or more per rule, in rule order -------------------------------------
+CONFIGS += [
+    Config("reject_null_dtype", arch="gfx1250", spec={"dtype": None},
+           expect=reject("dtype must be bf16 or fp16, got null")),
+    Config("reject_fp32_dtype", arch="gfx1250", spec={"dtype": "fp32"},
+           expect=reject("dtype must be bf16 or fp16, got 'fp32'")),
+    Config("reject_tile_k16", arch="gfx1250", spec={"tile_k": 16},
+           expect=reject(_TILE.format("64x64x16"))),
+    Config("reject_tile_m40", arch="gfx1250", spec={"tile_m": 40},
+           expect=reject(_TILE.format("40x64x32"))),
+    Config("reject_tile_n0", arch="gfx1250", spec={"tile_n": 0},
+           expect=reject(_TILE.format("64x0x32"))),
+    Config("reject_waves8x2", arch="gfx1250", spec={"waves_m": 8},
+           expect=reject("waves 8x2 must divide the tile 64x64 into per-wave tiles that are multiples of 16x16")),
+    Config("reject_waves2x0", arch="gfx1250", spec={"waves_n": 0},
+           expect=reject("waves 2x0 must divide the tile 64x64 into per-wave tiles that are multiples of 16x16")),
+    Config("reject_waves3x2", arch="gfx1250", spec={"waves_m": 3},
+           expect=reject("waves 3x2 must divide the tile 64x64 into per-wave tiles that are multiples of 16x16")),
+    Config("reject_pipeline_lds", arch="gfx1250", spec={"pipeline": "lds"},
+           expect=reject("pipeline must be mem or wavelet, got 'lds'")),
+    Config("reject_pipeline_null", arch="gfx1250", spec={"pipeline": None},
+           expect=reject("pipeline must be mem or wavelet, got null")),
+    Config("reject_load_waves0", arch="gfx1250", spec={"pipeline": "wavelet", "num_load_waves": 0},
+           expect=reject("num_load_waves must be 1..8 for the wavelet pipeline, got 0")),
+    Config("reject_load_waves9", arch="gfx1250", spec={"pipeline": "wavelet", "num_load_waves": 9},
+           expect=reject("num_load_waves must be 1..8 for the wavelet pipeline, got 9")),
+    Config("reject_epilogue_null", arch="gfx1250", spec={"epilogue": None},
+           expect=reject("epilogue must be default or cshuffle, got null")),
+    Config("reject_epilogue_direct", arch="gfx1250", spec={"epilogue": "direct"},
+           expect=reject("epilogue must be default or cshuffle, got 'direct'")),
+    Config("reject_threads2048", arch="gfx1250", spec={"tile_m": 256, "tile_n": 256, "waves_m": 8, "waves_n": 8},
+           expect=reject("work-group of 2048 threads exceeds 1024")),
+    Config("reject_threads1056_wavelet", arch="gfx1250",
+           spec={"tile_m": 256, "tile_n": 256, "waves_m": 4, "waves_n": 8, "pipeline": "wavelet",
+                 "num_load_waves": 1},
+           expect=reject("work-group of 1056 threads exceeds 1024")),
+    Config("reject_vector_a3", arch="gfx1250", spec={"vector_a": 3},
+           expect=reject("vector_a must be 1, 2, 4 or 8 elements, got 3")),
+    Config("reject_vector_b16", arch="gfx1250", spec={"vector_b": 16},
+           expect=reject("vector_b must be 1, 2, 4 or 8 elements, got 16")),
+    Config("reject_acc_gelu", arch="gfx1250", spec={"acc_epilogue": "gelu"},
+           expect=reject("acc_epilogue must be identity, bias, scale, relu or clamp, got 'gelu'")),
+    Config("reject_acc_null", arch="gfx1250", spec={"acc_epilogue": None},
+           expect=reject("acc_epilogue must be identity, bias, scale, relu or clamp, got null")),
+    Config("reject_lds_overflow", arch="gfx1250",
+           spec={"tile_m": 256, "tile_n": 256, "tile_k": 256, "waves_m": 4, "waves_n": 4},
+           expect=reject("LDS use of 540672 bytes exceeds the 327680 bytes of gfx1250")),
+    Config("reject_lds_overflow_cshuffle", arch="gfx1250",
+           spec={"tile_m": 256, "tile_n": 256, "tile_k": 128, "waves_m": 4, "waves_n": 4, "epilogue": "cshuffle"},
+           expect=reject("LDS use of 544768 bytes exceeds the 327680 bytes of gfx1250")),
+    Config("reject_spk4_gfx950", arch="gfx950", spec={"split_k": 4},
+           expect=reject("arch gfx950 has no 16x16x32 WMMA (conv_implicit_gemm requires gfx1250)")),
+    Config("reject_gfx942", arch="gfx942", spec={},
+           expect=reject("arch gfx942 has no 16x16x32 WMMA (conv_implicit_gemm requires gfx1250)")),
+    Config("reject_gfx1100", arch="gfx1100", spec={},
+           expect=reject("arch gfx1100 has no 16x16x32 WMMA (conv_implicit_gemm requires gfx1250)")),
+    Config("reject_split_k_auto", arch="gfx1250", spec={"split_k": -1},
+           expect=reject("split_k = -1 (auto) must be resolved before lowering")),
+    Config("reject_split_k0", arch="gfx1250", spec={"split_k": 0},
+           expect=reject("split_k must be 1 (off) or greater than 1 (two-stage), got 0")),
+    Config("reject_split_k_neg2", arch="gfx1250", spec={"split_k": -2},
+           expect=reject("split_k must be 1 (off) or greater than 1 (two-stage), got -2")),
+]
+for _acc in ("bias", "relu", "clamp", "scale"):
+    CONFIGS.append(Config(f"reject_spk4_{_acc}", arch="gfx1250", spec={"split_k": 4, "acc_epilogue": _acc},
+                          expect=reject(_SPLIT_EPI.format(_acc))))
+CONFIGS += [
+    Config("reject_skc4_at_llvm22", arch="gfx1250", spec={"split_k": 4, "split_k_cluster": 4},
+           flavors=("llvm22",), expect=reject(_CLUSTER_FLAVOR)),
+    Config("reject_skc4_at_llvm20", arch="gfx1250", spec={"split_k": 4, "split_k_cluster": 4, "epilogue": "cshuffle"},
+           flavors=("llvm20",), expect=reject(_CLUSTER_FLAVOR)),
+    Config("reject_skc4_wavelet", arch="gfx1250",
+           spec={"split_k": 4, "split_k_cluster": 4, "pipeline": "wavelet"},
+           expect=reject("split_k_cluster requires the mem pipeline"),
+           per_flavor=reject_before_llvm23(_CLUSTER_FLAVOR)),
+    Config("reject_skc1", arch="gfx1250", spec={"split_k": 4, "split_k_cluster": 1},
+           expect=reject("split_k_cluster must be 0 (off) or 2..15, got 1"),
+           per_flavor=reject_before_llvm23(_CLUSTER_FLAVOR)),
+    Config("reject_skc16", arch="gfx1250", spec={"split_k": 16, "split_k_cluster": 16},
+           expect=reject("split_k_cluster must be 0 (off) or 2..15, got 16"),
+           per_flavor=reject_before_llvm23(_CLUSTER_FLAVOR)),
+    Config("reject_skc_neg1", arch="gfx1250", spec={"split_k": 4, "split_k_cluster": -1},
+           expect=reject("split_k_cluster must be 0 (off) or 2..15, got -1"),
+           per_flavor=reject_before_llvm23(_CLUSTER_FLAVOR)),
+    Config("reject_skc4_without_split", arch="gfx1250", spec={"split_k_cluster": 4},
+           expect=reject("split_k_cluster requires split_k > 1 (the two-stage ABI)"),
+           per_flavor=reject_before_llvm23(_CLUSTER_FLAVOR)),
+    Config("reject_name_prefix_digit", arch="gfx1250", spec={"name_prefix": "9x"},
+           expect=reject("name_prefix must be empty or an identifier, got '9x'")),
+    Config("reject_name_prefix_dash", arch="gfx1250", spec={"name_prefix": "my-net"},
+           expect=reject("name_prefix must be empty or an identifier, got 'my-net'")),
+    Config("reject_name_prefix_null", arch="gfx1250", spec={"name_prefix": None},
+           expect=reject("name_prefix must be empty or an identifier, got null")),
+    # the common front: unknown fields and field kinds (binding / api.py)
+    Config("reject_unknown_field", arch="gfx1250", spec={"degree": 4},
+           expect=reject("spec field 'degree' is not a field of family 'conv_implicit_gemm'")),
+    Config("reject_tile_m_str", arch="gfx1250", spec={"tile_m": "64"},
+           expect=reject("spec field 'tile_m' must be an integer")),
+    Config("reject_split_k_bool", arch="gfx1250", spec={"split_k": True},
+           expect=reject("spec field 'split_k' must be an integer")),
+    Config("reject_dtype_int", arch="gfx1250", spec={"dtype": 16},
+           expect=reject("spec field 'dtype' must be a string or null")),
+]
