@@ -1,0 +1,87 @@
+/* C API of family conv_launch: may this conv_implicit_gemm binary run this
+ * problem at this split-K degree, and if so, how to launch it.
+ * See docs/conv_launch.md.
+ *
+ * The spec is flat: the fields of cpe_conv_spec (the binary,
+ * conv_implicit_gemm.h) in the same order, then the problem (N C H W K Y X
+ * stride_h stride_w pad_h pad_w dil_h dil_w groups; input NHWC, weights KYXC,
+ * output NHWK, groups packed in the channel dimension), then degree.
+ *
+ * Rejection (CPE_REJECTED) is the admission reason: the binary's own rule
+ * first, then degree, the problem, and the limits of the kernel (vector widths
+ * dividing the channels per group, 4-wide stores need kpg and K multiples of
+ * 4, a cluster binary needs ks_count == S, every byte count below 2^31, the
+ * HIP grid limits). On CPE_OK the output's kernel is the forward kernel's name
+ * and its text is the launch plan: "conv_launch <kernel>", then lines
+ * "variant", "degree", "ks", "ks_count", "grid x y z", "block t 1 1",
+ * "lds_bytes", "cluster 1 1 S" or "cluster none", "workspace_bytes",
+ * "needs_stage2 true|false", then "args <variant>" and one line
+ * "<index> <name> = <value>" per kernel argument in ABI order (pointers
+ * "buffer <tensor>" or "unused", epilogue scalars "caller" or "unused"), and,
+ * when Stage 2 runs, "stage2_args reduce" and the reduce kernel's arguments.
+ * Slicing: ks = ceil(ceil(Kgemm/degree)/tile_k)*tile_k, ks_count = ceil(Kgemm/ks). */
+#ifndef CPP_ENGINE_CONV_LAUNCH_H
+#define CPP_ENGINE_CONV_LAUNCH_H
+
+#include "cpp_engine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct cpe_conv_launch_spec {
+    /* the binary: the fields of cpe_conv_spec, same order, meaning and defaults */
+    const char *dtype;
+    int64_t tile_m;
+    int64_t tile_n;
+    int64_t tile_k;
+    int64_t waves_m;
+    int64_t waves_n;
+    const char *pipeline;
+    int64_t num_load_waves;
+    const char *epilogue;
+    int64_t vector_a;
+    int64_t vector_b;
+    const char *acc_epilogue;
+    int64_t split_k;
+    int64_t split_k_cluster;
+    const char *name_prefix;
+    /* the problem, each field 1..2^31-1 (pads 0..2^31-1). Default: 1x64x56x56, K 64, 3x3, stride 1, pad 1, dil 1 */
+    int64_t N;
+    int64_t C;
+    int64_t H;
+    int64_t W;
+    int64_t K;
+    int64_t Y;
+    int64_t X;
+    int64_t stride_h;
+    int64_t stride_w;
+    int64_t pad_h;
+    int64_t pad_w;
+    int64_t dil_h;
+    int64_t dil_w;
+    int64_t groups;
+    /* split-K degree of this launch: 1 for a plain binary, S for a cluster binary, >= 1 for two-stage. Default 1 */
+    int64_t degree;
+} cpe_conv_launch_spec;
+
+/* The default spec (cpe_conv_spec_default's binary, the default problem, degree 1). */
+CPE_API cpe_conv_launch_spec cpe_conv_launch_spec_default(void);
+
+/* CPE_OK when the launch is admitted; else CPE_REJECTED with the admission
+ * reason written NUL-terminated into reason[reason_len] (CPE_INTERNAL_ERROR
+ * when spec is NULL). */
+CPE_API cpe_status cpe_conv_launch_validate(const cpe_conv_launch_spec *spec, const char *arch, const char *flavor,
+                                            char *reason, size_t reason_len);
+
+/* On CPE_OK *out holds the malloc'd forward kernel name and launch plan text
+ * (free with cpe_output_free); otherwise out is zeroed and the reason is
+ * written like cpe_conv_launch_validate. */
+CPE_API cpe_status cpe_conv_launch_lower(const cpe_conv_launch_spec *spec, const char *arch, const char *flavor,
+                                         cpe_output *out, char *reason, size_t reason_len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CPP_ENGINE_CONV_LAUNCH_H */

@@ -1,0 +1,63 @@
+// C API of family conv_abi (include/cpp_engine/conv_abi.h): converts the C
+// spec; lower returns the family's text (not an LLVM module).
+#include "cpp_engine/conv_abi.h"
+
+#include <stdexcept>
+
+#include "api/c_api.h"
+#include "kernels/conv_abi_family.h"
+
+using namespace cpe;
+
+namespace {
+
+struct Fam {
+    using Spec = kernels::conv_abi_family::AbiSpec;
+    static auto validate(const Spec &s, const targets::Arch &a, const targets::Flavor &f) {
+        return kernels::conv_abi_family::validate(s, a, f);
+    }
+};
+
+Fam::Spec to_cpp(const cpe_conv_abi_spec *spec) {
+    if (!spec) throw std::invalid_argument("spec is NULL");
+    Fam::Spec s;
+    s.direction = api::str_field(spec->direction);
+    s.variant = api::str_field(spec->variant);
+    s.spatial_dims = spec->spatial_dims;
+    return s;
+}
+
+}  // namespace
+
+extern "C" {
+
+cpe_conv_abi_spec cpe_conv_abi_spec_default(void) {
+    static const Fam::Spec d;  // the defaults live in the C++ spec struct
+    cpe_conv_abi_spec s;
+    s.direction = d.direction->c_str();
+    s.variant = d.variant->c_str();
+    s.spatial_dims = d.spatial_dims;
+    return s;
+}
+
+cpe_status cpe_conv_abi_validate(const cpe_conv_abi_spec *spec, const char *arch, const char *flavor, char *reason,
+                                 size_t reason_len) {
+    return api::validate_spec<Fam>([&] { return to_cpp(spec); }, arch, flavor, reason, reason_len);
+}
+
+cpe_status cpe_conv_abi_lower(const cpe_conv_abi_spec *spec, const char *arch, const char *flavor, cpe_output *out,
+                              char *reason, size_t reason_len) {
+    if (out) {
+        out->kernel = nullptr;
+        out->text = nullptr;
+    }
+    return api::guarded(reason, reason_len, [&] {
+        const Fam::Spec s = to_cpp(spec);
+        const kernels::Target t = api::check_spec<Fam>(s, arch, flavor);
+        if (!out) throw std::invalid_argument("out is NULL");
+        const auto built = kernels::conv_abi_family::build(s, *t.arch, *t.flavor);
+        api::fill_output(out, built.first, built.second);
+    });
+}
+
+}  // extern "C"

@@ -1,0 +1,53 @@
+// Twin of python_engine/kernels/conv_abi_family.py.
+#include "kernels/conv_abi_family.h"
+
+#include "ir/constants.h"
+#include "kernels/conv_abi.h"
+
+namespace cpe::kernels::conv_abi_family {
+
+const char *const kFamily = "conv_abi";
+
+namespace {
+const char *const kKernelArch = "gfx1250";
+
+bool one_of(const std::optional<std::string> &v, const std::vector<std::string> &names) {
+    if (!v) return false;
+    for (const std::string &n : names)
+        if (*v == n) return true;
+    return false;
+}
+}  // namespace
+
+const std::vector<Field> &fields() {
+    static const std::vector<Field> f{
+        {"direction", FieldKind::Str},
+        {"variant", FieldKind::Str},
+        {"spatial_dims", FieldKind::Int},
+    };
+    return f;
+}
+
+std::optional<std::string> validate(const AbiSpec &spec, const targets::Arch &arch, const targets::Flavor &flavor) {
+    if (!one_of(spec.direction, {"fwd", "bwd_data", "bwd_weight"}))
+        return "direction must be fwd, bwd_data or bwd_weight, got " + show(spec.direction);
+    if (*spec.direction != "fwd")
+        return "direction '" + *spec.direction + "' has no kernels (only fwd is implemented)";
+    if (!one_of(spec.variant, conv_abi::variants()))
+        return "variant must be plain, two_stage, cluster or reduce, got " + show(spec.variant);
+    if (spec.spatial_dims == 3)
+        return std::string("spatial_dims 3 (3-D convolution) has no kernels (only 2-D is implemented)");
+    if (spec.spatial_dims != 2) return "spatial_dims must be 2 or 3, got " + ir::dec(spec.spatial_dims);
+    if (arch.name != kKernelArch) return "arch " + arch.name + " has no conv kernels (requires gfx1250)";
+    if (*spec.variant == "cluster" && !flavor.clusters) return std::string("variant cluster requires flavor llvm23");
+    return std::nullopt;
+}
+
+std::string kernel_name(const AbiSpec &spec) { return "conv_abi_" + *spec.direction + "_" + *spec.variant; }
+
+std::pair<std::string, std::string> build(const AbiSpec &spec, const targets::Arch &,
+                                          const targets::Flavor &flavor) {
+    return {kernel_name(spec), conv_abi::text(*spec.variant, flavor)};
+}
+
+}  // namespace cpe::kernels::conv_abi_family

@@ -1,0 +1,299 @@
+// Twin of python_engine/kernels/conv_launch.py. Admission arithmetic runs in
+// 128-bit integers: every problem field is checked to be below 2^31 first, so
+// no product of the rules (at most four such factors and small constants)
+// overflows, and reasons print the exact values Python prints.
+#include "kernels/conv_launch.h"
+
+#include <map>
+#include <stdexcept>
+
+#include "ir/constants.h"
+#include "ir/types.h"
+#include "kernels/conv_abi.h"
+#include "kernels/conv_problem.h"
+
+namespace cpe::kernels::conv_launch {
+
+const char *const kFamily = "conv_launch";
+
+namespace {
+
+using i128 = __int128;
+
+constexpr int64_t kI32Max = 2147483647;             // 2^31 - 1
+constexpr int64_t kBytesLimit = int64_t(1) << 31;   // every byte count below this
+// HIP grid limits (blocks per dimension) as hipGetDeviceProperties reports
+// them (x 2^31-1, y and z 2^16-1; ROCm/clr issue #140, ROCm/ROCR-Runtime PR
+// #298) and the AQL dispatch packet's grid size in work-items (uint32).
+constexpr int64_t kGridMax[3] = {kI32Max, 65535, 65535};
+constexpr int64_t kAqlWorkitemsMax = (int64_t(1) << 32) - 1;
+constexpr int64_t kStoreVec = 4;  // cshuffle / cluster-fold store width (output channels)
+constexpr int64_t kElemBytes = 2;  // bf16 / fp16
+
+std::string dec(i128 v) {
+    if (v == 0) return "0";
+    const bool neg = v < 0;
+    unsigned __int128 u = neg ? static_cast<unsigned __int128>(-(v + 1)) + 1 : static_cast<unsigned __int128>(v);
+    std::string digits;
+    while (u) {
+        digits.push_back(static_cast<char>('0' + static_cast<int>(u % 10)));
+        u /= 10;
+    }
+    if (neg) digits.push_back('-');
+    return std::string(digits.rbegin(), digits.rend());
+}
+
+i128 ceil_div(i128 a, i128 b) { return (a + b - 1) / b; }
+
+// One given problem field: name, value, lowest allowed value.
+struct ProblemField {
+    const char *name;
+    int64_t value;
+    int64_t lo;
+};
+
+std::vector<ProblemField> problem_fields(const LaunchSpec &s) {
+    return {{"N", s.N, 1},           {"C", s.C, 1},           {"H", s.H, 1},         {"W", s.W, 1},
+            {"K", s.K, 1},           {"Y", s.Y, 1},           {"X", s.X, 1},         {"stride_h", s.stride_h, 1},
+            {"stride_w", s.stride_w, 1}, {"pad_h", s.pad_h, 0}, {"pad_w", s.pad_w, 0}, {"dil_h", s.dil_h, 1},
+            {"dil_w", s.dil_w, 1},   {"groups", s.groups, 1}};
+}
+
+// The problem with every size exact (valid only after the field range checks
+// and the filter-fit check: numerators are then >= 0).
+struct Sizes {
+    i128 Ho, Wo, M, kpg, cpg, Kgemm;
+};
+
+Sizes sizes(const LaunchSpec &s) {
+    Sizes z;
+    z.Ho = (i128(s.H) + 2 * i128(s.pad_h) - i128(s.dil_h) * (s.Y - 1) - 1) / s.stride_h + 1;
+    z.Wo = (i128(s.W) + 2 * i128(s.pad_w) - i128(s.dil_w) * (s.X - 1) - 1) / s.stride_w + 1;
+    z.M = i128(s.N) * z.Ho * z.Wo;
+    z.kpg = s.K / s.groups;
+    z.cpg = s.C / s.groups;
+    z.Kgemm = i128(s.Y) * s.X * z.cpg;
+    return z;
+}
+
+// (name, value) of the problem block, in conv_problem::problem_args() order.
+std::vector<std::pair<std::string, i128>> problem_block(const LaunchSpec &s, const Sizes &z) {
+    const i128 v[] = {s.N,     s.C,     s.H,     s.W,      s.K,  s.Y,  s.X,  s.stride_h, s.stride_w, s.pad_h,
+                      s.pad_w, s.dil_h, s.dil_w, s.groups, z.Ho, z.Wo, z.M,  z.kpg,      z.cpg,      z.Kgemm};
+    const auto &names = conv_problem::problem_args();
+    std::vector<std::pair<std::string, i128>> out;
+    for (size_t i = 0; i < names.size(); ++i) out.emplace_back(names[i], v[i]);
+    return out;
+}
+
+struct Slicing {
+    i128 ks, ks_count;
+};
+
+Slicing slicing(const LaunchSpec &s, const Sizes &z) {
+    const i128 tk = s.conv.tile_k;
+    const i128 ks = ceil_div(ceil_div(z.Kgemm, s.degree), tk) * tk;
+    return {ks, ceil_div(z.Kgemm, ks)};
+}
+
+// (name, bytes) of every buffer the forward kernel range-checks, in check order.
+std::vector<std::pair<std::string, i128>> byte_counts(const LaunchSpec &s, const Sizes &z, i128 ks_count) {
+    std::vector<std::pair<std::string, i128>> out{
+        {"x_bytes", i128(s.N) * s.H * s.W * s.C * kElemBytes},
+        {"w_bytes", i128(s.K) * s.Y * s.X * z.cpg * kElemBytes},
+        {"d_bytes", z.M * s.K * kElemBytes},
+    };
+    if (*s.conv.acc_epilogue == "bias") out.emplace_back("bias_bytes", i128(s.K) * 4);
+    if (s.conv.split_k > 1) out.emplace_back("ws_bytes", ks_count * z.M * s.K * 4);
+    return out;
+}
+
+i128 lookup(const std::vector<std::pair<std::string, i128>> &v, const std::string &name, i128 missing) {
+    for (const auto &p : v)
+        if (p.first == name) return p.second;
+    return missing;
+}
+
+std::vector<i128> grid(const LaunchSpec &s, const Sizes &z, i128 ks_count) {
+    return {ceil_div(z.M, s.conv.tile_m), ceil_div(z.kpg, s.conv.tile_n), i128(s.groups) * ks_count};
+}
+
+int64_t lds_bytes(const conv_implicit_gemm::ConvSpec &c) {
+    int64_t n = 0;
+    for (const auto &b : conv_implicit_gemm::lds_layout(c)) n += ir::byte_size(b.elem) * b.count;
+    return n;
+}
+
+}  // namespace
+
+const std::vector<Field> &fields() {
+    static const std::vector<Field> f = [] {
+        std::vector<Field> v = conv_implicit_gemm::fields();
+        for (const char *n : {"N", "C", "H", "W", "K", "Y", "X", "stride_h", "stride_w", "pad_h", "pad_w", "dil_h",
+                              "dil_w", "groups", "degree"})
+            v.push_back({n, FieldKind::Int});
+        return v;
+    }();
+    return f;
+}
+
+std::optional<std::string> validate(const LaunchSpec &spec, const targets::Arch &arch,
+                                    const targets::Flavor &flavor) {
+    if (auto r = conv_implicit_gemm::validate(spec.conv, arch, flavor)) return r;
+    const int64_t d = spec.degree, sk = spec.conv.split_k, s = spec.conv.split_k_cluster;
+    if (d < 1) return "degree must be >= 1 (the split-K degree of this launch), got " + ir::dec(d);
+    if (sk == 1 && d != 1) return "the plain binary (split_k = 1) launches with degree 1, got " + ir::dec(d);
+    if (s && d != s)
+        return "the cluster binary (split_k_cluster = " + ir::dec(s) + ") launches with degree " + ir::dec(s) +
+               ", got " + ir::dec(d);
+    for (const ProblemField &f : problem_fields(spec))
+        if (f.value < f.lo || f.value > kI32Max)
+            return std::string("problem field ") + f.name + " must be in " + ir::dec(f.lo) + ".." + ir::dec(kI32Max) +
+                   ", got " + ir::dec(f.value);
+    const int64_t g = spec.groups;
+    if (spec.C % g || spec.K % g)
+        return "groups " + ir::dec(g) + " must divide C " + ir::dec(spec.C) + " and K " + ir::dec(spec.K);
+    const i128 fh = i128(spec.dil_h) * (spec.Y - 1) + 1, fw = i128(spec.dil_w) * (spec.X - 1) + 1;
+    const i128 ph = i128(spec.H) + 2 * i128(spec.pad_h), pw = i128(spec.W) + 2 * i128(spec.pad_w);
+    if (fh > ph || fw > pw)
+        return "the dilated filter " + dec(fh) + "x" + dec(fw) + " does not fit the padded input " + dec(ph) + "x" +
+               dec(pw);
+    const Sizes z = sizes(spec);
+    for (const auto &a : problem_block(spec, z))
+        if (a.second > kI32Max)
+            return "kernel argument " + a.first + " = " + dec(a.second) + " exceeds the i32 range (max " +
+                   ir::dec(kI32Max) + ")";
+    const std::pair<const char *, int64_t> vecs[] = {{"vector_a", spec.conv.vector_a},
+                                                     {"vector_b", spec.conv.vector_b}};
+    for (const auto &fv : vecs)
+        if (z.cpg % fv.second)
+            return std::string(fv.first) + " " + ir::dec(fv.second) + " must divide the channels per group cpg " +
+                   dec(z.cpg);
+    const bool cshuffle = *spec.conv.epilogue == "cshuffle";
+    if ((cshuffle || s) && (z.kpg % kStoreVec || spec.K % kStoreVec))
+        return std::string("the ") + (cshuffle ? "cshuffle epilogue" : "cluster fold") + " stores " +
+               ir::dec(kStoreVec) + " output channels per vector: kpg and K must be multiples of " +
+               ir::dec(kStoreVec) + ", got kpg " + dec(z.kpg) + ", K " + ir::dec(spec.K);
+    const Slicing sl = slicing(spec, z);
+    if (s && sl.ks_count != s)
+        return "the cluster binary (split_k_cluster = " + ir::dec(s) + ") needs ks_count " + ir::dec(s) + ", got " +
+               dec(sl.ks_count) + " (Kgemm " + dec(z.Kgemm) + ", ks " + dec(sl.ks) + ")";
+    for (const auto &b : byte_counts(spec, z, sl.ks_count))
+        if (b.second >= kBytesLimit)
+            return b.first + " = " + dec(b.second) + " must be below 2^31 (the kernel's buffer offsets are 32-bit)";
+    const std::vector<i128> gr = grid(spec, z, sl.ks_count);
+    const char axes[3] = {'x', 'y', 'z'};
+    for (int i = 0; i < 3; ++i)
+        if (gr[i] > kGridMax[i])
+            return std::string("grid ") + axes[i] + " = " + dec(gr[i]) + (i == 2 ? " (groups * ks_count)" : "") +
+                   " exceeds the HIP limit " + ir::dec(kGridMax[i]);
+    const i128 items = gr[0] * conv_implicit_gemm::threads(spec.conv);
+    if (items > kAqlWorkitemsMax)
+        return "grid x * block = " + dec(items) + " work-items exceeds the 32-bit AQL grid size " +
+               ir::dec(kAqlWorkitemsMax);
+    const std::pair<const char *, i128> sargs[] = {{"ks", sl.ks}, {"ks_count", sl.ks_count}};
+    for (const auto &a : sargs)
+        if (a.second > kI32Max)
+            return std::string("kernel argument ") + a.first + " = " + dec(a.second) + " exceeds the i32 range (max " +
+                   ir::dec(kI32Max) + ")";
+    return std::nullopt;
+}
+
+std::string kernel_name(const LaunchSpec &spec) { return conv_implicit_gemm::kernel_name(spec.conv); }
+
+namespace {
+
+// Value text of every argument of `variant` (see conv_launch.py _arg_values):
+// byte counts and extents in decimal, pointers "buffer <tensor>" or "unused",
+// epilogue scalars "caller" or "unused".
+std::map<std::string, std::string> arg_values(const LaunchSpec &spec, const Sizes &z, const std::string &variant,
+                                              const Slicing &sl) {
+    const std::string &acc = *spec.conv.acc_epilogue;
+    const auto nb = byte_counts(spec, z, sl.ks_count);
+    std::map<std::string, std::string> v;
+    if (variant == "reduce") {
+        v["ws_ptr"] = "buffer ws";
+        v["ws_bytes"] = dec(sl.ks_count * z.M * spec.K * 4);
+        v["d_ptr"] = "buffer d";
+        v["d_bytes"] = dec(lookup(nb, "d_bytes", 0));
+        v["M"] = dec(z.M);
+        v["K"] = ir::dec(spec.K);
+        v["ks_count"] = dec(sl.ks_count);
+        return v;
+    }
+    const bool writes_d = variant != "two_stage";
+    v["x_ptr"] = "buffer x";
+    v["x_bytes"] = dec(lookup(nb, "x_bytes", 0));
+    v["w_ptr"] = "buffer w";
+    v["w_bytes"] = dec(lookup(nb, "w_bytes", 0));
+    v["d_ptr"] = writes_d ? "buffer d" : "unused";
+    v["d_bytes"] = dec(lookup(nb, "d_bytes", 0));
+    v["bias_ptr"] = acc == "bias" ? "buffer bias" : "unused";
+    v["scale"] = acc == "scale" ? "caller" : "unused";
+    v["clamp_lo"] = acc == "clamp" ? "caller" : "unused";
+    v["clamp_hi"] = acc == "clamp" ? "caller" : "unused";
+    for (const auto &a : problem_block(spec, z)) v[a.first] = dec(a.second);
+    if (variant != "plain") {
+        v["ws_ptr"] = "buffer ws";
+        v["ws_bytes"] = dec(lookup(nb, "ws_bytes", 0));
+        v["ks"] = dec(sl.ks);
+        v["ks_count"] = dec(sl.ks_count);
+    }
+    return v;
+}
+
+// "<index> <name> = <value>" per argument of `variant`, in ABI order; a
+// missing or extra name is an internal error.
+std::string arg_lines(const std::map<std::string, std::string> &values, const std::string &variant) {
+    const std::vector<std::string> names = conv_abi::param_names(variant);
+    std::string missing, extra, out;
+    for (const std::string &n : names)
+        if (!values.count(n)) missing += (missing.empty() ? "" : ", ") + n;
+    for (const auto &kv : values) {
+        bool known = false;
+        for (const std::string &n : names) known = known || n == kv.first;
+        if (!known) extra += (extra.empty() ? "" : ", ") + kv.first;
+    }
+    if (!missing.empty() || !extra.empty())
+        throw std::logic_error("conv_launch: argument values of variant " + variant +
+                               " do not match its ABI (missing: " + (missing.empty() ? "-" : missing) +
+                               "; extra: " + (extra.empty() ? "-" : extra) + ")");
+    for (size_t i = 0; i < names.size(); ++i)
+        out += ir::dec(static_cast<int64_t>(i)) + " " + names[i] + " = " + values.at(names[i]) + "\n";
+    return out;
+}
+
+}  // namespace
+
+std::pair<std::string, std::string> build(const LaunchSpec &spec, const targets::Arch &,
+                                          const targets::Flavor &) {
+    const Sizes z = sizes(spec);
+    const int64_t s = spec.conv.split_k_cluster;
+    const std::string variant = conv_abi::variant_of(spec.conv.split_k, s);
+    const Slicing sl = slicing(spec, z);
+    const bool two_stage = spec.conv.split_k > 1;
+    const bool needs_stage2 = two_stage && !s;  // the one predicate for Stage 2
+    const i128 ws = lookup(byte_counts(spec, z, sl.ks_count), "ws_bytes", 0);
+    const std::vector<i128> gr = grid(spec, z, sl.ks_count);
+    const std::string name = kernel_name(spec);
+    std::string t = "conv_launch " + name + "\n";
+    t += "variant " + variant + "\n";
+    t += "degree " + ir::dec(spec.degree) + "\n";
+    t += "ks " + dec(sl.ks) + "\n";
+    t += "ks_count " + dec(sl.ks_count) + "\n";
+    t += "grid " + dec(gr[0]) + " " + dec(gr[1]) + " " + dec(gr[2]) + "\n";
+    t += "block " + ir::dec(conv_implicit_gemm::threads(spec.conv)) + " 1 1\n";
+    t += "lds_bytes " + ir::dec(lds_bytes(spec.conv)) + "\n";
+    t += "cluster " + (s ? "1 1 " + ir::dec(s) : std::string("none")) + "\n";
+    t += "workspace_bytes " + dec(ws) + "\n";
+    t += std::string("needs_stage2 ") + (needs_stage2 ? "true" : "false") + "\n";
+    t += "args " + variant + "\n";
+    t += arg_lines(arg_values(spec, z, variant, sl), variant);
+    if (needs_stage2) {
+        t += "stage2_args reduce\n";
+        t += arg_lines(arg_values(spec, z, "reduce", sl), "reduce");
+    }
+    return {name, t};
+}
+
+}  // namespace cpe::kernels::conv_launch

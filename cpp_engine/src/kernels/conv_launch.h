@@ -1,0 +1,58 @@
+// Family `conv_launch`: admission and launch plan of a conv_implicit_gemm
+// binary for one problem at one split-K degree (docs/conv_launch.md).
+// Twin of python_engine/kernels/conv_launch.py.
+//
+// The spec is one flat record, fields in this order: every
+// ImplicitGemmConvSpec field (the binary, conv_implicit_gemm::fields()), then
+// the problem (N C H W K Y X stride_h stride_w pad_h pad_w dil_h dil_w groups),
+// then degree (the split-K degree this launch asks for).
+//
+// validate() returns the admission reason (why this binary may not run this
+// problem); build() returns the launch plan as text, not an LLVM module: grid,
+// block, LDS bytes, cluster shape, workspace bytes, whether Stage 2 runs, and
+// every kernel argument value by name in the order of the variant's conv_abi
+// list (a missing or extra name is an internal error, std::logic_error).
+//
+// Slicing rule: ks = ceil(ceil(Kgemm/degree)/tile_k)*tile_k (a multiple of
+// tile_k), ks_count = ceil(Kgemm/ks) (<= degree; every slice is non-empty).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernels/conv_implicit_gemm.h"
+#include "kernels/spec.h"
+
+namespace cpe::kernels::conv_launch {
+
+extern const char *const kFamily;  // "conv_launch"
+
+// The fields in spec order (names and kinds; defaults are LaunchSpec's).
+const std::vector<Field> &fields();
+
+struct LaunchSpec {
+    conv_implicit_gemm::ConvSpec conv;  // the binary
+    // The problem (a 56x56x64 3x3 same-padding layer by default).
+    int64_t N = 1, C = 64, H = 56, W = 56, K = 64, Y = 3, X = 3;
+    int64_t stride_h = 1, stride_w = 1, pad_h = 1, pad_w = 1, dil_h = 1, dil_w = 1, groups = 1;
+    int64_t degree = 1;  // the split-K degree of this launch
+};
+
+// The admission reason, or nullopt. Order: the binary (conv_implicit_gemm's
+// rules), degree, problem fields, groups, filter fit, i32 problem block,
+// vector widths, 4-wide stores, cluster slice count, byte counts, grid,
+// i32 slicing arguments.
+std::optional<std::string> validate(const LaunchSpec &spec, const targets::Arch &arch,
+                                    const targets::Flavor &flavor);
+
+// The name of the forward kernel the plan launches (of an admitted spec).
+std::string kernel_name(const LaunchSpec &spec);
+
+// (kernel name, launch plan text) of an admitted spec.
+std::pair<std::string, std::string> build(const LaunchSpec &spec, const targets::Arch &arch,
+                                          const targets::Flavor &flavor);
+
+}  // namespace cpe::kernels::conv_launch
