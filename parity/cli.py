@@ -7,6 +7,7 @@
     parity diff  FAMILY/NAME [--flavor F]                   unified diff of the two engines' IR
     parity verify [--only F,..] [--flavor F] [--report] [--json PATH] [--engine E]
                                                             LLVM validity + ISA report (docs/verify.md)
+    parity numerics [--only F,..] [-j N] [-v]               run configs in the CPU emulator vs numpy (docs/sim.md)
 
 Exit status: 0 clean, 1 the check found problems (or ``diff`` found a
 difference, ``show`` a rejection), 2 refused or unusable input (bad arguments,
@@ -327,6 +328,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     from parity.verify.verify import add_verify_command  # issue 6: the validity oracle
     add_verify_command(sub)
+
+    from parity.sim.numerics import add_numerics_command  # issue 7: the numerics oracle
+    add_numerics_command(sub)
     return p
 
 

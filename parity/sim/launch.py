@@ -111,7 +111,8 @@ def run_launch(kernel, grid, block, args, cluster, orders, shadow, max_instructi
     results = {}
     for order in orders:
         bufs = {k: v.copy() for k, v in args.items() if isinstance(v, np.ndarray)}
-        n = _run_order(kernel, grid, block, cluster, args, bufs, order == "reverse", shadow, max_instructions)
+        with np.errstate(all="ignore"):  # IEEE results (inf, NaN) are values here, not warnings
+            n = _run_order(kernel, grid, block, cluster, args, bufs, order == "reverse", shadow, max_instructions)
         stats.per_order[order] = n
         stats.instructions += n
         results[order] = bufs
