@@ -142,6 +142,18 @@ _FAMILY_LIST = (
              ("vector_a", "int"), ("vector_b", "int"), ("acc_epilogue", "str"), ("split_k", "int"),
              ("split_k_cluster", "int"), ("name_prefix", "str")),
             "cpe_conv_spec", lib.cpe_conv_spec_default, lib.cpe_conv_validate, lib.cpe_conv_lower),
+    _Family("conv_abi", (("direction", "str"), ("variant", "str"), ("spatial_dims", "int")), "cpe_conv_abi_spec",
+            lib.cpe_conv_abi_spec_default, lib.cpe_conv_abi_validate, lib.cpe_conv_abi_lower),
+    _Family("conv_launch",
+            (("dtype", "str"), ("tile_m", "int"), ("tile_n", "int"), ("tile_k", "int"), ("waves_m", "int"),
+             ("waves_n", "int"), ("pipeline", "str"), ("num_load_waves", "int"), ("epilogue", "str"),
+             ("vector_a", "int"), ("vector_b", "int"), ("acc_epilogue", "str"), ("split_k", "int"),
+             ("split_k_cluster", "int"), ("name_prefix", "str"),
+             ("N", "int"), ("C", "int"), ("H", "int"), ("W", "int"), ("K", "int"), ("Y", "int"), ("X", "int"),
+             ("stride_h", "int"), ("stride_w", "int"), ("pad_h", "int"), ("pad_w", "int"), ("dil_h", "int"),
+             ("dil_w", "int"), ("groups", "int"), ("degree", "int")),
+            "cpe_conv_launch_spec", lib.cpe_conv_launch_spec_default, lib.cpe_conv_launch_validate,
+            lib.cpe_conv_launch_lower),
 )
 FAMILIES = tuple(f.name for f in _FAMILY_LIST)
 _BY_FAMILY = {f.name: f for f in _FAMILY_LIST}

@@ -4,14 +4,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .ir.printer import print_module
-from .kernels import conv_fwd_split_k_reduce, conv_implicit_gemm, ir_core
+from .kernels import conv_abi_family, conv_fwd_split_k_reduce, conv_implicit_gemm, conv_launch, ir_core
 from .kernels.spec import SpecRejected, normalize
 from .targets import intrinsics
 from .targets.arch import ARCHES, find_arch, unknown_arch_reason
 from .targets.flavors import FLAVORS, find_flavor, unknown_flavor_reason
 
 ENGINE = "python"
-_FAMILY_MODULES = (ir_core, conv_fwd_split_k_reduce, conv_implicit_gemm)
+_FAMILY_MODULES = (ir_core, conv_fwd_split_k_reduce, conv_implicit_gemm, conv_abi_family, conv_launch)
 FAMILIES = tuple(m.FAMILY for m in _FAMILY_MODULES)
 _BY_FAMILY = {m.FAMILY: m for m in _FAMILY_MODULES}
 
@@ -77,7 +77,8 @@ def lower(family: str, spec: dict, arch: str, flavor: str) -> Lowered:
     Raises SpecRejected(reason) for a spec, arch or flavor that is not accepted."""
     mod, s, ar, fl = _checked(family, spec, arch, flavor)
     name, m = mod.build(s, ar, fl)
-    return Lowered(name, print_module(m))
+    # conv_abi and conv_launch build text that is not an LLVM module (a str).
+    return Lowered(name, m if isinstance(m, str) else print_module(m))
 
 
 def resolve_flavor(name: str) -> str:
