@@ -35,7 +35,8 @@ def bf16_bits_to_f32(b) -> np.ndarray:
 
 def f32_to_f16(x) -> np.ndarray:
     """float16 values of float32 ``x``, rounded to nearest even."""
-    return np.asarray(x, dtype=np.float32).astype(np.float16)
+    with np.errstate(over="ignore"):  # overflow to infinity is the IEEE result
+        return np.asarray(x, dtype=np.float32).astype(np.float16)
 
 
 def f64_to_bf16_bits(d: float) -> np.uint16:

@@ -236,7 +236,7 @@ CONV_PROBLEMS = (
     ("one_by_one", 1, 40, 5, 5, 20, 1, 1, (1, 1), (0, 0), (1, 1), 1),
 )
 CONV_TOLERANCE = ("|D - ref| <= 2*u_out*|ref| + (Kgemm+2)*2^-24*sum|a*b| + tiny, ref in float64 from the "
-                  "rounded inputs (u_out = 2^-8 bf16, 2^-11 fp16); reparity.reference.conv_tolerance")
+                  "rounded inputs (u_out = 2^-8 bf16, 2^-11 fp16); parity.reference.conv_tolerance")
 
 
 def conv_cases(spec: dict, arch: str, reduce_spec_for=None) -> list:
@@ -309,8 +309,8 @@ def conv_cases(spec: dict, arch: str, reduce_spec_for=None) -> list:
             bad = ~(err <= tol)
             if not bad.any():
                 return []
-            k = np.unravel_index(int(np.argmax(bad)), e.shape)
-            return [f"D{list(k)} = {got[k]!r}, want {e[k]!r} +- {tol[k]:.3g} ({int(bad.sum())} of {bad.size} "
+            k = tuple(int(i) for i in np.unravel_index(int(np.argmax(bad)), e.shape))
+            return [f"D{list(k)} (n, ho, wo, k) = {float(got[k])!r}, want {float(e[k])!r} +- {float(tol[k]):.3g} ({int(bad.sum())} of {bad.size} "
                     f"outside the tolerance)"]
         out.append(Case(pname, kern, bufs, launches, check))
     if not out:
