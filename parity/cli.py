@@ -19,6 +19,7 @@ Nothing here reads the environment for flavor or arch; ``CI`` only gates
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import difflib
 import os
 import sys
@@ -240,6 +241,9 @@ def cmd_list(args) -> int:
 
 
 def cmd_show(args) -> int:
+    from parity.runner import engine_module
+    if importlib.util.find_spec(engine_module(args.engine)) is None:
+        return die(f"unknown engine {args.engine!r} (python or cpp)")
     try:
         fam, cfg = _find_config(args, args.ref)
         flavor = canonical_flavor(args.flavor, args.engine, args.timeout)

@@ -39,6 +39,20 @@ class GoldenError(Exception):
     """A golden shard cannot be used; ``str()`` is one line naming the shard."""
 
 
+class _DuplicateKey(Exception):
+    pass
+
+
+def _unique_keys(pairs):
+    """json object hook: a dict, refusing a key that appears twice."""
+    out = {}
+    for k, v in pairs:
+        if k in out:
+            raise _DuplicateKey(k)
+        out[k] = v
+    return out
+
+
 def default_golden_dir() -> Path:
     cwd = Path.cwd() / "golden"
     if cwd.is_dir():
@@ -87,9 +101,12 @@ def parse_shard(text: bytes | str, name: str, family: str | None = None,
         raise GoldenError(f"{name}: git conflict marker {m.group(1)!r} at line {line}; "
                           "resolve the merge (or re-run `parity write`)")
     try:
-        doc = json.loads(s)
+        doc = json.loads(s, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise GoldenError(f"{name}: malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except _DuplicateKey as exc:
+        raise GoldenError(f"{name}: duplicate key {exc.args[0]!r} (a leftover of a merge? "
+                          "re-run `parity write`)") from None
     if not isinstance(doc, dict):
         raise GoldenError(f"{name}: top level must be an object")
     if set(doc) != {"family", "flavors", "format"}:

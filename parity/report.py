@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import json
 import sys
 from contextlib import contextmanager
@@ -32,6 +34,28 @@ def progress(label: str) -> Iterator:
         yield lambda done, total: p.update(task, completed=done, total=total)
 
 
+def positive_seconds(text: str) -> float:
+    """argparse type: a finite number of seconds > 0."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--timeout wants seconds, got {text!r}") from None
+    if not math.isfinite(v) or v <= 0:
+        raise argparse.ArgumentTypeError(f"--timeout must be a finite number of seconds > 0, got {text!r}")
+    return v
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--jobs wants an integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"--jobs must be at least 1, got {v}")
+    return v
+
+
 def add_common_options(p: argparse.ArgumentParser, *, flavor: bool = True, only: bool = True) -> None:
     if only:
         p.add_argument("--only", metavar="FAM[,FAM...]",
@@ -39,9 +63,9 @@ def add_common_options(p: argparse.ArgumentParser, *, flavor: bool = True, only:
     if flavor:
         p.add_argument("--flavor", metavar="F",
                        help="only this flavor (aliases such as llvm24 resolve to their canonical flavor)")
-    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
+    p.add_argument("--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT, metavar="S",
                    help=f"per-config timeout in seconds (default {DEFAULT_TIMEOUT:g})")
-    p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
+    p.add_argument("--jobs", "-j", type=positive_int, default=None, metavar="N",
                    help="worker processes (default: os.cpu_count())")
     # development / test injection (not part of the user surface)
     p.add_argument("--engines", default=",".join(DEFAULT_ENGINES), help=argparse.SUPPRESS)
@@ -64,7 +88,13 @@ def split_csv(s: str | None) -> list[str] | None:
 def select(args) -> tuple[list, tuple[str, ...], tuple[str, str]]:
     """(families, flavors, engines) from parsed common options; ConfigError/ValueError on bad input."""
     engines = parse_engines(args.engines)
-    families = load_families(args.configs, only=split_csv(getattr(args, "only", None)))
+    only = split_csv(getattr(args, "only", None))
+    if only is not None and not only:
+        raise ValueError("--only names no family (give FAM[,FAM...])")
+    families = load_families(args.configs, only=only)
+    json_path = getattr(args, "json", None)
+    if json_path:
+        check_writable(json_path)
     flavors = CANONICAL_FLAVORS
     fl = getattr(args, "flavor", None)
     if fl:
@@ -112,6 +142,18 @@ def failure_lines(report: Report, limit: int = 200) -> list[str]:
     if len(fails) > limit:
         lines.append(f"  ... and {len(fails) - limit} more (see --json)")
     return lines
+
+
+def check_writable(path: str | Path) -> None:
+    """ValueError unless ``path`` can be written as a file (checked before a
+    long run, so a bad --json path does not waste the run)."""
+    p = Path(path)
+    if p.is_dir():
+        raise ValueError(f"--json {path}: is a directory")
+    if not p.parent.is_dir():
+        raise ValueError(f"--json {path}: directory {p.parent} does not exist")
+    if not os.access(p.parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise ValueError(f"--json {path}: not writable")
 
 
 def write_json(path: str | Path, doc: dict) -> None:

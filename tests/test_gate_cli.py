@@ -265,3 +265,21 @@ def test_show_diff_list(env, capsys):
     assert "llvm20:BOTH_REJECTED" in cl and "llvm23:IDENTICAL" in cl
     o23 = [l for l in lines if l.startswith("fam_a/only23 ")][0]
     assert "llvm20:-" in o23 and "llvm23:IDENTICAL" in o23
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["check", "--only", ","], "--only names no family"),
+    (["check", "--json", "/nonexistent-dir/r.json"], "does not exist"),
+    (["check", "--jobs", "0"], "--jobs must be at least 1"),
+    (["check", "--timeout", "nan"], "--timeout must be a finite number"),
+    (["show", "ir_core/casts", "--engine", "rust"], "unknown engine 'rust' (python or cpp)"),
+])
+def test_bad_cli_input_is_refused_up_front(argv, needle, capsys):
+    """Bad options give exit 2 and a message naming the option, before any run."""
+    from parity.cli import main
+    try:
+        rc = main(argv)
+    except SystemExit as e:  # argparse errors
+        rc = e.code
+    assert rc == 2
+    assert needle in capsys.readouterr().err

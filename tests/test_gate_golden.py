@@ -103,3 +103,12 @@ def test_write_under_lock(tmp_path):
     with G.lock(tmp_path):
         G.write_shard(tmp_path, "fam", FLAVORS)
     assert G.load_shard(tmp_path, "fam") == FLAVORS
+
+
+def test_duplicate_key_in_shard_is_refused(tmp_path):
+    """A key given twice (e.g. left by a merge) must not be silently resolved."""
+    text = ('{"family": "ir_core", "flavors": {"llvm20": {"casts": {"rejected": "a"}, '
+            '"casts": {"rejected": "b"}}}, "format": 1}\n')
+    with pytest.raises(G.GoldenError) as e:
+        G.parse_shard(text, "ir_core.json", "ir_core")
+    assert "duplicate key 'casts'" in str(e.value) and "ir_core.json" in str(e.value)
