@@ -212,17 +212,11 @@ def ir_core_cases(spec: dict, arch: str) -> list:
         return [Case("casts", kern, {"in": x, "out": np.zeros(t, np.float32)},
                      [Launch("k", (1, 1, cz), t, {"in": Buf("in"), "out": Buf("out")})], _exact("out", want))]
     if kind == "workgroup_ids":
-        # The kernel stores from lane 0 only (`br i1 (tid == 0)`): a lane-divergent
-        # branch by construction, which the emulator's wave-uniform model rejects.
-        # The case checks that the oracle reports exactly that branch; the ids
-        # themselves are not checked until the kernel is made wave-uniform (or the
-        # emulator gains exec masks) -- see docs/sim.md.
-        from parity.sim.core import DivergentBranch
+        # Wave 0 of each workgroup stores its linear id (z*ny + y)*nx + x.
         nx, ny, nz = (3, 2, 2) if not cl else (2, 1, cl)
         want = np.arange(nx * ny * nz, dtype=np.int32)
         return [Case(f"grid{nx}x{ny}x{nz}", kern, {"out": np.full(want.size, -1, np.int32)},
-                     [Launch("k", (nx, ny, nz), t, {"out": Buf("out"), "nx": nx, "ny": ny})], _exact("out", want),
-                     expect_error=DivergentBranch, expect_where="br i1 %first")]
+                     [Launch("k", (nx, ny, nz), t, {"out": Buf("out"), "nx": nx, "ny": ny})], _exact("out", want))]
     raise SimError(f"ir_core kernel {kind!r} has no numerics plan")
 
 

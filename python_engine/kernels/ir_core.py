@@ -233,8 +233,12 @@ def _workgroup_ids(b: IRBuilder, spec) -> None:
     zyy = b.add(zy, y, "zyy", ("nuw",))
     lin = b.mul(zyy, nx, "lin", ("nuw",))
     lin2 = b.add(lin, x, "lin", ("nuw",))
+    # Wave 0 stores (every lane the same value to the same address): the branch
+    # depends on the wave index only, so it is wave-uniform.
     tid = _tid(b)
-    first = b.icmp("eq", tid, i32(0), "first")
+    shift = b.module.arch.wave_size.bit_length() - 1
+    wave = b.binop("lshr", tid, i32(shift), "wave")
+    first = b.icmp("eq", wave, i32(0), "first")
     st = b.new_block("store")
     done = b.new_block("done")
     b.cond_br(first, st, done)

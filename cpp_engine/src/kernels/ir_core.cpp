@@ -224,8 +224,13 @@ void workgroup_ids(IRBuilder &b, const IrCoreSpec &) {
     const Value zyy = b.add(zy, y, "zyy", {"nuw"});
     const Value lin = b.mul(zyy, nx, "lin", {"nuw"});
     const Value lin2 = b.add(lin, x, "lin", {"nuw"});
+    // Wave 0 stores (every lane the same value to the same address): the branch
+    // depends on the wave index only, so it is wave-uniform.
     const Value t = tid(b);
-    const Value first = b.icmp("eq", t, ci32(0), "first");
+    int shift = 0;
+    while ((int64_t{1} << (shift + 1)) <= b.module().arch().wave_size) ++shift;
+    const Value wave = b.binop("lshr", t, ci32(shift), "wave");
+    const Value first = b.icmp("eq", wave, ci32(0), "first");
     Block &st = b.new_block("store");
     Block &done = b.new_block("done");
     b.cond_br(first, st, done);
