@@ -143,6 +143,10 @@ class Family:
     name: str
     configs: tuple[Config, ...]
     source: str = ""
+    #: What ``lower`` returns: ``"llvm_ir"`` (a module; `parity verify` checks it
+    #: with LLVM) or ``"text"`` (conv_abi, conv_launch: compared and blessed like
+    #: any family, never given to LLVM). A family module sets it as ``OUTPUT``.
+    output: str = "llvm_ir"
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME_RE.match(self.name):
@@ -174,7 +178,10 @@ def family_from_module(mod) -> Family:
     configs = mod.CONFIGS
     if isinstance(configs, (str, bytes, Mapping)) or not isinstance(configs, Iterable):
         raise ConfigError(f"{src}: CONFIGS must be a list of Config")
-    return Family(mod.FAMILY, tuple(configs), source=src)
+    output = getattr(mod, "OUTPUT", "llvm_ir")
+    if output not in ("llvm_ir", "text"):
+        raise ConfigError(f"{src}: OUTPUT must be 'llvm_ir' or 'text', got {output!r}")
+    return Family(mod.FAMILY, tuple(configs), source=src, output=output)
 
 
 DEFAULT_PACKAGE = "parity.configs"

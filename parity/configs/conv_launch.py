@@ -10,6 +10,7 @@ grid z at 65535 / 65536, ...)."""
 from parity.config import Config, reject, reject_before_llvm23
 
 FAMILY = "conv_launch"
+OUTPUT = "text"  # lower() returns text, not an LLVM module: parity verify skips it
 
 CLUSTER_FLAVOR = "split_k_cluster requires flavor llvm23"
 

@@ -287,6 +287,7 @@ def run_verify(
 ) -> VerifyReport:
     if families is None:
         families = load_families()
+    families = [f for f in families if f.output == "llvm_ir"]  # text families are not LLVM IR
     for fl in flavors:
         if fl not in CANONICAL_FLAVORS:
             raise ValueError(f"flavor {fl!r} is not canonical (resolve aliases first)")
