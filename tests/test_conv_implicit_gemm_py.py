@@ -54,10 +54,10 @@ REJECTS = [
     ({"dtype": "fp32"}, "gfx1250", "llvm23", "dtype must be bf16 or fp16, got 'fp32'"),
     ({"tile_k": 16}, "gfx1250", "llvm23",
      "tile must be a multiple of the WMMA shape 16x16x32 (tile_m, tile_n multiples of 16, "
-     "tile_k a multiple of 32), got 64x64x16"),
+     "tile_k a multiple of 32, each at most 1024), got 64x64x16"),
     ({"tile_m": 40}, "gfx1250", "llvm23",
      "tile must be a multiple of the WMMA shape 16x16x32 (tile_m, tile_n multiples of 16, "
-     "tile_k a multiple of 32), got 40x64x32"),
+     "tile_k a multiple of 32, each at most 1024), got 40x64x32"),
     ({"waves_m": 8}, "gfx1250", "llvm23",
      "waves 8x2 must divide the tile 64x64 into per-wave tiles that are multiples of 16x16"),
     ({"waves_n": 0}, "gfx1250", "llvm23",

@@ -17,7 +17,7 @@ FAMILY = "conv_implicit_gemm"
 
 _CLUSTER_FLAVOR = "split_k_cluster requires flavor llvm23"
 _TILE = ("tile must be a multiple of the WMMA shape 16x16x32 (tile_m, tile_n multiples of 16, "
-         "tile_k a multiple of 32), got {}")
+         "tile_k a multiple of 32, each at most 1024), got {}")
 _SPLIT_EPI = "split-K needs the identity accumulator epilogue (it applies per slice), got '{}'"
 
 # (name part, tile_m, tile_n, tile_k, waves_m, waves_n)
@@ -134,6 +134,8 @@ CONFIGS += [
            expect=reject(_TILE.format("64x64x16"))),
     Config("reject_tile_m40", arch="gfx1250", spec={"tile_m": 40},
            expect=reject(_TILE.format("40x64x32"))),
+    Config("reject_tile_m2048", arch="gfx1250", spec={"tile_m": 2048},
+           expect=reject(_TILE.format("2048x64x32"))),
     Config("reject_tile_n0", arch="gfx1250", spec={"tile_n": 0},
            expect=reject(_TILE.format("64x0x32"))),
     Config("reject_waves8x2", arch="gfx1250", spec={"waves_m": 8},

@@ -195,7 +195,7 @@ CONFIGS = [
         expect=reject("split-K needs the identity accumulator epilogue (it applies per slice), got 'bias'")),
     cfg("reject_binary_tile_k16", {"tile_k": 16}, SMALL_OUT,
         expect=reject("tile must be a multiple of the WMMA shape 16x16x32 (tile_m, tile_n multiples of 16, "
-                      "tile_k a multiple of 32), got 64x64x16")),
+                      "tile_k a multiple of 32, each at most 1024), got 64x64x16")),
     cfg("reject_binary_cluster_wavelet", skc(4, pipeline="wavelet"), SMALL_OUT, 4,
         per_flavor=reject_before_llvm23(CLUSTER_FLAVOR),
         expect=reject("split_k_cluster requires the mem pipeline")),

@@ -105,6 +105,11 @@ def lds_bytes(spec: dict) -> int:
     return sum(T.byte_size(t) * n for t, n in lds_layout(spec).values())
 
 
+# A tile side above this can never fit the LDS of any arch; the bound also keeps
+# every size the rules compute (threads, LDS bytes) well inside 64 bits.
+MAX_TILE = 1024
+
+
 # -- validation ----------------------------------------------------------------------
 
 def validate(spec: dict, arch, flavor) -> str | None:
@@ -115,9 +120,10 @@ def validate(spec: dict, arch, flavor) -> str | None:
     if spec["dtype"] not in DTYPES:
         return f"dtype must be bf16 or fp16, got {_show(spec['dtype'])}"
     tm, tn, tk = spec["tile_m"], spec["tile_n"], spec["tile_k"]
-    if tm < WMMA_M or tm % WMMA_M or tn < WMMA_N or tn % WMMA_N or tk < WMMA_K or tk % WMMA_K:
+    if (tm < WMMA_M or tm % WMMA_M or tn < WMMA_N or tn % WMMA_N or tk < WMMA_K or tk % WMMA_K
+            or max(tm, tn, tk) > MAX_TILE):
         return (f"tile must be a multiple of the WMMA shape 16x16x32 (tile_m, tile_n "
-                f"multiples of 16, tile_k a multiple of 32), got {tm}x{tn}x{tk}")
+                f"multiples of 16, tile_k a multiple of 32, each at most 1024), got {tm}x{tn}x{tk}")
     wm, wn = spec["waves_m"], spec["waves_n"]
     if wm < 1 or wn < 1 or tm % (wm * WMMA_M) or tn % (wn * WMMA_N):
         return (f"waves {wm}x{wn} must divide the tile {tm}x{tn} into per-wave tiles "

@@ -25,6 +25,9 @@ const char *const kFamily = "conv_implicit_gemm";
 namespace {
 
 constexpr int64_t kWmmaM = 16, kWmmaN = 16, kWmmaK = 32;
+// A tile side above this can never fit the LDS of any arch; the bound also keeps
+// every size the rules compute (threads, LDS bytes) well inside 64 bits.
+constexpr int64_t kMaxTile = 1024;
 constexpr int64_t kWave = 32;
 constexpr int64_t kMaxLoadWaves = 8;
 // LDS row padding: A/B rows are tile_k + kPadAB elements (16 bytes) apart,
@@ -61,87 +64,6 @@ bool is_identifier(const std::string &s) {
     return true;
 }
 
-// A non-negative integer of any size (the Python engine computes the thread
-// count and LDS bytes of a rejected spec with unbounded ints, and prints them).
-class Big {
-public:
-    explicit Big(uint64_t v = 0) {
-        while (v) {
-            limbs_.push_back(static_cast<uint32_t>(v));
-            v >>= 32;
-        }
-    }
-    Big operator+(const Big &o) const {
-        Big r;
-        uint64_t carry = 0;
-        for (size_t i = 0; i < std::max(limbs_.size(), o.limbs_.size()) || carry; ++i) {
-            uint64_t s = carry + limb(i) + o.limb(i);
-            r.limbs_.push_back(static_cast<uint32_t>(s));
-            carry = s >> 32;
-        }
-        r.trim();
-        return r;
-    }
-    Big operator*(const Big &o) const {
-        Big r;
-        r.limbs_.assign(limbs_.size() + o.limbs_.size() + 1, 0);
-        for (size_t i = 0; i < limbs_.size(); ++i) {
-            uint64_t carry = 0;
-            for (size_t j = 0; j < o.limbs_.size() || carry; ++j) {
-                uint64_t cur = r.limbs_[i + j] + carry + static_cast<uint64_t>(limbs_[i]) * o.limb(j);
-                r.limbs_[i + j] = static_cast<uint32_t>(cur);
-                carry = cur >> 32;
-            }
-        }
-        r.trim();
-        return r;
-    }
-    bool greater_than(uint64_t v) const {
-        if (limbs_.size() > 2) return true;
-        return static_cast<uint64_t>(limb(0)) + (static_cast<uint64_t>(limb(1)) << 32) > v;
-    }
-    std::string str() const {
-        if (limbs_.empty()) return "0";
-        std::vector<uint32_t> n = limbs_;
-        std::string digits;
-        while (!n.empty()) {
-            uint64_t rem = 0;
-            for (size_t i = n.size(); i-- > 0;) {
-                uint64_t cur = (rem << 32) | n[i];
-                n[i] = static_cast<uint32_t>(cur / 10);
-                rem = cur % 10;
-            }
-            digits.push_back(static_cast<char>('0' + rem));
-            while (!n.empty() && n.back() == 0) n.pop_back();
-        }
-        return std::string(digits.rbegin(), digits.rend());
-    }
-
-private:
-    uint32_t limb(size_t i) const { return i < limbs_.size() ? limbs_[i] : 0; }
-    void trim() {
-        while (!limbs_.empty() && limbs_.back() == 0) limbs_.pop_back();
-    }
-    std::vector<uint32_t> limbs_;
-};
-
-Big big(int64_t v) { return Big(static_cast<uint64_t>(v)); }  // v >= 0
-
-// threads() with unbounded arithmetic (the wave grid passed: waves >= 1).
-Big threads_big(const ConvSpec &s) {
-    Big w = big(s.waves_m) * big(s.waves_n);
-    if (*s.pipeline == "wavelet") w = w + big(s.num_load_waves);
-    return w * big(kWave);
-}
-
-// LDS bytes with unbounded arithmetic (tile passed: all sizes positive).
-Big lds_bytes_big(const ConvSpec &s) {
-    const Big kp = big(s.tile_k) + big(kPadAB);
-    Big n = big(2) * big(s.tile_m) * kp * big(2) + big(2) * big(s.tile_n) * kp * big(2);
-    if (*s.epilogue == "cshuffle") n = n + big(s.tile_m) * (big(s.tile_n) + big(kPadC)) * big(4);
-    return n;
-}
-
 }  // namespace
 
 const std::vector<Field> &fields() {
@@ -172,13 +94,20 @@ std::vector<LdsBuffer> lds_layout(const ConvSpec &spec) {
     return out;
 }
 
+int64_t lds_bytes(const ConvSpec &spec) {
+    int64_t n = 0;
+    for (const auto &b : lds_layout(spec)) n += byte_size(b.elem) * b.count;
+    return n;
+}
+
 std::optional<std::string> validate(const ConvSpec &spec, const targets::Arch &arch,
                                     const targets::Flavor &flavor) {
     if (!is_dtype(spec.dtype)) return "dtype must be bf16 or fp16, got " + show(spec.dtype);
     const int64_t tm = spec.tile_m, tn = spec.tile_n, tk = spec.tile_k;
-    if (tm < kWmmaM || tm % kWmmaM || tn < kWmmaN || tn % kWmmaN || tk < kWmmaK || tk % kWmmaK)
+    if (tm < kWmmaM || tm % kWmmaM || tn < kWmmaN || tn % kWmmaN || tk < kWmmaK || tk % kWmmaK ||
+        std::max({tm, tn, tk}) > kMaxTile)
         return "tile must be a multiple of the WMMA shape 16x16x32 (tile_m, tile_n multiples of 16, "
-               "tile_k a multiple of 32), got " +
+               "tile_k a multiple of 32, each at most 1024), got " +
                dec(tm) + "x" + dec(tn) + "x" + dec(tk);
     const int64_t wm = spec.waves_m, wn = spec.waves_n;
     // tm % (wm*16) without overflow: wm > tm/16 leaves a remainder of tm != 0.
@@ -192,8 +121,9 @@ std::optional<std::string> validate(const ConvSpec &spec, const targets::Arch &a
         return "num_load_waves must be 1.." + dec(kMaxLoadWaves) + " for the wavelet pipeline, got " + dec(lw);
     if (!one_of(spec.epilogue, {"default", "cshuffle"}))
         return "epilogue must be default or cshuffle, got " + show(spec.epilogue);
-    const Big t = threads_big(spec);
-    if (t.greater_than(1024)) return "work-group of " + t.str() + " threads exceeds 1024";
+    // Bounded by the tile rule (waves <= 1024/16 per axis), so int64 is exact.
+    const int64_t t = threads(spec);
+    if (t > 1024) return "work-group of " + dec(t) + " threads exceeds 1024";
     const std::pair<const char *, int64_t> vecs[] = {{"vector_a", spec.vector_a}, {"vector_b", spec.vector_b}};
     for (const auto &fv : vecs) {
         const int64_t v = fv.second;
@@ -202,9 +132,9 @@ std::optional<std::string> validate(const ConvSpec &spec, const targets::Arch &a
     }
     if (!one_of(spec.acc_epilogue, {"identity", "bias", "scale", "relu", "clamp"}))
         return "acc_epilogue must be identity, bias, scale, relu or clamp, got " + show(spec.acc_epilogue);
-    const Big nb = lds_bytes_big(spec);
-    if (nb.greater_than(static_cast<uint64_t>(arch.lds_bytes)))
-        return "LDS use of " + nb.str() + " bytes exceeds the " + dec(arch.lds_bytes) + " bytes of " + arch.name;
+    const int64_t nb = lds_bytes(spec);
+    if (nb > arch.lds_bytes)
+        return "LDS use of " + dec(nb) + " bytes exceeds the " + dec(arch.lds_bytes) + " bytes of " + arch.name;
     if (!targets::has_wmma_16x16x32(arch))
         return "arch " + arch.name + " has no 16x16x32 WMMA (conv_implicit_gemm requires gfx1250)";
     const int64_t sk = spec.split_k;

@@ -88,6 +88,10 @@ struct LdsBuffer {
 // [tile_m*(tile_n+4)] float when epilogue is cshuffle. Valid dtype required.
 std::vector<LdsBuffer> lds_layout(const ConvSpec &spec);
 
+// Total LDS bytes of lds_layout(spec) (bytes; exact for a spec that passed the
+// tile and wave-grid rules).
+int64_t lds_bytes(const ConvSpec &spec);
+
 // First failing rule's reason, or nullopt. Order (docs/conv_implicit_gemm.md):
 // dtype; tile shape; wave grid; pipeline (and num_load_waves); epilogue;
 // threads; vector widths; acc_epilogue; LDS; arch WMMA; split_k; split-K

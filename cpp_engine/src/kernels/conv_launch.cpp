@@ -118,12 +118,6 @@ std::vector<i128> grid(const LaunchSpec &s, const Sizes &z, i128 ks_count) {
     return {ceil_div(z.M, s.conv.tile_m), ceil_div(z.kpg, s.conv.tile_n), i128(s.groups) * ks_count};
 }
 
-int64_t lds_bytes(const conv_implicit_gemm::ConvSpec &c) {
-    int64_t n = 0;
-    for (const auto &b : conv_implicit_gemm::lds_layout(c)) n += ir::byte_size(b.elem) * b.count;
-    return n;
-}
-
 }  // namespace
 
 const std::vector<Field> &fields() {
@@ -283,7 +277,7 @@ std::pair<std::string, std::string> build(const LaunchSpec &spec, const targets:
     t += "ks_count " + dec(sl.ks_count) + "\n";
     t += "grid " + dec(gr[0]) + " " + dec(gr[1]) + " " + dec(gr[2]) + "\n";
     t += "block " + ir::dec(conv_implicit_gemm::threads(spec.conv)) + " 1 1\n";
-    t += "lds_bytes " + ir::dec(lds_bytes(spec.conv)) + "\n";
+    t += "lds_bytes " + ir::dec(conv_implicit_gemm::lds_bytes(spec.conv)) + "\n";
     t += "cluster " + (s ? "1 1 " + ir::dec(s) : std::string("none")) + "\n";
     t += "workspace_bytes " + dec(ws) + "\n";
     t += std::string("needs_stage2 ") + (needs_stage2 ? "true" : "false") + "\n";
