@@ -1,0 +1,19 @@
+"""``python -m python_engine <command>``. Commands: ``run`` (a conv layer on a
+gfx1250, :mod:`python_engine.runtime.cli`)."""
+from __future__ import annotations
+
+import sys
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    commands = {"run": "python_engine.runtime.cli"}
+    if not argv or argv[0] in ("-h", "--help") or argv[0] not in commands:
+        print("usage: python -m python_engine {" + ",".join(commands) + "} ...", file=sys.stderr)
+        return 0 if argv and argv[0] in ("-h", "--help") else 2
+    import importlib
+    return importlib.import_module(commands[argv[0]]).main(argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
