@@ -40,7 +40,7 @@ def _parser() -> argparse.ArgumentParser:
     a("-F", "--forw", type=int, default=1, help="1 = forward (the only direction built)")
     a("-i", "--iter", type=int, default=20, help="timed launches (median reported)")
     a("-V", "--verify", type=int, default=1, help="1 = compare with the numpy reference")
-    a("--split-k", type=int, default=1, help="two-stage split-K degree (1 = plain)")
+    a("--split-k", default="1", help="two-stage split-K degree (1 = plain; auto = the split-K policy's choice)")
     a("--cluster", type=int, default=0, help="cluster split-K with S slices (llvm23, gfx1250)")
     a("--tile", default="64x64x32", help="tile_m x tile_n x tile_k")
     a("--waves", default="2x2", help="waves_m x waves_n")
@@ -68,8 +68,15 @@ def spec_from_args(ns) -> dict:
                 stride_w=ns.conv_stride_w, dil_h=ns.dilation_h, dil_w=ns.dilation_w, groups=ns.group_count)
     if ns.cluster:
         spec.update(split_k=ns.cluster, split_k_cluster=ns.cluster, degree=ns.cluster)
-    elif ns.split_k > 1:
-        spec.update(split_k=ns.split_k, degree=ns.split_k)
+    elif ns.split_k == "auto":
+        spec.update(split_k=-1)
+    else:
+        try:
+            d = int(ns.split_k)
+        except ValueError:
+            raise ValueError(f"--split-k must be a degree >= 1 or auto, got {ns.split_k!r}") from None
+        if d > 1:
+            spec.update(split_k=d, degree=d)
     return spec
 
 
@@ -77,6 +84,9 @@ def main(argv=None, hip=None, out=None) -> int:
     """Exit status: 0 ran (and verified), 1 the result differs from the reference, 2 an error."""
     from ..kernels.spec import SpecRejected
     from . import CodeObjectCache, ConvRun, Hip, RuntimeFailure, check_output, find_gfx1250, random_inputs
+    from ..kernels import conv_launch as CL
+    from ..kernels.spec import normalize
+    from .pipeline import resolve_auto
     from .plan import launch_plan
 
     out = out or sys.stdout
@@ -86,7 +96,7 @@ def main(argv=None, hip=None, out=None) -> int:
         print(f"error: {msg}", file=sys.stderr)
         return 2
     try:
-        spec = spec_from_args(ns)
+        spec = resolve_auto(normalize(CL.FAMILY, CL.FIELDS, spec_from_args(ns)), "gfx1250", ns.flavor)
         plan = launch_plan(spec, "gfx1250", ns.flavor)
         cache = CodeObjectCache(ns.cache_dir)
         print(f"layer: {ns.command} N={spec['N']} C={spec['C']} H={spec['H']} W={spec['W']} K={spec['K']} "

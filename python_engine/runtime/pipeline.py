@@ -42,6 +42,27 @@ def reduce_grid(plan: LaunchPlan) -> tuple:
     return ((n + per - 1) // per, 1, 1)
 
 
+def resolve_auto(spec: dict, arch: str, flavor: str) -> dict:
+    """``split_k = -1`` (auto) replaced by the split-K policy's degree (conv_launch's
+    ``resolve``, issue 8); other specs unchanged."""
+    if spec["split_k"] != -1:
+        return spec
+    resolve = getattr(CL, "resolve", None)
+    if resolve is None:
+        raise LaunchConfigError("split_k = -1 (auto) needs the split-K policy (conv_launch.resolve), "
+                                "which this engine does not have")
+    from ..kernels.spec import SpecRejected
+    from ..targets.arch import find_arch
+    from ..targets.flavors import find_flavor
+    ar, fl = find_arch(arch), find_flavor(flavor)
+    if ar is None or fl is None:
+        raise SpecRejected(f"unknown arch {arch!r} or flavor {flavor!r}")
+    out, reason = resolve(spec, ar, fl)
+    if reason:
+        raise SpecRejected(reason)
+    return out
+
+
 def find_gfx1250(hip: Hip) -> int:
     """Index of the first gfx1250 device (made current), or HipUnavailable saying what was found."""
     try:
@@ -86,7 +107,7 @@ class ConvRun:
     def __init__(self, spec: dict, arch: str = "gfx1250", flavor: str = "llvm23", hip: Hip | None = None,
                  cache: CodeObjectCache | None = None, scalars: dict | None = None,
                  max_cluster_volume: int = DEFAULT_MAX_CLUSTER_VOLUME):
-        self.spec = normalize(CL.FAMILY, CL.FIELDS, spec)
+        self.spec = resolve_auto(normalize(CL.FAMILY, CL.FIELDS, spec), arch, flavor)
         self.plan = launch_plan(self.spec, arch, flavor)
         self.hip = hip  # loaded in setup(): building needs no HIP
         self.cache = cache or CodeObjectCache()
