@@ -210,8 +210,8 @@ def test_launch_ex_is_the_only_caller_of_hipDrvLaunchKernelEx():
 def test_launch_failure_names_the_call_error_and_kernel():
     f, h = hip_fake()
     plan, k = kernel_for(h, CLUSTER4)
-    p = Launcher(k, plan.variant, plan.grid, plan.block, plan.cluster).bind({n: 0 for n in variant_layout("cluster")[0] and
-                                                                            [s.name for s in variant_layout("cluster")[0]]})
+    p = Launcher(k, plan.variant, plan.grid, plan.block, plan.cluster).bind(
+        {s.name: 0 for s in variant_layout("cluster")[0]})
     f.fail["hipDrvLaunchKernelEx"] = hipError_t.hipErrorInvalidClusterSize
     with pytest.raises(HipError) as e:
         p.launch()
