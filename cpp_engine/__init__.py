@@ -6,10 +6,10 @@ include/cpp_engine/*.h, sources in src/); this package is its Python binding
 :mod:`python_engine`. ``cmake_prefix()`` gives the CMAKE_PREFIX_PATH entry for
 C/C++ programs that embed the engine (``find_package(cpp_engine CONFIG)``).
 """
-from ._binding import (ENGINE, FAMILIES, EngineError, Lowered, SpecRejected, arch_table, cmake_prefix,
+from ._binding import (ENGINE, FAMILIES, EngineError, Lowered, SpecRejected, aot_jobs_text, arch_table, cmake_prefix,
                        flavor_table, intrinsic_table, kernel_name, library_path, lower, resolve_flavor,
                        spec_fields, validate, version)
 
-__all__ = ["ENGINE", "FAMILIES", "EngineError", "Lowered", "SpecRejected", "arch_table", "cmake_prefix",
+__all__ = ["ENGINE", "FAMILIES", "EngineError", "Lowered", "SpecRejected", "aot_jobs_text", "arch_table", "cmake_prefix",
            "flavor_table", "intrinsic_table", "kernel_name", "library_path", "lower", "resolve_flavor",
            "spec_fields", "validate", "version"]

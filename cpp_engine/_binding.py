@@ -154,6 +154,16 @@ _FAMILY_LIST = (
              ("dil_w", "int"), ("groups", "int"), ("degree", "int")),
             "cpe_conv_launch_spec", lib.cpe_conv_launch_spec_default, lib.cpe_conv_launch_validate,
             lib.cpe_conv_launch_lower),
+    _Family("split_k_policy",
+            (("dtype", "str"), ("tile_m", "int"), ("tile_n", "int"), ("tile_k", "int"), ("waves_m", "int"),
+             ("waves_n", "int"), ("pipeline", "str"), ("num_load_waves", "int"), ("epilogue", "str"),
+             ("vector_a", "int"), ("vector_b", "int"), ("acc_epilogue", "str"), ("split_k", "int"),
+             ("split_k_cluster", "int"), ("name_prefix", "str"),
+             ("N", "int"), ("C", "int"), ("H", "int"), ("W", "int"), ("K", "int"), ("Y", "int"), ("X", "int"),
+             ("stride_h", "int"), ("stride_w", "int"), ("pad_h", "int"), ("pad_w", "int"), ("dil_h", "int"),
+             ("dil_w", "int"), ("groups", "int"), ("cus", "int")),
+            "cpe_split_k_policy_spec", lib.cpe_split_k_policy_spec_default, lib.cpe_split_k_policy_validate,
+            lib.cpe_split_k_policy_lower),
 )
 FAMILIES = tuple(f.name for f in _FAMILY_LIST)
 _BY_FAMILY = {f.name: f for f in _FAMILY_LIST}
@@ -291,13 +301,13 @@ def arch_table() -> tuple:
         raise EngineError("cpe_arch_table_text failed")
     rows = []
     for line in _take(p).splitlines():
-        name, wave, lds, matrix, wmma, clusters = line.split("\t")
+        name, wave, lds, matrix, wmma, clusters, cus = line.split("\t")
         shapes = []
         for s in filter(None, wmma.split(";")):
             m, n, k, dtype = s.split(",")
             shapes.append([int(m), int(n), int(k), dtype])
         rows.append({"name": name, "wave_size": int(wave), "lds_bytes": int(lds), "matrix": matrix,
-                     "wmma": shapes, "clusters": _bool01(clusters)})
+                     "wmma": shapes, "clusters": _bool01(clusters), "cus": int(cus)})
     return tuple(rows)
 
 
@@ -308,6 +318,17 @@ def intrinsic_table(flavor: str) -> tuple:
     out = ffi.new("char **")
     _call(lambda buf, n: lib.cpe_intrinsic_table_text(fl, out, buf, n), args)
     return tuple(tuple(line.split("\t", 1)) for line in _take(out[0]).splitlines())
+
+
+def aot_jobs_text(flavor: str) -> tuple:
+    """``(count_jobs, jobs text)`` of the C++ engine's AOT job grid at ``flavor``
+    (one ``family\thash\tlabel\tspec`` line per job; docs/policy.md)."""
+    args = _Args()
+    fl = args.cstr(flavor, "flavor")
+    out = ffi.new("char **")
+    count = ffi.new("int64_t *")
+    _call(lambda buf, n: lib.cpe_aot_jobs_text(fl, out, count, buf, n), args)
+    return int(count[0]), _take(out[0])
 
 
 def version() -> str:

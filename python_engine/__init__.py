@@ -2,9 +2,9 @@
 
 See docs/engine_api.md for the API shared with :mod:`cpp_engine`.
 """
-from .api import (ENGINE, FAMILIES, Lowered, arch_table, flavor_table, intrinsic_table, kernel_name,
+from .api import (ENGINE, FAMILIES, Lowered, aot_jobs_text, arch_table, flavor_table, intrinsic_table, kernel_name,
                   lower, resolve_flavor, spec_fields, validate)
 from .kernels.spec import SpecRejected
 
-__all__ = ["ENGINE", "FAMILIES", "Lowered", "SpecRejected", "arch_table", "flavor_table",
+__all__ = ["ENGINE", "FAMILIES", "Lowered", "SpecRejected", "aot_jobs_text", "arch_table", "flavor_table",
            "intrinsic_table", "kernel_name", "lower", "resolve_flavor", "spec_fields", "validate"]

@@ -6,12 +6,14 @@ from dataclasses import dataclass
 from .ir.printer import print_module
 from .kernels import conv_abi_family, conv_fwd_split_k_reduce, conv_implicit_gemm, conv_launch, ir_core
 from .kernels.spec import SpecRejected, normalize
+from .policy import split_k_policy
 from .targets import intrinsics
 from .targets.arch import ARCHES, find_arch, unknown_arch_reason
 from .targets.flavors import FLAVORS, find_flavor, unknown_flavor_reason
 
 ENGINE = "python"
-_FAMILY_MODULES = (ir_core, conv_fwd_split_k_reduce, conv_implicit_gemm, conv_abi_family, conv_launch)
+_FAMILY_MODULES = (ir_core, conv_fwd_split_k_reduce, conv_implicit_gemm, conv_abi_family, conv_launch,
+                   split_k_policy)
 FAMILIES = tuple(m.FAMILY for m in _FAMILY_MODULES)
 _BY_FAMILY = {m.FAMILY: m for m in _FAMILY_MODULES}
 
@@ -79,6 +81,15 @@ def lower(family: str, spec: dict, arch: str, flavor: str) -> Lowered:
     name, m = mod.build(s, ar, fl)
     # conv_abi and conv_launch build text that is not an LLVM module (a str).
     return Lowered(name, m if isinstance(m, str) else print_module(m))
+
+
+def aot_jobs_text(flavor: str) -> tuple:
+    """``(count_jobs, jobs text)`` of the AOT job grid at ``flavor`` (docs/policy.md)."""
+    from .policy import aot
+    fl = find_flavor(flavor)
+    if fl is None:
+        raise SpecRejected(unknown_flavor_reason(flavor))
+    return aot.count_jobs(fl), aot.jobs_text(fl)
 
 
 def resolve_flavor(name: str) -> str:

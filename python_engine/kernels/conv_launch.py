@@ -81,11 +81,36 @@ def _grid(spec: dict, p: ConvProblem, ks_count: int) -> tuple:
     return (_ceil(p.M, spec["tile_m"]), _ceil(p.kpg, spec["tile_n"]), p.groups * ks_count)
 
 
+def resolve(spec: dict, arch, flavor) -> tuple:
+    """``(spec, None)`` with ``split_k = -1`` (auto) resolved for this problem
+    (docs/policy.md): the problem rules first, then ``degree`` must be left at
+    1, then the resolver's degree d becomes ``split_k = d`` and ``degree = d``
+    (1: the plain binary). ``(None, reason)`` when that fails; a spec without
+    -1 is returned unchanged."""
+    if spec["split_k"] != -1:
+        return spec, None
+    from ..policy.split_k import resolve_conv_split_k
+    from ..policy.split_k_policy import problem_of, problem_reason
+    r = problem_reason(spec)
+    if r:
+        return None, r
+    if spec["degree"] != 1:
+        return None, (f"degree must be left at 1 when split_k = -1 (the policy picks it), "
+                      f"got {spec['degree']}")
+    d = resolve_conv_split_k("fwd", {n: spec[n] for n in SPEC_FIELDS}, problem_of(spec), arch,
+                             flavor=flavor).degree
+    return dict(spec, split_k=d, degree=d), None
+
+
 def validate(spec: dict, arch, flavor) -> str | None:
-    """The admission reason, or None. Order: the binary (conv_implicit_gemm's
-    rules), degree, problem fields, groups, filter fit, i32 problem block,
-    vector widths, 4-wide stores, cluster slice count, byte counts, grid,
-    i32 slicing arguments."""
+    """The admission reason, or None. Order: ``split_k = -1`` resolved
+    (:func:`resolve`), the binary (conv_implicit_gemm's rules), degree,
+    problem fields, groups, filter fit, i32 problem block, vector widths,
+    4-wide stores, cluster slice count, byte counts, grid, i32 slicing
+    arguments."""
+    spec, r = resolve(spec, arch, flavor)
+    if r:
+        return r
     r = CIG.validate({n: spec[n] for n in SPEC_FIELDS}, arch, flavor)
     if r:
         return r
@@ -146,6 +171,7 @@ def validate(spec: dict, arch, flavor) -> str | None:
 
 def kernel_name(spec: dict, arch, flavor) -> str:
     """The name of the forward kernel this plan launches."""
+    spec = resolve(spec, arch, flavor)[0]
     return CIG.kernel_name({n: spec[n] for n in SPEC_FIELDS}, arch, flavor)
 
 
@@ -216,4 +242,5 @@ def plan_text(spec: dict, arch, flavor) -> str:
 
 def build(spec: dict, arch, flavor):
     """(forward kernel name, launch plan text) of an admitted spec."""
+    spec = resolve(spec, arch, flavor)[0]
     return kernel_name(spec, arch, flavor), plan_text(spec, arch, flavor)

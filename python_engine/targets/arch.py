@@ -14,7 +14,12 @@ Sources:
   (LLVM ``IntrinsicsAMDGPU.td``, gfx1250 WMMA); gfx11/gfx12 have only
   16x16x16 WMMA; gfx942/gfx950 have MFMA, no WMMA.
 - workgroup clusters: gfx1250 only (LLVM FeatureClusters).
-- CUs per device: not used yet; an assumption when it is (see docs/targets.md).
+- CUs per device (``cus``, used by the split-K degree policy; the runtime may
+  pass the device's real count instead): gfx942 304 (AMD Instinct MI300X data
+  sheet), gfx950 256 (AMD Instinct MI355X data sheet), gfx1100 96 (AMD Radeon
+  RX 7900 XTX specifications), gfx1201 64 (AMD Radeon RX 9070 XT
+  specifications). gfx1250: ASSUMPTION 256 (no public device specification;
+  docs/targets.md, docs/policy.md).
 """
 from __future__ import annotations
 
@@ -32,6 +37,7 @@ class Arch:
     matrix: str
     wmma: tuple
     clusters: bool
+    cus: int  # compute units per device (see the sources above; gfx1250 is an assumption)
 
     def as_dict(self) -> dict:
         return {
@@ -41,15 +47,16 @@ class Arch:
             "matrix": self.matrix,
             "wmma": [list(s) for s in self.wmma],
             "clusters": self.clusters,
+            "cus": self.cus,
         }
 
 
 ARCHES = (
-    Arch("gfx1250", 32, 327680, "wmma", ((16, 16, 32, "bf16"), (16, 16, 32, "fp16")), True),
-    Arch("gfx942", 64, 65536, "mfma", (), False),
-    Arch("gfx950", 64, 163840, "mfma", (), False),
-    Arch("gfx1100", 32, 65536, "wmma", ((16, 16, 16, "bf16"), (16, 16, 16, "fp16")), False),
-    Arch("gfx1201", 32, 65536, "wmma", ((16, 16, 16, "bf16"), (16, 16, 16, "fp16")), False),
+    Arch("gfx1250", 32, 327680, "wmma", ((16, 16, 32, "bf16"), (16, 16, 32, "fp16")), True, 256),
+    Arch("gfx942", 64, 65536, "mfma", (), False, 304),
+    Arch("gfx950", 64, 163840, "mfma", (), False, 256),
+    Arch("gfx1100", 32, 65536, "wmma", ((16, 16, 16, "bf16"), (16, 16, 16, "fp16")), False, 96),
+    Arch("gfx1201", 32, 65536, "wmma", ((16, 16, 16, "bf16"), (16, 16, 16, "fp16")), False, 64),
 )
 
 _BY_NAME = {a.name: a for a in ARCHES}

@@ -68,9 +68,10 @@ CPE_API const char *cpe_version(void);
 CPE_API char *cpe_flavor_table_text(void);
 
 /* The arch table, one line per arch in table order:
- * name\twave_size\tlds_bytes\tmatrix\twmma\tclusters(0/1)\n where wave_size is
- * lanes, lds_bytes is LDS bytes per workgroup, matrix is `wmma` or `mfma`, and
- * wmma lists the WMMA shapes `M,N,K,dtype` joined by `;` (empty for none).
+ * name\twave_size\tlds_bytes\tmatrix\twmma\tclusters(0/1)\tcus\n where wave_size is
+ * lanes, lds_bytes is LDS bytes per workgroup, matrix is `wmma` or `mfma`,
+ * wmma lists the WMMA shapes `M,N,K,dtype` joined by `;` (empty for none), and
+ * cus is the compute units per device (gfx1250's is an assumption).
  * Sources: LLVM AMDGPU.td / GCNSubtarget, AMDGPUUsage.rst processor table,
  * IntrinsicsAMDGPU.td; see src/targets/arch.h. malloc'd text, NULL on OOM. */
 CPE_API char *cpe_arch_table_text(void);

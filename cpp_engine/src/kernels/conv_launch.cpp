@@ -11,6 +11,8 @@
 #include "ir/types.h"
 #include "kernels/conv_abi.h"
 #include "kernels/conv_problem.h"
+#include "policy/split_k.h"
+#include "policy/split_k_policy.h"
 
 namespace cpe::kernels::conv_launch {
 
@@ -131,8 +133,26 @@ const std::vector<Field> &fields() {
     return f;
 }
 
-std::optional<std::string> validate(const LaunchSpec &spec, const targets::Arch &arch,
+std::pair<LaunchSpec, std::optional<std::string>> resolve(const LaunchSpec &spec, const targets::Arch &arch,
+                                                          const targets::Flavor &flavor) {
+    if (spec.conv.split_k != -1) return {spec, std::nullopt};
+    if (auto r = policy::split_k_policy::problem_reason(spec)) return {spec, r};
+    if (spec.degree != 1)
+        return {spec, "degree must be left at 1 when split_k = -1 (the policy picks it), got " + ir::dec(spec.degree)};
+    const int64_t d = policy::resolve_conv_split_k("fwd", spec.conv, policy::split_k_policy::problem_of(spec), arch,
+                                                   false, &flavor)
+                          .degree;
+    LaunchSpec r = spec;
+    r.conv.split_k = d;
+    r.degree = d;
+    return {r, std::nullopt};
+}
+
+std::optional<std::string> validate(const LaunchSpec &given, const targets::Arch &arch,
                                     const targets::Flavor &flavor) {
+    const auto resolved = resolve(given, arch, flavor);
+    if (resolved.second) return resolved.second;
+    const LaunchSpec &spec = resolved.first;
     if (auto r = conv_implicit_gemm::validate(spec.conv, arch, flavor)) return r;
     const int64_t d = spec.degree, sk = spec.conv.split_k, s = spec.conv.split_k_cluster;
     if (d < 1) return "degree must be >= 1 (the split-K degree of this launch), got " + ir::dec(d);
@@ -259,8 +279,9 @@ std::string arg_lines(const std::map<std::string, std::string> &values, const st
 
 }  // namespace
 
-std::pair<std::string, std::string> build(const LaunchSpec &spec, const targets::Arch &,
-                                          const targets::Flavor &) {
+std::pair<std::string, std::string> build(const LaunchSpec &given, const targets::Arch &arch,
+                                          const targets::Flavor &flavor) {
+    const LaunchSpec spec = resolve(given, arch, flavor).first;
     const Sizes z = sizes(spec);
     const int64_t s = spec.conv.split_k_cluster;
     const std::string variant = conv_abi::variant_of(spec.conv.split_k, s);

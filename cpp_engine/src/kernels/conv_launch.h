@@ -41,7 +41,14 @@ struct LaunchSpec {
     int64_t degree = 1;  // the split-K degree of this launch
 };
 
-// The admission reason, or nullopt. Order: the binary (conv_implicit_gemm's
+// split_k = -1 (auto) resolved for this problem (docs/policy.md): the problem
+// rules first, then degree must be left at 1, then the resolver's degree d
+// becomes split_k = d and degree = d. The reason when that fails; a spec
+// without -1 is returned unchanged.
+std::pair<LaunchSpec, std::optional<std::string>> resolve(const LaunchSpec &spec, const targets::Arch &arch,
+                                                          const targets::Flavor &flavor);
+
+// The admission reason, or nullopt. split_k = -1 is resolved first. Order: the binary (conv_implicit_gemm's
 // rules), degree, problem fields, groups, filter fit, i32 problem block,
 // vector widths, 4-wide stores, cluster slice count, byte counts, grid,
 // i32 slicing arguments.

@@ -5,11 +5,11 @@ namespace cpe::targets {
 
 const std::vector<Arch> &arches() {
     static const std::vector<Arch> table{
-        {"gfx1250", 32, 327680, "wmma", {{16, 16, 32, "bf16"}, {16, 16, 32, "fp16"}}, true},
-        {"gfx942", 64, 65536, "mfma", {}, false},
-        {"gfx950", 64, 163840, "mfma", {}, false},
-        {"gfx1100", 32, 65536, "wmma", {{16, 16, 16, "bf16"}, {16, 16, 16, "fp16"}}, false},
-        {"gfx1201", 32, 65536, "wmma", {{16, 16, 16, "bf16"}, {16, 16, 16, "fp16"}}, false},
+        {"gfx1250", 32, 327680, "wmma", {{16, 16, 32, "bf16"}, {16, 16, 32, "fp16"}}, true, 256},
+        {"gfx942", 64, 65536, "mfma", {}, false, 304},
+        {"gfx950", 64, 163840, "mfma", {}, false, 256},
+        {"gfx1100", 32, 65536, "wmma", {{16, 16, 16, "bf16"}, {16, 16, 16, "fp16"}}, false, 96},
+        {"gfx1201", 32, 65536, "wmma", {{16, 16, 16, "bf16"}, {16, 16, 16, "fp16"}}, false, 64},
     };
     return table;
 }

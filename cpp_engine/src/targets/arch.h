@@ -15,7 +15,12 @@
 //   (LLVM `IntrinsicsAMDGPU.td`, gfx1250 WMMA); gfx11/gfx12 have only
 //   16x16x16 WMMA; gfx942/gfx950 have MFMA, no WMMA.
 // - workgroup clusters: gfx1250 only (LLVM FeatureClusters).
-// - CUs per device: not used yet; an assumption when it is (see docs/targets.md).
+// - CUs per device (`cus`, used by the split-K degree policy; the runtime may
+//   pass the device's real count instead): gfx942 304 (AMD Instinct MI300X
+//   data sheet), gfx950 256 (AMD Instinct MI355X data sheet), gfx1100 96 (AMD
+//   Radeon RX 7900 XTX specifications), gfx1201 64 (AMD Radeon RX 9070 XT
+//   specifications). gfx1250: ASSUMPTION 256 (no public device specification;
+//   docs/targets.md, docs/policy.md).
 #pragma once
 
 #include <string>
@@ -36,6 +41,7 @@ struct Arch {
     std::string matrix;          // `wmma` or `mfma`
     std::vector<WmmaShape> wmma;  // WMMA shapes, empty for MFMA archs
     bool clusters;               // workgroup clusters supported
+    long long cus;               // compute units per device (gfx1250: an assumption)
 };
 
 // Every arch row, in table order.

@@ -1,0 +1,144 @@
+// Twin of python_engine/policy/select.py.
+#include "policy/select.h"
+
+#include <algorithm>
+
+#include "ir/constants.h"
+#include "policy/aot.h"
+#include "policy/fold.h"
+
+namespace cpe::policy {
+
+namespace {
+
+using i128 = __int128;
+using ir::dec;
+namespace CIG = kernels::conv_implicit_gemm;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// (cluster spec or nullopt, note)
+std::pair<std::optional<CIG::ConvSpec>, std::string> cluster(const CIG::ConvSpec &spec,
+                                                              const kernels::conv_problem::ConvProblem &p,
+                                                              const targets::Arch &ar, const targets::Flavor &fl,
+                                                              int64_t cus) {
+    const int64_t tm = spec.tile_m, tn = spec.tile_n;
+    const i128 tiles = i128(ceil_div(p.M(), tm)) * ceil_div(p.kpg(), tn) * p.groups;
+    if (!(fl.clusters && ar.clusters))
+        return {std::nullopt,
+                "not offered: flavor " + fl.canonical + " / arch " + ar.name + " has no workgroup clusters"};
+    if (std::find(aot::kClusterTiles.begin(), aot::kClusterTiles.end(), std::make_pair(tm, tn)) ==
+        aot::kClusterTiles.end())
+        return {std::nullopt, "not offered: tile " + dec(tm) + "x" + dec(tn) + " has no cluster binary"};
+    if (tiles >= kClusterMaxTiles)
+        return {std::nullopt, "not offered: " + dec(static_cast<int64_t>(tiles)) +
+                                  " output tiles (needs fewer than " + dec(kClusterMaxTiles) + ")"};
+    if (p.Kgemm() < kClusterMinReduction)
+        return {std::nullopt, "not offered: reduction Kgemm " + dec(p.Kgemm()) + " (needs at least " +
+                                  dec(kClusterMinReduction) + ")"};
+    if (p.K % kClusterKMultiple)
+        return {std::nullopt,
+                "not offered: K " + dec(p.K) + " is not a multiple of " + dec(kClusterKMultiple)};
+    const int64_t target = kWgPerCu * cus;
+    const int64_t ktiles = ceil_div(p.Kgemm(), aot::kClusterTileK);
+    for (auto it = aot::kClusterSizes.rbegin(); it != aot::kClusterSizes.rend(); ++it) {
+        const int64_t s = *it;
+        if (tiles * s > target || ktiles < kMinSliceKtiles * s) continue;
+        const CIG::ConvSpec cs = aot::conv_spec(*spec.dtype, tm, tn, aot::kClusterTileK, "cshuffle", 2, s);
+        if (!kernels::conv_launch::validate(launch_spec(cs, p, s), ar, fl))
+            return {cs, "S " + dec(s) + ": " + dec(static_cast<int64_t>(tiles)) + " output tiles x " + dec(s) +
+                            " <= the target " + dec(target)};
+    }
+    return {std::nullopt, "offered, but no cluster size fits the target, the slices and admission"};
+}
+
+}  // namespace
+
+kernels::conv_launch::LaunchSpec launch_spec(const CIG::ConvSpec &spec, const kernels::conv_problem::ConvProblem &p,
+                                             int64_t degree) {
+    kernels::conv_launch::LaunchSpec l;
+    l.conv = spec;
+    l.N = p.N;
+    l.C = p.C;
+    l.H = p.H;
+    l.W = p.W;
+    l.K = p.K;
+    l.Y = p.Y;
+    l.X = p.X;
+    l.stride_h = p.stride_h;
+    l.stride_w = p.stride_w;
+    l.pad_h = p.pad_h;
+    l.pad_w = p.pad_w;
+    l.dil_h = p.dil_h;
+    l.dil_w = p.dil_w;
+    l.groups = p.groups;
+    l.degree = degree;
+    return l;
+}
+
+Selection select_binary(const CIG::ConvSpec &spec, const kernels::conv_problem::ConvProblem &problem,
+                        const targets::Arch &ar, const targets::Flavor &fl, int64_t cus) {
+    const int64_t n_cus = cus > 0 ? cus : ar.cus;
+    Selection sel;
+    const auto folded = fold_width(problem);
+    sel.fold = folded.first;
+    sel.problem = folded.second;
+    const kernels::conv_problem::ConvProblem &p = sel.problem;
+    sel.decision = resolve_conv_split_k("fwd", spec, p, ar, false, &fl, n_cus);
+    const int64_t d = sel.decision.degree;
+    sel.cluster = "-";
+    if (!targets::has_wmma_16x16x32(ar)) {
+        CIG::ConvSpec plain = spec;
+        plain.split_k = 1;
+        plain.split_k_cluster = 0;
+        sel.binary = "none";
+        sel.degree = 1;
+        sel.admission = CIG::validate(plain, ar, fl);
+        return sel;
+    }
+    CIG::ConvSpec b = spec;
+    if (spec.split_k != -1) {
+        sel.binary = spec.split_k_cluster ? "cluster" : spec.split_k > 1 ? "two_stage" : "plain";
+        sel.degree = spec.split_k_cluster ? spec.split_k_cluster : spec.split_k;
+        if (sel.binary == "cluster") sel.cluster = "given by the spec";
+    } else if (d <= 1) {
+        b.split_k = 1;
+        b.split_k_cluster = 0;
+        sel.binary = "plain";
+        sel.degree = 1;
+    } else if (spec.split_k_cluster) {
+        b.split_k = d;
+        sel.binary = "cluster";
+        sel.degree = d;
+        sel.cluster = "given by the spec";
+    } else {
+        auto c = cluster(spec, p, ar, fl, n_cus);
+        sel.cluster = c.second;
+        if (c.first) {
+            b = *c.first;
+            sel.binary = "cluster";
+            sel.degree = b.split_k_cluster;
+        } else {
+            b.split_k = d;
+            sel.binary = "two_stage";
+            sel.degree = d;
+        }
+    }
+    sel.has_spec = true;
+    sel.spec = b;
+    sel.admission = kernels::conv_launch::validate(launch_spec(b, p, sel.degree), ar, fl);
+    if (!CIG::validate(b, ar, fl)) sel.identity = KernelIdentity::of_conv(b, ar.name, fl.canonical);
+    if (sel.binary == "two_stage" && !sel.admission) {
+        const int64_t ks = ceil_div(ceil_div(p.Kgemm(), sel.degree), b.tile_k) * b.tile_k;
+        const int64_t kc = ceil_div(p.Kgemm(), ks);
+        const bool unrolled =
+            std::find(aot::kReduceDegrees.begin(), aot::kReduceDegrees.end(), kc) != aot::kReduceDegrees.end();
+        sel.reduce_spec = aot::reduce_spec(*b.dtype, unrolled ? kc : 0);
+        sel.reduce_identity = KernelIdentity::of_reduce(*sel.reduce_spec, ar.name, fl.canonical);
+    }
+    sel.aot = sel.identity && ar.name == aot::kArch && aot::has_job(fl, sel.identity->hash()) &&
+              (!sel.reduce_identity || aot::has_job(fl, sel.reduce_identity->hash()));
+    return sel;
+}
+
+}  // namespace cpe::policy

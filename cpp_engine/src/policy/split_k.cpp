@@ -1,0 +1,116 @@
+// Twin of python_engine/policy/split_k.py. Products run in 128-bit integers:
+// the problem is held below 2^31 per extent by the callers (conv_launch's
+// problem rules), so no product here overflows.
+#include "policy/split_k.h"
+
+#include "ir/constants.h"
+
+namespace cpe::policy {
+
+const char *const kDefaultFlavor = "llvm23";
+
+namespace {
+
+using i128 = __int128;
+using ir::dec;
+
+std::string d128(i128 v) {
+    if (v == 0) return "0";
+    const bool neg = v < 0;
+    unsigned __int128 u = neg ? static_cast<unsigned __int128>(-(v + 1)) + 1 : static_cast<unsigned __int128>(v);
+    std::string digits;
+    while (u) {
+        digits.push_back(static_cast<char>('0' + static_cast<int>(u % 10)));
+        u /= 10;
+    }
+    if (neg) digits.push_back('-');
+    return std::string(digits.rbegin(), digits.rend());
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+std::string Decision::text() const { return "degree " + dec(degree) + "\nrule " + rule + ": " + detail + "\n"; }
+
+Decision select_split_k_fwd(int64_t M, int64_t kpg, int64_t groups, int64_t Kgemm, int64_t tile_m, int64_t tile_n,
+                            int64_t tile_k, int64_t cus) {
+    const i128 target = i128(kWgPerCu) * cus;
+    const std::string tgt =
+        "the target " + d128(target) + " (" + dec(kWgPerCu) + " per CU x " + dec(cus) + " CUs)";
+    const int64_t mt = ceil_div(M, tile_m), nt = ceil_div(kpg, tile_n);
+    const i128 unsplit = i128(mt) * nt * groups;
+    if (2 * unsplit >= target)
+        return {1, "grid",
+                "unsplit grid " + dec(mt) + "x" + dec(nt) + "x" + dec(groups) + " = " + d128(unsplit) +
+                    " workgroups is not under half of " + tgt};
+    if (Kgemm < kMinReduction)
+        return {1, "reduction", "reduction Kgemm " + dec(Kgemm) + " is below " + dec(kMinReduction)};
+    const int64_t ktiles = ceil_div(Kgemm, tile_k);
+    int64_t p = 1;
+    std::string rule, detail;
+    while (true) {
+        const int64_t q = 2 * p;
+        if (q > kMaxDegree) {
+            rule = "cap";
+            detail = "degree " + dec(p) + " is the largest allowed (" + dec(kMaxDegree) + ")";
+            break;
+        }
+        if (unsplit * q > target) {
+            rule = "target";
+            detail = "degree " + dec(q) + " would make the grid " + d128(unsplit * q) + " workgroups (unsplit " +
+                     d128(unsplit) + "), over " + tgt;
+            break;
+        }
+        if (ktiles < kMinSliceKtiles * q) {
+            rule = "slice";
+            detail = "degree " + dec(q) + " would leave slices under " + dec(kMinSliceKtiles) + " K tiles (Kgemm " +
+                     dec(Kgemm) + " is " + dec(ktiles) + " K tiles of " + dec(tile_k) + ")";
+            break;
+        }
+        p = q;
+    }
+    while (p > 1 && i128(groups) * p > kGridZMax) {
+        rule = "grid_z";
+        detail = "groups " + dec(groups) + " x degree " + dec(p) + " exceeds the gridDim.z budget " + dec(kGridZMax);
+        p /= 2;
+    }
+    const i128 K = i128(kpg) * groups;
+    while (p > 1 && i128(p) * M * K * 4 >= kWorkspaceLimit) {
+        rule = "workspace";
+        detail = "degree " + dec(p) + " needs a workspace of " + d128(i128(p) * M * K * 4) + " bytes (degree x M " +
+                 dec(M) + " x K " + d128(K) + " x 4), not below 2^31";
+        p /= 2;
+    }
+    if (p < 2) return {1, rule, detail + "; a degree under 2 is 1"};
+    return {p, rule, detail};
+}
+
+Decision resolve_conv_split_k(const std::string &direction, const kernels::conv_implicit_gemm::ConvSpec &spec,
+                              const kernels::conv_problem::ConvProblem &problem, const targets::Arch &arch,
+                              bool raise_on_reject, const targets::Flavor *flavor, int64_t cus) {
+    if (direction != "fwd")
+        throw kernels::SpecRejected("direction '" + direction + "' has no split-K policy (only fwd)");
+    const int64_t sk = spec.split_k;
+    if (sk != -1) return {sk, "given", "split_k " + dec(sk) + " is given by the spec"};
+    if (!targets::has_wmma_16x16x32(arch)) {
+        const std::string reason = "arch " + arch.name + " has no split-K form (requires gfx1250)";
+        if (raise_on_reject) throw kernels::SpecRejected(reason);
+        return {1, "arch", reason};
+    }
+    if (problem.Y == 1 && problem.X == 1) return {1, "pointwise", "a pointwise (1x1) problem is not split"};
+    const targets::Flavor *fl = flavor ? flavor : targets::find_flavor(kDefaultFlavor);
+    kernels::conv_implicit_gemm::ConvSpec split = spec;
+    split.split_k = 2;
+    if (auto reason = kernels::conv_implicit_gemm::validate(split, arch, *fl)) {
+        if (raise_on_reject) throw kernels::SpecRejected(*reason);
+        return {1, "rejected", "the split form is rejected: " + *reason};
+    }
+    const int64_t s = spec.split_k_cluster;
+    if (s) return {s, "cluster", "split_k_cluster " + dec(s) + " fixes the degree"};
+    const int64_t n = cus > 0 ? cus : arch.cus;
+    return select_split_k_fwd(problem.M(), problem.kpg(), problem.groups, problem.Kgemm(), spec.tile_m, spec.tile_n,
+                              spec.tile_k, n);
+}
+
+}  // namespace cpe::policy

@@ -1,0 +1,47 @@
+// Family `split_k_policy`: both engines' split-K decisions as text
+// (docs/policy.md). Twin of python_engine/policy/split_k_policy.py.
+//
+// The spec is flat: the 15 conv_implicit_gemm fields (split_k defaults to -1,
+// auto), the problem (conv_launch's problem fields, same defaults), then cus
+// (0: the arch table's CU count). validate checks the problem (conv_launch's
+// problem rules, same texts) and cus; build returns the decision text.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernels/conv_implicit_gemm.h"
+#include "kernels/conv_launch.h"
+#include "kernels/conv_problem.h"
+#include "kernels/spec.h"
+
+namespace cpe::policy::split_k_policy {
+
+extern const char *const kFamily;  // "split_k_policy"
+constexpr int64_t kMaxCus = 65536;
+
+const std::vector<kernels::Field> &fields();
+
+struct PolicySpec {
+    // The binary; split_k defaults to -1 (auto).
+    kernels::conv_launch::LaunchSpec launch = [] {
+        kernels::conv_launch::LaunchSpec l;
+        l.conv.split_k = -1;
+        return l;
+    }();  // degree is unused
+    int64_t cus = 0;
+};
+
+// conv_launch's problem rules (field ranges, groups, filter fit, i32 problem block).
+std::optional<std::string> problem_reason(const kernels::conv_launch::LaunchSpec &s);
+kernels::conv_problem::ConvProblem problem_of(const kernels::conv_launch::LaunchSpec &s);
+
+std::optional<std::string> validate(const PolicySpec &spec, const targets::Arch &arch, const targets::Flavor &flavor);
+std::string kernel_name(const PolicySpec &spec, const targets::Arch &arch, const targets::Flavor &flavor);
+std::pair<std::string, std::string> build(const PolicySpec &spec, const targets::Arch &arch,
+                                          const targets::Flavor &flavor);
+
+}  // namespace cpe::policy::split_k_policy

@@ -1,0 +1,123 @@
+"""Family ``split_k_policy``: both engines' split-K decisions as text
+(docs/policy.md). Twin: cpp_engine/src/policy/split_k_policy.{h,cpp}.
+
+The spec is flat: the 15 conv_implicit_gemm fields (``split_k`` defaults to
+-1, auto), the problem (conv_launch's problem fields, same defaults), then
+``cus`` (0: the arch table's CU count; else the device's real count).
+``validate`` checks the problem (conv_launch's problem rules, same texts) and
+``cus``; ``build`` returns the decision text: width folding, the resolved
+degree and the rule that decided it, the selected binary (kind, kernel,
+identity hash and label, spec), the launch degree and its admission, the
+reduce kernel, and whether every binary is an AOT job. Not LLVM IR.
+"""
+from __future__ import annotations
+
+from ..kernels import conv_implicit_gemm as CIG
+from ..kernels import conv_launch as LAUNCH
+from ..kernels.conv_problem import PROBLEM_ARGS, ConvProblem
+from ..kernels.spec import Field
+from .select import select_binary
+
+FAMILY = "split_k_policy"
+FIELDS = tuple(Field(f.name, f.kind, -1 if f.name == "split_k" else f.default) for f in CIG.FIELDS) + \
+    tuple(Field(n, "int", d) for n, _, d in LAUNCH.PROBLEM_FIELDS) + (Field("cus", "int", 0),)
+CONV_FIELDS = tuple(f.name for f in CIG.FIELDS)
+PROBLEM_NAMES = tuple(n for n, _, _ in LAUNCH.PROBLEM_FIELDS)
+MAX_CUS = 65536
+I32_MAX = (1 << 31) - 1
+
+
+def problem_reason(spec: dict) -> str | None:
+    """conv_launch's problem rules (field ranges, groups, filter fit, i32 problem block)."""
+    for n, lo, _ in LAUNCH.PROBLEM_FIELDS:
+        v = spec[n]
+        if v < lo or v > I32_MAX:
+            return f"problem field {n} must be in {lo}..{I32_MAX}, got {v}"
+    g = spec["groups"]
+    if spec["C"] % g or spec["K"] % g:
+        return f"groups {g} must divide C {spec['C']} and K {spec['K']}"
+    fh = spec["dil_h"] * (spec["Y"] - 1) + 1
+    fw = spec["dil_w"] * (spec["X"] - 1) + 1
+    ph = spec["H"] + 2 * spec["pad_h"]
+    pw = spec["W"] + 2 * spec["pad_w"]
+    if fh > ph or fw > pw:
+        return f"the dilated filter {fh}x{fw} does not fit the padded input {ph}x{pw}"
+    p = problem_of(spec)
+    for n in PROBLEM_ARGS:
+        v = getattr(p, n)
+        if v > I32_MAX:
+            return f"kernel argument {n} = {v} exceeds the i32 range (max {I32_MAX})"
+    return None
+
+
+def problem_of(spec: dict) -> ConvProblem:
+    return ConvProblem(**{n: spec[n] for n in PROBLEM_NAMES})
+
+
+def validate(spec: dict, arch, flavor) -> str | None:
+    r = problem_reason(spec)
+    if r:
+        return r
+    c = spec["cus"]
+    if c < 0 or c > MAX_CUS:
+        return f"cus must be 0 (the arch table's count) or 1..{MAX_CUS}, got {c}"
+    return None
+
+
+def _problem_text(p: ConvProblem) -> str:
+    return " ".join(f"{n}={getattr(p, n)}" for n in PROBLEM_NAMES)
+
+
+def _spec_text(s: dict) -> str:
+    return ";".join(f"{k}={'' if v is None else v}" for k, v in s.items())
+
+
+def decide(spec: dict, arch, flavor):
+    conv = {n: spec[n] for n in CONV_FIELDS}
+    return select_binary(conv, problem_of(spec), arch, flavor, spec["cus"] or None)
+
+
+def kernel_name(spec: dict, arch, flavor) -> str:
+    sel = decide(spec, arch, flavor)
+    return f"split_k_policy_d{sel.decision.degree}_{sel.binary}"
+
+
+def text(spec: dict, arch, flavor) -> str:
+    sel = decide(spec, arch, flavor)
+    p = sel.problem
+    cus = spec["cus"] or arch.cus
+    lines = [
+        f"split_k_policy {arch.name} {flavor.canonical}",
+        f"problem {_problem_text(problem_of(spec))}",
+        f"fold {sel.fold}",
+    ]
+    if sel.fold > 1:
+        lines.append(f"folded {_problem_text(p)}")
+    lines += [
+        f"gemm M={p.M} kpg={p.kpg} groups={p.groups} Kgemm={p.Kgemm}",
+        f"cus {cus}",
+        f"degree {sel.decision.degree}",
+        f"rule {sel.decision.rule}: {sel.decision.detail}",
+        f"binary {sel.binary}",
+        f"cluster {sel.cluster}",
+        f"launch_degree {sel.degree}",
+        f"admission {'ok' if sel.admission is None else sel.admission}",
+    ]
+    if sel.identity is not None:
+        lines += [f"kernel {sel.identity.kernel_name()}",
+                  f"identity {sel.identity.hash()} {sel.identity.label()}",
+                  f"spec {_spec_text(sel.spec)}"]
+    else:
+        lines.append("kernel none")
+    if sel.reduce_identity is not None:
+        lines += [f"reduce {sel.reduce_identity.kernel_name()}",
+                  f"reduce_identity {sel.reduce_identity.hash()} {sel.reduce_identity.label()}",
+                  f"reduce_spec {_spec_text(sel.reduce_spec)}"]
+    else:
+        lines.append("reduce none")
+    lines.append(f"aot {'yes' if sel.aot else 'no'}")
+    return "\n".join(lines) + "\n"
+
+
+def build(spec: dict, arch, flavor):
+    return kernel_name(spec, arch, flavor), text(spec, arch, flavor)

@@ -1,0 +1,254 @@
+"""Split-K policy, resolver, KernelIdentity, AOT grid, binary selection and
+width folding (docs/policy.md), in both engines."""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from parity import reference as ref
+from python_engine.kernels import conv_implicit_gemm as CIG
+from python_engine.kernels.conv_problem import ConvProblem
+from python_engine.kernels.spec import SpecRejected
+from python_engine.policy import aot
+from python_engine.policy.fold import fold_factor, fold_width
+from python_engine.policy.identity import ALWAYS, OMIT_AT_DEFAULT, KernelIdentity, identity_fields
+from python_engine.policy.split_k import resolve_conv_split_k, select_split_k_fwd
+from python_engine.targets.arch import find_arch
+
+CONV = {f.name: f.default for f in CIG.FIELDS}
+SMALL = dict(N=1, C=512, H=7, W=7, K=512, Y=3, X=3, pad_h=1, pad_w=1)
+
+
+def _policy(engine, arch="gfx1250", flavor="llvm23", **spec):
+    text = engine.lower("split_k_policy", spec, arch, flavor).text
+    return dict(line.split(" ", 1) for line in text.splitlines())
+
+
+# -- the degree policy -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("args,degree,rule", [
+    ((49, 512, 1, 4608, 64, 64, 32, 256), 32, "cap"),            # 8 tiles, long reduction
+    ((3136, 64, 1, 576, 64, 64, 32, 256), 8, "slice"),           # 18 K tiles -> 8 slices of >= 2
+    ((100352, 64, 1, 576, 64, 64, 32, 256), 1, "grid"),         # batch 32: 1568 >= 1024
+    ((49, 64, 1, 144, 64, 64, 32, 256), 1, "reduction"),        # Kgemm < 512
+    ((25088, 128, 1, 1152, 64, 64, 32, 256), 2, "target"),      # 784 x 4 > 2048
+    ((16, 1, 32768, 576, 64, 64, 32, 65536), 1, "grid_z"),      # 32768 x 2 > 65535
+    ((131072, 256, 1, 2304, 128, 128, 32, 65536), 8, "workspace"),
+    ((49, 512, 1, 4608, 64, 64, 32, 1), 1, "grid"),             # one CU: target 8
+])
+def test_select_split_k_fwd_rules(args, degree, rule):
+    d = select_split_k_fwd(*args)
+    assert (d.degree, d.rule) == (degree, rule)
+    assert d.text() == f"degree {d.degree}\nrule {d.rule}: {d.detail}\n"
+
+
+def test_degree_is_a_power_of_two_within_the_limits():
+    for M in (1, 49, 196, 784, 3136):
+        for kg in (512, 576, 1152, 4608):
+            for cus in (1, 8, 64, 256, 304):
+                d = select_split_k_fwd(M, 512, 1, kg, 64, 64, 32, cus)
+                p = d.degree
+                assert p & (p - 1) == 0 and 1 <= p <= 32
+                if p > 1:
+                    unsplit = -(-M // 64) * 8
+                    assert unsplit * p <= 8 * cus and -(-kg // 32) >= 2 * p
+
+
+def test_resolver_cases():
+    gfx = find_arch("gfx1250")
+    small = ConvProblem(**SMALL)
+    auto = dict(CONV, split_k=-1)
+    assert resolve_conv_split_k("fwd", auto, small, gfx).degree == 32
+    assert resolve_conv_split_k("fwd", dict(CONV, split_k=4), small, gfx).rule == "given"
+    d = resolve_conv_split_k("fwd", auto, small, "gfx950")
+    assert (d.degree, d.rule) == (1, "arch")
+    pw = ConvProblem(N=1, C=1024, H=14, W=14, K=256, Y=1, X=1)
+    assert resolve_conv_split_k("fwd", auto, pw, gfx).rule == "pointwise"
+    for acc in ("bias", "scale", "relu", "clamp"):
+        d = resolve_conv_split_k("fwd", dict(auto, acc_epilogue=acc), small, gfx)
+        assert (d.degree, d.rule) == (1, "rejected")
+        with pytest.raises(SpecRejected) as e:
+            resolve_conv_split_k("fwd", dict(auto, acc_epilogue=acc), small, gfx, raise_on_reject=True)
+        assert "identity accumulator epilogue" in e.value.reason
+    with pytest.raises(SpecRejected):
+        resolve_conv_split_k("fwd", auto, small, "gfx950", raise_on_reject=True)
+    with pytest.raises(SpecRejected):
+        resolve_conv_split_k("bwd_data", auto, small, gfx)
+    assert resolve_conv_split_k("fwd", auto, small, gfx, cus=1).degree == 1
+
+
+def test_engines_decide_alike_with_runtime_cus(both):
+    py, cpp = both
+    for cus in (0, 1, 7, 64, 304, 65536):
+        for prob in (SMALL, dict(SMALL, N=32), dict(SMALL, H=28, W=28, C=128, K=128)):
+            spec = dict(prob, cus=cus)
+            a, b = py.lower("split_k_policy", spec, "gfx1250", "llvm23"), cpp.lower("split_k_policy", spec,
+                                                                                      "gfx1250", "llvm23")
+            assert (a.kernel, a.text) == (b.kernel, b.text)
+
+
+def test_fused_epilogue_builds_the_plain_kernel(engine):
+    d = _policy(engine, acc_epilogue="bias", **SMALL)
+    assert d["binary"] == "plain" and d["degree"] == "1" and d["rule"].startswith("rejected:")
+    assert d["kernel"].endswith("_bias")
+
+
+def test_builder_resolves_auto(engine):
+    """conv_launch (a builder with a problem) resolves split_k = -1 before validation."""
+    spec = dict(SMALL, split_k=-1)
+    assert engine.validate("conv_launch", spec, "gfx1250", "llvm23") is None
+    plan = engine.lower("conv_launch", spec, "gfx1250", "llvm23").text
+    assert "variant two_stage\ndegree 32\n" in plan
+    plain = engine.lower("conv_launch", dict(spec, acc_epilogue="relu"), "gfx1250", "llvm23").text
+    assert "variant plain\ndegree 1\n" in plain
+    # without a problem there is nothing to resolve against: the kernel family keeps its rule
+    assert engine.validate("conv_implicit_gemm", {"split_k": -1}, "gfx1250", "llvm23") == \
+        "split_k = -1 (auto) must be resolved before lowering"
+
+
+# -- KernelIdentity --------------------------------------------------------------------------
+
+def _sample(name, default):
+    if isinstance(default, bool):
+        return not default
+    if isinstance(default, int):
+        return default + 16
+    return default + "x" if default else "p"
+
+
+def test_identity_walks_every_field():
+    base = KernelIdentity("conv_implicit_gemm", "gfx1250", "llvm23", "bf16")
+    seen = set()
+    for f in dataclasses.fields(KernelIdentity):
+        rule = f.metadata.get("ident")
+        assert rule in (ALWAYS, OMIT_AT_DEFAULT), f"field {f.name} declares no hashing rule"
+        seen.add(f.name)
+        if rule == ALWAYS:
+            assert f.default is dataclasses.MISSING
+            assert f"{f.name}=" in base.hashed_text()
+            continue
+        assert f.default is not dataclasses.MISSING, f"{f.name}: omit_at_default needs a default"
+        assert f"\n{f.name}=" not in "\n" + base.hashed_text()
+        changed = dataclasses.replace(base, **{f.name: _sample(f.name, f.default)})
+        assert f"{f.name}=" in changed.hashed_text()
+        assert changed.hash() != base.hash()
+    assert seen == {n for n, _, _ in identity_fields()}
+
+
+def test_a_field_added_later_keeps_old_hashes():
+    @dataclasses.dataclass(frozen=True)
+    class Later(KernelIdentity):
+        new_knob: int = dataclasses.field(default=0, metadata={"ident": OMIT_AT_DEFAULT})
+    a = KernelIdentity.of_conv(dict(CONV, split_k=2), "gfx1250", "llvm23")
+    b = Later(**{f.name: getattr(a, f.name) for f in dataclasses.fields(a)})
+    assert a.hash() == b.hash() and a.hashed_text() == b.hashed_text()
+    assert dataclasses.replace(b, new_knob=1).hash() != a.hash()
+
+
+def test_identity_stage2_predicate_and_labels():
+    two = KernelIdentity.of_conv(dict(CONV, split_k=8), "gfx1250", "llvm23")
+    clu = KernelIdentity.of_conv(dict(CONV, split_k=2, split_k_cluster=12), "gfx1250", "llvm23")
+    plain = KernelIdentity.of_conv(CONV, "gfx1250", "llvm23")
+    assert two.two_stage and two.needs_stage2
+    assert clu.two_stage and not clu.needs_stage2
+    assert not plain.two_stage and not plain.needs_stage2
+    assert "_skc12." in clu.label() and clu.label().endswith(".gfx1250.llvm23")
+    assert two.label().endswith("_spk.gfx1250.llvm23")
+    # one binary for every degree; num_load_waves does not name a mem binary
+    assert two.hash() == KernelIdentity.of_conv(dict(CONV, split_k=32), "gfx1250", "llvm23").hash()
+    assert plain.hash() == KernelIdentity.of_conv(dict(CONV, num_load_waves=4), "gfx1250", "llvm23").hash()
+    assert plain.spec() == CONV
+
+
+# -- AOT grid -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("flavor,count", [("llvm20", 52), ("llvm22", 52), ("llvm23", 92), ("llvm24", 92)])
+def test_aot_count_matches_enumeration(both, flavor, count):
+    py, cpp = both
+    assert aot.count_jobs(flavor) == len(aot.jobs(flavor)) == count
+    n_py, text_py = py.aot_jobs_text(flavor)
+    n_cpp, text_cpp = cpp.aot_jobs_text(flavor)
+    assert (n_py, text_py) == (n_cpp, text_cpp)
+    assert len(text_cpp.splitlines()) == n_cpp == count
+    hashes = [line.split("\t")[1] for line in text_cpp.splitlines()]
+    assert len(set(hashes)) == len(hashes)
+
+
+def test_aot_jobs_all_validate(engine):
+    for fl in ("llvm20", "llvm22", "llvm23"):
+        for j in aot.jobs(fl):
+            assert engine.validate(j.family, j.spec, aot.ARCH, fl) is None, (fl, j.identity.label())
+    clusters = [j for j in aot.jobs("llvm23") if j.spec.get("split_k_cluster")]
+    assert {j.spec["split_k_cluster"] for j in clusters} == {4, 8, 12, 15}
+    assert all(j.identity.label().split(".")[0].endswith(f"_skc{j.spec['split_k_cluster']}") for j in clusters)
+
+
+def test_aot_job_identity_names_the_lowered_kernel(engine):
+    for j in aot.jobs("llvm23")[::7]:
+        assert engine.kernel_name(j.family, j.spec, aot.ARCH, "llvm23") == j.identity.kernel_name()
+
+
+# -- binary selection ---------------------------------------------------------------------------
+
+def test_selection_kinds(engine):
+    d = _policy(engine, **SMALL)
+    assert d["binary"] == "cluster" and d["aot"] == "yes" and "_skc15" in d["kernel"]
+    d = _policy(engine, flavor="llvm22", **SMALL)
+    # ks = 160, ks_count 29 (not an unrolled degree): the run-time loop
+    assert d["binary"] == "two_stage" and d["reduce"].endswith("_d0") and d["aot"] == "yes"
+    assert d["cluster"].startswith("not offered: flavor llvm22")
+    d = _policy(engine, **dict(SMALL, N=32))        # 200 output tiles, still < 256
+    assert d["binary"] == "cluster"
+    d = _policy(engine, **dict(SMALL, H=28, W=28, C=128, K=128))   # Kgemm 1152 < 1500
+    assert d["binary"] == "two_stage" and "Kgemm 1152" in d["cluster"]
+    d = _policy(engine, **dict(SMALL, K=6))          # K % 4
+    assert d["binary"] == "two_stage" and "K 6 is not a multiple of 4" in d["cluster"]
+    d = _policy(engine, **dict(SMALL, Y=1, X=1, pad_h=0, pad_w=0))
+    assert d["binary"] == "plain" and d["reduce"] == "none"
+
+
+def test_selection_reduce_degree_follows_ks_count(engine):
+    # Kgemm 576, tile_k 32, degree 8: ks 96 -> ks_count 6 (not an unrolled degree): the loop
+    d = _policy(engine, flavor="llvm22", N=1, C=64, H=56, W=56, K=64, Y=3, X=3, pad_h=1, pad_w=1)
+    assert d["degree"] == "8" and d["reduce"].endswith("_d0")
+
+
+# -- width folding ------------------------------------------------------------------------------
+
+def test_fold_patch_embedding():
+    p = ConvProblem(N=1, C=3, H=224, W=224, K=768, Y=16, X=16, stride_h=16, stride_w=16)
+    f, q = fold_width(p)
+    assert f == 16 and (q.C, q.W, q.X, q.stride_w, q.pad_w) == (48, 14, 1, 1, 0)
+    assert (q.Ho, q.Wo, q.M) == (p.Ho, p.Wo, p.M)
+    assert fold_factor(ConvProblem(N=1, C=8, H=8, W=8, K=8, Y=2, X=2, stride_w=2, groups=2)) == 1
+    assert fold_factor(ConvProblem(N=1, C=8, H=8, W=8, K=8, Y=2, X=2, stride_w=2, dil_w=2)) == 1
+    assert fold_factor(ConvProblem(N=1, C=8, H=8, W=8, K=8, Y=3, X=3, pad_w=1)) == 1
+
+
+@pytest.mark.parametrize("shape", [
+    (2, 3, 8, 16, 5, 4, 4, 4, 0),      # N C H W K Y X stride_w pad_w : patch 4x4 stride 4
+    (1, 2, 5, 12, 3, 3, 6, 2, 2),      # f = 2 with padding 2
+    (1, 4, 6, 9, 2, 1, 3, 3, 3),       # f = 3, X = stride = pad = 3
+])
+def test_folded_problem_computes_the_same_output_from_the_same_bytes(shape):
+    N, C, H, W, K, Y, X, sw, pw = shape
+    p = ConvProblem(N=N, C=C, H=H, W=W, K=K, Y=Y, X=X, stride_w=sw, pad_w=pw)
+    f, q = fold_width(p)
+    assert f > 1
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((N, H, W, C))
+    w = rng.standard_normal((K, Y, X, C))
+    want = ref.conv_fwd(x, w, stride=(1, sw), padding=(0, pw))
+    # no copy: the same memory read as the folded shapes
+    xf = x.reshape(N, H, q.W, q.C)
+    wf = w.reshape(K, Y, q.X, q.C)
+    assert np.shares_memory(xf, x) and np.shares_memory(wf, w)
+    got = ref.conv_fwd(xf, wf, stride=(1, q.stride_w), padding=(0, q.pad_w))
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_fold_in_both_engines(engine):
+    d = _policy(engine, N=1, C=3, H=224, W=224, K=768, Y=16, X=16, stride_h=16, stride_w=16, pad_h=0, pad_w=0)
+    assert d["fold"] == "16" and "C=48" in d["folded"] and "W=14" in d["folded"]
