@@ -8,6 +8,9 @@
     parity verify [--only F,..] [--flavor F] [--report] [--json PATH] [--engine E]
                                                             LLVM validity + ISA report (docs/verify.md)
     parity numerics [--only F,..] [-j N] [-v]               run configs in the CPU emulator vs numpy (docs/sim.md)
+    parity emit [COMMAND | --catalog FILE] [--engine E] [--out DIR]   kernels + launch plan per layer (docs/policy.md)
+    parity layers [FILE]                                    every catalog layer: both engines, verify, numerics (scaled down)
+    parity aot --flavor F [--emit DIR] [--check]            the AOT job grid (docs/policy.md)
 
 Exit status: 0 clean, 1 the check found problems (or ``diff`` found a
 difference, ``show`` a rejection), 2 refused or unusable input (bad arguments,
@@ -335,6 +338,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     from parity.sim.numerics import add_numerics_command  # issue 7: the numerics oracle
     add_numerics_command(sub)
+
+    from parity.layers import add_commands  # issue 8: emit, layers, aot
+    add_commands(sub)
     return p
 
 

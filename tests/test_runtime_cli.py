@@ -95,4 +95,4 @@ def test_full_run_on_the_fake(extra, monkeypatch):
 
 def test_main_module_usage():
     r = subprocess.run([sys.executable, "-m", "python_engine"], capture_output=True, text=True, cwd=ROOT)
-    assert r.returncode == 2 and "usage: python -m python_engine {run}" in r.stderr
+    assert r.returncode == 2 and "usage: python -m python_engine {run,emit}" in r.stderr

@@ -1,0 +1,347 @@
+"""``parity emit``, ``parity layers`` and ``parity aot`` (docs/policy.md).
+
+* ``parity emit [COMMAND | --catalog FILE] [--engine E] [--out DIR]`` — the
+  emitter of :mod:`python_engine.emit` (either engine).
+* ``parity layers [FILE]`` — for every layer of a catalog (default: the shipped
+  ``parity/data/layers.txt``): resolve and emit with both engines and compare
+  (the policy text, the launch plan, every kernel's bytes), verify each
+  distinct kernel with the LLVM of the flavor, and run the numerics of a
+  **scaled-down copy** of the layer (batch 1, at most 3x3 output pixels, at
+  most 32 output channels per group, at most 2 groups, the channels per group
+  cut to the smallest count the same binary admits at the same launch degree
+  with a reduction of at least min(Kgemm, 512)) through the CPU emulator
+  against the numpy reference of the original (unfolded) layout. One row per
+  layer.
+* ``parity aot --flavor F [--emit DIR] [--check]`` — the AOT job grid: list
+  every job with the C++ engine, or write ``DIR/<label>.ll`` and
+  ``DIR/jobs.tsv``; ``--check`` also lowers each job with the Python engine and
+  compares the bytes (and both engines' job lists).
+"""
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+from dataclasses import replace
+
+import numpy as np
+
+from parity import reference as ref
+
+SCALE_M = 3          # output pixels per side of the scaled copy
+SCALE_KPG = 32       # output channels per group
+SCALE_GROUPS = 2
+SCALE_MIN_KGEMM = 512
+
+
+# -- scaled-down copies -------------------------------------------------------------------
+
+def _shrink(size: int, out: int, y: int, stride: int, pad: int, dil: int) -> int:
+    """The smallest input size (<= size) giving min(out, SCALE_M) output positions."""
+    want = min(out, SCALE_M)
+    h = (want - 1) * stride + dil * (y - 1) + 1 - 2 * pad
+    return min(size, max(h, 1))
+
+
+def scaled_problem(lp, E):
+    """(scaled original problem, scaled folded launch spec) for the numerics of ``lp``;
+    same binary and launch degree, admitted by ``E``'s conv_launch."""
+    from python_engine.kernels.conv_problem import ConvProblem
+    from python_engine.policy.fold import fold_width
+    p, f, cs = lp.layer.problem, lp.fold, lp.conv_spec
+    H = _shrink(p.H, p.Ho, p.Y, p.stride_h, p.pad_h, p.dil_h)
+    W = _shrink(p.W, p.Wo, p.X, p.stride_w, p.pad_w, p.dil_w)
+    W = min(p.W, -(-W // f) * f)  # the fold must still apply
+    G = SCALE_GROUPS if p.groups % SCALE_GROUPS == 0 else 1
+    kpg = min(p.kpg, SCALE_KPG)
+    v = math.lcm(cs["vector_a"], cs["vector_b"])
+    u = v // math.gcd(v, f)
+    degree = lp.launch_spec["degree"]
+    need = p.Kgemm if cs["split_k"] == 1 else min(p.Kgemm, SCALE_MIN_KGEMM)
+    cands = list(range(u, p.cpg + 1, u)) or [p.cpg]
+    for cpg in cands + [p.cpg]:
+        q = replace(p, N=1, H=H, W=W, groups=G, C=G * cpg, K=G * kpg)
+        if q.Kgemm < min(need, p.Y * p.X * p.cpg) and cpg != p.cpg:
+            continue
+        fq = fold_width(q)
+        if fq[0] != f:
+            continue
+        fp = fq[1]
+        spec = dict(cs, **{n: getattr(fp, n) for n in ("N", "C", "H", "W", "K", "Y", "X", "stride_h", "stride_w",
+                                                       "pad_h", "pad_w", "dil_h", "dil_w", "groups")},
+                    degree=degree)
+        if E.validate("conv_launch", spec, lp.arch, lp.flavor) is None:
+            return q, spec
+    raise RuntimeError(f"layer {lp.layer.name}: no scaled-down copy is admitted by the same binary")
+
+
+def run_numerics(lp, E, kernels_cache: dict) -> tuple:
+    """(ok, detail) of the scaled-down copy in the emulator."""
+    from parity.sim.core import Kernel
+    from python_engine.emit import parse_plan
+    q, lspec = scaled_problem(lp, E)
+    plan = parse_plan(E.lower("conv_launch", lspec, lp.arch, lp.flavor).text)
+    dt = lp.conv_spec["dtype"]
+    rng = np.random.default_rng(8)
+
+    def rnd(shape):
+        a = rng.standard_normal(shape)
+        return ref.round_bf16(a) if dt == "bf16" else a.astype(np.float16).astype(np.float32)
+    x = rnd((q.N, q.H, q.W, q.C))
+    w = rnd((q.K, q.Y, q.X, q.cpg))
+    kw = dict(groups=q.groups, stride=(q.stride_h, q.stride_w), padding=(q.pad_h, q.pad_w),
+              dilation=(q.dil_h, q.dil_w))
+    e = ref.conv_fwd(x, w, **kw)
+    tol = ref.conv_tolerance(dt, q.Kgemm, ref.conv_abs_fwd(x, w, **kw), e)
+    bufs = {"x": ref.cast_bits(x, dt), "w": ref.cast_bits(w, dt),
+            "d": np.full(q.M * q.K, 0x7FC0 if dt == "bf16" else 0x7E00, np.uint16),
+            "bias": np.zeros(q.K, np.float32),
+            "ws": np.full(max(plan["workspace_bytes"] // 4, 1), np.nan, np.float32)}
+    scal = {"scale": 1.0, "clamp_lo": -3.0e38, "clamp_hi": 3.0e38}
+
+    def args_of(lines):
+        out = {}
+        for name, val in lines:
+            if isinstance(val, str) and val.startswith("buffer "):
+                out[name] = bufs[val.split()[1]]
+            elif val == "unused":
+                out[name] = bufs["bias"] if name == "bias_ptr" else bufs["d"] if name == "d_ptr" else 0.0
+            elif val == "caller":
+                out[name] = scal[name]
+            else:
+                out[name] = val
+        return out
+
+    def kernel(text):
+        k = kernels_cache.get(text)
+        if k is None:
+            k = kernels_cache[text] = Kernel(text)
+        return k
+    stage1 = [k for k in lp.kernels if k[0] == "stage1"][0]
+    kernel(stage1[5]).launch(tuple(plan["grid"]), plan["block"][0], args_of(plan["args"]))
+    if plan["needs_stage2"]:
+        red = [k for k in lp.kernels if k[0] == "reduce"][0]
+        rs = red[2]
+        per = rs["threads"] * rs["vector"]
+        kernel(red[5]).launch((-(-q.M * q.K // per), 1, 1), rs["threads"], args_of(plan["stage2_args"]))
+    bits = bufs["d"]
+    got = (bits.astype(np.uint32) << np.uint32(16)).view(np.float32) if dt == "bf16" else bits.view(np.float16)
+    got = got.astype(np.float64).reshape(e.shape)
+    bad = ~(np.abs(got - e) <= tol)
+    desc = (f"N{q.N} {q.H}x{q.W}x{q.C} K{q.K} g{q.groups} Kgemm {q.Kgemm} ks_count {plan['ks_count']}")
+    if bad.any():
+        return False, f"{int(bad.sum())} of {bad.size} outside the tolerance ({desc})"
+    return True, desc
+
+
+# -- verification -------------------------------------------------------------------------
+
+def verify_kernels(items: dict, flavor: str, arch: str) -> dict:
+    """hash -> (status, message) for {hash: (kernel, text)} with the LLVM of ``flavor``."""
+    from parity.verify import lanes as L
+    from parity.verify.compile_worker import CompileWorkers
+    st = L.statuses()[flavor]
+    if not st.available:
+        return {h: ("SKIP", f"lane {st.lane.name} missing: {st.problem}") for h in items}
+    out = {}
+    if st.lane.kind == L.OPT:
+        for h, (_, text) in items.items():
+            ok, err = L.run_opt_verify(text)
+            out[h] = ("ok", "") if ok else ("FAIL", err.splitlines()[0] if err else "opt failed")
+        return out
+    cw = CompileWorkers(workers=os.cpu_count() or 1)
+    keys = list(items)
+    answers = cw.run([{"kind": "compile", "text": items[h][1], "kernel": items[h][0], "arch": arch} for h in keys])
+    for h, a in zip(keys, answers):
+        if not a.get("ok"):
+            out[h] = ("FAIL", f"{a.get('stage')}: {a.get('error')}")
+        elif a["report"].get("vgpr_spills") or a["report"].get("scratch_bytes"):
+            out[h] = ("FAIL", f"spills: {a['report']}")
+        else:
+            out[h] = ("ok", f"vgprs {a['report'].get('vgprs')}")
+    return out
+
+
+# -- commands -----------------------------------------------------------------------------
+
+def _engines():
+    import cpp_engine
+    import python_engine
+    return python_engine, cpp_engine
+
+
+def cmd_layers(args) -> int:
+    from python_engine.emit import EmitError, default_catalog, plan_layer
+    from python_engine.miopen import ProblemInputError, parse_catalog
+    py, cpp = _engines()
+    path = args.file or default_catalog()
+    try:
+        with open(path, encoding="utf-8") as f:
+            layers = parse_catalog(f.read(), path)
+    except (OSError, ProblemInputError) as e:
+        print(f"parity layers: {e}", file=sys.stderr)
+        return 2
+    if args.only:
+        want = set(args.only.split(","))
+        layers = [l for l in layers if l.name in want]
+    t0 = time.perf_counter()
+    rows, plans, failures = [], [], 0
+    for layer in layers:
+        try:
+            a = plan_layer(py, layer, args.arch, args.flavor, args.dtype, args.cus)
+            b = plan_layer(cpp, layer, args.arch, args.flavor, args.dtype, args.cus)
+        except (EmitError, py.SpecRejected, cpp.SpecRejected) as e:
+            rows.append((layer, None, f"REJECTED: {getattr(e, 'reason', e)}"))
+            failures += 1
+            continue
+        same = (a.policy_text == b.policy_text and a.plan_text == b.plan_text
+                and [(k[3], k[5]) for k in a.kernels] == [(k[3], k[5]) for k in b.kernels])
+        plans.append((layer, a, same))
+    uniq = {}
+    for _, a, _ in plans:
+        for k in a.kernels:
+            uniq.setdefault(k[4]["hash"], (k[3], k[5]))
+    ver = verify_kernels(uniq, a.flavor if plans else args.flavor, args.arch) if plans and not args.no_verify \
+        else {}
+    cache: dict = {}
+    print(f"parity layers: {path} ({len(layers)} layers, {args.arch} {args.flavor}); numerics run on a "
+          f"SCALED-DOWN copy of each layer (batch 1, <= {SCALE_M}x{SCALE_M} output pixels, <= {SCALE_KPG} output "
+          f"channels per group, <= {SCALE_GROUPS} groups, channels per group cut to the fewest the same binary "
+          f"admits at the same degree with Kgemm >= min(Kgemm, {SCALE_MIN_KGEMM})), not the full layer")
+    hdr = f"{'layer':34s} {'M':>7s} {'Kgemm':>6s} {'unsplit':>12s} {'deg':>3s} {'binary':9s} {'engines':9s} " \
+          f"{'verify':7s} {'numerics':8s} kernel"
+    print(hdr)
+    for layer, a, same in plans:
+        p = layer.problem
+        from python_engine.kernels.conv_problem import ConvProblem
+        fp = ConvProblem(**a.folded)
+        tm = 64 if args.tile is None else args.tile
+        unsplit = f"{-(-fp.M // tm)}x{-(-fp.kpg // tm)}x{fp.groups}"
+        vs = [ver.get(k[4]["hash"], ("-", "not verified")) for k in a.kernels]
+        v_ok = all(s == "ok" for s, _ in vs)
+        vtxt = "ok" if v_ok else ("SKIP" if all(s in ("SKIP", "-") for s, _ in vs) else "FAIL")
+        if args.no_numerics:
+            n_ok, ndet = True, "skipped"
+            ntxt = "-"
+        else:
+            try:
+                n_ok, ndet = run_numerics(a, py, cache)
+            except Exception as e:  # noqa: BLE001 - an emulator or plan failure is a failing row
+                n_ok, ndet = False, f"{type(e).__name__}: {e}"
+            ntxt = "ok" if n_ok else "FAIL"
+        bad = not same or vtxt == "FAIL" or not n_ok or (vtxt == "SKIP" and not args.no_verify)
+        failures += bad
+        deg = a.policy["degree"]
+        kern = a.kernels[0][3] + (" + reduce d" + str(a.kernels[1][2]["degree"]) if len(a.kernels) > 1 else "")
+        print(f"{layer.name:34s} {p.M:7d} {p.Kgemm:6d} {unsplit:>12s} {deg:>3s} {a.binary:9s} "
+              f"{'IDENTICAL' if same else 'DIFFER':9s} {vtxt:7s} {ntxt:8s} {kern}")
+        if args.verbose or bad:
+            print(f"    rule {a.policy['rule']}; fold {a.fold}; numerics: {ndet}")
+            for (s, m), k in zip(vs, a.kernels):
+                if s != "ok" or args.verbose:
+                    print(f"    verify {k[3]}: {s} {m}")
+    for layer, _, why in rows:
+        print(f"{layer.name:34s} {why}")
+    print(f"{len(layers)} layers, {len(uniq)} distinct kernels, {time.perf_counter() - t0:.1f} s; "
+          f"RESULT: {'GREEN' if not failures else 'RED'} ({failures} failing)")
+    return 0 if not failures else 1
+
+
+def cmd_emit(args) -> int:
+    from python_engine.emit import main
+    argv = ([args.command] if args.command else []) + (["--catalog", args.catalog] if args.catalog else []) + \
+        ["--out", args.out, "--engine", args.engine, "--arch", args.arch, "--flavor", args.flavor,
+         "--cus", str(args.cus)] + (["--dtype", args.dtype] if args.dtype else []) + \
+        (["--only", args.only] if args.only else [])
+    return main(argv)
+
+
+def cmd_aot(args) -> int:
+    py, cpp = _engines()
+    try:
+        n, text = cpp.aot_jobs_text(args.flavor)
+        flavor = cpp.resolve_flavor(args.flavor)
+    except cpp.SpecRejected as e:
+        print(f"parity aot: {e.reason}", file=sys.stderr)
+        return 2
+    rows = [ln.split("\t") for ln in text.splitlines()]
+    rc = 0
+    if len(rows) != n:
+        print(f"parity aot: count_jobs {n} != {len(rows)} enumerated jobs", file=sys.stderr)
+        rc = 1
+    if args.check and py.aot_jobs_text(args.flavor) != (n, text):
+        print("parity aot: the Python engine's job list differs from the C++ engine's", file=sys.stderr)
+        rc = 1
+    t0 = time.perf_counter()
+    t_cpp = t_py = 0.0
+    if args.emit:
+        os.makedirs(args.emit, exist_ok=True)
+    for fam, h, label, spec_text in rows:
+        spec = {}
+        for kv in spec_text.split(";"):
+            k, v = kv.split("=", 1)
+            spec[k] = int(v) if v.lstrip("-").isdigit() else v
+        if args.emit or args.check:
+            t = time.perf_counter()
+            out = cpp.lower(fam, spec, "gfx1250", flavor)
+            t_cpp += time.perf_counter() - t
+            if args.emit:
+                with open(os.path.join(args.emit, f"{label}.ll"), "w", encoding="utf-8", newline="\n") as f:
+                    f.write(out.text)
+            if args.check:
+                t = time.perf_counter()
+                mine = py.lower(fam, spec, "gfx1250", flavor)
+                t_py += time.perf_counter() - t
+                if (mine.kernel, mine.text) != (out.kernel, out.text):
+                    print(f"MISMATCH {label}", file=sys.stderr)
+                    rc = 1
+        if not args.emit:
+            print(f"{h}  {label}")
+    if args.emit:
+        with open(os.path.join(args.emit, "jobs.tsv"), "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+    timing = f"; lowered with cpp in {t_cpp:.2f} s" if (args.emit or args.check) else ""
+    if args.check:
+        timing += f", python in {t_py:.2f} s, every job IDENTICAL" if rc == 0 else ", MISMATCH"
+    print(f"{n} AOT jobs at {flavor} (gfx1250){timing}" + (f"; written to {args.emit}/" if args.emit else ""))
+    return rc
+
+
+def add_commands(sub) -> None:
+    e = sub.add_parser("emit", help="emit the kernels + launch plan of convolution layers (docs/policy.md)")
+    e.add_argument("command", nargs="?", help="one MIOpenDriver command, quoted (else --catalog)")
+    e.add_argument("--catalog", metavar="FILE", help="catalog file (default: parity/data/layers.txt)")
+    e.add_argument("--out", "-o", default="emit_out", metavar="DIR")
+    e.add_argument("--engine", default="python", choices=("python", "cpp"))
+    e.add_argument("--arch", default="gfx1250")
+    e.add_argument("--flavor", default="llvm23")
+    e.add_argument("--dtype", choices=("bf16", "fp16"))
+    e.add_argument("--cus", type=int, default=0)
+    e.add_argument("--only", metavar="NAME[,NAME]")
+    e.set_defaults(func=cmd_emit)
+
+    la = sub.add_parser("layers", help="resolve, emit with both engines, compare, verify and run numerics "
+                                       "(scaled down) for every layer of a catalog")
+    la.add_argument("file", nargs="?", help="catalog file (default: parity/data/layers.txt)")
+    la.add_argument("--arch", default="gfx1250")
+    la.add_argument("--flavor", default="llvm23")
+    la.add_argument("--dtype", choices=("bf16", "fp16"))
+    la.add_argument("--cus", type=int, default=0)
+    la.add_argument("--tile", type=int, default=None, help=argparse_suppress())
+    la.add_argument("--only", metavar="NAME[,NAME]")
+    la.add_argument("--no-verify", action="store_true", help="skip LLVM verification")
+    la.add_argument("--no-numerics", action="store_true", help="skip the emulator")
+    la.add_argument("-v", "--verbose", action="store_true")
+    la.set_defaults(func=cmd_layers)
+
+    a = sub.add_parser("aot", help="the AOT job grid: list, --emit DIR, --check against the Python engine")
+    a.add_argument("--flavor", required=True)
+    a.add_argument("--emit", metavar="DIR")
+    a.add_argument("--check", action="store_true")
+    a.set_defaults(func=cmd_aot)
+
+
+def argparse_suppress():
+    import argparse
+    return argparse.SUPPRESS

@@ -1,0 +1,257 @@
+"""Emit the kernels a convolution layer needs, with a launch plan, using either
+engine (docs/policy.md#emit).
+
+Engine-agnostic: every decision comes from the engine's own families —
+``split_k_policy`` (fold, degree, binary, reduce kernel), ``conv_launch``
+(admission and launch plan, on the folded problem), ``conv_implicit_gemm``
+and ``conv_fwd_split_k_reduce`` (the IR) — so ``engine`` may be
+``python_engine`` or ``cpp_engine``.
+
+Per layer: ``<dir>/<layer>.plan.json`` and one ``<kernel>.ll`` per kernel the
+layer needs (Stage 1, the reduce kernel when Stage 2 runs). Vector widths are
+the largest of 8, 4, 2, 1 dividing the folded problem's channels per group.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+
+from .miopen import Layer
+
+DEFAULT_ARCH = "gfx1250"
+DEFAULT_FLAVOR = "llvm23"
+VECTORS = (8, 4, 2, 1)
+PROBLEM_FIELDS = ("N", "C", "H", "W", "K", "Y", "X", "stride_h", "stride_w", "pad_h", "pad_w", "dil_h", "dil_w",
+                  "groups")
+
+
+class EmitError(ValueError):
+    """A layer this tool cannot emit (the message says why)."""
+
+
+def _kv(text: str) -> dict:
+    """``a=1;b=x`` or ``a=1 b=x`` -> dict with ints where they parse."""
+    out = {}
+    for part in text.replace(";", " ").split():
+        k, v = part.split("=", 1)
+        try:
+            out[k] = int(v)
+        except ValueError:
+            out[k] = v
+    return out
+
+
+def parse_policy(text: str) -> dict:
+    """The split_k_policy text as a dict of its lines (first word -> rest)."""
+    return dict((ln.split(" ", 1) + [""])[:2] for ln in text.splitlines())
+
+
+def parse_plan(text: str) -> dict:
+    """conv_launch plan text -> dict (header fields, ``args`` and ``stage2_args`` lists)."""
+    out: dict = {"args": [], "stage2_args": []}
+    cur = None
+    for ln in text.splitlines():
+        head, _, rest = ln.partition(" ")
+        if head in ("args", "stage2_args"):
+            cur = out[head]
+            out[head + "_variant"] = rest
+        elif cur is not None and head.isdigit():
+            name, _, val = rest.partition(" = ")
+            cur.append([name, int(val) if val.lstrip("-").isdigit() else val])
+        elif head in ("ks", "ks_count", "degree", "lds_bytes", "workspace_bytes"):
+            out[head] = int(rest)
+        elif head in ("grid", "block"):
+            out[head] = [int(v) for v in rest.split()]
+        elif head == "cluster":
+            out[head] = None if rest == "none" else [int(v) for v in rest.split()]
+        elif head == "needs_stage2":
+            out[head] = rest == "true"
+        else:
+            out[head] = rest
+    return out
+
+
+@dataclass
+class LayerPlan:
+    layer: Layer
+    engine: str
+    arch: str
+    flavor: str
+    policy_text: str
+    policy: dict
+    fold: int
+    folded: dict                 # folded problem fields
+    binary: str
+    conv_spec: dict
+    launch_spec: dict
+    plan_text: str
+    plan: dict
+    kernels: list = field(default_factory=list)   # [(role, family, spec, kernel name, identity, text)]
+
+    def to_json(self, files: dict | None = None) -> dict:
+        p = self.layer.problem
+        red = [k for k in self.kernels if k[0] == "reduce"]
+        stage2 = None
+        if red:
+            rs = red[0][2]
+            n = p.M * p.K
+            per = rs["threads"] * rs["vector"]
+            stage2 = {"kernel": red[0][3], "grid": [(n + per - 1) // per, 1, 1], "block": [rs["threads"], 1, 1],
+                      "args": self.plan["stage2_args"]}
+        return {
+            "layer": self.layer.name, "command": self.layer.line, "dtype": self.layer.dtype,
+            "engine": self.engine, "arch": self.arch, "flavor": self.flavor,
+            "problem": {n: getattr(p, n) for n in PROBLEM_FIELDS},
+            "gemm": {"M": p.M, "kpg": p.kpg, "groups": p.groups, "Kgemm": p.Kgemm},
+            "fold": self.fold, "folded_problem": self.folded,
+            "policy": {"degree": int(self.policy["degree"]), "rule": self.policy["rule"],
+                       "cus": int(self.policy["cus"]), "cluster": self.policy["cluster"]},
+            "binary": self.binary, "aot": self.policy["aot"] == "yes",
+            "kernels": [{"role": r, "family": fam, "kernel": name, "identity": ident, "spec": spec,
+                         **({"file": files[name]} if files and name in files else {})}
+                        for r, fam, spec, name, ident, _ in self.kernels],
+            "launch": {"kernel": self.plan["conv_launch"], "variant": self.plan["variant"],
+                       "degree": self.plan["degree"], "ks": self.plan["ks"], "ks_count": self.plan["ks_count"],
+                       "grid": self.plan["grid"], "block": self.plan["block"], "lds_bytes": self.plan["lds_bytes"],
+                       "cluster": self.plan["cluster"], "workspace_bytes": self.plan["workspace_bytes"],
+                       "needs_stage2": self.plan["needs_stage2"], "args": self.plan["args"]},
+            "stage2": stage2,
+        }
+
+
+def _ident(policy: dict, key: str) -> dict:
+    h, label = policy[key].split(" ", 1)
+    return {"hash": h, "label": label}
+
+
+def plan_layer(E, layer: Layer, arch: str = DEFAULT_ARCH, flavor: str = DEFAULT_FLAVOR, dtype: str | None = None,
+               cus: int = 0, spec: dict | None = None, lower: bool = True) -> LayerPlan:
+    """Resolve, select and (``lower``) emit one layer with engine ``E``."""
+    dt = dtype or layer.dtype
+    if dt == "fp32":
+        raise EmitError(f"layer {layer.name} is fp32 (MIOpenDriver 'conv'); the kernels are bf16/fp16: "
+                        f"pass --dtype bf16 or --dtype fp16 to emit it at that precision")
+    p = layer.problem
+    base = dict(spec or {})
+    base.setdefault("split_k", -1)
+    base["dtype"] = dt
+    prob = {n: getattr(p, n) for n in PROBLEM_FIELDS}
+    given_vec = "vector_a" in base or "vector_b" in base
+    pspec = dict(base, **prob, cus=cus)
+    text = E.lower("split_k_policy", pspec, arch, flavor).text
+    pol = parse_policy(text)
+    folded = _kv(pol["folded"]) if "folded" in pol else prob
+    cpg = folded["C"] // folded["groups"]
+    v = next(x for x in VECTORS if cpg % x == 0)
+    if not given_vec and v != 8:
+        pspec = dict(pspec, vector_a=v, vector_b=v)
+        text = E.lower("split_k_policy", pspec, arch, flavor).text
+        pol = parse_policy(text)
+    if pol["kernel"] == "none" or pol["admission"] != "ok":
+        why = pol["admission"] if pol["admission"] != "ok" else pol["rule"]
+        raise EmitError(f"layer {layer.name}: no kernel for {arch}/{flavor}: {why}")
+    cspec = _kv(pol["spec"])
+    cspec["name_prefix"] = cspec.get("name_prefix", "") if cspec.get("name_prefix") != "" else ""
+    lspec = dict(cspec, **folded, degree=int(pol["launch_degree"]))
+    plan_text = E.lower("conv_launch", lspec, arch, flavor).text
+    lp = LayerPlan(layer, E.ENGINE, arch, E.resolve_flavor(flavor), text, pol, int(pol["fold"]), folded,
+                   pol["binary"], cspec, lspec, plan_text, parse_plan(plan_text))
+    todo = [("stage1", "conv_implicit_gemm", cspec, _ident(pol, "identity"))]
+    if pol["reduce"] != "none":
+        todo.append(("reduce", "conv_fwd_split_k_reduce", _kv(pol["reduce_spec"]), _ident(pol, "reduce_identity")))
+    for role, fam, s, ident in todo:
+        if lower:
+            out = E.lower(fam, s, arch, flavor)
+            lp.kernels.append((role, fam, s, out.kernel, ident, out.text))
+        else:
+            lp.kernels.append((role, fam, s, E.kernel_name(fam, s, arch, flavor), ident, None))
+    if lp.plan["needs_stage2"] != (pol["reduce"] != "none"):
+        raise RuntimeError(f"layer {layer.name}: the launch plan and the policy disagree on Stage 2")
+    return lp
+
+
+def write_layer(lp: LayerPlan, out_dir: str) -> list:
+    """Write the layer's ``.ll`` files and ``<layer>.plan.json``; returns the paths."""
+    os.makedirs(out_dir, exist_ok=True)
+    files, paths = {}, []
+    for _, _, _, name, _, text in lp.kernels:
+        path = os.path.join(out_dir, f"{name}.ll")
+        with open(path, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+        files[name] = os.path.basename(path)
+        paths.append(path)
+    path = os.path.join(out_dir, f"{lp.layer.name}.plan.json")
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        json.dump(lp.to_json(files), f, indent=2, sort_keys=False)
+        f.write("\n")
+    paths.append(path)
+    return paths
+
+
+def summary_line(lp: LayerPlan) -> str:
+    p = lp.layer.problem
+    pl = lp.plan
+    return (f"{lp.layer.name}: M {p.M} Kgemm {p.Kgemm} fold {lp.fold} degree {lp.policy['degree']} "
+            f"({lp.policy['rule'].split(':', 1)[0]}) binary {lp.binary} launch {pl['grid'][0]}x{pl['grid'][1]}"
+            f"x{pl['grid'][2]} ks_count {pl['ks_count']} workspace {pl['workspace_bytes']} "
+            f"kernels {', '.join(k[3] for k in lp.kernels)}")
+
+
+def load_layers(args_line: str | None, catalog: str | None) -> list:
+    from .miopen import parse_catalog, parse_line
+    if args_line:
+        return [parse_line(args_line)]
+    with open(catalog, encoding="utf-8") as f:
+        return parse_catalog(f.read(), catalog)
+
+
+def default_catalog() -> str:
+    """The shipped catalog (parity/data/layers.txt next to the package)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    return os.path.join(os.path.dirname(here), "parity", "data", "layers.txt")
+
+
+def main(argv=None) -> int:
+    """``python -m python_engine emit``."""
+    import argparse
+    import importlib
+    import sys
+    import time
+    from .miopen import ProblemInputError
+    ap = argparse.ArgumentParser(prog="python -m python_engine emit",
+                                 description="Emit the kernels and launch plan of convolution layers "
+                                             "(MIOpenDriver command lines; docs/policy.md).")
+    ap.add_argument("command", nargs="?", help="one MIOpenDriver command, quoted (else --catalog)")
+    ap.add_argument("--catalog", metavar="FILE", help="a catalog file (default: the shipped parity/data/layers.txt "
+                                                       "when no command is given)")
+    ap.add_argument("--out", "-o", metavar="DIR", default="emit_out", help="output directory (default emit_out)")
+    ap.add_argument("--engine", default="python", choices=("python", "cpp"))
+    ap.add_argument("--arch", default=DEFAULT_ARCH)
+    ap.add_argument("--flavor", default=DEFAULT_FLAVOR)
+    ap.add_argument("--dtype", choices=("bf16", "fp16"), help="override the layer's precision")
+    ap.add_argument("--cus", type=int, default=0, help="the device's CU count (default: the arch table's)")
+    ap.add_argument("--only", metavar="NAME[,NAME]", help="only these layers of the catalog")
+    a = ap.parse_args(argv)
+    E = importlib.import_module("python_engine" if a.engine == "python" else "cpp_engine")
+    try:
+        layers = load_layers(a.command, a.catalog or (None if a.command else default_catalog()))
+    except (ProblemInputError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if a.only:
+        want = a.only.split(",")
+        layers = [l for l in layers if l.name in want]
+    t0 = time.perf_counter()
+    rc = 0
+    for layer in layers:
+        try:
+            lp = plan_layer(E, layer, a.arch, a.flavor, a.dtype, a.cus)
+        except (EmitError, E.SpecRejected) as e:
+            print(f"error: {getattr(e, 'reason', e)}", file=sys.stderr)
+            rc = 1
+            continue
+        write_layer(lp, a.out)
+        print(summary_line(lp))
+    print(f"{len(layers)} layer(s) with the {a.engine} engine into {a.out}/ in {time.perf_counter() - t0:.2f} s")
+    return rc

@@ -1,0 +1,157 @@
+"""Convolution problems in MIOpenDriver's command-line form (docs/policy.md#problem-input).
+
+    [name:] [./bin/]MIOpenDriver conv|convfp16|convbfp16 -n N -c C -H H -W W -k K -y Y -x X
+            [-p pad_h] [-q pad_w] [-u stride_h] [-v stride_w] [-l dil_h] [-j dil_w] [-g groups] [-F 1]
+            [--in_layout NHWC --fil_layout NHWC --out_layout NHWC]
+
+The long spellings MIOpenDriver accepts (``--batchsize``, ``--in_channels``,
+``--in_h``, ``--in_w``, ``--out_channels``, ``--fil_h``, ``--fil_w``,
+``--pad_h``, ``--pad_w``, ``--conv_stride_h``, ``--conv_stride_w``,
+``--dilation_h``, ``--dilation_w``, ``--group_count``, ``--forw``) work too.
+``-n -c -H -W -k -y -x`` are required (MIOpenDriver's own defaults, e.g. a
+batch of 100, would silently describe another layer); the others default to
+pad 0, stride 1, dilation 1, 1 group. Only the forward direction exists
+(``-F 1``; absent means forward); only 2-D (``--spatial_dim 2``); layouts, when
+given, must be NHWC (the kernels' layout; MIOpenDriver's default is NCHW, so
+catalogs say NHWC explicitly). ``conv`` is fp32, which the kernels do not
+support: it parses (dtype ``fp32``) and the emitter asks for ``--dtype``.
+Harmless run flags (``-t -V -i -w -s``) are accepted and ignored. Every error
+names the flag or token at fault.
+"""
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+
+from .kernels.conv_problem import ConvProblem
+
+COMMANDS = {"conv": "fp32", "convfp16": "fp16", "convbfp16": "bf16"}
+_FLAGS = {  # short -> (long, field)
+    "-n": ("--batchsize", "N"), "-c": ("--in_channels", "C"), "-H": ("--in_h", "H"), "-W": ("--in_w", "W"),
+    "-k": ("--out_channels", "K"), "-y": ("--fil_h", "Y"), "-x": ("--fil_w", "X"),
+    "-p": ("--pad_h", "pad_h"), "-q": ("--pad_w", "pad_w"), "-u": ("--conv_stride_h", "stride_h"),
+    "-v": ("--conv_stride_w", "stride_w"), "-l": ("--dilation_h", "dil_h"), "-j": ("--dilation_w", "dil_w"),
+    "-g": ("--group_count", "groups"), "-F": ("--forw", "F"),
+}
+_LONG = {long: short for short, (long, _) in _FLAGS.items()}
+_LAYOUTS = ("--in_layout", "--fil_layout", "--out_layout", "-I", "-f", "-O")
+_IGNORED = ("-t", "--time", "-V", "--verify", "-i", "--iter", "-w", "--wall", "-s", "--search")
+_REQUIRED = ("-n", "-c", "-H", "-W", "-k", "-y", "-x")
+_LOWEST = {"pad_h": 0, "pad_w": 0}
+
+
+class ProblemInputError(ValueError):
+    """A malformed or unsupported MIOpenDriver line (the message names the flag)."""
+
+
+@dataclass(frozen=True)
+class Layer:
+    name: str
+    dtype: str              # bf16 | fp16 | fp32 (MIOpenDriver `conv`)
+    problem: ConvProblem
+    line: str               # the command as given
+
+    def command(self) -> str:
+        """The canonical MIOpenDriver command of this layer (NHWC, forward)."""
+        p = self.problem
+        cmd = {v: k for k, v in COMMANDS.items()}[self.dtype]
+        return (f"MIOpenDriver {cmd} -n {p.N} -c {p.C} -H {p.H} -W {p.W} -k {p.K} -y {p.Y} -x {p.X} "
+                f"-p {p.pad_h} -q {p.pad_w} -u {p.stride_h} -v {p.stride_w} -l {p.dil_h} -j {p.dil_w} "
+                f"-g {p.groups} -F 1 --in_layout NHWC --fil_layout NHWC --out_layout NHWC")
+
+
+def parse_line(line: str, name: str | None = None) -> Layer:
+    """One MIOpenDriver command (optionally ``name:`` first). Raises ProblemInputError."""
+    text = line.strip()
+    if ":" in text.split(" ", 1)[0]:
+        head, text = text.split(":", 1)
+        name = name or head.strip()
+        text = text.strip()
+    try:
+        toks = shlex.split(text)
+    except ValueError as e:
+        raise ProblemInputError(f"cannot split the line into words: {e}") from None
+    if toks and toks[0].rsplit("/", 1)[-1] == "MIOpenDriver":
+        toks = toks[1:]
+    if not toks:
+        raise ProblemInputError("empty command: expected conv, convfp16 or convbfp16")
+    cmd = toks[0]
+    if cmd not in COMMANDS:
+        raise ProblemInputError(f"command {cmd!r} is not supported: expected conv, convfp16 or convbfp16"
+                                + (" (only forward convolutions)" if cmd.startswith(("gemm", "pool", "bnorm"))
+                                   else ""))
+    vals: dict = {}
+    i = 1
+    while i < len(toks):
+        flag = toks[i]
+        if "=" in flag and flag.startswith("--"):
+            flag, val = flag.split("=", 1)
+            toks[i:i + 1] = [flag, val]
+        short = _LONG.get(flag, flag)
+        if i + 1 >= len(toks):
+            raise ProblemInputError(f"flag {flag} has no value")
+        val = toks[i + 1]
+        if short in _FLAGS:
+            try:
+                v = int(val, 10)
+            except ValueError:
+                raise ProblemInputError(f"flag {flag} needs an integer, got {val!r}") from None
+            field = _FLAGS[short][1]
+            if short in vals:
+                raise ProblemInputError(f"flag {flag} is given twice")
+            lo = _LOWEST.get(field, 1) if field != "F" else 0
+            if v < lo:
+                raise ProblemInputError(f"flag {flag} ({field}) must be >= {lo}, got {v}")
+            vals[short] = v
+        elif flag in _LAYOUTS:
+            if val != "NHWC":
+                raise ProblemInputError(f"flag {flag} {val} is not supported: the kernels take NHWC "
+                                        f"input, KYXC (NHWC) weights and NHWK output")
+        elif flag in ("--spatial_dim", "-_"):
+            if val != "2":
+                raise ProblemInputError(f"flag {flag} {val} is not supported: only 2-D convolutions")
+        elif flag in ("--mode", "-m"):
+            if val != "conv":
+                raise ProblemInputError(f"flag {flag} {val} is not supported: only mode conv (not trans)")
+        elif flag in _IGNORED:
+            pass
+        else:
+            raise ProblemInputError(f"unknown flag {flag}")
+        i += 2
+    missing = [f for f in _REQUIRED if f not in vals]
+    if missing:
+        raise ProblemInputError(f"missing flag {missing[0]} ({_FLAGS[missing[0]][0]}); "
+                                f"-n -c -H -W -k -y -x are required")
+    if vals.get("-F", 1) != 1:
+        raise ProblemInputError(f"flag -F {vals['-F']} is not supported: only -F 1 (forward)")
+    kw = {_FLAGS[s][1]: v for s, v in vals.items() if s != "-F"}
+    g = kw.get("groups", 1)
+    if kw["C"] % g or kw["K"] % g:
+        raise ProblemInputError(f"flag -g {g} must divide -c {kw['C']} and -k {kw['K']}")
+    p = ConvProblem(**kw)
+    if p.Ho < 1 or p.Wo < 1 or p.dil_h * (p.Y - 1) + 1 > p.H + 2 * p.pad_h \
+            or p.dil_w * (p.X - 1) + 1 > p.W + 2 * p.pad_w:
+        raise ProblemInputError(f"flags -y {p.Y} -x {p.X} (dilated by -l {p.dil_h} -j {p.dil_w}) do not fit "
+                                f"the padded input -H {p.H} -W {p.W} with -p {p.pad_h} -q {p.pad_w}")
+    return Layer(name or "layer", COMMANDS[cmd], p, line.strip())
+
+
+def parse_catalog(text: str, source: str = "<catalog>") -> list:
+    """Layers of a catalog: one command per line (``name: command``), ``#``
+    comments and blank lines skipped. Errors say ``<source>:<line>: ...``."""
+    out, names = [], set()
+    for n, raw in enumerate(text.splitlines(), 1):
+        s = raw.split("#", 1)[0].strip()
+        if not s:
+            continue
+        try:
+            layer = parse_line(s, None)
+        except ProblemInputError as e:
+            raise ProblemInputError(f"{source}:{n}: {e}") from None
+        if layer.name == "layer":
+            layer = Layer(f"line{n}", layer.dtype, layer.problem, layer.line)
+        if layer.name in names:
+            raise ProblemInputError(f"{source}:{n}: layer name {layer.name!r} is used twice")
+        names.add(layer.name)
+        out.append(layer)
+    return out
