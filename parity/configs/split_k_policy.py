@@ -92,6 +92,11 @@ CONFIGS += [
     cfg("fold_down2x2", DOWN2),
     cfg("fold_grouped_none", GROUPED_PATCH, vector_a=4, vector_b=4),
     cfg("fold_dilated_none", prob(1, 64, 32, 64, 2, stride=2, pad=0, dil_w=2)),
+    # identities with non-default pipeline, load waves, name prefix, epilogues (hash + label compared)
+    cfg("identity_wavelet3_prefix", SMALL, split_k=1, pipeline="wavelet", num_load_waves=3, name_prefix="net"),
+    cfg("identity_relu_cshuffle_fp16", SMALL, split_k=1, dtype="fp16", epilogue="cshuffle", acc_epilogue="relu"),
+    cfg("identity_wavelet_spk8_prefix", SMALL, split_k=8, pipeline="wavelet", num_load_waves=2,
+        name_prefix="x_1"),
     # the problem rules and cus
     cfg("reject_n0", dict(SMALL, N=0), expect=reject("problem field N must be in 1..2147483647, got 0")),
     cfg("reject_groups3", dict(SMALL, groups=3), expect=reject("groups 3 must divide C 512 and K 512")),
