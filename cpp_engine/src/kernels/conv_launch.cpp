@@ -11,6 +11,7 @@
 #include "ir/types.h"
 #include "kernels/conv_abi.h"
 #include "kernels/conv_problem.h"
+#include "kernels/int_math.h"
 #include "policy/split_k.h"
 #include "policy/split_k_policy.h"
 
@@ -20,7 +21,7 @@ const char *const kFamily = "conv_launch";
 
 namespace {
 
-using i128 = __int128;
+using kernels::i128;
 
 constexpr int64_t kI32Max = 2147483647;             // 2^31 - 1
 constexpr int64_t kBytesLimit = int64_t(1) << 31;   // every byte count below this
@@ -32,20 +33,6 @@ constexpr int64_t kAqlWorkitemsMax = (int64_t(1) << 32) - 1;
 constexpr int64_t kStoreVec = 4;  // cshuffle / cluster-fold store width (output channels)
 constexpr int64_t kElemBytes = 2;  // bf16 / fp16
 
-std::string dec(i128 v) {
-    if (v == 0) return "0";
-    const bool neg = v < 0;
-    unsigned __int128 u = neg ? static_cast<unsigned __int128>(-(v + 1)) + 1 : static_cast<unsigned __int128>(v);
-    std::string digits;
-    while (u) {
-        digits.push_back(static_cast<char>('0' + static_cast<int>(u % 10)));
-        u /= 10;
-    }
-    if (neg) digits.push_back('-');
-    return std::string(digits.rbegin(), digits.rend());
-}
-
-i128 ceil_div(i128 a, i128 b) { return (a + b - 1) / b; }
 
 // One given problem field: name, value, lowest allowed value.
 struct ProblemField {
@@ -170,45 +157,45 @@ std::optional<std::string> validate(const LaunchSpec &given, const targets::Arch
     const i128 fh = i128(spec.dil_h) * (spec.Y - 1) + 1, fw = i128(spec.dil_w) * (spec.X - 1) + 1;
     const i128 ph = i128(spec.H) + 2 * i128(spec.pad_h), pw = i128(spec.W) + 2 * i128(spec.pad_w);
     if (fh > ph || fw > pw)
-        return "the dilated filter " + dec(fh) + "x" + dec(fw) + " does not fit the padded input " + dec(ph) + "x" +
-               dec(pw);
+        return "the dilated filter " + dec128(fh) + "x" + dec128(fw) + " does not fit the padded input " + dec128(ph) + "x" +
+               dec128(pw);
     const Sizes z = sizes(spec);
     for (const auto &a : problem_block(spec, z))
         if (a.second > kI32Max)
-            return "kernel argument " + a.first + " = " + dec(a.second) + " exceeds the i32 range (max " +
+            return "kernel argument " + a.first + " = " + dec128(a.second) + " exceeds the i32 range (max " +
                    ir::dec(kI32Max) + ")";
     const std::pair<const char *, int64_t> vecs[] = {{"vector_a", spec.conv.vector_a},
                                                      {"vector_b", spec.conv.vector_b}};
     for (const auto &fv : vecs)
         if (z.cpg % fv.second)
             return std::string(fv.first) + " " + ir::dec(fv.second) + " must divide the channels per group cpg " +
-                   dec(z.cpg);
+                   dec128(z.cpg);
     const bool cshuffle = *spec.conv.epilogue == "cshuffle";
     if ((cshuffle || s) && (z.kpg % kStoreVec || spec.K % kStoreVec))
         return std::string("the ") + (cshuffle ? "cshuffle epilogue" : "cluster fold") + " stores " +
                ir::dec(kStoreVec) + " output channels per vector: kpg and K must be multiples of " +
-               ir::dec(kStoreVec) + ", got kpg " + dec(z.kpg) + ", K " + ir::dec(spec.K);
+               ir::dec(kStoreVec) + ", got kpg " + dec128(z.kpg) + ", K " + ir::dec(spec.K);
     const Slicing sl = slicing(spec, z);
     if (s && sl.ks_count != s)
         return "the cluster binary (split_k_cluster = " + ir::dec(s) + ") needs ks_count " + ir::dec(s) + ", got " +
-               dec(sl.ks_count) + " (Kgemm " + dec(z.Kgemm) + ", ks " + dec(sl.ks) + ")";
+               dec128(sl.ks_count) + " (Kgemm " + dec128(z.Kgemm) + ", ks " + dec128(sl.ks) + ")";
     for (const auto &b : byte_counts(spec, z, sl.ks_count))
         if (b.second >= kBytesLimit)
-            return b.first + " = " + dec(b.second) + " must be below 2^31 (the kernel's buffer offsets are 32-bit)";
+            return b.first + " = " + dec128(b.second) + " must be below 2^31 (the kernel's buffer offsets are 32-bit)";
     const std::vector<i128> gr = grid(spec, z, sl.ks_count);
     const char axes[3] = {'x', 'y', 'z'};
     for (int i = 0; i < 3; ++i)
         if (gr[i] > kGridMax[i])
-            return std::string("grid ") + axes[i] + " = " + dec(gr[i]) + (i == 2 ? " (groups * ks_count)" : "") +
+            return std::string("grid ") + axes[i] + " = " + dec128(gr[i]) + (i == 2 ? " (groups * ks_count)" : "") +
                    " exceeds the HIP limit " + ir::dec(kGridMax[i]);
     const i128 items = gr[0] * conv_implicit_gemm::threads(spec.conv);
     if (items > kAqlWorkitemsMax)
-        return "grid x * block = " + dec(items) + " work-items exceeds the 32-bit AQL grid size " +
+        return "grid x * block = " + dec128(items) + " work-items exceeds the 32-bit AQL grid size " +
                ir::dec(kAqlWorkitemsMax);
     const std::pair<const char *, i128> sargs[] = {{"ks", sl.ks}, {"ks_count", sl.ks_count}};
     for (const auto &a : sargs)
         if (a.second > kI32Max)
-            return std::string("kernel argument ") + a.first + " = " + dec(a.second) + " exceeds the i32 range (max " +
+            return std::string("kernel argument ") + a.first + " = " + dec128(a.second) + " exceeds the i32 range (max " +
                    ir::dec(kI32Max) + ")";
     return std::nullopt;
 }
@@ -227,31 +214,31 @@ std::map<std::string, std::string> arg_values(const LaunchSpec &spec, const Size
     std::map<std::string, std::string> v;
     if (variant == "reduce") {
         v["ws_ptr"] = "buffer ws";
-        v["ws_bytes"] = dec(sl.ks_count * z.M * spec.K * 4);
+        v["ws_bytes"] = dec128(sl.ks_count * z.M * spec.K * 4);
         v["d_ptr"] = "buffer d";
-        v["d_bytes"] = dec(lookup(nb, "d_bytes", 0));
-        v["M"] = dec(z.M);
+        v["d_bytes"] = dec128(lookup(nb, "d_bytes", 0));
+        v["M"] = dec128(z.M);
         v["K"] = ir::dec(spec.K);
-        v["ks_count"] = dec(sl.ks_count);
+        v["ks_count"] = dec128(sl.ks_count);
         return v;
     }
     const bool writes_d = variant != "two_stage";
     v["x_ptr"] = "buffer x";
-    v["x_bytes"] = dec(lookup(nb, "x_bytes", 0));
+    v["x_bytes"] = dec128(lookup(nb, "x_bytes", 0));
     v["w_ptr"] = "buffer w";
-    v["w_bytes"] = dec(lookup(nb, "w_bytes", 0));
+    v["w_bytes"] = dec128(lookup(nb, "w_bytes", 0));
     v["d_ptr"] = writes_d ? "buffer d" : "unused";
-    v["d_bytes"] = dec(lookup(nb, "d_bytes", 0));
+    v["d_bytes"] = dec128(lookup(nb, "d_bytes", 0));
     v["bias_ptr"] = acc == "bias" ? "buffer bias" : "unused";
     v["scale"] = acc == "scale" ? "caller" : "unused";
     v["clamp_lo"] = acc == "clamp" ? "caller" : "unused";
     v["clamp_hi"] = acc == "clamp" ? "caller" : "unused";
-    for (const auto &a : problem_block(spec, z)) v[a.first] = dec(a.second);
+    for (const auto &a : problem_block(spec, z)) v[a.first] = dec128(a.second);
     if (variant != "plain") {
         v["ws_ptr"] = "buffer ws";
-        v["ws_bytes"] = dec(lookup(nb, "ws_bytes", 0));
-        v["ks"] = dec(sl.ks);
-        v["ks_count"] = dec(sl.ks_count);
+        v["ws_bytes"] = dec128(lookup(nb, "ws_bytes", 0));
+        v["ks"] = dec128(sl.ks);
+        v["ks_count"] = dec128(sl.ks_count);
     }
     return v;
 }
@@ -294,13 +281,13 @@ std::pair<std::string, std::string> build(const LaunchSpec &given, const targets
     std::string t = "conv_launch " + name + "\n";
     t += "variant " + variant + "\n";
     t += "degree " + ir::dec(spec.degree) + "\n";
-    t += "ks " + dec(sl.ks) + "\n";
-    t += "ks_count " + dec(sl.ks_count) + "\n";
-    t += "grid " + dec(gr[0]) + " " + dec(gr[1]) + " " + dec(gr[2]) + "\n";
+    t += "ks " + dec128(sl.ks) + "\n";
+    t += "ks_count " + dec128(sl.ks_count) + "\n";
+    t += "grid " + dec128(gr[0]) + " " + dec128(gr[1]) + " " + dec128(gr[2]) + "\n";
     t += "block " + ir::dec(conv_implicit_gemm::threads(spec.conv)) + " 1 1\n";
     t += "lds_bytes " + ir::dec(conv_implicit_gemm::lds_bytes(spec.conv)) + "\n";
     t += "cluster " + (s ? "1 1 " + ir::dec(s) : std::string("none")) + "\n";
-    t += "workspace_bytes " + dec(ws) + "\n";
+    t += "workspace_bytes " + dec128(ws) + "\n";
     t += std::string("needs_stage2 ") + (needs_stage2 ? "true" : "false") + "\n";
     t += "args " + variant + "\n";
     t += arg_lines(arg_values(spec, z, variant, sl), variant);

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "ir/constants.h"
+#include "kernels/int_math.h"
 #include "policy/aot.h"
 #include "policy/fold.h"
 
@@ -11,11 +12,10 @@ namespace cpe::policy {
 
 namespace {
 
-using i128 = __int128;
+using kernels::ceil_div;
+using kernels::i128;
 using ir::dec;
 namespace CIG = kernels::conv_implicit_gemm;
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // (cluster spec or nullopt, note)
 std::pair<std::optional<CIG::ConvSpec>, std::string> cluster(const CIG::ConvSpec &spec,

@@ -4,6 +4,7 @@
 #include "policy/split_k.h"
 
 #include "ir/constants.h"
+#include "kernels/int_math.h"
 
 namespace cpe::policy {
 
@@ -11,23 +12,10 @@ const char *const kDefaultFlavor = "llvm23";
 
 namespace {
 
-using i128 = __int128;
+using kernels::ceil_div;
+using kernels::dec128;
+using kernels::i128;
 using ir::dec;
-
-std::string d128(i128 v) {
-    if (v == 0) return "0";
-    const bool neg = v < 0;
-    unsigned __int128 u = neg ? static_cast<unsigned __int128>(-(v + 1)) + 1 : static_cast<unsigned __int128>(v);
-    std::string digits;
-    while (u) {
-        digits.push_back(static_cast<char>('0' + static_cast<int>(u % 10)));
-        u /= 10;
-    }
-    if (neg) digits.push_back('-');
-    return std::string(digits.rbegin(), digits.rend());
-}
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
 
@@ -37,12 +25,12 @@ Decision select_split_k_fwd(int64_t M, int64_t kpg, int64_t groups, int64_t Kgem
                             int64_t tile_k, int64_t cus) {
     const i128 target = i128(kWgPerCu) * cus;
     const std::string tgt =
-        "the target " + d128(target) + " (" + dec(kWgPerCu) + " per CU x " + dec(cus) + " CUs)";
+        "the target " + dec128(target) + " (" + dec(kWgPerCu) + " per CU x " + dec(cus) + " CUs)";
     const int64_t mt = ceil_div(M, tile_m), nt = ceil_div(kpg, tile_n);
     const i128 unsplit = i128(mt) * nt * groups;
     if (2 * unsplit >= target)
         return {1, "grid",
-                "unsplit grid " + dec(mt) + "x" + dec(nt) + "x" + dec(groups) + " = " + d128(unsplit) +
+                "unsplit grid " + dec(mt) + "x" + dec(nt) + "x" + dec(groups) + " = " + dec128(unsplit) +
                     " workgroups is not under half of " + tgt};
     if (Kgemm < kMinReduction)
         return {1, "reduction", "reduction Kgemm " + dec(Kgemm) + " is below " + dec(kMinReduction)};
@@ -58,8 +46,8 @@ Decision select_split_k_fwd(int64_t M, int64_t kpg, int64_t groups, int64_t Kgem
         }
         if (unsplit * q > target) {
             rule = "target";
-            detail = "degree " + dec(q) + " would make the grid " + d128(unsplit * q) + " workgroups (unsplit " +
-                     d128(unsplit) + "), over " + tgt;
+            detail = "degree " + dec(q) + " would make the grid " + dec128(unsplit * q) + " workgroups (unsplit " +
+                     dec128(unsplit) + "), over " + tgt;
             break;
         }
         if (ktiles < kMinSliceKtiles * q) {
@@ -78,8 +66,8 @@ Decision select_split_k_fwd(int64_t M, int64_t kpg, int64_t groups, int64_t Kgem
     const i128 K = i128(kpg) * groups;
     while (p > 1 && i128(p) * M * K * 4 >= kWorkspaceLimit) {
         rule = "workspace";
-        detail = "degree " + dec(p) + " needs a workspace of " + d128(i128(p) * M * K * 4) + " bytes (degree x M " +
-                 dec(M) + " x K " + d128(K) + " x 4), not below 2^31";
+        detail = "degree " + dec(p) + " needs a workspace of " + dec128(i128(p) * M * K * 4) + " bytes (degree x M " +
+                 dec(M) + " x K " + dec128(K) + " x 4), not below 2^31";
         p /= 2;
     }
     if (p < 2) return {1, rule, detail + "; a degree under 2 is 1"};

@@ -2,6 +2,7 @@
 #include "policy/split_k_policy.h"
 
 #include "ir/constants.h"
+#include "kernels/int_math.h"
 #include "policy/aot.h"
 #include "policy/select.h"
 
@@ -11,22 +12,10 @@ const char *const kFamily = "split_k_policy";
 
 namespace {
 
-using i128 = __int128;
+using kernels::dec128;
+using kernels::i128;
 using ir::dec;
 constexpr int64_t kI32Max = 2147483647;
-
-std::string d128(i128 v) {
-    if (v == 0) return "0";
-    const bool neg = v < 0;
-    unsigned __int128 u = neg ? static_cast<unsigned __int128>(-(v + 1)) + 1 : static_cast<unsigned __int128>(v);
-    std::string digits;
-    while (u) {
-        digits.push_back(static_cast<char>('0' + static_cast<int>(u % 10)));
-        u /= 10;
-    }
-    if (neg) digits.push_back('-');
-    return std::string(digits.rbegin(), digits.rend());
-}
 
 std::string problem_text(const kernels::conv_problem::ConvProblem &p) {
     return "N=" + dec(p.N) + " C=" + dec(p.C) + " H=" + dec(p.H) + " W=" + dec(p.W) + " K=" + dec(p.K) +
@@ -80,8 +69,8 @@ std::optional<std::string> problem_reason(const kernels::conv_launch::LaunchSpec
     const i128 fh = i128(s.dil_h) * (s.Y - 1) + 1, fw = i128(s.dil_w) * (s.X - 1) + 1;
     const i128 ph = i128(s.H) + 2 * i128(s.pad_h), pw = i128(s.W) + 2 * i128(s.pad_w);
     if (fh > ph || fw > pw)
-        return "the dilated filter " + d128(fh) + "x" + d128(fw) + " does not fit the padded input " + d128(ph) + "x" +
-               d128(pw);
+        return "the dilated filter " + dec128(fh) + "x" + dec128(fw) + " does not fit the padded input " + dec128(ph) + "x" +
+               dec128(pw);
     const i128 Ho = (i128(s.H) + 2 * i128(s.pad_h) - i128(s.dil_h) * (s.Y - 1) - 1) / s.stride_h + 1;
     const i128 Wo = (i128(s.W) + 2 * i128(s.pad_w) - i128(s.dil_w) * (s.X - 1) - 1) / s.stride_w + 1;
     const i128 M = i128(s.N) * Ho * Wo, kpg = s.K / s.groups, cpg = s.C / s.groups, Kg = i128(s.Y) * s.X * cpg;
@@ -89,7 +78,7 @@ std::optional<std::string> problem_reason(const kernels::conv_launch::LaunchSpec
                                                      {"kpg", kpg}, {"cpg", cpg}, {"Kgemm", Kg}};
     for (const auto &a : derived)
         if (a.second > kI32Max)
-            return std::string("kernel argument ") + a.first + " = " + d128(a.second) + " exceeds the i32 range (max " +
+            return std::string("kernel argument ") + a.first + " = " + dec128(a.second) + " exceeds the i32 range (max " +
                    dec(kI32Max) + ")";
     return std::nullopt;
 }

@@ -1,0 +1,33 @@
+// Exact integer helpers shared by conv_launch and the split-K policy: 128-bit
+// arithmetic for admission and policy products (every extent is held below
+// 2^31, so no product of a few of them overflows), printed as Python prints
+// an int.
+#pragma once
+
+#include <string>
+
+namespace cpe::kernels {
+
+using i128 = __int128;
+
+// Decimal text of `v` (ir::dec is the int64_t form).
+inline std::string dec128(i128 v) {
+    if (v == 0) return "0";
+    const bool neg = v < 0;
+    unsigned __int128 u = neg ? static_cast<unsigned __int128>(-(v + 1)) + 1 : static_cast<unsigned __int128>(v);
+    std::string digits;
+    while (u) {
+        digits.push_back(static_cast<char>('0' + static_cast<int>(u % 10)));
+        u /= 10;
+    }
+    if (neg) digits.push_back('-');
+    return std::string(digits.rbegin(), digits.rend());
+}
+
+// ceil(a / b) for a >= 0, b > 0, in the common type of a and b.
+template <class A, class B>
+constexpr auto ceil_div(A a, B b) -> decltype(a + b) {
+    return (a + b - 1) / b;
+}
+
+}  // namespace cpe::kernels
