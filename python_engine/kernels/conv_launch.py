@@ -55,8 +55,32 @@ def _variant(spec: dict) -> str:
     return conv_abi.variant_of(spec["split_k"], spec["split_k_cluster"])
 
 
-def _problem(spec: dict) -> ConvProblem:
+def problem_of(spec: dict) -> ConvProblem:
     return ConvProblem(**{n: spec[n] for n, _, _ in PROBLEM_FIELDS})
+
+
+def problem_reason(spec: dict) -> str | None:
+    """The problem rules (field ranges, groups, filter fit, i32 problem block):
+    part of :func:`validate`; split_k_policy checks its problem with it."""
+    for n, lo, _ in PROBLEM_FIELDS:
+        v = spec[n]
+        if v < lo or v > I32_MAX:
+            return f"problem field {n} must be in {lo}..{I32_MAX}, got {v}"
+    g = spec["groups"]
+    if spec["C"] % g or spec["K"] % g:
+        return f"groups {g} must divide C {spec['C']} and K {spec['K']}"
+    fh = spec["dil_h"] * (spec["Y"] - 1) + 1
+    fw = spec["dil_w"] * (spec["X"] - 1) + 1
+    ph = spec["H"] + 2 * spec["pad_h"]
+    pw = spec["W"] + 2 * spec["pad_w"]
+    if fh > ph or fw > pw:
+        return f"the dilated filter {fh}x{fw} does not fit the padded input {ph}x{pw}"
+    p = problem_of(spec)
+    for n in PROBLEM_ARGS:
+        v = getattr(p, n)
+        if v > I32_MAX:
+            return f"kernel argument {n} = {v} exceeds the i32 range (max {I32_MAX})"
+    return None
 
 
 def _slicing(spec: dict, p: ConvProblem) -> tuple:
@@ -90,7 +114,6 @@ def resolve(spec: dict, arch, flavor) -> tuple:
     if spec["split_k"] != -1:
         return spec, None
     from ..policy.split_k import resolve_conv_split_k
-    from ..policy.split_k_policy import problem_of, problem_reason
     r = problem_reason(spec)
     if r:
         return None, r
@@ -121,24 +144,10 @@ def validate(spec: dict, arch, flavor) -> str | None:
         return f"the plain binary (split_k = 1) launches with degree 1, got {d}"
     if s and d != s:
         return f"the cluster binary (split_k_cluster = {s}) launches with degree {s}, got {d}"
-    for n, lo, _ in PROBLEM_FIELDS:
-        v = spec[n]
-        if v < lo or v > I32_MAX:
-            return f"problem field {n} must be in {lo}..{I32_MAX}, got {v}"
-    g = spec["groups"]
-    if spec["C"] % g or spec["K"] % g:
-        return f"groups {g} must divide C {spec['C']} and K {spec['K']}"
-    fh = spec["dil_h"] * (spec["Y"] - 1) + 1
-    fw = spec["dil_w"] * (spec["X"] - 1) + 1
-    ph = spec["H"] + 2 * spec["pad_h"]
-    pw = spec["W"] + 2 * spec["pad_w"]
-    if fh > ph or fw > pw:
-        return f"the dilated filter {fh}x{fw} does not fit the padded input {ph}x{pw}"
-    p = _problem(spec)
-    for n in PROBLEM_ARGS:
-        v = getattr(p, n)
-        if v > I32_MAX:
-            return f"kernel argument {n} = {v} exceeds the i32 range (max {I32_MAX})"
+    r = problem_reason(spec)
+    if r:
+        return r
+    p = problem_of(spec)
     for f in ("vector_a", "vector_b"):
         if p.cpg % spec[f]:
             return f"{f} {spec[f]} must divide the channels per group cpg {p.cpg}"
@@ -211,7 +220,7 @@ def _arg_lines(values: dict, variant: str) -> list:
 
 def plan_text(spec: dict, arch, flavor) -> str:
     """The launch plan of an admitted (spec, problem, degree)."""
-    p = _problem(spec)
+    p = problem_of(spec)
     variant = _variant(spec)
     ks, kc = _slicing(spec, p)
     s = spec["split_k_cluster"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..kernels import conv_implicit_gemm as CIG
 from ..kernels import conv_launch as LAUNCH
-from ..kernels.conv_problem import PROBLEM_ARGS, ConvProblem
+from ..kernels.conv_problem import ConvProblem
 from ..kernels.spec import Field
 from .select import select_binary
 
@@ -24,38 +24,10 @@ FIELDS = tuple(Field(f.name, f.kind, -1 if f.name == "split_k" else f.default) f
 CONV_FIELDS = tuple(f.name for f in CIG.FIELDS)
 PROBLEM_NAMES = tuple(n for n, _, _ in LAUNCH.PROBLEM_FIELDS)
 MAX_CUS = 65536
-I32_MAX = (1 << 31) - 1
-
-
-def problem_reason(spec: dict) -> str | None:
-    """conv_launch's problem rules (field ranges, groups, filter fit, i32 problem block)."""
-    for n, lo, _ in LAUNCH.PROBLEM_FIELDS:
-        v = spec[n]
-        if v < lo or v > I32_MAX:
-            return f"problem field {n} must be in {lo}..{I32_MAX}, got {v}"
-    g = spec["groups"]
-    if spec["C"] % g or spec["K"] % g:
-        return f"groups {g} must divide C {spec['C']} and K {spec['K']}"
-    fh = spec["dil_h"] * (spec["Y"] - 1) + 1
-    fw = spec["dil_w"] * (spec["X"] - 1) + 1
-    ph = spec["H"] + 2 * spec["pad_h"]
-    pw = spec["W"] + 2 * spec["pad_w"]
-    if fh > ph or fw > pw:
-        return f"the dilated filter {fh}x{fw} does not fit the padded input {ph}x{pw}"
-    p = problem_of(spec)
-    for n in PROBLEM_ARGS:
-        v = getattr(p, n)
-        if v > I32_MAX:
-            return f"kernel argument {n} = {v} exceeds the i32 range (max {I32_MAX})"
-    return None
-
-
-def problem_of(spec: dict) -> ConvProblem:
-    return ConvProblem(**{n: spec[n] for n in PROBLEM_NAMES})
 
 
 def validate(spec: dict, arch, flavor) -> str | None:
-    r = problem_reason(spec)
+    r = LAUNCH.problem_reason(spec)
     if r:
         return r
     c = spec["cus"]
@@ -74,7 +46,7 @@ def _spec_text(s: dict) -> str:
 
 def decide(spec: dict, arch, flavor):
     conv = {n: spec[n] for n in CONV_FIELDS}
-    return select_binary(conv, problem_of(spec), arch, flavor, spec["cus"] or None)
+    return select_binary(conv, LAUNCH.problem_of(spec), arch, flavor, spec["cus"] or None)
 
 
 def kernel_name(spec: dict, arch, flavor) -> str:
@@ -88,7 +60,7 @@ def text(spec: dict, arch, flavor) -> str:
     cus = spec["cus"] or arch.cus
     lines = [
         f"split_k_policy {arch.name} {flavor.canonical}",
-        f"problem {_problem_text(problem_of(spec))}",
+        f"problem {_problem_text(LAUNCH.problem_of(spec))}",
         f"fold {sel.fold}",
     ]
     if sel.fold > 1:

@@ -13,7 +13,6 @@
 #include "kernels/conv_problem.h"
 #include "kernels/int_math.h"
 #include "policy/split_k.h"
-#include "policy/split_k_policy.h"
 
 namespace cpe::kernels::conv_launch {
 
@@ -120,15 +119,46 @@ const std::vector<Field> &fields() {
     return f;
 }
 
+std::optional<std::string> problem_reason(const LaunchSpec &spec) {
+    for (const ProblemField &f : problem_fields(spec))
+        if (f.value < f.lo || f.value > kI32Max)
+            return std::string("problem field ") + f.name + " must be in " + ir::dec(f.lo) + ".." + ir::dec(kI32Max) +
+                   ", got " + ir::dec(f.value);
+    const int64_t g = spec.groups;
+    if (spec.C % g || spec.K % g)
+        return "groups " + ir::dec(g) + " must divide C " + ir::dec(spec.C) + " and K " + ir::dec(spec.K);
+    const i128 fh = i128(spec.dil_h) * (spec.Y - 1) + 1, fw = i128(spec.dil_w) * (spec.X - 1) + 1;
+    const i128 ph = i128(spec.H) + 2 * i128(spec.pad_h), pw = i128(spec.W) + 2 * i128(spec.pad_w);
+    if (fh > ph || fw > pw)
+        return "the dilated filter " + dec128(fh) + "x" + dec128(fw) + " does not fit the padded input " +
+               dec128(ph) + "x" + dec128(pw);
+    const Sizes z = sizes(spec);
+    for (const auto &a : problem_block(spec, z))
+        if (a.second > kI32Max)
+            return "kernel argument " + a.first + " = " + dec128(a.second) + " exceeds the i32 range (max " +
+                   ir::dec(kI32Max) + ")";
+    return std::nullopt;
+}
+
+conv_problem::ConvProblem problem_of(const LaunchSpec &s) {
+    conv_problem::ConvProblem p{s.N, s.C, s.H, s.W, s.K, s.Y, s.X};
+    p.stride_h = s.stride_h;
+    p.stride_w = s.stride_w;
+    p.pad_h = s.pad_h;
+    p.pad_w = s.pad_w;
+    p.dil_h = s.dil_h;
+    p.dil_w = s.dil_w;
+    p.groups = s.groups;
+    return p;
+}
+
 std::pair<LaunchSpec, std::optional<std::string>> resolve(const LaunchSpec &spec, const targets::Arch &arch,
                                                           const targets::Flavor &flavor) {
     if (spec.conv.split_k != -1) return {spec, std::nullopt};
-    if (auto r = policy::split_k_policy::problem_reason(spec)) return {spec, r};
+    if (auto r = problem_reason(spec)) return {spec, r};
     if (spec.degree != 1)
         return {spec, "degree must be left at 1 when split_k = -1 (the policy picks it), got " + ir::dec(spec.degree)};
-    const int64_t d = policy::resolve_conv_split_k("fwd", spec.conv, policy::split_k_policy::problem_of(spec), arch,
-                                                   false, &flavor)
-                          .degree;
+    const int64_t d = policy::resolve_conv_split_k("fwd", spec.conv, problem_of(spec), arch, false, &flavor).degree;
     LaunchSpec r = spec;
     r.conv.split_k = d;
     r.degree = d;
@@ -147,23 +177,8 @@ std::optional<std::string> validate(const LaunchSpec &given, const targets::Arch
     if (s && d != s)
         return "the cluster binary (split_k_cluster = " + ir::dec(s) + ") launches with degree " + ir::dec(s) +
                ", got " + ir::dec(d);
-    for (const ProblemField &f : problem_fields(spec))
-        if (f.value < f.lo || f.value > kI32Max)
-            return std::string("problem field ") + f.name + " must be in " + ir::dec(f.lo) + ".." + ir::dec(kI32Max) +
-                   ", got " + ir::dec(f.value);
-    const int64_t g = spec.groups;
-    if (spec.C % g || spec.K % g)
-        return "groups " + ir::dec(g) + " must divide C " + ir::dec(spec.C) + " and K " + ir::dec(spec.K);
-    const i128 fh = i128(spec.dil_h) * (spec.Y - 1) + 1, fw = i128(spec.dil_w) * (spec.X - 1) + 1;
-    const i128 ph = i128(spec.H) + 2 * i128(spec.pad_h), pw = i128(spec.W) + 2 * i128(spec.pad_w);
-    if (fh > ph || fw > pw)
-        return "the dilated filter " + dec128(fh) + "x" + dec128(fw) + " does not fit the padded input " + dec128(ph) + "x" +
-               dec128(pw);
+    if (auto r = problem_reason(spec)) return r;
     const Sizes z = sizes(spec);
-    for (const auto &a : problem_block(spec, z))
-        if (a.second > kI32Max)
-            return "kernel argument " + a.first + " = " + dec128(a.second) + " exceeds the i32 range (max " +
-                   ir::dec(kI32Max) + ")";
     const std::pair<const char *, int64_t> vecs[] = {{"vector_a", spec.conv.vector_a},
                                                      {"vector_b", spec.conv.vector_b}};
     for (const auto &fv : vecs)

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "kernels/conv_implicit_gemm.h"
+#include "kernels/conv_problem.h"
 #include "kernels/spec.h"
 
 namespace cpe::kernels::conv_launch {
@@ -40,6 +41,13 @@ struct LaunchSpec {
     int64_t stride_h = 1, stride_w = 1, pad_h = 1, pad_w = 1, dil_h = 1, dil_w = 1, groups = 1;
     int64_t degree = 1;  // the split-K degree of this launch
 };
+
+// The problem rules (field ranges, groups, filter fit, i32 problem block): the
+// reason, or nullopt. Part of validate; split_k_policy checks its problem with it.
+std::optional<std::string> problem_reason(const LaunchSpec &spec);
+
+// The problem of a spec.
+conv_problem::ConvProblem problem_of(const LaunchSpec &spec);
 
 // split_k = -1 (auto) resolved for this problem (docs/policy.md): the problem
 // rules first, then degree must be left at 1, then the resolver's degree d

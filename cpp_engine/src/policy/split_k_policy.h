@@ -35,10 +35,6 @@ struct PolicySpec {
     int64_t cus = 0;
 };
 
-// conv_launch's problem rules (field ranges, groups, filter fit, i32 problem block).
-std::optional<std::string> problem_reason(const kernels::conv_launch::LaunchSpec &s);
-kernels::conv_problem::ConvProblem problem_of(const kernels::conv_launch::LaunchSpec &s);
-
 std::optional<std::string> validate(const PolicySpec &spec, const targets::Arch &arch, const targets::Flavor &flavor);
 std::string kernel_name(const PolicySpec &spec, const targets::Arch &arch, const targets::Flavor &flavor);
 std::pair<std::string, std::string> build(const PolicySpec &spec, const targets::Arch &arch,
