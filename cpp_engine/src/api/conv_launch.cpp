@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "api/c_api.h"
+#include "api/conv_spec_c.h"
 #include "kernels/conv_launch.h"
 
 using namespace cpe;
@@ -21,35 +22,7 @@ struct Fam {
 Fam::Spec to_cpp(const cpe_conv_launch_spec *spec) {
     if (!spec) throw std::invalid_argument("spec is NULL");
     Fam::Spec s;
-    s.conv.dtype = api::str_field(spec->dtype);
-    s.conv.tile_m = spec->tile_m;
-    s.conv.tile_n = spec->tile_n;
-    s.conv.tile_k = spec->tile_k;
-    s.conv.waves_m = spec->waves_m;
-    s.conv.waves_n = spec->waves_n;
-    s.conv.pipeline = api::str_field(spec->pipeline);
-    s.conv.num_load_waves = spec->num_load_waves;
-    s.conv.epilogue = api::str_field(spec->epilogue);
-    s.conv.vector_a = spec->vector_a;
-    s.conv.vector_b = spec->vector_b;
-    s.conv.acc_epilogue = api::str_field(spec->acc_epilogue);
-    s.conv.split_k = spec->split_k;
-    s.conv.split_k_cluster = spec->split_k_cluster;
-    s.conv.name_prefix = api::str_field(spec->name_prefix);
-    s.N = spec->N;
-    s.C = spec->C;
-    s.H = spec->H;
-    s.W = spec->W;
-    s.K = spec->K;
-    s.Y = spec->Y;
-    s.X = spec->X;
-    s.stride_h = spec->stride_h;
-    s.stride_w = spec->stride_w;
-    s.pad_h = spec->pad_h;
-    s.pad_w = spec->pad_w;
-    s.dil_h = spec->dil_h;
-    s.dil_w = spec->dil_w;
-    s.groups = spec->groups;
+    api::launch_from_c(*spec, s);
     s.degree = spec->degree;
     return s;
 }
@@ -61,35 +34,7 @@ extern "C" {
 cpe_conv_launch_spec cpe_conv_launch_spec_default(void) {
     static const Fam::Spec d;  // the defaults live in the C++ spec struct
     cpe_conv_launch_spec s;
-    s.dtype = d.conv.dtype->c_str();
-    s.tile_m = d.conv.tile_m;
-    s.tile_n = d.conv.tile_n;
-    s.tile_k = d.conv.tile_k;
-    s.waves_m = d.conv.waves_m;
-    s.waves_n = d.conv.waves_n;
-    s.pipeline = d.conv.pipeline->c_str();
-    s.num_load_waves = d.conv.num_load_waves;
-    s.epilogue = d.conv.epilogue->c_str();
-    s.vector_a = d.conv.vector_a;
-    s.vector_b = d.conv.vector_b;
-    s.acc_epilogue = d.conv.acc_epilogue->c_str();
-    s.split_k = d.conv.split_k;
-    s.split_k_cluster = d.conv.split_k_cluster;
-    s.name_prefix = d.conv.name_prefix->c_str();
-    s.N = d.N;
-    s.C = d.C;
-    s.H = d.H;
-    s.W = d.W;
-    s.K = d.K;
-    s.Y = d.Y;
-    s.X = d.X;
-    s.stride_h = d.stride_h;
-    s.stride_w = d.stride_w;
-    s.pad_h = d.pad_h;
-    s.pad_w = d.pad_w;
-    s.dil_h = d.dil_h;
-    s.dil_w = d.dil_w;
-    s.groups = d.groups;
+    api::launch_to_c(d, s);
     s.degree = d.degree;
     return s;
 }
