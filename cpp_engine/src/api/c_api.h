@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <new>
 #include <optional>
 #include <stdexcept>
@@ -84,6 +85,11 @@ cpe_status validate_spec(ToCpp to_cpp, const char *arch, const char *flavor, cha
 
 std::string print_module_text(const ir::Module &m);
 
+// The output text of a build: a module prints as LLVM IR; a text family
+// (conv_abi, conv_launch, split_k_policy) builds its text itself.
+inline const std::string &output_text(const std::string &text) { return text; }
+inline std::string output_text(const std::unique_ptr<ir::Module> &m) { return print_module_text(*m); }
+
 template <class Fam, class ToCpp>
 cpe_status lower_spec(ToCpp to_cpp, const char *arch, const char *flavor, cpe_output *out, char *reason,
                       size_t reason_len) noexcept {
@@ -96,7 +102,7 @@ cpe_status lower_spec(ToCpp to_cpp, const char *arch, const char *flavor, cpe_ou
         const kernels::Target t = check_spec<Fam>(s, arch, flavor);
         if (!out) throw std::invalid_argument("out is NULL");
         auto built = Fam::build(s, *t.arch, *t.flavor);
-        fill_output(out, built.first, print_module_text(*built.second));
+        fill_output(out, built.first, output_text(built.second));
     });
 }
 

@@ -17,6 +17,9 @@ struct Fam {
     static auto validate(const Spec &s, const targets::Arch &a, const targets::Flavor &f) {
         return kernels::conv_launch::validate(s, a, f);
     }
+    static auto build(const Spec &s, const targets::Arch &a, const targets::Flavor &f) {
+        return kernels::conv_launch::build(s, a, f);
+    }
 };
 
 Fam::Spec to_cpp(const cpe_conv_launch_spec *spec) {
@@ -46,17 +49,7 @@ cpe_status cpe_conv_launch_validate(const cpe_conv_launch_spec *spec, const char
 
 cpe_status cpe_conv_launch_lower(const cpe_conv_launch_spec *spec, const char *arch, const char *flavor,
                                  cpe_output *out, char *reason, size_t reason_len) {
-    if (out) {
-        out->kernel = nullptr;
-        out->text = nullptr;
-    }
-    return api::guarded(reason, reason_len, [&] {
-        const Fam::Spec s = to_cpp(spec);
-        const kernels::Target t = api::check_spec<Fam>(s, arch, flavor);
-        if (!out) throw std::invalid_argument("out is NULL");
-        const auto built = kernels::conv_launch::build(s, *t.arch, *t.flavor);
-        api::fill_output(out, built.first, built.second);
-    });
+    return api::lower_spec<Fam>([&] { return to_cpp(spec); }, arch, flavor, out, reason, reason_len);
 }
 
 }  // extern "C"

@@ -18,6 +18,9 @@ struct Fam {
     static auto validate(const Spec &s, const targets::Arch &a, const targets::Flavor &f) {
         return policy::split_k_policy::validate(s, a, f);
     }
+    static auto build(const Spec &s, const targets::Arch &a, const targets::Flavor &f) {
+        return policy::split_k_policy::build(s, a, f);
+    }
 };
 
 Fam::Spec to_cpp(const cpe_split_k_policy_spec *spec) {
@@ -47,17 +50,7 @@ cpe_status cpe_split_k_policy_validate(const cpe_split_k_policy_spec *spec, cons
 
 cpe_status cpe_split_k_policy_lower(const cpe_split_k_policy_spec *spec, const char *arch, const char *flavor,
                                     cpe_output *out, char *reason, size_t reason_len) {
-    if (out) {
-        out->kernel = nullptr;
-        out->text = nullptr;
-    }
-    return api::guarded(reason, reason_len, [&] {
-        const Fam::Spec s = to_cpp(spec);
-        const kernels::Target t = api::check_spec<Fam>(s, arch, flavor);
-        if (!out) throw std::invalid_argument("out is NULL");
-        const auto built = policy::split_k_policy::build(s, *t.arch, *t.flavor);
-        api::fill_output(out, built.first, built.second);
-    });
+    return api::lower_spec<Fam>([&] { return to_cpp(spec); }, arch, flavor, out, reason, reason_len);
 }
 
 cpe_status cpe_aot_jobs_text(const char *flavor, char **out, int64_t *count, char *reason, size_t reason_len) {
