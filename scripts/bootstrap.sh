@@ -4,7 +4,9 @@
 #           (de_DE.UTF-8, for the locale-independence test), lld-22 (ld.lld-22
 #           links gfx1250 code objects for python_engine.runtime, docs/runtime.md)
 #   python: the package itself, editable, with the [test] extra (pytest,
-#           hypothesis, llvmlite 0.50 = LLVM 22.1 for the llvm22/llvm23 lanes)
+#           hypothesis, llvmlite 0.50 = LLVM 22.1 for the llvm22/llvm23 lanes,
+#           PyYAML for the verify ISA report, pyelftools + msgpack for the runtime's
+#           code-object reader)
 # Safe to run again: it skips what is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -160,11 +160,19 @@ def test_invalid_code_objects_are_rejected():
         assert part in msg
 
 
-def test_msgpack_subset():
-    b = bytes([0x83, 0xA1, 0x61, 0x92, 0x01, 0xFF, 0xA1, 0x62, 0xC3, 0xA1, 0x63, 0xCD, 0x01, 0x00])
-    assert elf.msgpack_loads(b) == {"a": [1, -1], "b": True, "c": 256}
-    assert elf.msgpack_loads(bytes([0xD9, 3]) + b"xyz") == "xyz"
-    assert elf.msgpack_loads(bytes([0xDC, 0, 2, 0xC0, 0xC2])) == [None, False]
+def test_damaged_metadata_note_is_rejected(cache):
+    co = build_kernel("conv_fwd_split_k_reduce", {}, "gfx1250", "llvm22", cache)
+    # the note's MessagePack map (LLVM writes its keys sorted: amdhsa.kernels first)
+    at = co.data.index(b"\xaeamdhsa.kernels") - 1
+    assert co.data[at] & 0xF0 == 0x80
+    bad = bytearray(co.data)
+    bad[at] = 0xC1                                    # the one type byte MessagePack never uses
+    with pytest.raises(CodeObjectError, match="the NT_AMDGPU_METADATA note is not valid MessagePack"):
+        elf.check_code_object(bytes(bad), co.kernel, "gfx1250")
+    with pytest.raises(CodeObjectError, match=r"e_flags mach 0x049 is not gfx950 \(0x04f\)"):
+        elf.check_code_object(co.data, co.kernel, "gfx950")
+    with pytest.raises(CodeObjectError, match="metadata has no kernel nope"):
+        elf.kernel_metadata(elf.amdgpu_metadata(co.data), "nope")
 
 
 @pytest.mark.parametrize("form", sorted(GPU_FORMS))

@@ -11,8 +11,8 @@ from verify_helpers import need_llvmlite
 need_llvmlite()
 
 from parity.verify.compile_worker import CompileWorkers  # noqa: E402
-from parity.verify.isa_report import (build_report, kernel_body, metadata_block,  # noqa: E402
-                                      occupancy_gfx1250, parse_kernels_metadata)
+from parity.verify.isa_report import (build_report, kernel_body, kernel_metadata,  # noqa: E402
+                                      occupancy_gfx1250)
 from parity.verify.verify import UnitResult, gate_isa, run_verify  # noqa: E402
 
 import python_engine as E  # noqa: E402
@@ -27,15 +27,29 @@ def cluster_asm():
     return r, a
 
 
-def test_metadata_reader_agrees_with_yaml(cluster_asm):
-    yaml = pytest.importorskip("yaml")
+def test_metadata_values_read(cluster_asm):
+    """The kernel's ``amdhsa.kernels`` entry as PyYAML reads it from the assembly."""
     r, a = cluster_asm
-    block = metadata_block(a["asm"])
-    ours = parse_kernels_metadata(block)
-    theirs = yaml.safe_load(block)["amdhsa.kernels"]
-    assert len(ours) == len(theirs) == 1
-    for k, v in theirs[0].items():
-        assert ours[0][k] == (len(v) if k == ".args" else v), k
+    md = kernel_metadata(a["asm"], r.kernel)
+    assert md[".name"] == r.kernel and md[".symbol"] == r.kernel + ".kd"
+    assert md[".cluster_dims"] == [1, 1, 4] and md[".max_flat_workgroup_size"] == 256
+    assert md[".group_segment_fixed_size"] == 1024 and md[".private_segment_fixed_size"] == 0
+    assert md[".vgpr_spill_count"] == md[".sgpr_spill_count"] == 0 and md[".wavefront_size"] == 32
+    assert md[".uses_dynamic_stack"] is False
+    assert isinstance(md[".vgpr_count"], int) and isinstance(md[".sgpr_count"], int)
+    args = md[".args"]  # the list of argument maps, as the code object's note holds it
+    assert [(x[".name"], x[".offset"], x[".size"], x[".value_kind"]) for x in args[:2]] == [
+        ("in", 0, 8, "global_buffer"), ("out", 8, 8, "global_buffer")]
+    assert all(x[".value_kind"].startswith("hidden_") for x in args[2:])
+    assert md[".kernarg_segment_size"] >= args[-1][".offset"] + args[-1][".size"]
+    assert kernel_metadata(a["asm"], "no_such_kernel") is None
+    assert kernel_metadata("\ts_endpgm\n", r.kernel) is None
+
+
+def test_unreadable_metadata_is_a_report_problem():
+    asm = "\t.amdgpu_metadata\n---\namdhsa.kernels: [\n\t.end_amdgpu_metadata\n"
+    rep = build_report(asm, "k", "gfx1250")
+    assert rep.vgprs is None and rep.problems[0].startswith("the .amdgpu_metadata block is not valid YAML")
 
 
 def test_report_fields(cluster_asm):

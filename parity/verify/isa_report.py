@@ -3,7 +3,8 @@
 Sources, in order of authority:
 
 * the ``.amdgpu_metadata`` YAML block (the code object's metadata, the same
-  document LLVM writes into the object's ``NT_AMDGPU_METADATA`` note):
+  document LLVM writes into the object's ``NT_AMDGPU_METADATA`` note), read
+  with PyYAML:
   ``.vgpr_count``, ``.sgpr_count``, ``.vgpr_spill_count``,
   ``.sgpr_spill_count``, ``.private_segment_fixed_size`` (scratch),
   ``.group_segment_fixed_size`` (LDS), ``.cluster_dims``;
@@ -37,6 +38,8 @@ import math
 import re
 from dataclasses import asdict, dataclass, field
 
+import yaml
+
 # --- gfx1250 occupancy rules (see module docstring) ---------------------------
 GFX1250_MAX_WAVES_PER_SIMD = 16
 GFX1250_VGPRS_PER_SIMD = 1024       # wave32
@@ -63,92 +66,26 @@ def occupancy_gfx1250(vgprs: int, lds_bytes: int, wg_size: int | None) -> int:
     return w
 
 
-# --- the metadata YAML (a small, strict reader of the subset LLVM writes) ------
+# --- the metadata YAML (PyYAML) ---------------------------------------------------
 
 def metadata_block(asm: str) -> str | None:
+    """The YAML document between ``.amdgpu_metadata`` and ``.end_amdgpu_metadata``."""
     m = re.search(r"^\s*\.amdgpu_metadata\s*\n(.*?)^\s*\.end_amdgpu_metadata", asm, re.S | re.M)
     return m.group(1) if m else None
 
 
-def _scalar(v: str):
-    v = v.strip()
-    if v in ("true", "false"):
-        return v == "true"
-    if re.fullmatch(r"-?\d+", v):
-        return int(v)
-    if len(v) >= 2 and v[0] == v[-1] and v[0] in "'\"":
-        return v[1:-1]
-    return v
-
-
-def parse_kernels_metadata(block: str) -> list[dict]:
-    """The kernel-level keys of every entry of ``amdhsa.kernels``.
-
-    Scalars become int/bool/str; a key followed by ``- item`` lines becomes a
-    list of scalars (``.cluster_dims: [1, 1, 4]``); ``.args`` (a list of
-    maps) is kept as its count only (``.args`` -> number of arguments).
-    """
-    kernels: list[dict] = []
-    lines = block.splitlines()
-    i = 0
-    in_kernels = False
-    cur: dict | None = None
-    key_indent = None
-    while i < len(lines):
-        line = lines[i]
-        i += 1
-        if not line.strip() or line.strip() in ("---", "..."):
-            continue
-        indent = len(line) - len(line.lstrip(" "))
-        s = line.strip()
-        if indent == 0:
-            in_kernels = s.startswith("amdhsa.kernels:")
-            cur = None
-            continue
-        if not in_kernels:
-            continue
-        if s.startswith("- ") and (key_indent is None or indent < key_indent):
-            # a new kernel entry; its first key sits after "- "
-            cur = {}
-            kernels.append(cur)
-            key_indent = indent + 2
-            s = s[2:]
-            indent = key_indent
-        if cur is None or indent != key_indent:
-            continue
-        m = re.match(r"(\.[\w.]+):\s*(.*)$", s)
-        if not m:
-            continue
-        k, v = m.group(1), m.group(2)
-        if v:
-            cur[k] = _scalar(v)
-            continue
-        # a block value: list of scalars, or list of maps (.args)
-        items: list = []
-        maps = 0
-        while i < len(lines):
-            nxt = lines[i]
-            nind = len(nxt) - len(nxt.lstrip(" "))
-            if nxt.strip() and nind <= key_indent:
-                break
-            i += 1
-            ns = nxt.strip()
-            if ns.startswith("- "):
-                item = ns[2:]
-                if re.match(r"\.[\w.]+:", item):
-                    maps += 1
-                else:
-                    items.append(_scalar(item))
-        cur[k] = maps if maps else items
-    return kernels
-
-
 def kernel_metadata(asm: str, kernel: str) -> dict | None:
+    """The ``amdhsa.kernels`` entry of ``kernel`` as PyYAML reads it (``.args``
+    is the list of argument maps), or None when the assembly has no metadata
+    block or no entry for the kernel. Raises ``yaml.YAMLError`` when the block
+    is not YAML."""
     block = metadata_block(asm)
     if block is None:
         return None
-    for k in parse_kernels_metadata(block):
-        if k.get(".name") == kernel:
+    doc = yaml.safe_load(block)
+    kernels = doc.get("amdhsa.kernels") if isinstance(doc, dict) else None
+    for k in kernels if isinstance(kernels, list) else []:
+        if isinstance(k, dict) and k.get(".name") == kernel:
             return k
     return None
 
@@ -209,7 +146,11 @@ class ISAReport:
 
 def build_report(asm: str, kernel: str, arch: str, object_bytes: int | None = None) -> ISAReport:
     r = ISAReport(kernel=kernel, arch=arch, object_bytes=object_bytes)
-    md = kernel_metadata(asm, kernel)
+    try:
+        md = kernel_metadata(asm, kernel)
+    except yaml.YAMLError as e:
+        r.problems.append(f"the .amdgpu_metadata block is not valid YAML: {e}")
+        md = {}
     if md is None:
         r.problems.append(f"no code-object metadata for kernel {kernel!r} in the assembly")
         md = {}
