@@ -301,13 +301,14 @@ def arch_table() -> tuple:
         raise EngineError("cpe_arch_table_text failed")
     rows = []
     for line in _take(p).splitlines():
-        name, wave, lds, matrix, wmma, clusters, cus = line.split("\t")
+        name, wave, lds, matrix, wmma, clusters, cus, rsrc_flags = line.split("\t")
         shapes = []
         for s in filter(None, wmma.split(";")):
             m, n, k, dtype = s.split(",")
             shapes.append([int(m), int(n), int(k), dtype])
         rows.append({"name": name, "wave_size": int(wave), "lds_bytes": int(lds), "matrix": matrix,
-                     "wmma": shapes, "clusters": _bool01(clusters), "cus": int(cus)})
+                     "wmma": shapes, "clusters": _bool01(clusters), "cus": int(cus),
+                     "rsrc_flags": int(rsrc_flags)})
     return tuple(rows)
 
 

@@ -171,3 +171,18 @@ def test_conv_implicit_gemm_python_kernel_matches_reference():
     full.update(split_k=2, epilogue="cshuffle")
     o = N.run_config("conv_implicit_gemm", "spk2_cshuffle", full, "gfx1250", Lower())
     assert o.ok, o.problems
+
+
+def test_buffer_resource_without_raw_range_check_is_refused():
+    """A buffer resource whose word 3 does not select the raw per-dword range
+    check (OOB_SELECT = 3) would not read zero / drop stores out of range on the
+    hardware, so the emulator refuses it instead of modelling a check that is
+    not there."""
+    from parity.sim.core import SimError
+    text = _lower("ir_core", {"kernel": "buffer_copy", "threads": 32})
+    assert text.count("i32 822099968)") == 2  # 0x31004000 from the arch table
+    k = Kernel(text.replace("i32 822099968)", "i32 0)"))
+    with pytest.raises(SimError) as e:
+        k.launch((1, 1, 1), 32, {"in": np.zeros(128, np.float32), "out": np.zeros(128, np.float32),
+                                 "n_bytes": 512})
+    assert "OOB_SELECT = 3" in str(e.value) and "0x00000000" in str(e.value)

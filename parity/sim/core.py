@@ -932,6 +932,12 @@ class Kernel:
                         raise Unsupported(f"make.buffer.rsrc with a lane-varying {nm}")
                 if int(R[stride][0]) != 0:
                     raise Unsupported("make.buffer.rsrc with a non-zero stride")
+                fl = int(R[flags][0]) & 0xFFFFFFFF
+                if (fl >> 28) & 3 != 3:
+                    # GFX11/GFX12 descriptor word 3, OOB_SELECT (bits 29:28): only 3 is the
+                    # raw per-dword offset check modelled here (zero reads, dropped stores).
+                    raise Unsupported(f"make.buffer.rsrc flags 0x{fl:08X} do not select the raw "
+                                      f"range check (OOB_SELECT = 3, bits 29:28) at `{ins.text}`")
                 R[d] = Rsrc(ptr.mem, int(ptr.off[0]), int(R[nrec][0]))
             return f
         if key == "bload":

@@ -66,8 +66,6 @@ PAD_AB = 8
 PAD_C = 4
 # Elements per lane in the C-shuffle store phase and the cluster fold.
 OUT_VEC = 4
-# Word 3 of the buffer resources: shared with ir_core (docs/targets.md).
-RSRC_FLAGS = 0
 NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
@@ -258,12 +256,13 @@ class _Kernel:
         b.fence("workgroup", "acquire")
 
     def rsrc(self, ptr_name: str, nbytes, hint: str):
-        """Buffer resource over ``nbytes`` (i64 value) bytes at ``ptr_name``."""
+        """Buffer resource over ``nbytes`` (i64 value) bytes at ``ptr_name``; word 3
+        is the arch table's ``rsrc_flags`` (raw offset range check)."""
         b = self.b
         n = nbytes
         if b.module.flavor.rsrc_num_records_bits == 32:
             n = b.cast("trunc", nbytes, T.I32, hint + "_nrec")
-        return b.call("make_buffer_rsrc", [self.p(ptr_name), const_int(T.I16, 0), n, i32(RSRC_FLAGS)], hint)
+        return b.call("make_buffer_rsrc", [self.p(ptr_name), const_int(T.I16, 0), n, i32(b.module.arch.rsrc_flags)], hint)
 
     # -- emission --------------------------------------------------------------------
     def emit(self):

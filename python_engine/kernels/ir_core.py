@@ -32,9 +32,6 @@ SUBNORMAL = {"float": 1e-40, "half": 3e-6, "bfloat": 1e-40}
 INT_VALUES = ((T.I8, -128), (T.I8, 127), (T.I16, -32768), (T.I32, -2147483648), (T.I32, 2147483647),
               (T.I64, 9223372036854775807), (T.I64, -9223372036854775808), (T.I64, 1099511627776))
 
-# Word 3 (flags) of a raw buffer resource. Raw, untyped dword loads; value 0 is
-# an assumption for gfx12-class descriptors (see docs/targets.md).
-RSRC_FLAGS = 0
 
 
 def validate(spec: dict, arch, flavor) -> str | None:
@@ -117,8 +114,8 @@ def _buffer_copy(b: IRBuilder, spec) -> None:
     nbytes = b.fn.param("n_bytes")
     if nr is T.I64:
         nbytes = b.cast("zext", nbytes, T.I64, "nrec")
-    src = b.call("make_buffer_rsrc", [b.fn.param("in"), const_int(T.I16, 0), nbytes, i32(RSRC_FLAGS)], "src")
-    dst = b.call("make_buffer_rsrc", [b.fn.param("out"), const_int(T.I16, 0), nbytes, i32(RSRC_FLAGS)], "dst")
+    src = b.call("make_buffer_rsrc", [b.fn.param("in"), const_int(T.I16, 0), nbytes, i32(b.module.arch.rsrc_flags)], "src")
+    dst = b.call("make_buffer_rsrc", [b.fn.param("out"), const_int(T.I16, 0), nbytes, i32(b.module.arch.rsrc_flags)], "dst")
     tid = _tid(b)
     off = b.mul(tid, i32(16), "off", ("nuw", "nsw"))
     v = b.call("raw_buffer_load_v4f32", [src, off, i32(0), i32(0)], "v")

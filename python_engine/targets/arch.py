@@ -20,6 +20,15 @@ Sources:
   RX 7900 XTX specifications), gfx1201 64 (AMD Radeon RX 9070 XT
   specifications). gfx1250: ASSUMPTION 256 (no public device specification;
   docs/targets.md, docs/policy.md).
+- raw buffer resource word 3 (``rsrc_flags``, the flags argument of
+  ``make.buffer.rsrc``): gfx9-class (gfx942, gfx950) 0x00020000 and
+  gfx11/gfx12-class (gfx1100, gfx1201) 0x31004000, the values AMD's
+  Composable Kernel uses (``CK_BUFFER_RESOURCE_3RD_DWORD``); in the GFX11/GFX12
+  descriptor layout 0x31004000 is FORMAT 32-bit, RESOURCE_LEVEL 1 and
+  OOB_SELECT 3 (raw: a dword whose byte offset is at or past num_records reads
+  0 and is not written), the behaviour the conv kernel's range checks rely on.
+  gfx1250: ASSUMPTION 0x31004000 (GFX12 descriptor layout; to be confirmed on
+  hardware, docs/targets.md).
 """
 from __future__ import annotations
 
@@ -38,6 +47,7 @@ class Arch:
     wmma: tuple
     clusters: bool
     cus: int  # compute units per device (see the sources above; gfx1250 is an assumption)
+    rsrc_flags: int  # raw buffer resource word 3 (see the sources above; gfx1250 is an assumption)
 
     def as_dict(self) -> dict:
         return {
@@ -48,15 +58,16 @@ class Arch:
             "wmma": [list(s) for s in self.wmma],
             "clusters": self.clusters,
             "cus": self.cus,
+            "rsrc_flags": self.rsrc_flags,
         }
 
 
 ARCHES = (
-    Arch("gfx1250", 32, 327680, "wmma", ((16, 16, 32, "bf16"), (16, 16, 32, "fp16")), True, 256),
-    Arch("gfx942", 64, 65536, "mfma", (), False, 304),
-    Arch("gfx950", 64, 163840, "mfma", (), False, 256),
-    Arch("gfx1100", 32, 65536, "wmma", ((16, 16, 16, "bf16"), (16, 16, 16, "fp16")), False, 96),
-    Arch("gfx1201", 32, 65536, "wmma", ((16, 16, 16, "bf16"), (16, 16, 16, "fp16")), False, 64),
+    Arch("gfx1250", 32, 327680, "wmma", ((16, 16, 32, "bf16"), (16, 16, 32, "fp16")), True, 256, 0x31004000),
+    Arch("gfx942", 64, 65536, "mfma", (), False, 304, 0x00020000),
+    Arch("gfx950", 64, 163840, "mfma", (), False, 256, 0x00020000),
+    Arch("gfx1100", 32, 65536, "wmma", ((16, 16, 16, "bf16"), (16, 16, 16, "fp16")), False, 96, 0x31004000),
+    Arch("gfx1201", 32, 65536, "wmma", ((16, 16, 16, "bf16"), (16, 16, 16, "fp16")), False, 64, 0x31004000),
 )
 
 _BY_NAME = {a.name: a for a in ARCHES}

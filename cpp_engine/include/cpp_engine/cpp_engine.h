@@ -68,10 +68,12 @@ CPE_API const char *cpe_version(void);
 CPE_API char *cpe_flavor_table_text(void);
 
 /* The arch table, one line per arch in table order:
- * name\twave_size\tlds_bytes\tmatrix\twmma\tclusters(0/1)\tcus\n where wave_size is
+ * name\twave_size\tlds_bytes\tmatrix\twmma\tclusters(0/1)\tcus\trsrc_flags\n where wave_size is
  * lanes, lds_bytes is LDS bytes per workgroup, matrix is `wmma` or `mfma`,
  * wmma lists the WMMA shapes `M,N,K,dtype` joined by `;` (empty for none), and
- * cus is the compute units per device (gfx1250's is an assumption).
+ * cus is the compute units per device (gfx1250's is an assumption), and
+ * rsrc_flags is word 3 of a raw buffer resource, decimal (gfx1250's is an
+ * assumption).
  * Sources: LLVM AMDGPU.td / GCNSubtarget, AMDGPUUsage.rst processor table,
  * IntrinsicsAMDGPU.td; see src/targets/arch.h. malloc'd text, NULL on OOM. */
 CPE_API char *cpe_arch_table_text(void);

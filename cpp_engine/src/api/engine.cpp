@@ -92,7 +92,7 @@ char *cpe_arch_table_text(void) {
                 wmma += (i ? ";" : "") + ir::dec(w.m) + "," + ir::dec(w.n) + "," + ir::dec(w.k) + "," + w.dtype;
             }
             s += a.name + "\t" + ir::dec(a.wave_size) + "\t" + ir::dec(a.lds_bytes) + "\t" + a.matrix + "\t" + wmma +
-                 "\t" + (a.clusters ? "1" : "0") + "\t" + ir::dec(a.cus) + "\n";
+                 "\t" + (a.clusters ? "1" : "0") + "\t" + ir::dec(a.cus) + "\t" + ir::dec(a.rsrc_flags) + "\n";
         }
         return s;
     });

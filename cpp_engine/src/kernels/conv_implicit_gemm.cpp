@@ -36,8 +36,6 @@ constexpr int64_t kPadAB = 8;
 constexpr int64_t kPadC = 4;
 // Elements per lane in the C-shuffle store phase and the cluster fold.
 constexpr int64_t kOutVec = 4;
-// Word 3 of the buffer resources: shared with ir_core (docs/targets.md).
-constexpr int64_t kRsrcFlags = 0;
 
 bool is_dtype(const std::optional<std::string> &d) { return d && (*d == "bf16" || *d == "fp16"); }
 const Type *dtype_type(const std::string &d) { return d == "bf16" ? bfloat() : half(); }
@@ -262,12 +260,13 @@ private:
         b_.fence("workgroup", "acquire");
     }
 
-    // Buffer resource over `nbytes` (i64 value) bytes at parameter `ptr_name`.
+    // Buffer resource over `nbytes` (i64 value) bytes at parameter `ptr_name`;
+    // word 3 is the arch table's rsrc_flags (raw offset range check).
     Value rsrc(const std::string &ptr_name, const Value &nbytes, const std::string &hint) {
         Value n = nbytes;
         if (b_.module().flavor().rsrc_num_records_bits == 32) n = b_.cast("trunc", nbytes, i32(), hint + "_nrec");
         const Value ptr = p(ptr_name);
-        return b_.call("make_buffer_rsrc", {ptr, const_int(i16(), 0), n, ci32(kRsrcFlags)}, hint);
+        return b_.call("make_buffer_rsrc", {ptr, const_int(i16(), 0), n, ci32(b_.module().arch().rsrc_flags)}, hint);
     }
 
     // -- emission -----------------------------------------------------------------

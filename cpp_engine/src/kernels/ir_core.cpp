@@ -39,10 +39,6 @@ const std::vector<std::string> &kernels() {
 
 namespace {
 
-// Word 3 (flags) of a raw buffer resource. Raw, untyped dword loads; value 0 is
-// an assumption for gfx12-class descriptors (see docs/targets.md).
-constexpr int64_t kRsrcFlags = 0;
-
 // The special values every floating constant kind is printed for, then the
 // type's subnormal (float 1e-40, half 3e-6, bfloat 1e-40).
 std::vector<double> float_values(const Type *t) {
@@ -105,8 +101,9 @@ void buffer_copy(IRBuilder &b, const IrCoreSpec &) {
     Value nbytes = b.fn().param("n_bytes");
     if (wide) nbytes = b.cast("zext", nbytes, i64(), "nrec");
     const Value zero16 = const_int(i16(), 0);
-    const Value src = b.call("make_buffer_rsrc", {b.fn().param("in"), zero16, nbytes, ci32(kRsrcFlags)}, "src");
-    const Value dst = b.call("make_buffer_rsrc", {b.fn().param("out"), zero16, nbytes, ci32(kRsrcFlags)}, "dst");
+    const int64_t flags = b.module().arch().rsrc_flags;  // raw buffer word 3 (arch table)
+    const Value src = b.call("make_buffer_rsrc", {b.fn().param("in"), zero16, nbytes, ci32(flags)}, "src");
+    const Value dst = b.call("make_buffer_rsrc", {b.fn().param("out"), zero16, nbytes, ci32(flags)}, "dst");
     const Value t = tid(b);
     const Value off = b.mul(t, ci32(16), "off", {"nuw", "nsw"});
     const Value v = b.call("raw_buffer_load_v4f32", {src, off, ci32(0), ci32(0)}, "v");

@@ -21,6 +21,12 @@
 //   Radeon RX 7900 XTX specifications), gfx1201 64 (AMD Radeon RX 9070 XT
 //   specifications). gfx1250: ASSUMPTION 256 (no public device specification;
 //   docs/targets.md, docs/policy.md).
+// - raw buffer resource word 3 (`rsrc_flags`, make.buffer.rsrc's flags):
+//   gfx942/gfx950 0x00020000, gfx1100/gfx1201 0x31004000, the values of AMD's
+//   Composable Kernel (CK_BUFFER_RESOURCE_3RD_DWORD); in the GFX11/GFX12
+//   descriptor layout 0x31004000 is FORMAT 32-bit, RESOURCE_LEVEL 1, OOB_SELECT
+//   3 (raw: a dword at or past num_records bytes reads 0 and is not written).
+//   gfx1250: ASSUMPTION 0x31004000 (GFX12 layout; confirm on hardware).
 #pragma once
 
 #include <string>
@@ -42,6 +48,7 @@ struct Arch {
     std::vector<WmmaShape> wmma;  // WMMA shapes, empty for MFMA archs
     bool clusters;               // workgroup clusters supported
     long long cus;               // compute units per device (gfx1250: an assumption)
+    long long rsrc_flags;        // raw buffer resource word 3 (gfx1250: an assumption; see below)
 };
 
 // Every arch row, in table order.
