@@ -79,9 +79,6 @@ def test_fake_device_that_is_not_gfx1250(capsys):
 @pytest.mark.parametrize("extra", [[], ["--split-k", "3"], ["--cluster", "2"], ["convfp16", "--split-k", "auto"]],
                          ids=["plain", "two_stage", "cluster", "auto"])
 def test_full_run_on_the_fake(extra, monkeypatch):
-    from python_engine.kernels import conv_launch as CL
-    if "auto" in extra and not hasattr(CL, "resolve"):
-        pytest.skip("the split-K policy (conv_launch.resolve, issue 8) is not in this engine")
     import python_engine.runtime as R
     fake = FakeHip()
     dtype = "fp16" if "convfp16" in extra else "bf16"

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pytest
 
-from python_engine.kernels import conv_launch as CL
 from runtime_helpers import GPU_FORMS
 from python_engine.runtime import (CodeObjectCache, ConvRun, Hip, HipUnavailable, LaunchConfigError, Launcher,
                                    check_output, find_gfx1250, random_inputs)
@@ -55,8 +54,6 @@ def test_numerics(form, dtype, cache):
 
 @pytest.mark.parametrize("dtype", ["bf16", "fp16"])
 def test_auto_degree_spec(dtype, cache):
-    if not hasattr(CL, "resolve"):
-        pytest.skip("the split-K policy (conv_launch.resolve, issue 8) is not in this engine")
     spec = dict(N=1, C=512, H=7, W=7, K=512, Y=3, X=3, pad_h=1, pad_w=1, split_k=-1, dtype=dtype)
     run = _check(spec, cache)
     assert run.spec["split_k"] != -1 and run.plan.degree == run.spec["degree"]

@@ -47,17 +47,13 @@ def resolve_auto(spec: dict, arch: str, flavor: str) -> dict:
     ``resolve``, issue 8); other specs unchanged."""
     if spec["split_k"] != -1:
         return spec
-    resolve = getattr(CL, "resolve", None)
-    if resolve is None:
-        raise LaunchConfigError("split_k = -1 (auto) needs the split-K policy (conv_launch.resolve), "
-                                "which this engine does not have")
     from ..kernels.spec import SpecRejected
     from ..targets.arch import find_arch
     from ..targets.flavors import find_flavor
     ar, fl = find_arch(arch), find_flavor(flavor)
     if ar is None or fl is None:
         raise SpecRejected(f"unknown arch {arch!r} or flavor {flavor!r}")
-    out, reason = resolve(spec, ar, fl)
+    out, reason = CL.resolve(spec, ar, fl)
     if reason:
         raise SpecRejected(reason)
     return out
