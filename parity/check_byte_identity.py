@@ -5,8 +5,10 @@
 
 Prints one line per family and flavor with its counts by verdict, the failing
 configs (for a MISMATCH the first differing line of both texts), and
-``RESULT: GREEN`` or ``RESULT: RED`` last. Exit status 0 (GREEN), 1 (RED) or
-2 (bad usage / config error).
+``RESULT: GREEN`` or ``RESULT: RED`` last; with ``--verify``, ``RESULT: INCOMPLETE
+(skipped lanes: ...)`` when nothing failed but a verify lane was skipped
+outside CI. Exit status 0 (GREEN), 1 (RED or INCOMPLETE) or 2 (bad usage /
+config error).
 """
 
 from __future__ import annotations
@@ -59,8 +61,12 @@ def main(argv: list[str] | None = None) -> int:
             vrep = run_verify(families, engine=engines[0], flavors=flavors, workers=args.jobs, progress=cb)
         print_report(vrep)
         doc["verify"] = vrep.to_json()
-        green = green and vrep.green
-        doc["result"] = "GREEN" if green else "RED"
+        result = "RED" if not green else vrep.result
+        doc["result"] = result
+        if args.json:
+            write_json(args.json, doc)
+        print(vrep.result_line() if result == vrep.result else f"RESULT: {result}")
+        return 0 if result == "GREEN" else 1
     if args.json:
         write_json(args.json, doc)
     print(f"RESULT: {'GREEN' if green else 'RED'}")

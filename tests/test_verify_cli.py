@@ -37,3 +37,18 @@ def test_check_byte_identity_verify_folds_into_result(tmp_path, capsys):
     assert "verify: engine python" in text and text.rstrip().endswith("RESULT: GREEN")
     doc = json.loads(out.read_text())
     assert doc["result"] == "GREEN" and doc["verify"]["result"] == "GREEN"
+
+
+def test_parity_verify_skipped_lane_is_incomplete_not_green(monkeypatch, capsys):
+    """PARITY_OPT19=/nonexistent: the llvm20 lane is skipped; outside CI the run
+    ends INCOMPLETE with exit 1 (under CI, RED)."""
+    monkeypatch.setenv("PARITY_OPT19", "/nonexistent")
+    monkeypatch.delenv("CI", raising=False)
+    rc = cli.main(["verify", "--only", "ir_core", "--flavor", "llvm20"])
+    text = capsys.readouterr().out
+    assert rc == 1, text
+    assert "WARNING: lane(s) llvm20 SKIPPED" in text
+    assert text.rstrip().splitlines()[-1] == "RESULT: INCOMPLETE (skipped lanes: llvm20)"
+    monkeypatch.setenv("CI", "1")
+    assert cli.main(["verify", "--only", "ir_core", "--flavor", "llvm20"]) == 1
+    assert capsys.readouterr().out.rstrip().endswith("RESULT: RED")

@@ -133,9 +133,12 @@ def test_missing_lane_is_skipped_never_passed_and_fails_under_ci(monkeypatch):
     [u] = rep.results
     assert u.status == SKIPPED and not u.failed
     assert rep.skipped_lanes() == ["llvm20"]
-    assert rep.green  # a developer machine: skipped, loudly, not failed
+    # a developer machine: skipped, loudly, not failed -- and never passed
+    assert rep.result == "INCOMPLETE" and not rep.green
+    assert rep.result_line() == "RESULT: INCOMPLETE (skipped lanes: llvm20)"
+    assert rep.to_json()["result"] == "INCOMPLETE" and rep.to_json()["skipped_lanes"] == ["llvm20"]
     monkeypatch.setenv("CI", "true")
-    assert u.failed and not rep.green
+    assert u.failed and not rep.green and rep.result == "RED"
 
 
 def test_typo_in_an_engine_intrinsic_table_is_caught(monkeypatch):

@@ -88,12 +88,23 @@ class VerifyReport:
         return sorted({fl for fl in self.flavors if not self.lanes[fl].available})
 
     @property
-    def green(self) -> bool:
+    def result(self) -> str:
+        """``GREEN``, ``RED`` (a failure; under CI a skipped lane is one) or
+        ``INCOMPLETE`` (nothing failed but a lane was skipped: never a pass)."""
         if not self.results or self.intrinsic_problems or self.failures():
-            return False
-        if L.ci() and self.skipped_lanes():
-            return False
-        return True
+            return "RED"
+        if self.skipped_lanes():
+            return "RED" if L.ci() else "INCOMPLETE"
+        return "GREEN"
+
+    @property
+    def green(self) -> bool:
+        return self.result == "GREEN"
+
+    def result_line(self) -> str:
+        """The last line of ``parity verify``: ``RESULT: GREEN|RED|INCOMPLETE (skipped lanes: ...)``."""
+        r = self.result
+        return f"RESULT: {r}" + (f" (skipped lanes: {', '.join(self.skipped_lanes())})" if r == "INCOMPLETE" else "")
 
     def summary(self) -> dict:
         compiled = [r for r in self.results if r.isa is not None]
@@ -126,7 +137,8 @@ class VerifyReport:
     def to_json(self) -> dict:
         return {
             "format": 1,
-            "result": "GREEN" if self.green else "RED",
+            "result": self.result,
+            "skipped_lanes": self.skipped_lanes(),
             "engine": self.engine,
             "flavors": list(self.flavors),
             "ci": L.ci(),
@@ -518,7 +530,7 @@ def print_report(rep: VerifyReport, *, table: bool = False) -> None:
     skipped = rep.skipped_lanes()
     if skipped:
         print(f"WARNING: lane(s) {', '.join(skipped)} SKIPPED: that text was NOT checked by any LLVM "
-              + ("(CI: this is a failure)" if L.ci() else "(under CI this is a failure)"))
+              + ("(CI: this is a failure)" if L.ci() else "(the result is INCOMPLETE, exit 1; under CI a failure)"))
 
 
 # --- CLI ----------------------------------------------------------------------
@@ -551,5 +563,5 @@ def cmd_verify(args) -> int:
     print_report(rep, table=args.report)
     if args.json:
         write_json(args.json, rep.to_json())
-    print(f"RESULT: {'GREEN' if rep.green else 'RED'}")
+    print(rep.result_line())
     return 0 if rep.green else 1
