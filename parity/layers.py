@@ -172,19 +172,19 @@ def _engines():
 
 
 def cmd_layers(args) -> int:
-    from python_engine.emit import EmitError, default_catalog, plan_layer
+    from python_engine.emit import EmitError, check_target, default_catalog, plan_layer, select_layers
     from python_engine.miopen import ProblemInputError, parse_catalog
     py, cpp = _engines()
     path = args.file or default_catalog()
     try:
+        why = check_target(py, args.arch, args.flavor, args.cus)
+        if why:
+            raise EmitError(why)
         with open(path, encoding="utf-8") as f:
-            layers = parse_catalog(f.read(), path)
-    except (OSError, ProblemInputError) as e:
+            layers = select_layers(parse_catalog(f.read(), path), args.only, path)
+    except (OSError, ProblemInputError, EmitError) as e:
         print(f"parity layers: {e}", file=sys.stderr)
         return 2
-    if args.only:
-        want = set(args.only.split(","))
-        layers = [l for l in layers if l.name in want]
     t0 = time.perf_counter()
     rows, plans, failures = [], [], 0
     for layer in layers:
@@ -250,7 +250,7 @@ def cmd_layers(args) -> int:
 
 def cmd_emit(args) -> int:
     from python_engine.emit import main
-    argv = ([args.command] if args.command else []) + (["--catalog", args.catalog] if args.catalog else []) + \
+    argv = ([args.command] if args.command is not None else []) + (["--catalog", args.catalog] if args.catalog else []) + \
         ["--out", args.out, "--engine", args.engine, "--arch", args.arch, "--flavor", args.flavor,
          "--cus", str(args.cus)] + (["--dtype", args.dtype] if args.dtype else []) + \
         (["--only", args.only] if args.only else [])
@@ -316,7 +316,8 @@ def add_commands(sub) -> None:
     e.add_argument("--engine", default="python", choices=("python", "cpp"))
     e.add_argument("--arch", default="gfx1250")
     e.add_argument("--flavor", default="llvm23")
-    e.add_argument("--dtype", choices=("bf16", "fp16"))
+    e.add_argument("--dtype", choices=("bf16", "fp16"),
+                   help="the precision of plain 'conv' (fp32) layers; convbfp16/convfp16 layers keep theirs")
     e.add_argument("--cus", type=int, default=0)
     e.add_argument("--only", metavar="NAME[,NAME]")
     e.set_defaults(func=cmd_emit)
@@ -326,7 +327,8 @@ def add_commands(sub) -> None:
     la.add_argument("file", nargs="?", help="catalog file (default: parity/data/layers.txt)")
     la.add_argument("--arch", default="gfx1250")
     la.add_argument("--flavor", default="llvm23")
-    la.add_argument("--dtype", choices=("bf16", "fp16"))
+    la.add_argument("--dtype", choices=("bf16", "fp16"),
+                    help="the precision of plain 'conv' (fp32) layers; convbfp16/convfp16 layers keep theirs")
     la.add_argument("--cus", type=int, default=0)
     la.add_argument("--tile", type=int, default=None, help=argparse_suppress())
     la.add_argument("--only", metavar="NAME[,NAME]")

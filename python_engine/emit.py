@@ -10,6 +10,8 @@ and ``conv_fwd_split_k_reduce`` (the IR) — so ``engine`` may be
 Per layer: ``<dir>/<layer>.plan.json`` and one ``<kernel>.ll`` per kernel the
 layer needs (Stage 1, the reduce kernel when Stage 2 runs). Vector widths are
 the largest of 8, 4, 2, 1 dividing the folded problem's channels per group.
+``--dtype`` is the precision of plain ``conv`` (fp32) lines only; a
+``convbfp16`` / ``convfp16`` line keeps its own.
 """
 from __future__ import annotations
 
@@ -127,11 +129,15 @@ def _ident(policy: dict, key: str) -> dict:
 
 def plan_layer(E, layer: Layer, arch: str = DEFAULT_ARCH, flavor: str = DEFAULT_FLAVOR, dtype: str | None = None,
                cus: int = 0, spec: dict | None = None, lower: bool = True) -> LayerPlan:
-    """Resolve, select and (``lower``) emit one layer with engine ``E``."""
-    dt = dtype or layer.dtype
-    if dt == "fp32":
+    """Resolve, select and (``lower``) emit one layer with engine ``E``.
+
+    ``dtype`` (``--dtype``) is the precision of a plain ``conv`` (fp32) layer;
+    a ``convbfp16`` / ``convfp16`` layer keeps its own precision."""
+    dt = layer.dtype if layer.dtype != "fp32" else dtype
+    if dt is None:
         raise EmitError(f"layer {layer.name} is fp32 (MIOpenDriver 'conv'); the kernels are bf16/fp16: "
-                        f"pass --dtype bf16 or --dtype fp16 to emit it at that precision")
+                        f"write it as convbfp16 or convfp16, or pass --dtype bf16 or --dtype fp16 "
+                        f"to build the plain 'conv' layers at that precision")
     p = layer.problem
     base = dict(spec or {})
     base.setdefault("split_k", -1)
@@ -181,6 +187,8 @@ def write_layer(lp: LayerPlan, out_dir: str) -> list:
             f.write(text)
         files[name] = os.path.basename(path)
         paths.append(path)
+    if os.path.basename(lp.layer.name) != lp.layer.name or lp.layer.name.startswith("."):
+        raise EmitError(f"layer name {lp.layer.name!r} would leave the output directory")
     path = os.path.join(out_dir, f"{lp.layer.name}.plan.json")
     with open(path, "w", encoding="utf-8", newline="\n") as f:
         json.dump(lp.to_json(files), f, indent=2, sort_keys=False)
@@ -199,11 +207,41 @@ def summary_line(lp: LayerPlan) -> str:
 
 
 def load_layers(args_line: str | None, catalog: str | None) -> list:
-    from .miopen import parse_catalog, parse_line
-    if args_line:
-        return [parse_line(args_line)]
+    """The layer of one command-line command (``args_line``, an unsafe ``name:``
+    made safe) or of a catalog file. Raises ProblemInputError or OSError."""
+    from .miopen import parse_catalog, parse_command_line
+    if args_line is not None:
+        return [parse_command_line(args_line)]
     with open(catalog, encoding="utf-8") as f:
         return parse_catalog(f.read(), catalog)
+
+
+def check_target(E, arch: str, flavor: str, cus: int) -> str | None:
+    """Why ``arch`` / ``flavor`` / ``cus`` cannot emit any layer with engine ``E``, or None."""
+    if not 0 <= cus <= 65536:
+        return f"--cus must be 0 (the arch table's count) or 1..65536, got {cus}"
+    why = E.validate("conv_implicit_gemm", {"dtype": "bf16"}, arch, flavor)
+    if why:
+        opt = "--flavor" if why.startswith("flavor") else "--arch"
+        return f"{opt}: {why}"
+    return None
+
+
+def select_layers(layers: list, only: str | None, source: str) -> list:
+    """``layers`` (``only``: the comma-separated names, in catalog order). EmitError
+    when nothing is left or a name in ``only`` is no layer of ``source``."""
+    if not layers:
+        raise EmitError(f"{source} has no layers (only comments and blank lines)")
+    if only is None:
+        return layers
+    want = only.split(",")
+    names = [l.name for l in layers]
+    unknown = [w for w in want if w not in names]
+    if unknown:
+        known = ", ".join(names[:6]) + (f", ... ({len(names)} layers)" if len(names) > 6 else "")
+        raise EmitError(f"--only: no layer named {', '.join(repr(u) for u in unknown)} in {source} "
+                        f"(known: {known})")
+    return [l for l in layers if l.name in want]
 
 
 def default_catalog() -> str:
@@ -229,29 +267,40 @@ def main(argv=None) -> int:
     ap.add_argument("--engine", default="python", choices=("python", "cpp"))
     ap.add_argument("--arch", default=DEFAULT_ARCH)
     ap.add_argument("--flavor", default=DEFAULT_FLAVOR)
-    ap.add_argument("--dtype", choices=("bf16", "fp16"), help="override the layer's precision")
-    ap.add_argument("--cus", type=int, default=0, help="the device's CU count (default: the arch table's)")
+    ap.add_argument("--dtype", choices=("bf16", "fp16"),
+                    help="the precision of plain 'conv' (fp32) layers; convbfp16/convfp16 layers keep theirs")
+    ap.add_argument("--cus", type=int, default=0, help="the device's CU count (default 0: the arch table's)")
     ap.add_argument("--only", metavar="NAME[,NAME]", help="only these layers of the catalog")
     a = ap.parse_args(argv)
     E = importlib.import_module("python_engine" if a.engine == "python" else "cpp_engine")
-    try:
-        layers = load_layers(a.command, a.catalog or (None if a.command else default_catalog()))
-    except (ProblemInputError, OSError) as e:
-        print(f"error: {e}", file=sys.stderr)
+
+    def fail(msg):
+        print(f"error: {msg}", file=sys.stderr)
         return 2
-    if a.only:
-        want = a.only.split(",")
-        layers = [l for l in layers if l.name in want]
+    if a.command is not None and a.catalog:
+        return fail("give one MIOpenDriver command or --catalog FILE, not both")
+    why = check_target(E, a.arch, a.flavor, a.cus)
+    if why:
+        return fail(why)
+    source = "the command" if a.command is not None else (a.catalog or default_catalog())
+    try:
+        layers = select_layers(load_layers(a.command, None if a.command is not None else source), a.only, source)
+    except (ProblemInputError, OSError, EmitError) as e:
+        return fail(e)
     t0 = time.perf_counter()
-    rc = 0
+    failed = 0
     for layer in layers:
         try:
             lp = plan_layer(E, layer, a.arch, a.flavor, a.dtype, a.cus)
         except (EmitError, E.SpecRejected) as e:
             print(f"error: {getattr(e, 'reason', e)}", file=sys.stderr)
-            rc = 1
+            failed += 1
             continue
         write_layer(lp, a.out)
         print(summary_line(lp))
+    if failed:
+        print(f"error: {failed} of {len(layers)} layer(s) failed; {len(layers) - failed} written into {a.out}/",
+              file=sys.stderr)
+        return 1
     print(f"{len(layers)} layer(s) with the {a.engine} engine into {a.out}/ in {time.perf_counter() - t0:.2f} s")
-    return rc
+    return 0

@@ -17,9 +17,15 @@ catalogs say NHWC explicitly). ``conv`` is fp32, which the kernels do not
 support: it parses (dtype ``fp32``) and the emitter asks for ``--dtype``.
 Harmless run flags (``-t -V -i -w -s``) are accepted and ignored. Every error
 names the flag or token at fault.
+
+Layer names name output files, so a ``name:`` is letters, digits and
+``_ . + -`` without a leading dot (:func:`check_name`; catalogs refuse
+others). A command-line layer (:func:`parse_command_line`) gets a safe name:
+its ``name:`` made safe, or one derived from its command and flags.
 """
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass
 
@@ -60,17 +66,71 @@ class Layer:
                 f"-g {p.groups} -F 1 --in_layout NHWC --fil_layout NHWC --out_layout NHWC")
 
 
-def parse_line(line: str, name: str | None = None) -> Layer:
-    """One MIOpenDriver command (optionally ``name:`` first). Raises ProblemInputError."""
+NAME_RULE = "letters, digits and _ . + - only, not starting with a dot"
+_NAME_RE = re.compile(r"[A-Za-z0-9_+-][A-Za-z0-9_.+-]*\Z")
+
+
+def check_name(name: str) -> str:
+    """``name`` if it is a safe layer name (it names ``<out>/<name>.plan.json``), else ProblemInputError."""
+    if not _NAME_RE.match(name):
+        raise ProblemInputError(f"layer name {name!r} is not allowed: a name is {NAME_RULE} "
+                                f"(it names the file <name>.plan.json in the output directory)")
+    return name
+
+
+def safe_name(name: str) -> str:
+    """``name`` made safe: characters outside [A-Za-z0-9_.+-] become ``_``, leading dots are dropped."""
+    out = re.sub(r"[^A-Za-z0-9_.+-]", "_", name).lstrip(".")
+    return out or "layer"
+
+
+def derived_name(dtype: str, p: ConvProblem) -> str:
+    """A name for a layer given without one: the command word and the problem's flags."""
+    cmd = {v: k for k, v in COMMANDS.items()}[dtype]
+    return (f"{cmd}_n{p.N}_c{p.C}_H{p.H}_W{p.W}_k{p.K}_y{p.Y}_x{p.X}_p{p.pad_h}_q{p.pad_w}_u{p.stride_h}"
+            f"_v{p.stride_w}_l{p.dil_h}_j{p.dil_w}_g{p.groups}")
+
+
+def split_name(line: str) -> tuple:
+    """``(name or None, command text)`` of ``[name:] command``."""
     text = line.strip()
     if ":" in text.split(" ", 1)[0]:
         head, text = text.split(":", 1)
-        name = name or head.strip()
-        text = text.strip()
+        return head.strip(), text.strip()
+    return None, text
+
+
+def parse_line(line: str, name: str | None = None) -> Layer:
+    """One MIOpenDriver command (optionally ``name:`` first). Raises ProblemInputError,
+    also for a name that is not safe as a file name (:data:`NAME_RULE`). Without a
+    name, the layer is named after its command and flags (:func:`derived_name`)."""
+    given, text = split_name(line)
+    layer = parse_words(_words(text), line.strip())
+    name = name if name is not None else given
+    return layer if name is None else Layer(check_name(name), layer.dtype, layer.problem, layer.line)
+
+
+def parse_command_line(line: str) -> Layer:
+    """A layer given on the command line (``emit COMMAND``, ``run``): like
+    :func:`parse_line`, but an unsafe ``name:`` is made safe (:func:`safe_name`)
+    instead of refused."""
+    given, text = split_name(line)
+    layer = parse_words(_words(text), line.strip())
+    return layer if given is None else Layer(safe_name(given), layer.dtype, layer.problem, layer.line)
+
+
+def _words(text: str) -> list:
     try:
-        toks = shlex.split(text)
+        return shlex.split(text)
     except ValueError as e:
         raise ProblemInputError(f"cannot split the line into words: {e}") from None
+
+
+def parse_words(toks: list, line: str | None = None) -> Layer:
+    """The words of one MIOpenDriver command (``[MIOpenDriver] conv... flags``), already
+    split. The layer is named after its command and flags. Raises ProblemInputError."""
+    toks = list(toks)
+    line = " ".join(shlex.quote(t) for t in toks) if line is None else line
     if toks and toks[0].rsplit("/", 1)[-1] == "MIOpenDriver":
         toks = toks[1:]
     if not toks:
@@ -133,7 +193,7 @@ def parse_line(line: str, name: str | None = None) -> Layer:
             or p.dil_w * (p.X - 1) + 1 > p.W + 2 * p.pad_w:
         raise ProblemInputError(f"flags -y {p.Y} -x {p.X} (dilated by -l {p.dil_h} -j {p.dil_w}) do not fit "
                                 f"the padded input -H {p.H} -W {p.W} with -p {p.pad_h} -q {p.pad_w}")
-    return Layer(name or "layer", COMMANDS[cmd], p, line.strip())
+    return Layer(derived_name(COMMANDS[cmd], p), COMMANDS[cmd], p, line.strip())
 
 
 def parse_catalog(text: str, source: str = "<catalog>") -> list:
@@ -145,11 +205,10 @@ def parse_catalog(text: str, source: str = "<catalog>") -> list:
         if not s:
             continue
         try:
-            layer = parse_line(s, None)
+            given, _ = split_name(s)
+            layer = parse_line(s, None if given is not None else f"line{n}")
         except ProblemInputError as e:
             raise ProblemInputError(f"{source}:{n}: {e}") from None
-        if layer.name == "layer":
-            layer = Layer(f"line{n}", layer.dtype, layer.problem, layer.line)
         if layer.name in names:
             raise ProblemInputError(f"{source}:{n}: layer name {layer.name!r} is used twice")
         names.add(layer.name)

@@ -164,3 +164,98 @@ def test_parity_aot(tmp_path, capsys):
     assert "92 AOT jobs at llvm23" in out and "every job IDENTICAL" in out
     assert len(list(tmp_path.glob("*.ll"))) == 92 and (tmp_path / "jobs.tsv").exists()
     assert parity_main(["aot", "--flavor", "llvm19"]) == 2
+
+
+# -- layer names (files in --out), runs that do nothing, failure messages, --dtype -------------
+
+@pytest.mark.parametrize("name", ["../escaped", "a/b", "..", ".hidden", "x\\y", "a*b", ""])
+def test_catalog_rejects_unsafe_layer_names(name, tmp_path):
+    with pytest.raises(ProblemInputError) as e:
+        parse_catalog(f"ok: {SMALL}\n{name}: {SMALL}\n", "cat.txt")
+    assert str(e.value).startswith(f"cat.txt:2: layer name {name!r} is not allowed: a name is letters, digits "
+                                   f"and _ . + - only, not starting with a dot")
+
+
+def test_catalog_escape_writes_nothing_outside(tmp_path):
+    cat = tmp_path / "cat.txt"
+    cat.write_text(f"../escaped: {SMALL}\n")
+    r = subprocess.run([sys.executable, "-m", "python_engine", "emit", "--catalog", str(cat), "--out",
+                        str(tmp_path / "out" / "o")], capture_output=True, text=True)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.startswith(f"error: {cat}:1: layer name '../escaped' is not allowed"), r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_command_line_layer_gets_a_safe_name(tmp_path, capsys):
+    from python_engine.emit import main as emit_main
+    from python_engine.miopen import parse_command_line
+    assert parse_command_line("../up/x: " + SMALL).name == "_up_x"
+    plain = parse_command_line(SMALL)
+    assert plain.name == "convbfp16_n1_c512_H7_W7_k512_y3_x3_p1_q1_u1_v1_l1_j1_g1"
+    out = tmp_path / "a" / "b"
+    assert emit_main(["../escaped: " + SMALL, "--out", str(out)]) == 0
+    assert sorted(p.name for p in tmp_path.rglob("*.plan.json")) == ["_escaped.plan.json"]
+    assert (out / "_escaped.plan.json").exists()
+
+
+def test_runs_that_do_nothing_are_errors(tmp_path, capsys):
+    from python_engine.emit import main as emit_main
+    empty = tmp_path / "empty.txt"
+    empty.write_text("# only a comment\n\n")
+    assert parity_main(["layers", "--only", "nonexistent", "--no-verify", "--no-numerics"]) == 2
+    err = capsys.readouterr().err
+    assert "--only: no layer named 'nonexistent'" in err and "resnet50_b1_conv1" in err
+    assert parity_main(["layers", str(empty)]) == 2
+    cap = capsys.readouterr()
+    assert "has no layers" in cap.err and "GREEN" not in cap.out
+    assert emit_main(["--only", "typo", "--out", str(tmp_path / "o")]) == 2
+    assert "--only: no layer named 'typo'" in capsys.readouterr().err
+    assert emit_main(["--catalog", str(empty), "--out", str(tmp_path / "o")]) == 2
+    assert "empty.txt has no layers" in capsys.readouterr().err
+    assert emit_main(["", "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err.strip() == "error: empty command: expected conv, convfp16 or convbfp16"
+    assert parity_main(["emit", "", "--out", str(tmp_path / "o")]) == 2
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["--arch", "gfx950"], "error: --arch: arch gfx950 has no 16x16x32 WMMA (conv_implicit_gemm requires gfx1250)"),
+    (["--arch", "gfx999"], "error: --arch: arch 'gfx999' is not one of gfx1250"),
+    (["--flavor", "llvm99"], "error: --flavor: flavor 'llvm99' is not one of llvm20, llvm22, llvm23, llvm24"),
+    (["--cus", "-5"], "error: --cus must be 0 (the arch table's count) or 1..65536, got -5"),
+])
+def test_emit_validates_target_up_front(argv, msg, tmp_path, capsys):
+    from python_engine.emit import main as emit_main
+    for engine in ("python", "cpp"):
+        assert emit_main(["--out", str(tmp_path / "o"), "--engine", engine] + argv) == 2
+        cap = capsys.readouterr()
+        assert cap.err.startswith(msg) and len(cap.err.strip().splitlines()) == 1, cap.err
+        assert cap.out == ""
+    assert parity_main(["layers", "--no-verify", "--no-numerics"] + argv) == 2
+    assert msg[len("error: "):] in capsys.readouterr().err
+
+
+def test_emit_failure_has_no_success_summary(tmp_path, capsys):
+    from python_engine.emit import main as emit_main
+    cat = tmp_path / "cat.txt"
+    cat.write_text(f"good: {SMALL}\nfp32: conv -n 1 -c 8 -H 8 -W 8 -k 8 -y 3 -x 3\n")
+    assert emit_main(["--catalog", str(cat), "--out", str(tmp_path / "o")]) == 1
+    cap = capsys.readouterr()
+    assert "layer(s) with the python engine" not in cap.out
+    assert "error: layer fp32 is fp32 (MIOpenDriver 'conv'); the kernels are bf16/fp16: write it as convbfp16 " \
+           "or convfp16, or pass --dtype bf16 or --dtype fp16" in cap.err
+    assert cap.err.rstrip().endswith("error: 1 of 2 layer(s) failed; 1 written into " + str(tmp_path / "o") + "/")
+    assert emit_main(["conv -n 1 -c 8 -H 8 -W 8 -k 8 -y 3 -x 3", "--out", str(tmp_path / "p")]) == 1
+    assert "error: layer conv_n1_c8_H8_W8_k8_y3_x3_p0_q0_u1_v1_l1_j1_g1 is fp32" in capsys.readouterr().err
+
+
+def test_dtype_applies_to_plain_conv_lines_only(both, tmp_path, capsys):
+    py, _ = both
+    bf = parse_line("b: " + SMALL)
+    assert plan_layer(py, bf, dtype="fp16").conv_spec["dtype"] == "bf16"  # the line's dtype wins
+    fp32 = parse_line("f: conv -n 1 -c 8 -H 8 -W 8 -k 8 -y 3 -x 3")
+    assert plan_layer(py, fp32, dtype="fp16").conv_spec["dtype"] == "fp16"
+    from python_engine.emit import main as emit_main
+    assert emit_main(["b: " + SMALL, "--dtype", "fp16", "--out", str(tmp_path)]) == 0
+    plan = json.loads((tmp_path / "b.plan.json").read_text())
+    assert plan["dtype"] == "bf16" and plan["kernels"][0]["spec"]["dtype"] == "bf16"
