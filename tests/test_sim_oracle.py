@@ -60,11 +60,16 @@ def _two_phase_lds(barrier_between_rounds: bool, threads: int = 64) -> str:
     x = b.load(T.FLOAT, b.gep(T.FLOAT, fn.param("in"), [t64], "pin"), 4, "x")
     pl = b.gep(T.FLOAT, lds, [tid], "pl")
     b.store(x, pl, 4)
-    b.call("s_barrier", [])
+
+    def barrier():  # the fences make the LDS writes visible across the barrier (docs/sim.md)
+        b.fence("workgroup", "release")
+        b.call("s_barrier", [])
+        b.fence("workgroup", "acquire")
+    barrier()
     x2 = b.fadd(x, x, "xx")
     b.store(x2, pl, 4)
     if barrier_between_rounds:
-        b.call("s_barrier", [])
+        barrier()
     rev = b.sub(i32(threads - 1), tid, "rev")
     y = b.load(T.FLOAT, b.gep(T.FLOAT, lds, [rev], "pr"), 4, "y")
     b.store(y, b.gep(T.FLOAT, fn.param("out"), [t64], "pout"), 4)

@@ -88,6 +88,12 @@ class LaneConflict(SimError):
     """Lanes of one store wrote different bytes to the same address."""
 
 
+class VisibilityError(SimError):
+    """A read of bytes another wave/workgroup wrote in an earlier barrier phase
+    without the release fence / barrier / acquire fence chain that makes the
+    write visible (the memory-visibility model, docs/sim.md)."""
+
+
 # -- values ----------------------------------------------------------------------------
 
 class Memory:
@@ -129,6 +135,10 @@ _CONTROL_BARRIER = "barrier"
 _CONTROL_CLUSTER = "cluster barrier"
 _CONTROL_RET = "ret"
 
+#: syncscope -> level; a fence of level >= L orders for scope L (1 workgroup, 2 cluster)
+SCOPE_LEVEL = {"singlethread": 0, "wavefront": 0, "workgroup": 1, "cluster": 2, "agent": 3, "system": 4}
+NEVER = np.int64(1) << np.int64(62)   # "no such release fence (yet)"
+
 
 # -- race shadow -------------------------------------------------------------------------
 
@@ -139,13 +149,15 @@ class Shadow:
     one cluster with a cluster barrier between them. Writes that leave the
     bytes unchanged never race (surplus lanes re-store identical bytes)."""
 
-    __slots__ = ("wa", "wg", "wph", "wcph", "ra", "rg", "rc", "rph", "rcph")
+    __slots__ = ("wa", "wg", "wph", "wcph", "wn1", "wn2", "ra", "rg", "rc", "rph", "rcph")
 
     def __init__(self, n: int):
         self.wa = np.full(n, -1, np.int64)     # writer agent
         self.wg = np.full(n, -1, np.int64)     # writer workgroup
         self.wph = np.zeros(n, np.int64)       # writer's workgroup phase
         self.wcph = np.zeros(n, np.int64)      # writer's cluster phase
+        self.wn1 = np.zeros(n, np.int64)       # writer's count of workgroup(+)-scope releases before the write
+        self.wn2 = np.zeros(n, np.int64)       # ... of cluster(+)-scope releases
         self.ra = np.full(n, -1, np.int64)     # reader agent (-2 several)
         self.rg = np.full(n, -1, np.int64)     # reader workgroup (-2 several)
         self.rc = np.full(n, -1, np.int64)     # reader cluster (-2 several)
@@ -170,6 +182,7 @@ class Shadow:
                 raise RaceError(f"race: {what} reads byte offset {int(sel[k])} of {mem.label()}, "
                                 f"written by {X.launch.agent_name(int(wa[cand][k]))} with no barrier "
                                 f"between the write and this read by {X.launch.agent_name(X.agent)}")
+            self._visible(sel, wa[cand], wg, X, mem, what)
         ra = self.ra[idx]
         rg = self.rg[idx]
         rc = self.rc[idx]
@@ -181,6 +194,49 @@ class Shadow:
         self.rc[idx] = np.where(prev_ordered | same_cl, X.cli, -2)
         self.rph[idx] = np.where(prev_ordered, X.wg.phase, np.maximum(self.rph[idx], X.wg.phase))
         self.rcph[idx] = np.where(prev_ordered, X.cl.phase, np.maximum(self.rcph[idx], X.cl.phase))
+
+    def _visible(self, sel, wa, wg, X, mem: Memory, what: str):
+        """The memory-visibility model: bytes ``sel`` written by other waves
+        ``wa`` (workgroups ``wg``) and ordered before this read by a barrier
+        are visible only through release fence -> barrier -> acquire fence:
+        the writer's first release fence of at least the needed scope after
+        the write lies in a barrier phase that has ended for the reader, and
+        the reader's last acquire fence of that scope came after that barrier.
+        Same workgroup: workgroup scope and workgroup phases (any barrier);
+        other workgroups of the cluster: cluster scope and cluster phases."""
+        run = X.launch
+        same = wg == X.wgi
+        for level, m in ((2, ~same), (1, same)):
+            if not m.any():
+                continue
+            a = wa[m]
+            b = sel[m]
+            if level == 1:
+                n, rel, cur, acq = self.wn1[b], run.rel1, X.wg.phase, X.acq1
+            else:
+                n, rel, cur, acq = self.wn2[b], run.rel2, X.cl.phase, X.acq2
+            cap = rel.shape[1]
+            rp = np.where(n < cap, rel[a, np.minimum(n, cap - 1)], NEVER)
+            no_rel = rp >= cur           # no release fence before a barrier this reader passed
+            no_acq = acq < rp + 1        # no acquire fence after that barrier
+            bad = no_rel | no_acq
+            if bad.any():
+                k = int(np.argmax(bad))
+                scope = "workgroup" if level == 1 else "cluster"
+                bar = "s.barrier" if level == 1 else "s.cluster.barrier"
+                writer = run.agent_name(int(a[k]))
+                reader = run.agent_name(X.agent)
+                if no_rel[k]:
+                    miss = (f"the writer ({writer}) executed no release fence of {scope} scope or wider "
+                            f"between the write and a {bar} before this read: missing "
+                            f"`fence syncscope(\"{scope}\") release` before {bar}")
+                else:
+                    miss = (f"the reader ({reader}) executed no acquire fence of {scope} scope or wider "
+                            f"after the {bar} that follows the writer's release: missing "
+                            f"`fence syncscope(\"{scope}\") acquire` after {bar}")
+                raise VisibilityError(f"visibility: {what} by {reader} reads byte offset {int(b[k])} of "
+                                      f"{mem.label()} written by {writer} in an earlier barrier phase, but "
+                                      f"{miss}")
 
     def write(self, idx: np.ndarray, changed: np.ndarray, X, mem: Memory, what: str):
         idx = idx.ravel()
@@ -203,6 +259,8 @@ class Shadow:
             raise RaceError(f"race: {what} changes byte offset {int(idx[k])} of {mem.label()} that {who} "
                             f"read with no barrier before this write by {X.launch.agent_name(X.agent)}")
         upd = idx[changed | w_ok]
+        self.wn1[upd] = X.nrel1
+        self.wn2[upd] = X.nrel2
         self.wa[upd] = X.agent
         self.wg[upd] = X.wgi
         self.wph[upd] = X.wg.phase
@@ -471,7 +529,20 @@ class Kernel:
             if ins.extra["scope"] not in ("workgroup", "cluster", "agent", "system", "wavefront", "singlethread"):
                 raise Unsupported(f"fence scope {ins.extra['scope']}")
 
+            level = SCOPE_LEVEL[ins.extra["scope"]]
+            ordering = ins.extra["ordering"]
+            if ordering not in ("release", "acquire", "acq_rel", "seq_cst"):
+                raise Unsupported(f"fence ordering {ordering}")
+            rel = ordering != "acquire"
+            acq = ordering != "release"
+
             def f(R, X):
+                if rel and level >= 1:
+                    X.launch.release(X, level)
+                if acq and level >= 1:
+                    X.acq1 = X.wg.phase
+                    if level >= 2:
+                        X.acq2 = X.cl.phase
                 return None
             return f
         if op == "br":

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .core import (WAVE, BarrierMismatch, Memory, Ptr, RaceError, SimError, Unsupported, _CONTROL_BARRIER,
+from .core import (NEVER, WAVE, BarrierMismatch, Memory, Ptr, RaceError, SimError, Unsupported, _CONTROL_BARRIER,
                    _CONTROL_CLUSTER, _CONTROL_RET)
 
 
@@ -43,7 +43,8 @@ class _Phase:
 class Ctx:
     """What an instruction may ask about the wave executing it."""
 
-    __slots__ = ("tid", "wgid", "agent", "wgi", "cli", "wg", "cl", "S", "launch", "wave")
+    __slots__ = ("tid", "wgid", "agent", "wgi", "cli", "wg", "cl", "S", "launch", "wave",
+                 "nrel1", "nrel2", "acq1", "acq2")
 
 
 class _Wave:
@@ -56,6 +57,24 @@ class _Run:
         self.W = waves_per_wg
         self.names = names  # wg index -> (x, y, z)
         self.count = 0
+        # memory-visibility model: per wave (agent), the barrier phase of its k-th release
+        # fence of workgroup(+) scope (workgroup phases) and of cluster(+) scope (cluster
+        # phases); NEVER where there is none yet (docs/sim.md)
+        n = len(names) * waves_per_wg
+        self.rel1 = np.full((n, 8), NEVER, np.int64)
+        self.rel2 = np.full((n, 8), NEVER, np.int64)
+
+    def release(self, X, level: int) -> None:
+        for lv, attr, cnt, ph in ((1, "rel1", "nrel1", X.wg.phase), (2, "rel2", "nrel2", X.cl.phase)):
+            if level < lv:
+                break
+            arr = getattr(self, attr)
+            k = getattr(X, cnt)
+            if k >= arr.shape[1]:
+                arr = np.concatenate((arr, np.full_like(arr, NEVER)), axis=1)
+                setattr(self, attr, arr)
+            arr[X.agent, k] = ph
+            setattr(X, cnt, k + 1)
 
     def agent_name(self, agent: int) -> str:
         wgi, w = divmod(agent, self.W)
@@ -188,6 +207,8 @@ def _run_order(kernel, grid, block, cluster, args, bufs, rev, shadow, limit) -> 
                 X.S = S
                 X.launch = run
                 X.wave = w
+                X.nrel1 = X.nrel2 = 0
+                X.acq1 = X.acq2 = -1
                 wv = _Wave()
                 wv.R = list(template)
                 for s, ptr in lds_slots:

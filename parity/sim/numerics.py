@@ -8,10 +8,12 @@ buffers against a numpy reference, with the tolerance stated by the plan.
 Every launch runs in forward and reverse wave order (the emulator compares
 the two byte for byte). A config the emulator cannot run is a failure.
 
-Plans today: ``conv_fwd_split_k_reduce`` (bit-exact against a sequential fp32
-sum and an independent RNE cast), ``ir_core`` (exact). ``conv_implicit_gemm``
-has its plan here too (:func:`conv_cases`); it is picked up automatically
-once the family is registered and has parity configs.
+Plans: ``conv_fwd_split_k_reduce`` (bit-exact against a sequential fp32 sum
+and an independent RNE cast), ``ir_core`` (exact), ``conv_implicit_gemm``
+(:func:`conv_cases`: every launch -- grid, block, cluster shape, ks, ks_count,
+workspace bytes, every argument -- taken from the Python engine's
+``conv_launch`` plan of (spec, problem, degree); problems the plan does not
+admit are skipped, a config no problem admits fails).
 """
 from __future__ import annotations
 
@@ -41,6 +43,9 @@ class Launch:
     grid: tuple
     block: int
     args: dict           # param -> Buf | int | float
+    cluster: tuple = None       # None: the kernel's amdgpu-cluster-dims
+    kernel_name: str = None     # when given, the lowered kernel must have this name
+    lds_bytes: int = None       # when given, the kernel's LDS allocations must total this
 
 
 @dataclass
@@ -65,6 +70,7 @@ class Outcome:
     seconds: float = 0.0
     problems: list = field(default_factory=list)
     expected_errors: int = 0
+    skipped: list = field(default_factory=list)   # Skipped problems (not admitted by the launch plan)
 
 
 # -- conv_fwd_split_k_reduce ------------------------------------------------------------------
@@ -220,37 +226,131 @@ def ir_core_cases(spec: dict, arch: str) -> list:
     raise SimError(f"ir_core kernel {kind!r} has no numerics plan")
 
 
-# -- conv_implicit_gemm (plugs in when the family is registered) --------------------------
+# -- conv_implicit_gemm: every launch from the conv_launch plan ----------------------------
 
-#: (name, N, C, H, W, K, Y, X, stride, pad, dil, groups): partial M and N tiles, a
-#: reduction not a multiple of tile_k, padding, stride, dilation, groups, 1x1.
+#: (name, N, C, H, W, K, Y, X, stride, pad, dil, groups) for plain and two-stage binaries:
+#: partial M and N tiles, a reduction not a multiple of tile_k, padding, stride,
+#: dilation, groups, 1x1 (Kgemm 72, 48, 40).
 CONV_PROBLEMS = (
     ("pad_stride", 1, 8, 9, 7, 24, 3, 3, (2, 1), (1, 1), (1, 1), 1),
     ("dil_groups", 2, 16, 6, 6, 16, 3, 2, (1, 1), (2, 1), (2, 1), 2),
     ("one_by_one", 1, 40, 5, 5, 20, 1, 1, (1, 1), (0, 0), (1, 1), 1),
 )
+
+
+def cluster_problems(S: int, tk: int) -> tuple:
+    """Problems a cluster binary (``split_k_cluster = S``, ``tile_k = tk``) admits
+    with every one of its S slices carrying data: cpg = S*tk, so Kgemm = Y*X*S*tk
+    and the slicing rule gives ks = Y*X*tk, ks_count = S. Partial M and N tiles
+    (kpg 20 / 12 < tile_n; M 72 / 70 = one full 64-row tile and a partial one, or
+    one partial 128-row tile), 2 images each, padding + stride (1, 2) on the
+    3x3, 2 groups on the 1x1."""
+    c = S * tk
+    return (
+        (f"cl{S}_3x3_pad_stride", 2, c, 9, 7, 20, 3, 3, (1, 2), (1, 1), (1, 1), 1),
+        (f"cl{S}_1x1_groups", 2, 2 * c, 5, 7, 24, 1, 1, (1, 1), (0, 0), (1, 1), 2),
+    )
+
+
 CONV_TOLERANCE = ("|D - ref| <= 2*u_out*|ref| + (Kgemm+2)*2^-24*sum|a*b| + tiny, ref in float64 from the "
                   "rounded inputs (u_out = 2^-8 bf16, 2^-11 fp16); parity.reference.conv_tolerance")
+#: the reduce kernel Stage 2 runs (the conv_launch plan gives its arguments, not its spec)
+CONV_REDUCE = {"vector": 4, "threads": 256, "degree": 0}
+#: values the conv plan passes where the launch plan says ``caller``
+CONV_CALLER = {"scale": 0.75, "clamp_lo": -0.5, "clamp_hi": 0.5}
 
 
-def conv_cases(spec: dict, arch: str, reduce_spec_for=None) -> list:
-    """Cases of one conv_implicit_gemm spec (plain, two-stage + reduce, cluster)."""
+@dataclass
+class Skipped:
+    """A problem the conv_launch plan does not admit for this config (with its reason)."""
+
+    name: str
+    reason: str
+
+
+def parse_launch_plan(text: str) -> dict:
+    """The conv_launch plan text (docs/conv_launch.md) as data: header values
+    (ints, ``grid``/``block``/``cluster`` tuples, ``needs_stage2`` bool) and
+    ``args`` / ``stage2_args`` as ordered ``name -> value text``."""
+    out: dict = {"args": {}, "stage2_args": {}}
+    lines = text.split("\n")
+    if lines[-1] != "":
+        raise SimError("conv_launch plan text does not end with a newline")
+    section = None
+    for ln in lines[:-1]:
+        key, _, rest = ln.partition(" ")
+        if key == "args" or key == "stage2_args":
+            section = key
+            out[key + "_variant"] = rest
+        elif section is not None:
+            idx, name, eq, val = (ln.split(" ", 3) + ["", "", ""])[:4]
+            if eq != "=" or int(idx) != len(out[section]):
+                raise SimError(f"conv_launch plan: malformed argument line {ln!r}")
+            out[section][name] = val
+        elif key in ("grid", "block"):
+            out[key] = tuple(int(v) for v in rest.split())
+        elif key == "cluster":
+            out[key] = None if rest == "none" else tuple(int(v) for v in rest.split())
+        elif key == "needs_stage2":
+            out[key] = {"true": True, "false": False}[rest]
+        elif key in ("conv_launch", "variant"):
+            out["kernel" if key == "conv_launch" else key] = rest
+        else:
+            out[key] = int(rest)
+    return out
+
+
+def _plan_args(values: dict, floats: dict) -> dict:
+    """Kernel arguments from plan value texts: ``buffer t`` -> Buf(t); ``unused``
+    pointer -> a zero-byte buffer (any access is out of bounds); ``unused`` float
+    -> NaN; ``caller`` -> the plan's chosen value; decimal -> int."""
+    args = {}
+    for n, v in values.items():
+        if v.startswith("buffer "):
+            args[n] = Buf(v.split(" ", 1)[1])
+        elif v == "unused":
+            args[n] = Buf("null") if n.endswith("_ptr") else float("nan")
+        elif v == "caller":
+            args[n] = floats[n]
+        else:
+            args[n] = int(v)
+    return args
+
+
+def conv_degree(full: dict) -> int:
+    """The degree a launch of this binary asks for: 1 (plain), split_k (two-stage), S (cluster)."""
+    return full["split_k_cluster"] or full["split_k"]
+
+
+def conv_cases(spec: dict, arch: str, lowerer=None) -> list:
+    """Cases of one conv_implicit_gemm spec (plain, two-stage + reduce, cluster).
+    Grid, block, cluster shape, ks, ks_count, workspace bytes and every argument
+    come from the conv_launch plan of (spec, problem, degree); a problem the plan
+    does not admit is a :class:`Skipped`, and a config no problem admits fails."""
     from python_engine.kernels import conv_implicit_gemm as C
+    lowerer = lowerer or _Lowerer()
     dt = spec.get("dtype", "bf16")
     full = {f.name: spec.get(f.name, f.default) for f in C.FIELDS}
-    tm, tn, tk = full["tile_m"], full["tile_n"], full["tile_k"]
-    T = C.threads(full)
-    spk, skc = full["split_k"], full["split_k_cluster"]
+    S = full["split_k_cluster"]
+    degree = conv_degree(full)
+    cl_probs = cluster_problems(S, full["tile_k"]) if S else ()
+    problems = CONV_PROBLEMS + cl_probs
     rng = np.random.default_rng(99)
-    out = []
-    for (pname, N, Cc, H, W, K, Y, X, st, pd, dl, G) in CONV_PROBLEMS:
-        cpg, kpg = Cc // G, K // G
-        if cpg % full["vector_a"] or cpg % full["vector_b"]:
-            continue  # admission: the plan picks problems the config admits (see below)
-        Ho = ref.conv_out_size(H, Y, st[0], pd[0], dl[0])
-        Wo = ref.conv_out_size(W, X, st[1], pd[1], dl[1])
-        M = N * Ho * Wo
-        kg = Y * X * cpg
+    out, skipped = [], []
+    for (pname, N, Cc, H, W, K, Y, X, st, pd, dl, G) in problems:
+        prob = dict(N=N, C=Cc, H=H, W=W, K=K, Y=Y, X=X, stride_h=st[0], stride_w=st[1], pad_h=pd[0],
+                    pad_w=pd[1], dil_h=dl[0], dil_w=dl[1], groups=G)
+        text, reason = lowerer.launch_plan({**full, **prob, "degree": degree}, arch)
+        if reason:
+            skipped.append(Skipped(pname, reason))
+            continue
+        plan = parse_launch_plan(text)
+        a = plan["args"]
+        cpg = Cc // G
+        if pname in (c[0] for c in cl_probs) and not (plan["ks_count"] == S and plan["ks"] * S == int(a["Kgemm"])):
+            raise SimError(f"{pname}: the cluster problem does not give every one of the {S} slices "
+                           f"tile_k-aligned data (plan ks {plan['ks']}, ks_count {plan['ks_count']}, "
+                           f"Kgemm {a['Kgemm']})")
         xs = ref.round_bf16(rng.standard_normal((N, H, W, Cc))) if dt == "bf16" else \
             rng.standard_normal((N, H, W, Cc)).astype(np.float16).astype(np.float32)
         ws_ = ref.round_bf16(rng.standard_normal((K, Y, X, cpg))) if dt == "bf16" else \
@@ -260,40 +360,32 @@ def conv_cases(spec: dict, arch: str, reduce_spec_for=None) -> list:
         r64 = ref.conv_fwd(xs, ws_, **kw)
         asum = ref.conv_abs_fwd(xs, ws_, **kw)
         acc = full["acc_epilogue"]
-        scale, lo, hi = 0.75, -0.5, 0.5
+        scale, lo, hi = CONV_CALLER["scale"], CONV_CALLER["clamp_lo"], CONV_CALLER["clamp_hi"]
         e = r64 + bias if acc == "bias" else r64 * scale if acc == "scale" else \
             np.maximum(r64, 0) if acc == "relu" else np.clip(r64, lo, hi) if acc == "clamp" else r64
-        tol = ref.conv_tolerance(dt, kg, asum * (scale if acc == "scale" else 1.0), e)
-
-        def enc(a):
-            a = np.asarray(a, np.float32)
-            return ref.cast_bits(a, dt)
-        xb, wb = enc(xs), enc(ws_)
-        d = np.full(M * K, 0x7FC0 if dt == "bf16" else 0x7E00, np.uint16)
-        prob = dict(N=N, C=Cc, H=H, W=W, K=K, Y=Y, X=X, stride_h=st[0], stride_w=st[1], pad_h=pd[0], pad_w=pd[1],
-                    dil_h=dl[0], dil_w=dl[1], groups=G, Ho=Ho, Wo=Wo, M=M, kpg=kpg, cpg=cpg, Kgemm=kg)
-        args = {"x_ptr": Buf("x"), "x_bytes": xb.nbytes, "w_ptr": Buf("w"), "w_bytes": wb.nbytes,
-                "d_ptr": Buf("d"), "d_bytes": d.nbytes, "bias_ptr": Buf("bias"), "scale": scale,
-                "clamp_lo": lo, "clamp_hi": hi, **prob}
-        bufs = {"x": xb, "w": wb, "d": d, "bias": bias}
+        tol = ref.conv_tolerance(dt, int(a["Kgemm"]), asum * (scale if acc == "scale" else 1.0), e)
+        xb = ref.cast_bits(np.asarray(xs, np.float32), dt)
+        wb = ref.cast_bits(np.asarray(ws_, np.float32), dt)
+        # buffers sized by the plan's byte counts; the reference's sizes must agree
+        d = np.full(int(a["d_bytes"]) // 2, 0x7FC0 if dt == "bf16" else 0x7E00, np.uint16)
+        for nm, have, want in (("x_bytes", xb.nbytes, a["x_bytes"]), ("w_bytes", wb.nbytes, a["w_bytes"]),
+                               ("d_bytes", 2 * e.size, a["d_bytes"])):
+            if have != int(want):
+                raise SimError(f"{pname}: conv_launch plan {nm} = {want}, the reference has {have} bytes")
+        bufs = {"x": xb, "w": wb, "d": d, "bias": bias, "null": np.zeros(0, np.uint8)}
+        if plan["workspace_bytes"]:
+            bufs["ws"] = np.full(plan["workspace_bytes"] // 4, np.nan, np.float32)  # unwritten slabs fail
         kern = {"conv": ("conv_implicit_gemm", spec, arch)}
-        launches = []
-        if spk > 1:
-            ks_count = skc if skc else spk
-            ks = max(tk, math.ceil(math.ceil(kg / ks_count) / tk) * tk)
-            if skc:
-                ks = math.ceil(math.ceil(kg / skc) / tk) * tk
-            ws = np.full(ks_count * M * K, np.nan, np.float32)
-            bufs["ws"] = ws
-            args.update(ws_ptr=Buf("ws"), ws_bytes=ws.nbytes, ks=ks, ks_count=ks_count)
-        grid = (math.ceil(M / tm), math.ceil(kpg / tn), G * (ks_count if spk > 1 else 1))
-        launches.append(Launch("conv", grid, T, args))
-        if spk > 1 and not skc:
-            rspec = {"dtype": dt, "vector": 4, "threads": 256, "degree": 0}
+        launches = [Launch("conv", plan["grid"], plan["block"][0], _plan_args(a, CONV_CALLER),
+                           cluster=plan["cluster"] or (1, 1, 1), kernel_name=plan["kernel"],
+                           lds_bytes=plan["lds_bytes"])]
+        if plan["needs_stage2"]:
+            rspec = {"dtype": dt, **CONV_REDUCE}
             kern["reduce"] = ("conv_fwd_split_k_reduce", rspec, arch)
-            launches.append(Launch("reduce", (math.ceil(M * K / 1024), 1, 1), 256,
-                                   {"ws_ptr": Buf("ws"), "ws_bytes": ws.nbytes, "d_ptr": Buf("d"),
-                                    "d_bytes": d.nbytes, "M": M, "K": K, "ks_count": ks_count}))
+            r = plan["stage2_args"]
+            per_wg = CONV_REDUCE["threads"] * CONV_REDUCE["vector"]
+            launches.append(Launch("reduce", (math.ceil(int(r["M"]) * int(r["K"]) / per_wg), 1, 1),
+                                   CONV_REDUCE["threads"], _plan_args(r, CONV_CALLER)))
 
         def check(b, e=e, tol=tol, dt=dt):
             bits = b["d"]
@@ -306,10 +398,11 @@ def conv_cases(spec: dict, arch: str, reduce_spec_for=None) -> list:
             k = tuple(int(i) for i in np.unravel_index(int(np.argmax(bad)), e.shape))
             return [f"D{list(k)} (n, ho, wo, k) = {float(got[k])!r}, want {float(e[k])!r} +- {float(tol[k]):.3g} ({int(bad.sum())} of {bad.size} "
                     f"outside the tolerance)"]
-        out.append(Case(pname, kern, bufs, launches, check))
+        out.append(Case(f"{pname}_ks{plan['ks']}x{plan['ks_count']}", kern, bufs, launches, check))
     if not out:
-        raise SimError("no conv problem in CONV_PROBLEMS is admissible for this config")
-    return out
+        raise SimError("no conv problem is admitted by the conv_launch plan for this config: "
+                       + "; ".join(f"{s.name}: {s.reason}" for s in skipped))
+    return out + skipped
 
 
 PLANS = {
@@ -335,6 +428,13 @@ class _Lowerer:
             k = self.kernels[key] = Kernel(text)
         return k
 
+    def launch_plan(self, spec: dict, arch: str, flavor=FLAVOR) -> tuple:
+        """``(plan text, None)`` of an admitted conv_launch spec, else ``(None, reason)``."""
+        reason = self.E.validate("conv_launch", spec, arch, flavor)
+        if reason:
+            return None, reason
+        return self.E.lower("conv_launch", spec, arch, flavor).text, None
+
 
 def run_case(case: Case, lowerer, orders=("forward", "reverse")) -> tuple:
     bufs = {k: v.copy() for k, v in case.buffers.items()}
@@ -342,8 +442,14 @@ def run_case(case: Case, lowerer, orders=("forward", "reverse")) -> tuple:
     for la in case.launches:
         fam, spec, arch = case.kernels[la.kernel]
         k = lowerer.kernel(fam, spec, arch)
+        if la.kernel_name is not None and k.name != la.kernel_name:
+            raise SimError(f"the launch plan names kernel {la.kernel_name}, the lowered kernel is {k.name}")
+        if la.lds_bytes is not None:
+            lds = sum(g.ty.size for g in k.module.lds)
+            if lds != la.lds_bytes:
+                raise SimError(f"the launch plan says lds_bytes {la.lds_bytes}, kernel {k.name} allocates {lds}")
         args = {p: (bufs[v.name] if isinstance(v, Buf) else v) for p, v in la.args.items()}
-        st = k.launch(la.grid, la.block, args, orders=orders)
+        st = k.launch(la.grid, la.block, args, cluster=la.cluster, orders=orders)
         n += st.instructions
     return case.check(bufs), n
 
@@ -353,8 +459,11 @@ def run_config(family: str, cfg_name: str, spec: dict, arch: str, lowerer=None) 
     o = Outcome(family, cfg_name, True)
     t0 = time.perf_counter()
     try:
-        cases = PLANS[family][0](_with_defaults(family, spec), arch)
-        for case in cases:
+        plan = PLANS[family][0]
+        spec = _with_defaults(family, spec)
+        cases = plan(spec, arch, lowerer) if plan is conv_cases else plan(spec, arch)
+        o.skipped = [c for c in cases if isinstance(c, Skipped)]
+        for case in (c for c in cases if not isinstance(c, Skipped)):
             try:
                 probs, n = run_case(case, lowerer)
                 if case.expect_error is not None:
@@ -465,6 +574,9 @@ def cmd_numerics(args) -> int:
                   f"x 2 orders, {o.instructions} wave-instructions, {o.seconds:.2f}s", flush=True)
         for p in o.problems:
             print(f"    {p}", flush=True)
+        if args.verbose:
+            for sk in o.skipped:
+                print(f"    skipped {sk.name}: not admitted by the launch plan: {sk.reason}", flush=True)
     res = run_all(only, jobs, prog)
     wall = time.perf_counter() - t0
     fams = sorted({o.family for o in res} | set(only or []))
@@ -473,8 +585,11 @@ def cmd_numerics(args) -> int:
         rs = [o for o in res if o.family == f]
         bad = [o for o in rs if not o.ok]
         xe = sum(o.expected_errors for o in rs)
+        nsk = sum(len(o.skipped) for o in rs)
         print(f"{f}: {len(rs) - len(bad)}/{len(rs)} configs pass, {sum(o.cases for o in rs)} cases"
               + (f" ({xe} expected to be rejected by the emulator)" if xe else "")
+              + (f", {nsk} problem(s) skipped as not admitted by the launch plan (another problem of "
+                 f"the config admitted)" if nsk else "")
               + f", {sum(o.launches for o in rs)} launches x 2 wave orders; tolerance: {PLANS[f][1]}")
         green = green and not bad and bool(rs)
     for f in PLANS:

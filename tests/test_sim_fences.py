@@ -1,0 +1,129 @@
+"""The emulator's memory-visibility model (docs/sim.md): a write by one wave
+is visible to another wave of the workgroup only through a release fence of
+workgroup scope (or wider), a barrier, and an acquire fence of that scope in
+the reader; across the workgroups of a cluster the same with cluster scope and
+the cluster barrier. Deleting any of the fences the engines emit around
+``s.barrier`` / ``s.cluster.barrier`` (conv K loop and cshuffle LDS path,
+cluster fold, ir_core lds_barrier) is a VisibilityError naming the address,
+both parties and the missing fence; the unmodified kernels pass."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import python_engine.api as api
+from parity.sim import numerics as N
+from parity.sim.core import Kernel, VisibilityError
+
+ARCH = "gfx1250"
+
+
+def _fence_lines(text: str, scope: str, ordering: str) -> list:
+    want = f'fence syncscope("{scope}") {ordering}'
+    return [i for i, ln in enumerate(text.split("\n")) if ln.strip() == want]
+
+
+def _delete_line(text: str, index: int) -> str:
+    lines = text.split("\n")
+    del lines[index]
+    return "\n".join(lines)
+
+
+class _EditLowerer(N._Lowerer):
+    """Lowers every kernel of ``family`` (through the engine API, validated)
+    with ``edit(text)`` applied."""
+
+    def __init__(self, family: str, edit):
+        super().__init__("python")
+        self.family, self.edit = family, edit
+
+    def kernel(self, family, spec, arch, flavor="llvm23"):
+        if family != self.family:
+            return super().kernel(family, spec, arch, flavor)
+        key = ("edited", family, repr(sorted(spec.items())), arch, flavor)
+        if key not in self.kernels:
+            self.kernels[key] = Kernel(self.edit(api.lower(family, spec, arch, flavor).text))
+        return self.kernels[key]
+
+
+def _run(family, spec, edit=lambda t: t):
+    return N.run_config(family, "fences", spec, ARCH, _EditLowerer(family, edit))
+
+
+def _expect_missing(o, scope: str, ordering: str, where: str):
+    assert not o.ok
+    msg = "\n".join(o.problems)
+    assert "VisibilityError" in msg, msg
+    assert f'missing `fence syncscope("{scope}") {ordering}`' in msg, msg
+    assert "byte offset" in msg and where in msg and msg.count("wave") >= 2, msg
+
+
+# -- the kernels as emitted pass -------------------------------------------------------------
+
+UNMODIFIED = [
+    ("conv_implicit_gemm", {"epilogue": "cshuffle"}),
+    ("conv_implicit_gemm", {"pipeline": "wavelet", "num_load_waves": 1}),
+    ("conv_implicit_gemm", {"split_k": 4, "split_k_cluster": 4}),
+    ("conv_implicit_gemm", {"split_k": 4, "split_k_cluster": 4, "epilogue": "cshuffle"}),
+    ("ir_core", {"kernel": "lds_barrier", "threads": 64}),
+    ("ir_core", {"kernel": "lds_barrier", "threads": 64, "cluster": 4}),
+]
+
+
+@pytest.mark.parametrize("family,spec", UNMODIFIED, ids=lambda v: v if isinstance(v, str) else repr(v))
+def test_unmodified_kernels_pass(family, spec):
+    o = _run(family, spec)
+    assert o.ok and o.cases, o.problems
+
+
+# -- ir_core lds_barrier ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("ordering", ["release", "acquire"])
+def test_ir_core_lds_barrier_missing_fence(ordering):
+    text = api.lower("ir_core", {"kernel": "lds_barrier", "threads": 64}, ARCH, "llvm23").text
+    (i,) = _fence_lines(text, "workgroup", ordering)
+    k = Kernel(_delete_line(text, i))
+    with pytest.raises(VisibilityError) as e:
+        k.launch((1, 1, 1), 64, {"in": np.zeros(64, np.float32), "out": np.zeros(64, np.float32)})
+    msg = str(e.value)
+    assert f'missing `fence syncscope("workgroup") {ordering}`' in msg
+    assert "LDS 'lds_buf'" in msg and "byte offset" in msg and "%y" in msg
+    assert "wave 0" in msg and "wave 1" in msg
+
+
+# -- conv: K-loop barriers and the cshuffle LDS path ----------------------------------------
+
+CSHUFFLE = {"epilogue": "cshuffle"}
+
+
+def test_conv_cshuffle_has_three_workgroup_barriers():
+    text = api.lower("conv_implicit_gemm", CSHUFFLE, ARCH, "llvm23").text
+    # prologue, K loop, cshuffle epilogue: each release / s.barrier / acquire
+    assert len(_fence_lines(text, "workgroup", "release")) == 3
+    assert len(_fence_lines(text, "workgroup", "acquire")) == 3
+
+
+@pytest.mark.parametrize("ordering", ["release", "acquire"])
+@pytest.mark.parametrize("which,spec", [(0, CSHUFFLE), (1, CSHUFFLE), (2, CSHUFFLE),
+                                        (1, {"pipeline": "wavelet", "num_load_waves": 1})],
+                         ids=["prologue", "kloop", "cshuffle", "kloop_wavelet"])
+def test_conv_missing_workgroup_fence(which, spec, ordering):
+    def edit(t):
+        return _delete_line(t, _fence_lines(t, "workgroup", ordering)[which])
+    o = _run("conv_implicit_gemm", spec, edit)
+    _expect_missing(o, "workgroup", ordering, "LDS")
+
+
+# -- conv cluster fold ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("epilogue", ["default", "cshuffle"])
+@pytest.mark.parametrize("ordering", ["release", "acquire"])
+def test_conv_cluster_missing_cluster_fence(ordering, epilogue):
+    spec = {"split_k": 4, "split_k_cluster": 4, "epilogue": epilogue}
+
+    def edit(t):
+        (i,) = _fence_lines(t, "cluster", ordering)
+        return _delete_line(t, i)
+    o = _run("conv_implicit_gemm", spec, edit)
+    _expect_missing(o, "cluster", ordering, "global 'ws_ptr'")
+    assert "s.cluster.barrier" in "\n".join(o.problems)
