@@ -192,7 +192,7 @@ def cmd_layers(args) -> int:
             a = plan_layer(py, layer, args.arch, args.flavor, args.dtype, args.cus)
             b = plan_layer(cpp, layer, args.arch, args.flavor, args.dtype, args.cus)
         except (EmitError, py.SpecRejected, cpp.SpecRejected) as e:
-            rows.append((layer, None, f"REJECTED: {getattr(e, 'reason', e)}"))
+            rows.append((layer, None, f"REJECTED: {e if isinstance(e, EmitError) else e.reason}"))
             failures += 1
             continue
         same = (a.policy_text == b.policy_text and a.plan_text == b.plan_text

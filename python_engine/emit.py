@@ -29,7 +29,12 @@ PROBLEM_FIELDS = ("N", "C", "H", "W", "K", "Y", "X", "stride_h", "stride_w", "pa
 
 
 class EmitError(ValueError):
-    """A layer this tool cannot emit (the message says why)."""
+    """A layer this tool cannot emit (the message says why; ``reason``: the
+    admission reason alone, when the engine gave one)."""
+
+    def __init__(self, message: str, reason: str | None = None):
+        super().__init__(message)
+        self.reason = reason
 
 
 def _kv(text: str) -> dict:
@@ -156,7 +161,7 @@ def plan_layer(E, layer: Layer, arch: str = DEFAULT_ARCH, flavor: str = DEFAULT_
         pol = parse_policy(text)
     if pol["kernel"] == "none" or pol["admission"] != "ok":
         why = pol["admission"] if pol["admission"] != "ok" else pol["rule"]
-        raise EmitError(f"layer {layer.name}: no kernel for {arch}/{flavor}: {why}")
+        raise EmitError(f"layer {layer.name}: no kernel for {arch}/{flavor}: {why}", reason=why)
     cspec = _kv(pol["spec"])
     cspec["name_prefix"] = cspec.get("name_prefix", "") if cspec.get("name_prefix") != "" else ""
     lspec = dict(cspec, **folded, degree=int(pol["launch_degree"]))
@@ -293,7 +298,7 @@ def main(argv=None) -> int:
         try:
             lp = plan_layer(E, layer, a.arch, a.flavor, a.dtype, a.cus)
         except (EmitError, E.SpecRejected) as e:
-            print(f"error: {getattr(e, 'reason', e)}", file=sys.stderr)
+            print(f"error: {e if isinstance(e, EmitError) else e.reason}", file=sys.stderr)
             failed += 1
             continue
         write_layer(lp, a.out)

@@ -1,4 +1,4 @@
-"""``python -m python_engine run``: MIOpen-style flags to a conv_launch spec,
+"""``python -m python_engine run``: the MIOpen parser and emit's resolution to a conv_launch spec,
 clear one-line errors without a GPU, and a full run (verify, timing,
 TFLOP/s) against the fake HIP with a numpy "GPU"."""
 from __future__ import annotations
@@ -17,25 +17,59 @@ from python_engine.runtime import cli
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def spec_of(*argv):
-    return cli.spec_from_args(cli._parser().parse_args(list(argv)))
+SMALL = ["convbfp16", "-n", "1", "-c", "32", "-H", "6", "-W", "6", "-k", "32", "-y", "3", "-x", "3", "-p", "1",
+         "-q", "1"]
+PATCH = "convbfp16 -n 1 -c 3 -H 224 -W 224 -k 768 -y 16 -x 16 -u 16 -v 16"
 
 
-def test_miopen_flags_map_to_the_spec():
-    s = spec_of("convfp16", "-n", "2", "-c", "32", "-H", "9", "-W", "11", "-k", "48", "-y", "5", "-x", "3",
-                "-p", "2", "-q", "1", "-u", "2", "-v", "1", "-l", "1", "-j", "2", "-g", "4")
-    assert s["dtype"] == "fp16"
-    assert (s["N"], s["C"], s["H"], s["W"], s["K"], s["Y"], s["X"]) == (2, 32, 9, 11, 48, 5, 3)
-    assert (s["pad_h"], s["pad_w"], s["stride_h"], s["stride_w"], s["dil_h"], s["dil_w"], s["groups"]) == \
-        (2, 1, 2, 1, 1, 2, 4)
-    assert "split_k" not in s
-    assert spec_of("--split-k", "8")["split_k"] == 8 and spec_of("--split-k", "8")["degree"] == 8
-    c = spec_of("--cluster", "4")
-    assert (c["split_k"], c["split_k_cluster"], c["degree"]) == (4, 4, 4)
-    assert spec_of("--split-k", "auto")["split_k"] == -1
-    t = spec_of("--tile", "128x64x32", "--waves", "2x1", "--epilogue", "cshuffle")
-    assert (t["tile_m"], t["tile_n"], t["tile_k"], t["waves_m"], t["waves_n"], t["epilogue"]) == \
-        (128, 64, 32, 2, 1, "cshuffle")
+def resolved(*argv):
+    return cli.resolve(list(argv))
+
+
+def test_miopen_flags_map_to_the_layer():
+    _, layer, lp = resolved("convfp16", "-n", "2", "-c", "32", "-H", "9", "-W", "11", "-k", "48", "-y", "5", "-x",
+                            "3", "-p", "2", "-q", "1", "-u", "2", "-v", "1", "-l", "1", "-j", "2", "-g", "4")
+    p = layer.problem
+    assert layer.dtype == "fp16" and lp.conv_spec["dtype"] == "fp16"
+    assert (p.N, p.C, p.H, p.W, p.K, p.Y, p.X) == (2, 32, 9, 11, 48, 5, 3)
+    assert (p.pad_h, p.pad_w, p.stride_h, p.stride_w, p.dil_h, p.dil_w, p.groups) == (2, 1, 2, 1, 1, 2, 4)
+    # long spellings, MIOpenDriver's -i/-V, and one quoted command work as in emit
+    ns, layer2, _ = resolved("MIOpenDriver convfp16 --batchsize 2 --in_channels 32 --in_h 9 --in_w 11 "
+                             "--out_channels 48 --fil_h 5 --fil_w 3 --pad_h 2 --pad_w 1 --conv_stride_h 2 "
+                             "--dilation_w 2 --group_count 4", "-i", "7", "-V", "0")
+    assert layer2.problem == p and ns.iter == 7 and ns.verify == 0
+
+
+def test_same_parser_and_defaults_as_emit():
+    """Defaults are the MIOpen parser's (pad 0), not run's own."""
+    _, layer, _ = resolved("convbfp16", "-n", "1", "-c", "64", "-H", "8", "-W", "8", "-k", "64", "-y", "3", "-x", "3")
+    assert (layer.problem.pad_h, layer.problem.pad_w) == (0, 0)
+
+
+def test_resolution_is_emits():
+    """The ViT patch embed (C = 3, 16x16 stride 16): folded, vector 8, the policy's degree
+    and binary, the policy's reduce kernel -- exactly what emit plans."""
+    import python_engine
+    from python_engine.emit import plan_layer
+    from python_engine.miopen import parse_line
+    _, _, lp = resolved(*PATCH.split())
+    ref = plan_layer(python_engine, parse_line(PATCH), lower=False)
+    assert lp.fold == ref.fold == 16 and lp.conv_spec["vector_a"] == 8
+    assert lp.policy_text == ref.policy_text and lp.launch_spec == ref.launch_spec
+    assert [k[3] for k in lp.kernels] == [k[3] for k in ref.kernels]
+
+
+def test_kernel_choice_overrides():
+    _, _, lp = resolved(*SMALL, "--split-k", "8")
+    assert lp.conv_spec["split_k"] == 8 and lp.launch_spec["degree"] == 8 and lp.binary == "two_stage"
+    _, _, lp = resolved(*SMALL, "--split-k", "1")
+    assert lp.binary == "plain" and lp.launch_spec["degree"] == 1
+    _, _, lp = resolved(*SMALL, "--cluster", "3")
+    assert lp.binary == "cluster" and lp.conv_spec["split_k_cluster"] == 3 and lp.launch_spec["degree"] == 3
+    _, _, lp = resolved(*SMALL, "--split-k=auto", "--tile", "32x32x64", "--waves", "2x1", "--epilogue", "cshuffle")
+    c = lp.conv_spec
+    assert (c["tile_m"], c["tile_n"], c["tile_k"], c["waves_m"], c["waves_n"], c["epilogue"]) == \
+        (32, 32, 64, 2, 1, "cshuffle")
 
 
 def _main(argv, hip=None):
@@ -45,11 +79,23 @@ def _main(argv, hip=None):
 
 
 @pytest.mark.parametrize("argv,msg", [
-    (["conv"], "error: command 'conv': this runtime builds bf16 and fp16 kernels"),
-    (["-F", "2"], "error: -F 2: only the forward convolution (-F 1) is built"),
-    (["--cluster", "4", "--flavor", "llvm22"], "error: launch not admitted: split_k_cluster requires flavor llvm23"),
-    (["-c", "6", "-k", "6"], "error: launch not admitted: vector_a 8 must divide the channels per group cpg 6"),
-    (["--split-k", "two"], "error: --split-k must be a degree >= 1 or auto, got 'two'"),
+    (["conv"] + SMALL[1:], "error: command 'conv' is fp32: this runtime builds bf16 and fp16 kernels"),
+    (SMALL + ["-F", "2"], "error: flag -F 2 is not supported: only -F 1 (forward)"),
+    (SMALL + ["--cluster", "4", "--flavor", "llvm22"],
+     "error: launch not admitted: split_k_cluster requires flavor llvm23"),
+    (SMALL[:-6], "error: missing flag -x (--fil_w); -n -c -H -W -k -y -x are required"),
+    (SMALL[1:], "error: command '-n' is not supported"),
+    ([], "error: no layer: give one MIOpenDriver command"),
+    (SMALL + ["--split-k", "two"], "error: --split-k must be a degree >= 1 (1 = no split) or auto, got 'two'"),
+    (SMALL + ["--split-k", "0"], "error: --split-k must be a degree >= 1 (1 = no split) or auto, got '0'"),
+    (SMALL + ["--split-k", "2", "--cluster", "4"], "error: give --split-k or --cluster, not both"),
+    (SMALL + ["--cluster", "1"], "error: --cluster must be a slice count >= 2, got '1'"),
+    (SMALL + ["--tile", "abc"], "error: --tile must be 3 positive integers joined by x (e.g. 64x64x32), got 'abc'"),
+    (SMALL + ["--waves", "2"], "error: --waves must be 2 positive integers joined by x (e.g. 2x2), got '2'"),
+    (SMALL + ["--tile", "48x48x32"], "error: launch not admitted: waves 2x2 must divide the tile 48x48"),
+    (SMALL + ["--flavor", "llvm99"], "error: --flavor: flavor 'llvm99' is not one of llvm20"),
+    (SMALL + ["--cus", "-1"], "error: --cus must be 0 (the arch table's count) or 1..65536, got -1"),
+    (SMALL + ["--split-k"], "error: --split-k needs a value"),
 ])
 def test_rejections_are_one_line(argv, msg, capsys):
     rc, _ = _main(argv)
@@ -64,7 +110,7 @@ def test_no_gpu_is_a_clear_message_without_traceback():
         pytest.skip("hip-python is installed here; the no-HIP message is tested with the fake")
     except ImportError:
         pass
-    r = subprocess.run([sys.executable, "-m", "python_engine", "run", "-c", "64", "-k", "64", "-H", "8", "-W", "8"],
+    r = subprocess.run([sys.executable, "-m", "python_engine", "run"] + SMALL,
                        capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert r.returncode == 2
     assert "Traceback" not in r.stderr
@@ -72,24 +118,42 @@ def test_no_gpu_is_a_clear_message_without_traceback():
 
 
 def test_fake_device_that_is_not_gfx1250(capsys):
-    rc, _ = _main(["-c", "64", "-k", "64", "-H", "8", "-W", "8"], hip=FakeHip(arch="gfx942"))
+    rc, _ = _main(SMALL, hip=FakeHip(arch="gfx942"))
     assert rc == 2 and capsys.readouterr().err.strip() == "error: no gfx1250 GPU: device 0 is gfx942"
 
 
-@pytest.mark.parametrize("extra", [[], ["--split-k", "3"], ["--cluster", "2"], ["convfp16", "--split-k", "auto"]],
-                         ids=["plain", "two_stage", "cluster", "auto"])
-def test_full_run_on_the_fake(extra, monkeypatch):
+@pytest.mark.parametrize("layer,extra", [
+    (SMALL, ["--split-k", "1"]), (SMALL, ["--split-k", "3"]), (SMALL, ["--cluster", "2"]),
+    (["convfp16"] + SMALL[1:], ["--split-k", "auto"]), (SMALL, []),
+    (PATCH.replace("-H 224 -W 224 -k 768", "-H 32 -W 48 -k 64").split(), []),
+], ids=["plain", "two_stage", "cluster", "auto", "default", "patch_embed_folded"])
+def test_full_run_on_the_fake(layer, extra, monkeypatch):
     import python_engine.runtime as R
     fake = FakeHip()
-    dtype = "fp16" if "convfp16" in extra else "bf16"
+    dtype = "fp16" if layer[0] == "convfp16" else "bf16"
     fake.on_launch = NumpyGpu(dtype)
     monkeypatch.setattr(R, "CodeObjectCache", lambda *_a, **_k: FakeCache())
-    rc, out = _main(extra + ["-c", "32", "-k", "32", "-H", "6", "-W", "6", "-i", "4"], hip=fake)
+    rc, out = _main(layer + extra + ["-i", "4"], hip=fake)
     assert rc == 0, out
     assert "verify: OK" in out and "time: median 0.5000 ms over 4 launches" in out
     assert "TFLOP/s" in out and "kernel: conv_implicit_gemm_" in out
+    if "patch" in str(layer):
+        assert "policy: fold 16 (folded C=48 W=3 X=1 stride_w=1 pad_w=0)" in out and "_va8_vb8_" in out
 
 
 def test_main_module_usage():
     r = subprocess.run([sys.executable, "-m", "python_engine"], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 2 and "usage: python -m python_engine {run,emit}" in r.stderr
+
+
+def test_convrun_builds_the_policys_reduce_kernel():
+    """run hands ConvRun the reduce kernel the policy selected (as emit's plan); an
+    unrolled degree that is not the plan's ks_count is refused."""
+    from python_engine.runtime import ConvRun, LaunchConfigError
+    _, _, lp = resolved(*PATCH.split())
+    rspec = lp.kernels[1][2]
+    assert rspec["degree"] == lp.plan["ks_count"] == 8 and rspec["vector"] == 8
+    run = ConvRun(lp.launch_spec, "gfx1250", "llvm23", cache=FakeCache(), reduce=rspec)
+    assert run.red_code.kernel == lp.kernels[1][3] == "conv_fwd_split_k_reduce_bf16_v8_t256_d8"
+    with pytest.raises(LaunchConfigError, match="unrolled for degree 4, the plan has ks_count 8"):
+        ConvRun(lp.launch_spec, "gfx1250", "llvm23", cache=FakeCache(), reduce=dict(rspec, degree=4))

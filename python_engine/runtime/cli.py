@@ -1,51 +1,58 @@
 """``python -m python_engine run``: one MIOpen-style forward convolution layer
 on a gfx1250 — random inputs, run, compare with the numpy reference
-(parity/reference.py), time repeated launches with events (median), print the
-achieved TFLOP/s.
+(parity/reference.py) of the original (unfolded) layer, time repeated
+launches with events (median), print the achieved TFLOP/s.
 
-The layer flags are MIOpenDriver's ``conv`` flags (``-n -c -H -W -k -y -x -p
--q -u -v -l -j -g``; the command word ``convbfp16`` / ``convfp16`` picks the
-data type); the kernel choice is ours (``--split-k``, ``--cluster``, tile
-flags). Failures (no GPU, no hip-python, no linker, a rejected launch) print
-one ``error:`` line and exit 2; no traceback.
+    python -m python_engine run [MIOpenDriver] convbfp16|convfp16 -n N -c C -H H -W W -k K -y Y -x X [...]
+                                [--split-k D|auto] [--cluster S] [--tile MxNxK] [--waves MxN]
+                                [--epilogue default|cshuffle] [--flavor F] [--cus N] [-i N] [-V 0|1]
+                                [--warmup N] [--seed N] [--cache-dir DIR] [--build-only]
+
+The layer is one MIOpenDriver command, as words or as one quoted string,
+read by the one MIOpen parser (:mod:`python_engine.miopen`, the same as
+``emit``: ``-n -c -H -W -k -y -x`` required, pad 0, stride 1, dilation 1,
+1 group by default; ``-i`` and ``-V`` are MIOpenDriver's iteration count and
+verify switch). The kernel is resolved exactly as ``emit`` resolves it
+(:func:`python_engine.emit.plan_layer`: width folding, the split-K degree,
+the binary, vector widths, the reduce kernel); ``--split-k``, ``--cluster``,
+``--tile``, ``--waves`` and ``--epilogue`` override the policy's choice.
+Failures (a bad flag, no GPU, no hip-python, no linker, a rejected launch)
+print one ``error:`` line and exit 2; no traceback.
 """
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 
-DTYPES = {"convbfp16": "bf16", "convfp16": "fp16"}
+ARCH = "gfx1250"
+# run's own options: name -> number of values (everything else is the MIOpenDriver command)
+RUN_OPTIONS = {"--split-k": 1, "--cluster": 1, "--tile": 1, "--waves": 1, "--epilogue": 1, "--flavor": 1,
+               "--cus": 1, "-i": 1, "--iter": 1, "-V": 1, "--verify": 1, "--warmup": 1, "--seed": 1,
+               "--cache-dir": 1, "--build-only": 0, "-h": 0, "--help": 0}
+
+
+class UsageError(ValueError):
+    """A bad run option (the message names the flag)."""
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m python_engine run", description=__doc__.split("\n\n")[0],
+    doc = __doc__.split("\n\n")
+    p = argparse.ArgumentParser(prog="python -m python_engine run", usage=doc[1].strip().split("run ", 1)[1],
+                                description=doc[0] + "\n\n" + doc[2], allow_abbrev=False,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("command", nargs="?", default="convbfp16",
-                   help="MIOpenDriver command word: convbfp16 (default) or convfp16")
+    p.usage = "python -m python_engine run " + p.usage
     a = p.add_argument
-    a("-n", "--batchsize", type=int, default=1, help="N")
-    a("-c", "--in_channels", type=int, default=64, help="C")
-    a("-H", "--in_h", type=int, default=56, help="H")
-    a("-W", "--in_w", type=int, default=56, help="W")
-    a("-k", "--out_channels", type=int, default=64, help="K")
-    a("-y", "--fil_h", type=int, default=3, help="Y")
-    a("-x", "--fil_w", type=int, default=3, help="X")
-    a("-p", "--pad_h", type=int, default=1)
-    a("-q", "--pad_w", type=int, default=1)
-    a("-u", "--conv_stride_h", type=int, default=1)
-    a("-v", "--conv_stride_w", type=int, default=1)
-    a("-l", "--dilation_h", type=int, default=1)
-    a("-j", "--dilation_w", type=int, default=1)
-    a("-g", "--group_count", type=int, default=1)
-    a("-F", "--forw", type=int, default=1, help="1 = forward (the only direction built)")
+    a("--split-k", metavar="D|auto", default="auto",
+      help="split-K degree >= 1 (1 = the plain kernel) or auto (default: the split-K policy's choice)")
+    a("--cluster", metavar="S", default=None, help="cluster split-K with S slices (llvm23, gfx1250)")
+    a("--tile", metavar="MxNxK", default=None, help="tile_m x tile_n x tile_k (default: the policy's, 64x64x32)")
+    a("--waves", metavar="MxN", default=None, help="waves_m x waves_n (default 2x2)")
+    a("--epilogue", default=None, choices=("default", "cshuffle"))
+    a("--flavor", default="llvm23")
+    a("--cus", type=int, default=0, help="the device's CU count for the policy (default 0: the arch table's)")
     a("-i", "--iter", type=int, default=20, help="timed launches (median reported)")
     a("-V", "--verify", type=int, default=1, help="1 = compare with the numpy reference")
-    a("--split-k", default="1", help="two-stage split-K degree (1 = plain; auto = the split-K policy's choice)")
-    a("--cluster", type=int, default=0, help="cluster split-K with S slices (llvm23, gfx1250)")
-    a("--tile", default="64x64x32", help="tile_m x tile_n x tile_k")
-    a("--waves", default="2x2", help="waves_m x waves_n")
-    a("--epilogue", default="default", choices=("default", "cshuffle"))
-    a("--flavor", default="llvm23")
     a("--warmup", type=int, default=3)
     a("--seed", type=int, default=0)
     a("--cache-dir", default=None, help="code object cache (default $SPLITK_CODE_OBJECT_CACHE or ~/.cache)")
@@ -53,73 +60,153 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def spec_from_args(ns) -> dict:
-    if ns.command not in DTYPES:
-        raise ValueError(f"command {ns.command!r}: this runtime builds bf16 and fp16 kernels "
-                         f"(use convbfp16 or convfp16)")
-    if ns.forw != 1:
-        raise ValueError(f"-F {ns.forw}: only the forward convolution (-F 1) is built")
-    tm, tn, tk = (int(v) for v in ns.tile.split("x"))
-    wm, wn = (int(v) for v in ns.waves.split("x"))
-    spec = dict(dtype=DTYPES[ns.command], tile_m=tm, tile_n=tn, tile_k=tk, waves_m=wm, waves_n=wn,
-                epilogue=ns.epilogue,
-                N=ns.batchsize, C=ns.in_channels, H=ns.in_h, W=ns.in_w, K=ns.out_channels, Y=ns.fil_h,
-                X=ns.fil_w, pad_h=ns.pad_h, pad_w=ns.pad_w, stride_h=ns.conv_stride_h,
-                stride_w=ns.conv_stride_w, dil_h=ns.dilation_h, dil_w=ns.dilation_w, groups=ns.group_count)
-    if ns.cluster:
-        spec.update(split_k=ns.cluster, split_k_cluster=ns.cluster, degree=ns.cluster)
+def split_argv(argv) -> tuple:
+    """``(run options, MIOpenDriver words)``: run's own options (:data:`RUN_OPTIONS`,
+    also as ``--opt=value``) and everything else, in order."""
+    opts, words = [], []
+    argv = list(argv)
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        key = tok.split("=", 1)[0] if tok.startswith("--") else tok
+        n = RUN_OPTIONS.get(key)
+        if n is None:
+            words.append(tok)
+            i += 1
+            continue
+        take = 1 if "=" in tok and tok.startswith("--") else 1 + n
+        if i + take > len(argv):
+            raise UsageError(f"{key} needs a value")
+        opts += argv[i:i + take]
+        i += take
+    return opts, words
+
+
+def _ints(flag: str, text: str, n: int, example: str) -> list:
+    parts = text.split("x")
+    try:
+        vals = [int(v) for v in parts]
+    except ValueError:
+        vals = []
+    if len(vals) != n or any(v < 1 for v in vals):
+        raise UsageError(f"{flag} must be {n} positive integers joined by x (e.g. {example}), got {text!r}")
+    return vals
+
+
+def overrides(ns) -> dict:
+    """The kernel-choice options as conv_implicit_gemm spec fields for :func:`plan_layer`
+    (``split_k = -1``: the policy decides)."""
+    spec: dict = {}
+    if ns.cluster is not None:
+        if ns.split_k != "auto":
+            raise UsageError("give --split-k or --cluster, not both (a cluster of S slices is degree S)")
+        try:
+            s = int(ns.cluster)
+        except ValueError:
+            s = 0
+        if s < 2:
+            raise UsageError(f"--cluster must be a slice count >= 2, got {ns.cluster!r}")
+        spec.update(split_k=s, split_k_cluster=s)  # given: refused, never silently replaced
     elif ns.split_k == "auto":
         spec.update(split_k=-1)
     else:
         try:
             d = int(ns.split_k)
         except ValueError:
-            raise ValueError(f"--split-k must be a degree >= 1 or auto, got {ns.split_k!r}") from None
-        if d > 1:
-            spec.update(split_k=d, degree=d)
+            d = 0
+        if d < 1:
+            raise UsageError(f"--split-k must be a degree >= 1 (1 = no split) or auto, got {ns.split_k!r}")
+        spec.update(split_k=d)
+    if ns.tile is not None:
+        spec.update(zip(("tile_m", "tile_n", "tile_k"), _ints("--tile", ns.tile, 3, "64x64x32")))
+    if ns.waves is not None:
+        spec.update(zip(("waves_m", "waves_n"), _ints("--waves", ns.waves, 2, "2x2")))
+    if ns.epilogue is not None:
+        spec["epilogue"] = ns.epilogue
     return spec
+
+
+def parse_layer(words):
+    """The layer of the MIOpenDriver words (or one quoted command) with the MIOpen parser."""
+    from ..miopen import ProblemInputError, parse_command_line
+    if not words:
+        raise ProblemInputError("no layer: give one MIOpenDriver command, e.g. convbfp16 -n 1 -c 64 -H 56 "
+                                "-W 56 -k 64 -y 3 -x 3 -p 1 -q 1")
+    line = words[0] if len(words) == 1 else " ".join(shlex.quote(w) for w in words)
+    layer = parse_command_line(line)
+    if layer.dtype == "fp32":
+        raise ProblemInputError(f"command 'conv' is fp32: this runtime builds bf16 and fp16 kernels "
+                                f"(use convbfp16 or convfp16)")
+    return layer
+
+
+def resolve(argv):
+    """``(namespace, layer, LayerPlan)`` of a run command line: the layer with the MIOpen
+    parser, the kernel as ``emit`` resolves it with run's overrides."""
+    import python_engine as E
+    from ..emit import check_target, plan_layer
+    opts, words = split_argv(argv)
+    ns = _parser().parse_args(opts)
+    layer = parse_layer(words)
+    spec = overrides(ns)
+    why = check_target(E, ARCH, ns.flavor, ns.cus)
+    if why:
+        raise UsageError(why)
+    return ns, layer, plan_layer(E, layer, ARCH, ns.flavor, None, ns.cus, spec=spec, lower=False)
 
 
 def main(argv=None, hip=None, out=None) -> int:
     """Exit status: 0 ran (and verified), 1 the result differs from the reference, 2 an error."""
+    from ..emit import EmitError
     from ..kernels.spec import SpecRejected
+    from ..miopen import ProblemInputError
     from . import CodeObjectCache, ConvRun, Hip, RuntimeFailure, check_output, find_gfx1250, random_inputs
-    from ..kernels import conv_launch as CL
-    from ..kernels.spec import normalize
-    from .pipeline import resolve_auto
     from .plan import launch_plan
 
     out = out or sys.stdout
-    ns = _parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
 
     def fail(msg):
         print(f"error: {msg}", file=sys.stderr)
         return 2
     try:
-        spec = resolve_auto(normalize(CL.FAMILY, CL.FIELDS, spec_from_args(ns)), "gfx1250", ns.flavor)
-        plan = launch_plan(spec, "gfx1250", ns.flavor)
+        ns, layer, lp = resolve(argv)
+        spec = lp.launch_spec
+        rspec = next((k[2] for k in lp.kernels if k[0] == "reduce"), None)
+        plan = launch_plan(spec, ARCH, ns.flavor)
         cache = CodeObjectCache(ns.cache_dir)
-        print(f"layer: {ns.command} N={spec['N']} C={spec['C']} H={spec['H']} W={spec['W']} K={spec['K']} "
-              f"Y={spec['Y']} X={spec['X']} pad={spec['pad_h']},{spec['pad_w']} "
-              f"stride={spec['stride_h']},{spec['stride_w']} dil={spec['dil_h']},{spec['dil_w']} "
-              f"groups={spec['groups']}", file=out)
+        p = layer.problem
+        print(f"layer: {layer.name}: {layer.command().split(' ', 2)[1]} N={p.N} C={p.C} H={p.H} W={p.W} K={p.K} "
+              f"Y={p.Y} X={p.X} pad={p.pad_h},{p.pad_w} stride={p.stride_h},{p.stride_w} "
+              f"dil={p.dil_h},{p.dil_w} groups={p.groups}", file=out)
+        f = lp.folded
+        fold = "" if lp.fold == 1 else (f" (folded C={f['C']} W={f['W']} X={f['X']} stride_w={f['stride_w']} "
+                                        f"pad_w={f['pad_w']})")
+        print(f"policy: fold {lp.fold}{fold}, degree {lp.policy['degree']} ({lp.policy['rule']}), "
+              f"binary {lp.binary}", file=out)
         print(f"kernel: {plan.kernel} ({plan.variant}, ks_count {plan.ks_count}, grid {plan.grid}, "
-              f"cluster {plan.cluster or 'none'}, stage 2 {'yes' if plan.needs_stage2 else 'no'})", file=out)
+              f"cluster {plan.cluster or 'none'}, stage 2 "
+              f"{'yes: ' + lp.kernels[1][3] if plan.needs_stage2 else 'no'})", file=out)
         if ns.build_only:
-            run = ConvRun(spec, "gfx1250", ns.flavor, cache=cache)
+            run = ConvRun(spec, ARCH, ns.flavor, cache=cache, reduce=rspec)
             for co in (run.fwd_code, run.red_code):
                 if co is not None:
                     print(f"code object: {co.path}", file=out)
             return 0
         h = Hip(hip) if hip is not None else Hip()
         find_gfx1250(h)
-        with ConvRun(spec, "gfx1250", ns.flavor, hip=h, cache=cache) as run:
+        with ConvRun(spec, ARCH, ns.flavor, hip=h, cache=cache, reduce=rspec) as run:
             x, w, xb, wb = random_inputs(spec, ns.seed)
             run.upload(xb, wb)
             run.run()
             status = 0
             if ns.verify:
-                ok, ratio, nbad = check_output(spec, x, w, run.download())
+                # the reference of the original layer: a folded problem reads the same bytes
+                orig = dict(spec, **{n: getattr(p, n) for n in ("N", "C", "H", "W", "K", "Y", "X", "stride_h",
+                                                                "stride_w", "pad_h", "pad_w", "dil_h", "dil_w",
+                                                                "groups")})
+                ok, ratio, nbad = check_output(orig, x.reshape(p.N, p.H, p.W, p.C),
+                                               w.reshape(p.K, p.Y, p.X, p.cpg), run.download())
                 print(f"verify: {'OK' if ok else 'FAILED'} (max error / tolerance {ratio:.3g}"
                       + ("" if ok else f", {nbad} elements out of tolerance") + ")", file=out)
                 status = 0 if ok else 1
@@ -129,5 +216,7 @@ def main(argv=None, hip=None, out=None) -> int:
             return status
     except SpecRejected as exc:
         return fail(f"launch not admitted: {exc.reason}")
-    except (RuntimeFailure, ValueError) as exc:
+    except EmitError as exc:
+        return fail(f"launch not admitted: {exc.reason}" if getattr(exc, "reason", None) else str(exc))
+    except (RuntimeFailure, ProblemInputError, ValueError) as exc:
         return fail(str(exc))

@@ -36,9 +36,12 @@ def reduce_spec(dtype: str) -> dict:
     return {"dtype": dtype, "vector": REDUCE_VECTOR, "threads": REDUCE_THREADS, "degree": 0}
 
 
-def reduce_grid(plan: LaunchPlan) -> tuple:
+def reduce_grid(plan: LaunchPlan, rspec: dict | None = None) -> tuple:
+    """``ceil(M*K / (threads*vector))`` workgroups along x for the reduce spec ``rspec``
+    (default :func:`reduce_spec`)."""
     n = plan.stage2_args["M"] * plan.stage2_args["K"]
-    per = REDUCE_THREADS * REDUCE_VECTOR
+    rs = rspec or {"threads": REDUCE_THREADS, "vector": REDUCE_VECTOR}
+    per = rs["threads"] * rs["vector"]
     return ((n + per - 1) // per, 1, 1)
 
 
@@ -98,11 +101,14 @@ def conv_flops(plan: LaunchPlan) -> int:
 
 class ConvRun:
     """Build, load, allocate and launch one conv_launch spec. Use as a context
-    manager (frees device memory, pinned buffers, modules, stream, events)."""
+    manager (frees device memory, pinned buffers, modules, stream, events).
+
+    ``reduce``: the Stage-2 spec (``conv_fwd_split_k_reduce``), e.g. the one the
+    split-K policy selected; default :func:`reduce_spec` (degree 0, any ks_count)."""
 
     def __init__(self, spec: dict, arch: str = "gfx1250", flavor: str = "llvm23", hip: Hip | None = None,
                  cache: CodeObjectCache | None = None, scalars: dict | None = None,
-                 max_cluster_volume: int = DEFAULT_MAX_CLUSTER_VOLUME):
+                 max_cluster_volume: int = DEFAULT_MAX_CLUSTER_VOLUME, reduce: dict | None = None):
         self.spec = resolve_auto(normalize(CL.FAMILY, CL.FIELDS, spec), arch, flavor)
         self.plan = launch_plan(self.spec, arch, flavor)
         self.hip = hip  # loaded in setup(): building needs no HIP
@@ -113,7 +119,14 @@ class ConvRun:
         self.fwd_code = build_kernel(CIG.FAMILY, binary, arch, flavor, self.cache)
         if self.fwd_code.kernel != self.plan.kernel:
             raise LaunchConfigError(f"built {self.fwd_code.kernel}, the plan launches {self.plan.kernel}")
-        self.red_code = (build_kernel("conv_fwd_split_k_reduce", reduce_spec(self.dtype), arch, flavor, self.cache)
+        self.reduce_spec = dict(reduce) if reduce else reduce_spec(self.dtype)
+        if self.reduce_spec["dtype"] != self.dtype:
+            raise LaunchConfigError(f"reduce spec dtype {self.reduce_spec['dtype']} != {self.dtype}")
+        deg = self.reduce_spec.get("degree", 0)
+        if self.plan.needs_stage2 and deg not in (0, self.plan.ks_count):
+            raise LaunchConfigError(f"reduce kernel unrolled for degree {deg}, the plan has ks_count "
+                                    f"{self.plan.ks_count}")
+        self.red_code = (build_kernel("conv_fwd_split_k_reduce", self.reduce_spec, arch, flavor, self.cache)
                          if self.plan.needs_stage2 else None)
         self._max_cv = max_cluster_volume
         self._dev, self._pinned, self._kernels, self._events = {}, {}, [], []
@@ -144,7 +157,8 @@ class ConvRun:
         if p.needs_stage2:
             red = Kernel(h, self.red_code)
             self._kernels.append(red)
-            self.stage2 = prepare_launch(Launcher(red, "reduce", reduce_grid(p), (REDUCE_THREADS, 1, 1)),
+            rs = self.reduce_spec
+            self.stage2 = prepare_launch(Launcher(red, "reduce", reduce_grid(p, rs), (rs["threads"], 1, 1)),
                                          p.stage2_args, bufs)
         return self
 
