@@ -9,7 +9,8 @@
   **scaled-down copy** of the layer (batch 1, at most 3x3 output pixels, at
   most 32 output channels per group, at most 2 groups, the channels per group
   cut to the smallest count the same binary admits at the same launch degree
-  with a reduction of at least min(Kgemm, 512)) through the CPU emulator
+  with a reduction of at least min(Kgemm, 512); a cluster binary launches
+  ks_count = S, so its copy may have trailing empty slices) through the CPU emulator
   against the numpy reference of the original (unfolded) layout. One row per
   layer.
 * ``parity aot --flavor F [--emit DIR] [--check]`` — the AOT job grid: list
@@ -129,7 +130,8 @@ def run_numerics(lp, E, kernels_cache: dict) -> tuple:
     got = (bits.astype(np.uint32) << np.uint32(16)).view(np.float32) if dt == "bf16" else bits.view(np.float16)
     got = got.astype(np.float64).reshape(e.shape)
     bad = ~(np.abs(got - e) <= tol)
-    desc = (f"N{q.N} {q.H}x{q.W}x{q.C} K{q.K} g{q.groups} Kgemm {q.Kgemm} ks_count {plan['ks_count']}")
+    data = f" ({plan['data_slices']} with data)" if "data_slices" in plan else ""  # cluster: trailing empty slices
+    desc = (f"N{q.N} {q.H}x{q.W}x{q.C} K{q.K} g{q.groups} Kgemm {q.Kgemm} ks_count {plan['ks_count']}{data}")
     if bad.any():
         return False, f"{int(bad.sum())} of {bad.size} outside the tolerance ({desc})"
     return True, desc

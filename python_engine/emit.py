@@ -66,7 +66,7 @@ def parse_plan(text: str) -> dict:
         elif cur is not None and head.isdigit():
             name, _, val = rest.partition(" = ")
             cur.append([name, int(val) if val.lstrip("-").isdigit() else val])
-        elif head in ("ks", "ks_count", "degree", "lds_bytes", "workspace_bytes"):
+        elif head in ("ks", "ks_count", "data_slices", "degree", "lds_bytes", "workspace_bytes"):
             out[head] = int(rest)
         elif head in ("grid", "block"):
             out[head] = [int(v) for v in rest.split()]
@@ -120,6 +120,7 @@ class LayerPlan:
                         for r, fam, spec, name, ident, _ in self.kernels],
             "launch": {"kernel": self.plan["conv_launch"], "variant": self.plan["variant"],
                        "degree": self.plan["degree"], "ks": self.plan["ks"], "ks_count": self.plan["ks_count"],
+                       **({"data_slices": self.plan["data_slices"]} if "data_slices" in self.plan else {}),
                        "grid": self.plan["grid"], "block": self.plan["block"], "lds_bytes": self.plan["lds_bytes"],
                        "cluster": self.plan["cluster"], "workspace_bytes": self.plan["workspace_bytes"],
                        "needs_stage2": self.plan["needs_stage2"], "args": self.plan["args"]},

@@ -123,15 +123,20 @@ def plan(spec, flavor="llvm23"):
 def test_slicing_rule(kgemm, tile_k):
     for degree in list(range(1, 40)) + [100, 1000, 5000]:
         p = ConvProblem(N=1, C=kgemm, H=1, W=1, K=4, Y=1, X=1)
-        ks, kc = L._slicing({"tile_k": tile_k, "degree": degree}, p)
+        ks, kc, data = L._slicing({"tile_k": tile_k, "degree": degree, "split_k_cluster": 0}, p)
         assert ks % tile_k == 0 and ks >= tile_k
-        assert 1 <= kc <= degree
+        assert 1 <= kc <= degree and kc == data
         assert (kc - 1) * ks < kgemm <= kc * ks        # every slice non-empty, all covered
         assert ks == -(-(-(-kgemm // degree)) // tile_k) * tile_k
+        if 2 <= degree <= 15:
+            # a cluster binary launches ks_count = S; the trailing S - data slices are empty
+            cks, ckc, cdata = L._slicing({"tile_k": tile_k, "degree": degree, "split_k_cluster": degree}, p)
+            assert (cks, ckc, cdata) == (ks, degree, data) and data <= degree
 
 
 BINARIES = [{}, {"epilogue": "cshuffle"}, {"split_k": 2}, {"split_k": 5, "pipeline": "wavelet"},
-            {"split_k": 2, "split_k_cluster": 4}, {"split_k": 2, "split_k_cluster": 3, "epilogue": "cshuffle"}]
+            {"split_k": 2, "split_k_cluster": 4}, {"split_k": 2, "split_k_cluster": 3, "epilogue": "cshuffle"},
+            {"split_k": 2, "split_k_cluster": 7}]  # Kgemm 384: ks 64, 6 of the 7 slices carry data
 
 
 @pytest.mark.parametrize("binary", BINARIES)
@@ -156,7 +161,11 @@ def test_plan_matches_binary_and_abi(binary):
     for n in PROBLEM_ARGS:
         assert args[n] == getattr(p, n)
     ks, kc = int(head["ks"]), int(head["ks_count"])
-    assert ks % cig["tile_k"] == 0 and kc == -(-p.Kgemm // ks)
+    data = -(-p.Kgemm // ks)
+    assert ks % cig["tile_k"] == 0 and kc == (S or data)
+    assert head.get("data_slices") == (str(data) if S else None)
+    if S == 7:
+        assert data == 6  # a trailing empty slice
     assert head["grid"] == f"{-(-p.M // cig['tile_m'])} {-(-p.kpg // cig['tile_n'])} {p.groups * kc}"
     t = CIG.threads(cig)
     assert head["block"] == f"{t} 1 1" and f'"amdgpu-flat-work-group-size"="{t},{t}"' in ir

@@ -209,6 +209,18 @@ def test_selection_kinds(engine):
     assert d["binary"] == "plain" and d["reduce"] == "none"
 
 
+def test_selection_cluster_size_with_empty_slices(engine):
+    """A cluster launches ks_count = S with trailing empty slices allowed; the
+    offered S is the one with the shortest slice ks, then the smallest S."""
+    # Kgemm 3136, 2 tiles: S 15 gives ks 256 (13 slices with data), S 4 ks 832 (formerly the only S admitted)
+    d = _policy(engine, N=1, C=64, H=5, W=5, K=64, Y=7, X=7, pad_h=6, pad_w=6)
+    assert d["binary"] == "cluster" and d["launch_degree"] == "15" and d["admission"] == "ok"
+    assert d["cluster"].endswith("ks 256 (13 of 15 slices carry data)")
+    # Kgemm 2304: S 12 and S 15 both give ks 192 -> the smaller S
+    d = _policy(engine, N=1, C=256, H=14, W=14, K=256, Y=3, X=3, pad_h=1, pad_w=1)
+    assert d["launch_degree"] == "12" and "ks 192 (12 of 12 slices carry data)" in d["cluster"]
+
+
 def test_selection_reduce_degree_follows_ks_count(engine):
     # Kgemm 576, tile_k 32, degree 8: ks 96 -> ks_count 6 (not an unrolled degree): the loop
     d = _policy(engine, flavor="llvm22", N=1, C=64, H=56, W=56, K=64, Y=3, X=3, pad_h=1, pad_w=1)

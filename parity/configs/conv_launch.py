@@ -4,8 +4,9 @@
 A config is binary x problem x degree. Problems: strided, dilated, padded,
 grouped, depthwise, 1x1, patch embedding (16x16 stride 16), a small-output
 layer with a long reduction (the split-K case); then the admission boundaries
-(K = 6 for a cluster binary, a workspace just under / at / over 2^31 bytes,
-grid z at 65535 / 65536, ...)."""
+(K = 6 for a cluster binary, cluster launches with trailing empty slices and
+the workspace / grid z they still count, a workspace just under / at / over
+2^31 bytes, grid z at 65535 / 65536, ...)."""
 
 from parity.config import Config, reject, reject_before_llvm23
 
@@ -90,9 +91,8 @@ CONFIGS = [
     cluster_cfg("skc12_small_out", skc(12), SMALL_OUT, 12),
     cluster_cfg("skc15_small_out", skc(15), SMALL_OUT, 15),
     cluster_cfg("skc4_default_grouped", skc(4, epilogue="default"), dict(GROUPED, C=256), 4),
-    cluster_cfg("reject_skc4_grouped_ks_count3", skc(4, epilogue="default"), GROUPED, 4,
-                expect=reject("the cluster binary (split_k_cluster = 4) needs ks_count 4, got 3 "
-                              "(Kgemm 288, ks 96)")),
+    # a cluster launches ks_count = S; trailing slices past Kgemm are empty (zero slabs)
+    cluster_cfg("skc4_grouped_3_of_4_slices", skc(4, epilogue="default"), GROUPED, 4),
     cluster_cfg("skc2_resnet3x3", skc(2), RESNET_3X3, 2),
     cluster_cfg("skc8_tile128x64", skc(8, tile_m=128), SMALL_OUT_G2, 8),
     # -- admission boundaries
@@ -107,9 +107,25 @@ CONFIGS = [
         expect=reject("the cshuffle epilogue stores 4 output channels per vector: kpg and K must be "
                       "multiples of 4, got kpg 6, K 6")),
     cfg("default_epilogue_k6", PLAIN, dict(SMALL_OUT, K=6)),
-    cluster_cfg("reject_cluster_ks_count", skc(4), dict(ONE_BY_ONE, C=64), 4,
-                expect=reject("the cluster binary (split_k_cluster = 4) needs ks_count 4, got 2 "
-                              "(Kgemm 64, ks 32)")),
+    # cluster slices: ks_count = S with trailing empty slices (formerly rejected: ks_count != S)
+    cluster_cfg("skc4_1x1_c64_2_of_4_slices", skc(4), dict(ONE_BY_ONE, C=64), 4),
+    cluster_cfg("skc15_7x7_pad6_13_of_15_slices", skc(15, tile_k=64),
+                {"N": 1, "C": 64, "H": 5, "W": 5, "K": 64, "Y": 7, "X": 7, "pad_h": 6, "pad_w": 6}, 15),
+    cluster_cfg("skc15_kgemm_under_tile_1_of_15_slices", skc(15, tile_k=64), dict(ONE_BY_ONE, C=16), 15),
+    # ... the empty slices still count: workspace S*M*K*4 bytes and grid z = groups*S
+    cluster_cfg("skc4_ws_just_under_2g_2_of_4_slices", skc(4),
+                {"N": 1, "C": 64, "H": 2048, "W": 1023, "K": 64, "Y": 1, "X": 1, "pad_h": 0, "pad_w": 0}, 4),
+    cluster_cfg("reject_skc4_ws_2g_2_of_4_slices", skc(4),
+                {"N": 1, "C": 64, "H": 2048, "W": 1024, "K": 64, "Y": 1, "X": 1, "pad_h": 0, "pad_w": 0}, 4,
+                expect=reject("ws_bytes = 2147483648 must be below 2^31 (the kernel's buffer offsets are "
+                              "32-bit)")),
+    cluster_cfg("skc15_grid_z_65535_1_of_15_slices", skc(15),
+                {"N": 1, "C": 34952, "H": 2, "W": 2, "K": 17476, "Y": 1, "X": 1, "pad_h": 0, "pad_w": 0,
+                 "groups": 4369}, 15),
+    cluster_cfg("reject_skc15_grid_z_1_of_15_slices", skc(15),
+                {"N": 1, "C": 34960, "H": 2, "W": 2, "K": 17480, "Y": 1, "X": 1, "pad_h": 0, "pad_w": 0,
+                 "groups": 4370}, 15,
+                expect=reject("grid z = 65550 (groups * ks_count) exceeds the HIP limit 65535")),
     # workspace = ks_count * M * K * 4 bytes; 1x1, C = K = 64, degree 2 -> ks_count 2
     cfg("ws_just_under_2g", SPK, {"N": 1, "C": 64, "H": 2048, "W": 2047, "K": 64, "Y": 1, "X": 1,
                                   "pad_h": 0, "pad_w": 0}, 2),

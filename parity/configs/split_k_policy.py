@@ -7,7 +7,8 @@ reduce kernel, AOT membership.
 Problems: ResNet-50 layers (He et al. 2015, table 1) at batch 1 (small
 outputs that split) and batch 32 (big grids that do not), pointwise layers,
 short reductions, fused epilogues (resolve to the plain kernel), other
-arches, cluster specs, real-CU-count overrides, the gridDim.z and workspace
+arches, cluster specs and cluster launches with trailing empty slices,
+real-CU-count overrides, the gridDim.z and workspace
 limits, patch embeddings that fold, and the problem rules."""
 
 from parity.config import Config, reject
@@ -47,6 +48,7 @@ SHORT = prob(1, 16, 7, 64, 3)            # Kgemm 144
 VIT_PATCH = prob(1, 3, 224, 768, 16, stride=16, pad=0)      # ViT-B/16 patch embedding (Dosovitskiy et al. 2020)
 SWIN_PATCH = prob(1, 3, 224, 96, 4, stride=4, pad=0)        # Swin-T 4x4 patch embedding (Liu et al. 2021)
 DOWN2 = prob(1, 64, 56, 128, 2, stride=2, pad=0)            # a 2x2 stride-2 downsampling conv
+SMALL_7X7_PAD6 = prob(1, 64, 5, 64, 7, pad=6)  # 2 tiles, Kgemm 3136: no S in 4..15 divides it into 64-aligned slices
 GROUPED_PATCH = prob(1, 8, 32, 16, 4, stride=4, pad=0, groups=2)  # grouped: does not fold
 
 CONFIGS = [Config("defaults", arch="gfx1250", spec={})]
@@ -78,6 +80,10 @@ CONFIGS += [
     cfg("given_split_k0", SMALL, split_k=0),
     cfg("cluster_spec_s4_auto", SMALL, split_k_cluster=4, epilogue="cshuffle"),
     cfg("cluster_spec_s8_given", SMALL, split_k=8, split_k_cluster=8, epilogue="cshuffle"),
+    # cluster launches with trailing empty slices (ks_count = S, ceil(Kgemm/ks) < S): the offered S is
+    # the shortest slice ks, then the smallest S (resnet50_b1_conv4_3x3: S 12 and 15 tie at ks 192)
+    cfg("cluster_7x7_pad6_13_of_15_slices", SMALL_7X7_PAD6),
+    cfg("cluster_spec_s15_7x7_pad6_14_of_15_slices", SMALL_7X7_PAD6, split_k_cluster=15, epilogue="cshuffle"),
     # the device's real CU count
     cfg("cus1_small", SMALL, cus=1),
     cfg("cus16_conv4", resnet(1)["conv4_3x3"], cus=16),

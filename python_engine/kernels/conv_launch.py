@@ -16,7 +16,11 @@ by name, in the order of the variant's :mod:`.conv_abi` list (a missing or
 extra name is an internal error, not a rejection).
 
 Slicing rule: ``ks = ceil(ceil(Kgemm/degree)/tile_k)*tile_k`` (a multiple of
-``tile_k``), ``ks_count = ceil(Kgemm/ks)`` (<= degree; every slice is non-empty).
+``tile_k``); ``data = ceil(Kgemm/ks)`` slices carry data (<= degree). A
+two-stage binary launches ``ks_count = data`` (every slice non-empty); a
+cluster binary launches ``ks_count = S`` (the degree, baked into the binary),
+so its trailing ``S - data`` slices may be empty (``k_begin >= Kgemm``: the
+kernel writes a zero slab, which the fold sums).
 """
 from __future__ import annotations
 
@@ -84,10 +88,17 @@ def problem_reason(spec: dict) -> str | None:
 
 
 def _slicing(spec: dict, p: ConvProblem) -> tuple:
-    """(ks, ks_count) of a degree >= 1 (see the module docstring)."""
+    """(ks, ks_count, data slices) of a degree >= 1 (see the module docstring).
+    A cluster binary launches ks_count = S = degree; ``data <= degree`` always
+    (``ks >= Kgemm/degree``), so its trailing slices may be empty, never missing."""
     tk = spec["tile_k"]
     ks = _ceil(_ceil(p.Kgemm, spec["degree"]), tk) * tk
-    return ks, _ceil(p.Kgemm, ks)
+    data = _ceil(p.Kgemm, ks)
+    s = spec["split_k_cluster"]
+    if s and data > s:  # an internal invariant of the slicing rule, not an admission rule
+        raise RuntimeError(f"conv_launch: {data} slices carry data, more than the cluster's {s} "
+                           f"(Kgemm {p.Kgemm}, ks {ks})")
+    return ks, (s or data), data
 
 
 def _byte_counts(spec: dict, p: ConvProblem, ks_count: int) -> tuple:
@@ -129,8 +140,8 @@ def validate(spec: dict, arch, flavor) -> str | None:
     """The admission reason, or None. Order: ``split_k = -1`` resolved
     (:func:`resolve`), the binary (conv_implicit_gemm's rules), degree,
     problem fields, groups, filter fit, i32 problem block, vector widths,
-    4-wide stores, cluster slice count, byte counts, grid, i32 slicing
-    arguments."""
+    4-wide stores, byte counts, grid, i32 slicing arguments. A cluster binary
+    launches ks_count = S and is admitted with trailing empty slices."""
     spec, r = resolve(spec, arch, flavor)
     if r:
         return r
@@ -156,10 +167,7 @@ def validate(spec: dict, arch, flavor) -> str | None:
             what = "cshuffle epilogue" if spec["epilogue"] == "cshuffle" else "cluster fold"
             return (f"the {what} stores {STORE_VEC} output channels per vector: kpg and K must be "
                     f"multiples of {STORE_VEC}, got kpg {p.kpg}, K {p.K}")
-    ks, kc = _slicing(spec, p)
-    if s and kc != s:
-        return (f"the cluster binary (split_k_cluster = {s}) needs ks_count {s}, got {kc} "
-                f"(Kgemm {p.Kgemm}, ks {ks})")
+    ks, kc, _ = _slicing(spec, p)
     for n, v in _byte_counts(spec, p, kc):
         if v >= BYTES_LIMIT:
             return f"{n} = {v} must be below 2^31 (the kernel's buffer offsets are 32-bit)"
@@ -222,7 +230,7 @@ def plan_text(spec: dict, arch, flavor) -> str:
     """The launch plan of an admitted (spec, problem, degree)."""
     p = problem_of(spec)
     variant = _variant(spec)
-    ks, kc = _slicing(spec, p)
+    ks, kc, data = _slicing(spec, p)
     s = spec["split_k_cluster"]
     two_stage = spec["split_k"] > 1
     needs_stage2 = two_stage and not s
@@ -234,6 +242,7 @@ def plan_text(spec: dict, arch, flavor) -> str:
         f"degree {spec['degree']}",
         f"ks {ks}",
         f"ks_count {kc}",
+    ] + ([f"data_slices {data}"] if s else []) + [
         f"grid {gx} {gy} {gz}",
         f"block {CIG.threads(spec)} 1 1",
         f"lds_bytes {CIG.lds_bytes(spec)}",

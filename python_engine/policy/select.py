@@ -10,9 +10,12 @@ problem (:mod:`.split_k`), then pick
   the spec's tile is one of :data:`aot.CLUSTER_TILES`, the problem has fewer
   than :data:`CLUSTER_MAX_TILES` output tiles (M tiles x N tiles x groups),
   a reduction of at least :data:`CLUSTER_MIN_REDUCTION` and K a multiple of 4;
-  the AOT cluster binary of that tile with the largest S in
+  among the AOT cluster binaries of that tile with S in
   :data:`aot.CLUSTER_SIZES` whose grid stays at or under the target, whose
-  slices keep 2 K tiles, and whose launch is admitted (``ks_count == S``);
+  slices keep 2 K tiles on average and whose launch is admitted (trailing
+  empty slices allowed), the one with the shortest slice ``ks`` (the least K
+  work per workgroup), and among equal ``ks`` the smallest S (fewest empty
+  slices, fewest workgroups);
 * else the two-stage binary at the resolved degree, with the reduce kernel
   for its ``ks_count`` (unrolled when that degree is an AOT reduce job,
   else the run-time loop, degree 0).
@@ -87,14 +90,21 @@ def _cluster(spec: dict, p: ConvProblem, ar, fl, cus: int) -> tuple:
     if p.K % CLUSTER_K_MULTIPLE:
         return None, f"not offered: K {p.K} is not a multiple of {CLUSTER_K_MULTIPLE}"
     target = WG_PER_CU * cus
-    ktiles = _ceil(p.Kgemm, aot.CLUSTER_TILE_K)
-    for s in reversed(aot.CLUSTER_SIZES):
+    tk = aot.CLUSTER_TILE_K
+    ktiles = _ceil(p.Kgemm, tk)
+    best = None  # (ks, S, spec): the shortest slice, then the smallest S
+    for s in aot.CLUSTER_SIZES:  # ascending
         if tiles * s > target or ktiles < MIN_SLICE_KTILES * s:
             continue
-        cs = aot.conv_spec(spec["dtype"], tm, tn, aot.CLUSTER_TILE_K, "cshuffle", 2, s)
-        if LAUNCH.validate(_launch(cs, p, s), ar, fl) is None:
-            return cs, f"S {s}: {tiles} output tiles x {s} <= the target {target}"
-    return None, "offered, but no cluster size fits the target, the slices and admission"
+        cs = aot.conv_spec(spec["dtype"], tm, tn, tk, "cshuffle", 2, s)
+        ks = _ceil(_ceil(p.Kgemm, s), tk) * tk
+        if LAUNCH.validate(_launch(cs, p, s), ar, fl) is None and (best is None or ks < best[0]):
+            best = (ks, s, cs)
+    if best is None:
+        return None, "offered, but no cluster size fits the target, the slices and admission"
+    ks, s, cs = best
+    return cs, (f"S {s}: {tiles} output tiles x {s} <= the target {target}, ks {ks} "
+                f"({_ceil(p.Kgemm, ks)} of {s} slices carry data)")
 
 
 def select_binary(spec: dict, problem: ConvProblem, arch, flavor, cus: int | None = None) -> Selection:

@@ -10,16 +10,18 @@
  * Rejection (CPE_REJECTED) is the admission reason: the binary's own rule
  * first, then degree, the problem, and the limits of the kernel (vector widths
  * dividing the channels per group, 4-wide stores need kpg and K multiples of
- * 4, a cluster binary needs ks_count == S, every byte count below 2^31, the
- * HIP grid limits). On CPE_OK the output's kernel is the forward kernel's name
- * and its text is the launch plan: "conv_launch <kernel>", then lines
- * "variant", "degree", "ks", "ks_count", "grid x y z", "block t 1 1",
+ * 4, every byte count below 2^31, the HIP grid limits; a cluster binary
+ * launches ks_count = S and may have trailing empty slices). On CPE_OK the
+ * output's kernel is the forward kernel's name and its text is the launch plan: "conv_launch <kernel>", then lines
+ * "variant", "degree", "ks", "ks_count", "data_slices" (cluster binaries
+ * only: the slices that carry data), "grid x y z", "block t 1 1",
  * "lds_bytes", "cluster 1 1 S" or "cluster none", "workspace_bytes",
  * "needs_stage2 true|false", then "args <variant>" and one line
  * "<index> <name> = <value>" per kernel argument in ABI order (pointers
  * "buffer <tensor>" or "unused", epilogue scalars "caller" or "unused"), and,
  * when Stage 2 runs, "stage2_args reduce" and the reduce kernel's arguments.
- * Slicing: ks = ceil(ceil(Kgemm/degree)/tile_k)*tile_k, ks_count = ceil(Kgemm/ks). */
+ * Slicing: ks = ceil(ceil(Kgemm/degree)/tile_k)*tile_k, data = ceil(Kgemm/ks);
+ * ks_count = data (two-stage) or S (cluster, data <= S). */
 #ifndef CPP_ENGINE_CONV_LAUNCH_H
 #define CPP_ENGINE_CONV_LAUNCH_H
 

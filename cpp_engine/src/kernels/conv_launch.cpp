@@ -75,13 +75,21 @@ std::vector<std::pair<std::string, i128>> problem_block(const LaunchSpec &s, con
 }
 
 struct Slicing {
-    i128 ks, ks_count;
+    i128 ks, ks_count, data;  // data: the slices that carry data (<= ks_count)
 };
 
+// A two-stage binary launches ks_count = data (every slice non-empty); a
+// cluster binary launches ks_count = S = degree, so its trailing S - data
+// slices may be empty. data <= degree always (ks >= Kgemm / degree).
 Slicing slicing(const LaunchSpec &s, const Sizes &z) {
     const i128 tk = s.conv.tile_k;
     const i128 ks = ceil_div(ceil_div(z.Kgemm, s.degree), tk) * tk;
-    return {ks, ceil_div(z.Kgemm, ks)};
+    const i128 data = ceil_div(z.Kgemm, ks);
+    const int64_t S = s.conv.split_k_cluster;
+    if (S && data > S)  // an internal invariant of the slicing rule, not an admission rule
+        throw std::logic_error("conv_launch: " + dec128(data) + " slices carry data, more than the cluster's " +
+                               ir::dec(S) + " (Kgemm " + dec128(z.Kgemm) + ", ks " + dec128(ks) + ")");
+    return {ks, S ? i128(S) : data, data};
 }
 
 // (name, bytes) of every buffer the forward kernel range-checks, in check order.
@@ -190,10 +198,7 @@ std::optional<std::string> validate(const LaunchSpec &given, const targets::Arch
         return std::string("the ") + (cshuffle ? "cshuffle epilogue" : "cluster fold") + " stores " +
                ir::dec(kStoreVec) + " output channels per vector: kpg and K must be multiples of " +
                ir::dec(kStoreVec) + ", got kpg " + dec128(z.kpg) + ", K " + ir::dec(spec.K);
-    const Slicing sl = slicing(spec, z);
-    if (s && sl.ks_count != s)
-        return "the cluster binary (split_k_cluster = " + ir::dec(s) + ") needs ks_count " + ir::dec(s) + ", got " +
-               dec128(sl.ks_count) + " (Kgemm " + dec128(z.Kgemm) + ", ks " + dec128(sl.ks) + ")";
+    const Slicing sl = slicing(spec, z);  // a cluster: ks_count = S, trailing empty slices admitted
     for (const auto &b : byte_counts(spec, z, sl.ks_count))
         if (b.second >= kBytesLimit)
             return b.first + " = " + dec128(b.second) + " must be below 2^31 (the kernel's buffer offsets are 32-bit)";
@@ -298,6 +303,7 @@ std::pair<std::string, std::string> build(const LaunchSpec &given, const targets
     t += "degree " + ir::dec(spec.degree) + "\n";
     t += "ks " + dec128(sl.ks) + "\n";
     t += "ks_count " + dec128(sl.ks_count) + "\n";
+    if (s) t += "data_slices " + dec128(sl.data) + "\n";
     t += "grid " + dec128(gr[0]) + " " + dec128(gr[1]) + " " + dec128(gr[2]) + "\n";
     t += "block " + ir::dec(conv_implicit_gemm::threads(spec.conv)) + " 1 1\n";
     t += "lds_bytes " + ir::dec(conv_implicit_gemm::lds_bytes(spec.conv)) + "\n";

@@ -40,16 +40,25 @@ std::pair<std::optional<CIG::ConvSpec>, std::string> cluster(const CIG::ConvSpec
         return {std::nullopt,
                 "not offered: K " + dec(p.K) + " is not a multiple of " + dec(kClusterKMultiple)};
     const int64_t target = kWgPerCu * cus;
-    const int64_t ktiles = ceil_div(p.Kgemm(), aot::kClusterTileK);
-    for (auto it = aot::kClusterSizes.rbegin(); it != aot::kClusterSizes.rend(); ++it) {
-        const int64_t s = *it;
+    const int64_t tk = aot::kClusterTileK;
+    const int64_t ktiles = ceil_div(p.Kgemm(), tk);
+    // The shortest slice ks, then the smallest S (trailing empty slices admitted).
+    std::optional<CIG::ConvSpec> best;
+    int64_t best_ks = 0, best_s = 0;
+    for (const int64_t s : aot::kClusterSizes) {  // ascending
         if (tiles * s > target || ktiles < kMinSliceKtiles * s) continue;
-        const CIG::ConvSpec cs = aot::conv_spec(*spec.dtype, tm, tn, aot::kClusterTileK, "cshuffle", 2, s);
-        if (!kernels::conv_launch::validate(launch_spec(cs, p, s), ar, fl))
-            return {cs, "S " + dec(s) + ": " + dec(static_cast<int64_t>(tiles)) + " output tiles x " + dec(s) +
-                            " <= the target " + dec(target)};
+        const CIG::ConvSpec cs = aot::conv_spec(*spec.dtype, tm, tn, tk, "cshuffle", 2, s);
+        const int64_t ks = ceil_div(ceil_div(p.Kgemm(), s), tk) * tk;
+        if (!kernels::conv_launch::validate(launch_spec(cs, p, s), ar, fl) && (!best || ks < best_ks)) {
+            best = cs;
+            best_ks = ks;
+            best_s = s;
+        }
     }
-    return {std::nullopt, "offered, but no cluster size fits the target, the slices and admission"};
+    if (!best) return {std::nullopt, "offered, but no cluster size fits the target, the slices and admission"};
+    return {best, "S " + dec(best_s) + ": " + dec(static_cast<int64_t>(tiles)) + " output tiles x " + dec(best_s) +
+                      " <= the target " + dec(target) + ", ks " + dec(best_ks) + " (" +
+                      dec(ceil_div(p.Kgemm(), best_ks)) + " of " + dec(best_s) + " slices carry data)"};
 }
 
 }  // namespace

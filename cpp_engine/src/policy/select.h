@@ -3,9 +3,10 @@
 // folded problem, then the plain binary (degree 1), a cluster binary (asked
 // for by the spec, or offered for split_k = -1: clusters at this flavor and
 // arch, the spec's tile has a cluster binary, fewer than kClusterMaxTiles
-// output tiles, Kgemm >= kClusterMinReduction, K % 4 == 0; the largest S whose
-// grid fits the target, whose slices keep 2 K tiles and whose launch is
-// admitted), else the two-stage binary at the resolved degree plus the reduce
+// output tiles, Kgemm >= kClusterMinReduction, K % 4 == 0; among the S whose
+// grid fits the target, whose slices keep 2 K tiles on average and whose
+// launch is admitted (trailing empty slices allowed), the shortest slice ks,
+// then the smallest S), else the two-stage binary at the resolved degree plus the reduce
 // kernel for its ks_count.
 #pragma once
 
