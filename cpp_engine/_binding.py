@@ -131,39 +131,35 @@ class _Family:
         return tuple(out)
 
 
+def _struct_fields(ctype: str) -> tuple:
+    """``(name, kind)`` of every member of the C spec struct ``ctype``, in
+    declaration order (= spec order): ``char *`` members are ``str``, ``bool``
+    members ``bool``, integers ``int``. Read from the installed headers through
+    cffi, so the binding never repeats a field list."""
+    out = []
+    for fname, f in ffi.typeof(ctype).fields:
+        t = f.type
+        kind = "str" if t.kind == "pointer" else "bool" if t.cname in ("_Bool", "bool") else "int"
+        out.append((fname, kind))
+    return tuple(out)
+
+
+def _row(name: str, prefix: str) -> _Family:
+    """The family ``name`` whose C API is ``<prefix>_spec`` with
+    ``<prefix>_spec_default``, ``<prefix>_validate`` and ``<prefix>_lower``."""
+    ctype = prefix + "_spec"
+    return _Family(name, _struct_fields(ctype), ctype, getattr(lib, prefix + "_spec_default"),
+                   getattr(lib, prefix + "_validate"), getattr(lib, prefix + "_lower"))
+
+
+# Same order as python_engine's FAMILIES.
 _FAMILY_LIST = (
-    _Family("ir_core", (("kernel", "str"), ("threads", "int"), ("cluster", "int")), "cpe_ir_core_spec",
-            lib.cpe_ir_core_spec_default, lib.cpe_ir_core_validate, lib.cpe_ir_core_lower),
-    _Family("conv_fwd_split_k_reduce", (("dtype", "str"), ("vector", "int"), ("threads", "int"), ("degree", "int")),
-            "cpe_reduce_spec", lib.cpe_reduce_spec_default, lib.cpe_reduce_validate, lib.cpe_reduce_lower),
-    _Family("conv_implicit_gemm",
-            (("dtype", "str"), ("tile_m", "int"), ("tile_n", "int"), ("tile_k", "int"), ("waves_m", "int"),
-             ("waves_n", "int"), ("pipeline", "str"), ("num_load_waves", "int"), ("epilogue", "str"),
-             ("vector_a", "int"), ("vector_b", "int"), ("acc_epilogue", "str"), ("split_k", "int"),
-             ("split_k_cluster", "int"), ("name_prefix", "str")),
-            "cpe_conv_spec", lib.cpe_conv_spec_default, lib.cpe_conv_validate, lib.cpe_conv_lower),
-    _Family("conv_abi", (("direction", "str"), ("variant", "str"), ("spatial_dims", "int")), "cpe_conv_abi_spec",
-            lib.cpe_conv_abi_spec_default, lib.cpe_conv_abi_validate, lib.cpe_conv_abi_lower),
-    _Family("conv_launch",
-            (("dtype", "str"), ("tile_m", "int"), ("tile_n", "int"), ("tile_k", "int"), ("waves_m", "int"),
-             ("waves_n", "int"), ("pipeline", "str"), ("num_load_waves", "int"), ("epilogue", "str"),
-             ("vector_a", "int"), ("vector_b", "int"), ("acc_epilogue", "str"), ("split_k", "int"),
-             ("split_k_cluster", "int"), ("name_prefix", "str"),
-             ("N", "int"), ("C", "int"), ("H", "int"), ("W", "int"), ("K", "int"), ("Y", "int"), ("X", "int"),
-             ("stride_h", "int"), ("stride_w", "int"), ("pad_h", "int"), ("pad_w", "int"), ("dil_h", "int"),
-             ("dil_w", "int"), ("groups", "int"), ("degree", "int")),
-            "cpe_conv_launch_spec", lib.cpe_conv_launch_spec_default, lib.cpe_conv_launch_validate,
-            lib.cpe_conv_launch_lower),
-    _Family("split_k_policy",
-            (("dtype", "str"), ("tile_m", "int"), ("tile_n", "int"), ("tile_k", "int"), ("waves_m", "int"),
-             ("waves_n", "int"), ("pipeline", "str"), ("num_load_waves", "int"), ("epilogue", "str"),
-             ("vector_a", "int"), ("vector_b", "int"), ("acc_epilogue", "str"), ("split_k", "int"),
-             ("split_k_cluster", "int"), ("name_prefix", "str"),
-             ("N", "int"), ("C", "int"), ("H", "int"), ("W", "int"), ("K", "int"), ("Y", "int"), ("X", "int"),
-             ("stride_h", "int"), ("stride_w", "int"), ("pad_h", "int"), ("pad_w", "int"), ("dil_h", "int"),
-             ("dil_w", "int"), ("groups", "int"), ("cus", "int")),
-            "cpe_split_k_policy_spec", lib.cpe_split_k_policy_spec_default, lib.cpe_split_k_policy_validate,
-            lib.cpe_split_k_policy_lower),
+    _row("ir_core", "cpe_ir_core"),
+    _row("conv_fwd_split_k_reduce", "cpe_reduce"),
+    _row("conv_implicit_gemm", "cpe_conv"),
+    _row("conv_abi", "cpe_conv_abi"),
+    _row("conv_launch", "cpe_conv_launch"),
+    _row("split_k_policy", "cpe_split_k_policy"),
 )
 FAMILIES = tuple(f.name for f in _FAMILY_LIST)
 _BY_FAMILY = {f.name: f for f in _FAMILY_LIST}
