@@ -1,0 +1,67 @@
+"""Where the gate's inputs live: the splitk-parity checkout that holds the working directory.
+
+The gate reads golden shards (and, in a checkout, its configs) from the
+project root: the nearest directory at or above the working directory that
+holds both a ``pyproject.toml`` naming ``splitk-parity`` and a ``golden/``
+directory. It never falls back to the tree the package was installed from,
+so ``parity check`` run in checkout A can never go GREEN against checkout B's
+goldens, and ``parity write`` never writes into site-packages.
+
+    find_project_root(start=None) -> Path | None
+    resolve_golden_dir(explicit=None, start=None) -> Path   (raises ProjectError)
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+PROJECT_NAME = "splitk-parity"
+_NAME_RE = re.compile(r'^\s*name\s*=\s*["\']splitk-parity["\']\s*$', re.MULTILINE)
+
+
+class ProjectError(Exception):
+    """No usable golden directory; the message is one line that names the fix."""
+
+
+def is_project_root(path: Path) -> bool:
+    """True when ``path`` holds ``pyproject.toml`` (project name splitk-parity) and ``golden/``."""
+    pp = path / "pyproject.toml"
+    if not (pp.is_file() and (path / "golden").is_dir()):
+        return False
+    try:
+        return _NAME_RE.search(pp.read_text(encoding="utf-8", errors="replace")) is not None
+    except OSError:
+        return False
+
+
+def find_project_root(start: Path | str | None = None) -> Path | None:
+    """The nearest splitk-parity checkout at or above ``start`` (default: the working directory).
+
+    Returns the resolved directory, or None when no ancestor qualifies.
+    """
+    here = Path(start if start is not None else Path.cwd()).resolve()
+    for d in (here, *here.parents):
+        if is_project_root(d):
+            return d
+    return None
+
+
+def resolve_golden_dir(explicit: str | Path | None = None, start: Path | str | None = None) -> Path:
+    """The golden shard directory the gate uses.
+
+    ``explicit`` (``--golden-dir``) wins and must be an existing directory;
+    otherwise ``<project root>/golden``. Raises ProjectError with a one-line
+    message when neither exists.
+    """
+    if explicit is not None:
+        p = Path(explicit)
+        if not p.is_dir():
+            raise ProjectError(f"--golden-dir {explicit}: not a directory")
+        return p.resolve()
+    root = find_project_root(start)
+    if root is None:
+        where = Path(start if start is not None else Path.cwd()).resolve()
+        raise ProjectError(f"no {PROJECT_NAME} checkout at or above {where} (looked for pyproject.toml "
+                           f"and golden/); run inside a checkout or pass --golden-dir DIR")
+    return root / "golden"
