@@ -3,13 +3,19 @@
 What happens where (the order of python_engine/api.py ``_prepare``):
 family name (here), spec shape, unknown fields and field kinds in field order
 (here, same text as python_engine/kernels/spec.py), then flavor, arch and the
-family rules (in C++). Strings go to C as UTF-8 bytes kept alive for the
-call; ``None`` goes as NULL. A value C cannot carry (a string with a NUL or a
-lone surrogate, a non-str arch or flavor) goes as a placeholder that no
-table knows, and the placeholder is swapped back into the reason, so the text
-is still the Python engine's.
+family rules (in C++). Values are read as their exact built-in type first
+(an int or str subclass never formats itself). A spec string that is not
+printable text (a control character such as NUL or newline, a lone surrogate)
+is refused here in field order, with the Python engine's text; the C++ engine
+checks the same for C callers. Strings go to C as UTF-8 bytes kept alive for
+the call; ``None`` goes as NULL. An arch or flavor string C cannot carry (a
+NUL or a lone surrogate) goes as a one-byte control character, which C++
+rejects with the same "must be printable UTF-8 text" reason; a non-str arch
+or flavor is rejected here in the engine's order (flavor first).
 """
 from __future__ import annotations
+
+import re
 
 from dataclasses import dataclass
 
@@ -44,35 +50,50 @@ _REASON_LEN = 1024
 # -- C strings -------------------------------------------------------------------
 
 class _Args:
-    """Converts Python values to C strings for one call; keeps the buffers alive
-    and remembers the placeholders to swap back into a reason."""
+    """Converts Python values to C strings for one call and keeps the buffers
+    alive until the call returns."""
 
     def __init__(self):
         self.keep = []
-        self.swaps = []
 
-    def cstr(self, value, slot: str):
+    def cstr(self, value):
+        """``None`` -> NULL; a str -> its UTF-8 bytes, or ``"\\x01"`` when C
+        cannot carry it (a NUL, a lone surrogate): C++ rejects both with the
+        not-printable reason. Callers pass str or None only."""
         if value is None:
             return ffi.NULL
-        if isinstance(value, str) and "\0" not in value:
-            try:
-                raw = value.encode("utf-8")
-            except UnicodeEncodeError:
-                raw = None
-            if raw is not None:
-                buf = ffi.new("char[]", raw)
-                self.keep.append(buf)
-                return buf
-        ph = f"\x01cpe-unrepresentable-{slot}\x01"
-        self.swaps.append((f"'{ph}'", f"'{value}'"))
-        buf = ffi.new("char[]", ph.encode("ascii"))
+        value = str.__str__(value)
+        try:
+            raw = value.encode("utf-8")
+        except UnicodeEncodeError:
+            raw = b"\x01"
+        if b"\0" in raw:
+            raw = b"\x01"
+        buf = ffi.new("char[]", raw)
         self.keep.append(buf)
         return buf
 
-    def reason(self, raw: str) -> str:
-        for ph, real in self.swaps:
-            raw = raw.replace(ph, real)
-        return raw
+
+_UNPRINTABLE = re.compile("[\\x00-\\x1f\\x7f-\\x9f\\ud800-\\udfff]")
+
+
+def _printable(value: str) -> bool:
+    """Same rule as python_engine/kernels/spec.py ``printable``."""
+    return not _UNPRINTABLE.search(value)
+
+
+def _text_reason(what: str) -> str:
+    """Same text as python_engine/kernels/spec.py ``text_reason``."""
+    return f"{what} must be printable UTF-8 text (no control characters, NUL or lone surrogates)"
+
+
+def _exact(value):
+    """Same as python_engine/kernels/spec.py ``exact``."""
+    if type(value) is not int and isinstance(value, int) and not isinstance(value, bool):
+        return int.__int__(value)
+    if type(value) is not str and isinstance(value, str):
+        return str.__str__(value)
+    return value
 
 
 def _call(fn, args: _Args):
@@ -88,7 +109,7 @@ def _call(fn, args: _Args):
         if len(raw) < n - 1:
             break
         n *= 4
-    text = args.reason(raw.decode("utf-8"))
+    text = raw.decode("utf-8", "replace")
     if status == lib.CPE_REJECTED:
         raise SpecRejected(text)
     raise EngineError(text or f"cpp_engine internal error (status {int(status)})")
@@ -167,8 +188,16 @@ _DEFAULTS = {f.name: f.defaults() for f in _FAMILY_LIST}
 
 
 def _family(name) -> _Family:
-    fam = _BY_FAMILY.get(name) if isinstance(name, str) else None
+    fam = _BY_FAMILY.get(str.__str__(name)) if isinstance(name, str) else None
     if fam is None:
+        # Same texts as python_engine/kernels/spec.py unknown_family_reason.
+        if name is None:
+            name = "None"
+        if not isinstance(name, str):
+            raise SpecRejected("family must be a string")
+        name = str.__str__(name)
+        if not _printable(name):
+            raise SpecRejected(_text_reason("family"))
         raise SpecRejected(f"family '{name}' is not one of {', '.join(FAMILIES)}")
     return fam
 
@@ -183,6 +212,8 @@ def _type_reason(name: str, kind: str, value) -> str | None:
     elif kind == "str":
         if value is not None and not isinstance(value, str):
             return f"spec field '{name}' must be a string or null"
+        if value is not None and not _printable(value):
+            return _text_reason(f"spec field '{name}'")
     elif kind == "bool":
         if not isinstance(value, bool):
             return f"spec field '{name}' must be true or false"
@@ -195,15 +226,30 @@ def _normalize(fam: _Family, spec) -> dict:
     names = {n for n, _ in fam.fields}
     for k in spec:
         if k not in names:
+            # Same texts as python_engine/kernels/spec.py unknown_field_reason.
+            if not isinstance(k, str):
+                raise SpecRejected(f"spec field names must be strings (family '{fam.name}')")
+            k = str.__str__(k)
+            if not _printable(k):
+                raise SpecRejected(_text_reason(f"a spec field name of family '{fam.name}'"))
             raise SpecRejected(f"spec field '{k}' is not a field of family '{fam.name}'")
     out = {}
     for name, default in _DEFAULTS[fam.name]:
-        v = spec.get(name, default)
+        v = _exact(spec.get(name, default))
         r = _type_reason(name, dict(fam.fields)[name], v)
         if r:
             raise SpecRejected(r)
         out[name] = v
     return out
+
+
+def _name_arg(args: _Args, value, what: str):
+    """The C string of an arch or flavor; SpecRejected (the Python engine's
+    text, targets/*.py ``unknown_*_reason``) for a value that is neither str
+    nor None."""
+    if value is not None and not isinstance(value, str):
+        raise SpecRejected(f"{what} must be a string or None")
+    return args.cstr(value)
 
 
 def _prepare(family, spec, arch, flavor):
@@ -215,12 +261,16 @@ def _prepare(family, spec, arch, flavor):
     for name, kind in fam.fields:
         v = s[name]
         if kind == "str":
-            setattr(cs, name, args.cstr(v, name))
+            setattr(cs, name, args.cstr(v))
         elif kind == "bool":
             setattr(cs, name, bool(v))
         else:
             setattr(cs, name, int(v))
-    return fam, cs, args.cstr(arch, "arch"), args.cstr(flavor, "flavor"), args
+    fl = _name_arg(args, flavor, "flavor")  # the engine checks flavor before arch
+    if arch is not None and not isinstance(arch, str):
+        resolve_flavor(flavor)              # an unknown flavor is reported first
+    ar = _name_arg(args, arch, "arch")
+    return fam, cs, ar, fl, args
 
 
 # -- the engine API ------------------------------------------------------------------
@@ -267,7 +317,7 @@ def kernel_name(family: str, spec: dict, arch: str, flavor: str) -> str:
 def resolve_flavor(name: str) -> str:
     """Canonical flavor of ``name`` (``llvm24`` -> ``llvm23``); SpecRejected if unknown."""
     args = _Args()
-    fl = args.cstr(name, "flavor")
+    fl = _name_arg(args, name, "flavor")
     canon = ffi.new("char[]", 64)
     _call(lambda buf, n: lib.cpe_resolve_flavor(fl, canon, 64, buf, n), args)
     return ffi.string(canon).decode("utf-8")
@@ -311,7 +361,7 @@ def arch_table() -> tuple:
 def intrinsic_table(flavor: str) -> tuple:
     """``(key, declaration)`` of every intrinsic row for ``flavor``, in table order."""
     args = _Args()
-    fl = args.cstr(flavor, "flavor")
+    fl = _name_arg(args, flavor, "flavor")
     out = ffi.new("char **")
     _call(lambda buf, n: lib.cpe_intrinsic_table_text(fl, out, buf, n), args)
     return tuple(tuple(line.split("\t", 1)) for line in _take(out[0]).splitlines())
@@ -321,7 +371,7 @@ def aot_jobs_text(flavor: str) -> tuple:
     """``(count_jobs, jobs text)`` of the C++ engine's AOT job grid at ``flavor``
     (one ``family\thash\tlabel\tspec`` line per job; docs/policy.md)."""
     args = _Args()
-    fl = args.cstr(flavor, "flavor")
+    fl = _name_arg(args, flavor, "flavor")
     out = ffi.new("char **")
     count = ffi.new("int64_t *")
     _call(lambda buf, n: lib.cpe_aot_jobs_text(fl, out, count, buf, n), args)

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from .ir.printer import print_module
 from .kernels import conv_abi_family, conv_fwd_split_k_reduce, conv_implicit_gemm, conv_launch, ir_core
-from .kernels.spec import SpecRejected, normalize
+from .kernels.spec import SpecRejected, normalize, unknown_family_reason
 from .policy import split_k_policy
 from .targets import intrinsics
 from .targets.arch import ARCHES, find_arch, unknown_arch_reason
@@ -27,9 +27,9 @@ class Lowered:
 
 
 def _family(name):
-    mod = _BY_FAMILY.get(name) if isinstance(name, str) else None
+    mod = _BY_FAMILY.get(str.__str__(name)) if isinstance(name, str) else None
     if mod is None:
-        raise SpecRejected(f"family '{name}' is not one of {', '.join(FAMILIES)}")
+        raise SpecRejected(unknown_family_reason(name, FAMILIES))
     return mod
 
 

@@ -5,9 +5,18 @@ spec order. ``kind`` is ``int``, ``str`` (may be None: "null", which the
 family rules then reject by name) or ``bool``. Type errors are found here, in
 field order, before any family rule; the C++ engine's binding checks the same
 kinds in the same order with the same text.
+
+Values are normalised to their exact built-in type before any rule sees them
+(an ``int`` or ``str`` subclass with its own ``__str__``/``__format__`` is
+read as the plain value, so it cannot change a kernel name), and a string
+must be printable text: no C0/C1 control character (so no NUL, newline or
+tab), no DEL and no lone surrogate -- a string that cannot cross the C
+boundary, or could forge a line of a text output, is refused up front with
+:func:`text_reason` (the C++ engine checks the same bytes for C callers).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -28,6 +37,33 @@ class Field:
     default: object
 
 
+def printable(value: str) -> bool:
+    """True when ``value`` holds no control character (U+0000-U+001F,
+    U+007F-U+009F) and no lone surrogate (U+D800-U+DFFF): text that is valid
+    UTF-8 once encoded and stays on one line."""
+    return not _UNPRINTABLE.search(value)
+
+
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def text_reason(what: str) -> str:
+    """Reason for a string ``what`` (e.g. ``spec field 'dtype'``, ``arch``)
+    that is not :func:`printable` (same text in the C++ engine, kernels/spec.h)."""
+    return f"{what} must be printable UTF-8 text (no control characters, NUL or lone surrogates)"
+
+
+def exact(value):
+    """``value`` as its exact built-in type: an int subclass becomes the int
+    of the same value, a str subclass the str of the same characters (their
+    own ``__str__``, ``__format__`` or ``__int__`` are never called)."""
+    if type(value) is not int and isinstance(value, int) and not isinstance(value, bool):
+        return int.__int__(value)
+    if type(value) is not str and isinstance(value, str):
+        return str.__str__(value)
+    return value
+
+
 def type_reason(f: Field, value) -> str | None:
     """Reason text when ``value`` is not of ``f.kind``, else None."""
     if f.kind == "int":
@@ -38,10 +74,36 @@ def type_reason(f: Field, value) -> str | None:
     elif f.kind == "str":
         if value is not None and not isinstance(value, str):
             return f"spec field '{f.name}' must be a string or null"
+        if value is not None and not printable(value):
+            return text_reason(f"spec field '{f.name}'")
     elif f.kind == "bool":
         if not isinstance(value, bool):
             return f"spec field '{f.name}' must be true or false"
     return None
+
+
+def unknown_field_reason(family: str, key) -> str:
+    """Reason for a spec key that is not a field of ``family``; a key that is
+    not a printable str is not echoed (the reason stays one line)."""
+    if not isinstance(key, str):
+        return f"spec field names must be strings (family '{family}')"
+    key = str.__str__(key)
+    if not printable(key):
+        return text_reason(f"a spec field name of family '{family}'")
+    return f"spec field '{key}' is not a field of family '{family}'"
+
+
+def unknown_family_reason(name, families) -> str:
+    """Reason for a family name that is not one of ``families`` (None reads as
+    the text None; another non-str or a non-printable str is not echoed)."""
+    if name is None:
+        name = "None"
+    if not isinstance(name, str):
+        return "family must be a string"
+    name = str.__str__(name)
+    if not printable(name):
+        return text_reason("family")
+    return f"family '{name}' is not one of {', '.join(families)}"
 
 
 def normalize(family: str, fields: tuple, spec) -> dict:
@@ -54,10 +116,10 @@ def normalize(family: str, fields: tuple, spec) -> dict:
     names = {f.name for f in fields}
     for k in spec:
         if k not in names:
-            raise SpecRejected(f"spec field '{k}' is not a field of family '{family}'")
+            raise SpecRejected(unknown_field_reason(family, k))
     out = {}
     for f in fields:
-        v = spec.get(f.name, f.default)
+        v = exact(spec.get(f.name, f.default))
         r = type_reason(f, v)
         if r:
             raise SpecRejected(r)

@@ -24,6 +24,7 @@ FIELDS = tuple(Field(f.name, f.kind, -1 if f.name == "split_k" else f.default) f
 CONV_FIELDS = tuple(f.name for f in CIG.FIELDS)
 PROBLEM_NAMES = tuple(n for n, _, _ in LAUNCH.PROBLEM_FIELDS)
 MAX_CUS = 65536
+MAX_DEGREE_FIELD = LAUNCH.I32_MAX  # split_k / split_k_cluster upper bound (an i32 kernel argument)
 
 
 def validate(spec: dict, arch, flavor) -> str | None:
@@ -33,6 +34,13 @@ def validate(spec: dict, arch, flavor) -> str | None:
     c = spec["cus"]
     if c < 0 or c > MAX_CUS:
         return f"cus must be 0 (the arch table's count) or 1..{MAX_CUS}, got {c}"
+    # The degree fields are bounded before any arithmetic uses them (issue 14).
+    sk = spec["split_k"]
+    if not -1 <= sk <= MAX_DEGREE_FIELD:
+        return f"split_k must be in -1..{MAX_DEGREE_FIELD} (-1: auto), got {sk}"
+    skc = spec["split_k_cluster"]
+    if not 0 <= skc <= MAX_DEGREE_FIELD:
+        return f"split_k_cluster must be 0..{MAX_DEGREE_FIELD}, got {skc}"
     return None
 
 

@@ -75,11 +75,22 @@ _BY_NAME = {a.name: a for a in ARCHES}
 
 def find_arch(name) -> Arch | None:
     """The row named ``name``, or None."""
-    return _BY_NAME.get(name) if isinstance(name, str) else None
+    return _BY_NAME.get(str.__str__(name)) if isinstance(name, str) else None
 
 
 def unknown_arch_reason(name) -> str:
-    """Rejection reason for an arch name that is not in the table."""
+    """Rejection reason for an arch name that is not in the table: ``None``
+    reads as the text None; another non-str value, or a string that is not
+    printable text (kernels/spec.py ``printable``), gets a reason that does not
+    echo it (same texts in the C++ engine and its binding)."""
+    from ..kernels.spec import printable, text_reason
+    if name is None:
+        name = "None"
+    if not isinstance(name, str):
+        return "arch must be a string or None"
+    name = str.__str__(name)
+    if not printable(name):
+        return text_reason("arch")
     return f"arch '{name}' is not one of gfx1250, gfx942, gfx950, gfx1100, gfx1201"
 
 

@@ -65,9 +65,20 @@ _BY_NAME = {f.name: f for f in FLAVORS}
 
 def find_flavor(name) -> Flavor | None:
     """The row named ``name`` (aliases included), or None."""
-    return _BY_NAME.get(name) if isinstance(name, str) else None
+    return _BY_NAME.get(str.__str__(name)) if isinstance(name, str) else None
 
 
 def unknown_flavor_reason(name) -> str:
-    """Rejection reason for a flavor name that is not in the table."""
+    """Rejection reason for a flavor name that is not in the table: ``None``
+    reads as the text None; another non-str value, or a string that is not
+    printable text (kernels/spec.py ``printable``), gets a reason that does not
+    echo it (same texts in the C++ engine and its binding)."""
+    from ..kernels.spec import printable, text_reason
+    if name is None:
+        name = "None"
+    if not isinstance(name, str):
+        return "flavor must be a string or None"
+    name = str.__str__(name)
+    if not printable(name):
+        return text_reason("flavor")
     return f"flavor '{name}' is not one of llvm20, llvm22, llvm23, llvm24"

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <cfenv>
 #include <exception>
 #include <memory>
 #include <new>
@@ -34,16 +35,42 @@ char *dup_c(const std::string &s);
 // text Python prints for None, so both engines give the same reason.
 inline std::string name_arg(const char *s) { return s ? std::string(s) : std::string("None"); }
 
-// A C string spec field: NULL is JSON null.
-inline std::optional<std::string> str_field(const char *s) {
-    return s ? std::optional<std::string>(s) : std::nullopt;
+// A C string spec field `name`: NULL is JSON null; bytes that are not
+// printable UTF-8 (kernels::printable_utf8: control characters, invalid UTF-8,
+// surrogates) throw SpecRejected with kernels::text_reason, the text the
+// Python engine gives for such a str (its own field-order check).
+inline std::optional<std::string> str_field(const char *s, const char *name) {
+    if (!s) return std::nullopt;
+    std::string v(s);
+    if (!kernels::printable_utf8(v)) throw kernels::SpecRejected(kernels::text_reason(std::string("spec field '") + name + "'"));
+    return v;
 }
 
-// Run `body` behind the C boundary: no exception escapes. SpecRejected ->
+// Run `body` behind the C boundary, in the default FP environment
+// (DefaultFpEnv): no exception escapes. SpecRejected ->
 // CPE_REJECTED with its reason; any other exception -> CPE_INTERNAL_ERROR
 // with "internal error: <what()>".
+// The host's floating-point environment (rounding mode, exception flags and
+// traps) for the life of a C API call is the default one (round to nearest,
+// ties to even; no traps), and the caller's is restored on the way out: the
+// engine's output never depends on its host's FP state (issue 14).
+class DefaultFpEnv {
+public:
+    DefaultFpEnv() noexcept : saved_(std::fegetenv(&env_) == 0) { std::fesetenv(FE_DFL_ENV); }
+    ~DefaultFpEnv() {
+        if (saved_) std::fesetenv(&env_);
+    }
+    DefaultFpEnv(const DefaultFpEnv &) = delete;
+    DefaultFpEnv &operator=(const DefaultFpEnv &) = delete;
+
+private:
+    std::fenv_t env_{};
+    bool saved_;
+};
+
 template <class F>
 cpe_status guarded(char *reason, size_t reason_len, F &&body) noexcept {
+    const DefaultFpEnv fp_env;
     try {
         body();
         return CPE_OK;

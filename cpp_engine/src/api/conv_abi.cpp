@@ -24,8 +24,8 @@ struct Fam {
 Fam::Spec to_cpp(const cpe_conv_abi_spec *spec) {
     if (!spec) throw std::invalid_argument("spec is NULL");
     Fam::Spec s;
-    s.direction = api::str_field(spec->direction);
-    s.variant = api::str_field(spec->variant);
+    s.direction = api::str_field(spec->direction, "direction");
+    s.variant = api::str_field(spec->variant, "variant");
     s.spatial_dims = spec->spatial_dims;
     return s;
 }

@@ -24,7 +24,7 @@ struct Fam {
 Fam::Spec to_cpp(const cpe_reduce_spec *spec) {
     if (!spec) throw std::invalid_argument("spec is NULL");
     Fam::Spec s;
-    s.dtype = api::str_field(spec->dtype);
+    s.dtype = api::str_field(spec->dtype, "dtype");
     s.vector = spec->vector;
     s.threads = spec->threads;
     s.degree = spec->degree;

@@ -14,21 +14,21 @@ namespace cpe::api {
 // The binary (conv_implicit_gemm's fields) from a C struct.
 template <class C>
 void conv_from_c(const C &c, kernels::conv_implicit_gemm::ConvSpec &s) {
-    s.dtype = str_field(c.dtype);
+    s.dtype = str_field(c.dtype, "dtype");
     s.tile_m = c.tile_m;
     s.tile_n = c.tile_n;
     s.tile_k = c.tile_k;
     s.waves_m = c.waves_m;
     s.waves_n = c.waves_n;
-    s.pipeline = str_field(c.pipeline);
+    s.pipeline = str_field(c.pipeline, "pipeline");
     s.num_load_waves = c.num_load_waves;
-    s.epilogue = str_field(c.epilogue);
+    s.epilogue = str_field(c.epilogue, "epilogue");
     s.vector_a = c.vector_a;
     s.vector_b = c.vector_b;
-    s.acc_epilogue = str_field(c.acc_epilogue);
+    s.acc_epilogue = str_field(c.acc_epilogue, "acc_epilogue");
     s.split_k = c.split_k;
     s.split_k_cluster = c.split_k_cluster;
-    s.name_prefix = str_field(c.name_prefix);
+    s.name_prefix = str_field(c.name_prefix, "name_prefix");
 }
 
 // The binary into a C struct (string members point into `s`, which must

@@ -24,7 +24,7 @@ struct Fam {
 Fam::Spec to_cpp(const cpe_ir_core_spec *spec) {
     if (!spec) throw std::invalid_argument("spec is NULL");
     Fam::Spec s;
-    s.kernel = api::str_field(spec->kernel);
+    s.kernel = api::str_field(spec->kernel, "kernel");
     s.threads = spec->threads;
     s.cluster = spec->cluster;
     return s;

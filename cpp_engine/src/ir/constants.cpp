@@ -54,8 +54,21 @@ uint64_t small_float_bits(double x, int ebits, int mbits) {
     int exp = e - 1;  // a = 1.f * 2**exp
     const bool normal = exp >= 1 - bias;
     const int quantum = normal ? exp - mbits : 1 - bias - mbits;
-    // Exact scaling; nearbyint in the default rounding mode ties to even.
-    auto n = static_cast<uint64_t>(std::nearbyint(std::ldexp(a, -quantum)));
+    // a = m * 2**(e - 53) exactly (frexp and a power-of-two scale are exact);
+    // n = a / 2**quantum rounded to nearest, ties to even, in integers, so the
+    // host's FP rounding mode never matters (issue 14).
+    const auto m = static_cast<uint64_t>(std::ldexp(std::frexp(a, &e), 53));
+    const int shift = (e - 53) - quantum;
+    uint64_t n;
+    if (shift >= 0) {
+        n = m << shift;
+    } else if (-shift > 54) {
+        n = 0;  // below half of the quantum
+    } else {
+        const int r = -shift;
+        const uint64_t q = m >> r, rem = m & ((uint64_t{1} << r) - 1), half = uint64_t{1} << (r - 1);
+        n = q + ((rem > half || (rem == half && (q & 1))) ? 1 : 0);
+    }
     if (normal) {
         if (n == uint64_t{1} << (mbits + 1)) {
             exp += 1;

@@ -24,10 +24,13 @@ inline std::string dec128(i128 v) {
     return std::string(digits.rbegin(), digits.rend());
 }
 
-// ceil(a / b) for a >= 0, b > 0, in the common type of a and b.
+// ceil(a / b) for a >= 0, b > 0, in the common type of a and b. Written as
+// a / b + (a % b != 0) so that no intermediate exceeds a (a + b - 1 overflows
+// for b near the type's maximum; issue 14).
 template <class A, class B>
 constexpr auto ceil_div(A a, B b) -> decltype(a + b) {
-    return (a + b - 1) / b;
+    using T = decltype(a + b);
+    return static_cast<T>(a) / static_cast<T>(b) + (static_cast<T>(a) % static_cast<T>(b) != 0 ? 1 : 0);
 }
 
 }  // namespace cpe::kernels

@@ -1,7 +1,49 @@
 // Twin of python_engine/kernels/spec.py (and the flavor/arch part of api.py `_prepare`).
 #include "kernels/spec.h"
 
+#include <cstdint>
+
 namespace cpe::kernels {
+
+bool printable_utf8(const std::string &s) {
+    const size_t n = s.size();
+    size_t i = 0;
+    while (i < n) {
+        const unsigned char c = static_cast<unsigned char>(s[i]);
+        uint32_t cp;
+        size_t len;
+        if (c < 0x80) {
+            cp = c;
+            len = 1;
+        } else if (c >= 0xC2 && c <= 0xDF) {
+            cp = c & 0x1F;
+            len = 2;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            cp = c & 0x0F;
+            len = 3;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            cp = c & 0x07;
+            len = 4;
+        } else {
+            return false;  // continuation byte, overlong lead (C0/C1) or F5..FF
+        }
+        if (n - i < len) return false;
+        for (size_t k = 1; k < len; ++k) {
+            const unsigned char cc = static_cast<unsigned char>(s[i + k]);
+            if ((cc & 0xC0) != 0x80) return false;
+            cp = (cp << 6) | (cc & 0x3F);
+        }
+        if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF))) return false;  // overlong
+        if (cp >= 0xD800 && cp <= 0xDFFF) return false;                                                 // surrogate
+        if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)) return false;                                      // control
+        i += len;
+    }
+    return true;
+}
+
+std::string text_reason(const std::string &what) {
+    return what + " must be printable UTF-8 text (no control characters, NUL or lone surrogates)";
+}
 
 std::string show(const std::optional<std::string> &v) { return v ? "'" + *v + "'" : "null"; }
 

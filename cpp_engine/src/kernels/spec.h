@@ -38,6 +38,15 @@ struct Field {
     FieldKind kind;
 };
 
+// True when `s` is valid UTF-8 (no overlong form, no surrogate, nothing above
+// U+10FFFF) holding no control character (U+0000-U+001F, U+007F-U+009F): the
+// strings python_engine/kernels/spec.py `printable` accepts, as bytes.
+bool printable_utf8(const std::string &s);
+
+// Reason for a string `what` (e.g. "spec field 'dtype'", "arch") that is not
+// printable_utf8 (same text as python_engine/kernels/spec.py `text_reason`).
+std::string text_reason(const std::string &what);
+
 // Text of a str field value in a reason: `'value'`, or `null` for no value.
 std::string show(const std::optional<std::string> &v);
 

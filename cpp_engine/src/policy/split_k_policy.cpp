@@ -41,6 +41,12 @@ std::optional<std::string> validate(const PolicySpec &spec, const targets::Arch 
     if (auto r = kernels::conv_launch::problem_reason(spec.launch)) return r;
     if (spec.cus < 0 || spec.cus > kMaxCus)
         return "cus must be 0 (the arch table's count) or 1.." + dec(kMaxCus) + ", got " + dec(spec.cus);
+    // The degree fields are bounded before any arithmetic uses them (issue 14).
+    const int64_t sk = spec.launch.conv.split_k, skc = spec.launch.conv.split_k_cluster;
+    if (!(sk >= -1 && sk <= kMaxDegreeField))
+        return "split_k must be in -1.." + dec(kMaxDegreeField) + " (-1: auto), got " + dec(sk);
+    if (!(skc >= 0 && skc <= kMaxDegreeField))
+        return "split_k_cluster must be 0.." + dec(kMaxDegreeField) + ", got " + dec(skc);
     return std::nullopt;
 }
 

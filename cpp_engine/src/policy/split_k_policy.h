@@ -22,6 +22,8 @@ namespace cpe::policy::split_k_policy {
 
 extern const char *const kFamily;  // "split_k_policy"
 constexpr int64_t kMaxCus = 65536;
+// split_k / split_k_cluster upper bound: an i32 kernel argument (2^31 - 1).
+constexpr int64_t kMaxDegreeField = 2147483647;
 
 const std::vector<kernels::Field> &fields();
 
