@@ -11,6 +11,8 @@
     parity emit [COMMAND | --catalog FILE] [--engine E] [--out DIR]   kernels + launch plan per layer (docs/policy.md)
     parity layers [FILE]                                    every catalog layer: both engines, verify, numerics (scaled down)
     parity aot --flavor F [--emit DIR] [--check]            the AOT job grid (docs/policy.md)
+    parity fuzz [--only F,..] [--seconds N] [--seed S] [--jobs N] [--out DIR]
+                                                            differential fuzzer (docs/fuzz.md)
 
 Exit status: 0 clean, 1 the check found problems (or ``diff`` found a
 difference, ``show`` a rejection), 2 refused or unusable input (bad arguments,
@@ -89,9 +91,12 @@ def golden_findings(report, shards: dict, flavors, orphan_shards: dict) -> list[
                 if (fam, fl, cfg) not in seen:
                     out.append(G.Finding(G.ORPHAN, fam, cfg, fl, "config no longer exists at this flavor"))
     for fam, shard in orphan_shards.items():
+        n = len(out)
         for fl, entries in sorted(shard.items()):
             for cfg in sorted(entries):
                 out.append(G.Finding(G.ORPHAN, fam, cfg, fl, "family no longer exists"))
+        if len(out) == n:  # an orphan shard is reported even when it holds no entry
+            out.append(G.Finding(G.ORPHAN, fam, "-", "-", "family no longer exists (shard without entries)"))
     return out
 
 
@@ -126,7 +131,9 @@ def cmd_check(args) -> int:
             for name in G.shard_families(gdir):
                 if name not in known:
                     s = G.load_shard(gdir, name, resolve)
-                    orphan_shards[name] = {fl: e for fl, e in (s or {}).items() if fl in flavors}
+                    # every flavor the run checks, and any flavor no table knows
+                    orphan_shards[name] = {fl: e for fl, e in (s or {}).items()
+                                           if fl in flavors or fl not in CANONICAL_FLAVORS}
         report = _run(families, flavors, engines, args)
     except (ConfigError, ValueError, G.GoldenError, PoolError) as exc:
         return die(str(exc))
@@ -154,6 +161,9 @@ def cmd_check(args) -> int:
         doc["golden"] = [f.to_json() for f in findings]
         doc["result"] = "GREEN" if green else "RED"
         write_json(args.json, doc)
+    for p in G.stale_temp_files(gdir):
+        print(f"golden: stale temp file {p.name} (left by a killed `parity write`; "
+              "the next `parity write` removes it)")
     if findings:
         print("hint: if the change is intended, run `parity write` and commit golden/")
     print(f"RESULT: {'GREEN' if green else 'RED'}")
@@ -189,6 +199,8 @@ def cmd_write(args) -> int:
     total = 0
     try:
         with G.lock(gdir):
+            for p in G.remove_stale_temp_files(gdir):
+                print(f"golden: removed stale temp file {p.name}")
             for fam in families:
                 old = G.load_shard(gdir, fam.name, resolve)
                 new: dict = {fl: {} for fl in flavors}
@@ -341,6 +353,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     from parity.layers import add_commands  # issue 8: emit, layers, aot
     add_commands(sub)
+
+    from parity.fuzz.cli import add_fuzz_command  # issue 14: differential fuzzer
+    add_fuzz_command(sub)
     return p
 
 

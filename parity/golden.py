@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +29,9 @@ from typing import Callable, Iterable, Mapping
 
 FORMAT = 1
 LOCK_NAME = ".parity-golden.lock"
-_SHA_RE = re.compile(r"^[0-9a-f]{64}$")
+_SHA_RE = re.compile(r"[0-9a-f]{64}")  # used with fullmatch (no trailing newline)
+MAX_DEPTH = 16  # a valid shard nests 4 levels; deeper is refused before json.loads
+TMP_GLOB = ".*.json.tmp"  # write_shard's temp files
 _CONFLICT_RE = re.compile(r"^(<{7}|={7}|>{7}|\|{7})(?: |$)", re.M)
 
 Entry = dict
@@ -77,11 +80,42 @@ def _check_entry(where: str, entry: object) -> Entry:
             raise GoldenError(f"{where}: 'bytes' must be a non-negative integer")
         if not isinstance(entry["kernel"], str):
             raise GoldenError(f"{where}: 'kernel' must be a string")
-        if not isinstance(entry["sha256"], str) or not _SHA_RE.match(entry["sha256"]):
+        if not isinstance(entry["sha256"], str) or not _SHA_RE.fullmatch(entry["sha256"]):
             raise GoldenError(f"{where}: 'sha256' must be 64 lowercase hex digits")
         return dict(entry)
     raise GoldenError(f"{where}: entry keys must be bytes/kernel/sha256 or rejected, "
                       f"got {sorted(keys)}")
+
+
+def check_depth(name: str, s: str, limit: int = MAX_DEPTH) -> None:
+    """GoldenError when the JSON text ``s`` nests arrays/objects deeper than
+    ``limit`` (counted outside strings), so json.loads never recurses deeply."""
+    depth = 0
+    in_str = esc = False
+    for i, ch in enumerate(s):
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "[{":
+            depth += 1
+            if depth > limit:
+                line = s.count("\n", 0, i) + 1
+                raise GoldenError(f"{name}: nested deeper than {limit} levels (line {line}); "
+                                  "not a golden shard")
+        elif ch in "]}":
+            depth -= 1
+
+
+def check_format(name: str, value: object) -> None:
+    """GoldenError unless ``value`` is exactly the int FORMAT (``true`` is not 1)."""
+    if type(value) is not int or value != FORMAT:
+        raise GoldenError(f"{name}: unsupported format {value!r} (this gate reads format {FORMAT})")
 
 
 def parse_shard(text: bytes | str, name: str, family: str | None = None,
@@ -99,20 +133,24 @@ def parse_shard(text: bytes | str, name: str, family: str | None = None,
     if m:
         line = s[: m.start()].count("\n") + 1
         raise GoldenError(f"{name}: git conflict marker {m.group(1)!r} at line {line}; "
-                          "resolve the merge (or re-run `parity write`)")
+                          "resolve the merge by hand, or restore the shard from git and re-bless")
+    check_depth(name, s)
     try:
         doc = json.loads(s, object_pairs_hook=_unique_keys)
+    except RecursionError:
+        raise GoldenError(f"{name}: nested too deeply; not a golden shard") from None
     except json.JSONDecodeError as exc:
         raise GoldenError(f"{name}: malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     except _DuplicateKey as exc:
-        raise GoldenError(f"{name}: duplicate key {exc.args[0]!r} (a leftover of a merge? "
-                          "re-run `parity write`)") from None
+        raise GoldenError(f"{name}: duplicate key {exc.args[0]!r} (a leftover of a merge? restore "
+                          "the shard from git, or delete it and run `parity write`)") from None
     if not isinstance(doc, dict):
         raise GoldenError(f"{name}: top level must be an object")
     if set(doc) != {"family", "flavors", "format"}:
         raise GoldenError(f"{name}: top-level keys must be family/flavors/format, got {sorted(doc)}")
-    if doc["format"] != FORMAT:
-        raise GoldenError(f"{name}: unsupported format {doc['format']!r} (this gate reads format {FORMAT})")
+    check_format(name, doc["format"])
+    if not isinstance(doc["family"], str):
+        raise GoldenError(f"{name}: 'family' must be a string")
     if family is not None and doc["family"] != family:
         raise GoldenError(f"{name}: holds family {doc['family']!r}, expected {family!r}")
     if not isinstance(doc["flavors"], dict):
@@ -134,13 +172,72 @@ def load_shard(golden_dir: Path, family: str,
                resolve: Callable[[str], str | None] | None = None) -> Flavors | None:
     """The shard's flavors, or None when the shard does not exist."""
     path = shard_path(golden_dir, family)
+    data = read_regular_file(path)
+    if data is None:
+        return None
+    return parse_shard(data, str(path), family, resolve)
+
+
+def _file_kind(mode: int) -> str:
+    for test, kind in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return kind
+    return "not a regular file"
+
+
+def read_regular_file(path: Path) -> bytes | None:
+    """The bytes of ``path``, None when it does not exist; GoldenError (one
+    line) when it is not a regular file -- checked before opening and again on
+    the open descriptor (opened non-blocking, so a named pipe never hangs) --
+    or cannot be read."""
     try:
-        data = path.read_bytes()
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise GoldenError(f"{path}: cannot stat: {exc.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise GoldenError(f"{path}: is {_file_kind(st.st_mode)}, not a golden shard file")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise GoldenError(f"{path}: cannot read: {exc.strerror}") from None
-    return parse_shard(data, str(path), family, resolve)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise GoldenError(f"{path}: is {_file_kind(st.st_mode)}, not a golden shard file")
+        with os.fdopen(fd, "rb") as f:
+            fd = -1
+            return f.read()
+    except OSError as exc:
+        raise GoldenError(f"{path}: cannot read: {exc.strerror}") from None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def stale_temp_files(golden_dir: Path) -> list[Path]:
+    """Temp files a killed ``parity write`` left behind (``.<family>.*.json.tmp``)."""
+    d = Path(golden_dir)
+    return sorted(d.glob(TMP_GLOB)) if d.is_dir() else []
+
+
+def remove_stale_temp_files(golden_dir: Path) -> list[Path]:
+    """Delete :func:`stale_temp_files` (call while holding :func:`lock`);
+    returns what was removed."""
+    gone = []
+    for p in stale_temp_files(golden_dir):
+        try:
+            if p.is_file() and not p.is_symlink():
+                p.unlink()
+                gone.append(p)
+        except OSError:
+            pass
+    return gone
 
 
 def shard_families(golden_dir: Path) -> list[str]:
