@@ -141,6 +141,14 @@ def run_job(job: tuple, note: Callable[[str], None]) -> Any:
         out, text = lower_outcome(module, family, spec, arch, flavor, keep_text=True)
         out["text"] = text
         return out
+    if kind == "fuzz":  # parity fuzz: a batch of generated specs (parity/fuzz/check.py)
+        from parity.fuzz.check import run_batch
+        _, seed, family, start, count, modules = job
+        return run_batch(seed, family, start, count, modules, note)
+    if kind == "fuzz_one":  # parity fuzz: one given spec (shrinking)
+        from parity.fuzz.check import check_spec
+        _, family, spec, arch, flavor, modules = job
+        return check_spec(family, spec, arch, flavor, modules, note)
     if kind == "resolve_flavors":
         _, module, names = job
         return resolve_flavors(module, names)

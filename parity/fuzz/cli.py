@@ -1,0 +1,76 @@
+"""``parity fuzz [--only F,..] [--seconds N] [--specs N] [--seed S] [--jobs N] [--out DIR]``.
+
+Prints one line per family with its verdict counts, the failures (at most
+20 lines, with the reproducer path), then ``specs N seconds S specs/s R`` and
+``RESULT: GREEN`` or ``RESULT: RED``. Exit 0 when every spec passed, 1 on any
+MISMATCH, REASON_MISMATCH, ASYMMETRIC, CRASH, INCONSISTENT or UNCLEAN_REASON,
+2 on bad arguments. Default: 60 seconds, seed 0, reproducers in
+``fuzz-out/``.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from parity.report import positive_int, positive_seconds
+
+from .check import VERDICTS
+
+
+def add_fuzz_command(sub) -> None:
+    """Register ``parity fuzz`` on the ``parity`` subparsers."""
+    f = sub.add_parser("fuzz", help="differential fuzzing of both engines' validate and lower (docs/fuzz.md)")
+    f.add_argument("--only", metavar="F[,F...]", help="only these families (default all)")
+    f.add_argument("--seconds", type=positive_seconds, default=None,
+                   help="stop after this many seconds (default 60 unless --specs is given)")
+    f.add_argument("--specs", type=positive_int, default=None, help="stop after this many specs")
+    f.add_argument("--seed", type=int, default=0, help="generation seed (default 0)")
+    f.add_argument("--jobs", "-j", type=positive_int, default=None, help="worker processes (default: CPUs)")
+    f.add_argument("--out", metavar="DIR", default="fuzz-out", help="reproducer directory (default fuzz-out)")
+    f.add_argument("--timeout", type=positive_seconds, default=30.0, help="per-spec timeout in seconds")
+    f.set_defaults(func=cmd_fuzz)
+
+
+def cmd_fuzz(args) -> int:
+    import python_engine
+
+    from .generate import families
+    from .run import run_fuzz
+
+    known = families()
+    if args.only:
+        fams = [p.strip() for p in args.only.split(",") if p.strip()]
+        bad = [f for f in fams if f not in known]
+        if bad or not fams:
+            print(f"error: --only: unknown family {', '.join(bad) or '(empty)'} "
+                  f"(known: {', '.join(known)})", file=sys.stderr)
+            return 2
+    else:
+        fams = list(known)
+    seconds = args.seconds if args.seconds is not None or args.specs is not None else 60.0
+    del python_engine
+
+    def progress(rep):
+        if sys.stderr.isatty():
+            print(f"\r{rep.specs} specs, {rep.failed} failing, {rep.seconds:.0f}s", end="", file=sys.stderr)
+
+    rep = run_fuzz(fams, seed=args.seed, seconds=seconds, specs=args.specs, jobs=args.jobs,
+                   out_dir=Path(args.out), timeout=args.timeout, progress=progress)
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
+    width = max(len(f) for f in fams)
+    for fam in fams:
+        c = rep.counts[fam]
+        print(f"{fam:<{width}}  " + " ".join(f"{v}={c.get(v, 0)}" for v in VERDICTS))
+    for f in rep.failures[:20]:
+        where = f" -> {f.reproducer}" if f.reproducer else ""
+        print(f"  {f.verdict} {f.family} #{f.index}: {f.detail}{where}")
+    if len(rep.failures) > 20:
+        print(f"  ... and {len(rep.failures) - 20} more")
+    rate = rep.specs / rep.seconds if rep.seconds > 0 else 0.0
+    print(f"specs {rep.specs} seconds {rep.seconds:.1f} specs/s {rate:.0f} seed {rep.seed} "
+          f"worker restarts {rep.restarts}")
+    green = rep.failed == 0 and rep.specs > 0
+    print(f"RESULT: {'GREEN' if green else 'RED'}")
+    return 0 if green else 1
