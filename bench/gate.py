@@ -63,9 +63,20 @@ def bench_engine(name: str, units, repeats: int) -> str:
             f"median of {repeats}{extra})")
 
 
+def _repeats(text: str) -> int:
+    """argparse type of --repeats: an integer >= 1 (the median of no runs is undefined)."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--repeats wants an integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"--repeats must be at least 1, got {v}")
+    return v
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--repeats", type=_repeats, default=5)
     p.add_argument("--engines", default="python,cpp")
     p.add_argument("--only", default=None)
     args = p.parse_args(argv)

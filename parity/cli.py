@@ -361,7 +361,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    from python_engine.outputs import run_quietly_on_broken_pipe  # `parity list | head -1` ends quietly
+    return run_quietly_on_broken_pipe(lambda _: args.func(args))
 
 
 if __name__ == "__main__":

@@ -260,6 +260,7 @@ def cmd_emit(args) -> int:
 
 
 def cmd_aot(args) -> int:
+    from python_engine.outputs import OutputError, ensure_dir, write_text_atomic
     py, cpp = _engines()
     try:
         n, text = cpp.aot_jobs_text(args.flavor)
@@ -278,7 +279,11 @@ def cmd_aot(args) -> int:
     t0 = time.perf_counter()
     t_cpp = t_py = 0.0
     if args.emit:
-        os.makedirs(args.emit, exist_ok=True)
+        try:
+            ensure_dir(args.emit, "--emit")
+        except OutputError as e:
+            print(f"parity aot: {e}", file=sys.stderr)
+            return 2
     for fam, h, label, spec_text in rows:
         spec = {}
         for kv in spec_text.split(";"):
@@ -289,8 +294,11 @@ def cmd_aot(args) -> int:
             out = cpp.lower(fam, spec, "gfx1250", flavor)
             t_cpp += time.perf_counter() - t
             if args.emit:
-                with open(os.path.join(args.emit, f"{label}.ll"), "w", encoding="utf-8", newline="\n") as f:
-                    f.write(out.text)
+                try:
+                    write_text_atomic(os.path.join(args.emit, f"{label}.ll"), out.text)
+                except OSError as e:
+                    print(f"parity aot: {e.filename}: {e.strerror}", file=sys.stderr)
+                    return 2
             if args.check:
                 t = time.perf_counter()
                 mine = py.lower(fam, spec, "gfx1250", flavor)
@@ -301,8 +309,11 @@ def cmd_aot(args) -> int:
         if not args.emit:
             print(f"{h}  {label}")
     if args.emit:
-        with open(os.path.join(args.emit, "jobs.tsv"), "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
+        try:
+            write_text_atomic(os.path.join(args.emit, "jobs.tsv"), text)
+        except OSError as e:
+            print(f"parity aot: {e.filename}: {e.strerror}", file=sys.stderr)
+            return 2
     timing = f"; lowered with cpp in {t_cpp:.2f} s" if (args.emit or args.check) else ""
     if args.check:
         timing += f", python in {t_py:.2f} s, every job IDENTICAL" if rc == 0 else ", MISMATCH"

@@ -13,7 +13,8 @@ def main(argv=None) -> int:
         print("usage: python -m python_engine {" + ",".join(commands) + "} ...", file=sys.stderr)
         return 0 if argv and argv[0] in ("-h", "--help") else 2
     import importlib
-    return importlib.import_module(commands[argv[0]]).main(argv[1:])
+    from .outputs import run_quietly_on_broken_pipe
+    return run_quietly_on_broken_pipe(importlib.import_module(commands[argv[0]]).main, argv[1:])
 
 
 if __name__ == "__main__":

@@ -184,21 +184,26 @@ def plan_layer(E, layer: Layer, arch: str = DEFAULT_ARCH, flavor: str = DEFAULT_
 
 
 def write_layer(lp: LayerPlan, out_dir: str) -> list:
-    """Write the layer's ``.ll`` files and ``<layer>.plan.json``; returns the paths."""
+    """Write the layer's ``.ll`` files and ``<layer>.plan.json``; returns the
+    paths. Every file name is checked against the file system's limit before
+    anything is written (EmitError), and each file is written atomically."""
+    from .outputs import OutputError, check_file_names, write_text_atomic
+    if os.path.basename(lp.layer.name) != lp.layer.name or lp.layer.name.startswith("."):
+        raise EmitError(f"layer name {lp.layer.name!r} would leave the output directory")
+    names = [f"{k[3]}.ll" for k in lp.kernels] + [f"{lp.layer.name}.plan.json"]
+    try:
+        check_file_names(out_dir, names, f"layer {lp.layer.name[:40]}")
+    except OutputError as e:
+        raise EmitError(str(e)) from None
     os.makedirs(out_dir, exist_ok=True)
     files, paths = {}, []
     for _, _, _, name, _, text in lp.kernels:
         path = os.path.join(out_dir, f"{name}.ll")
-        with open(path, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
+        write_text_atomic(path, text)
         files[name] = os.path.basename(path)
         paths.append(path)
-    if os.path.basename(lp.layer.name) != lp.layer.name or lp.layer.name.startswith("."):
-        raise EmitError(f"layer name {lp.layer.name!r} would leave the output directory")
     path = os.path.join(out_dir, f"{lp.layer.name}.plan.json")
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
-        json.dump(lp.to_json(files), f, indent=2, sort_keys=False)
-        f.write("\n")
+    write_text_atomic(path, json.dumps(lp.to_json(files), indent=2, sort_keys=False) + "\n")
     paths.append(path)
     return paths
 
@@ -285,6 +290,11 @@ def main(argv=None) -> int:
         return 2
     if a.command is not None and a.catalog:
         return fail("give one MIOpenDriver command or --catalog FILE, not both")
+    from .outputs import OutputError, ensure_dir, out
+    try:
+        ensure_dir(a.out, "--out")
+    except OutputError as e:
+        return fail(e)
     why = check_target(E, a.arch, a.flavor, a.cus)
     if why:
         return fail(why)
@@ -302,11 +312,17 @@ def main(argv=None) -> int:
             print(f"error: {e if isinstance(e, EmitError) else e.reason}", file=sys.stderr)
             failed += 1
             continue
-        write_layer(lp, a.out)
-        print(summary_line(lp))
+        try:
+            write_layer(lp, a.out)
+        except (EmitError, OSError) as e:  # this layer only; the others are still written
+            msg = e if isinstance(e, EmitError) else f"{e.filename or a.out}: {e.strerror}"
+            print(f"error: layer {layer.name[:60]}: {msg}", file=sys.stderr)
+            failed += 1
+            continue
+        out(summary_line(lp))
     if failed:
         print(f"error: {failed} of {len(layers)} layer(s) failed; {len(layers) - failed} written into {a.out}/",
               file=sys.stderr)
         return 1
-    print(f"{len(layers)} layer(s) with the {a.engine} engine into {a.out}/ in {time.perf_counter() - t0:.2f} s")
+    out(f"{len(layers)} layer(s) with the {a.engine} engine into {a.out}/ in {time.perf_counter() - t0:.2f} s")
     return 0

@@ -70,6 +70,20 @@ NAME_RULE = "letters, digits and _ . + - only, not starting with a dot"
 _NAME_RE = re.compile(r"[A-Za-z0-9_+-][A-Za-z0-9_.+-]*\Z")
 
 
+_DECIMAL_RE = re.compile(r"[+-]?[0-9]{1,18}")  # fullmatch: ASCII digits, optional sign, below 10**18
+
+
+def decimal_int(flag: str, val: str) -> int:
+    """The integer a MIOpenDriver flag value spells: ASCII decimal digits with
+    an optional sign, nothing else (Python's ``int()`` would also take ``1_024``,
+    spaces and non-ASCII digits, which MIOpenDriver reads differently).
+    Raises ProblemInputError naming the flag."""
+    if not _DECIMAL_RE.fullmatch(val):
+        raise ProblemInputError(f"flag {flag} needs a decimal integer (ASCII digits, optional sign, "
+                                f"at most 18 digits), got {val!r}")
+    return int(val, 10)
+
+
 def check_name(name: str) -> str:
     """``name`` if it is a safe layer name (it names ``<out>/<name>.plan.json``), else ProblemInputError."""
     if not _NAME_RE.match(name):
@@ -152,10 +166,7 @@ def parse_words(toks: list, line: str | None = None) -> Layer:
             raise ProblemInputError(f"flag {flag} has no value")
         val = toks[i + 1]
         if short in _FLAGS:
-            try:
-                v = int(val, 10)
-            except ValueError:
-                raise ProblemInputError(f"flag {flag} needs an integer, got {val!r}") from None
+            v = decimal_int(flag, val)
             field = _FLAGS[short][1]
             if short in vals:
                 raise ProblemInputError(f"flag {flag} is given twice")

@@ -25,6 +25,8 @@ import argparse
 import shlex
 import sys
 
+from ..miopen import ProblemInputError, decimal_int
+
 ARCH = "gfx1250"
 # run's own options: name -> number of values (everything else is the MIOpenDriver command)
 RUN_OPTIONS = {"--split-k": 1, "--cluster": 1, "--tile": 1, "--waves": 1, "--epilogue": 1, "--flavor": 1,
@@ -85,8 +87,8 @@ def split_argv(argv) -> tuple:
 def _ints(flag: str, text: str, n: int, example: str) -> list:
     parts = text.split("x")
     try:
-        vals = [int(v) for v in parts]
-    except ValueError:
+        vals = [decimal_int(flag, v) for v in parts]
+    except ProblemInputError:
         vals = []
     if len(vals) != n or any(v < 1 for v in vals):
         raise UsageError(f"{flag} must be {n} positive integers joined by x (e.g. {example}), got {text!r}")
@@ -101,8 +103,8 @@ def overrides(ns) -> dict:
         if ns.split_k != "auto":
             raise UsageError("give --split-k or --cluster, not both (a cluster of S slices is degree S)")
         try:
-            s = int(ns.cluster)
-        except ValueError:
+            s = decimal_int("--cluster", ns.cluster)
+        except ProblemInputError:
             s = 0
         if s < 2:
             raise UsageError(f"--cluster must be a slice count >= 2, got {ns.cluster!r}")
@@ -111,8 +113,8 @@ def overrides(ns) -> dict:
         spec.update(split_k=-1)
     else:
         try:
-            d = int(ns.split_k)
-        except ValueError:
+            d = decimal_int("--split-k", ns.split_k)
+        except ProblemInputError:
             d = 0
         if d < 1:
             raise UsageError(f"--split-k must be a degree >= 1 (1 = no split) or auto, got {ns.split_k!r}")
@@ -174,6 +176,9 @@ def main(argv=None, hip=None, out=None) -> int:
         spec = lp.launch_spec
         rspec = next((k[2] for k in lp.kernels if k[0] == "reduce"), None)
         plan = launch_plan(spec, ARCH, ns.flavor)
+        from ..outputs import ensure_dir  # an unusable cache directory is one error line (OutputError)
+        from .codeobj import default_cache_dir
+        ensure_dir(ns.cache_dir or default_cache_dir(), "--cache-dir" if ns.cache_dir else "the code object cache")
         cache = CodeObjectCache(ns.cache_dir)
         p = layer.problem
         print(f"layer: {layer.name}: {layer.command().split(' ', 2)[1]} N={p.N} C={p.C} H={p.H} W={p.W} K={p.K} "

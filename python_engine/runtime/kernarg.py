@@ -83,6 +83,11 @@ def check_value(kernel: str, name: str, kind: str, v) -> None:
     if kind == "f32":
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise LaunchConfigError(f"{kernel}: argument {name} = {v!r} is not a number")
+        try:
+            struct.pack("<f", v)  # what Kernarg packs: a value beyond the f32 range cannot be
+        except (OverflowError, struct.error):
+            raise LaunchConfigError(f"{kernel}: argument {name} = {v!r} is outside the f32 range "
+                                    f"(|v| <= 3.4028234663852886e+38)") from None
         return
     if isinstance(v, bool) or not isinstance(v, int):
         raise LaunchConfigError(f"{kernel}: argument {name} = {v!r} is not an integer")

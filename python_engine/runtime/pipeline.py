@@ -245,7 +245,17 @@ class ConvRun:
             raise errors[0]
 
     def __enter__(self):
-        return self.setup()
+        """:meth:`setup`; when setup fails, everything it already acquired
+        (device and pinned buffers, stream, loaded modules) is released before
+        the error propagates (``__exit__`` does not run then)."""
+        try:
+            return self.setup()
+        except BaseException:
+            try:
+                self.close()
+            except Exception:  # noqa: BLE001 - the setup error is the one to report
+                pass
+            raise
 
     def __exit__(self, *exc):
         self.close()

@@ -1,0 +1,109 @@
+"""Command-line output helpers shared by ``emit``, ``run`` and the ``parity``
+commands (issue 14): output directories checked up front, file names checked
+against the file system's limit before anything is written, and a closed
+stdout pipe (``| head``) that ends the printing quietly without stopping the
+work."""
+from __future__ import annotations
+
+import errno
+import os
+import sys
+
+
+class OutputError(ValueError):
+    """An output path that cannot be used; ``str()`` is one line naming it."""
+
+
+def ensure_dir(path: str, what: str) -> str:
+    """Create directory ``path`` if needed and check it is a writable
+    directory; OutputError (``what`` names the option, e.g. ``--out``)."""
+    if os.path.lexists(path) and not os.path.isdir(path):
+        raise OutputError(f"{what} {path}: exists and is not a directory")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"{what} {path}: cannot create the directory: {e.strerror}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise OutputError(f"{what} {path}: the directory is not writable")
+    return path
+
+
+def name_max(directory: str) -> int:
+    """The longest file name (bytes) the file system of ``directory`` allows
+    (``pathconf PC_NAME_MAX``; 255 when it cannot say)."""
+    try:
+        n = os.pathconf(directory, "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):
+        n = -1
+    return n if n and n > 0 else 255
+
+
+def check_file_names(directory: str, names, what: str) -> None:
+    """OutputError when a file name in ``names`` (plus a 16-byte margin for
+    the temp-file prefix/suffix) is longer than the file system allows."""
+    limit = name_max(directory)
+    for n in names:
+        size = len(os.fsencode(n))
+        if size + 16 > limit:
+            raise OutputError(f"{what}: file name {n[:40]}... is {size} bytes; the file system allows "
+                              f"{limit} (less 16 for the temp file); use a shorter name")
+
+
+def write_text_atomic(path: str, text: str) -> None:
+    """Write ``text`` (UTF-8, LF) to ``path`` through a temp file and
+    ``os.replace``: a failure leaves no half-written file."""
+    d, base = os.path.split(path)
+    tmp = os.path.join(d, f".{base}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+_stdout_closed = False
+
+
+def out(line: str = "") -> None:
+    """Print ``line`` to stdout; when the reader has gone (EPIPE), stdout is
+    pointed at /dev/null and the caller goes on (its files still get written)."""
+    global _stdout_closed
+    if _stdout_closed:
+        return
+    try:
+        print(line, flush=True)
+    except BrokenPipeError:
+        quiet_stdout()
+    except OSError as e:
+        if e.errno != errno.EPIPE:
+            raise
+        quiet_stdout()
+
+
+def quiet_stdout() -> None:
+    """Send the rest of stdout to /dev/null (after EPIPE), so the interpreter's
+    final flush does not print a BrokenPipeError."""
+    global _stdout_closed
+    _stdout_closed = True
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
+def run_quietly_on_broken_pipe(main, argv=None) -> int:
+    """``main(argv)``; a BrokenPipeError (stdout closed by ``| head``) ends it
+    quietly: no traceback, exit status 141 (128 + SIGPIPE, what a shell
+    reports for a writer killed by a closed pipe)."""
+    try:
+        return main(argv)
+    except BrokenPipeError:
+        quiet_stdout()
+        return 141
