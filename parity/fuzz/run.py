@@ -23,7 +23,7 @@ from .shrink import shrink
 
 BATCH = 25
 ROUND = 4
-MAX_REPRODUCERS = 5   # per family and verdict
+MAX_REPRODUCERS = 3   # per family and verdict (a repeated detail text is shrunk once)
 SHRINK_SECONDS = 120  # total time spent shrinking after the run
 
 
@@ -133,8 +133,9 @@ def run_fuzz(families, *, seed: int, seconds: float | None, specs: int | None, j
             f = Failure(fam, i, v, detail)
             rep.failures.append(f)
             if (out_dir is None or per_kind.get((fam, v), 0) >= MAX_REPRODUCERS
-                    or time.monotonic() > shrink_end):
+                    or (fam, v, detail) in per_kind or time.monotonic() > shrink_end):
                 continue
+            per_kind[(fam, v, detail)] = 1
             per_kind[(fam, v)] = per_kind.get((fam, v), 0) + 1
             f.reproducer = str(_shrink_and_write(pool, out_dir, seed, fam, i, v, detail, modules))
     return rep
