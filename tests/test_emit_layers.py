@@ -34,7 +34,7 @@ def test_parse_short_and_long_flags():
     ("MIOpenDriver", "empty command"),
     ("convint8 -n 1", "command 'convint8' is not supported"),
     ("convbfp16 -n 1 -c 64 -H 8 -W 8 -k 8 -y 3", "missing flag -x (--fil_w)"),
-    ("convbfp16 -n one -c 64", "flag -n needs an integer, got 'one'"),
+    ("convbfp16 -n one -c 64", "flag -n needs a decimal integer (ASCII digits, optional sign, at most 18 digits), got 'one'"),
     ("convbfp16 -n 1 -c 64 -H 8 -W 8 -k 8 -y 3 -x", "flag -x has no value"),
     ("convbfp16 -n 1 -c 64 -H 8 -W 8 -k 8 -y 3 -x 3 -Z 1", "unknown flag -Z"),
     ("convbfp16 -n 1 -c 64 -H 8 -W 8 -k 8 -y 3 -x 3 -F 2", "flag -F 2 is not supported: only -F 1 (forward)"),
