@@ -291,10 +291,6 @@ def main(argv=None) -> int:
     if a.command is not None and a.catalog:
         return fail("give one MIOpenDriver command or --catalog FILE, not both")
     from .outputs import OutputError, ensure_dir, out
-    try:
-        ensure_dir(a.out, "--out")
-    except OutputError as e:
-        return fail(e)
     why = check_target(E, a.arch, a.flavor, a.cus)
     if why:
         return fail(why)
@@ -302,6 +298,10 @@ def main(argv=None) -> int:
     try:
         layers = select_layers(load_layers(a.command, None if a.command is not None else source), a.only, source)
     except (ProblemInputError, OSError, EmitError) as e:
+        return fail(e)
+    try:  # after the input is known good: a refused catalog creates nothing
+        ensure_dir(a.out, "--out")
+    except OutputError as e:
         return fail(e)
     t0 = time.perf_counter()
     failed = 0
