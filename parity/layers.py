@@ -213,16 +213,22 @@ def verify_kernels(items: dict, flavor: str, arch: str) -> dict:
             ok, err = L.run_opt_verify(text)
             out[h] = ("ok", "") if ok else ("FAIL", err.splitlines()[0] if err else "opt failed")
         return out
+    import python_engine
+    row = next((dict(r) for r in python_engine.arch_table() if r["name"] == arch), None)
     cw = CompileWorkers(workers=os.cpu_count() or 1)
     keys = list(items)
-    answers = cw.run([{"kind": "compile", "text": items[h][1], "kernel": items[h][0], "arch": arch} for h in keys])
+    answers = cw.run([{"kind": "compile", "text": items[h][1], "kernel": items[h][0], "arch": arch,
+                       "arch_row": row} for h in keys])
     for h, a in zip(keys, answers):
+        desc = a.get("descriptors") or {}
         if not a.get("ok"):
             out[h] = ("FAIL", f"{a.get('stage')}: {a.get('error')}")
         elif a["report"].get("vgpr_spills") or a["report"].get("scratch_bytes"):
             out[h] = ("FAIL", f"spills: {a['report']}")
+        elif desc.get("problems"):  # the compiled buffer descriptors against the arch table
+            out[h] = ("FAIL", f"buffer descriptor: {desc['problems'][0]}")
         else:
-            out[h] = ("ok", f"vgprs {a['report'].get('vgprs')}")
+            out[h] = ("ok", f"vgprs {a['report'].get('vgprs')}, {desc.get('checked', 0)} buffer descriptors checked")
     return out
 
 
