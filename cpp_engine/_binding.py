@@ -347,14 +347,16 @@ def arch_table() -> tuple:
         raise EngineError("cpe_arch_table_text failed")
     rows = []
     for line in _take(p).splitlines():
-        name, wave, lds, matrix, wmma, clusters, cus, rsrc_flags = line.split("\t")
+        name, wave, lds, matrix, wmma, clusters, cus, rsrc_flags, layout, word3, fields = line.split("\t")
         shapes = []
         for s in filter(None, wmma.split(";")):
             m, n, k, dtype = s.split(",")
             shapes.append([int(m), int(n), int(k), dtype])
         rows.append({"name": name, "wave_size": int(wave), "lds_bytes": int(lds), "matrix": matrix,
                      "wmma": shapes, "clusters": _bool01(clusters), "cus": int(cus),
-                     "rsrc_flags": int(rsrc_flags)})
+                     "rsrc_flags": int(rsrc_flags), "rsrc_layout": layout, "rsrc_word3": int(word3),
+                     "rsrc_fields": [[f, int(lo), int(w)] for f, lo, w in
+                                     (x.split(",") for x in filter(None, fields.split(";")))]})
     return tuple(rows)
 
 

@@ -32,7 +32,8 @@ from parity import reference as ref
 
 SCALE_M = 3          # output pixels per side of the scaled copy
 SCALE_KPG = 32       # output channels per group
-SCALE_GROUPS = 2
+SCALE_GROUPS = 2      # groups of the copy of an even-grouped layer
+SCALE_GROUPS_ODD = 3  # of an odd-grouped one (>= 3 groups)
 SCALE_MIN_KGEMM = 512
 
 
@@ -45,26 +46,55 @@ def _shrink(size: int, out: int, y: int, stride: int, pad: int, dil: int) -> int
     return min(size, max(h, 1))
 
 
+def straddles(cpg: int, tile_k: int, Y: int, X: int) -> bool:
+    """True when the K tiles of a (folded) problem straddle filter taps: the
+    reduction runs over (y, x, c) with c fastest, so a tile of ``tile_k``
+    reduction indices crosses into the next filter tap exactly when the
+    channels per group are not a multiple of ``tile_k`` (and there is more
+    than one tap)."""
+    return Y * X > 1 and cpg % tile_k != 0
+
+
+def _launch_ks_count(E, spec, lp) -> int:
+    from python_engine.emit import parse_plan
+    return parse_plan(E.lower("conv_launch", spec, lp.arch, lp.flavor).text)["ks_count"]
+
+
 def scaled_problem(lp, E):
-    """(scaled original problem, scaled folded launch spec) for the numerics of ``lp``;
-    same binary and launch degree, admitted by ``E``'s conv_launch."""
-    from python_engine.kernels.conv_problem import ConvProblem
+    """(scaled original problem, scaled folded launch spec, note) for the
+    numerics of ``lp``: the same binary at the same launch degree, admitted by
+    ``E``'s conv_launch, and, in this order of priority,
+
+    1. the same launched slice count ``ks_count`` as the real plan (so the
+       reduce kernel the policy paired with the real layer, unrolled for that
+       count, is the one that runs);
+    2. K tiles straddling filter taps exactly when the real folded layer's do
+       (:func:`straddles`);
+    3. a reduction of at least min(Kgemm, 512).
+
+    Groups: 2 for an even group count, 3 for an odd one (>= 3), else 1. The
+    channels per group are the fewest meeting all three; when no count keeps
+    ``ks_count`` (never seen: the real channel count always does unless the
+    fold changes), the note says the plan was re-resolved on the scaled
+    problem."""
     from python_engine.policy.fold import fold_width
     p, f, cs = lp.layer.problem, lp.fold, lp.conv_spec
     H = _shrink(p.H, p.Ho, p.Y, p.stride_h, p.pad_h, p.dil_h)
     W = _shrink(p.W, p.Wo, p.X, p.stride_w, p.pad_w, p.dil_w)
     W = min(p.W, -(-W // f) * f)  # the fold must still apply
-    G = SCALE_GROUPS if p.groups % SCALE_GROUPS == 0 else 1
+    G = SCALE_GROUPS if p.groups % SCALE_GROUPS == 0 else min(p.groups, SCALE_GROUPS_ODD)
     kpg = min(p.kpg, SCALE_KPG)
     v = math.lcm(cs["vector_a"], cs["vector_b"])
     u = v // math.gcd(v, f)
     degree = lp.launch_spec["degree"]
     need = p.Kgemm if cs["split_k"] == 1 else min(p.Kgemm, SCALE_MIN_KGEMM)
+    rf = lp.folded
+    real_kc = lp.plan["ks_count"]
+    real_str = straddles(rf["C"] // rf["groups"], cs["tile_k"], rf["Y"], rf["X"])
     cands = list(range(u, p.cpg + 1, u)) or [p.cpg]
+    best, best_score = None, None
     for cpg in cands + [p.cpg]:
         q = replace(p, N=1, H=H, W=W, groups=G, C=G * cpg, K=G * kpg)
-        if q.Kgemm < min(need, p.Y * p.X * p.cpg) and cpg != p.cpg:
-            continue
         fq = fold_width(q)
         if fq[0] != f:
             continue
@@ -72,16 +102,38 @@ def scaled_problem(lp, E):
         spec = dict(cs, **{n: getattr(fp, n) for n in ("N", "C", "H", "W", "K", "Y", "X", "stride_h", "stride_w",
                                                        "pad_h", "pad_w", "dil_h", "dil_w", "groups")},
                     degree=degree)
-        if E.validate("conv_launch", spec, lp.arch, lp.flavor) is None:
-            return q, spec
-    raise RuntimeError(f"layer {lp.layer.name}: no scaled-down copy is admitted by the same binary")
+        if E.validate("conv_launch", spec, lp.arch, lp.flavor) is not None:
+            continue
+        kc = _launch_ks_count(E, spec, lp)
+        score = (kc == real_kc, straddles(fp.cpg, cs["tile_k"], fp.Y, fp.X) == real_str,
+                 q.Kgemm >= min(need, p.Y * p.X * p.cpg))
+        if all(score):
+            return q, spec, ""
+        if best_score is None or score > best_score:
+            best, best_score = (q, spec, kc), score
+    if best is None:
+        raise RuntimeError(f"layer {lp.layer.name}: no scaled-down copy is admitted by the same binary")
+    q, spec, kc = best
+    notes = []
+    if kc != real_kc:
+        notes.append(f"plan re-resolved on the scaled problem: ks_count {kc} (real {real_kc})")
+    if not best_score[1]:
+        notes.append("K tiles straddle filter taps " + ("in the real layer only" if real_str else "in the copy only"))
+    return q, spec, "; ".join(notes)
+
+
+def problem_text(p) -> str:
+    """``N1 3x3x80 K80 g1 Kgemm 720``: a problem as the rows print it."""
+    return f"N{p.N} {p.H}x{p.W}x{p.C} K{p.K} g{p.groups} Kgemm {p.Kgemm}"
 
 
 def run_numerics(lp, E, kernels_cache: dict) -> tuple:
     """(ok, detail) of the scaled-down copy in the emulator."""
     from parity.sim.core import Kernel
     from python_engine.emit import parse_plan
-    q, lspec = scaled_problem(lp, E)
+    from python_engine.policy.aot import REDUCE_DEGREES, reduce_spec
+    from python_engine.reduce_launch import reduce_launch_reason
+    q, lspec, note = scaled_problem(lp, E)
     plan = parse_plan(E.lower("conv_launch", lspec, lp.arch, lp.flavor).text)
     dt = lp.conv_spec["dtype"]
     rng = np.random.default_rng(8)
@@ -117,21 +169,30 @@ def run_numerics(lp, E, kernels_cache: dict) -> tuple:
     def kernel(text):
         k = kernels_cache.get(text)
         if k is None:
-            k = kernels_cache[text] = Kernel(text)
+            k = kernels_cache[text] = Kernel(text, arch=lp.arch)
         return k
     stage1 = [k for k in lp.kernels if k[0] == "stage1"][0]
     kernel(stage1[5]).launch(tuple(plan["grid"]), plan["block"][0], args_of(plan["args"]))
     if plan["needs_stage2"]:
         red = [k for k in lp.kernels if k[0] == "reduce"][0]
-        rs = red[2]
+        rs, rtext = red[2], red[5]
+        if plan["ks_count"] != lp.plan["ks_count"]:  # re-resolved: the reduce kernel for the copy's slice count
+            kc = plan["ks_count"]
+            rs = reduce_spec(rs["dtype"], kc if kc in REDUCE_DEGREES else 0)
+            rtext = E.lower("conv_fwd_split_k_reduce", rs, lp.arch, lp.flavor).text
+        why = reduce_launch_reason(rs, dict(plan["stage2_args"]))
+        if why:
+            raise RuntimeError(f"Stage 2 of the scaled copy refused: {why}")
         per = rs["threads"] * rs["vector"]
-        kernel(red[5]).launch((-(-q.M * q.K // per), 1, 1), rs["threads"], args_of(plan["stage2_args"]))
+        kernel(rtext).launch((-(-q.M * q.K // per), 1, 1), rs["threads"], args_of(plan["stage2_args"]))
     bits = bufs["d"]
     got = (bits.astype(np.uint32) << np.uint32(16)).view(np.float32) if dt == "bf16" else bits.view(np.float16)
     got = got.astype(np.float64).reshape(e.shape)
     bad = ~(np.abs(got - e) <= tol)
     data = f" ({plan['data_slices']} with data)" if "data_slices" in plan else ""  # cluster: trailing empty slices
-    desc = (f"N{q.N} {q.H}x{q.W}x{q.C} K{q.K} g{q.groups} Kgemm {q.Kgemm} ks_count {plan['ks_count']}{data}")
+    rp = lp.layer.problem
+    desc = (f"real {problem_text(rp)} ks_count {lp.plan['ks_count']}; scaled {problem_text(q)} ks_count "
+            f"{plan['ks_count']}{data}" + (f"; {note}" if note else ""))
     if bad.any():
         return False, f"{int(bad.sum())} of {bad.size} outside the tolerance ({desc})"
     return True, desc
@@ -152,16 +213,22 @@ def verify_kernels(items: dict, flavor: str, arch: str) -> dict:
             ok, err = L.run_opt_verify(text)
             out[h] = ("ok", "") if ok else ("FAIL", err.splitlines()[0] if err else "opt failed")
         return out
+    import python_engine
+    row = next((dict(r) for r in python_engine.arch_table() if r["name"] == arch), None)
     cw = CompileWorkers(workers=os.cpu_count() or 1)
     keys = list(items)
-    answers = cw.run([{"kind": "compile", "text": items[h][1], "kernel": items[h][0], "arch": arch} for h in keys])
+    answers = cw.run([{"kind": "compile", "text": items[h][1], "kernel": items[h][0], "arch": arch,
+                       "arch_row": row} for h in keys])
     for h, a in zip(keys, answers):
+        desc = a.get("descriptors") or {}
         if not a.get("ok"):
             out[h] = ("FAIL", f"{a.get('stage')}: {a.get('error')}")
         elif a["report"].get("vgpr_spills") or a["report"].get("scratch_bytes"):
             out[h] = ("FAIL", f"spills: {a['report']}")
+        elif desc.get("problems"):  # the compiled buffer descriptors against the arch table
+            out[h] = ("FAIL", f"buffer descriptor: {desc['problems'][0]}")
         else:
-            out[h] = ("ok", f"vgprs {a['report'].get('vgprs')}")
+            out[h] = ("ok", f"vgprs {a['report'].get('vgprs')}, {desc.get('checked', 0)} buffer descriptors checked")
     return out
 
 
@@ -209,8 +276,10 @@ def cmd_layers(args) -> int:
     cache: dict = {}
     print(f"parity layers: {path} ({len(layers)} layers, {args.arch} {args.flavor}); numerics run on a "
           f"SCALED-DOWN copy of each layer (batch 1, <= {SCALE_M}x{SCALE_M} output pixels, <= {SCALE_KPG} output "
-          f"channels per group, <= {SCALE_GROUPS} groups, channels per group cut to the fewest the same binary "
-          f"admits at the same degree with Kgemm >= min(Kgemm, {SCALE_MIN_KGEMM})), not the full layer")
+          f"channels per group, {SCALE_GROUPS} groups if even, <= {SCALE_GROUPS_ODD} if odd, channels per group cut "
+          f"to the fewest the same binary admits at the same degree with the real ks_count, K tiles straddling "
+          f"filter taps as the real layer's, Kgemm >= min(Kgemm, {SCALE_MIN_KGEMM})), not the full layer; "
+          f"each row's numerics line names the real and the scaled problem")
     hdr = f"{'layer':34s} {'M':>7s} {'Kgemm':>6s} {'unsplit':>12s} {'deg':>3s} {'binary':9s} {'engines':9s} " \
           f"{'verify':7s} {'numerics':8s} kernel"
     print(hdr)
@@ -240,6 +309,8 @@ def cmd_layers(args) -> int:
               f"{'IDENTICAL' if same else 'DIFFER':9s} {vtxt:7s} {ntxt:8s} {kern}")
         if args.verbose or bad:
             print(f"    rule {a.policy['rule']}; fold {a.fold}; numerics: {ndet}")
+        elif not args.no_numerics:
+            print(f"    numerics: {ndet}")
             for (s, m), k in zip(vs, a.kernels):
                 if s != "ok" or args.verbose:
                     print(f"    verify {k[3]}: {s} {m}")

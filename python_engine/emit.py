@@ -20,6 +20,7 @@ import os
 from dataclasses import dataclass, field
 
 from .miopen import Layer
+from .reduce_launch import reduce_launch_reason
 
 DEFAULT_ARCH = "gfx1250"
 DEFAULT_FLAVOR = "llvm23"
@@ -121,11 +122,38 @@ class LayerPlan:
             "launch": {"kernel": self.plan["conv_launch"], "variant": self.plan["variant"],
                        "degree": self.plan["degree"], "ks": self.plan["ks"], "ks_count": self.plan["ks_count"],
                        **({"data_slices": self.plan["data_slices"]} if "data_slices" in self.plan else {}),
+                       "slices_reason": slices_reason(self),
                        "grid": self.plan["grid"], "block": self.plan["block"], "lds_bytes": self.plan["lds_bytes"],
                        "cluster": self.plan["cluster"], "workspace_bytes": self.plan["workspace_bytes"],
                        "needs_stage2": self.plan["needs_stage2"], "args": self.plan["args"]},
             "stage2": stage2,
         }
+
+
+def slices_reason(lp: "LayerPlan") -> str | None:
+    """Why the launched slice count differs from the policy degree (the plan
+    JSON's ``launch.slices_reason``), or None when ``ks_count`` equals the
+    degree and every slice carries data. The cases: a cluster binary launches
+    its S slices (the cluster sizes of the AOT grid end at 15, so a policy
+    degree of 16 or 32 becomes S <= 15), trailing slices of a cluster launch
+    that start at or past Kgemm (empty: they write zero slabs), and a
+    two-stage launch whose ``ks`` rounding leaves fewer slices with data than
+    the degree (only those are launched)."""
+    from .policy.aot import CLUSTER_SIZES
+    deg, kc = int(lp.policy["degree"]), int(lp.plan["ks_count"])
+    data = int(lp.plan.get("data_slices", kc))
+    ks, kg = int(lp.plan["ks"]), int(lp.policy["gemm"].split("Kgemm=")[1].split()[0])
+    out = []
+    if lp.binary == "cluster" and kc != deg:
+        out.append(f"the cluster binary launches its S = {kc} slices, not the policy degree {deg} "
+                   f"(cluster sizes {', '.join(map(str, CLUSTER_SIZES))}: at most {max(CLUSTER_SIZES)})")
+    elif kc != deg:
+        out.append(f"ks = {ks} (a multiple of tile_k covering Kgemm {kg} / degree {deg}) leaves "
+                   f"ceil({kg} / {ks}) = {kc} slices with data; the two-stage binary launches only those")
+    if data < kc:
+        out.append(f"{kc - data} trailing slices start at or past Kgemm {kg} (k_begin >= Kgemm) and are empty: "
+                   f"they write zero slabs")
+    return "; ".join(out) or None
 
 
 def _ident(policy: dict, key: str) -> dict:
@@ -180,6 +208,10 @@ def plan_layer(E, layer: Layer, arch: str = DEFAULT_ARCH, flavor: str = DEFAULT_
             lp.kernels.append((role, fam, s, E.kernel_name(fam, s, arch, flavor), ident, None))
     if lp.plan["needs_stage2"] != (pol["reduce"] != "none"):
         raise RuntimeError(f"layer {layer.name}: the launch plan and the policy disagree on Stage 2")
+    if lp.plan["needs_stage2"]:
+        why = reduce_launch_reason(_kv(pol["reduce_spec"]), dict(lp.plan["stage2_args"]))
+        if why:
+            raise EmitError(f"layer {layer.name}: Stage 2 refused: {why}", reason=why)
     return lp
 
 

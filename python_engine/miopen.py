@@ -11,7 +11,9 @@ The long spellings MIOpenDriver accepts (``--batchsize``, ``--in_channels``,
 ``-n -c -H -W -k -y -x`` are required (MIOpenDriver's own defaults, e.g. a
 batch of 100, would silently describe another layer); the others default to
 pad 0, stride 1, dilation 1, 1 group. Only the forward direction exists
-(``-F 1``; absent means forward); only 2-D (``--spatial_dim 2``); layouts, when
+(``-F 1``; absent means forward); only 2-D (``--spatial_dim 2``: a 3-D layer,
+``--spatial_dim 3`` with its depth flags ``-! -@ -# -$ -% -^`` / ``--in_d``
+..., is parsed and refused as 3-D); layouts, when
 given, must be NHWC (the kernels' layout; MIOpenDriver's default is NCHW, so
 catalogs say NHWC explicitly). ``conv`` is fp32, which the kernels do not
 support: it parses (dtype ``fp32``) and the emitter asks for ``--dtype``.
@@ -39,7 +41,14 @@ _FLAGS = {  # short -> (long, field)
     "-v": ("--conv_stride_w", "stride_w"), "-l": ("--dilation_h", "dil_h"), "-j": ("--dilation_w", "dil_w"),
     "-g": ("--group_count", "groups"), "-F": ("--forw", "F"),
 }
+# MIOpenDriver's 3-D (``--spatial_dim 3``) flags: short -> long (MIOpenDriver
+# conv_driver.hpp AddCmdLineArgs: in_d '!', fil_d '@', conv_stride_d '#',
+# pad_d '$', trans_output_pad_d '%', dilation_d '^'). Parsed so that a 3-D
+# layer is refused as 3-D, not as an unknown flag.
+_DEPTH_FLAGS = {"-!": "--in_d", "-@": "--fil_d", "-#": "--conv_stride_d", "-$": "--pad_d",
+                "-%": "--trans_output_pad_d", "-^": "--dilation_d"}
 _LONG = {long: short for short, (long, _) in _FLAGS.items()}
+_LONG.update({long: short for short, long in _DEPTH_FLAGS.items()})
 _LAYOUTS = ("--in_layout", "--fil_layout", "--out_layout", "-I", "-f", "-O")
 _IGNORED = ("-t", "--time", "-V", "--verify", "-i", "--iter", "-w", "--wall", "-s", "--search")
 _REQUIRED = ("-n", "-c", "-H", "-W", "-k", "-y", "-x")
@@ -155,6 +164,8 @@ def parse_words(toks: list, line: str | None = None) -> Layer:
                                 + (" (only forward convolutions)" if cmd.startswith(("gemm", "pool", "bnorm"))
                                    else ""))
     vals: dict = {}
+    depth: dict = {}
+    spatial = 2
     i = 1
     while i < len(toks):
         flag = toks[i]
@@ -178,9 +189,15 @@ def parse_words(toks: list, line: str | None = None) -> Layer:
             if val != "NHWC":
                 raise ProblemInputError(f"flag {flag} {val} is not supported: the kernels take NHWC "
                                         f"input, KYXC (NHWC) weights and NHWK output")
+        elif short in _DEPTH_FLAGS:
+            try:
+                depth[short] = int(val, 10)
+            except ValueError:
+                raise ProblemInputError(f"flag {flag} needs an integer, got {val!r}") from None
         elif flag in ("--spatial_dim", "-_"):
-            if val != "2":
+            if val not in ("2", "3"):
                 raise ProblemInputError(f"flag {flag} {val} is not supported: only 2-D convolutions")
+            spatial = int(val)
         elif flag in ("--mode", "-m"):
             if val != "conv":
                 raise ProblemInputError(f"flag {flag} {val} is not supported: only mode conv (not trans)")
@@ -189,6 +206,14 @@ def parse_words(toks: list, line: str | None = None) -> Layer:
         else:
             raise ProblemInputError(f"unknown flag {flag}")
         i += 2
+    if spatial == 3:
+        given = ", ".join(f"{f} {v}" for f, v in depth.items())
+        raise ProblemInputError("a 3-D convolution (--spatial_dim 3" + (f"; depth flags {given}" if given else "")
+                                + ") is not supported: the kernels are 2-D (NHWC); only --spatial_dim 2")
+    if depth:
+        f0 = next(iter(depth))
+        raise ProblemInputError(f"flag {f0} ({_DEPTH_FLAGS[f0]}) is a 3-D flag: it needs --spatial_dim 3, "
+                                f"and 3-D convolutions are not supported (only 2-D)")
     missing = [f for f in _REQUIRED if f not in vals]
     if missing:
         raise ProblemInputError(f"missing flag {missing[0]} ({_FLAGS[missing[0]][0]}); "

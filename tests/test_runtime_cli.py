@@ -155,5 +155,5 @@ def test_convrun_builds_the_policys_reduce_kernel():
     assert rspec["degree"] == lp.plan["ks_count"] == 8 and rspec["vector"] == 8
     run = ConvRun(lp.launch_spec, "gfx1250", "llvm23", cache=FakeCache(), reduce=rspec)
     assert run.red_code.kernel == lp.kernels[1][3] == "conv_fwd_split_k_reduce_bf16_v8_t256_d8"
-    with pytest.raises(LaunchConfigError, match="unrolled for degree 4, the plan has ks_count 8"):
+    with pytest.raises(LaunchConfigError, match="ks_count 8 does not match the reduce kernel.s degree 4"):
         ConvRun(lp.launch_spec, "gfx1250", "llvm23", cache=FakeCache(), reduce=dict(rspec, degree=4))

@@ -178,16 +178,56 @@ def test_conv_implicit_gemm_python_kernel_matches_reference():
     assert o.ok, o.problems
 
 
-def test_buffer_resource_without_raw_range_check_is_refused():
-    """A buffer resource whose word 3 does not select the raw per-dword range
-    check (OOB_SELECT = 3) would not read zero / drop stores out of range on the
-    hardware, so the emulator refuses it instead of modelling a check that is
-    not there."""
+def _copy_args(n_bytes=512):
+    return {"in": np.zeros(128, np.float32), "out": np.zeros(128, np.float32), "n_bytes": n_bytes}
+
+
+def test_gfx1250_resource_decoded_from_flags_bits_3_0():
+    """On gfx1250 only flags bits 3:0 reach the V# (bits 127:124): the arch
+    table's 0x2 is OOB_SELECT 1 (the raw check); the gfx11/gfx12 word
+    0x31004000 has bits 3:0 = 0 there, so the emulator refuses it as gfx1250
+    hardware would not range-check it the way the kernel relies on."""
     from parity.sim.core import SimError
     text = _lower("ir_core", {"kernel": "buffer_copy", "threads": 32})
-    assert text.count("i32 822099968)") == 2  # 0x31004000 from the arch table
-    k = Kernel(text.replace("i32 822099968)", "i32 0)"))
+    assert text.count("i64 %nrec1, i32 2)") == 2  # flags 0x2 from the arch table
+    Kernel(text, arch="gfx1250").launch((1, 1, 1), 32, _copy_args())
+    k = Kernel(text.replace("i32 2)", "i32 822099968)"), arch="gfx1250")
     with pytest.raises(SimError) as e:
-        k.launch((1, 1, 1), 32, {"in": np.zeros(128, np.float32), "out": np.zeros(128, np.float32),
-                                 "n_bytes": 512})
-    assert "OOB_SELECT = 3" in str(e.value) and "0x00000000" in str(e.value)
+        k.launch((1, 1, 1), 32, _copy_args())
+    msg = str(e.value)
+    assert "0x31004000" in msg and "bits 127:124 = 0x0" in msg and "OOB_SELECT 0" in msg
+    # swizzle (bit 0) or a TYPE (bits 3:2) are refused too
+    for flags, what in ((3, "SWIZZLE_ENABLE 1"), (6, "TYPE 1")):
+        with pytest.raises(SimError, match=what):
+            Kernel(text.replace("i32 2)", f"i32 {flags})"), arch="gfx1250").launch((1, 1, 1), 32, _copy_args())
+
+
+def test_gfx12_resource_needs_oob_select_3():
+    """gfx1201 (gfx11/gfx12 V#): word 3 is flags verbatim; 0x31004000 (OOB_SELECT
+    3) is accepted, the gfx1250 value 0x2 (OOB_SELECT 0 there) is refused."""
+    from parity.sim.core import SimError
+    text = api.lower("ir_core", {"kernel": "buffer_copy", "threads": 32}, "gfx1201", "llvm22").text
+    assert text.count("i32 822099968)") == 2
+    src = np.arange(128, dtype=np.float32) + 1
+    dst = np.full(128, -1.0, np.float32)
+    Kernel(text, arch="gfx1201").launch((1, 1, 1), 32, {"in": src, "out": dst, "n_bytes": 160})
+    assert (dst[:40] == src[:40]).all() and (dst[40:] == -1).all()
+    with pytest.raises(SimError) as e:
+        Kernel(text.replace("i32 822099968)", "i32 2)"), arch="gfx1201").launch((1, 1, 1), 32, _copy_args())
+    assert "OOB_SELECT = 3 in bits 29:28" in str(e.value) and "0x00000002" in str(e.value)
+
+
+def test_rsrc_decode_per_arch():
+    from parity.sim.rsrc import RsrcRefused, decode
+    assert decode("gfx942", 0x00020000, 0, 100).nrec == 100
+    with pytest.raises(RsrcRefused, match="ADD_TID_ENABLE"):
+        decode("gfx950", 0x00820000, 0, 100)
+    with pytest.raises(RsrcRefused, match="32-bit num_records"):
+        decode("gfx1201", 0x31004000, 0, 1 << 32)
+    assert decode("gfx1250", 2, 0, 1 << 40).nrec == 1 << 40  # 45-bit field
+    with pytest.raises(RsrcRefused, match="45-bit num_records"):
+        decode("gfx1250", 2, 0, 1 << 45)
+    with pytest.raises(RsrcRefused, match="stride 16"):
+        decode("gfx1250", 2, 16, 64)
+    with pytest.raises(RsrcRefused, match="no buffer resource layout"):
+        decode("gfx9000", 2, 0, 64)

@@ -215,6 +215,11 @@ CONFIGS = [
     cfg("auto_bias_plain", {"split_k": -1, "acc_epilogue": "bias"}, SMALL_OUT),
     cfg("auto_patch16_c8_plain", {"split_k": -1}, PATCH16_C8),
     cluster_cfg("auto_cluster_s4", skc(4, split_k=-1), SMALL_OUT, 1),
+    # the explicit cluster request on a pointwise problem is rejected with the cluster reason before
+    # llvm23 (never resolved to the plain binary); at llvm23 the pointwise rule resolves it to split_k 1,
+    # which the cluster binary refuses
+    cluster_cfg("auto_cluster_s4_pointwise", skc(4, split_k=-1), ONE_BY_ONE, 1,
+                expect=reject("split_k_cluster requires split_k > 1 (the two-stage ABI)")),
     Config("reject_auto_gfx950", arch="gfx950", spec=dict(SMALL_OUT, split_k=-1),
            expect=reject("arch gfx950 has no 16x16x32 WMMA (conv_implicit_gemm requires gfx1250)")),
     cfg("reject_auto_groups3", {"split_k": -1}, dict(RESNET_3X3, groups=3),

@@ -17,6 +17,12 @@ CONFIGS = [Config(k, arch="gfx1250", spec={"kernel": k}) for k in _KERNELS] + [
     Config("workgroup_ids_cluster16", arch="gfx1250", spec={"kernel": "workgroup_ids", "cluster": 16},
            per_flavor=reject_before_llvm23(_CLUSTER_FLAVOR)),
     Config("casts_gfx1100", arch="gfx1100", spec={"kernel": "casts"}),
+    # the buffer resource of every arch in the table (parity verify compares the
+    # compiled descriptor words with the arch table; docs/targets.md)
+    Config("buffer_copy_gfx1100", arch="gfx1100", spec={"kernel": "buffer_copy"}),
+    Config("buffer_copy_gfx1201", arch="gfx1201", spec={"kernel": "buffer_copy"}),
+    Config("buffer_copy_gfx942", arch="gfx942", spec={"kernel": "buffer_copy", "threads": 64}),
+    Config("buffer_copy_gfx950", arch="gfx950", spec={"kernel": "buffer_copy", "threads": 64}),
     # must-reject
     Config("reject_cluster_gfx1100", arch="gfx1100", spec={"kernel": "lds_barrier", "cluster": 4},
            expect=reject("amdgpu-cluster-dims requires arch gfx1250"), per_flavor=reject_before_llvm23(_CLUSTER_FLAVOR)),

@@ -80,6 +80,11 @@ CONFIGS += [
     cfg("given_split_k0", SMALL, split_k=0),
     cfg("cluster_spec_s4_auto", SMALL, split_k_cluster=4, epilogue="cshuffle"),
     cfg("cluster_spec_s8_given", SMALL, split_k=8, split_k_cluster=8, epilogue="cshuffle"),
+    # an explicit cluster request under split_k = -1 where the flavor has no clusters is rejected with
+    # the cluster reason (binary none), never built plain -- also on a pointwise or short problem
+    cfg("cluster_spec_s4_auto_pointwise", prob(1, 256, 14, 512, 1, pad=0), split_k_cluster=4,
+        epilogue="cshuffle"),
+    cfg("cluster_spec_s4_auto_short", SHORT, split_k_cluster=4, epilogue="cshuffle"),
     # cluster launches with trailing empty slices (ks_count = S, ceil(Kgemm/ks) < S): the offered S is
     # the shortest slice ks, then the smallest S (resnet50_b1_conv4_3x3: S 12 and 15 tie at ks 192)
     cfg("cluster_7x7_pad6_13_of_15_slices", SMALL_7X7_PAD6),

@@ -27,6 +27,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import ir
+from .rsrc import RsrcRefused
+from .rsrc import decode as rsrc_decode
 from .fp import bf16_bits_to_f32, f32_to_bf16_bits
 from .wmma import wmma_f32_16x16x32
 
@@ -335,7 +337,10 @@ INTRINSICS = {
 class Kernel:
     """A parsed and decoded kernel, ready to launch any number of times."""
 
-    def __init__(self, text: str, check_poison: bool = True):
+    def __init__(self, text: str, check_poison: bool = True, arch: str = "gfx1250"):
+        """``arch`` picks how buffer resources are decoded and range-checked
+        (parity/sim/rsrc.py: the V# layout and out-of-range rules per arch)."""
+        self.arch = arch
         self.module = ir.parse(text)
         self.name = self.module.kernel
         self.check_poison = check_poison
@@ -994,6 +999,7 @@ class Kernel:
             return f
         if key == "rsrc":
             p, stride, nrec, flags = O
+            arch = self.arch
 
             def f(R, X):
                 ptr = R[p]
@@ -1001,15 +1007,11 @@ class Kernel:
                                 ("flags", R[flags])):
                     if (val != val[0]).any():
                         raise Unsupported(f"make.buffer.rsrc with a lane-varying {nm}")
-                if int(R[stride][0]) != 0:
-                    raise Unsupported("make.buffer.rsrc with a non-zero stride")
-                fl = int(R[flags][0]) & 0xFFFFFFFF
-                if (fl >> 28) & 3 != 3:
-                    # GFX11/GFX12 descriptor word 3, OOB_SELECT (bits 29:28): only 3 is the
-                    # raw per-dword offset check modelled here (zero reads, dropped stores).
-                    raise Unsupported(f"make.buffer.rsrc flags 0x{fl:08X} do not select the raw "
-                                      f"range check (OOB_SELECT = 3, bits 29:28) at `{ins.text}`")
-                R[d] = Rsrc(ptr.mem, int(ptr.off[0]), int(R[nrec][0]))
+                try:
+                    rr = rsrc_decode(arch, int(R[flags][0]), int(R[stride][0]), int(R[nrec][0]))
+                except RsrcRefused as exc:
+                    raise Unsupported(f"{exc} at `{ins.text}`") from None
+                R[d] = Rsrc(ptr.mem, int(ptr.off[0]), rr.nrec)
             return f
         if key == "bload":
             return self._buffer_load(ins, O, d)

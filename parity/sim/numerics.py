@@ -439,7 +439,7 @@ class _Lowerer:
         k = self.kernels.get(key)
         if k is None:
             text = self.E.lower(family, spec, arch, flavor).text
-            k = self.kernels[key] = Kernel(text)
+            k = self.kernels[key] = Kernel(text, arch=arch)
         return k
 
     def launch_plan(self, spec: dict, arch: str, flavor=FLAVOR) -> tuple:

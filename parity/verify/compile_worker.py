@@ -100,7 +100,11 @@ def job_compile(job: dict) -> dict:
     except RuntimeError as exc:
         return {"ok": False, "stage": "compile", "error": _err(exc)}
     rep = build_report(asm, kernel, arch, object_bytes=len(obj))
-    out = {"ok": True, "report": rep.to_json(), "externals": externals,
+    desc = None
+    if job.get("arch_row"):
+        from parity.verify.descriptor import check_descriptors
+        desc = check_descriptors(asm, text, kernel, job["arch_row"]).to_json()
+    out = {"ok": True, "report": rep.to_json(), "externals": externals, "descriptors": desc,
            "elf": obj[:4] == b"\x7fELF" and len(obj) > 18 and int.from_bytes(obj[18:20], "little") == 224}
     if job.get("keep_asm"):
         out["asm"] = asm

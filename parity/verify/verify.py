@@ -16,7 +16,9 @@ A run:
    in worker processes (parity.verify.compile_worker);
 4. gates each compiled kernel: no spill and no scratch (unless the config
    has ``allow_spill="reason"``), LDS within the arch limit, ``.cluster_dims``
-   in the metadata exactly when the kernel has ``amdgpu-cluster-dims``.
+   in the metadata exactly when the kernel has ``amdgpu-cluster-dims``;
+   and the descriptor words every buffer instruction receives equal the arch
+   table's buffer resource (parity.verify.descriptor).
 """
 
 from __future__ import annotations
@@ -131,6 +133,7 @@ class VerifyReport:
             "min_occupancy": min(occ) if occ else None,
             "max_instructions": mx("instructions"),
             "wmma": sum(x.get("wmma") or 0 for x in isa),
+            "descriptors_checked": sum(x.get("descriptors_checked") or 0 for x in isa),
             "intrinsics_checked": self.intrinsics_checked,
         }
 
@@ -286,6 +289,19 @@ def gate_isa(u: UnitResult, isa: dict, text: str, cfg, arch_row: dict | None) ->
         u.errors.append(f".cluster_dims {have} differs from amdgpu-cluster-dims {want}")
 
 
+def gate_descriptors(u: UnitResult, desc: dict | None) -> None:
+    """Append the buffer-descriptor check's failures (parity.verify.descriptor:
+    the compiled SGPR quads against the arch table) to ``u.errors``; record the
+    number of buffer instructions checked in the ISA report."""
+    if desc is None:
+        u.errors.append(f"buffer descriptors not checked: arch {u.arch!r} has no row in the engine's arch table")
+        return
+    if u.isa is not None:
+        u.isa["descriptors_checked"] = desc["checked"]
+    for p in desc["problems"]:
+        u.errors.append(f"buffer descriptor ({u.arch}): {p}")
+
+
 def run_verify(
     families: Sequence[Family] | None = None,
     *,
@@ -351,7 +367,7 @@ def run_verify(
             opt_jobs.append((u, text))
         else:
             compile_jobs.append((u, {"kind": "compile", "text": text, "kernel": u.kernel,
-                                     "arch": cfg.arch}, text))
+                                     "arch": cfg.arch, "arch_row": arch.get(cfg.arch)}, text))
     if extra_decls and lanes["llvm22"].available:
         [res] = cw.run([{"kind": "probe", "decls": sorted(extra_decls), "check_right": False}])
         if res.get("ok"):
@@ -389,6 +405,7 @@ def run_verify(
             u.errors.append("code object is not an AMDGPU ELF (e_machine != EM_AMDGPU)")
         u.isa = a["report"]
         gate_isa(u, u.isa, text, u._cfg, arch.get(u.arch))  # type: ignore[attr-defined]
+        gate_descriptors(u, a.get("descriptors"))
 
     def opt_one(job):
         u, text = job
@@ -471,7 +488,7 @@ def summary_lines(rep: VerifyReport) -> list[str]:
                  f"llvm20 modules ({L.OPT_TOOL}); max VGPRs {s['max_vgprs']}, max SGPRs {s['max_sgprs']}, "
                  f"spills {s['vgpr_spills']} VGPR / {s['sgpr_spills']} SGPR, max scratch {s['max_scratch_bytes']} B, "
                  f"max LDS {s['max_lds_bytes']} B, min occupancy {s['min_occupancy']} waves/SIMD, "
-                 f"v_wmma {s['wmma']}")
+                 f"v_wmma {s['wmma']}, buffer descriptors checked {s['descriptors_checked']}")
     lines.append(f"verify: {s['intrinsics_checked']} intrinsic declarations checked against LLVM 22.1"
                  + (f"; {len(rep.intrinsic_problems)} problem(s)" if rep.intrinsic_problems else ""))
     return lines

@@ -27,7 +27,7 @@ from __future__ import annotations
 from . import conv_abi
 from . import conv_implicit_gemm as CIG
 from .conv_problem import PROBLEM_ARGS, ConvProblem
-from .spec import Field
+from .spec import Field, SpecRejected
 
 FAMILY = "conv_launch"
 
@@ -131,8 +131,11 @@ def resolve(spec: dict, arch, flavor) -> tuple:
     if spec["degree"] != 1:
         return None, (f"degree must be left at 1 when split_k = -1 (the policy picks it), "
                       f"got {spec['degree']}")
-    d = resolve_conv_split_k("fwd", {n: spec[n] for n in SPEC_FIELDS}, problem_of(spec), arch,
-                             flavor=flavor).degree
+    try:
+        d = resolve_conv_split_k("fwd", {n: spec[n] for n in SPEC_FIELDS}, problem_of(spec), arch,
+                                 flavor=flavor).degree
+    except SpecRejected as e:  # an explicit cluster request the flavor/arch cannot build
+        return None, e.reason
     return dict(spec, split_k=d, degree=d), None
 
 

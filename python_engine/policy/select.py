@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from ..kernels import conv_implicit_gemm as CIG
 from ..kernels import conv_launch as LAUNCH
 from ..kernels.conv_problem import ConvProblem
+from ..kernels.spec import SpecRejected
 from ..targets.arch import find_arch, has_wmma_16x16x32
 from ..targets.flavors import find_flavor
 from . import aot
@@ -115,7 +116,11 @@ def select_binary(spec: dict, problem: ConvProblem, arch, flavor, cus: int | Non
     fl = find_flavor(flavor) if isinstance(flavor, str) else flavor
     n_cus = ar.cus if cus is None else cus
     f, p = fold_width(problem)
-    dec = resolve_conv_split_k("fwd", spec, p, ar, flavor=fl, cus=n_cus)
+    try:
+        dec = resolve_conv_split_k("fwd", spec, p, ar, flavor=fl, cus=n_cus)
+    except SpecRejected as e:  # an explicit cluster request this flavor/arch cannot build: no binary
+        return Selection(f, p, Decision(1, "rejected", f"the cluster request is rejected: {e.reason}"), "none",
+                         "-", None, 1, e.reason, None, None, None, False)
     d = dec.degree
     note = "-"
     red = None

@@ -102,15 +102,27 @@ def _arch_row(arch):
 
 
 def resolve_conv_split_k(direction: str, spec: dict, problem: ConvProblem, arch, raise_on_reject: bool = False,
-                         *, flavor=None, cus: int | None = None) -> Decision:
+                         *, flavor=None, cus: int | None = None, allow_unsplit: bool = True) -> Decision:
     """The degree ``spec["split_k"]`` stands for on ``problem``: the given value
     unless it is -1 (auto), else (in order) 1 on arches without the split form,
-    1 for a pointwise (1x1) problem, 1 for a spec whose split form
-    (``split_k = 2``) the rules reject (raises SpecRejected(reason) instead with
-    ``raise_on_reject``), the cluster size S of a cluster spec, else
-    :func:`select_split_k_fwd` with the arch table's CU count (or ``cus``).
-    ``spec`` holds every conv_implicit_gemm field; ``flavor`` (a name or row)
-    defaults to :data:`DEFAULT_FLAVOR`."""
+    SpecRejected(reason) for an explicit cluster request (``split_k_cluster``
+    > 0) whose split form the rules reject (e.g. a flavor without clusters:
+    never built plain), 1 for a pointwise (1x1) problem, 1 for a spec whose
+    split form (``split_k = 2``) the rules reject (raises SpecRejected(reason)
+    instead with ``raise_on_reject``), the cluster size S of a cluster spec,
+    else :func:`select_split_k_fwd` with the arch table's CU count (or
+    ``cus``). With ``allow_unsplit=False`` every auto outcome of degree 1
+    (arch, pointwise, rejected, grid, reduction, ...) raises
+    SpecRejected("the split-K policy does not split (<rule>): <detail>")
+    instead. ``spec`` holds every conv_implicit_gemm field; ``flavor`` (a name
+    or row) defaults to :data:`DEFAULT_FLAVOR`."""
+    d = _resolve(direction, spec, problem, arch, raise_on_reject, flavor, cus)
+    if not allow_unsplit and spec["split_k"] == -1 and d.degree == 1:
+        raise SpecRejected(f"the split-K policy does not split ({d.rule}): {d.detail}")
+    return d
+
+
+def _resolve(direction, spec, problem, arch, raise_on_reject, flavor, cus) -> Decision:
     if direction != "fwd":
         raise SpecRejected(f"direction {direction!r} has no split-K policy (only fwd)")
     ar = _arch_row(arch)
@@ -122,13 +134,15 @@ def resolve_conv_split_k(direction: str, spec: dict, problem: ConvProblem, arch,
         if raise_on_reject:
             raise SpecRejected(reason)
         return Decision(1, "arch", reason)
-    if problem.Y == 1 and problem.X == 1:
-        return Decision(1, "pointwise", "a pointwise (1x1) problem is not split")
     fl = find_flavor(flavor if flavor is not None else DEFAULT_FLAVOR) if not hasattr(flavor, "clusters") \
         else flavor
     if fl is None:
         raise SpecRejected(f"flavor '{flavor}' is not one of llvm20, llvm22, llvm23, llvm24")
     reason = CIG.validate(dict(spec, split_k=2), ar, fl)
+    if reason and spec["split_k_cluster"] > 0:
+        raise SpecRejected(reason)  # an explicit cluster request is never built plain
+    if problem.Y == 1 and problem.X == 1:
+        return Decision(1, "pointwise", "a pointwise (1x1) problem is not split")
     if reason:
         if raise_on_reject:
             raise SpecRejected(reason)

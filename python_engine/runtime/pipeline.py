@@ -20,6 +20,7 @@ import numpy as np
 from ..kernels import conv_implicit_gemm as CIG
 from ..kernels import conv_launch as CL
 from ..kernels.spec import normalize
+from ..reduce_launch import reduce_launch_reason
 from .cluster import DEFAULT_MAX_CLUSTER_VOLUME
 from .codeobj import CodeObjectCache, build_kernel
 from .errors import HipUnavailable, LaunchConfigError
@@ -122,10 +123,10 @@ class ConvRun:
         self.reduce_spec = dict(reduce) if reduce else reduce_spec(self.dtype)
         if self.reduce_spec["dtype"] != self.dtype:
             raise LaunchConfigError(f"reduce spec dtype {self.reduce_spec['dtype']} != {self.dtype}")
-        deg = self.reduce_spec.get("degree", 0)
-        if self.plan.needs_stage2 and deg not in (0, self.plan.ks_count):
-            raise LaunchConfigError(f"reduce kernel unrolled for degree {deg}, the plan has ks_count "
-                                    f"{self.plan.ks_count}")
+        if self.plan.needs_stage2:
+            why = reduce_launch_reason(self.reduce_spec, self.plan.stage2_args)
+            if why:
+                raise LaunchConfigError(f"Stage 2 refused: {why}")
         self.red_code = (build_kernel("conv_fwd_split_k_reduce", self.reduce_spec, arch, flavor, self.cache)
                          if self.plan.needs_stage2 else None)
         self._max_cv = max_cluster_volume

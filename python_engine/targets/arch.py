@@ -20,15 +20,36 @@ Sources:
   RX 7900 XTX specifications), gfx1201 64 (AMD Radeon RX 9070 XT
   specifications). gfx1250: ASSUMPTION 256 (no public device specification;
   docs/targets.md, docs/policy.md).
-- raw buffer resource word 3 (``rsrc_flags``, the flags argument of
-  ``make.buffer.rsrc``): gfx9-class (gfx942, gfx950) 0x00020000 and
-  gfx11/gfx12-class (gfx1100, gfx1201) 0x31004000, the values AMD's
-  Composable Kernel uses (``CK_BUFFER_RESOURCE_3RD_DWORD``); in the GFX11/GFX12
-  descriptor layout 0x31004000 is FORMAT 32-bit, RESOURCE_LEVEL 1 and
-  OOB_SELECT 3 (raw: a dword whose byte offset is at or past num_records reads
-  0 and is not written), the behaviour the conv kernel's range checks rely on.
-  gfx1250: ASSUMPTION 0x31004000 (GFX12 descriptor layout; to be confirmed on
-  hardware, docs/targets.md).
+- raw buffer resource (V#, the operands of ``make.buffer.rsrc``), one layout
+  per arch (``rsrc_layout``; field layouts in ``RSRC_LAYOUTS`` below and in
+  docs/targets.md):
+
+  * ``gfx9`` (gfx942, gfx950): base 47:0, stride 61:48, num_records 95:64,
+    word 3 = the ``flags`` operand verbatim. 0x00020000 is AMD Composable
+    Kernel's ``CK_BUFFER_RESOURCE_3RD_DWORD`` for gfx9 (DATA_FORMAT 32); gfx9 has
+    no OOB_SELECT: a raw (stride 0) access is checked against num_records bytes.
+  * ``gfx11`` (gfx1100, gfx1201): the same base/stride/num_records words, word 3
+    = ``flags`` verbatim. 0x31004000 is CK's gfx11/gfx12 value: FORMAT 32-bit,
+    RESOURCE_LEVEL 1, OOB_SELECT (bits 29:28) 3 = the raw check (a dword at or
+    past num_records bytes reads 0 and is not written). LLVM 22.1
+    (``llc-22 -mcpu=gfx1201``/``gfx1100``) moves 0x31004000 into the
+    descriptor's last SGPR unchanged.
+  * ``gfx1250``: LLVM 22.1 lowers ``make.buffer.rsrc`` for gfx1250
+    (FeatureGFX1250's ``Feature45BitNumRecordsBufferResource``,
+    SIISelLowering ``lowerPointerAsRsrcIntrin``) into the 128-bit layout base
+    56:0, num_records 101:57 (45 bits), stride 121:108 and ``flags`` bits 3:0
+    at bits 127:124; the other bits of ``flags`` are dropped (checked: the
+    compiled kernels' SGPR quads, ``parity verify``). Of those four bits, bit 0
+    is SWIZZLE_ENABLE, bit 1 OOB_SELECT (1 = check the offset only, the raw
+    range check) and bits 3:2 the resource TYPE (0 = buffer) -- read from the
+    Triton AMD backend (``BufferOpsEmitter.cpp``, its gfx1250 comment) and
+    rocMLIR (``flagsKeepBoundsCheck``, gfx1250 case); **ASSUMPTION** until
+    checked against a gfx1250 ISA document or hardware. ``rsrc_flags`` 0x2
+    therefore asks for OOB_SELECT 1 and compiles to word 3 0x20000000.
+
+  ``rsrc_word3`` is the word 3 LLVM 22.1 builds for a stride-0 resource whose
+  num_records fits 32 bits (what ``parity verify`` expects in every compiled
+  buffer instruction's descriptor).
 """
 from __future__ import annotations
 
@@ -47,7 +68,9 @@ class Arch:
     wmma: tuple
     clusters: bool
     cus: int  # compute units per device (see the sources above; gfx1250 is an assumption)
-    rsrc_flags: int  # raw buffer resource word 3 (see the sources above; gfx1250 is an assumption)
+    rsrc_flags: int  # make.buffer.rsrc's flags operand (see the sources above)
+    rsrc_layout: str  # buffer resource layout: gfx9, gfx11 or gfx1250 (RSRC_LAYOUTS)
+    rsrc_word3: int  # descriptor word 3 LLVM 22.1 compiles for stride 0, num_records < 2**32
 
     def as_dict(self) -> dict:
         return {
@@ -59,16 +82,28 @@ class Arch:
             "clusters": self.clusters,
             "cus": self.cus,
             "rsrc_flags": self.rsrc_flags,
+            "rsrc_layout": self.rsrc_layout,
+            "rsrc_word3": self.rsrc_word3,
+            "rsrc_fields": [[f, lo, w] for f, (lo, w) in RSRC_LAYOUTS[self.rsrc_layout].items()],
         }
 
 
 ARCHES = (
-    Arch("gfx1250", 32, 327680, "wmma", ((16, 16, 32, "bf16"), (16, 16, 32, "fp16")), True, 256, 0x31004000),
-    Arch("gfx942", 64, 65536, "mfma", (), False, 304, 0x00020000),
-    Arch("gfx950", 64, 163840, "mfma", (), False, 256, 0x00020000),
-    Arch("gfx1100", 32, 65536, "wmma", ((16, 16, 16, "bf16"), (16, 16, 16, "fp16")), False, 96, 0x31004000),
-    Arch("gfx1201", 32, 65536, "wmma", ((16, 16, 16, "bf16"), (16, 16, 16, "fp16")), False, 64, 0x31004000),
+    Arch("gfx1250", 32, 327680, "wmma", ((16, 16, 32, "bf16"), (16, 16, 32, "fp16")), True, 256, 0x2, "gfx1250", 0x20000000),
+    Arch("gfx942", 64, 65536, "mfma", (), False, 304, 0x00020000, "gfx9", 0x00020000),
+    Arch("gfx950", 64, 163840, "mfma", (), False, 256, 0x00020000, "gfx9", 0x00020000),
+    Arch("gfx1100", 32, 65536, "wmma", ((16, 16, 16, "bf16"), (16, 16, 16, "fp16")), False, 96, 0x31004000, "gfx11", 0x31004000),
+    Arch("gfx1201", 32, 65536, "wmma", ((16, 16, 16, "bf16"), (16, 16, 16, "fp16")), False, 64, 0x31004000, "gfx11", 0x31004000),
 )
+
+#: Buffer resource (V#) layouts: field -> (low bit, width) over the 128-bit
+#: descriptor (word 0 = bits 31:0). ``flags`` is where LLVM 22.1 puts the
+#: bits of make.buffer.rsrc's flags operand (gfx1250: its bits 3:0 only).
+RSRC_LAYOUTS = {
+    "gfx9": {"base": (0, 48), "stride": (48, 14), "num_records": (64, 32), "flags": (96, 32)},
+    "gfx11": {"base": (0, 48), "stride": (48, 14), "num_records": (64, 32), "flags": (96, 32)},
+    "gfx1250": {"base": (0, 57), "num_records": (57, 45), "stride": (108, 14), "flags": (124, 4)},
+}
 
 _BY_NAME = {a.name: a for a in ARCHES}
 

@@ -68,12 +68,16 @@ CPE_API const char *cpe_version(void);
 CPE_API char *cpe_flavor_table_text(void);
 
 /* The arch table, one line per arch in table order:
- * name\twave_size\tlds_bytes\tmatrix\twmma\tclusters(0/1)\tcus\trsrc_flags\n where wave_size is
+ * name\twave_size\tlds_bytes\tmatrix\twmma\tclusters(0/1)\tcus\trsrc_flags\trsrc_layout\trsrc_word3\trsrc_fields\n
+ * where wave_size is
  * lanes, lds_bytes is LDS bytes per workgroup, matrix is `wmma` or `mfma`,
  * wmma lists the WMMA shapes `M,N,K,dtype` joined by `;` (empty for none), and
  * cus is the compute units per device (gfx1250's is an assumption), and
- * rsrc_flags is word 3 of a raw buffer resource, decimal (gfx1250's is an
- * assumption).
+ * rsrc_flags is make.buffer.rsrc's flags operand (decimal), rsrc_layout the
+ * buffer resource layout (gfx9, gfx11, gfx1250), rsrc_word3 the descriptor
+ * word 3 LLVM 22.1 compiles for a stride-0 resource (decimal) and rsrc_fields
+ * the layout's fields `name,low_bit,width` joined by `;` (gfx1250's field
+ * meanings are partly an assumption, see src/targets/arch.h).
  * Sources: LLVM AMDGPU.td / GCNSubtarget, AMDGPUUsage.rst processor table,
  * IntrinsicsAMDGPU.td; see src/targets/arch.h. malloc'd text, NULL on OOM. */
 CPE_API char *cpe_arch_table_text(void);

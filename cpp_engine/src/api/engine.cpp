@@ -92,7 +92,11 @@ char *cpe_arch_table_text(void) {
                 wmma += (i ? ";" : "") + ir::dec(w.m) + "," + ir::dec(w.n) + "," + ir::dec(w.k) + "," + w.dtype;
             }
             s += a.name + "\t" + ir::dec(a.wave_size) + "\t" + ir::dec(a.lds_bytes) + "\t" + a.matrix + "\t" + wmma +
-                 "\t" + (a.clusters ? "1" : "0") + "\t" + ir::dec(a.cus) + "\t" + ir::dec(a.rsrc_flags) + "\n";
+                 "\t" + (a.clusters ? "1" : "0") + "\t" + ir::dec(a.cus) + "\t" + ir::dec(a.rsrc_flags) + "\t" + a.rsrc_layout + "\t" + ir::dec(a.rsrc_word3) + "\t";
+            const std::vector<targets::RsrcField> fields = targets::rsrc_fields(a.rsrc_layout);
+            for (size_t i = 0; i < fields.size(); ++i)
+                s += (i ? ";" : "") + fields[i].name + "," + ir::dec(fields[i].lo) + "," + ir::dec(fields[i].width);
+            s += "\n";
         }
         return s;
     });

@@ -166,7 +166,12 @@ std::pair<LaunchSpec, std::optional<std::string>> resolve(const LaunchSpec &spec
     if (auto r = problem_reason(spec)) return {spec, r};
     if (spec.degree != 1)
         return {spec, "degree must be left at 1 when split_k = -1 (the policy picks it), got " + ir::dec(spec.degree)};
-    const int64_t d = policy::resolve_conv_split_k("fwd", spec.conv, problem_of(spec), arch, false, &flavor).degree;
+    int64_t d = 1;
+    try {
+        d = policy::resolve_conv_split_k("fwd", spec.conv, problem_of(spec), arch, false, &flavor).degree;
+    } catch (const SpecRejected &e) {  // an explicit cluster request the flavor/arch cannot build
+        return {spec, std::string(e.what())};
+    }
     LaunchSpec r = spec;
     r.conv.split_k = d;
     r.degree = d;

@@ -93,9 +93,17 @@ Selection select_binary(const CIG::ConvSpec &spec, const kernels::conv_problem::
     sel.fold = folded.first;
     sel.problem = folded.second;
     const kernels::conv_problem::ConvProblem &p = sel.problem;
-    sel.decision = resolve_conv_split_k("fwd", spec, p, ar, false, &fl, n_cus);
-    const int64_t d = sel.decision.degree;
     sel.cluster = "-";
+    try {
+        sel.decision = resolve_conv_split_k("fwd", spec, p, ar, false, &fl, n_cus);
+    } catch (const kernels::SpecRejected &e) {  // an explicit cluster request this flavor/arch cannot build
+        sel.decision = {1, "rejected", std::string("the cluster request is rejected: ") + e.what()};
+        sel.binary = "none";
+        sel.degree = 1;
+        sel.admission = std::string(e.what());
+        return sel;
+    }
+    const int64_t d = sel.decision.degree;
     if (!targets::has_wmma_16x16x32(ar)) {
         CIG::ConvSpec plain = spec;
         plain.split_k = 1;

@@ -74,9 +74,11 @@ Decision select_split_k_fwd(int64_t M, int64_t kpg, int64_t groups, int64_t Kgem
     return {p, rule, detail};
 }
 
-Decision resolve_conv_split_k(const std::string &direction, const kernels::conv_implicit_gemm::ConvSpec &spec,
-                              const kernels::conv_problem::ConvProblem &problem, const targets::Arch &arch,
-                              bool raise_on_reject, const targets::Flavor *flavor, int64_t cus) {
+namespace {
+
+Decision resolve(const std::string &direction, const kernels::conv_implicit_gemm::ConvSpec &spec,
+                 const kernels::conv_problem::ConvProblem &problem, const targets::Arch &arch, bool raise_on_reject,
+                 const targets::Flavor *flavor, int64_t cus) {
     if (direction != "fwd")
         throw kernels::SpecRejected("direction '" + direction + "' has no split-K policy (only fwd)");
     const int64_t sk = spec.split_k;
@@ -86,11 +88,14 @@ Decision resolve_conv_split_k(const std::string &direction, const kernels::conv_
         if (raise_on_reject) throw kernels::SpecRejected(reason);
         return {1, "arch", reason};
     }
-    if (problem.Y == 1 && problem.X == 1) return {1, "pointwise", "a pointwise (1x1) problem is not split"};
     const targets::Flavor *fl = flavor ? flavor : targets::find_flavor(kDefaultFlavor);
     kernels::conv_implicit_gemm::ConvSpec split = spec;
     split.split_k = 2;
-    if (auto reason = kernels::conv_implicit_gemm::validate(split, arch, *fl)) {
+    const auto reason = kernels::conv_implicit_gemm::validate(split, arch, *fl);
+    // an explicit cluster request is never built plain
+    if (reason && spec.split_k_cluster > 0) throw kernels::SpecRejected(*reason);
+    if (problem.Y == 1 && problem.X == 1) return {1, "pointwise", "a pointwise (1x1) problem is not split"};
+    if (reason) {
         if (raise_on_reject) throw kernels::SpecRejected(*reason);
         return {1, "rejected", "the split form is rejected: " + *reason};
     }
@@ -99,6 +104,17 @@ Decision resolve_conv_split_k(const std::string &direction, const kernels::conv_
     const int64_t n = cus > 0 ? cus : arch.cus;
     return select_split_k_fwd(problem.M(), problem.kpg(), problem.groups, problem.Kgemm(), spec.tile_m, spec.tile_n,
                               spec.tile_k, n);
+}
+
+}  // namespace
+
+Decision resolve_conv_split_k(const std::string &direction, const kernels::conv_implicit_gemm::ConvSpec &spec,
+                              const kernels::conv_problem::ConvProblem &problem, const targets::Arch &arch,
+                              bool raise_on_reject, const targets::Flavor *flavor, int64_t cus, bool allow_unsplit) {
+    const Decision d = resolve(direction, spec, problem, arch, raise_on_reject, flavor, cus);
+    if (!allow_unsplit && spec.split_k == -1 && d.degree == 1)
+        throw kernels::SpecRejected("the split-K policy does not split (" + d.rule + "): " + d.detail);
+    return d;
 }
 
 }  // namespace cpe::policy

@@ -47,11 +47,14 @@ Decision select_split_k_fwd(int64_t M, int64_t kpg, int64_t groups, int64_t Kgem
 // The degree spec.split_k stands for on `problem` (see the header comment and
 // python_engine/policy/split_k.py). flavor: nullptr means kDefaultFlavor; cus
 // <= 0 means the arch table's count. Throws SpecRejected for a direction other
-// than "fwd", and with raise_on_reject for an arch without the split form or a
-// spec whose split form is rejected.
+// than "fwd"; for an explicit cluster request (split_k_cluster > 0, split_k =
+// -1) whose split form is rejected (never built plain); with raise_on_reject
+// for an arch without the split form or a spec whose split form is rejected;
+// with allow_unsplit = false for every auto outcome of degree 1 ("the split-K
+// policy does not split (<rule>): <detail>").
 Decision resolve_conv_split_k(const std::string &direction, const kernels::conv_implicit_gemm::ConvSpec &spec,
                               const kernels::conv_problem::ConvProblem &problem, const targets::Arch &arch,
                               bool raise_on_reject = false, const targets::Flavor *flavor = nullptr,
-                              int64_t cus = 0);
+                              int64_t cus = 0, bool allow_unsplit = true);
 
 }  // namespace cpe::policy

@@ -21,12 +21,20 @@
 //   Radeon RX 7900 XTX specifications), gfx1201 64 (AMD Radeon RX 9070 XT
 //   specifications). gfx1250: ASSUMPTION 256 (no public device specification;
 //   docs/targets.md, docs/policy.md).
-// - raw buffer resource word 3 (`rsrc_flags`, make.buffer.rsrc's flags):
-//   gfx942/gfx950 0x00020000, gfx1100/gfx1201 0x31004000, the values of AMD's
-//   Composable Kernel (CK_BUFFER_RESOURCE_3RD_DWORD); in the GFX11/GFX12
-//   descriptor layout 0x31004000 is FORMAT 32-bit, RESOURCE_LEVEL 1, OOB_SELECT
-//   3 (raw: a dword at or past num_records bytes reads 0 and is not written).
-//   gfx1250: ASSUMPTION 0x31004000 (GFX12 layout; confirm on hardware).
+// - raw buffer resource (V#): one layout per arch (`rsrc_layout`, fields in
+//   rsrc_fields()): gfx9 (gfx942, gfx950) and gfx11 (gfx1100, gfx1201) are
+//   base 47:0, stride 61:48, num_records 95:64, word 3 = make.buffer.rsrc's
+//   flags verbatim; 0x00020000 (gfx9) and 0x31004000 (gfx11/gfx12: FORMAT
+//   32-bit, RESOURCE_LEVEL 1, OOB_SELECT 3 = raw check) are AMD Composable
+//   Kernel's CK_BUFFER_RESOURCE_3RD_DWORD. gfx1250: LLVM 22.1 lowers
+//   make.buffer.rsrc (Feature45BitNumRecordsBufferResource,
+//   SIISelLowering lowerPointerAsRsrcIntrin) into base 56:0, num_records
+//   101:57, stride 121:108 and flags bits 3:0 at bits 127:124 (the rest of
+//   flags is dropped); bit 0 SWIZZLE_ENABLE, bit 1 OOB_SELECT (1 = offset-only
+//   raw check), bits 3:2 TYPE (0 = buffer), from the Triton AMD backend
+//   (BufferOpsEmitter.cpp) and rocMLIR (flagsKeepBoundsCheck): ASSUMPTION until
+//   checked against a gfx1250 ISA document or hardware. flags 0x2 compiles to
+//   word 3 0x20000000 (`rsrc_word3`, what parity verify expects).
 #pragma once
 
 #include <string>
@@ -48,7 +56,9 @@ struct Arch {
     std::vector<WmmaShape> wmma;  // WMMA shapes, empty for MFMA archs
     bool clusters;               // workgroup clusters supported
     long long cus;               // compute units per device (gfx1250: an assumption)
-    long long rsrc_flags;        // raw buffer resource word 3 (gfx1250: an assumption; see below)
+    long long rsrc_flags;        // make.buffer.rsrc's flags operand (see above)
+    std::string rsrc_layout;     // buffer resource layout: gfx9, gfx11 or gfx1250
+    long long rsrc_word3;        // descriptor word 3 LLVM 22.1 compiles (stride 0, num_records < 2^32)
 };
 
 // Every arch row, in table order.
@@ -60,6 +70,16 @@ const Arch *find_arch(const std::string &name);
 // Rejection reason for an arch name that is not in the table:
 // "arch '<name>' is not one of gfx1250, gfx942, gfx950, gfx1100, gfx1201".
 std::string unknown_arch_reason(const std::string &name);
+
+// One buffer resource field: name, low bit, width (bits of the 128-bit V#).
+struct RsrcField {
+    std::string name;
+    int lo, width;
+};
+
+// The fields of a buffer resource layout (`gfx9`, `gfx11`, `gfx1250`), in
+// table order; empty for an unknown layout name.
+std::vector<RsrcField> rsrc_fields(const std::string &layout);
 
 // True when the arch has the gfx1250 16x16x32 WMMA.
 bool has_wmma_16x16x32(const Arch &arch);
