@@ -91,7 +91,7 @@ def run_oracles(families: list[Family], changed: dict[str, dict[str, set[str]]],
                 rep.add(f.name, f"validity oracle: intrinsic tables: {p}")
         for u in vr.results:
             if u.status == FAIL:
-                msg = "; ".join(u.errors) or "failed"
+                msg = " ".join("; ".join(u.errors).split()) or "failed"
                 rep.add(u.family, f"{u.config}@{u.flavor}: validity oracle: {msg}")
             elif u.status == SKIPPED:
                 rep.add(u.family, f"{u.config}@{u.flavor}: validity oracle: not checked ({'; '.join(u.notes)})")
@@ -103,7 +103,8 @@ def run_oracles(families: list[Family], changed: dict[str, dict[str, set[str]]],
         for o in outs:
             if not o.ok:
                 more = f" (and {len(o.problems) - 1} more)" if len(o.problems) > 1 else ""
-                rep.add(o.family, f"{o.config}@{N.FLAVOR}: numerics oracle: {o.problems[0]}{more}")
+                first = " ".join(o.problems[0].split())  # the emulator's message, on one line
+                rep.add(o.family, f"{o.config}@{N.FLAVOR}: numerics oracle: {first}{more}")
     rep.seconds = time.perf_counter() - t0
     return rep
 
