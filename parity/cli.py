@@ -346,6 +346,8 @@ def preamble(args) -> int | None:
         msg = check_cpp_build()
         if msg:
             return die(msg)
+        from parity.stale import mark_checked
+        mark_checked()  # workers skip the import-time rebuild
     try:
         gdir = _golden_dir(args)
     except ProjectError as exc:

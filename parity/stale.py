@@ -86,3 +86,34 @@ def check_cpp_build() -> str | None:
     if built is None:
         return f"cpp_engine at {root} predates source digests; rebuild it: {REBUILD_HINT}"
     return stale_message(built(), source_digest(root), root)
+
+
+#: Set by a process that has checked the build (:func:`mark_checked`); its
+#: children then skip scikit-build-core's import-time rebuild (:func:`skip_import_rebuild`).
+CHECKED_ENV = "PARITY_CPP_BUILD_CHECKED"
+
+
+def mark_checked() -> None:
+    """Tell child processes (the gate's workers) that this process rebuilt and checked cpp_engine."""
+    import os
+    os.environ[CHECKED_ENV] = "1"
+
+
+def skip_import_rebuild() -> bool:
+    """In a child of a checked process: switch off the editable finder's rebuild-on-import.
+
+    A no-op rebuild (``cmake --build`` + ``--install`` under a file lock) costs
+    about a second per process; the parent already rebuilt and compared the
+    digest. Touches only scikit-build-core's redirecting finder
+    (``rebuild_flag``); returns whether one was switched off.
+    """
+    import os
+    import sys
+    if not os.environ.get(CHECKED_ENV):
+        return False
+    done = False
+    for f in sys.meta_path:
+        if type(f).__name__ == "ScikitBuildRedirectingFinder" and getattr(f, "rebuild_flag", False):
+            f.rebuild_flag = False
+            done = True
+    return done

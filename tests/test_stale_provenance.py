@@ -90,3 +90,18 @@ def test_no_checkout_is_a_one_line_error_never_the_package_tree(tmp_path, monkey
         assert err.strip().splitlines() == [
             f"error: no splitk-parity checkout at or above {tmp_path.resolve()} (looked for pyproject.toml "
             "and golden/); run inside a checkout or pass --golden-dir DIR"]
+
+
+def test_children_of_a_checked_process_skip_the_import_rebuild(monkeypatch):
+    class ScikitBuildRedirectingFinder:  # the name scikit-build-core's finder has
+        rebuild_flag = True
+
+        def find_spec(self, *a, **k):
+            return None
+
+    f = ScikitBuildRedirectingFinder()
+    monkeypatch.setattr("sys.meta_path", [f, *__import__("sys").meta_path])
+    monkeypatch.delenv(stale.CHECKED_ENV, raising=False)
+    assert stale.skip_import_rebuild() is False and f.rebuild_flag is True
+    monkeypatch.setenv(stale.CHECKED_ENV, "1")
+    assert stale.skip_import_rebuild() is True and f.rebuild_flag is False
