@@ -26,7 +26,7 @@ from pathlib import Path
 
 DIGEST_DIRS = ("cpp_engine/src", "cpp_engine/include")
 DIGEST_FILES = ("CMakeLists.txt",)
-REBUILD_HINT = "python -m pip install --no-build-isolation -e . (or bash scripts/bootstrap.sh)"
+REBUILD_HINT = "bash scripts/bootstrap.sh (reinstalls the editable package; the CMake build is incremental)"
 
 
 def digest_files(root: Path) -> list[str]:

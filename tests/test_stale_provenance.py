@@ -58,7 +58,7 @@ def test_a_one_line_edit_makes_the_library_stale_in_one_line(tmp_path):
     msg = stale.stale_message(before, after, root)
     assert msg is not None and "\n" not in msg
     assert f"built from C++ sources sha256:{before[:12]}" in msg and f"sha256:{after[:12]}" in msg
-    assert "python -m pip install --no-build-isolation -e ." in msg
+    assert msg.endswith("rebuild it: bash scripts/bootstrap.sh (reinstalls the editable package; the CMake build is incremental)")
 
 
 def test_gate_stops_before_any_verdict_on_a_stale_library(monkeypatch, capsys):
