@@ -126,7 +126,20 @@ def _check_plain(where: str, entry: dict) -> Entry:
 
 def parse_shard(text: bytes | str, name: str, family: str | None = None,
                 resolve: Callable[[str], str | None] | None = None) -> Flavors:
-    """Validate and parse a shard's bytes; ``name`` is used in error messages."""
+    """Validate and parse a shard's bytes; ``name`` is used in error messages.
+
+    Raises GoldenError (one line, naming the shard and the problem, and
+    ``parity write``, which regenerates an unreadable shard)."""
+    try:
+        return _parse_shard(text, name, family, resolve)
+    except GoldenError as exc:
+        if "parity write" in str(exc):
+            raise
+        raise GoldenError(f"{exc}; run `parity write` to regenerate it") from None
+
+
+def _parse_shard(text: bytes | str, name: str, family: str | None,
+                 resolve: Callable[[str], str | None] | None) -> Flavors:
     data = text.encode("utf-8") if isinstance(text, str) else text
     if b"\r" in data:
         line = data[: data.index(b"\r")].count(b"\n") + 1
