@@ -342,7 +342,7 @@ def preamble(args) -> int | None:
         names = parse_engines(engines)
     except SystemExit:
         names = ()
-    if "cpp" in names or args.command in ("numerics", "layers"):
+    if "cpp" in names or getattr(args, "command", None) in ("numerics", "layers"):
         msg = check_cpp_build()
         if msg:
             return die(msg)
@@ -351,11 +351,12 @@ def preamble(args) -> int | None:
     try:
         gdir = _golden_dir(args)
     except ProjectError as exc:
-        if args.command in ("check", "write") or getattr(args, "base", None) is not None:
+        if getattr(args, "command", None) in ("check", "write") or getattr(args, "base", None) is not None:
             return die(str(exc))
         gdir = None
     # show and the engine-vs-engine diff write IR / a patch on stdout: provenance goes to stderr
-    text_out = args.command == "show" or (args.command == "diff" and getattr(args, "base", None) is None)
+    command = getattr(args, "command", "check_byte_identity")
+    text_out = command == "show" or (command == "diff" and getattr(args, "base", None) is None)
     out = sys.stderr if text_out else sys.stdout
     print(provenance_line(gdir, names or ("python", "cpp")), file=out, flush=True)
     return None

@@ -218,8 +218,9 @@ def test_check_byte_identity_in_process(env, capsys, tmp_path):
     assert rc == 1
     lines = out.rstrip().splitlines()
     assert lines[-1] == "RESULT: RED"
-    assert lines[0].startswith("fam_a    llvm20  IDENTICAL=1 BOTH_REJECTED=0 MISMATCH=1 ")
-    assert lines[0].endswith(" RED")
+    assert lines[0].startswith("parity: golden ")  # provenance first (issue 12)
+    assert lines[1].startswith("fam_a    llvm20  IDENTICAL=1 BOTH_REJECTED=0 MISMATCH=1 ")
+    assert lines[1].endswith(" RED")
     assert f"      line 6 {env.good}:   ret void" in out
     assert f"      line 6 {env.bad} :   ret void ; different" in out
     rep = json.loads(js.read_text())
@@ -230,7 +231,7 @@ def test_check_byte_identity_in_process(env, capsys, tmp_path):
 
     rc, out, err = run(capsys, cbi_main, *common(env), "--only", "fam_b", "--flavor", "llvm24")
     assert rc == 0
-    assert out.splitlines() == [
+    assert out.splitlines()[1:] == [
         "fam_b    llvm23  IDENTICAL=1 BOTH_REJECTED=0 MISMATCH=0 REASON_MISMATCH=0 ASYMMETRIC=0 "
         "CRASH=0 EXPECTATION=0 GREEN",
         "RESULT: GREEN"]
@@ -248,7 +249,9 @@ def test_check_byte_identity_as_script_path(env, tmp_path):
                           env=dict(os.environ, PYTHONPATH=pp))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.rstrip().splitlines()[-1] == "RESULT: GREEN"
-    assert len(proc.stdout.strip().splitlines()) == 2 * 3 + 1  # 2 families x 3 flavors + result
+    lines = proc.stdout.strip().splitlines()
+    assert lines[0].startswith("parity: golden none (no checkout at or above the working directory) | ")
+    assert len(lines) == 1 + 2 * 3 + 1  # provenance + 2 families x 3 flavors + result
     assert json.loads(js.read_text())["result"] == "GREEN"
 
 
