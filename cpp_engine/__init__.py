@@ -8,8 +8,8 @@ C/C++ programs that embed the engine (``find_package(cpp_engine CONFIG)``).
 """
 from ._binding import (ENGINE, FAMILIES, EngineError, Lowered, SpecRejected, aot_jobs_text, arch_table, cmake_prefix,
                        flavor_table, intrinsic_table, kernel_name, library_path, lower, resolve_flavor,
-                       spec_fields, validate, version)
+                       source_digest, spec_fields, validate, version)
 
 __all__ = ["ENGINE", "FAMILIES", "EngineError", "Lowered", "SpecRejected", "aot_jobs_text", "arch_table", "cmake_prefix",
            "flavor_table", "intrinsic_table", "kernel_name", "library_path", "lower", "resolve_flavor",
-           "spec_fields", "validate", "version"]
+           "source_digest", "spec_fields", "validate", "version"]

@@ -385,6 +385,12 @@ def version() -> str:
     return ffi.string(lib.cpe_version()).decode("ascii")
 
 
+def source_digest() -> str:
+    """sha256 (64 hex digits) of the C++ sources the loaded library was built
+    from (cpe_source_digest; parity/stale.py compares it with the sources on disk)."""
+    return ffi.string(lib.cpe_source_digest()).decode("ascii")
+
+
 def library_path() -> str:
     """Absolute path of the loaded libcpp_engine shared library."""
     return libpath.LIBRARY

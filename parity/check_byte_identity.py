@@ -39,6 +39,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from parity.cli import preamble  # stale C++ build check + provenance first line (issue 12)
+    stop = preamble(args)
+    if stop is not None:
+        return stop
     try:
         families, flavors, engines = select(args)
     except (ConfigError, ValueError) as exc:

@@ -33,6 +33,7 @@ from pathlib import Path
 from parity import golden as G
 from parity.config import CANONICAL_FLAVORS, ConfigError, load_families
 from parity.pool import PoolError, WorkerPool
+from parity.project import ProjectError
 from parity.report import (add_common_options, canonical_flavor, die, failure_lines, parse_engines,
                            progress, select, split_csv, summary_lines, write_json)
 from parity.runner import engine_module, lower_text, run_gate, resolve_flavors
@@ -41,7 +42,9 @@ from parity.runner import engine_module, lower_text, run_gate, resolve_flavors
 # -- helpers -----------------------------------------------------------------
 
 def _golden_dir(args) -> Path:
-    return Path(args.golden_dir) if args.golden_dir else G.default_golden_dir()
+    """--golden-dir, else <project root>/golden (parity/project.py); ProjectError when neither."""
+    from parity.project import resolve_golden_dir
+    return resolve_golden_dir(getattr(args, "golden_dir", None))
 
 
 def _resolver(engine: str, timeout: float):
@@ -72,6 +75,9 @@ def golden_findings(report, shards: dict, flavors, orphan_shards: dict) -> list[
         seen.add((r.family, r.flavor, r.config))
         shard = shards.get(r.family) or {}
         gold = shard.get(r.flavor, {}).get(r.config)
+        if G.is_conflict(gold):
+            out.append(G.Finding(G.CONFLICT, r.family, r.config, r.flavor, G.describe_entry(gold)))
+            continue
         if gold is None:
             out.append(G.Finding(G.MISSING, r.family, r.config, r.flavor,
                                  f"{r.verdict}; no golden entry"))
@@ -83,18 +89,22 @@ def golden_findings(report, shards: dict, flavors, orphan_shards: dict) -> list[
         for fl, entries in sorted((shard or {}).items()):
             if fl not in CANONICAL_FLAVORS:
                 for cfg in sorted(entries):
-                    out.append(G.Finding(G.ORPHAN, fam, cfg, fl, "flavor no longer exists"))
+                    kind = G.CONFLICT if G.is_conflict(entries[cfg]) else G.ORPHAN
+                    out.append(G.Finding(kind, fam, cfg, fl, "flavor no longer exists"))
                 continue
             if fl not in flavors:
                 continue
             for cfg in sorted(entries):
-                if (fam, fl, cfg) not in seen:
+                if (fam, fl, cfg) not in seen and G.is_conflict(entries[cfg]):
+                    out.append(G.Finding(G.CONFLICT, fam, cfg, fl, G.describe_entry(entries[cfg])))
+                elif (fam, fl, cfg) not in seen:
                     out.append(G.Finding(G.ORPHAN, fam, cfg, fl, "config no longer exists at this flavor"))
     for fam, shard in orphan_shards.items():
         n = len(out)
         for fl, entries in sorted(shard.items()):
             for cfg in sorted(entries):
-                out.append(G.Finding(G.ORPHAN, fam, cfg, fl, "family no longer exists"))
+                kind = G.CONFLICT if G.is_conflict(entries[cfg]) else G.ORPHAN
+                out.append(G.Finding(kind, fam, cfg, fl, "family no longer exists"))
         if len(out) == n:  # an orphan shard is reported even when it holds no entry
             out.append(G.Finding(G.ORPHAN, fam, "-", "-", "family no longer exists (shard without entries)"))
     return out
@@ -135,7 +145,7 @@ def cmd_check(args) -> int:
                     orphan_shards[name] = {fl: e for fl, e in (s or {}).items()
                                            if fl in flavors or fl not in CANONICAL_FLAVORS}
         report = _run(families, flavors, engines, args)
-    except (ConfigError, ValueError, G.GoldenError, PoolError) as exc:
+    except (ConfigError, ValueError, G.GoldenError, PoolError, ProjectError) as exc:
         return die(str(exc))
     findings = golden_findings(report, shards, flavors, orphan_shards)
     for line in summary_lines(report):
@@ -148,7 +158,7 @@ def cmd_check(args) -> int:
     for fam in sorted(set(shards) | set(orphan_shards)):
         fs = by_shard.get(fam, [])
         path = G.shard_path(gdir, fam)
-        counts = {k: sum(1 for f in fs if f.kind == k) for k in (G.MISSING, G.ORPHAN, G.CHANGED)}
+        counts = {k: sum(1 for f in fs if f.kind == k) for k in G.FINDING_KINDS}
         state = "clean" if not fs else ", ".join(f"{v} {k}" for k, v in counts.items() if v)
         if shards.get(fam) is None and fam not in orphan_shards:
             state += " (shard does not exist)"
@@ -164,8 +174,12 @@ def cmd_check(args) -> int:
     for p in G.stale_temp_files(gdir):
         print(f"golden: stale temp file {p.name} (left by a killed `parity write`; "
               "the next `parity write` removes it)")
-    if findings:
-        print("hint: if the change is intended, run `parity write` and commit golden/")
+    if any(f.kind == G.CONFLICT for f in findings):
+        print("hint: CONFLICT entries are merge conflicts left by `parity merge-golden`; "
+              "run `parity write` to regenerate them, then commit golden/")
+    elif findings:
+        print("hint: if the change is intended, review it with `parity diff --base HEAD`, "
+              "run `parity write` and commit golden/")
     print(f"RESULT: {'GREEN' if green else 'RED'}")
     return 0 if green else 1
 
@@ -178,61 +192,14 @@ def cmd_write(args) -> int:
         families, flavors, engines = select(args)
         gdir = _golden_dir(args)
         resolve = _resolver(engines[0], args.timeout)
-        # validate every shard we will touch before doing any work
-        _load_shards(gdir, [f.name for f in families], resolve)
-        gone = [] if args.only else [n for n in G.shard_families(gdir)
-                                     if n not in {f.name for f in families}]
-        for n in gone:
-            G.load_shard(gdir, n, resolve)
-        report = _run(families, flavors, engines, args)
-    except (ConfigError, ValueError, G.GoldenError, PoolError) as exc:
+    except (ConfigError, ValueError, PoolError, ProjectError) as exc:
         return die(str(exc))
-    if not report.green:
-        for line in summary_lines(report):
-            print(line)
-        for line in failure_lines(report):
-            print(line)
-        nfail = len(report.failures())
-        return die(f"parity write refuses: {nfail} config verdict(s) fail"
-                   + ("" if nfail else " (a family compared nothing or has no configs)")
-                   + "; only what both engines agree on can be blessed")
-    total = 0
+    from parity.bless import write  # issue 12: oracles before the bless, conflicted shards regenerated
     try:
-        with G.lock(gdir):
-            for p in G.remove_stale_temp_files(gdir):
-                print(f"golden: removed stale temp file {p.name}")
-            for fam in families:
-                old = G.load_shard(gdir, fam.name, resolve)
-                new: dict = {fl: {} for fl in flavors}
-                for r in report.by_family(fam.name):
-                    entry = r.golden_entry()
-                    assert entry is not None and r.passed
-                    new[r.flavor][r.config] = entry
-                changes = G.diff_flavors(fam.name, old or {}, new)
-                path = G.shard_path(gdir, fam.name)
-                if old is None or changes or G.render_shard(fam.name, new).encode() != path.read_bytes():
-                    G.write_shard(gdir, fam.name, new)
-                    verb = "created" if old is None else "updated"
-                else:
-                    verb = "unchanged"
-                summary = {k: sum(1 for c in changes if c.kind == k) for k in ("ADDED", "REMOVED", "CHANGED")}
-                print(f"golden {path.name}: {verb} ({summary['ADDED']} added, "
-                      f"{summary['REMOVED']} removed, {summary['CHANGED']} changed)")
-                for c in changes:
-                    print(f"  {c}")
-                total += len(changes)
-            for name in gone:
-                old = G.load_shard(gdir, name, resolve) or {}
-                changes = G.diff_flavors(name, old, {})
-                G.shard_path(gdir, name).unlink()
-                print(f"golden {name}.json: removed (family no longer exists; {len(changes)} entries)")
-                for c in changes:
-                    print(f"  {c}")
-                total += len(changes)
-    except G.GoldenError as exc:
+        return write(args, families, flavors, engines, gdir, resolve,
+                     lambda: _run(families, flavors, engines, args))
+    except (ConfigError, ValueError, PoolError) as exc:
         return die(str(exc))
-    print(f"{total} golden entr{'y' if total == 1 else 'ies'} changed")
-    return 0
 
 
 def cmd_list(args) -> int:
@@ -276,6 +243,13 @@ def cmd_show(args) -> int:
 
 
 def cmd_diff(args) -> int:
+    if args.base is not None:
+        from parity.ir_diff import cmd_diff_base
+        return cmd_diff_base(args)
+    if args.ref is None:
+        return die("parity diff wants FAMILY/NAME (the two engines' IR) or --base REF (the IR changes since REF)")
+    if args.flavor is None:
+        args.flavor = "llvm23"
     try:
         engines = parse_engines(args.engines)
         fam, cfg = _find_config(args, args.ref)
@@ -319,12 +293,14 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("check", help="byte identity and goldens in one verdict")
     add_common_options(c)
     c.add_argument("--json", metavar="PATH", help="write a machine-readable report to PATH")
-    c.add_argument("--golden-dir", metavar="DIR", help="golden shard directory (default: ./golden)")
+    c.add_argument("--golden-dir", metavar="DIR", help="golden shard directory (default: <project root>/golden)")
     c.set_defaults(func=cmd_check)
 
     w = sub.add_parser("write", help="re-bless golden shards from what both engines agree on")
     add_common_options(w, flavor=False)
-    w.add_argument("--golden-dir", metavar="DIR", help="golden shard directory (default: ./golden)")
+    w.add_argument("--golden-dir", metavar="DIR", help="golden shard directory (default: <project root>/golden)")
+    w.add_argument("--no-oracles", action="store_true",
+                   help="bless without running the validity and numerics oracles on the changed configs")
     w.set_defaults(func=cmd_write)
 
     ls = sub.add_parser("list", help="configs with their verdicts")
@@ -339,10 +315,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_common_options(s, flavor=False, only=False)
     s.set_defaults(func=cmd_show)
 
-    d = sub.add_parser("diff", help="unified diff of the two engines' IR for a config")
-    d.add_argument("ref", metavar="FAMILY/NAME")
-    d.add_argument("--flavor", default="llvm23", help="flavor (default llvm23)")
-    add_common_options(d, flavor=False, only=False)
+    d = sub.add_parser("diff", help="unified diff of the two engines' IR for a config; "
+                                    "--base REF: the IR changes since a git ref")
+    d.add_argument("ref", metavar="FAMILY/NAME", nargs="?")
+    d.add_argument("--flavor", default=None, help="flavor (default llvm23; with --base: all)")
+    from parity.ir_diff import add_base_options  # issue 12: parity diff --base REF
+    add_base_options(d)
+    add_common_options(d, flavor=False)
     d.set_defaults(func=cmd_diff)
 
     from parity.verify.verify import add_verify_command  # issue 6: the validity oracle
@@ -356,11 +335,51 @@ def build_parser() -> argparse.ArgumentParser:
 
     from parity.fuzz.cli import add_fuzz_command  # issue 14: differential fuzzer
     add_fuzz_command(sub)
+    from parity.merge_golden import add_merge_command  # issue 12: git merge driver
+    add_merge_command(sub)
     return p
+
+
+#: Commands whose first line is the provenance line (parity/provenance.py)
+#: and that stop on a stale C++ build (parity/stale.py) before any verdict.
+GATE_COMMANDS = {"check", "write", "list", "show", "diff", "verify", "numerics", "layers"}
+
+
+def preamble(args) -> int | None:
+    """Stale-build check and provenance line; an exit status when the command must stop."""
+    from parity.provenance import provenance_line
+    from parity.stale import check_cpp_build
+    engines = getattr(args, "engines", "python,cpp")
+    try:
+        names = parse_engines(engines)
+    except SystemExit:
+        names = ()
+    if "cpp" in names or getattr(args, "command", None) in ("numerics", "layers"):
+        msg = check_cpp_build()
+        if msg:
+            return die(msg)
+        from parity.stale import mark_checked
+        mark_checked()  # workers skip the import-time rebuild
+    try:
+        gdir = _golden_dir(args)
+    except ProjectError as exc:
+        if getattr(args, "command", None) in ("check", "write") or getattr(args, "base", None) is not None:
+            return die(str(exc))
+        gdir = None
+    # show and the engine-vs-engine diff write IR / a patch on stdout: provenance goes to stderr
+    command = getattr(args, "command", "check_byte_identity")
+    text_out = command == "show" or (command == "diff" and getattr(args, "base", None) is None)
+    out = sys.stderr if text_out else sys.stdout
+    print(provenance_line(gdir, names or ("python", "cpp")), file=out, flush=True)
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command in GATE_COMMANDS:
+        stop = preamble(args)
+        if stop is not None:
+            return stop
     from python_engine.outputs import run_quietly_on_broken_pipe  # `parity list | head -1` ends quietly
     return run_quietly_on_broken_pipe(lambda _: args.func(args))
 

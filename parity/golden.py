@@ -1,14 +1,32 @@
 """Golden shards: ``golden/<family>.json``, one per kernel family.
 
-Format (``FORMAT = 1``)::
+Format 2 (``FORMAT = 2``, written by this gate): one JSON object, one golden
+entry per line, keys sorted, LF only, so git merges changes to different
+configs line by line::
 
-    {"family": F, "flavors": {flavor: {config_name: ENTRY}}, "format": 1}
-    ENTRY = {"bytes": n, "kernel": k, "sha256": h}   # both engines lowered
-          | {"rejected": reason}                      # both engines rejected
+    {"family": "ir_core",
+    "llvm20/buffer_copy": {"bytes": 1542, "kernel": "ir_core_buffer_copy_t256", "sha256": "b3a1..."},
+    "llvm20/bad_tile": {"rejected": "tile_k must be ..."},
+    ...
+    "format": 2}
 
-Serialised with ``json.dumps(sort_keys=True, indent=2) + "\\n"``, LF only.
-No counters are stored (they are derived when checking), so two changes that
-add configs to a family only conflict where they really touch the same entry.
+    ENTRY = {"bytes": n, "kernel": k, "sha256": h}      # both engines lowered
+          | {"rejected": reason}                         # both engines rejected
+          | {"conflict": {"base": E|null, "ours": E|null, "theirs": E|null}}
+                                                         # left by `parity merge-golden`
+
+The first line (``{"family": F,``) and the last (``"format": 2}``) never
+change; every entry line ends with ``,``, so adding an entry anywhere is a
+pure insertion. Keys are ``FLAVOR/CONFIG``. No counters are stored.
+
+Format 1 (the earlier pretty-printed ``{"family", "flavors": {fl: {cfg:
+ENTRY}}, "format": 1}``) is still read, so a branch that has not re-blessed
+keeps working; ``parity write`` always writes format 2.
+
+A conflict entry is what the merge driver (parity/merge_golden.py) leaves for
+a key both sides of a merge changed differently: the shard stays valid JSON,
+``parity check`` reports the key as CONFLICT (never GREEN) and ``parity
+write`` regenerates it.
 
 Loading is strict: malformed JSON, git conflict markers, CRLF line ends or an
 unexpected structure raise :class:`GoldenError` with one line naming the shard
@@ -27,7 +45,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
-FORMAT = 1
+FORMAT = 2
+READABLE_FORMATS = (1, 2)
+CONFLICT = "CONFLICT"
 LOCK_NAME = ".parity-golden.lock"
 _SHA_RE = re.compile(r"[0-9a-f]{64}")  # used with fullmatch (no trailing newline)
 MAX_DEPTH = 16  # a valid shard nests 4 levels; deeper is refused before json.loads
@@ -57,17 +77,37 @@ def _unique_keys(pairs):
 
 
 def default_golden_dir() -> Path:
-    cwd = Path.cwd() / "golden"
-    if cwd.is_dir():
-        return cwd
-    return Path(__file__).resolve().parents[1] / "golden"
+    """``<project root>/golden`` of the checkout holding the working directory
+    (parity/project.py); never the installed package's tree. Raises
+    :class:`parity.project.ProjectError` (one line) when there is none."""
+    from parity.project import resolve_golden_dir
+    return resolve_golden_dir()
 
 
 def shard_path(golden_dir: Path, family: str) -> Path:
     return Path(golden_dir) / f"{family}.json"
 
 
-def _check_entry(where: str, entry: object) -> Entry:
+def is_conflict(entry: Entry | None) -> bool:
+    """True for a conflict entry left by ``parity merge-golden``."""
+    return isinstance(entry, dict) and set(entry) == {"conflict"}
+
+
+def _check_entry(where: str, entry: object, conflict_ok: bool = True) -> Entry:
+    if not isinstance(entry, dict):
+        raise GoldenError(f"{where}: entry must be an object, got {type(entry).__name__}")
+    if conflict_ok and set(entry) == {"conflict"}:
+        c = entry["conflict"]
+        if not isinstance(c, dict) or set(c) != {"base", "ours", "theirs"}:
+            raise GoldenError(f"{where}: 'conflict' must hold base/ours/theirs")
+        for side in ("base", "ours", "theirs"):
+            if c[side] is not None:
+                _check_entry(f"{where} ({side})", c[side], conflict_ok=False)
+        return {"conflict": {k: (dict(v) if v is not None else None) for k, v in c.items()}}
+    return _check_plain(where, entry)
+
+
+def _check_plain(where: str, entry: dict) -> Entry:
     if not isinstance(entry, dict):
         raise GoldenError(f"{where}: entry must be an object, got {type(entry).__name__}")
     keys = set(entry)
@@ -113,14 +153,28 @@ def check_depth(name: str, s: str, limit: int = MAX_DEPTH) -> None:
 
 
 def check_format(name: str, value: object) -> None:
-    """GoldenError unless ``value`` is exactly the int FORMAT (``true`` is not 1)."""
-    if type(value) is not int or value != FORMAT:
-        raise GoldenError(f"{name}: unsupported format {value!r} (this gate reads format {FORMAT})")
+    """GoldenError unless ``value`` is exactly an int in READABLE_FORMATS (``true`` is not 1)."""
+    if type(value) is not int or value not in READABLE_FORMATS:
+        raise GoldenError(f"{name}: unsupported format {value!r} (this gate reads formats "
+                          f"{', '.join(map(str, READABLE_FORMATS))})")
 
 
 def parse_shard(text: bytes | str, name: str, family: str | None = None,
                 resolve: Callable[[str], str | None] | None = None) -> Flavors:
-    """Validate and parse a shard's bytes; ``name`` is used in error messages."""
+    """Validate and parse a shard's bytes; ``name`` is used in error messages.
+
+    Raises GoldenError (one line, naming the shard and the problem, and
+    ``parity write``, which regenerates an unreadable shard)."""
+    try:
+        return _parse_shard(text, name, family, resolve)
+    except GoldenError as exc:
+        if "parity write" in str(exc):
+            raise
+        raise GoldenError(f"{exc}; run `parity write` to regenerate it") from None
+
+
+def _parse_shard(text: bytes | str, name: str, family: str | None,
+                 resolve: Callable[[str], str | None] | None) -> Flavors:
     data = text.encode("utf-8") if isinstance(text, str) else text
     if b"\r" in data:
         line = data[: data.index(b"\r")].count(b"\n") + 1
@@ -133,7 +187,8 @@ def parse_shard(text: bytes | str, name: str, family: str | None = None,
     if m:
         line = s[: m.start()].count("\n") + 1
         raise GoldenError(f"{name}: git conflict marker {m.group(1)!r} at line {line}; "
-                          "resolve the merge by hand, or restore the shard from git and re-bless")
+                          "run `parity write` to regenerate it (or `parity merge-golden --install` "
+                          "before merging, see docs/gate.md)")
     check_depth(name, s)
     try:
         doc = json.loads(s, object_pairs_hook=_unique_keys)
@@ -142,21 +197,37 @@ def parse_shard(text: bytes | str, name: str, family: str | None = None,
     except json.JSONDecodeError as exc:
         raise GoldenError(f"{name}: malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     except _DuplicateKey as exc:
-        raise GoldenError(f"{name}: duplicate key {exc.args[0]!r} (a leftover of a merge? restore "
-                          "the shard from git, or delete it and run `parity write`)") from None
+        raise GoldenError(f"{name}: duplicate key {exc.args[0]!r} (a leftover of a merge? "
+                          "run `parity write` to regenerate it)") from None
     if not isinstance(doc, dict):
         raise GoldenError(f"{name}: top level must be an object")
-    if set(doc) != {"family", "flavors", "format"}:
-        raise GoldenError(f"{name}: top-level keys must be family/flavors/format, got {sorted(doc)}")
-    check_format(name, doc["format"])
+    if "format" not in doc:
+        raise GoldenError(f"{name}: no 'format' key")
+    fmt = doc["format"]
+    check_format(name, fmt)
+    if "family" not in doc:
+        raise GoldenError(f"{name}: no 'family' key")
     if not isinstance(doc["family"], str):
         raise GoldenError(f"{name}: 'family' must be a string")
     if family is not None and doc["family"] != family:
         raise GoldenError(f"{name}: holds family {doc['family']!r}, expected {family!r}")
-    if not isinstance(doc["flavors"], dict):
-        raise GoldenError(f"{name}: 'flavors' must be an object")
+    if fmt == 1:
+        if set(doc) != {"family", "flavors", "format"}:
+            raise GoldenError(f"{name}: top-level keys must be family/flavors/format, got {sorted(doc)}")
+        if not isinstance(doc["flavors"], dict):
+            raise GoldenError(f"{name}: 'flavors' must be an object")
+        raw = doc["flavors"]
+    else:
+        raw = {}
+        for key, e in doc.items():
+            if key in ("family", "format"):
+                continue
+            fl, sep, cfg = key.partition("/")
+            if not sep or not fl or not cfg or "/" in cfg:
+                raise GoldenError(f"{name}: key {key!r} is not FLAVOR/CONFIG")
+            raw.setdefault(fl, {})[cfg] = e
     out: Flavors = {}
-    for fl, entries in doc["flavors"].items():
+    for fl, entries in raw.items():
         canon = fl
         if resolve is not None:
             canon = resolve(fl) or fl  # unknown flavors stay as-is (reported ORPHAN)
@@ -247,10 +318,18 @@ def shard_families(golden_dir: Path) -> list[str]:
     return sorted(p.stem for p in d.glob("*.json"))
 
 
+def _dump(obj) -> str:
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False)
+
+
 def render_shard(family: str, flavors: Mapping[str, Mapping[str, Entry]]) -> str:
-    doc = {"format": FORMAT, "family": family,
-           "flavors": {fl: {c: dict(e) for c, e in entries.items()} for fl, entries in flavors.items()}}
-    return json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    """Format-2 text: header line, one sorted ``"FLAVOR/CONFIG": ENTRY,`` line per entry, trailer."""
+    lines = [f"{{{_dump('family')}: {_dump(family)},"]
+    keys = sorted((f"{fl}/{cfg}", e) for fl, entries in flavors.items() for cfg, e in entries.items())
+    for key, e in keys:
+        lines.append(f"{_dump(key)}: {_dump(dict(e))},")
+    lines.append(f'"format": {FORMAT}}}')
+    return "\n".join(lines) + "\n"
 
 
 def write_shard(golden_dir: Path, family: str, flavors: Mapping[str, Mapping[str, Entry]]) -> Path:
@@ -286,11 +365,12 @@ def lock(golden_dir: Path, timeout: float = 60.0):
 # -- comparison -------------------------------------------------------------
 
 MISSING, ORPHAN, CHANGED = "MISSING", "ORPHAN", "CHANGED"
+FINDING_KINDS = (MISSING, ORPHAN, CHANGED, CONFLICT)
 
 
 @dataclass(frozen=True)
 class Finding:
-    kind: str  # MISSING | ORPHAN | CHANGED (check) or ADDED | REMOVED | CHANGED (write)
+    kind: str  # MISSING | ORPHAN | CHANGED | CONFLICT (check) or ADDED | REMOVED | CHANGED (write)
     family: str
     config: str
     flavor: str
@@ -310,10 +390,15 @@ def describe_entry(e: Entry | None) -> str:
         return "none"
     if "rejected" in e:
         return f"rejected {e['rejected']!r}"
+    if is_conflict(e):
+        c = e["conflict"]
+        return f"merge conflict (ours {describe_entry(c['ours'])}, theirs {describe_entry(c['theirs'])})"
     return f"{e['kernel']} {e['bytes']}B sha256:{e['sha256'][:12]}"
 
 
 def describe_change(old: Entry, new: Entry) -> str:
+    if is_conflict(old) or is_conflict(new):
+        return f"{describe_entry(old)} -> {describe_entry(new)}"
     if ("rejected" in old) != ("rejected" in new):
         return f"{describe_entry(old)} -> {describe_entry(new)}"
     if "rejected" in old:
@@ -341,3 +426,37 @@ def diff_flavors(family: str, old: Flavors, new: Flavors,
             elif o[cfg] != n[cfg]:
                 out.append(Finding(CHANGED, family, cfg, fl, describe_change(o[cfg], n[cfg])))
     return out
+
+
+def marker_sides(text: str) -> tuple[str, str] | None:
+    """Split a text holding git conflict markers into its two sides.
+
+    Returns ``(ours, theirs)``: the text outside the markers plus the lines
+    between ``<<<<<<<`` and ``|||||||``/``=======`` (ours) or between
+    ``=======`` and ``>>>>>>>`` (theirs); the diff3 base section is dropped.
+    None when the text has no markers or they are unbalanced.
+    """
+    ours, theirs = [], []
+    state = None  # None | "ours" | "base" | "theirs"
+    seen = False
+    for line in text.splitlines(keepends=True):
+        if line.startswith("<<<<<<<"):
+            if state is not None:
+                return None
+            state, seen = "ours", True
+        elif line.startswith("|||||||") and state == "ours":
+            state = "base"
+        elif line.startswith("=======") and state in ("ours", "base"):
+            state = "theirs"
+        elif line.startswith(">>>>>>>") and state == "theirs":
+            state = None
+        elif state is None:
+            ours.append(line)
+            theirs.append(line)
+        elif state == "ours":
+            ours.append(line)
+        elif state == "theirs":
+            theirs.append(line)
+    if state is not None or not seen:
+        return None
+    return "".join(ours), "".join(theirs)

@@ -165,6 +165,8 @@ def run_job(job: tuple, note: Callable[[str], None]) -> Any:
 
 
 def serve(conn, modules: tuple[str, ...]) -> None:
+    from parity.stale import skip_import_rebuild
+    skip_import_rebuild()  # the parent rebuilt and checked cpp_engine (parity/stale.py)
     for m in modules:  # import every engine once, up front
         try:
             import_engine(m)

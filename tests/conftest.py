@@ -8,6 +8,16 @@ import pytest
 ENGINE_MODULES = {"python": "python_engine", "cpp": "cpp_engine"}
 
 
+def pytest_sessionstart(session):
+    """Rebuild/check cpp_engine once (parity/stale.py): a stale library fails the
+    session in one line; worker processes then skip the import-time rebuild."""
+    from parity import stale
+    msg = stale.check_cpp_build()
+    if msg:
+        raise pytest.UsageError(msg)
+    stale.mark_checked()
+
+
 @pytest.fixture(params=sorted(ENGINE_MODULES), ids=lambda n: n)
 def engine(request):
     """The engine module (``python_engine`` or ``cpp_engine``). A missing C++

@@ -15,22 +15,54 @@ FLAVORS = {
 }
 
 
-def test_render_format_is_sorted_lf_and_trailing_newline():
+NONEMPTY = {fl: e for fl, e in FLAVORS.items() if e}  # format 2 has no line for an empty flavor
+
+
+def test_render_format_is_one_sorted_entry_per_line_lf_and_trailing_newline():
     text = G.render_shard("fam", FLAVORS)
-    assert text.endswith("}\n") and "\r" not in text
-    assert text == json.dumps({"format": 1, "family": "fam", "flavors": FLAVORS},
-                              sort_keys=True, indent=2) + "\n"
-    assert text.index('"a"') < text.index('"b"')
+    assert "\r" not in text and text.endswith("\n")
+    assert text.splitlines() == [
+        '{"family": "fam",',
+        '"llvm20/a": {"bytes": 120, "kernel": "k_a", "sha256": "%s"},' % SHA,
+        '"llvm20/b": {"rejected": "amdgpu-cluster-dims requires flavor llvm23"},',
+        '"llvm23/a": {"bytes": 121, "kernel": "k_a", "sha256": "%s"},' % SHA.replace("0", "f"),
+        '"format": 2}',
+    ]
     assert "count" not in text  # no stored counters
     doc = json.loads(text)
-    assert doc["format"] == 1 and doc["family"] == "fam"
+    assert doc["format"] == 2 and doc["family"] == "fam"
+
+
+def test_format_1_is_still_read(tmp_path):
+    old = json.dumps({"format": 1, "family": "fam", "flavors": FLAVORS}, sort_keys=True, indent=2) + "\n"
+    (tmp_path / "fam.json").write_text(old)
+    assert G.load_shard(tmp_path, "fam") == FLAVORS
+
+
+def test_conflict_entries_load_and_bad_ones_are_refused(tmp_path):
+    e = {"bytes": 1, "kernel": "k", "sha256": SHA}
+    c = {"conflict": {"base": None, "ours": e, "theirs": {"rejected": "r"}}}
+    G.write_shard(tmp_path, "fam", {"llvm23": {"a": c}})
+    got = G.load_shard(tmp_path, "fam")
+    assert got == {"llvm23": {"a": c}} and G.is_conflict(got["llvm23"]["a"])
+    assert "merge conflict (ours k 1B" in G.describe_entry(c)
+    bad = {"conflict": {"ours": e}}
+    assert "'conflict' must hold base/ours/theirs" in _load_bad(
+        tmp_path, ('{"family": "fam",\n"llvm23/a": %s,\n"format": 2}\n' % json.dumps(bad)).encode())
+
+
+def test_marker_sides_split_a_conflicted_text():
+    text = "a\n<<<<<<< HEAD\nours\n||||||| base\nold\n=======\ntheirs\n>>>>>>> b\nz\n"
+    assert G.marker_sides(text) == ("a\nours\nz\n", "a\ntheirs\nz\n")
+    assert G.marker_sides("a\n") is None
+    assert G.marker_sides("<<<<<<< x\nours\n") is None
 
 
 def test_round_trip_is_byte_stable(tmp_path):
     p = G.write_shard(tmp_path, "fam", FLAVORS)
     first = p.read_bytes()
     loaded = G.load_shard(tmp_path, "fam")
-    assert loaded == FLAVORS
+    assert loaded == NONEMPTY
     G.write_shard(tmp_path, "fam", loaded)
     assert p.read_bytes() == first
     assert sorted(x.name for x in tmp_path.iterdir()) == ["fam.json"]  # no temp files left
@@ -56,10 +88,10 @@ def test_crlf_is_rejected(tmp_path):
 
 def test_conflict_markers_are_rejected(tmp_path):
     good = G.render_shard("fam", FLAVORS).splitlines(keepends=True)
-    conflicted = good[:3] + ["<<<<<<< HEAD\n"] + good[3:5] + ["=======\n"] + good[3:5] + \
-        [">>>>>>> feature\n"] + good[5:]
+    conflicted = good[:3] + ["<<<<<<< HEAD\n"] + good[3:4] + ["=======\n"] + good[3:4] + \
+        [">>>>>>> feature\n"] + good[4:]
     msg = _load_bad(tmp_path, "".join(conflicted).encode())
-    assert "git conflict marker '<<<<<<<' at line 4" in msg
+    assert "git conflict marker '<<<<<<<' at line 4" in msg and "run `parity write`" in msg
 
 
 def test_malformed_json_is_rejected(tmp_path):
@@ -68,7 +100,10 @@ def test_malformed_json_is_rejected(tmp_path):
 
 
 @pytest.mark.parametrize("doc, what", [
-    ({"format": 2, "family": "fam", "flavors": {}}, "unsupported format 2"),
+    ({"format": 3, "family": "fam", "flavors": {}}, "unsupported format 3"),
+    ({"format": 2, "family": "fam", "llvm23": {"rejected": "r"}}, "key 'llvm23' is not FLAVOR/CONFIG"),
+    ({"format": 2, "family": "fam", "llvm23/a/b": {"rejected": "r"}}, "is not FLAVOR/CONFIG"),
+    ({"format": 2, "family": "fam", "llvm23/a": {"rejected": 3}}, "'rejected' must be a string"),
     ({"format": 1, "family": "other", "flavors": {}}, "holds family 'other'"),
     ({"format": 1, "family": "fam", "flavors": {}, "count": 3}, "top-level keys"),
     ({"format": 1, "family": "fam", "flavors": {"llvm20": {"a": {"sha256": SHA}}}}, "entry keys"),
@@ -102,7 +137,7 @@ def test_diff_flavors_reports_added_removed_changed():
 def test_write_under_lock(tmp_path):
     with G.lock(tmp_path):
         G.write_shard(tmp_path, "fam", FLAVORS)
-    assert G.load_shard(tmp_path, "fam") == FLAVORS
+    assert G.load_shard(tmp_path, "fam") == NONEMPTY
 
 
 def test_duplicate_key_in_shard_is_refused(tmp_path):

@@ -541,8 +541,13 @@ def _worker_lowerer():
     return _LOWERER
 
 
-def run_all(only=None, jobs: int = 1, progress=None) -> list:
+def run_all(only=None, jobs: int = 1, progress=None, select=None) -> list:
+    """Outcomes of every accepted config of ``only`` (default: every family with
+    a plan); ``select``, a set of (family, config name), narrows it further
+    (``parity write`` runs only the configs whose llvm23 text changed)."""
     items = accepted_configs(only)
+    if select is not None:
+        items = [it for it in items if (it[0], it[1]) in select]
     if jobs <= 1:
         out = []
         for it in items:

@@ -59,6 +59,14 @@ CPE_API void cpe_free(char *s);
 /* Engine version ("MAJOR.MINOR.PATCH", the package version); static storage. */
 CPE_API const char *cpe_version(void);
 
+/* The sha256 digest (64 lowercase hex digits, static storage) of the C++
+ * sources this library was built from: every file under cpp_engine/src and
+ * cpp_engine/include plus CMakeLists.txt, as "<sha256>  <relative path>\n"
+ * lines sorted by path, hashed (cpp_engine/cmake/source_digest.cmake). The
+ * gate compares it with the sources on disk to report a stale editable build
+ * (parity/stale.py, docs/cpp_engine.md). */
+CPE_API const char *cpe_source_digest(void);
+
 /* The flavor table (DESIGN §3), one line per row in table order, aliases
  * included: name\tcanonical\tdatalayout\tcapture_attr\trsrc_num_records_bits\tclusters(0/1)\n.
  * Sources: LLVM AMDGPUTargetMachine.cpp (datalayout), LangRef "captures"

@@ -1,0 +1,234 @@
+"""The oracles before a bless: what ``parity write`` checks before it writes a shard.
+
+``parity write`` computes, per family, the (config, flavor) entries whose
+golden entry changes or is new (:func:`changed_units`; a rejection is not
+checked: there is no text). Before writing it runs on exactly those:
+
+* the validity oracle (:func:`parity.verify.verify.run_verify`, docs/verify.md)
+  on every changed lowered (config, flavor) of an LLVM IR family -- llvm20 text
+  through opt-19, llvm22/llvm23 through llvmlite (LLVM 22.1), ISA gates;
+* the numerics oracle (:func:`parity.sim.numerics.run_all`, docs/sim.md) on
+  every config of a family with a numerics plan whose llvm23 entry changed or
+  is new (the emulator runs llvm23 text; a change that only touches llvm20 or
+  llvm22 text is checked by the validity oracle alone).
+
+A family with any failing config is not blessed (:func:`check`); its failures
+name config, flavor and the oracle's message. A validity lane that is missing
+(opt-19 not installed, ...) counts as a failure here: the text was not
+checked.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+
+from parity import golden as G
+from parity.config import Family
+
+
+@dataclass
+class OracleReport:
+    """Per-family failures (``family -> ["config@flavor: oracle: message", ...]``) and counts."""
+
+    failures: dict[str, list[str]] = field(default_factory=dict)
+    verified: int = 0
+    simulated: int = 0
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    def failed(self, family: str) -> bool:
+        return bool(self.failures.get(family))
+
+    def add(self, family: str, msg: str) -> None:
+        self.failures.setdefault(family, []).append(msg)
+
+
+def changed_units(report, old_shards: dict[str, G.Flavors | None]) -> dict[str, dict[str, set[str]]]:
+    """``family -> flavor -> {config}`` whose new entry lowered and differs from the shard (or is new)."""
+    out: dict[str, dict[str, set[str]]] = {}
+    for r in report.results:
+        new = r.golden_entry()
+        if new is None or "sha256" not in new:
+            continue
+        old = ((old_shards.get(r.family) or {}).get(r.flavor) or {}).get(r.config)
+        if old != new:
+            out.setdefault(r.family, {}).setdefault(r.flavor, set()).add(r.config)
+    return out
+
+
+def _restricted(fam: Family, flavor_cfgs: dict[str, set[str]]) -> Family:
+    """``fam`` with only the changed configs, each at only its changed flavors."""
+    cfgs = []
+    for c in fam.configs:
+        fls = tuple(fl for fl in c.flavors if c.name in flavor_cfgs.get(fl, ()))
+        if fls:
+            cfgs.append(dataclasses.replace(
+                c, flavors=fls, per_flavor={f: e for f, e in c.per_flavor.items() if f in fls}))
+    return Family(fam.name, tuple(cfgs), source=fam.source, output=fam.output)
+
+
+def run_oracles(families: list[Family], changed: dict[str, dict[str, set[str]]], *,
+                engine: str = "python", workers: int | None = None, progress=None) -> OracleReport:
+    """Run both oracles on the changed units of ``families``."""
+    import os
+
+    from parity.sim import numerics as N
+    from parity.verify.verify import FAIL, SKIPPED, run_verify
+
+    rep = OracleReport()
+    t0 = time.perf_counter()
+    subset = [_restricted(f, changed[f.name]) for f in families if f.name in changed]
+    subset = [f for f in subset if f.configs]
+    ir = [f for f in subset if f.output == "llvm_ir"]
+    if ir:
+        flavors = tuple(sorted({fl for f in ir for c in f.configs for fl in c.flavors}))
+        vr = run_verify(ir, engine=engine, flavors=flavors, workers=workers, progress=progress)
+        rep.verified = len(vr.results)
+        for p in vr.intrinsic_problems:
+            for f in ir:
+                rep.add(f.name, f"validity oracle: intrinsic tables: {p}")
+        for u in vr.results:
+            if u.status == FAIL:
+                msg = " ".join("; ".join(u.errors).split()) or "failed"
+                rep.add(u.family, f"{u.config}@{u.flavor}: validity oracle: {msg}")
+            elif u.status == SKIPPED:
+                rep.add(u.family, f"{u.config}@{u.flavor}: validity oracle: not checked ({'; '.join(u.notes)})")
+    sim = {(f.name, c.name) for f in subset if f.name in N.PLANS for c in f.configs if "llvm23" in c.flavors}
+    if sim:
+        n = workers or os.cpu_count() or 1
+        outs = N.run_all(sorted({f for f, _ in sim}), jobs=n, select=sim)
+        rep.simulated = len(outs)
+        for o in outs:
+            if not o.ok:
+                more = f" (and {len(o.problems) - 1} more)" if len(o.problems) > 1 else ""
+                first = " ".join(o.problems[0].split())  # the emulator's message, on one line
+                rep.add(o.family, f"{o.config}@{N.FLAVOR}: numerics oracle: {first}{more}")
+    rep.seconds = time.perf_counter() - t0
+    return rep
+
+
+# -- parity write ------------------------------------------------------------
+
+def load_for_write(gdir, name: str, resolve) -> tuple[G.Flavors | None, str | None]:
+    """(old entries, note) of a shard about to be rewritten.
+
+    A readable shard gives its entries. An unreadable one (git conflict
+    markers, a duplicate key left by a merge, malformed JSON, CRLF) is
+    regenerated, never a reason to refuse: with conflict markers the entries
+    both sides agree on are kept as the old state (so the oracles run only on
+    what the merge left open); otherwise nothing is known and every entry
+    counts as new. Conflict entries count as changed.
+    """
+    try:
+        return G.load_shard(gdir, name, resolve), None
+    except G.GoldenError as exc:
+        note = f"unreadable ({exc}); regenerating it"
+    path = G.shard_path(gdir, name)
+    try:
+        text = path.read_bytes().decode("utf-8", errors="replace").replace("\r\n", "\n")
+    except OSError:
+        return None, note
+    sides = G.marker_sides(text)
+    if sides is None:
+        return None, note
+    try:
+        ours = G.parse_shard(sides[0], f"{path} (ours)", name, resolve)
+        theirs = G.parse_shard(sides[1], f"{path} (theirs)", name, resolve)
+    except G.GoldenError:
+        return None, note
+    agreed = {fl: {c: e for c, e in ours.get(fl, {}).items() if (theirs.get(fl) or {}).get(c) == e}
+              for fl in set(ours) | set(theirs)}
+    return agreed, "holds git conflict markers; regenerating it (entries both sides agree on kept as the old state)"
+
+
+def write(args, families, flavors, engines, gdir, resolve, run) -> int:
+    """The body of ``parity write`` after argument checks: run, oracles, write. Returns the exit status."""
+    from parity.report import die, failure_lines, summary_lines
+
+    names = [f.name for f in families]
+    old_shards: dict[str, G.Flavors | None] = {}
+    for n in names:
+        old_shards[n], note = load_for_write(gdir, n, resolve)
+        if note:
+            print(f"golden {n}.json: {note}")
+    gone = [] if args.only else [n for n in G.shard_families(gdir) if n not in set(names)]
+    report = run()
+    if not report.green:
+        for line in summary_lines(report):
+            print(line)
+        for line in failure_lines(report):
+            print(line)
+        nfail = len(report.failures())
+        return die(f"parity write refuses: {nfail} config verdict(s) fail"
+                   + ("" if nfail else " (a family compared nothing or has no configs)")
+                   + "; only what both engines agree on can be blessed (`parity check` lists them)")
+    changed = changed_units(report, old_shards)
+    nchanged = sum(len(c) for fl in changed.values() for c in fl.values())
+    refused: dict[str, list[str]] = {}
+    if getattr(args, "no_oracles", False):
+        print(f"oracles: SKIPPED (--no-oracles): {nchanged} changed or new lowered entr"
+              f"{'y' if nchanged == 1 else 'ies'} blessed without the validity and numerics oracles")
+    elif changed:
+        from parity.report import progress
+        with progress("oracles") as cb:
+            orep = run_oracles(families, changed, engine=engines[0], workers=args.jobs, progress=cb)
+        print(f"oracles: {nchanged} changed or new lowered entr{'y' if nchanged == 1 else 'ies'}: "
+              f"validity oracle {orep.verified} module(s), numerics oracle {orep.simulated} config(s), "
+              f"{orep.seconds:.1f}s")
+        refused = orep.failures
+    else:
+        print("oracles: no lowered entry changed; nothing to check")
+    total = 0
+    try:
+        with G.lock(gdir):
+            for p in G.remove_stale_temp_files(gdir):
+                print(f"golden: removed stale temp file {p.name}")
+            for fam in families:
+                path = G.shard_path(gdir, fam.name)
+                if refused.get(fam.name):
+                    print(f"golden {path.name}: NOT blessed: {len(refused[fam.name])} changed config(s) "
+                          "fail an oracle")
+                    for msg in refused[fam.name]:
+                        print(f"  {msg}")
+                    continue
+                old = old_shards[fam.name]
+                new: dict = {fl: {} for fl in flavors}
+                for r in report.by_family(fam.name):
+                    entry = r.golden_entry()
+                    assert entry is not None and r.passed
+                    new[r.flavor][r.config] = entry
+                changes = G.diff_flavors(fam.name, old or {}, new)
+                rendered = G.render_shard(fam.name, new).encode()
+                if not path.exists() or path.read_bytes() != rendered:
+                    verb = "updated" if path.exists() else "created"
+                    G.write_shard(gdir, fam.name, new)
+                else:
+                    verb = "unchanged"
+                summary = {k: sum(1 for c in changes if c.kind == k) for k in ("ADDED", "REMOVED", "CHANGED")}
+                print(f"golden {path.name}: {verb} ({summary['ADDED']} added, "
+                      f"{summary['REMOVED']} removed, {summary['CHANGED']} changed)")
+                for c in changes:
+                    print(f"  {c}")
+                total += len(changes)
+            for name in gone:
+                try:
+                    old = G.load_shard(gdir, name, resolve) or {}
+                except G.GoldenError:
+                    old = {}
+                changes = G.diff_flavors(name, old, {})
+                G.shard_path(gdir, name).unlink()
+                print(f"golden {name}.json: removed (family no longer exists; {len(changes)} entries)")
+                for c in changes:
+                    print(f"  {c}")
+                total += len(changes)
+    except G.GoldenError as exc:
+        return die(str(exc))
+    print(f"{total} golden entr{'y' if total == 1 else 'ies'} changed")
+    if refused:
+        fams = ",".join(sorted(refused))
+        return die(f"parity write refuses to bless {fams}: a changed config fails an oracle (listed above); "
+                   f"fix the engines, or check with `parity verify --only {fams}` / "
+                   f"`parity numerics --only {fams}`")
+    return 0

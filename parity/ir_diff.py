@@ -1,0 +1,375 @@
+"""``parity diff --base REF``: the IR changes between a git ref and the working tree.
+
+The golden shards pin both engines to one text, so the Python engine at REF
+*is* the golden at REF. A run:
+
+1. lowers every selected (family, config, flavor) with the working tree's
+   Python engine (in the gate's worker pool);
+2. extracts REF (``git archive``) into a temporary directory and, in a
+   subprocess that imports REF's own ``python_engine`` and ``parity.configs``
+   (the editable install's import redirection switched off), lowers every
+   config REF knows at the selected flavors; it sends back each outcome's
+   sha256, and the text only where the working tree's sha256 differs;
+3. reports per family and flavor the configs added (in the working tree
+   only, or lowered now and rejected at REF), removed, and changed, and
+   groups the unified-diff hunks of the changed texts: each distinct hunk
+   (its lines, without line numbers) is shown once with the configs it
+   applies to.
+
+Exit status: 0 no IR change, 1 changes, 2 refused (not a git checkout, bad
+ref, REF's engine cannot be imported).
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from parity.config import CANONICAL_FLAVORS, ConfigError
+from parity.pool import PoolError, WorkerPool
+
+LIST_LIMIT = 8  # configs named per hunk / per added-removed line before "... and N more"
+
+#: Runs in a subprocess with the working directory at the extracted REF tree.
+#: argv: request JSON path, answer JSON path. Imports only REF's modules.
+_REF_SCRIPT = r'''
+import hashlib, json, os, sys, traceback
+sys.meta_path[:] = [f for f in sys.meta_path if "ScikitBuild" not in type(f).__name__]
+root = os.getcwd()
+sys.path.insert(0, root)
+for m in list(sys.modules):
+    if m.split(".")[0] in ("parity", "python_engine"):
+        del sys.modules[m]
+req = json.load(open(sys.argv[1]))
+try:
+    import python_engine as E
+    from parity.config import load_families
+    fams = load_families()
+except Exception as exc:
+    last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+    json.dump({"error": last}, open(sys.argv[2], "w"))
+    sys.exit(0)
+if not os.path.abspath(E.__file__).startswith(root):
+    json.dump({"error": "python_engine was imported from " + E.__file__ + ", not from the ref"}, open(sys.argv[2], "w"))
+    sys.exit(0)
+only = req["only"]
+want = req["want"]
+units = {}
+for fam in fams:
+    if only is not None and fam.name not in only:
+        continue
+    for cfg in fam.configs:
+        for fl in req["flavors"]:
+            if not cfg.applies(fl):
+                continue
+            key = fam.name + "/" + cfg.name + "@" + fl
+            try:
+                r = E.lower(fam.name, dict(cfg.spec), cfg.arch, fl)
+                text = r.text
+                sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
+                o = {"status": "ok", "sha256": sha, "kernel": r.kernel}
+                if want.get(key) != sha:
+                    o["text"] = text
+            except Exception as exc:
+                if type(exc).__name__ == "SpecRejected":
+                    o = {"status": "rejected", "reason": str(getattr(exc, "reason", exc))}
+                else:
+                    o = {"status": "crash", "error": type(exc).__name__ + ": " + str(exc).splitlines()[0] if str(exc) else type(exc).__name__}
+            units[key] = o
+json.dump({"families": [f.name for f in fams], "units": units}, open(sys.argv[2], "w"))
+'''
+
+
+class BaseError(Exception):
+    """One line: the ref cannot be compared."""
+
+
+def add_base_options(p) -> None:
+    """The ``--base`` options of ``parity diff`` (the rest come from add_common_options)."""
+    p.add_argument("--base", metavar="REF", default=None,
+                   help="show the IR changes between git REF (its own Python engine) and the working tree")
+    p.add_argument("--stat", action="store_true", help="with --base: counts only")
+    p.add_argument("--json", metavar="PATH", help="with --base: write the changes as JSON to PATH")
+
+
+# -- git -----------------------------------------------------------------------
+
+def _git(root: Path, *args: str, binary: bool = False):
+    r = subprocess.run(["git", *args], cwd=root, capture_output=True, text=not binary)
+    if r.returncode:
+        err = r.stderr.decode(errors="replace") if binary else r.stderr
+        raise BaseError(f"git {' '.join(args)}: {(err.strip().splitlines() or ['failed'])[-1]}")
+    return r.stdout
+
+
+def resolve_ref(root: Path, ref: str) -> str:
+    """The commit id of ``ref`` in the repository at ``root``."""
+    if ref.startswith("-"):
+        raise BaseError(f"--base {ref}: not a git ref")
+    try:
+        return _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").strip()
+    except BaseError:
+        raise BaseError(f"--base {ref}: not a commit in the git repository at {root} "
+                        "(try a branch, a tag or HEAD~1)") from None
+
+
+def extract(root: Path, commit: str, dest: Path) -> None:
+    """The tree of ``commit`` written under ``dest`` (git archive)."""
+    data = _git(root, "archive", "--format=tar", commit, binary=True)
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        try:
+            tar.extractall(dest, filter="data")
+        except TypeError:  # Python < 3.12 without extraction filters
+            tar.extractall(dest)
+
+
+# -- lowering ------------------------------------------------------------------
+
+def _key(fam: str, cfg: str, fl: str) -> str:
+    return f"{fam}/{cfg}@{fl}"
+
+
+def lower_working(families, flavors, *, workers: int | None, timeout: float) -> dict[str, dict]:
+    """Outcomes (with text) of the working tree's Python engine, keyed FAMILY/CONFIG@FLAVOR."""
+    units = [(f, c, fl) for f in families for c in f.configs for fl in flavors if c.applies(fl)]
+    jobs = [("lower", "python_engine", f.name, dict(c.spec), c.arch, fl) for f, c, fl in units]
+    n = min(workers or os.cpu_count() or 1, max(1, len(jobs)))
+    with WorkerPool(("python_engine",), workers=n, timeout=timeout) as pool:
+        outs = pool.run(jobs, on_crash=lambda job, msg, note: {"status": "crash", "error": msg})
+    res = {}
+    for (f, c, fl), o in zip(units, outs):
+        if not isinstance(o, dict) or "status" not in o:
+            o = {"status": "crash", "error": f"gate job failed: {o!r}"}
+        if o["status"] == "ok" and "sha256" not in o:
+            o["sha256"] = hashlib.sha256(o["text"].encode("utf-8")).hexdigest()
+        res[_key(f.name, c.name, fl)] = o
+    return res
+
+
+def lower_ref(tree: Path, only, flavors, want: dict[str, str], ref: str) -> tuple[list[str], dict[str, dict]]:
+    """(REF's families, outcomes keyed FAMILY/CONFIG@FLAVOR) from REF's own Python engine."""
+    with tempfile.TemporaryDirectory(prefix="parity-diff-io-") as io_dir:
+        req, ans = Path(io_dir) / "req.json", Path(io_dir) / "ans.json"
+        req.write_text(json.dumps({"only": only, "flavors": list(flavors), "want": want}))
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        env["SKBUILD_EDITABLE_SKIP"] = os.pathsep.join([env.get("SKBUILD_EDITABLE_SKIP", ""), "1"])
+        r = subprocess.run([sys.executable, "-c", _REF_SCRIPT, str(req), str(ans)], cwd=tree, env=env,
+                           capture_output=True, text=True)
+        if r.returncode or not ans.exists():
+            last = (r.stderr.strip().splitlines() or [f"exit status {r.returncode}"])[-1]
+            raise BaseError(f"the Python engine at {ref} crashed while lowering: {last}")
+        doc = json.loads(ans.read_text())
+    if "error" in doc:
+        raise BaseError(f"the Python engine at {ref} cannot be imported: {doc['error']}")
+    return doc["families"], doc["units"]
+
+
+# -- comparison ------------------------------------------------------------------
+
+def _describe(o: dict | None) -> str:
+    if o is None:
+        return "absent"
+    if o["status"] == "ok":
+        return f"lowers ({o.get('kernel')})"
+    if o["status"] == "rejected":
+        return f"rejected {o['reason']!r}"
+    return f"crash {o.get('error')!r}"
+
+
+def hunks(a: str, b: str) -> list[tuple[str, ...]]:
+    """The unified-diff hunks (3 lines of context) of a -> b, each as its lines without the @@ header."""
+    out, cur = [], None
+    for line in difflib.unified_diff(a.splitlines(), b.splitlines(), lineterm="", n=3):
+        if line.startswith("---") or line.startswith("+++"):
+            if cur is None:
+                continue
+        if line.startswith("@@"):
+            if cur:
+                out.append(tuple(cur))
+            cur = []
+            continue
+        if cur is not None:
+            cur.append(line)
+    if cur:
+        out.append(tuple(cur))
+    return out
+
+
+@dataclass
+class FamilyDiff:
+    family: str
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)   # flavor -> kind -> n
+    added: list[tuple[str, str, str]] = field(default_factory=list)   # (config, flavor, what)
+    removed: list[tuple[str, str, str]] = field(default_factory=list)
+    outcome_changes: list[tuple[str, str, str]] = field(default_factory=list)  # both sides, not two texts
+    hunks: dict[tuple[str, ...], list[str]] = field(default_factory=dict)     # hunk -> ["config@flavor"]
+    changed_texts: int = 0
+    new_family: bool = False
+    gone_family: bool = False
+
+    def count(self, fl: str, kind: str) -> None:
+        c = self.counts.setdefault(fl, {"changed": 0, "added": 0, "removed": 0, "unchanged": 0})
+        c[kind] += 1
+
+    @property
+    def differs(self) -> bool:
+        return any(c["changed"] or c["added"] or c["removed"] for c in self.counts.values())
+
+
+def compare(work: dict[str, dict], ref: dict[str, dict], ref_families: list[str],
+            families: list[str]) -> dict[str, FamilyDiff]:
+    """FamilyDiff per family of the working tree or REF."""
+    out: dict[str, FamilyDiff] = {}
+    for name in sorted(set(families) | {k.split("/", 1)[0] for k in ref}):
+        out[name] = FamilyDiff(name, new_family=name not in ref_families, gone_family=name not in families)
+    for key in sorted(set(work) | set(ref)):
+        fam, rest = key.split("/", 1)
+        cfg, fl = rest.rsplit("@", 1)
+        d = out[fam]
+        w, r = work.get(key), ref.get(key)
+        if r is None or (r["status"] != "ok" and w is not None and w["status"] == "ok"):
+            d.count(fl, "added")
+            d.added.append((cfg, fl, _describe(w) + ("" if r is None else f", at base {_describe(r)}")))
+        elif w is None or (w["status"] != "ok" and r["status"] == "ok"):
+            d.count(fl, "removed")
+            d.removed.append((cfg, fl, _describe(r) + ("" if w is None else f", now {_describe(w)}")))
+        elif w["status"] == r["status"] == "ok":
+            if w["sha256"] == r["sha256"]:
+                d.count(fl, "unchanged")
+                continue
+            d.count(fl, "changed")
+            d.changed_texts += 1
+            for h in hunks(r["text"], w["text"]):
+                d.hunks.setdefault(h, []).append(f"{cfg}@{fl}")
+        elif (w["status"], w.get("reason"), w.get("error")) == (r["status"], r.get("reason"), r.get("error")):
+            d.count(fl, "unchanged")
+        else:
+            d.count(fl, "changed")
+            d.outcome_changes.append((cfg, fl, f"{_describe(r)} -> {_describe(w)}"))
+    return out
+
+
+# -- output ----------------------------------------------------------------------
+
+class _Paint:
+    def __init__(self, on: bool):
+        self.on = on
+
+    def __call__(self, code: str, text: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.on else text
+
+
+def _names(items: list[str]) -> str:
+    shown = ", ".join(items[:LIST_LIMIT])
+    return shown + (f" ... and {len(items) - LIST_LIMIT} more" if len(items) > LIST_LIMIT else "")
+
+
+def report_lines(diffs: dict[str, FamilyDiff], ref: str, commit: str, flavors, *, stat: bool,
+                 color: bool) -> list[str]:
+    paint = _Paint(color)
+    lines = [f"IR changes from {ref} ({commit[:12]}, its own Python engine) to the working tree"]
+    width = max([len(n) for n in diffs] + [8])
+    for name, d in diffs.items():
+        if d.new_family:
+            lines.append(paint("1", f"{name}: family does not exist at {ref}: every config is added"))
+        if d.gone_family:
+            lines.append(paint("1", f"{name}: family no longer exists: every config is removed"))
+        for fl in flavors:
+            c = d.counts.get(fl)
+            if c is None:
+                continue
+            lines.append(f"{name:<{width}} {fl:<7} changed={c['changed']} added={c['added']} "
+                         f"removed={c['removed']} unchanged={c['unchanged']}")
+    for name, d in diffs.items():
+        if not d.differs:
+            continue
+        lines.append(paint("1", f"{name}: {d.changed_texts} changed text(s) in {len(d.hunks)} distinct hunk(s)"
+                           + (f", {len(d.outcome_changes)} outcome change(s)" if d.outcome_changes else "")
+                           + (f", {len(d.added)} added" if d.added else "")
+                           + (f", {len(d.removed)} removed" if d.removed else "")))
+        if stat:
+            continue
+        for label, items in (("added", d.added), ("removed", d.removed), ("outcome", d.outcome_changes)):
+            groups: dict[str, list[str]] = {}
+            for cfg, fl, what in items:
+                groups.setdefault(what, []).append(f"{cfg}@{fl}")
+            for what, keys in groups.items():
+                lines.append(paint("33", f"  {label}: {what}: {len(keys)} config(s): {_names(keys)}"))
+        ordered = sorted(d.hunks.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        for i, (h, keys) in enumerate(ordered, 1):
+            lines.append(paint("36", f"  @@ hunk {i}/{len(ordered)}: {len(keys)} config(s): {_names(keys)}"))
+            for line in h:
+                code = "31" if line.startswith("-") else "32" if line.startswith("+") else ""
+                lines.append(("  " + paint(code, line)) if code else "  " + line)
+    if not any(d.differs for d in diffs.values()):
+        lines.append("no IR change")
+    return lines
+
+
+def to_json(diffs: dict[str, FamilyDiff], ref: str, commit: str) -> dict:
+    return {
+        "base": ref, "commit": commit,
+        "families": {
+            n: {"new_family": d.new_family, "gone_family": d.gone_family, "counts": d.counts,
+                "added": [{"config": c, "flavor": f, "what": w} for c, f, w in d.added],
+                "removed": [{"config": c, "flavor": f, "what": w} for c, f, w in d.removed],
+                "outcome_changes": [{"config": c, "flavor": f, "what": w} for c, f, w in d.outcome_changes],
+                "hunks": [{"lines": list(h), "configs": keys}
+                          for h, keys in sorted(d.hunks.items(), key=lambda kv: (-len(kv[1]), kv[0]))]}
+            for n, d in diffs.items()},
+    }
+
+
+def diff_base(ref: str, families, flavors, *, root: Path, workers=None, timeout: float = 30.0):
+    """(commit, {family: FamilyDiff}) of REF against the working tree's Python engine."""
+    commit = resolve_ref(root, ref)
+    work = lower_working(families, flavors, workers=workers, timeout=timeout)
+    want = {k: o["sha256"] for k, o in work.items() if o["status"] == "ok"}
+    with tempfile.TemporaryDirectory(prefix="parity-diff-base-") as tmp:
+        extract(root, commit, Path(tmp))
+        only = [f.name for f in families]
+        ref_families, ref_units = lower_ref(Path(tmp), only, flavors, want, ref)
+    return commit, compare(work, ref_units, ref_families, [f.name for f in families])
+
+
+def cmd_diff_base(args) -> int:
+    from parity.project import ProjectError, find_project_root
+    from parity.report import canonical_flavor, check_writable, die, split_csv, write_json
+    from parity.config import load_families
+    try:
+        root = find_project_root()
+        if root is None:
+            raise ProjectError(f"--base needs a splitk-parity git checkout at or above {Path.cwd()}")
+        only = split_csv(args.only)
+        if only is not None and not only:
+            raise ValueError("--only names no family (give FAM[,FAM...])")
+        families = load_families(args.configs, only=only)
+        if args.ref is not None:
+            fam, _, name = args.ref.partition("/")
+            [family] = [f for f in families if f.name == fam] or load_families(args.configs, only=[fam])
+            families = [type(family)(family.name, tuple(c for c in family.configs if c.name == name),
+                                     family.source, family.output)] if name else [family]
+            if name and not families[0].configs:
+                raise ValueError(f"no config {name!r} in family {fam}")
+        flavors = CANONICAL_FLAVORS if args.flavor is None else (canonical_flavor(args.flavor, "python",
+                                                                                  args.timeout),)
+        if args.json:
+            check_writable(args.json)
+        commit, diffs = diff_base(args.base, families, flavors, root=root, workers=args.jobs,
+                                  timeout=args.timeout)
+    except (BaseError, ProjectError, ConfigError, ValueError, PoolError) as exc:
+        return die(str(exc))
+    for line in report_lines(diffs, args.base, commit, flavors, stat=args.stat, color=sys.stdout.isatty()):
+        print(line)
+    if args.json:
+        write_json(args.json, to_json(diffs, args.base, commit))
+    return 1 if any(d.differs for d in diffs.values()) else 0

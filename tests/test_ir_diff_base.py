@@ -1,0 +1,123 @@
+"""`parity diff --base REF` (parity/ir_diff.py): REF's own Python engine against the working tree.
+
+Each test builds a small git repository holding a copy of this checkout's
+python_engine/, parity/ and golden/, commits a variant as REF, and runs the
+command with the repository as working directory: REF's side is lowered from
+the commit, the working side by the installed (this checkout's) engine.
+"""
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from parity import ir_diff as D
+from parity.cli import main as parity_main
+
+REPO = Path(__file__).resolve().parents[1]
+REDUCE_PY = "python_engine/kernels/conv_fwd_split_k_reduce.py"
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+
+
+def git(repo: Path, *args):
+    r = subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    r = tmp_path / "checkout"
+    r.mkdir()
+    ignore = shutil.ignore_patterns("__pycache__")
+    for d in ("python_engine", "parity", "golden"):
+        shutil.copytree(REPO / d, r / d, ignore=ignore)
+    shutil.copy(REPO / "pyproject.toml", r / "pyproject.toml")
+    git(r, "init", "-q", "-b", "main")
+    monkeypatch.chdir(r)
+    return r
+
+
+def commit(repo: Path, msg: str = "ref"):
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", msg)
+
+
+def run(capsys, *argv):
+    rc = parity_main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_grouped_hunks_of_a_kernel_change(repo, capsys, tmp_path):
+    f = repo / REDUCE_PY
+    text = f.read_text()
+    # REF: unrolled slab loads at align 8 instead of 4 (the working tree keeps align 4)
+    assert text.count('x = b.load(vt, p, 4, "slab")') == 2
+    f.write_text(text.replace('            x = b.load(vt, p, 4, "slab")', '            x = b.load(vt, p, 8, "slab")'))
+    commit(repo)
+    js = tmp_path / "d.json"
+    rc, out, err = run(capsys, "diff", "--base", "HEAD", "--only", "conv_fwd_split_k_reduce",
+                       "--flavor", "llvm23", "--json", js)
+    assert rc == 1, err
+    lines = out.splitlines()
+    assert lines[0].startswith(f"parity: golden {repo.resolve() / 'golden'} | ")
+    assert lines[1].startswith("IR changes from HEAD (")
+    doc = json.loads(js.read_text())
+    fam = doc["families"]["conv_fwd_split_k_reduce"]
+    counts = fam["counts"]["llvm23"]
+    # every config with degree >= 2 has an unrolled slab load; degree 0/1 configs have none
+    assert counts["changed"] > 0 and counts["unchanged"] > 0 and counts["added"] == counts["removed"] == 0
+    assert 0 < len(fam["hunks"]) < counts["changed"]  # grouped: fewer distinct hunks than changed configs
+    assert sum(len(h["configs"]) for h in fam["hunks"]) >= counts["changed"]
+    for h in fam["hunks"]:
+        minus = [l for l in h["lines"] if l.startswith("-")]
+        plus = [l for l in h["lines"] if l.startswith("+")]
+        assert minus and all(", align 8" in l for l in minus)
+        assert len(plus) == len(minus) and all(", align 4" in l for l in plus)
+    top = fam["hunks"][0]
+    assert f"  @@ hunk 1/{len(fam['hunks'])}: {len(top['configs'])} config(s): " in out
+    assert "\x1b[" not in out  # plain when piped
+    rc, out2, _ = run(capsys, "diff", "--base", "HEAD", "--only", "conv_fwd_split_k_reduce",
+                      "--flavor", "llvm23", "--stat")
+    assert rc == 1 and "@@" not in out2
+    assert f"changed={counts['changed']} added=0 removed=0 unchanged={counts['unchanged']}" in out2
+
+
+def test_ref_that_predates_a_family_adds_every_config(repo, capsys):
+    (repo / "parity" / "configs" / "ir_core.py").unlink()
+    commit(repo)
+    rc, out, err = run(capsys, "diff", "--base", "HEAD", "--only", "ir_core", "--stat")
+    assert rc == 1, err
+    assert "ir_core: family does not exist at HEAD: every config is added" in out
+    assert "ir_core  llvm23  changed=0 added=21 removed=0 unchanged=0" in out
+
+
+def test_ref_whose_engine_fails_to_import_is_one_clear_error(repo, capsys):
+    init = repo / "python_engine" / "__init__.py"
+    init.write_text("raise ImportError('broken at this ref')\n" + init.read_text())
+    commit(repo)
+    rc, out, err = run(capsys, "diff", "--base", "HEAD", "--only", "ir_core")
+    assert rc == 2
+    assert err.strip().splitlines() == [
+        "error: the Python engine at HEAD cannot be imported: ImportError: broken at this ref"]
+
+
+def test_bad_ref_and_no_change(repo, capsys):
+    commit(repo)
+    rc, out, err = run(capsys, "diff", "--base", "no-such-branch", "--only", "ir_core")
+    assert rc == 2 and "--base no-such-branch: not a commit in the git repository" in err
+    rc, out, err = run(capsys, "diff", "--base", "HEAD", "--only", "ir_core", "--flavor", "llvm24")
+    assert rc == 0 and out.rstrip().endswith("no IR change")
+
+
+def test_hunks_drop_line_numbers_so_equal_changes_group():
+    a = "x\n" * 10 + "load align 4\n" + "y\n" * 10
+    b = "z\n" + a  # same change, shifted one line
+    h1 = D.hunks(a, a.replace("align 4", "align 8"))
+    h2 = D.hunks(b, b.replace("align 4", "align 8"))
+    assert h1 == h2 == [(" x", " x", " x", "-load align 4", "+load align 8", " y", " y", " y")]
