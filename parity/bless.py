@@ -116,20 +116,22 @@ def load_for_write(gdir, name: str, resolve) -> tuple[G.Flavors | None, str | No
 
     A readable shard gives its entries. An unreadable one (git conflict
     markers, a duplicate key left by a merge, malformed JSON, CRLF) is
-    regenerated, never a reason to refuse: with conflict markers the entries
+    regenerated, never a reason to refuse (a path that is not a regular file
+    -- a directory, FIFO, socket or device -- is refused with GoldenError,
+    never read and never replaced): with conflict markers the entries
     both sides agree on are kept as the old state (so the oracles run only on
     what the merge left open); otherwise nothing is known and every entry
     counts as new. Conflict entries count as changed.
     """
+    path = G.shard_path(gdir, name)
+    data = G.read_regular_file(path)  # GoldenError for a directory, FIFO, socket, device: refused
+    if data is None:
+        return None, None
     try:
-        return G.load_shard(gdir, name, resolve), None
+        return G.parse_shard(data, str(path), name, resolve), None
     except G.GoldenError as exc:
         note = f"unreadable ({exc}); regenerating it"
-    path = G.shard_path(gdir, name)
-    try:
-        text = path.read_bytes().decode("utf-8", errors="replace").replace("\r\n", "\n")
-    except OSError:
-        return None, note
+    text = data.decode("utf-8", errors="replace").replace("\r\n", "\n")
     sides = G.marker_sides(text)
     if sides is None:
         return None, note

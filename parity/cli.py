@@ -198,7 +198,7 @@ def cmd_write(args) -> int:
     try:
         return write(args, families, flavors, engines, gdir, resolve,
                      lambda: _run(families, flavors, engines, args))
-    except (ConfigError, ValueError, PoolError) as exc:
+    except (ConfigError, ValueError, PoolError, G.GoldenError) as exc:
         return die(str(exc))
 
 
