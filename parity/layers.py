@@ -339,11 +339,8 @@ def add_commands(sub) -> None:
     la.add_argument("-v", "--verbose", action="store_true")
     la.set_defaults(func=cmd_layers)
 
-    a = sub.add_parser("aot", help="the AOT job grid: list, --emit DIR, --check against the Python engine")
-    a.add_argument("--flavor", required=True)
-    a.add_argument("--emit", metavar="DIR")
-    a.add_argument("--check", action="store_true")
-    a.set_defaults(func=cmd_aot)
+    from parity.aot.cli import add_command  # --build, merge, validate: parity/aot/
+    add_command(sub, cmd_aot)
 
 
 def argparse_suppress():
