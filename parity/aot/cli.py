@@ -1,6 +1,6 @@
 """The ``parity aot`` command line (docs/aot.md, docs/policy.md)::
 
-    parity aot --flavor F [--emit DIR] [--check]                      list / write .ll / compare engines
+    parity aot --flavor F [--emit DIR] [--check] [--shard I/N]        list / write .ll / compare engines
     parity aot --flavor F --build DIR [--jobs N] [--shard I/N] [--json PATH]
     parity aot merge MANIFEST... --out PATH [--compare MANIFEST]      join shard manifests
     parity aot validate MANIFEST                                      check a manifest against the grid
@@ -21,7 +21,7 @@ def add_command(sub, cmd_list) -> None:
     a.add_argument("--check", action="store_true", help="lower every job with both engines and compare")
     a.add_argument("--build", metavar="DIR", help="build the code objects and DIR/manifest.json")
     a.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes (default: CPU count)")
-    a.add_argument("--shard", metavar="I/N", help="build only shard I of N (by identity hash)")
+    a.add_argument("--shard", metavar="I/N", help="only shard I of N of the jobs (by identity hash)")
     a.add_argument("--json", metavar="PATH", help="write the build summary as JSON")
     a.add_argument("--no-progress", action="store_true", help="no progress bar even on a terminal")
     a.set_defaults(func=lambda args: cmd_aot(args, cmd_list), aot_action=None)
@@ -44,17 +44,18 @@ def cmd_aot(args, cmd_list) -> int:
     if not args.flavor:
         print("parity aot: --flavor is required (llvm20, llvm22, llvm23, llvm24)", file=sys.stderr)
         return 2
-    if not args.build:
-        for flag in ("jobs", "shard", "json"):
-            if getattr(args, flag) is not None:
-                print(f"parity aot: --{flag} needs --build DIR", file=sys.stderr)
-                return 2
-        return cmd_list(args)
     try:
         shard = parse_shard(args.shard)
     except ShardError as e:
         print(f"parity aot: {e}", file=sys.stderr)
         return 2
+    if not args.build:
+        for flag in ("jobs", "json"):
+            if getattr(args, flag) is not None:
+                print(f"parity aot: --{flag} needs --build DIR", file=sys.stderr)
+                return 2
+        args.shard_range = shard
+        return cmd_list(args)
     if args.jobs is not None and args.jobs < 1:
         print(f"parity aot: --jobs must be >= 1, got {args.jobs}", file=sys.stderr)
         return 2
