@@ -6,7 +6,8 @@ Builds a deterministic sample of the llvm23 grid (shard 1/K by identity
 hash, from scratch, in temporary directories) once with ``--jobs 1`` and once
 with ``--jobs 2`` and prints: jobs per second at each, the speedup of
 ``--jobs 2`` over ``--jobs 1``, the share of emit (C++ engine), LLVM
-(llvmlite compile) and link (ld.lld) in the build's CPU seconds, and the
+(llvmlite compile) and link (ld.lld) in the build's job-seconds (the sum of
+each step's wall time per job, measured where it runs), and the
 whole grid's wall time per flavor on this machine estimated from the
 ``--jobs 2`` rate (``count_jobs(flavor) / rate``). For each ``--manifest``
 (a full build's manifest.json) it prints the measured wall time, job count,
@@ -45,7 +46,7 @@ def _sample(k: int, jobs: int, tmp: str) -> dict:
 def _shares(emit: float, llvm: float, link: float) -> str:
     cpu = emit + llvm + link
     return (f"emit {emit:.1f} s ({100 * emit / cpu:.1f}%), LLVM {llvm:.1f} s ({100 * llvm / cpu:.1f}%), "
-            f"link {link:.1f} s ({100 * link / cpu:.1f}%) of {cpu:.1f} CPU s")
+            f"link {link:.1f} s ({100 * link / cpu:.1f}%) of {cpu:.1f} job-seconds")
 
 
 def main(argv=None) -> int:
@@ -68,7 +69,7 @@ def main(argv=None) -> int:
     print(f"  --jobs 1: {one['wall_seconds']:.1f} s wall, {r1:.2f} jobs/s")
     print(f"  --jobs 2: {two['wall_seconds']:.1f} s wall, {r2:.2f} jobs/s")
     print(f"  speedup of --jobs 2 over --jobs 1: {one['wall_seconds'] / two['wall_seconds']:.2f}x")
-    print(f"  CPU split (--jobs 1): {_shares(one['emit_seconds'], one['compile_seconds'], one['link_seconds'])}")
+    print(f"  time split (--jobs 1): {_shares(one['emit_seconds'], one['compile_seconds'], one['link_seconds'])}")
     for fl in a.flavors.split(","):
         total, _ = cpp_engine.aot_jobs_text(fl)
         print(f"whole grid {fl}: {total} jobs, estimated {total / r2 / 60:.1f} min wall at --jobs 2 "

@@ -216,7 +216,7 @@ def build(flavor: str, out_dir: str, jobs: int | None = None, shard: tuple | Non
     print(f"parity aot: {len(todo)} jobs at {flavor} ({ARCH}){where}: built {built}, reused {reused}, "
           f"failed {len(failed)} in {wall:.1f} s with {workers} worker(s)"
           + (f" ({summary['jobs_per_second']} jobs/s)" if summary["jobs_per_second"] else "")
-          + f"; CPU s emit {t_emit:.1f} ({share(t_emit)}), LLVM {t_compile:.1f} ({share(t_compile)}), "
+          + f"; job-seconds emit {t_emit:.1f} ({share(t_emit)}), LLVM {t_compile:.1f} ({share(t_compile)}), "
             f"link {t_link:.1f} ({share(t_link)})", file=out)
     print(f"gate: max VGPRs {summary['max_vgprs']}, spills {summary['vgpr_spills']} VGPR / "
           f"{summary['sgpr_spills']} SGPR, max scratch {summary['max_scratch_bytes']} B, max LDS "
