@@ -344,6 +344,11 @@ def cmd_aot(args) -> int:
     if len(rows) != n:
         print(f"parity aot: count_jobs {n} != {len(rows)} enumerated jobs", file=sys.stderr)
         rc = 1
+    shard = getattr(args, "shard_range", None)  # (I, N) from parity/aot/cli.py
+    if shard:
+        from parity.aot.shard import shard_of
+        rows = [r for r in rows if shard_of(r[1], shard[1]) == shard[0]]
+        text = "".join("\t".join(r) + "\n" for r in rows)
     if args.check and py.aot_jobs_text(args.flavor) != (n, text):
         print("parity aot: the Python engine's job list differs from the C++ engine's", file=sys.stderr)
         rc = 1
@@ -388,7 +393,8 @@ def cmd_aot(args) -> int:
     timing = f"; lowered with cpp in {t_cpp:.2f} s" if (args.emit or args.check) else ""
     if args.check:
         timing += f", python in {t_py:.2f} s, every job IDENTICAL" if rc == 0 else ", MISMATCH"
-    print(f"{n} AOT jobs at {flavor} (gfx1250){timing}" + (f"; written to {args.emit}/" if args.emit else ""))
+    where = f", shard {shard[0]}/{shard[1]}: {len(rows)} jobs" if shard else ""
+    print(f"{n} AOT jobs at {flavor} (gfx1250){where}{timing}" + (f"; written to {args.emit}/" if args.emit else ""))
     return rc
 
 
@@ -421,11 +427,8 @@ def add_commands(sub) -> None:
     la.add_argument("-v", "--verbose", action="store_true")
     la.set_defaults(func=cmd_layers)
 
-    a = sub.add_parser("aot", help="the AOT job grid: list, --emit DIR, --check against the Python engine")
-    a.add_argument("--flavor", required=True)
-    a.add_argument("--emit", metavar="DIR")
-    a.add_argument("--check", action="store_true")
-    a.set_defaults(func=cmd_aot)
+    from parity.aot.cli import add_command  # --build, merge, validate: parity/aot/
+    add_command(sub, cmd_aot)
 
 
 def argparse_suppress():

@@ -115,7 +115,8 @@ class LayerPlan:
             "fold": self.fold, "folded_problem": self.folded,
             "policy": {"degree": int(self.policy["degree"]), "rule": self.policy["rule"],
                        "cus": int(self.policy["cus"]), "cluster": self.policy["cluster"]},
-            "binary": self.binary, "aot": self.policy["aot"] == "yes",
+            "binary": self.binary, "aot": self.policy["aot"].startswith("yes:"),
+            "aot_note": self.policy["aot"].split(": ", 1)[1],
             "kernels": [{"role": r, "family": fam, "kernel": name, "identity": ident, "spec": spec,
                          **({"file": files[name]} if files and name in files else {})}
                         for r, fam, spec, name, ident, _ in self.kernels],

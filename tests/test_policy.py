@@ -164,7 +164,8 @@ def test_identity_stage2_predicate_and_labels():
 
 # -- AOT grid -----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("flavor,count", [("llvm20", 52), ("llvm22", 52), ("llvm23", 92), ("llvm24", 92)])
+# per dtype: 898 two-stage + 18 reduce (+ 20 cluster at llvm23); docs/policy.md gives the enumeration
+@pytest.mark.parametrize("flavor,count", [("llvm20", 1832), ("llvm22", 1832), ("llvm23", 1872), ("llvm24", 1872)])
 def test_aot_count_matches_enumeration(both, flavor, count):
     py, cpp = both
     assert aot.count_jobs(flavor) == len(aot.jobs(flavor)) == count
@@ -174,6 +175,88 @@ def test_aot_count_matches_enumeration(both, flavor, count):
     assert len(text_cpp.splitlines()) == n_cpp == count
     hashes = [line.split("\t")[1] for line in text_cpp.splitlines()]
     assert len(set(hashes)) == len(hashes)
+
+
+def test_aot_grid_axes():
+    """The grid's breadth: per dtype 898 two-stage jobs over 16 tiles, 2 tile_k, 72
+    wave layouts, mem + wavelet1/2, vectors 8/4/2, both epilogues, under the
+    16-loads-per-lane budget; 18 reduce kernels (3 vectors x 6 degrees)."""
+    assert aot.count_two_stage() == 898
+    two = [j.spec for j in aot.jobs("llvm22") if j.family == CIG.FAMILY and j.spec["dtype"] == "bf16"]
+    assert len(two) == 898
+    assert {(s["tile_m"], s["tile_n"]) for s in two} == {(a, b) for a in (16, 32, 64, 128) for b in (16, 32, 64, 128)}
+    assert sum(len(aot.wave_layouts(a, b)) for a in aot.TILE_SIDES for b in aot.TILE_SIDES) == 72
+    assert aot.wave_layouts(128, 128) == [(1, 4), (2, 2), (2, 4), (4, 1), (4, 2)]
+    assert aot.wave_layouts(16, 16) == [(1, 1)]
+    assert {s["tile_k"] for s in two} == {32, 64}
+    assert {(s["pipeline"], s["num_load_waves"]) for s in two} == {("mem", 1), ("wavelet", 1), ("wavelet", 2)}
+    assert {s["vector_a"] for s in two} == {8, 4, 2} and all(s["vector_a"] == s["vector_b"] for s in two)
+    assert {s["epilogue"] for s in two} == {"default", "cshuffle"}
+    by_vec = {v: sum(s["vector_a"] == v for s in two) for v in (8, 4, 2)}
+    assert by_vec == {8: 544, 4: 268, 2: 86}
+    # the budget: 128x128x64 on one wavelet load wave would issue 64 loads per lane (it spills)
+    assert aot.loads_per_lane(128, 128, 64, 2, 2, "wavelet", 1, 8) == 64
+    assert all(aot.loads_per_lane(s["tile_m"], s["tile_n"], s["tile_k"], s["waves_m"], s["waves_n"],
+                                  s["pipeline"], s["num_load_waves"], s["vector_a"]) <= 16 for s in two)
+    red = [j.spec for j in aot.jobs("llvm20") if j.family != CIG.FAMILY]
+    assert len(red) == 36 and {(r["vector"], r["degree"]) for r in red} == \
+        {(v, d) for v in (8, 4, 2) for d in (0, 2, 4, 8, 16, 32)}
+    # the old 20-per-dtype grid is inside the new one
+    for tm, tn in ((16, 16), (16, 32), (32, 32), (64, 32), (64, 64)):
+        for tk in (32, 64):
+            for epi in ("default", "cshuffle"):
+                h = KernelIdentity.of_conv(aot.conv_spec("fp16", tm, tn, tk, epi), aot.ARCH, "llvm22").hash()
+                assert h in aot.job_hashes("llvm22")
+
+
+@pytest.mark.parametrize("change,reason", [
+    (dict(tile_m=48, tile_n=48, waves_m=1, waves_n=1), "tile 48x48 is not in the grid (tile_m, tile_n in 16, 32, 64, 128)"),
+    (dict(tile_k=96), "tile_k 96 is not in the grid (32, 64)"),
+    (dict(tile_m=128, tile_n=128, waves_m=1, waves_n=1),
+     "waves 1x1 on the 128x128 tile are not in the grid (layouts 1x4, 2x2, 2x4, 4x1, 4x2)"),
+    (dict(pipeline="wavelet", num_load_waves=4), "pipeline wavelet4 is not in the grid (mem, wavelet1, wavelet2)"),
+    (dict(vector_a=1, vector_b=1), "vectors 1/1 are not in the grid (vector_a = vector_b in 8, 4, 2)"),
+    (dict(vector_a=8, vector_b=4), "vectors 8/4 are not in the grid (vector_a = vector_b in 8, 4, 2)"),
+    (dict(tile_m=128, tile_n=128, tile_k=64, pipeline="wavelet", num_load_waves=1),
+     "64 global loads per load lane per K tile exceed the grid's budget of 16"),
+    (dict(split_k=1), "the plain binary (split_k 1) is not an AOT job (the grid holds split-K binaries)"),
+    (dict(name_prefix="my"), "name_prefix 'my' is not in the grid (AOT jobs have none)"),
+    (dict(split_k_cluster=4, tile_m=32, tile_n=64), "tile 32x64 has no cluster job (cluster tiles 16x32, 32x32, "
+                                                    "64x32, 64x64, 128x128)"),
+    (dict(split_k_cluster=4, tile_k=32), "cluster jobs have tile_k 64, not 32"),
+    (dict(split_k_cluster=5, tile_k=64), "split_k_cluster 5 is not in the grid (4, 8, 12, 15)"),
+    (dict(), None),
+])
+def test_aot_miss_reason(engine, change, reason):
+    """Selection says which grid axis a binary leaves, in both engines (given degree 4)."""
+    spec = {**CONV, "split_k": 4, **change}
+    d = _policy(engine, **spec, **SMALL)
+    if reason is None:
+        assert d["aot"].startswith("yes: ") and d["identity"].split()[0] in d["aot"]
+        assert aot.conv_miss_reason(dict(CONV, split_k=4), "llvm23") is None
+    else:
+        assert d["aot"] == f"no: {reason}"
+        assert aot.conv_miss_reason(spec, "llvm23") == reason
+
+
+def test_aot_miss_reason_reduce_and_arch(engine):
+    assert aot.reduce_miss_reason(aot.reduce_spec("bf16", 3, 8)) == "reduce degree 3 is not in the grid (0, 2, 4, 8, 16, 32)"
+    assert aot.reduce_miss_reason(aot.reduce_spec("bf16", 0, 1)) == "reduce vector 1 is not in the grid (8, 4, 2)"
+    assert aot.reduce_miss_reason(dict(aot.reduce_spec("bf16", 0), threads=128)) == \
+        "reduce threads 128 is not in the grid (256)"
+    d = _policy(engine, arch="gfx942", **SMALL)
+    assert d["aot"] == "no: arch gfx942 has no AOT grid (gfx1250 only)"
+    d = _policy(engine, arch="gfx950", **dict(SMALL, split_k=4))
+    assert d["aot"] == "no: arch gfx950 has no AOT grid (gfx1250 only)"
+
+
+@pytest.mark.parametrize("K,vec", [(512, 8), (12, 4), (6, 2), (7, 1)])
+def test_selection_reduce_vector_follows_K(engine, K, vec):
+    """The reduce kernel's vector is the largest of 8, 4, 2 dividing K (slab starts s*M*K aligned)."""
+    assert aot.reduce_vector(K) == vec
+    d = _policy(engine, flavor="llvm22", **dict(SMALL, K=K))
+    assert d["binary"] == "two_stage" and f"_v{vec}_" in d["reduce"]
+    assert d["aot"].startswith("yes: ") if vec > 1 else d["aot"] == "no: reduce vector 1 is not in the grid (8, 4, 2)"
 
 
 def test_aot_jobs_all_validate(engine):
@@ -194,10 +277,11 @@ def test_aot_job_identity_names_the_lowered_kernel(engine):
 
 def test_selection_kinds(engine):
     d = _policy(engine, **SMALL)
-    assert d["binary"] == "cluster" and d["aot"] == "yes" and "_skc15" in d["kernel"]
+    assert d["binary"] == "cluster" and d["aot"] == "yes: " + d["identity"].split()[0] and "_skc15" in d["kernel"]
     d = _policy(engine, flavor="llvm22", **SMALL)
     # ks = 160, ks_count 29 (not an unrolled degree): the run-time loop
-    assert d["binary"] == "two_stage" and d["reduce"].endswith("_d0") and d["aot"] == "yes"
+    assert d["binary"] == "two_stage" and d["reduce"].endswith("_d0")
+    assert d["aot"] == f"yes: {d['identity'].split()[0]} {d['reduce_identity'].split()[0]}"
     assert d["cluster"].startswith("not offered: flavor llvm22")
     d = _policy(engine, **dict(SMALL, N=32))        # 200 output tiles, still < 256
     assert d["binary"] == "cluster"

@@ -4,20 +4,37 @@ Twin: cpp_engine/src/policy/aot.{h,cpp}.
 Per flavor, gfx1250 only, in this order:
 
 1. two-stage split-K forward binaries (``split_k > 1``, the ``_spk`` binary that
-   serves every degree) on the small WMMA tiles :data:`TWO_STAGE_TILES` x
-   tile_k :data:`TWO_STAGE_TILE_K` x epilogue :data:`TWO_STAGE_EPILOGUES`,
-   bf16 and fp16, mem pipeline, 16-byte vectors (8 elements);
-2. the reduce kernels they need: bf16 and fp16, vector 8, 256 threads,
-   degree 0 (run-time slice loop, any ``ks_count``) and the unrolled degrees
-   :data:`REDUCE_DEGREES` the policy produces (powers of two; selection uses
-   an unrolled one only when ``ks_count`` equals it);
+   serves every degree), per dtype (:data:`DTYPES`), over
+
+   * tiles ``tile_m x tile_n`` with both sides in :data:`TILE_SIDES`
+     (16x16 .. 128x128, non-square included), ``tile_m`` outer;
+   * wave layouts ``waves_m x waves_n`` with both in :data:`WAVE_COUNTS`
+     (``waves_m`` outer) that split the tile into per-wave tiles of whole
+     16x16 WMMA tiles, with at most :data:`MAX_COMPUTE_WAVES` compute waves
+     and at most :data:`MAX_WAVE_FRAGMENTS` accumulator tiles per wave;
+   * ``tile_k`` in :data:`TILE_K`;
+   * pipelines :data:`PIPELINES`: ``mem`` and ``wavelet`` with 1 and 2 load waves;
+   * A/B vector widths :data:`VECTORS` (``vector_a = vector_b``; 4 and 2 for
+     channel counts per group that 8 does not divide);
+   * epilogues :data:`EPILOGUES`;
+
+   keeping the combinations whose load lanes issue at most
+   :data:`MAX_LOADS_PER_LANE` global loads per K tile
+   (:func:`loads_per_lane`), the register budget that keeps every job free of
+   spills and scratch (docs/policy.md gives the measurements);
+2. the reduce kernels they need: per dtype and per vector width
+   :data:`REDUCE_VECTORS` (selection takes the largest that divides K), 256
+   threads, degree 0 (run-time slice loop, any ``ks_count``) and the unrolled
+   degrees :data:`REDUCE_DEGREES` (powers of two; selection uses an unrolled
+   one only when ``ks_count`` equals it);
 3. at flavors with clusters (llvm23) only: cluster binaries
    ``split_k_cluster = S`` for S in :data:`CLUSTER_SIZES` on the mem/cshuffle
-   tiles :data:`CLUSTER_TILES`, tile_k 64, 16-byte vectors, bf16 and fp16.
+   tiles :data:`CLUSTER_TILES`, tile_k 64, 16-byte vectors, waves
+   ``min(2, tile/16)`` per axis, bf16 and fp16.
 
-Waves per tile: ``min(2, tile_m/16) x min(2, tile_n/16)``.
-:func:`count_jobs` computes the count arithmetically; tests hold it equal to
-``len(jobs(flavor))``.
+:func:`count_jobs` counts the grid without building a spec; tests hold it
+equal to ``len(jobs(flavor))``. :func:`miss_reason` says why a binary is not
+an AOT job.
 """
 from __future__ import annotations
 
@@ -31,16 +48,23 @@ from .identity import KernelIdentity
 
 ARCH = "gfx1250"
 DTYPES = ("bf16", "fp16")
-TWO_STAGE_TILES = ((16, 16), (16, 32), (32, 32), (64, 32), (64, 64))
-TWO_STAGE_TILE_K = (32, 64)
-TWO_STAGE_EPILOGUES = ("default", "cshuffle")
-REDUCE_VECTOR = 8
+TILE_SIDES = (16, 32, 64, 128)
+WAVE_COUNTS = (1, 2, 4)
+MAX_COMPUTE_WAVES = 8          # waves_m * waves_n
+MAX_WAVE_FRAGMENTS = 16        # 16x16 accumulator tiles per wave (128 fp32 VGPRs)
+TILE_K = (32, 64)
+PIPELINES = (("mem", 1), ("wavelet", 1), ("wavelet", 2))  # (pipeline, num_load_waves)
+VECTORS = (8, 4, 2)
+EPILOGUES = ("default", "cshuffle")
+MAX_LOADS_PER_LANE = 16        # global loads per load lane per K tile
+REDUCE_VECTORS = (8, 4, 2)
 REDUCE_THREADS = 256
 REDUCE_DEGREES = (0, 2, 4, 8, 16, 32)
 CLUSTER_TILES = ((16, 32), (32, 32), (64, 32), (64, 64), (128, 128))
 CLUSTER_SIZES = (4, 8, 12, 15)
 CLUSTER_TILE_K = 64
-VECTOR = 8  # 16-byte vectors of a 2-byte dtype
+VECTOR = 8  # 16-byte vectors of a 2-byte dtype (cluster binaries)
+WAVE = 32
 
 
 @dataclass(frozen=True)
@@ -56,19 +80,64 @@ class Job:
 
 
 def waves(tile_m: int, tile_n: int) -> tuple:
+    """The default wave layout of a tile: ``min(2, tile/16)`` per axis (cluster binaries)."""
     return min(2, tile_m // 16), min(2, tile_n // 16)
 
 
-def conv_spec(dtype: str, tm: int, tn: int, tk: int, epilogue: str, split_k: int = 2, s: int = 0) -> dict:
-    wm, wn = waves(tm, tn)
+def wave_layouts(tile_m: int, tile_n: int) -> list:
+    """The grid's wave layouts of a tile, ``waves_m`` outer (see the module docstring)."""
+    out = []
+    for wm in WAVE_COUNTS:
+        for wn in WAVE_COUNTS:
+            if tile_m % (16 * wm) or tile_n % (16 * wn) or wm * wn > MAX_COMPUTE_WAVES:
+                continue
+            if (tile_m // (16 * wm)) * (tile_n // (16 * wn)) > MAX_WAVE_FRAGMENTS:
+                continue
+            out.append((wm, wn))
+    return out
+
+
+def loads_per_lane(tile_m: int, tile_n: int, tile_k: int, wm: int, wn: int, pipeline: str,
+                   load_waves: int, vector: int) -> int:
+    """Global loads one load lane issues per K tile: ``(tile_m + tile_n) * tile_k``
+    elements in ``vector``-element loads over the load lanes (every lane for
+    ``mem``, ``32 * num_load_waves`` for ``wavelet``), rounded up."""
+    lanes = WAVE * (wm * wn if pipeline == "mem" else load_waves)
+    n = (tile_m + tile_n) * tile_k
+    return -(-n // (vector * lanes))
+
+
+def _two_stage_axes():
+    """(dtype, tm, tn, wm, wn, tk, pipeline, load_waves, vector, epilogue) of every
+    two-stage job, in grid order."""
+    for dt in DTYPES:
+        for tm in TILE_SIDES:
+            for tn in TILE_SIDES:
+                for wm, wn in wave_layouts(tm, tn):
+                    for tk in TILE_K:
+                        for pipe, lw in PIPELINES:
+                            for v in VECTORS:
+                                if loads_per_lane(tm, tn, tk, wm, wn, pipe, lw, v) > MAX_LOADS_PER_LANE:
+                                    continue
+                                for epi in EPILOGUES:
+                                    yield dt, tm, tn, wm, wn, tk, pipe, lw, v, epi
+
+
+def conv_spec(dtype: str, tm: int, tn: int, tk: int, epilogue: str, split_k: int = 2, s: int = 0,
+              wm: int = 0, wn: int = 0, pipeline: str = "mem", load_waves: int = 1,
+              vector: int = VECTOR) -> dict:
+    """A conv_implicit_gemm spec of the grid (``wm = wn = 0``: the default layout :func:`waves`)."""
+    if not wm:
+        wm, wn = waves(tm, tn)
     v = {f.name: f.default for f in CIG.FIELDS}
-    v.update(dtype=dtype, tile_m=tm, tile_n=tn, tile_k=tk, waves_m=wm, waves_n=wn, pipeline="mem",
-             epilogue=epilogue, vector_a=VECTOR, vector_b=VECTOR, split_k=split_k, split_k_cluster=s)
+    v.update(dtype=dtype, tile_m=tm, tile_n=tn, tile_k=tk, waves_m=wm, waves_n=wn, pipeline=pipeline,
+             num_load_waves=load_waves, epilogue=epilogue, vector_a=vector, vector_b=vector,
+             split_k=split_k, split_k_cluster=s)
     return v
 
 
-def reduce_spec(dtype: str, degree: int) -> dict:
-    return {"dtype": dtype, "vector": REDUCE_VECTOR, "threads": REDUCE_THREADS, "degree": degree}
+def reduce_spec(dtype: str, degree: int, vector: int = REDUCE_VECTORS[0]) -> dict:
+    return {"dtype": dtype, "vector": vector, "threads": REDUCE_THREADS, "degree": degree}
 
 
 def _flavor(flavor):
@@ -82,16 +151,14 @@ def jobs(flavor) -> list:
     """Every job of ``flavor`` (a name or row), in grid order."""
     fl = _flavor(flavor)
     out = []
+    for dt, tm, tn, wm, wn, tk, pipe, lw, v, epi in _two_stage_axes():
+        s = conv_spec(dt, tm, tn, tk, epi, 2, 0, wm, wn, pipe, lw, v)
+        out.append(Job(CIG.FAMILY, s, KernelIdentity.of_conv(s, ARCH, fl.canonical)))
     for dt in DTYPES:
-        for tm, tn in TWO_STAGE_TILES:
-            for tk in TWO_STAGE_TILE_K:
-                for epi in TWO_STAGE_EPILOGUES:
-                    s = conv_spec(dt, tm, tn, tk, epi)
-                    out.append(Job(CIG.FAMILY, s, KernelIdentity.of_conv(s, ARCH, fl.canonical)))
-    for dt in DTYPES:
-        for d in REDUCE_DEGREES:
-            s = reduce_spec(dt, d)
-            out.append(Job(RED.FAMILY, s, KernelIdentity.of_reduce(s, ARCH, fl.canonical)))
+        for v in REDUCE_VECTORS:
+            for d in REDUCE_DEGREES:
+                s = reduce_spec(dt, d, v)
+                out.append(Job(RED.FAMILY, s, KernelIdentity.of_reduce(s, ARCH, fl.canonical)))
     if fl.clusters:
         for dt in DTYPES:
             for tm, tn in CLUSTER_TILES:
@@ -101,10 +168,24 @@ def jobs(flavor) -> list:
     return out
 
 
+def count_two_stage(dtype_count: int = 1) -> int:
+    """Two-stage jobs of ``dtype_count`` dtypes, counted over the axes (no specs built)."""
+    n = 0
+    for tm in TILE_SIDES:
+        for tn in TILE_SIDES:
+            for wm, wn in wave_layouts(tm, tn):
+                for tk in TILE_K:
+                    for pipe, lw in PIPELINES:
+                        for v in VECTORS:
+                            if loads_per_lane(tm, tn, tk, wm, wn, pipe, lw, v) <= MAX_LOADS_PER_LANE:
+                                n += len(EPILOGUES)
+    return n * dtype_count
+
+
 def count_jobs(flavor) -> int:
+    """The number of jobs of ``flavor``, counted over the grid's axes."""
     fl = _flavor(flavor)
-    n = len(DTYPES) * (len(TWO_STAGE_TILES) * len(TWO_STAGE_TILE_K) * len(TWO_STAGE_EPILOGUES)
-                       + len(REDUCE_DEGREES))
+    n = count_two_stage(len(DTYPES)) + len(DTYPES) * len(REDUCE_VECTORS) * len(REDUCE_DEGREES)
     if fl.clusters:
         n += len(DTYPES) * len(CLUSTER_TILES) * len(CLUSTER_SIZES)
     return n
@@ -122,3 +203,74 @@ def _hashes(canonical: str) -> frozenset:
 def jobs_text(flavor) -> str:
     """One :meth:`Job.line` per job, LF, trailing newline (compared with the C++ engine)."""
     return "".join(j.line() + "\n" for j in jobs(flavor))
+
+
+def _set(values) -> str:
+    return ", ".join(str(v) for v in values)
+
+
+def conv_miss_reason(spec: dict, flavor) -> str | None:
+    """Why the conv_implicit_gemm binary ``spec`` (valid at gfx1250, ``flavor``) is
+    not an AOT job, naming the first grid axis it leaves; None when it is one."""
+    fl = _flavor(flavor)
+    if spec["split_k"] <= 1:
+        return "the plain binary (split_k 1) is not an AOT job (the grid holds split-K binaries)"
+    if spec["acc_epilogue"] != "identity":
+        return f"acc_epilogue {spec['acc_epilogue']} is not in the grid (identity)"
+    if spec["name_prefix"]:
+        return f"name_prefix '{spec['name_prefix']}' is not in the grid (AOT jobs have none)"
+    tm, tn, tk = spec["tile_m"], spec["tile_n"], spec["tile_k"]
+    wm, wn, v = spec["waves_m"], spec["waves_n"], spec["vector_a"]
+    S = spec["split_k_cluster"]
+    if S:
+        if not fl.clusters:
+            return f"flavor {fl.canonical} has no cluster jobs"
+        if (tm, tn) not in CLUSTER_TILES:
+            return (f"tile {tm}x{tn} has no cluster job (cluster tiles "
+                    f"{_set(f'{a}x{b}' for a, b in CLUSTER_TILES)})")
+        if S not in CLUSTER_SIZES:
+            return f"split_k_cluster {S} is not in the grid ({_set(CLUSTER_SIZES)})"
+        want = conv_spec(spec["dtype"], tm, tn, CLUSTER_TILE_K, "cshuffle", 2, S)
+        for f in ("tile_k", "waves_m", "waves_n", "epilogue", "vector_a", "vector_b"):
+            if spec[f] != want[f]:
+                return f"cluster jobs have {f} {want[f]}, not {spec[f]}"
+        return None
+    if tm not in TILE_SIDES or tn not in TILE_SIDES:
+        return f"tile {tm}x{tn} is not in the grid (tile_m, tile_n in {_set(TILE_SIDES)})"
+    if tk not in TILE_K:
+        return f"tile_k {tk} is not in the grid ({_set(TILE_K)})"
+    if (wm, wn) not in wave_layouts(tm, tn):
+        return (f"waves {wm}x{wn} on the {tm}x{tn} tile are not in the grid (layouts "
+                f"{_set(f'{a}x{b}' for a, b in wave_layouts(tm, tn))})")
+    lw = spec["num_load_waves"] if spec["pipeline"] == "wavelet" else 1
+    if (spec["pipeline"], lw) not in PIPELINES:
+        return f"pipeline wavelet{lw} is not in the grid (mem, wavelet1, wavelet2)"
+    if spec["vector_a"] != spec["vector_b"] or v not in VECTORS:
+        return (f"vectors {spec['vector_a']}/{spec['vector_b']} are not in the grid "
+                f"(vector_a = vector_b in {_set(VECTORS)})")
+    n = loads_per_lane(tm, tn, tk, wm, wn, spec["pipeline"], lw, v)
+    if n > MAX_LOADS_PER_LANE:
+        return (f"{n} global loads per load lane per K tile exceed the grid's budget of "
+                f"{MAX_LOADS_PER_LANE}")
+    return None
+
+
+def reduce_miss_reason(spec: dict) -> str | None:
+    """Why the reduce kernel ``spec`` is not an AOT job; None when it is one."""
+    if spec["vector"] not in REDUCE_VECTORS:
+        return f"reduce vector {spec['vector']} is not in the grid ({_set(REDUCE_VECTORS)})"
+    if spec["threads"] != REDUCE_THREADS:
+        return f"reduce threads {spec['threads']} is not in the grid ({REDUCE_THREADS})"
+    if spec["degree"] not in REDUCE_DEGREES:
+        return f"reduce degree {spec['degree']} is not in the grid ({_set(REDUCE_DEGREES)})"
+    return None
+
+
+def reduce_vector(K: int) -> int:
+    """The reduce kernel's vector width for K output channels: the largest of
+    :data:`REDUCE_VECTORS` that divides K (so every slab ``s*M*K`` starts on a
+    vector boundary), else 1 (no AOT job)."""
+    for v in REDUCE_VECTORS:
+        if K % v == 0:
+            return v
+    return 1

@@ -18,7 +18,12 @@ problem (:mod:`.split_k`), then pick
   slices, fewest workgroups);
 * else the two-stage binary at the resolved degree, with the reduce kernel
   for its ``ks_count`` (unrolled when that degree is an AOT reduce job,
-  else the run-time loop, degree 0).
+  else the run-time loop, degree 0) at the vector width
+  :func:`aot.reduce_vector` of K.
+
+Whether every chosen binary is an AOT job is answered with the job's hash,
+or with the first grid axis the binary leaves (:func:`aot.conv_miss_reason`,
+:func:`aot.reduce_miss_reason`).
 
 The launch itself is admitted by :mod:`..kernels.conv_launch`; its reason, if
 any, is part of the selection.
@@ -61,6 +66,7 @@ class Selection:
     reduce_spec: dict | None
     reduce_identity: KernelIdentity | None
     aot: bool                     # every binary is an AOT job at this flavor
+    aot_note: str                 # the job hashes (aot) or why no job serves the problem
 
     def launch_spec(self) -> dict:
         """The conv_launch spec of this selection (binary, folded problem, degree)."""
@@ -120,13 +126,14 @@ def select_binary(spec: dict, problem: ConvProblem, arch, flavor, cus: int | Non
         dec = resolve_conv_split_k("fwd", spec, p, ar, flavor=fl, cus=n_cus)
     except SpecRejected as e:  # an explicit cluster request this flavor/arch cannot build: no binary
         return Selection(f, p, Decision(1, "rejected", f"the cluster request is rejected: {e.reason}"), "none",
-                         "-", None, 1, e.reason, None, None, None, False)
+                         "-", None, 1, e.reason, None, None, None, False, "the binary is rejected")
     d = dec.degree
     note = "-"
     red = None
     if not has_wmma_16x16x32(ar):
         return Selection(f, p, dec, "none", note, None, 1,
-                         CIG.validate(dict(spec, split_k=1, split_k_cluster=0), ar, fl), None, None, None, False)
+                         CIG.validate(dict(spec, split_k=1, split_k_cluster=0), ar, fl), None, None, None, False,
+                         f"arch {ar.name} has no AOT grid ({aot.ARCH} only)")
     if spec["split_k"] != -1:
         bspec = dict(spec)
         kind = "cluster" if spec["split_k_cluster"] else "two_stage" if spec["split_k"] > 1 else "plain"
@@ -151,8 +158,25 @@ def select_binary(spec: dict, problem: ConvProblem, arch, flavor, cus: int | Non
     rident = None
     if kind == "two_stage" and admission is None:
         kc = _ceil(p.Kgemm, _ceil(_ceil(p.Kgemm, degree), bspec["tile_k"]) * bspec["tile_k"])
-        red = aot.reduce_spec(bspec["dtype"], kc if kc in aot.REDUCE_DEGREES else 0)
+        red = aot.reduce_spec(bspec["dtype"], kc if kc in aot.REDUCE_DEGREES else 0, aot.reduce_vector(p.K))
         rident = KernelIdentity.of_reduce(red, ar.name, fl.canonical)
     hashes = aot.job_hashes(fl) if ar.name == aot.ARCH else frozenset()
     in_aot = ident is not None and ident.hash() in hashes and (rident is None or rident.hash() in hashes)
-    return Selection(f, p, dec, kind, note, bspec, degree, admission, ident, red, rident, in_aot)
+    if in_aot:
+        why = " ".join(i.hash() for i in (ident, rident) if i is not None)
+    else:
+        why = _aot_miss(ar, fl, bspec, ident, red)
+    return Selection(f, p, dec, kind, note, bspec, degree, admission, ident, red, rident, in_aot, why)
+
+
+def _aot_miss(ar, fl, bspec: dict, ident, red) -> str:
+    """Why no AOT job serves this selection (the first binary and grid axis that miss)."""
+    if ar.name != aot.ARCH:
+        return f"arch {ar.name} has no AOT grid ({aot.ARCH} only)"
+    if ident is None:
+        return "the binary is rejected"
+    why = aot.conv_miss_reason(bspec, fl)
+    if why is None and red is not None:
+        why = aot.reduce_miss_reason(red)
+    return why or "not in the grid"
+

@@ -95,7 +95,7 @@ def text(spec: dict, arch, flavor) -> str:
                   f"reduce_spec {_spec_text(sel.reduce_spec)}"]
     else:
         lines.append("reduce none")
-    lines.append(f"aot {'yes' if sel.aot else 'no'}")
+    lines.append(f"aot {'yes' if sel.aot else 'no'}: {sel.aot_note}")
     return "\n".join(lines) + "\n"
 
 

@@ -13,30 +13,68 @@ import os
 import sys
 
 
+_llvm = None
+_machines: dict = {}
+
+
+class CompileError(RuntimeError):
+    """``stage`` (parse, verify, compile) failed with LLVM's message."""
+
+    def __init__(self, stage: str, message: str):
+        super().__init__(f"{stage}: {message}")
+        self.stage = stage
+
+
+def llvm_version() -> str:
+    """The LLVM version llvmlite is built on, e.g. ``22.1.0``."""
+    return ".".join(str(v) for v in _binding().llvm_version_info)
+
+
+def _binding():
+    global _llvm
+    if _llvm is None:
+        import llvmlite.binding as llvm
+        llvm.initialize_all_targets()
+        llvm.initialize_all_asmprinters()
+        _llvm = llvm
+    return _llvm
+
+
+def compile_text(text: str, arch: str) -> bytes:
+    """The ELF relocatable object of LLVM IR ``text`` for ``arch`` (llvmlite, -O3),
+    in this process: parse, verify, emit_object. Raises :class:`CompileError`.
+    LLVM may abort the process on some errors, so callers run this in a process
+    of their own (this module's ``main``, or a worker of parity.aot)."""
+    llvm = _binding()
+    stage = "parse"
+    try:
+        m = llvm.parse_assembly(text)
+        stage = "verify"
+        m.verify()
+        stage = "compile"
+        triple = m.triple or "amdgcn-amd-amdhsa"
+        key = (triple, arch)
+        if key not in _machines:
+            _machines[key] = llvm.Target.from_triple(triple).create_target_machine(cpu=arch, opt=3)
+        return _machines[key].emit_object(m)
+    except RuntimeError as exc:
+        raise CompileError(stage, " ".join(str(exc).split())) from None
+
+
 def main(argv) -> int:
     ir_path, obj_path, arch = argv
     try:
-        import llvmlite.binding as llvm
+        _binding()
     except ImportError as exc:
         sys.stderr.write(f"import: llvmlite is not installed ({exc}); pip install 'splitk-parity[runtime]'\n")
         return 2
-    llvm.initialize_all_targets()
-    llvm.initialize_all_asmprinters()
     with open(ir_path, encoding="utf-8") as f:
         text = f.read()
-    for stage in ("parse", "verify", "compile"):
-        try:
-            if stage == "parse":
-                m = llvm.parse_assembly(text)
-            elif stage == "verify":
-                m.verify()
-            else:
-                tm = llvm.Target.from_triple(m.triple or "amdgcn-amd-amdhsa").create_target_machine(
-                    cpu=arch, opt=3)
-                obj = tm.emit_object(m)
-        except RuntimeError as exc:
-            sys.stderr.write(f"{stage}: {' '.join(str(exc).split())}\n")
-            return 2
+    try:
+        obj = compile_text(text, arch)
+    except CompileError as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 2
     tmp = obj_path + ".tmp"
     with open(tmp, "wb") as f:
         f.write(obj)

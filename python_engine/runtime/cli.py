@@ -6,7 +6,7 @@ launches with events (median), print the achieved TFLOP/s.
     python -m python_engine run [MIOpenDriver] convbfp16|convfp16 -n N -c C -H H -W W -k K -y Y -x X [...]
                                 [--split-k D|auto] [--cluster S] [--tile MxNxK] [--waves MxN]
                                 [--epilogue default|cshuffle] [--flavor F] [--cus N] [-i N] [-V 0|1]
-                                [--warmup N] [--seed N] [--cache-dir DIR] [--build-only]
+                                [--warmup N] [--seed N] [--cache-dir DIR] [--aot-manifest PATH] [--build-only]
 
 The layer is one MIOpenDriver command, as words or as one quoted string,
 read by the one MIOpen parser (:mod:`python_engine.miopen`, the same as
@@ -22,6 +22,7 @@ print one ``error:`` line and exit 2; no traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 
@@ -31,7 +32,7 @@ ARCH = "gfx1250"
 # run's own options: name -> number of values (everything else is the MIOpenDriver command)
 RUN_OPTIONS = {"--split-k": 1, "--cluster": 1, "--tile": 1, "--waves": 1, "--epilogue": 1, "--flavor": 1,
                "--cus": 1, "-i": 1, "--iter": 1, "-V": 1, "--verify": 1, "--warmup": 1, "--seed": 1,
-               "--cache-dir": 1, "--build-only": 0, "-h": 0, "--help": 0}
+               "--cache-dir": 1, "--aot-manifest": 1, "--build-only": 0, "-h": 0, "--help": 0}
 
 
 class UsageError(ValueError):
@@ -58,6 +59,8 @@ def _parser() -> argparse.ArgumentParser:
     a("--warmup", type=int, default=3)
     a("--seed", type=int, default=0)
     a("--cache-dir", default=None, help="code object cache (default $SPLITK_CODE_OBJECT_CACHE or ~/.cache)")
+    a("--aot-manifest", default=None, metavar="PATH",
+      help="load kernels from this AOT manifest (parity aot --build) instead of compiling them")
     a("--build-only", action="store_true", help="build the code objects and print the plan; no GPU needed")
     return p
 
@@ -179,7 +182,7 @@ def main(argv=None, hip=None, out=None) -> int:
         from ..outputs import ensure_dir  # an unusable cache directory is one error line (OutputError)
         from .codeobj import default_cache_dir
         ensure_dir(ns.cache_dir or default_cache_dir(), "--cache-dir" if ns.cache_dir else "the code object cache")
-        cache = CodeObjectCache(ns.cache_dir)
+        cache = CodeObjectCache(ns.cache_dir, manifest=ns.aot_manifest)
         p = layer.problem
         print(f"layer: {layer.name}: {layer.command().split(' ', 2)[1]} N={p.N} C={p.C} H={p.H} W={p.W} K={p.K} "
               f"Y={p.Y} X={p.X} pad={p.pad_h},{p.pad_w} stride={p.stride_h},{p.stride_w} "
@@ -196,7 +199,9 @@ def main(argv=None, hip=None, out=None) -> int:
             run = ConvRun(spec, ARCH, ns.flavor, cache=cache, reduce=rspec)
             for co in (run.fwd_code, run.red_code):
                 if co is not None:
-                    print(f"code object: {co.path}", file=out)
+                    src = " (AOT manifest)" if cache.manifest is not None and co.path and \
+                        co.path.startswith(cache.manifest.dir + os.sep) else ""
+                    print(f"code object: {co.path}{src}", file=out)
             return 0
         h = Hip(hip) if hip is not None else Hip()
         find_gfx1250(h)

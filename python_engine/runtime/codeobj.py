@@ -12,6 +12,8 @@ report LLD >= 22.
 Cache: one file per (kernel name, sha256 of the IR text, arch, flavor) in
 ``$SPLITK_CODE_OBJECT_CACHE`` (default ``$XDG_CACHE_HOME/splitk-parity/code-objects``,
 ``~/.cache/...``), or the directory given to :class:`CodeObjectCache`.
+An AOT manifest (``CodeObjectCache(manifest=...)``, runtime/manifest.py) is
+consulted first: a kernel it holds for the same IR is loaded, not compiled.
 Writers hold a per-entry file lock and publish by atomic rename, so parallel
 processes building the same kernel link it once and never read half a file.
 """
@@ -183,9 +185,15 @@ class CodeObjectCache:
     """Code objects on disk keyed by kernel identity (name + sha256 of the IR
     text) and flavor (and arch); ``build`` compiles and links on a miss."""
 
-    def __init__(self, directory: str | None = None, linker: Linker | None = None):
+    def __init__(self, directory: str | None = None, linker: Linker | None = None, manifest=None):
+        """``manifest``: an :class:`.manifest.AotManifest` (or its path) consulted
+        before the cache: a kernel it holds for the same IR is loaded, not compiled."""
         self.dir = Path(directory or default_cache_dir())
         self._linker = linker
+        if isinstance(manifest, (str, os.PathLike)):
+            from .manifest import AotManifest
+            manifest = AotManifest(str(manifest))
+        self.manifest = manifest
         self.hits = 0
         self.builds = 0
 
@@ -212,6 +220,10 @@ class CodeObjectCache:
         from filelock import FileLock
 
         p = self.path(kernel, text, arch, flavor)
+        if self.manifest is not None:
+            co = self.manifest.code_object(kernel, text, arch, flavor)
+            if co is not None:
+                return co
         co = self._load(p, kernel, text, arch, flavor)
         if co is not None:
             self.hits += 1

@@ -3,50 +3,79 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
+#include <set>
 
 #include "ir/constants.h"
 
 namespace cpe::policy::aot {
 
 using ir::dec;
+namespace CIG = kernels::conv_implicit_gemm;
+namespace RED = kernels::conv_fwd_split_k_reduce;
 
 const char *const kArch = "gfx1250";
 const std::vector<std::string> kDtypes{"bf16", "fp16"};
-const std::vector<std::pair<int64_t, int64_t>> kTwoStageTiles{{16, 16}, {16, 32}, {32, 32}, {64, 32}, {64, 64}};
-const std::vector<int64_t> kTwoStageTileK{32, 64};
-const std::vector<std::string> kTwoStageEpilogues{"default", "cshuffle"};
+const std::vector<int64_t> kTileSides{16, 32, 64, 128};
+const std::vector<int64_t> kWaveCounts{1, 2, 4};
+const std::vector<int64_t> kTileK{32, 64};
+const std::vector<std::pair<std::string, int64_t>> kPipelines{{"mem", 1}, {"wavelet", 1}, {"wavelet", 2}};
+const std::vector<int64_t> kVectors{8, 4, 2};
+const std::vector<std::string> kEpilogues{"default", "cshuffle"};
+const std::vector<int64_t> kReduceVectors{8, 4, 2};
 const std::vector<int64_t> kReduceDegrees{0, 2, 4, 8, 16, 32};
 const std::vector<std::pair<int64_t, int64_t>> kClusterTiles{{16, 32}, {32, 32}, {64, 32}, {64, 64}, {128, 128}};
 const std::vector<int64_t> kClusterSizes{4, 8, 12, 15};
 
-kernels::conv_implicit_gemm::ConvSpec conv_spec(const std::string &dtype, int64_t tm, int64_t tn, int64_t tk,
-                                                const std::string &epilogue, int64_t split_k, int64_t s) {
-    kernels::conv_implicit_gemm::ConvSpec c;
+std::vector<std::pair<int64_t, int64_t>> wave_layouts(int64_t tm, int64_t tn) {
+    std::vector<std::pair<int64_t, int64_t>> out;
+    for (int64_t wm : kWaveCounts)
+        for (int64_t wn : kWaveCounts) {
+            if (tm % (16 * wm) || tn % (16 * wn) || wm * wn > kMaxComputeWaves) continue;
+            if ((tm / (16 * wm)) * (tn / (16 * wn)) > kMaxWaveFragments) continue;
+            out.emplace_back(wm, wn);
+        }
+    return out;
+}
+
+int64_t loads_per_lane(int64_t tm, int64_t tn, int64_t tk, int64_t wm, int64_t wn, const std::string &pipeline,
+                       int64_t load_waves, int64_t vector) {
+    const int64_t lanes = kWave * (pipeline == "mem" ? wm * wn : load_waves);
+    const int64_t n = (tm + tn) * tk;
+    const int64_t d = vector * lanes;
+    return (n + d - 1) / d;
+}
+
+CIG::ConvSpec conv_spec(const std::string &dtype, int64_t tm, int64_t tn, int64_t tk, const std::string &epilogue,
+                        int64_t split_k, int64_t s, int64_t wm, int64_t wn, const std::string &pipeline,
+                        int64_t load_waves, int64_t vector) {
+    CIG::ConvSpec c;
     c.dtype = dtype;
     c.tile_m = tm;
     c.tile_n = tn;
     c.tile_k = tk;
-    c.waves_m = std::min<int64_t>(2, tm / 16);
-    c.waves_n = std::min<int64_t>(2, tn / 16);
-    c.pipeline = std::string("mem");
+    c.waves_m = wm ? wm : std::min<int64_t>(2, tm / 16);
+    c.waves_n = wm ? wn : std::min<int64_t>(2, tn / 16);
+    c.pipeline = pipeline;
+    c.num_load_waves = load_waves;
     c.epilogue = epilogue;
-    c.vector_a = kVector;
-    c.vector_b = kVector;
+    c.vector_a = vector;
+    c.vector_b = vector;
     c.split_k = split_k;
     c.split_k_cluster = s;
     return c;
 }
 
-kernels::conv_fwd_split_k_reduce::ReduceSpec reduce_spec(const std::string &dtype, int64_t degree) {
-    kernels::conv_fwd_split_k_reduce::ReduceSpec r;
+RED::ReduceSpec reduce_spec(const std::string &dtype, int64_t degree, int64_t vector) {
+    RED::ReduceSpec r;
     r.dtype = dtype;
-    r.vector = kReduceVector;
+    r.vector = vector;
     r.threads = kReduceThreads;
     r.degree = degree;
     return r;
 }
 
-std::string conv_spec_text(const kernels::conv_implicit_gemm::ConvSpec &s) {
+std::string conv_spec_text(const CIG::ConvSpec &s) {
     auto str = [](const std::optional<std::string> &v) { return v.value_or(""); };
     return "dtype=" + str(s.dtype) + ";tile_m=" + dec(s.tile_m) + ";tile_n=" + dec(s.tile_n) +
            ";tile_k=" + dec(s.tile_k) + ";waves_m=" + dec(s.waves_m) + ";waves_n=" + dec(s.waves_n) +
@@ -56,7 +85,7 @@ std::string conv_spec_text(const kernels::conv_implicit_gemm::ConvSpec &s) {
            ";split_k_cluster=" + dec(s.split_k_cluster) + ";name_prefix=" + str(s.name_prefix);
 }
 
-std::string reduce_spec_text(const kernels::conv_fwd_split_k_reduce::ReduceSpec &s) {
+std::string reduce_spec_text(const RED::ReduceSpec &s) {
     return "dtype=" + s.dtype.value_or("") + ";vector=" + dec(s.vector) + ";threads=" + dec(s.threads) +
            ";degree=" + dec(s.degree);
 }
@@ -68,55 +97,167 @@ std::string Job::line() const {
 
 std::vector<Job> jobs(const targets::Flavor &flavor) {
     std::vector<Job> out;
+    auto conv_job = [&](const CIG::ConvSpec &c) {
+        Job j;
+        j.family = "conv_implicit_gemm";
+        j.conv = c;
+        j.identity = KernelIdentity::of_conv(j.conv, kArch, flavor.canonical);
+        out.push_back(j);
+    };
     for (const std::string &dt : kDtypes)
-        for (const auto &t : kTwoStageTiles)
-            for (int64_t tk : kTwoStageTileK)
-                for (const std::string &epi : kTwoStageEpilogues) {
-                    Job j;
-                    j.family = "conv_implicit_gemm";
-                    j.conv = conv_spec(dt, t.first, t.second, tk, epi);
-                    j.identity = KernelIdentity::of_conv(j.conv, kArch, flavor.canonical);
-                    out.push_back(j);
-                }
+        for (int64_t tm : kTileSides)
+            for (int64_t tn : kTileSides)
+                for (const auto &w : wave_layouts(tm, tn))
+                    for (int64_t tk : kTileK)
+                        for (const auto &p : kPipelines)
+                            for (int64_t v : kVectors) {
+                                if (loads_per_lane(tm, tn, tk, w.first, w.second, p.first, p.second, v) >
+                                    kMaxLoadsPerLane)
+                                    continue;
+                                for (const std::string &epi : kEpilogues)
+                                    conv_job(conv_spec(dt, tm, tn, tk, epi, 2, 0, w.first, w.second, p.first,
+                                                       p.second, v));
+                            }
     for (const std::string &dt : kDtypes)
-        for (int64_t d : kReduceDegrees) {
-            Job j;
-            j.family = "conv_fwd_split_k_reduce";
-            j.reduce = reduce_spec(dt, d);
-            j.identity = KernelIdentity::of_reduce(j.reduce, kArch, flavor.canonical);
-            out.push_back(j);
-        }
+        for (int64_t v : kReduceVectors)
+            for (int64_t d : kReduceDegrees) {
+                Job j;
+                j.family = "conv_fwd_split_k_reduce";
+                j.reduce = reduce_spec(dt, d, v);
+                j.identity = KernelIdentity::of_reduce(j.reduce, kArch, flavor.canonical);
+                out.push_back(j);
+            }
     if (flavor.clusters)
         for (const std::string &dt : kDtypes)
             for (const auto &t : kClusterTiles)
-                for (int64_t s : kClusterSizes) {
-                    Job j;
-                    j.family = "conv_implicit_gemm";
-                    j.conv = conv_spec(dt, t.first, t.second, kClusterTileK, "cshuffle", 2, s);
-                    j.identity = KernelIdentity::of_conv(j.conv, kArch, flavor.canonical);
-                    out.push_back(j);
-                }
+                for (int64_t s : kClusterSizes) conv_job(conv_spec(dt, t.first, t.second, kClusterTileK, "cshuffle", 2, s));
     return out;
 }
 
+int64_t count_two_stage(int64_t dtype_count) {
+    int64_t n = 0;
+    for (int64_t tm : kTileSides)
+        for (int64_t tn : kTileSides)
+            for (const auto &w : wave_layouts(tm, tn))
+                for (int64_t tk : kTileK)
+                    for (const auto &p : kPipelines)
+                        for (int64_t v : kVectors)
+                            if (loads_per_lane(tm, tn, tk, w.first, w.second, p.first, p.second, v) <=
+                                kMaxLoadsPerLane)
+                                n += int64_t(kEpilogues.size());
+    return n * dtype_count;
+}
+
 int64_t count_jobs(const targets::Flavor &flavor) {
-    int64_t n = int64_t(kDtypes.size()) *
-                (int64_t(kTwoStageTiles.size() * kTwoStageTileK.size() * kTwoStageEpilogues.size()) +
-                 int64_t(kReduceDegrees.size()));
+    int64_t n = count_two_stage(int64_t(kDtypes.size())) +
+                int64_t(kDtypes.size() * kReduceVectors.size() * kReduceDegrees.size());
     if (flavor.clusters) n += int64_t(kDtypes.size() * kClusterTiles.size() * kClusterSizes.size());
     return n;
 }
 
 bool has_job(const targets::Flavor &flavor, const std::string &hash) {
-    for (const Job &j : jobs(flavor))
-        if (j.identity.hash() == hash) return true;
-    return false;
+    static std::mutex mu;
+    static std::map<std::string, std::set<std::string>> cache;  // canonical flavor -> job hashes
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = cache.find(flavor.canonical);
+    if (it == cache.end()) {
+        std::set<std::string> hs;
+        for (const Job &j : jobs(flavor)) hs.insert(j.identity.hash());
+        it = cache.emplace(flavor.canonical, std::move(hs)).first;
+    }
+    return it->second.count(hash) > 0;
 }
 
 std::string jobs_text(const targets::Flavor &flavor) {
     std::string out;
     for (const Job &j : jobs(flavor)) out += j.line() + "\n";
     return out;
+}
+
+namespace {
+
+template <class T>
+bool contains(const std::vector<T> &v, const T &x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+template <class T>
+std::string join(const std::vector<T> &v) {
+    std::string s;
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + dec(v[i]);
+    return s;
+}
+
+std::string join_tiles(const std::vector<std::pair<int64_t, int64_t>> &v) {
+    std::string s;
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + dec(v[i].first) + "x" + dec(v[i].second);
+    return s;
+}
+
+}  // namespace
+
+std::optional<std::string> conv_miss_reason(const CIG::ConvSpec &s, const targets::Flavor &flavor) {
+    if (s.split_k <= 1) return std::string("the plain binary (split_k 1) is not an AOT job (the grid holds split-K binaries)");
+    const std::string acc = s.acc_epilogue.value_or("");
+    if (acc != "identity") return "acc_epilogue " + acc + " is not in the grid (identity)";
+    const std::string prefix = s.name_prefix.value_or("");
+    if (!prefix.empty()) return "name_prefix '" + prefix + "' is not in the grid (AOT jobs have none)";
+    const int64_t tm = s.tile_m, tn = s.tile_n, tk = s.tile_k, wm = s.waves_m, wn = s.waves_n, v = s.vector_a;
+    const int64_t S = s.split_k_cluster;
+    if (S) {
+        if (!flavor.clusters) return "flavor " + flavor.canonical + " has no cluster jobs";
+        if (!contains(kClusterTiles, std::make_pair(tm, tn)))
+            return "tile " + dec(tm) + "x" + dec(tn) + " has no cluster job (cluster tiles " + join_tiles(kClusterTiles) +
+                   ")";
+        if (!contains(kClusterSizes, S)) return "split_k_cluster " + dec(S) + " is not in the grid (" + join(kClusterSizes) + ")";
+        const CIG::ConvSpec w = conv_spec(s.dtype.value_or(""), tm, tn, kClusterTileK, "cshuffle", 2, S);
+        const std::pair<const char *, std::pair<std::string, std::string>> fields[] = {
+            {"tile_k", {dec(w.tile_k), dec(s.tile_k)}},
+            {"waves_m", {dec(w.waves_m), dec(s.waves_m)}},
+            {"waves_n", {dec(w.waves_n), dec(s.waves_n)}},
+            {"epilogue", {w.epilogue.value_or(""), s.epilogue.value_or("")}},
+            {"vector_a", {dec(w.vector_a), dec(s.vector_a)}},
+            {"vector_b", {dec(w.vector_b), dec(s.vector_b)}},
+        };
+        for (const auto &f : fields)
+            if (f.second.first != f.second.second)
+                return std::string("cluster jobs have ") + f.first + " " + f.second.first + ", not " + f.second.second;
+        return std::nullopt;
+    }
+    if (!contains(kTileSides, tm) || !contains(kTileSides, tn))
+        return "tile " + dec(tm) + "x" + dec(tn) + " is not in the grid (tile_m, tile_n in " + join(kTileSides) + ")";
+    if (!contains(kTileK, tk)) return "tile_k " + dec(tk) + " is not in the grid (" + join(kTileK) + ")";
+    const auto layouts = wave_layouts(tm, tn);
+    if (!contains(layouts, std::make_pair(wm, wn)))
+        return "waves " + dec(wm) + "x" + dec(wn) + " on the " + dec(tm) + "x" + dec(tn) +
+               " tile are not in the grid (layouts " + join_tiles(layouts) + ")";
+    const std::string pipe = s.pipeline.value_or("");
+    const int64_t lw = pipe == "wavelet" ? s.num_load_waves : 1;
+    if (!contains(kPipelines, std::make_pair(pipe, lw)))
+        return "pipeline wavelet" + dec(lw) + " is not in the grid (mem, wavelet1, wavelet2)";
+    if (s.vector_a != s.vector_b || !contains(kVectors, v))
+        return "vectors " + dec(s.vector_a) + "/" + dec(s.vector_b) + " are not in the grid (vector_a = vector_b in " +
+               join(kVectors) + ")";
+    const int64_t n = loads_per_lane(tm, tn, tk, wm, wn, pipe, lw, v);
+    if (n > kMaxLoadsPerLane)
+        return dec(n) + " global loads per load lane per K tile exceed the grid's budget of " + dec(kMaxLoadsPerLane);
+    return std::nullopt;
+}
+
+std::optional<std::string> reduce_miss_reason(const RED::ReduceSpec &s) {
+    if (!contains(kReduceVectors, s.vector))
+        return "reduce vector " + dec(s.vector) + " is not in the grid (" + join(kReduceVectors) + ")";
+    if (s.threads != kReduceThreads)
+        return "reduce threads " + dec(s.threads) + " is not in the grid (" + dec(kReduceThreads) + ")";
+    if (!contains(kReduceDegrees, s.degree))
+        return "reduce degree " + dec(s.degree) + " is not in the grid (" + join(kReduceDegrees) + ")";
+    return std::nullopt;
+}
+
+int64_t reduce_vector(int64_t K) {
+    for (int64_t v : kReduceVectors)
+        if (K % v == 0) return v;
+    return 1;
 }
 
 }  // namespace cpe::policy::aot

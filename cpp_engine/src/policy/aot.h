@@ -1,15 +1,25 @@
 // The AOT job grid (docs/policy.md). Twin of python_engine/policy/aot.py.
 //
-// Per flavor, gfx1250 only, in this order: two-stage split-K forward binaries
-// on kTwoStageTiles x tile_k {32, 64} x epilogue {default, cshuffle}, bf16 and
-// fp16, mem pipeline, 16-byte vectors; the reduce kernels they need (vector 8,
-// 256 threads, degree 0 and the unrolled degrees 2..32); and, at flavors with
-// clusters (llvm23), cluster binaries S in {4, 8, 12, 15} on the mem/cshuffle
-// tiles kClusterTiles, tile_k 64, 16-byte vectors. Waves per tile:
-// min(2, tile_m/16) x min(2, tile_n/16). count_jobs is arithmetic.
+// Per flavor, gfx1250 only, in this order:
+// 1. two-stage split-K forward binaries, per dtype: tiles with both sides in
+//    kTileSides (tile_m outer), wave layouts (waves_m, waves_n) in
+//    kWaveCounts^2 (waves_m outer) that cut the tile into whole 16x16 tiles,
+//    at most kMaxComputeWaves waves and kMaxWaveFragments accumulator tiles
+//    per wave; tile_k in kTileK; pipelines kPipelines (mem, wavelet1,
+//    wavelet2); vector_a = vector_b in kVectors; epilogues kEpilogues; keeping
+//    the combinations whose load lanes issue at most kMaxLoadsPerLane global
+//    loads per K tile (loads_per_lane: the register budget of 0 spills);
+// 2. reduce kernels per dtype x kReduceVectors x kReduceDegrees, 256 threads;
+// 3. at flavors with clusters (llvm23): cluster binaries S in kClusterSizes on
+//    kClusterTiles, mem/cshuffle, tile_k 64, 16-byte vectors, waves
+//    min(2, tile/16) per axis.
+// count_jobs counts over the axes without building specs; tests hold it equal
+// to jobs().size(). conv_miss_reason / reduce_miss_reason say why a binary is
+// not an AOT job (the first grid axis it leaves).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,16 +31,23 @@ namespace cpe::policy::aot {
 
 extern const char *const kArch;  // "gfx1250"
 extern const std::vector<std::string> kDtypes;
-extern const std::vector<std::pair<int64_t, int64_t>> kTwoStageTiles;
-extern const std::vector<int64_t> kTwoStageTileK;
-extern const std::vector<std::string> kTwoStageEpilogues;
+extern const std::vector<int64_t> kTileSides;
+extern const std::vector<int64_t> kWaveCounts;
+constexpr int64_t kMaxComputeWaves = 8;
+constexpr int64_t kMaxWaveFragments = 16;
+extern const std::vector<int64_t> kTileK;
+extern const std::vector<std::pair<std::string, int64_t>> kPipelines;  // (pipeline, num_load_waves)
+extern const std::vector<int64_t> kVectors;
+extern const std::vector<std::string> kEpilogues;
+constexpr int64_t kMaxLoadsPerLane = 16;
+extern const std::vector<int64_t> kReduceVectors;
 extern const std::vector<int64_t> kReduceDegrees;
 extern const std::vector<std::pair<int64_t, int64_t>> kClusterTiles;
 extern const std::vector<int64_t> kClusterSizes;
 constexpr int64_t kClusterTileK = 64;
 constexpr int64_t kVector = 8;
-constexpr int64_t kReduceVector = 8;
 constexpr int64_t kReduceThreads = 256;
+constexpr int64_t kWave = 32;
 
 struct Job {
     std::string family;
@@ -41,14 +58,33 @@ struct Job {
     std::string line() const;
 };
 
+// The grid's wave layouts of a tile, waves_m outer.
+std::vector<std::pair<int64_t, int64_t>> wave_layouts(int64_t tm, int64_t tn);
+// Global loads one load lane issues per K tile (rounded up).
+int64_t loads_per_lane(int64_t tm, int64_t tn, int64_t tk, int64_t wm, int64_t wn, const std::string &pipeline,
+                       int64_t load_waves, int64_t vector);
+
+// wm = wn = 0: the default layout min(2, tile/16) per axis.
 kernels::conv_implicit_gemm::ConvSpec conv_spec(const std::string &dtype, int64_t tm, int64_t tn, int64_t tk,
-                                                const std::string &epilogue, int64_t split_k = 2, int64_t s = 0);
-kernels::conv_fwd_split_k_reduce::ReduceSpec reduce_spec(const std::string &dtype, int64_t degree);
+                                                const std::string &epilogue, int64_t split_k = 2, int64_t s = 0,
+                                                int64_t wm = 0, int64_t wn = 0,
+                                                const std::string &pipeline = "mem", int64_t load_waves = 1,
+                                                int64_t vector = kVector);
+kernels::conv_fwd_split_k_reduce::ReduceSpec reduce_spec(const std::string &dtype, int64_t degree,
+                                                         int64_t vector = 8);
 
 std::vector<Job> jobs(const targets::Flavor &flavor);
+int64_t count_two_stage(int64_t dtype_count = 1);
 int64_t count_jobs(const targets::Flavor &flavor);
-bool has_job(const targets::Flavor &flavor, const std::string &hash);
+bool has_job(const targets::Flavor &flavor, const std::string &hash);  // cached hash set per flavor
 std::string jobs_text(const targets::Flavor &flavor);  // one line() per job, LF, trailing newline
+
+// Why a valid gfx1250 binary is not an AOT job; nullopt when it is one.
+std::optional<std::string> conv_miss_reason(const kernels::conv_implicit_gemm::ConvSpec &s,
+                                            const targets::Flavor &flavor);
+std::optional<std::string> reduce_miss_reason(const kernels::conv_fwd_split_k_reduce::ReduceSpec &s);
+// The reduce vector for K output channels: the largest of kReduceVectors dividing K, else 1.
+int64_t reduce_vector(int64_t K);
 
 // "name=value;..." of a spec in field order (str null as empty).
 std::string conv_spec_text(const kernels::conv_implicit_gemm::ConvSpec &s);

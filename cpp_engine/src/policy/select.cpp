@@ -101,6 +101,7 @@ Selection select_binary(const CIG::ConvSpec &spec, const kernels::conv_problem::
         sel.binary = "none";
         sel.degree = 1;
         sel.admission = std::string(e.what());
+        sel.aot_note = "the binary is rejected";
         return sel;
     }
     const int64_t d = sel.decision.degree;
@@ -111,6 +112,7 @@ Selection select_binary(const CIG::ConvSpec &spec, const kernels::conv_problem::
         sel.binary = "none";
         sel.degree = 1;
         sel.admission = CIG::validate(plain, ar, fl);
+        sel.aot_note = "arch " + ar.name + " has no AOT grid (" + aot::kArch + " only)";
         return sel;
     }
     CIG::ConvSpec b = spec;
@@ -150,11 +152,23 @@ Selection select_binary(const CIG::ConvSpec &spec, const kernels::conv_problem::
         const int64_t kc = ceil_div(p.Kgemm(), ks);
         const bool unrolled =
             std::find(aot::kReduceDegrees.begin(), aot::kReduceDegrees.end(), kc) != aot::kReduceDegrees.end();
-        sel.reduce_spec = aot::reduce_spec(*b.dtype, unrolled ? kc : 0);
+        sel.reduce_spec = aot::reduce_spec(*b.dtype, unrolled ? kc : 0, aot::reduce_vector(p.K));
         sel.reduce_identity = KernelIdentity::of_reduce(*sel.reduce_spec, ar.name, fl.canonical);
     }
     sel.aot = sel.identity && ar.name == aot::kArch && aot::has_job(fl, sel.identity->hash()) &&
               (!sel.reduce_identity || aot::has_job(fl, sel.reduce_identity->hash()));
+    if (sel.aot) {
+        sel.aot_note = sel.identity->hash();
+        if (sel.reduce_identity) sel.aot_note += " " + sel.reduce_identity->hash();
+    } else if (ar.name != aot::kArch) {
+        sel.aot_note = "arch " + ar.name + " has no AOT grid (" + aot::kArch + " only)";
+    } else if (!sel.identity) {
+        sel.aot_note = "the binary is rejected";
+    } else {
+        std::optional<std::string> why = aot::conv_miss_reason(b, fl);
+        if (!why && sel.reduce_spec) why = aot::reduce_miss_reason(*sel.reduce_spec);
+        sel.aot_note = why ? *why : std::string("not in the grid");
+    }
     return sel;
 }
 

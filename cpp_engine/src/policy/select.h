@@ -7,7 +7,8 @@
 // grid fits the target, whose slices keep 2 K tiles on average and whose
 // launch is admitted (trailing empty slices allowed), the shortest slice ks,
 // then the smallest S), else the two-stage binary at the resolved degree plus the reduce
-// kernel for its ks_count.
+// kernel for its ks_count at the vector aot::reduce_vector(K). aot_note names the AOT
+// job hashes, or the first grid axis a binary leaves (aot::conv_miss_reason, ...).
 #pragma once
 
 #include <cstdint>
@@ -38,6 +39,7 @@ struct Selection {
     std::optional<kernels::conv_fwd_split_k_reduce::ReduceSpec> reduce_spec;
     std::optional<KernelIdentity> reduce_identity;
     bool aot = false;
+    std::string aot_note;  // the job hashes (aot) or why no AOT job serves the problem
 };
 
 kernels::conv_launch::LaunchSpec launch_spec(const kernels::conv_implicit_gemm::ConvSpec &spec,

@@ -87,7 +87,7 @@ std::pair<std::string, std::string> build(const PolicySpec &spec, const targets:
     } else {
         t += "reduce none\n";
     }
-    t += std::string("aot ") + (sel.aot ? "yes" : "no") + "\n";
+    t += std::string("aot ") + (sel.aot ? "yes" : "no") + ": " + sel.aot_note + "\n";
     return {"split_k_policy_d" + dec(sel.decision.degree) + "_" + sel.binary, t};
 }
 

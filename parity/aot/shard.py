@@ -1,0 +1,32 @@
+"""``--shard I/N``: a deterministic partition of the AOT jobs by identity hash.
+
+Job ``h`` (16 hex digits, docs/policy.md KernelIdentity) belongs to shard
+``int(h, 16) % N + 1``. The partition depends on nothing but the hashes, so
+N CI machines build disjoint sets whose union is the grid, on any order of
+jobs and any machine.
+"""
+from __future__ import annotations
+
+import re
+
+
+class ShardError(ValueError):
+    """A bad ``--shard`` value (the message names the flag and the rule)."""
+
+
+def parse_shard(text: str | None) -> tuple | None:
+    """``"I/N"`` -> ``(I, N)`` with ``1 <= I <= N``; None -> None."""
+    if text is None:
+        return None
+    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    if not m:
+        raise ShardError(f"--shard must be I/N (e.g. 2/3), got {text!r}")
+    i, n = int(m.group(1)), int(m.group(2))
+    if n < 1 or not 1 <= i <= n:
+        raise ShardError(f"--shard I/N needs 1 <= I <= N, got {text!r}")
+    return i, n
+
+
+def shard_of(identity_hash: str, n: int) -> int:
+    """The shard (1-based) of a job among ``n``."""
+    return int(identity_hash, 16) % n + 1
