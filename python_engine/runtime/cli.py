@@ -29,7 +29,7 @@ ARCH = "gfx1250"
 # run's own options: name -> number of values (everything else is the MIOpenDriver command)
 RUN_OPTIONS = {"--split-k": 1, "--cluster": 1, "--tile": 1, "--waves": 1, "--epilogue": 1, "--flavor": 1,
                "--cus": 1, "-i": 1, "--iter": 1, "-V": 1, "--verify": 1, "--warmup": 1, "--seed": 1,
-               "--cache-dir": 1, "--build-only": 0, "-h": 0, "--help": 0}
+               "--cache-dir": 1, "--build-only": 0, "-h": 0, "--help": 0, "--version": 0}
 
 
 class UsageError(ValueError):
@@ -37,10 +37,12 @@ class UsageError(ValueError):
 
 
 def _parser() -> argparse.ArgumentParser:
-    doc = __doc__.split("\n\n")
-    p = argparse.ArgumentParser(prog="python -m python_engine run", usage=doc[1].strip().split("run ", 1)[1],
-                                description=doc[0] + "\n\n" + doc[2], allow_abbrev=False,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    from parity.cli_common import Parser, add_version, plain
+    doc = plain(__doc__).split("\n\n")
+    p = Parser(prog="python -m python_engine run", usage=doc[1].strip().split("run ", 1)[1],
+               description=doc[0] + "\n\n" + doc[2], allow_abbrev=False,
+               formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_version(p)
     p.usage = "python -m python_engine run " + p.usage
     a = p.add_argument
     a("--split-k", metavar="D|auto", default="auto",
