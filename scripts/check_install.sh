@@ -8,7 +8,10 @@
 #     and configs, the installed engines);
 #   - the engines import from any directory, the repository root included (the
 #     source tree's cpp_engine/ has no built library: it loads the installed one);
-#   - outside any checkout, `parity check` is one error line (exit 2).
+#   - outside any checkout, `parity check` is one error line (exit 2);
+#   - the C++ engine alone, with CMake and no Python (docs/cpp_engine.md):
+#     configure, build, install into a prefix (GNU layout, versioned soname
+#     with its symlinks) and build examples/c_embed against that prefix.
 # Usage: bash scripts/check_install.sh [WORKDIR]   (default: a temp directory)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -64,4 +67,22 @@ set -e
 [ $rc -eq 2 ] && [ "$(wc -l <"$WORK/err.log")" -eq 1 ] && grep -q '^error: no splitk-parity checkout' "$WORK/err.log" \
   || { echo "outside a checkout: exit $rc"; cat "$WORK/err.log"; exit 1; }
 say "outside a checkout: $(cat "$WORK/err.log")"
+
+# The C++ engine alone: CMake only, no Python.
+cmake -S "$WORK/src" -B "$WORK/cmake-build" -DCMAKE_BUILD_TYPE=Release >"$WORK/cmake.log" 2>&1 \
+  && cmake --build "$WORK/cmake-build" -j 2 >>"$WORK/cmake.log" 2>&1 \
+  && cmake --install "$WORK/cmake-build" --prefix "$WORK/prefix" >>"$WORK/cmake.log" 2>&1 \
+  || { tail -20 "$WORK/cmake.log"; exit 1; }
+LIBDIR="$(dirname "$(find "$WORK/prefix" -name 'libcpp_engine.so.0.1.*' | head -1)")"
+[ -L "$LIBDIR/libcpp_engine.so.0.1" ] && [ -L "$LIBDIR/libcpp_engine.so" ] \
+  && [ -f "$WORK/prefix/include/cpp_engine/cpp_engine.h" ] && [ -f "$LIBDIR/cmake/cpp_engine/cpp_engineConfig.cmake" ] \
+  || { echo "CMake install layout:"; find "$WORK/prefix" | head -30; exit 1; }
+cmake -S "$WORK/src/examples/c_embed" -B "$WORK/c_embed" -DCMAKE_PREFIX_PATH="$WORK/prefix" >"$WORK/c_embed.log" 2>&1 \
+  && cmake --build "$WORK/c_embed" >>"$WORK/c_embed.log" 2>&1 || { tail -20 "$WORK/c_embed.log"; exit 1; }
+"$WORK/c_embed/c_embed" >"$WORK/c_embed.out" 2>/dev/null
+"$WORK/venv/bin/python" -c '
+import sys, python_engine
+want = python_engine.lower("ir_core", {"kernel": "lds_barrier", "threads": 256}, "gfx1250", "llvm23").text
+sys.exit(0 if open(sys.argv[1]).read() == want else "c_embed against the CMake install printed other bytes")' "$WORK/c_embed.out"
+say "CMake-only install: $(cd "$WORK/prefix" && find . -name 'libcpp_engine.so*' | sort | tr '\n' ' '); c_embed built against it prints the Python engine's bytes"
 say "OK"
