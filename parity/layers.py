@@ -13,7 +13,7 @@
   ks_count = S, so its copy may have trailing empty slices) through the CPU emulator
   against the numpy reference of the original (unfolded) layout. One row per
   layer.
-* ``parity aot --flavor F [--emit DIR] [--check]`` — the AOT job grid: list
+* ``parity aot [--flavor F] [--only X] [--emit DIR] [--check]`` — the AOT job grid: list
   every job with the C++ engine, or write ``DIR/<label>.ll`` and
   ``DIR/jobs.tsv``; ``--check`` also lowers each job with the Python engine and
   compares the bytes (and both engines' job lists).

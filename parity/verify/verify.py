@@ -551,8 +551,9 @@ def add_verify_command(sub) -> None:
 def cmd_verify(args) -> int:
     from parity.config import ConfigError
     from parity.pool import PoolError
-    from parity.cli_common import finish
+    from parity.cli_common import finish, note_outside_checkout
     from parity.report import die, progress, select
+    note_outside_checkout()
     try:
         families, flavors, _ = select(args)
         with progress("verify") as cb:
