@@ -38,12 +38,40 @@ def headers_cdef(include_dir: str) -> str:
     return "\n".join(out)
 
 
+def _installed_libpath():
+    """The ``_libpath`` module of the installed distribution, for a source tree's
+    ``cpp_engine/`` that has no built library.
+
+    Python run from a checkout's root after a non-editable install (``pip
+    install .``, a wheel) imports the checkout's ``cpp_engine/`` (the working
+    directory comes first on ``sys.path``) instead of the installed package.
+    Its Python files are the binding itself; only the library, the headers and
+    ``_libpath.py`` come from the build, so they are taken from the installed
+    distribution (``importlib.metadata``'s record of
+    ``cpp_engine/_libpath.py``). None when nothing is installed."""
+    import importlib.metadata as md
+    import importlib.util
+    try:
+        dist = md.distribution("splitk-parity")
+    except md.PackageNotFoundError:
+        return None
+    path = os.path.abspath(str(dist.locate_file("cpp_engine/_libpath.py")))
+    if not os.path.isfile(path) or os.path.dirname(path) == os.path.dirname(os.path.abspath(__file__)):
+        return None
+    spec = importlib.util.spec_from_file_location("cpp_engine._libpath", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def _load():
     try:
         from . import _libpath
-    except ImportError as exc:  # pragma: no cover - only without a build
-        raise ImportError("cpp_engine is not built: cpp_engine/_libpath.py is missing; "
-                          "install the project with `pip install -e .`") from exc
+    except ImportError:
+        _libpath = _installed_libpath()
+        if _libpath is None:
+            raise ImportError("cpp_engine is not built: no cpp_engine/_libpath.py here and no installed "
+                              "splitk-parity; run `bash scripts/bootstrap.sh` (or `pip install .`)") from None
     f = cffi.FFI()
     f.cdef(headers_cdef(os.path.join(_libpath.PREFIX, "include", "cpp_engine")))
     return f, f.dlopen(_libpath.LIBRARY), _libpath

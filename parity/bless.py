@@ -145,17 +145,47 @@ def load_for_write(gdir, name: str, resolve) -> tuple[G.Flavors | None, str | No
     return agreed, "holds git conflict markers; regenerating it (entries both sides agree on kept as the old state)"
 
 
+def new_shard(old: dict | None, flavors, results, sel: set | None) -> dict:
+    """The shard after a write: the selected flavors' entries replaced by the
+    run's (``sel``: only these config names, from --only FAMILY/NAME; others kept);
+    flavors not run are kept as they were. A full write (every canonical
+    flavor, no names) drops non-canonical flavors."""
+    from parity.config import CANONICAL_FLAVORS
+    old = old or {}
+    full = sel is None and tuple(flavors) == CANONICAL_FLAVORS
+    new: dict = {} if full else {fl: dict(e) for fl, e in old.items()}
+    for fl in CANONICAL_FLAVORS:
+        new.setdefault(fl, {})
+    for fl in flavors:
+        if sel is None:
+            new[fl] = {}
+        else:
+            for n in sel:
+                new[fl].pop(n, None)
+    for r in results:
+        entry = r.golden_entry()
+        assert entry is not None and r.passed
+        new[r.flavor][r.config] = entry
+    return new
+
+
 def write(args, families, flavors, engines, gdir, resolve, run) -> int:
-    """The body of ``parity write`` after argument checks: run, oracles, write. Returns the exit status."""
+    """The body of ``parity write`` after argument checks: run, oracles, write. Returns the exit status.
+
+    ``--only FAMILY/NAME`` and ``--flavor`` rewrite only those entries and keep
+    the rest of each shard (:func:`new_shard`)."""
+    from parity.cli_common import only_names
     from parity.report import die, failure_lines, summary_lines
 
-    names = [f.name for f in families]
+    names = only_names(args)
     old_shards: dict[str, G.Flavors | None] = {}
-    for n in names:
+    for n in (f.name for f in families):
         old_shards[n], note = load_for_write(gdir, n, resolve)
         if note:
             print(f"golden {n}.json: {note}")
-    gone = [] if args.only else [n for n in G.shard_families(gdir) if n not in set(names)]
+    fams = [f.name for f in families]
+    gone = [] if args.only or getattr(args, "flavor", None) else [n for n in G.shard_families(gdir)
+                                                                   if n not in set(fams)]
     report = run()
     if not report.green:
         for line in summary_lines(report):
@@ -183,6 +213,7 @@ def write(args, families, flavors, engines, gdir, resolve, run) -> int:
     else:
         print("oracles: no lowered entry changed; nothing to check")
     total = 0
+    shards_out: dict[str, dict] = {}
     try:
         with G.lock(gdir):
             for p in G.remove_stale_temp_files(gdir):
@@ -196,11 +227,7 @@ def write(args, families, flavors, engines, gdir, resolve, run) -> int:
                         print(f"  {msg}")
                     continue
                 old = old_shards[fam.name]
-                new: dict = {fl: {} for fl in flavors}
-                for r in report.by_family(fam.name):
-                    entry = r.golden_entry()
-                    assert entry is not None and r.passed
-                    new[r.flavor][r.config] = entry
+                new = new_shard(old, flavors, report.by_family(fam.name), names.get(fam.name))
                 changes = G.diff_flavors(fam.name, old or {}, new)
                 rendered = G.render_shard(fam.name, new).encode()
                 if not path.exists() or path.read_bytes() != rendered:
@@ -214,6 +241,7 @@ def write(args, families, flavors, engines, gdir, resolve, run) -> int:
                 for c in changes:
                     print(f"  {c}")
                 total += len(changes)
+                shards_out[fam.name] = {"state": verb, **{k.lower(): v for k, v in summary.items()}}
             for name in gone:
                 try:
                     old = G.load_shard(gdir, name, resolve) or {}
@@ -225,6 +253,7 @@ def write(args, families, flavors, engines, gdir, resolve, run) -> int:
                 for c in changes:
                     print(f"  {c}")
                 total += len(changes)
+                shards_out[name] = {"state": "removed", "added": 0, "removed": len(changes), "changed": 0}
     except G.GoldenError as exc:
         return die(str(exc))
     print(f"{total} golden entr{'y' if total == 1 else 'ies'} changed")
@@ -233,4 +262,6 @@ def write(args, families, flavors, engines, gdir, resolve, run) -> int:
         return die(f"parity write refuses to bless {fams}: a changed config fails an oracle (listed above); "
                    f"fix the engines, or check with `parity verify --only {fams}` / "
                    f"`parity numerics --only {fams}`")
-    return 0
+    from parity.cli_common import finish
+    return finish(args, "write", True, {"golden_dir": str(gdir), "flavors": list(flavors),
+                                        "shards": shards_out, "changed_entries": total})

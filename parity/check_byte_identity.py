@@ -13,25 +13,25 @@ config error).
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a script path
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from parity.cli_common import Parser, add_version, finish  # noqa: E402
 from parity.config import ConfigError  # noqa: E402
 from parity.pool import PoolError  # noqa: E402
 from parity.report import (add_common_options, die, failure_lines, progress, select,  # noqa: E402
-                           summary_lines, write_json)
+                           summary_lines)
 from parity.runner import run_gate  # noqa: E402
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="check_byte_identity",
-                                description="Check that both engines emit the same bytes for every config.")
+    p = Parser(prog="check_byte_identity",
+               description="Check that both engines emit the same bytes for every config.")
+    add_version(p)
     add_common_options(p)
-    p.add_argument("--json", metavar="PATH", help="write a machine-readable report to PATH")
     p.add_argument("--verify", action="store_true",
                    help="then run `parity verify` (LLVM validity + ISA gate, docs/verify.md) and fold it into RESULT")
     return p
@@ -66,15 +66,10 @@ def main(argv: list[str] | None = None) -> int:
         print_report(vrep)
         doc["verify"] = vrep.to_json()
         result = "RED" if not green else vrep.result
-        doc["result"] = result
-        if args.json:
-            write_json(args.json, doc)
         print(vrep.result_line() if result == vrep.result else f"RESULT: {result}")
-        return 0 if result == "GREEN" else 1
-    if args.json:
-        write_json(args.json, doc)
+        return finish(args, "check_byte_identity", result, doc)
     print(f"RESULT: {'GREEN' if green else 'RED'}")
-    return 0 if green else 1
+    return finish(args, "check_byte_identity", green, doc)
 
 
 if __name__ == "__main__":

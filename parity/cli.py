@@ -1,22 +1,27 @@
 """The ``parity`` command line.
 
-    parity check [--only F,..] [--flavor F] [--json PATH]   byte identity + goldens, one verdict
-    parity write [--only F,..]                              re-bless goldens (refused when CI is set)
-    parity list  [--family F]                               configs and their verdicts
-    parity show  FAMILY/NAME [--flavor F] [--engine E]      print one engine's IR
-    parity diff  FAMILY/NAME [--flavor F]                   unified diff of the two engines' IR
-    parity verify [--only F,..] [--flavor F] [--report] [--json PATH] [--engine E]
-                                                            LLVM validity + ISA report (docs/verify.md)
-    parity numerics [--only F,..] [-j N] [-v]               run configs in the CPU emulator vs numpy (docs/sim.md)
-    parity emit [COMMAND | --catalog FILE] [--engine E] [--out DIR]   kernels + launch plan per layer (docs/policy.md)
-    parity layers [FILE]                                    every catalog layer: both engines, verify, numerics (scaled down)
-    parity aot --flavor F [--emit DIR] [--check]            the AOT job grid (docs/policy.md)
-    parity fuzz [--only F,..] [--seconds N] [--seed S] [--jobs N] [--out DIR]
-                                                            differential fuzzer (docs/fuzz.md)
+    parity check    [--only X,..] [--flavor F] [-j N] [--json PATH]   byte identity + goldens, one verdict
+    parity write    [--only X,..] [--flavor F] [-j N] [--json PATH]   re-bless goldens (refused when CI is set)
+    parity list     [--only X,..] [--flavor F] [-j N] [--json PATH]   configs and their verdicts
+    parity show     FAMILY/NAME [--flavor F] [--engine E]              print one engine's IR
+    parity diff     FAMILY/NAME [--flavor F]                           unified diff of the two engines' IR
+    parity verify   [--only X,..] [--flavor F] [-j N] [--json PATH] [--report] [--engine E]
+                                                                      LLVM validity + ISA report (docs/verify.md)
+    parity numerics [--only X,..] [--flavor F] [-j N] [--json PATH] [-v]   CPU emulator vs numpy (docs/sim.md)
+    parity emit     [COMMAND | --catalog FILE] [--only L,..] [--engine E] [--out DIR] [--json PATH]
+    parity layers   [FILE] [--only L,..] [--flavor F] [-j N] [--json PATH]   every catalog layer, end to end
+    parity aot      [--flavor F] [--only X,..] [--emit DIR] [--check] [--json PATH]   the AOT job grid
+    parity aot      --build DIR [--flavor F] [--jobs N] [--shard I/N] [--json PATH]; aot merge / validate
+    parity diff     --base REF [FAMILY[/NAME]] [--only X,..] [--flavor F] [--stat] [--json PATH]
+                                                                      the IR changes since a git ref
+    parity merge-golden %O %A %B %P | --install                        git merge driver for golden/
+    parity fuzz     [--only F,..] [--seconds N] [--seed S] [--jobs N] [--out DIR]   differential fuzzer
 
-Exit status: 0 clean, 1 the check found problems (or ``diff`` found a
-difference, ``show`` a rejection), 2 refused or unusable input (bad arguments,
-unreadable golden shard, ``write`` under CI or with failing verdicts).
+X is a family or FAMILY/NAME config (FAMILY/LABEL job for aot), L a layer
+name. Exit status everywhere (docs/cli.md): 0 GREEN, 1 RED (the check found
+problems; ``diff`` found a difference, ``show`` a rejection), 2 usage or
+input error (bad arguments, unreadable golden shard, ``write`` under CI or
+with failing verdicts): one ``error:`` line on stderr, nothing run or written.
 Nothing here reads the environment for flavor or arch; ``CI`` only gates
 ``write``.
 """
@@ -31,19 +36,20 @@ import sys
 from pathlib import Path
 
 from parity import golden as G
+from parity.cli_common import Parser, add_version, finish, note_outside_checkout, only_names
 from parity.config import CANONICAL_FLAVORS, ConfigError, load_families
 from parity.pool import PoolError, WorkerPool
-from parity.project import ProjectError
+from parity.project import ProjectError, resolve_golden_dir
 from parity.report import (add_common_options, canonical_flavor, die, failure_lines, parse_engines,
-                           progress, select, split_csv, summary_lines, write_json)
+                           progress, select, split_csv, summary_lines)
 from parity.runner import engine_module, lower_text, run_gate, resolve_flavors
 
 
 # -- helpers -----------------------------------------------------------------
 
 def _golden_dir(args) -> Path:
-    """--golden-dir, else <project root>/golden (parity/project.py); ProjectError when neither."""
-    from parity.project import resolve_golden_dir
+    """--golden-dir, else the golden/ of the checkout holding the working
+    directory (parity.project); ProjectError outside any checkout."""
     return resolve_golden_dir(getattr(args, "golden_dir", None))
 
 
@@ -67,8 +73,12 @@ def _run(families, flavors, engines, args):
                         workers=args.jobs, progress=cb)
 
 
-def golden_findings(report, shards: dict, flavors, orphan_shards: dict) -> list[G.Finding]:
-    """MISSING / ORPHAN / CHANGED of ``report`` against loaded shards."""
+def golden_findings(report, shards: dict, flavors, orphan_shards: dict,
+                    names: dict | None = None) -> list[G.Finding]:
+    """MISSING / ORPHAN / CHANGED / CONFLICT of ``report`` against loaded shards. ``names``
+    ({family: config names}, from --only FAMILY/NAME): only those configs of
+    that family were run, so no other entry of it is an orphan."""
+    names = names or {}
     out: list[G.Finding] = []
     seen = set()
     for r in report.results:
@@ -95,6 +105,8 @@ def golden_findings(report, shards: dict, flavors, orphan_shards: dict) -> list[
             if fl not in flavors:
                 continue
             for cfg in sorted(entries):
+                if fam in names and cfg not in names[fam]:
+                    continue
                 if (fam, fl, cfg) not in seen and G.is_conflict(entries[cfg]):
                     out.append(G.Finding(G.CONFLICT, fam, cfg, fl, G.describe_entry(entries[cfg])))
                 elif (fam, fl, cfg) not in seen:
@@ -147,7 +159,7 @@ def cmd_check(args) -> int:
         report = _run(families, flavors, engines, args)
     except (ConfigError, ValueError, G.GoldenError, PoolError, ProjectError) as exc:
         return die(str(exc))
-    findings = golden_findings(report, shards, flavors, orphan_shards)
+    findings = golden_findings(report, shards, flavors, orphan_shards, only_names(args))
     for line in summary_lines(report):
         print(line)
     for line in failure_lines(report):
@@ -166,11 +178,6 @@ def cmd_check(args) -> int:
         for f in fs:
             print(f"  {f}")
     green = report.green and not findings
-    if args.json:
-        doc = report.to_json()
-        doc["golden"] = [f.to_json() for f in findings]
-        doc["result"] = "GREEN" if green else "RED"
-        write_json(args.json, doc)
     for p in G.stale_temp_files(gdir):
         print(f"golden: stale temp file {p.name} (left by a killed `parity write`; "
               "the next `parity write` removes it)")
@@ -181,7 +188,10 @@ def cmd_check(args) -> int:
         print("hint: if the change is intended, review it with `parity diff --base HEAD`, "
               "run `parity write` and commit golden/")
     print(f"RESULT: {'GREEN' if green else 'RED'}")
-    return 0 if green else 1
+    doc = report.to_json()
+    doc["golden"] = [f.to_json() for f in findings]
+    doc["golden_dir"] = str(gdir)
+    return finish(args, "check", green, doc)
 
 
 def cmd_write(args) -> int:
@@ -203,29 +213,34 @@ def cmd_write(args) -> int:
 
 
 def cmd_list(args) -> int:
-    args.only = args.family
+    note_outside_checkout()
     try:
         families, flavors, engines = select(args)
         report = _run(families, flavors, engines, args)
     except (ConfigError, ValueError, PoolError) as exc:
         return die(str(exc))
     res = {(r.family, r.config, r.flavor): r for r in report.results}
+    rows = []
     for fam in families:
         if not fam.configs:
             print(f"{fam.name}: (no configs)")
         for c in fam.configs:
             cells = []
+            verdicts = {}
             for fl in flavors:
                 r = res.get((fam.name, c.name, fl))
                 cells.append(f"{fl}:{r.verdict if r else '-'}")
+                verdicts[fl] = r.verdict if r else None
             print(f"{fam.name}/{c.name:<32} {c.arch:<8} {'  '.join(cells)}")
-    return 0
+            rows.append({"family": fam.name, "config": c.name, "arch": c.arch, "verdicts": verdicts})
+    # list reports; its exit status says whether every listed verdict passes
+    return finish(args, "list", report.green, {"flavors": list(flavors), "configs": rows})
 
 
 def cmd_show(args) -> int:
     from parity.runner import engine_module
     if importlib.util.find_spec(engine_module(args.engine)) is None:
-        return die(f"unknown engine {args.engine!r} (python or cpp)")
+        return die(f"--engine: unknown engine {args.engine!r} (python or cpp)")
     try:
         fam, cfg = _find_config(args, args.ref)
         flavor = canonical_flavor(args.flavor, args.engine, args.timeout)
@@ -287,32 +302,33 @@ def cmd_diff(args) -> int:
 # -- parser ------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="parity", description="The splitk-parity gate (see docs/gate.md).")
+    p = Parser(prog="parity", description="The splitk-parity gate (docs/gate.md; every command: docs/cli.md).")
+    add_version(p)
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     c = sub.add_parser("check", help="byte identity and goldens in one verdict")
     add_common_options(c)
-    c.add_argument("--json", metavar="PATH", help="write a machine-readable report to PATH")
-    c.add_argument("--golden-dir", metavar="DIR", help="golden shard directory (default: <project root>/golden)")
+    c.add_argument("--golden-dir", metavar="DIR",
+                   help="golden shard directory (default: golden/ of the checkout holding the working directory)")
     c.set_defaults(func=cmd_check)
 
     w = sub.add_parser("write", help="re-bless golden shards from what both engines agree on")
-    add_common_options(w, flavor=False)
-    w.add_argument("--golden-dir", metavar="DIR", help="golden shard directory (default: <project root>/golden)")
+    add_common_options(w)
+    w.add_argument("--golden-dir", metavar="DIR",
+                   help="golden shard directory (default: golden/ of the checkout holding the working directory)")
     w.add_argument("--no-oracles", action="store_true",
                    help="bless without running the validity and numerics oracles on the changed configs")
     w.set_defaults(func=cmd_write)
 
     ls = sub.add_parser("list", help="configs with their verdicts")
-    ls.add_argument("--family", metavar="F[,F...]", help="only this family")
-    add_common_options(ls, only=False)
+    add_common_options(ls)
     ls.set_defaults(func=cmd_list)
 
     s = sub.add_parser("show", help="print one engine's IR for a config")
     s.add_argument("ref", metavar="FAMILY/NAME")
     s.add_argument("--flavor", default="llvm23", help="flavor (default llvm23)")
     s.add_argument("--engine", default="python", help="python or cpp (default python)")
-    add_common_options(s, flavor=False, only=False)
+    add_common_options(s, flavor=False, only=False, json=False, jobs=False)
     s.set_defaults(func=cmd_show)
 
     d = sub.add_parser("diff", help="unified diff of the two engines' IR for a config; "
@@ -321,7 +337,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--flavor", default=None, help="flavor (default llvm23; with --base: all)")
     from parity.ir_diff import add_base_options  # issue 12: parity diff --base REF
     add_base_options(d)
-    add_common_options(d, flavor=False)
+    add_common_options(d, flavor=False, json=False)
     d.set_defaults(func=cmd_diff)
 
     from parity.verify.verify import add_verify_command  # issue 6: the validity oracle

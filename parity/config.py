@@ -19,7 +19,9 @@ expectation at every flavor unless ``per_flavor`` overrides it for a flavor.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import pkgutil
+import sys
 import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -187,18 +189,42 @@ def family_from_module(mod) -> Family:
 DEFAULT_PACKAGE = "parity.configs"
 
 
+def _family_modules(package: str) -> list:
+    """The family modules of ``package`` in name order. For the default package
+    inside a checkout whose ``parity`` is not the imported one (a non-editable
+    install), the checkout's ``parity/configs/*.py`` files
+    (:func:`parity.project.checkout_configs_dir`)."""
+    from parity.project import checkout_configs_dir
+    d = checkout_configs_dir() if package == DEFAULT_PACKAGE else None
+    if d is None:
+        pkg = importlib.import_module(package)
+        return [importlib.import_module(f"{package}.{info.name}")
+                for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name)
+                if not info.name.startswith("_")]
+    mods = []
+    for path in sorted(d.glob("*.py")):
+        if path.name.startswith("_"):
+            continue
+        name = f"parity._checkout_configs.{path.stem}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        try:
+            spec.loader.exec_module(mod)
+        except Exception as exc:
+            raise ConfigError(f"{path}: cannot be loaded: {type(exc).__name__}: {exc}") from None
+        mods.append(mod)
+    return mods
+
+
 def load_families(package: str = DEFAULT_PACKAGE, only: Iterable[str] | None = None) -> list[Family]:
     """Import every module of ``package`` (other than __init__) as a family.
 
     Returns families sorted by name. ``only`` restricts to the named families;
     an unknown name there is an error.
     """
-    pkg = importlib.import_module(package)
     families: dict[str, Family] = {}
-    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):
-        if info.name.startswith("_"):
-            continue
-        mod = importlib.import_module(f"{package}.{info.name}")
+    for mod in _family_modules(package):
         fam = family_from_module(mod)
         if fam.name in families:
             raise ConfigError(f"family {fam.name!r} defined twice ({families[fam.name].source} "

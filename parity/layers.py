@@ -13,13 +13,14 @@
   ks_count = S, so its copy may have trailing empty slices) through the CPU emulator
   against the numpy reference of the original (unfolded) layout. One row per
   layer.
-* ``parity aot --flavor F [--emit DIR] [--check]`` — the AOT job grid: list
+* ``parity aot [--flavor F] [--only X] [--emit DIR] [--check]`` — the AOT job grid: list
   every job with the C++ engine, or write ``DIR/<label>.ll`` and
   ``DIR/jobs.tsv``; ``--check`` also lowers each job with the Python engine and
   compares the bytes (and both engines' job lists).
 """
 from __future__ import annotations
 
+import argparse
 import math
 import os
 import sys
@@ -200,8 +201,9 @@ def run_numerics(lp, E, kernels_cache: dict) -> tuple:
 
 # -- verification -------------------------------------------------------------------------
 
-def verify_kernels(items: dict, flavor: str, arch: str) -> dict:
-    """hash -> (status, message) for {hash: (kernel, text)} with the LLVM of ``flavor``."""
+def verify_kernels(items: dict, flavor: str, arch: str, jobs: int | None = None) -> dict:
+    """hash -> (status, message) for {hash: (kernel, text)} with the LLVM of ``flavor``
+    (``jobs`` compile processes, default the CPU count)."""
     from parity.verify import lanes as L
     from parity.verify.compile_worker import CompileWorkers
     st = L.statuses()[flavor]
@@ -215,7 +217,7 @@ def verify_kernels(items: dict, flavor: str, arch: str) -> dict:
         return out
     import python_engine
     row = next((dict(r) for r in python_engine.arch_table() if r["name"] == arch), None)
-    cw = CompileWorkers(workers=os.cpu_count() or 1)
+    cw = CompileWorkers(workers=jobs or os.cpu_count() or 1)
     keys = list(items)
     answers = cw.run([{"kind": "compile", "text": items[h][1], "kernel": items[h][0], "arch": arch,
                        "arch_row": row} for h in keys])
@@ -241,6 +243,7 @@ def _engines():
 
 
 def cmd_layers(args) -> int:
+    from parity.cli_common import die, finish, progress
     from python_engine.emit import EmitError, check_target, default_catalog, plan_layer, select_layers
     from python_engine.miopen import ProblemInputError, parse_catalog
     py, cpp = _engines()
@@ -252,27 +255,39 @@ def cmd_layers(args) -> int:
         with open(path, encoding="utf-8") as f:
             layers = select_layers(parse_catalog(f.read(), path), args.only, path)
     except (OSError, ProblemInputError, EmitError) as e:
-        print(f"parity layers: {e}", file=sys.stderr)
-        return 2
+        return die(str(e))
     t0 = time.perf_counter()
     rows, plans, failures = [], [], 0
-    for layer in layers:
-        try:
-            a = plan_layer(py, layer, args.arch, args.flavor, args.dtype, args.cus)
-            b = plan_layer(cpp, layer, args.arch, args.flavor, args.dtype, args.cus)
-        except (EmitError, py.SpecRejected, cpp.SpecRejected) as e:
-            rows.append((layer, None, f"REJECTED: {e if isinstance(e, EmitError) else e.reason}"))
-            failures += 1
-            continue
-        same = (a.policy_text == b.policy_text and a.plan_text == b.plan_text
-                and [(k[3], k[5]) for k in a.kernels] == [(k[3], k[5]) for k in b.kernels])
-        plans.append((layer, a, same))
-    uniq = {}
-    for _, a, _ in plans:
-        for k in a.kernels:
-            uniq.setdefault(k[4]["hash"], (k[3], k[5]))
-    ver = verify_kernels(uniq, a.flavor if plans else args.flavor, args.arch) if plans and not args.no_verify \
-        else {}
+    bar_cm = progress("layers", 2 * len(layers))
+    bar = bar_cm.__enter__()
+    try:
+        for i, layer in enumerate(layers):
+            try:
+                a = plan_layer(py, layer, args.arch, args.flavor, args.dtype, args.cus)
+                b = plan_layer(cpp, layer, args.arch, args.flavor, args.dtype, args.cus)
+            except (EmitError, py.SpecRejected, cpp.SpecRejected) as e:
+                rows.append((layer, None, f"REJECTED: {e if isinstance(e, EmitError) else e.reason}"))
+                failures += 1
+                continue
+            finally:
+                if bar:
+                    bar(i + 1)
+            same = (a.policy_text == b.policy_text and a.plan_text == b.plan_text
+                    and [(k[3], k[5]) for k in a.kernels] == [(k[3], k[5]) for k in b.kernels])
+            plans.append((layer, a, same))
+        uniq = {}
+        for _, a, _ in plans:
+            for k in a.kernels:
+                uniq.setdefault(k[4]["hash"], (k[3], k[5]))
+        ver = verify_kernels(uniq, a.flavor if plans else args.flavor, args.arch, args.jobs) \
+            if plans and not args.no_verify else {}
+        return _layers_rows(args, path, layers, plans, rows, failures, ver, uniq, t0, py, bar)
+    finally:
+        bar_cm.__exit__(None, None, None)
+
+
+def _layers_rows(args, path, layers, plans, rows, failures, ver, uniq, t0, py, bar) -> int:
+    from parity.cli_common import finish
     cache: dict = {}
     print(f"parity layers: {path} ({len(layers)} layers, {args.arch} {args.flavor}); numerics run on a "
           f"SCALED-DOWN copy of each layer (batch 1, <= {SCALE_M}x{SCALE_M} output pixels, <= {SCALE_KPG} output "
@@ -283,7 +298,10 @@ def cmd_layers(args) -> int:
     hdr = f"{'layer':34s} {'M':>7s} {'Kgemm':>6s} {'unsplit':>12s} {'deg':>3s} {'binary':9s} {'engines':9s} " \
           f"{'verify':7s} {'numerics':8s} kernel"
     print(hdr)
-    for layer, a, same in plans:
+    out_rows = []
+    for j, (layer, a, same) in enumerate(plans):
+        if bar:
+            bar(len(layers) + j + 1)
         p = layer.problem
         from python_engine.kernels.conv_problem import ConvProblem
         fp = ConvProblem(**a.folded)
@@ -307,6 +325,9 @@ def cmd_layers(args) -> int:
         kern = a.kernels[0][3] + (" + reduce d" + str(a.kernels[1][2]["degree"]) if len(a.kernels) > 1 else "")
         print(f"{layer.name:34s} {p.M:7d} {p.Kgemm:6d} {unsplit:>12s} {deg:>3s} {a.binary:9s} "
               f"{'IDENTICAL' if same else 'DIFFER':9s} {vtxt:7s} {ntxt:8s} {kern}")
+        out_rows.append({"layer": layer.name, "M": p.M, "Kgemm": p.Kgemm, "degree": int(deg), "binary": a.binary,
+                         "engines": "IDENTICAL" if same else "DIFFER", "verify": vtxt, "numerics": ntxt,
+                         "numerics_detail": ndet, "kernels": [k[3] for k in a.kernels], "ok": not bad})
         if args.verbose or bad:
             print(f"    rule {a.policy['rule']}; fold {a.fold}; numerics: {ndet}")
         elif not args.no_numerics:
@@ -316,41 +337,60 @@ def cmd_layers(args) -> int:
                     print(f"    verify {k[3]}: {s} {m}")
     for layer, _, why in rows:
         print(f"{layer.name:34s} {why}")
-    print(f"{len(layers)} layers, {len(uniq)} distinct kernels, {time.perf_counter() - t0:.1f} s; "
+        out_rows.append({"layer": layer.name, "ok": False, "error": why})
+    secs = time.perf_counter() - t0
+    print(f"{len(layers)} layers, {len(uniq)} distinct kernels, {secs:.1f} s; "
           f"RESULT: {'GREEN' if not failures else 'RED'} ({failures} failing)")
-    return 0 if not failures else 1
+    return finish(args, "layers", not failures,
+                  {"catalog": path, "arch": args.arch, "flavor": py.resolve_flavor(args.flavor),
+                   "layers": out_rows, "failing": failures, "distinct_kernels": len(uniq),
+                   "seconds": round(secs, 3)})
 
 
 def cmd_emit(args) -> int:
-    from python_engine.emit import main
-    argv = ([args.command] if args.command is not None else []) + (["--catalog", args.catalog] if args.catalog else []) + \
-        ["--out", args.out, "--engine", args.engine, "--arch", args.arch, "--flavor", args.flavor,
-         "--cus", str(args.cus)] + (["--dtype", args.dtype] if args.dtype else []) + \
-        (["--only", args.only] if args.only else [])
-    return main(argv)
+    from python_engine.emit import run_emit
+    return run_emit(args)
 
 
 def cmd_aot(args) -> int:
+    from parity.cli_common import die, finish, parse_only, progress
     from python_engine.outputs import OutputError, ensure_dir, write_text_atomic
     py, cpp = _engines()
     try:
         n, text = cpp.aot_jobs_text(args.flavor)
         flavor = cpp.resolve_flavor(args.flavor)
     except cpp.SpecRejected as e:
-        print(f"parity aot: {e.reason}", file=sys.stderr)
-        return 2
+        return die(f"--flavor: {e.reason}")
     rows = [ln.split("\t") for ln in text.splitlines()]
+    try:
+        fams, names = parse_only(args.only)
+    except ValueError as e:
+        return die(str(e))
+    if fams:
+        known = sorted({r[0] for r in rows})
+        unknown = [f for f in fams if f not in known]
+        labels = {(r[0], r[2]) for r in rows}
+        missing = [f"{f}/{x}" for f, xs in names.items() for x in sorted(xs) if (f, x) not in labels]
+        if unknown:
+            return die(f"--only: no AOT jobs of famil{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)} "
+                       f"(families of the grid: {', '.join(known)})")
+        if missing:
+            return die(f"--only: no AOT job {', '.join(missing)} at {flavor}")
     rc = 0
+    problems = []
     if len(rows) != n:
-        print(f"parity aot: count_jobs {n} != {len(rows)} enumerated jobs", file=sys.stderr)
-        rc = 1
+        problems.append(f"count_jobs {n} != {len(rows)} enumerated jobs")
     shard = getattr(args, "shard_range", None)  # (I, N) from parity/aot/cli.py
     if shard:
         from parity.aot.shard import shard_of
         rows = [r for r in rows if shard_of(r[1], shard[1]) == shard[0]]
         text = "".join("\t".join(r) + "\n" for r in rows)
     if args.check and py.aot_jobs_text(args.flavor) != (n, text):
-        print("parity aot: the Python engine's job list differs from the C++ engine's", file=sys.stderr)
+        problems.append("the Python engine's job list differs from the C++ engine's")
+    if fams:
+        rows = [r for r in rows if r[0] in fams and (r[0] not in names or r[2] in names[r[0]])]
+    for p in problems:
+        print(f"error: {p}", file=sys.stderr)
         rc = 1
     t0 = time.perf_counter()
     t_cpp = t_py = 0.0
@@ -358,79 +398,76 @@ def cmd_aot(args) -> int:
         try:
             ensure_dir(args.emit, "--emit")
         except OutputError as e:
-            print(f"parity aot: {e}", file=sys.stderr)
-            return 2
-    for fam, h, label, spec_text in rows:
-        spec = {}
-        for kv in spec_text.split(";"):
-            k, v = kv.split("=", 1)
-            spec[k] = int(v) if v.lstrip("-").isdigit() else v
-        if args.emit or args.check:
-            t = time.perf_counter()
-            out = cpp.lower(fam, spec, "gfx1250", flavor)
-            t_cpp += time.perf_counter() - t
-            if args.emit:
-                try:
-                    write_text_atomic(os.path.join(args.emit, f"{label}.ll"), out.text)
-                except OSError as e:
-                    print(f"parity aot: {e.filename}: {e.strerror}", file=sys.stderr)
-                    return 2
-            if args.check:
+            return die(str(e))
+    jobs_out = []
+    with progress("aot", len(rows)) as bar:
+        for i, (fam, h, label, spec_text) in enumerate(rows):
+            spec = {}
+            for kv in spec_text.split(";"):
+                k, v = kv.split("=", 1)
+                spec[k] = int(v) if v.lstrip("-").isdigit() else v
+            job = {"family": fam, "hash": h, "label": label}
+            if args.emit or args.check:
                 t = time.perf_counter()
-                mine = py.lower(fam, spec, "gfx1250", flavor)
-                t_py += time.perf_counter() - t
-                if (mine.kernel, mine.text) != (out.kernel, out.text):
-                    print(f"MISMATCH {label}", file=sys.stderr)
-                    rc = 1
-        if not args.emit:
-            print(f"{h}  {label}")
+                out = cpp.lower(fam, spec, "gfx1250", flavor)
+                t_cpp += time.perf_counter() - t
+                if args.emit:
+                    path = os.path.join(args.emit, f"{label}.ll")
+                    try:
+                        write_text_atomic(path, out.text)
+                    except OSError as e:
+                        return die(f"{e.filename}: {e.strerror}")
+                    job["file"] = path
+                if args.check:
+                    t = time.perf_counter()
+                    mine = py.lower(fam, spec, "gfx1250", flavor)
+                    t_py += time.perf_counter() - t
+                    job["identical"] = (mine.kernel, mine.text) == (out.kernel, out.text)
+                    if not job["identical"]:
+                        print(f"MISMATCH {label}", file=sys.stderr)
+                        rc = 1
+            if not args.emit:
+                print(f"{h}  {label}")
+            jobs_out.append(job)
+            if bar:
+                bar(i + 1)
     if args.emit:
         try:
             write_text_atomic(os.path.join(args.emit, "jobs.tsv"), text)
         except OSError as e:
-            print(f"parity aot: {e.filename}: {e.strerror}", file=sys.stderr)
-            return 2
+            return die(f"{e.filename}: {e.strerror}")
     timing = f"; lowered with cpp in {t_cpp:.2f} s" if (args.emit or args.check) else ""
     if args.check:
         timing += f", python in {t_py:.2f} s, every job IDENTICAL" if rc == 0 else ", MISMATCH"
+    sel = f"{len(rows)} of {n}" if fams else f"{n}"
     where = f", shard {shard[0]}/{shard[1]}: {len(rows)} jobs" if shard else ""
-    print(f"{n} AOT jobs at {flavor} (gfx1250){where}{timing}" + (f"; written to {args.emit}/" if args.emit else ""))
-    return rc
+    print(f"{sel} AOT jobs at {flavor} (gfx1250){where}{timing}" + (f"; written to {args.emit}/" if args.emit else ""))
+    return finish(args, "aot", rc == 0, {"flavor": flavor, "count_jobs": n, "jobs": jobs_out,
+                                         "shard": list(shard) if shard else None,
+                                         "checked": bool(args.check), "emit": args.emit, "problems": problems})
 
 
 def add_commands(sub) -> None:
+    from parity.cli_common import add_options
+    from python_engine.emit import add_emit_arguments
     e = sub.add_parser("emit", help="emit the kernels + launch plan of convolution layers (docs/policy.md)")
-    e.add_argument("command", nargs="?", help="one MIOpenDriver command, quoted (else --catalog)")
-    e.add_argument("--catalog", metavar="FILE", help="catalog file (default: parity/data/layers.txt)")
-    e.add_argument("--out", "-o", default="emit_out", metavar="DIR")
-    e.add_argument("--engine", default="python", choices=("python", "cpp"))
-    e.add_argument("--arch", default="gfx1250")
-    e.add_argument("--flavor", default="llvm23")
-    e.add_argument("--dtype", choices=("bf16", "fp16"),
-                   help="the precision of plain 'conv' (fp32) layers; convbfp16/convfp16 layers keep theirs")
-    e.add_argument("--cus", type=int, default=0)
-    e.add_argument("--only", metavar="NAME[,NAME]")
+    add_emit_arguments(e)
     e.set_defaults(func=cmd_emit)
 
     la = sub.add_parser("layers", help="resolve, emit with both engines, compare, verify and run numerics "
                                        "(scaled down) for every layer of a catalog")
     la.add_argument("file", nargs="?", help="catalog file (default: parity/data/layers.txt)")
     la.add_argument("--arch", default="gfx1250")
-    la.add_argument("--flavor", default="llvm23")
     la.add_argument("--dtype", choices=("bf16", "fp16"),
                     help="the precision of plain 'conv' (fp32) layers; convbfp16/convfp16 layers keep theirs")
     la.add_argument("--cus", type=int, default=0)
-    la.add_argument("--tile", type=int, default=None, help=argparse_suppress())
-    la.add_argument("--only", metavar="NAME[,NAME]")
+    la.add_argument("--tile", type=int, default=None, help=argparse.SUPPRESS)
     la.add_argument("--no-verify", action="store_true", help="skip LLVM verification")
     la.add_argument("--no-numerics", action="store_true", help="skip the emulator")
     la.add_argument("-v", "--verbose", action="store_true")
+    add_options(la, only="layers", flavor=True, flavor_default="llvm23", jobs=True, json=True,
+                timeout=False, engines=False)
     la.set_defaults(func=cmd_layers)
 
     from parity.aot.cli import add_command  # --build, merge, validate: parity/aot/
     add_command(sub, cmd_aot)
-
-
-def argparse_suppress():
-    import argparse
-    return argparse.SUPPRESS

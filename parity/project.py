@@ -65,3 +65,32 @@ def resolve_golden_dir(explicit: str | Path | None = None, start: Path | str | N
         raise ProjectError(f"no {PROJECT_NAME} checkout at or above {where} (looked for pyproject.toml "
                            f"and golden/); run inside a checkout or pass --golden-dir DIR")
     return root / "golden"
+
+
+def checkout_configs_dir(start: Path | str | None = None) -> Path | None:
+    """``<root>/parity/configs`` of the checkout holding ``start`` (default: the
+    working directory) when the imported ``parity`` package is not that
+    checkout's own (a non-editable install run inside a checkout); None when
+    there is no checkout or the imported package already is the checkout's.
+
+    The gate then loads the checkout's config files, so ``parity check`` in a
+    checkout always checks that checkout's configs against its goldens."""
+    root = find_project_root(start)
+    if root is None:
+        return None
+    d = root / "parity" / "configs"
+    if not d.is_dir():
+        return None
+    here = Path(__file__).resolve().parent / "configs"
+    return None if here == d.resolve() else d
+
+
+def outside_checkout_note(start: Path | str | None = None) -> str | None:
+    """One line saying the working directory is in no checkout (so configs are
+    the installed package's and goldens need ``--golden-dir``), or None."""
+    if find_project_root(start) is not None:
+        return None
+    where = Path(start if start is not None else Path.cwd()).resolve()
+    here = Path(__file__).resolve().parent / "configs"
+    return (f"note: {where} is not inside a {PROJECT_NAME} checkout: using the configs installed at {here} "
+            f"(golden shards need a checkout or --golden-dir DIR)")

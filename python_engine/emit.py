@@ -294,68 +294,91 @@ def default_catalog() -> str:
     return os.path.join(os.path.dirname(here), "parity", "data", "layers.txt")
 
 
-def main(argv=None) -> int:
-    """``python -m python_engine emit``."""
-    import argparse
-    import importlib
-    import sys
-    import time
-    from .miopen import ProblemInputError
-    ap = argparse.ArgumentParser(prog="python -m python_engine emit",
-                                 description="Emit the kernels and launch plan of convolution layers "
-                                             "(MIOpenDriver command lines; docs/policy.md).")
+DEFAULT_OUT = os.path.join("out", "emit")
+
+
+def add_emit_arguments(ap) -> None:
+    """The options of ``emit`` (shared by ``python -m python_engine emit`` and
+    ``parity emit``; the vocabulary of docs/cli.md)."""
+    from parity.cli_common import add_options
     ap.add_argument("command", nargs="?", help="one MIOpenDriver command, quoted (else --catalog)")
     ap.add_argument("--catalog", metavar="FILE", help="a catalog file (default: the shipped parity/data/layers.txt "
                                                        "when no command is given)")
-    ap.add_argument("--out", "-o", metavar="DIR", default="emit_out", help="output directory (default emit_out)")
+    ap.add_argument("--out", "-o", metavar="DIR", default=DEFAULT_OUT,
+                    help=f"output directory (default {DEFAULT_OUT}, under the ignored out/)")
     ap.add_argument("--engine", default="python", choices=("python", "cpp"))
     ap.add_argument("--arch", default=DEFAULT_ARCH)
-    ap.add_argument("--flavor", default=DEFAULT_FLAVOR)
     ap.add_argument("--dtype", choices=("bf16", "fp16"),
                     help="the precision of plain 'conv' (fp32) layers; convbfp16/convfp16 layers keep theirs")
     ap.add_argument("--cus", type=int, default=0, help="the device's CU count (default 0: the arch table's)")
-    ap.add_argument("--only", metavar="NAME[,NAME]", help="only these layers of the catalog")
-    a = ap.parse_args(argv)
-    E = importlib.import_module("python_engine" if a.engine == "python" else "cpp_engine")
+    add_options(ap, only="layers", flavor=True, flavor_default=DEFAULT_FLAVOR, jobs=False, json=True,
+                timeout=False, engines=False)
 
-    def fail(msg):
-        print(f"error: {msg}", file=sys.stderr)
-        return 2
+
+def run_emit(a) -> int:
+    """Run ``emit`` with parsed arguments ``a`` (see :func:`add_emit_arguments`)."""
+    import importlib
+    import sys
+    import time
+    from parity.cli_common import die, finish, progress
+    from .miopen import ProblemInputError
+    E = importlib.import_module("python_engine" if a.engine == "python" else "cpp_engine")
     if a.command is not None and a.catalog:
-        return fail("give one MIOpenDriver command or --catalog FILE, not both")
+        return die("give one MIOpenDriver command or --catalog FILE, not both")
     from .outputs import OutputError, ensure_dir, out
     why = check_target(E, a.arch, a.flavor, a.cus)
     if why:
-        return fail(why)
+        return die(why)
     source = "the command" if a.command is not None else (a.catalog or default_catalog())
     try:
         layers = select_layers(load_layers(a.command, None if a.command is not None else source), a.only, source)
     except (ProblemInputError, OSError, EmitError) as e:
-        return fail(e)
+        return die(str(e))
     try:  # after the input is known good: a refused catalog creates nothing
         ensure_dir(a.out, "--out")
     except OutputError as e:
-        return fail(e)
+        return die(str(e))
     t0 = time.perf_counter()
-    failed = 0
-    for layer in layers:
-        try:
-            lp = plan_layer(E, layer, a.arch, a.flavor, a.dtype, a.cus)
-        except (EmitError, E.SpecRejected) as e:
-            print(f"error: {e if isinstance(e, EmitError) else e.reason}", file=sys.stderr)
-            failed += 1
-            continue
-        try:
-            write_layer(lp, a.out)
-        except (EmitError, OSError) as e:  # this layer only; the others are still written
-            msg = e if isinstance(e, EmitError) else f"{e.filename or a.out}: {e.strerror}"
-            print(f"error: layer {layer.name[:60]}: {msg}", file=sys.stderr)
-            failed += 1
-            continue
-        out(summary_line(lp))
+    failed = []
+    written = []
+    with progress("emit", len(layers)) as bar:
+        for i, layer in enumerate(layers):
+            try:
+                lp = plan_layer(E, layer, a.arch, a.flavor, a.dtype, a.cus)
+            except (EmitError, E.SpecRejected) as e:
+                msg = str(e) if isinstance(e, EmitError) else e.reason
+                print(f"error: {msg}", file=sys.stderr)
+                failed.append({"layer": layer.name, "error": msg})
+                continue
+            finally:
+                if bar:
+                    bar(i + 1)
+            try:
+                paths = write_layer(lp, a.out)
+            except (EmitError, OSError) as e:  # this layer only; the others are still written
+                msg = str(e) if isinstance(e, EmitError) else f"{e.filename or a.out}: {e.strerror}"
+                print(f"error: layer {layer.name[:60]}: {msg}", file=sys.stderr)
+                failed.append({"layer": layer.name, "error": msg})
+                continue
+            written.append({"layer": layer.name, "plan": paths[-1], "files": paths,
+                            "binary": lp.binary, "degree": int(lp.policy["degree"])})
+            out(summary_line(lp))
+    payload = {"engine": a.engine, "arch": a.arch, "flavor": E.resolve_flavor(a.flavor), "out": a.out,
+               "layers": written, "failed": failed}
     if failed:
-        print(f"error: {failed} of {len(layers)} layer(s) failed; {len(layers) - failed} written into {a.out}/",
-              file=sys.stderr)
-        return 1
+        print(f"error: {len(failed)} of {len(layers)} layer(s) failed; {len(layers) - len(failed)} written "
+              f"into {a.out}/", file=sys.stderr)
+        return finish(a, "emit", False, payload)
     out(f"{len(layers)} layer(s) with the {a.engine} engine into {a.out}/ in {time.perf_counter() - t0:.2f} s")
-    return 0
+    return finish(a, "emit", True, payload)
+
+
+def main(argv=None) -> int:
+    """``python -m python_engine emit``."""
+    from parity.cli_common import Parser, add_version
+    ap = Parser(prog="python -m python_engine emit",
+                description="Emit the kernels and launch plan of convolution layers "
+                            "(MIOpenDriver command lines; docs/policy.md, docs/cli.md).")
+    add_version(ap)
+    add_emit_arguments(ap)
+    return run_emit(ap.parse_args(argv))

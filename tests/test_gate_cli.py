@@ -277,7 +277,7 @@ def test_show_diff_list(env, capsys):
                        *common(env, engines=f"{env.good},{env.bad}", cfg=env.cfg_broken))
     assert rc == 0 and out == "" and "identical: fam_a/plain@llvm20" in err
 
-    rc, out, err = run(capsys, parity_main, "list", "--family", "fam_a", *common(env))
+    rc, out, err = run(capsys, parity_main, "list", "--only", "fam_a", *common(env))
     assert rc == 0
     lines = out.splitlines()
     assert lines[0].startswith("parity: golden ") and f"| {env.good} 0.1.0 " in lines[0]  # provenance first
@@ -289,7 +289,7 @@ def test_show_diff_list(env, capsys):
 
 
 @pytest.mark.parametrize("argv,needle", [
-    (["check", "--only", ","], "--only names no family"),
+    (["check", "--only", ","], "--only names nothing"),
     (["check", "--json", "/nonexistent-dir/r.json"], "does not exist"),
     (["check", "--jobs", "0"], "--jobs must be at least 1"),
     (["check", "--timeout", "nan"], "--timeout must be a finite number"),

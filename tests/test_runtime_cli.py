@@ -143,7 +143,10 @@ def test_full_run_on_the_fake(layer, extra, monkeypatch):
 
 def test_main_module_usage():
     r = subprocess.run([sys.executable, "-m", "python_engine"], capture_output=True, text=True, cwd=ROOT)
-    assert r.returncode == 2 and "usage: python -m python_engine {run,emit}" in r.stderr
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr == "error: python -m python_engine: no command given (commands: run, emit; see --help)\n"
+    r = subprocess.run([sys.executable, "-m", "python_engine", "--help"], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0 and r.stdout.startswith("usage: python -m python_engine [--version] {run,emit}")
 
 
 def test_convrun_builds_the_policys_reduce_kernel():

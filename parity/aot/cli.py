@@ -1,11 +1,13 @@
 """The ``parity aot`` command line (docs/aot.md, docs/policy.md)::
 
-    parity aot --flavor F [--emit DIR] [--check] [--shard I/N]        list / write .ll / compare engines
-    parity aot --flavor F --build DIR [--jobs N] [--shard I/N] [--json PATH]
+    parity aot [--flavor F] [--only X,..] [--emit DIR] [--check] [--shard I/N] [--json PATH]
+                                                                      list / write .ll / compare engines
+    parity aot [--flavor F] --build DIR [--jobs N] [--shard I/N] [--json PATH]
     parity aot merge MANIFEST... --out PATH [--compare MANIFEST]      join shard manifests
     parity aot validate MANIFEST                                      check a manifest against the grid
 
-Exit status: 0 done, 1 a failed job / gate / validation / comparison, 2 bad arguments.
+Exit status: 0 done, 1 a failed job / gate / validation / comparison, 2 bad arguments
+(one ``error:`` line on stderr). ``--flavor`` defaults to llvm23.
 """
 from __future__ import annotations
 
@@ -15,15 +17,16 @@ import sys
 def add_command(sub, cmd_list) -> None:
     """Register ``parity aot`` on the ``parity`` subparsers; ``cmd_list`` is the
     listing / --emit / --check command (parity/layers.py)."""
+    from parity.cli_common import add_options
     a = sub.add_parser("aot", help="the AOT job grid: list, --emit DIR, --check, --build DIR; merge, validate")
-    a.add_argument("--flavor")
     a.add_argument("--emit", metavar="DIR", help="write DIR/<label>.ll and DIR/jobs.tsv")
     a.add_argument("--check", action="store_true", help="lower every job with both engines and compare")
     a.add_argument("--build", metavar="DIR", help="build the code objects and DIR/manifest.json")
-    a.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes (default: CPU count)")
     a.add_argument("--shard", metavar="I/N", help="only shard I of N of the jobs (by identity hash)")
-    a.add_argument("--json", metavar="PATH", help="write the build summary as JSON")
     a.add_argument("--no-progress", action="store_true", help="no progress bar even on a terminal")
+    # --only FAMILY[/LABEL], --flavor (default llvm23), --jobs N (with --build), --json PATH
+    add_options(a, only="jobs", flavor=True, flavor_default="llvm23", jobs=True, json=True,
+                timeout=False, engines=False)
     a.set_defaults(func=lambda args: cmd_aot(args, cmd_list), aot_action=None)
     s = a.add_subparsers(dest="aot_action")
     m = s.add_parser("merge", help="join shard manifests; every job of the grid exactly once")
@@ -41,24 +44,18 @@ def cmd_aot(args, cmd_list) -> int:
         return cmd_merge(args)
     if args.aot_action == "validate":
         return cmd_validate(args.manifest)
-    if not args.flavor:
-        print("parity aot: --flavor is required (llvm20, llvm22, llvm23, llvm24)", file=sys.stderr)
-        return 2
+    from parity.cli_common import die
     try:
         shard = parse_shard(args.shard)
     except ShardError as e:
-        print(f"parity aot: {e}", file=sys.stderr)
-        return 2
+        return die(str(e))
     if not args.build:
-        for flag in ("jobs", "json"):
-            if getattr(args, flag) is not None:
-                print(f"parity aot: --{flag} needs --build DIR", file=sys.stderr)
-                return 2
+        if args.jobs is not None:
+            return die("--jobs needs --build DIR (listing, --emit and --check run in one process)")
         args.shard_range = shard
         return cmd_list(args)
-    if args.jobs is not None and args.jobs < 1:
-        print(f"parity aot: --jobs must be >= 1, got {args.jobs}", file=sys.stderr)
-        return 2
+    if args.only:
+        return die("--only selects jobs to list, --emit or --check; --build builds the grid (use --shard I/N)")
     from .build import build
     return build(args.flavor, args.build, jobs=args.jobs, shard=shard, json_path=args.json,
                  progress=False if args.no_progress else None)

@@ -512,12 +512,13 @@ def _with_defaults(family: str, spec: dict) -> dict:
     return {**{n: d for n, d in fields}, **spec}
 
 
-def accepted_configs(only=None, flavor: str = FLAVOR) -> list:
+def accepted_configs(only=None, flavor: str = FLAVOR, families=None) -> list:
     """(family, config name, spec, arch) of every config expected to lower at
-    ``flavor`` in every family that has a numerics plan."""
+    ``flavor`` in every family that has a numerics plan. ``families``: the
+    already selected families (``--only`` with FAMILY/NAME items), else all."""
     from parity.config import load_families
     out = []
-    for fam in load_families():
+    for fam in (families if families is not None else load_families()):
         if fam.name not in PLANS or (only and fam.name not in only):
             continue
         for c in fam.configs:
@@ -541,19 +542,21 @@ def _worker_lowerer():
     return _LOWERER
 
 
-def run_all(only=None, jobs: int = 1, progress=None, select=None) -> list:
-    """Outcomes of every accepted config of ``only`` (default: every family with
-    a plan); ``select``, a set of (family, config name), narrows it further
-    (``parity write`` runs only the configs whose llvm23 text changed)."""
-    items = accepted_configs(only)
+def run_all(only=None, jobs: int = 1, progress=None, families=None, select=None) -> list:
+    """Run every accepted config (:func:`accepted_configs`) in ``jobs`` processes;
+    ``progress(outcome, done, total)`` after each config. ``select``, a set of
+    (family, config name), narrows it further (``parity write`` runs only the
+    configs whose llvm23 text changed)."""
+    items = accepted_configs(only, families=families)
     if select is not None:
         items = [it for it in items if (it[0], it[1]) in select]
+    total = len(items)
     if jobs <= 1:
         out = []
         for it in items:
             out.append(_worker(it))
             if progress:
-                progress(out[-1])
+                progress(out[-1], len(out), total)
         return out
     import multiprocessing as mp
     ctx = mp.get_context("fork")
@@ -562,45 +565,61 @@ def run_all(only=None, jobs: int = 1, progress=None, select=None) -> list:
         for r in pool.imap(_worker, items, chunksize=4):
             out.append(r)
             if progress:
-                progress(r)
+                progress(r, len(out), total)
     return out
 
 
 # -- CLI ------------------------------------------------------------------------------------
 
 def add_numerics_command(sub) -> None:
+    from parity.cli_common import add_options
     p = sub.add_parser("numerics", help="run every accepted config through the CPU emulator against numpy")
-    p.add_argument("--only", metavar="F[,F...]", help="only these families")
-    p.add_argument("-j", "--jobs", type=int, default=0, help="worker processes (default: CPU count)")
+    add_options(p, only="configs", flavor=True, flavor_default=FLAVOR, jobs=True, json=True,
+                timeout=False, engines=False)
     p.add_argument("-v", "--verbose", action="store_true", help="one line per config")
     p.set_defaults(func=cmd_numerics)
 
 
 def cmd_numerics(args) -> int:
-    import os
-    only = [s for s in args.only.split(",") if s] if args.only else None
-    if only:
-        unknown = [f for f in only if f not in PLANS]
-        if unknown:
-            print(f"parity numerics: no numerics plan for {', '.join(unknown)} (plans: {', '.join(PLANS)})")
-            return 2
-    jobs = args.jobs or os.cpu_count() or 1
+    import sys
+    from parity.cli_common import die, finish, jobs_of, note_outside_checkout, parse_only, progress, select_configs
+    from parity.config import ConfigError, load_families
+    from parity.report import canonical_flavor
+    note_outside_checkout()
+    try:
+        if canonical_flavor(args.flavor) != FLAVOR:
+            raise ValueError(f"--flavor: numerics runs the {FLAVOR} text (the emulator reads that flavor's IR, "
+                             f"docs/sim.md), got {args.flavor!r}")
+        fams, names = parse_only(args.only)
+        if fams:
+            unknown = [f for f in fams if f not in PLANS]
+            if unknown:
+                raise ValueError(f"--only: no numerics plan for {', '.join(unknown)} (plans: {', '.join(PLANS)})")
+        families = select_configs(load_families(only=fams), names)
+    except (ConfigError, ValueError) as exc:
+        return die(str(exc))
+    only = fams
+    jobs = jobs_of(args)
     t0 = time.perf_counter()
 
-    def prog(o):
-        if args.verbose or not o.ok:
-            print(f"{'PASS' if o.ok else 'FAIL'} {o.family}/{o.config}: {o.cases} cases, {o.launches} launches "
-                  f"x 2 orders, {o.instructions} wave-instructions, {o.seconds:.2f}s", flush=True)
-        for p in o.problems:
-            print(f"    {p}", flush=True)
-        if args.verbose:
-            for sk in o.skipped:
-                print(f"    skipped {sk.name}: not admitted by the launch plan: {sk.reason}", flush=True)
-    res = run_all(only, jobs, prog)
+    with progress("numerics") as bar:
+        def prog(o, done, total):
+            if bar:
+                bar(done, total)
+            if args.verbose or not o.ok:
+                print(f"{'PASS' if o.ok else 'FAIL'} {o.family}/{o.config}: {o.cases} cases, {o.launches} launches "
+                      f"x 2 orders, {o.instructions} wave-instructions, {o.seconds:.2f}s", flush=True)
+            for p in o.problems:
+                print(f"    {p}", flush=True)
+            if args.verbose:
+                for sk in o.skipped:
+                    print(f"    skipped {sk.name}: not admitted by the launch plan: {sk.reason}", flush=True)
+        res = run_all(only, jobs, prog, families=families)
     wall = time.perf_counter() - t0
-    fams = sorted({o.family for o in res} | set(only or []))
+    fams_run = sorted({o.family for o in res} | set(only or []))
     green = bool(res)
-    for f in fams:
+    per_family = {}
+    for f in fams_run:
         rs = [o for o in res if o.family == f]
         bad = [o for o in rs if not o.ok]
         xe = sum(o.expected_errors for o in rs)
@@ -611,10 +630,19 @@ def cmd_numerics(args) -> int:
                  f"the config admitted)" if nsk else "")
               + f", {sum(o.launches for o in rs)} launches x 2 wave orders; tolerance: {PLANS[f][1]}")
         green = green and not bad and bool(rs)
+        per_family[f] = {"configs": len(rs), "passed": len(rs) - len(bad), "cases": sum(o.cases for o in rs),
+                         "expected_errors": xe, "skipped_problems": nsk,
+                         "launches": sum(o.launches for o in rs), "tolerance": PLANS[f][1]}
     for f in PLANS:
-        if f not in fams and not only:
+        if f not in fams_run and not only:
             print(f"{f}: no accepted configs (family not registered yet)")
     instr = sum(o.instructions for o in res)
     print(f"{instr} wave-instructions in {wall:.1f}s wall ({jobs} jobs)")
     print(f"RESULT: {'GREEN' if green else 'RED'}")
-    return 0 if green else 1
+    sys.stdout.flush()
+    payload = {"flavor": FLAVOR, "jobs": jobs, "seconds": round(wall, 3), "wave_instructions": instr,
+               "families": per_family,
+               "configs": [{"family": o.family, "config": o.config, "ok": o.ok, "cases": o.cases,
+                            "launches": o.launches, "problems": list(o.problems),
+                            "skipped": [sk.name for sk in o.skipped]} for o in res]}
+    return finish(args, "numerics", green, payload)

@@ -558,7 +558,6 @@ def add_verify_command(sub) -> None:
     v = sub.add_parser("verify", help="check every emitted module with its flavor's LLVM; ISA report")
     add_common_options(v)
     v.add_argument("--report", action="store_true", help="print the per-config ISA table")
-    v.add_argument("--json", metavar="PATH", help="write the verification report to PATH")
     v.add_argument("--engine", default="python", choices=ENGINES,
                    help="whose text to verify (default python; byte identity makes them equal)")
     v.add_argument("--compile-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
@@ -569,7 +568,9 @@ def add_verify_command(sub) -> None:
 def cmd_verify(args) -> int:
     from parity.config import ConfigError
     from parity.pool import PoolError
-    from parity.report import die, progress, select, write_json
+    from parity.cli_common import finish, note_outside_checkout
+    from parity.report import die, progress, select
+    note_outside_checkout()
     try:
         families, flavors, _ = select(args)
         with progress("verify") as cb:
@@ -578,7 +579,5 @@ def cmd_verify(args) -> int:
     except (ConfigError, ValueError, PoolError) as exc:
         return die(str(exc))
     print_report(rep, table=args.report)
-    if args.json:
-        write_json(args.json, rep.to_json())
     print(rep.result_line())
-    return 0 if rep.green else 1
+    return finish(args, "verify", rep.result, rep.to_json())

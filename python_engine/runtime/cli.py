@@ -32,7 +32,7 @@ ARCH = "gfx1250"
 # run's own options: name -> number of values (everything else is the MIOpenDriver command)
 RUN_OPTIONS = {"--split-k": 1, "--cluster": 1, "--tile": 1, "--waves": 1, "--epilogue": 1, "--flavor": 1,
                "--cus": 1, "-i": 1, "--iter": 1, "-V": 1, "--verify": 1, "--warmup": 1, "--seed": 1,
-               "--cache-dir": 1, "--aot-manifest": 1, "--build-only": 0, "-h": 0, "--help": 0}
+               "--cache-dir": 1, "--aot-manifest": 1, "--build-only": 0, "-h": 0, "--help": 0, "--version": 0}
 
 
 class UsageError(ValueError):
@@ -40,10 +40,12 @@ class UsageError(ValueError):
 
 
 def _parser() -> argparse.ArgumentParser:
-    doc = __doc__.split("\n\n")
-    p = argparse.ArgumentParser(prog="python -m python_engine run", usage=doc[1].strip().split("run ", 1)[1],
-                                description=doc[0] + "\n\n" + doc[2], allow_abbrev=False,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    from parity.cli_common import Parser, add_version, plain
+    doc = plain(__doc__).split("\n\n")
+    p = Parser(prog="python -m python_engine run", usage=doc[1].strip().split("run ", 1)[1],
+               description=doc[0] + "\n\n" + doc[2], allow_abbrev=False,
+               formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_version(p)
     p.usage = "python -m python_engine run " + p.usage
     a = p.add_argument
     a("--split-k", metavar="D|auto", default="auto",
@@ -167,6 +169,7 @@ def main(argv=None, hip=None, out=None) -> int:
     from ..miopen import ProblemInputError
     from . import CodeObjectCache, ConvRun, Hip, RuntimeFailure, check_output, find_gfx1250, random_inputs
     from .plan import launch_plan
+    from parity.cli_common import progress
 
     out = out or sys.stdout
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -196,7 +199,10 @@ def main(argv=None, hip=None, out=None) -> int:
               f"cluster {plan.cluster or 'none'}, stage 2 "
               f"{'yes: ' + lp.kernels[1][3] if plan.needs_stage2 else 'no'})", file=out)
         if ns.build_only:
-            run = ConvRun(spec, ARCH, ns.flavor, cache=cache, reduce=rspec)
+            with progress("run: build", 1) as bar:
+                run = ConvRun(spec, ARCH, ns.flavor, cache=cache, reduce=rspec)
+                if bar:
+                    bar(1)
             for co in (run.fwd_code, run.red_code):
                 if co is not None:
                     src = " (AOT manifest)" if cache.manifest is not None and co.path and \
@@ -205,28 +211,43 @@ def main(argv=None, hip=None, out=None) -> int:
             return 0
         h = Hip(hip) if hip is not None else Hip()
         find_gfx1250(h)
-        with ConvRun(spec, ARCH, ns.flavor, hip=h, cache=cache, reduce=rspec) as run:
-            x, w, xb, wb = random_inputs(spec, ns.seed)
-            run.upload(xb, wb)
-            run.run()
-            status = 0
-            if ns.verify:
-                # the reference of the original layer: a folded problem reads the same bytes
-                orig = dict(spec, **{n: getattr(p, n) for n in ("N", "C", "H", "W", "K", "Y", "X", "stride_h",
-                                                                "stride_w", "pad_h", "pad_w", "dil_h", "dil_w",
-                                                                "groups")})
-                ok, ratio, nbad = check_output(orig, x.reshape(p.N, p.H, p.W, p.C),
-                                               w.reshape(p.K, p.Y, p.X, p.cpg), run.download())
-                print(f"verify: {'OK' if ok else 'FAILED'} (max error / tolerance {ratio:.3g}"
-                      + ("" if ok else f", {nbad} elements out of tolerance") + ")", file=out)
-                status = 0 if ok else 1
-            t = run.time(reps=max(1, ns.iter), warmup=max(0, ns.warmup))
-            print(f"time: median {t.median_ms:.4f} ms over {len(t.times_ms)} launches", file=out)
-            print(f"achieved: {t.tflops:.2f} TFLOP/s ({t.flops} flop)", file=out)
-            return status
+        # progress on a terminal only (stderr): build, run, verify, time
+        bar_cm = progress("run", 4)
+        bar = bar_cm.__enter__() or (lambda done, total=None: None)
+        try:
+            return _run_on_gpu(ns, spec, rspec, cache, h, p, out, bar, check_output, random_inputs, ConvRun)
+        finally:
+            bar_cm.__exit__(None, None, None)
     except SpecRejected as exc:
         return fail(f"launch not admitted: {exc.reason}")
     except EmitError as exc:
         return fail(f"launch not admitted: {exc.reason}" if getattr(exc, "reason", None) else str(exc))
     except (RuntimeFailure, ProblemInputError, ValueError) as exc:
         return fail(str(exc))
+
+
+def _run_on_gpu(ns, spec, rspec, cache, h, p, out, bar, check_output, random_inputs, ConvRun) -> int:
+    """Build, run, verify and time one layer on the device (``bar(done)``: progress)."""
+    with ConvRun(spec, ARCH, ns.flavor, hip=h, cache=cache, reduce=rspec) as run:
+        bar(1)
+        x, w, xb, wb = random_inputs(spec, ns.seed)
+        run.upload(xb, wb)
+        run.run()
+        bar(2)
+        status = 0
+        if ns.verify:
+            # the reference of the original layer: a folded problem reads the same bytes
+            orig = dict(spec, **{n: getattr(p, n) for n in ("N", "C", "H", "W", "K", "Y", "X", "stride_h",
+                                                            "stride_w", "pad_h", "pad_w", "dil_h", "dil_w",
+                                                            "groups")})
+            ok, ratio, nbad = check_output(orig, x.reshape(p.N, p.H, p.W, p.C),
+                                           w.reshape(p.K, p.Y, p.X, p.cpg), run.download())
+            print(f"verify: {'OK' if ok else 'FAILED'} (max error / tolerance {ratio:.3g}"
+                  + ("" if ok else f", {nbad} elements out of tolerance") + ")", file=out)
+            status = 0 if ok else 1
+        bar(3)
+        t = run.time(reps=max(1, ns.iter), warmup=max(0, ns.warmup))
+        bar(4)
+        print(f"time: median {t.median_ms:.4f} ms over {len(t.times_ms)} launches", file=out)
+        print(f"achieved: {t.tflops:.2f} TFLOP/s ({t.flops} flop)", file=out)
+        return status

@@ -20,6 +20,7 @@
  * "<index> <name> = <value>" per kernel argument in ABI order (pointers
  * "buffer <tensor>" or "unused", epilogue scalars "caller" or "unused"), and,
  * when Stage 2 runs, "stage2_args reduce" and the reduce kernel's arguments.
+ * The same plan as values: cpe_conv_launch_lower_plan (cpe_conv_launch_plan, below).
  * Slicing: ks = ceil(ceil(Kgemm/degree)/tile_k)*tile_k, data = ceil(Kgemm/ks);
  * ks_count = data (two-stage) or S (cluster, data <= S). */
 #ifndef CPP_ENGINE_CONV_LAUNCH_H
@@ -81,6 +82,64 @@ CPE_API cpe_status cpe_conv_launch_validate(const cpe_conv_launch_spec *spec, co
  * written like cpe_conv_launch_validate. */
 CPE_API cpe_status cpe_conv_launch_lower(const cpe_conv_launch_spec *spec, const char *arch, const char *flavor,
                                          cpe_output *out, char *reason, size_t reason_len);
+
+/* How a kernel argument of a launch plan is passed (the value text of the plan's
+ * argument line in brackets):
+ *   CPE_LAUNCH_ARG_VALUE   the integer `value` (byte counts, extents, ks, ks_count; [decimal])
+ *   CPE_LAUNCH_ARG_BUFFER  a device pointer to the tensor named `tensor`: "x", "w", "d", "bias"
+ *                          or "ws" (the split-K workspace, fp32) ["buffer <tensor>"]
+ *   CPE_LAUNCH_ARG_UNUSED  the kernel never touches it: pass NULL / 0 ["unused"]
+ *   CPE_LAUNCH_ARG_CALLER  an epilogue scalar the caller chooses: scale, clamp_lo, clamp_hi ["caller"]
+ * The argument types (i32, i64, ptr addrspace(1), float) are conv_abi's (conv_abi.h). */
+typedef enum cpe_launch_arg_kind {
+    CPE_LAUNCH_ARG_VALUE = 0,
+    CPE_LAUNCH_ARG_BUFFER = 1,
+    CPE_LAUNCH_ARG_UNUSED = 2,
+    CPE_LAUNCH_ARG_CALLER = 3
+} cpe_launch_arg_kind;
+
+/* One kernel argument, in ABI order: its name, how it is passed, the value
+ * (VALUE only, else 0) and the tensor (BUFFER only, else NULL). */
+typedef struct cpe_launch_arg {
+    const char *name;
+    cpe_launch_arg_kind kind;
+    int64_t value;
+    const char *tensor;
+} cpe_launch_arg;
+
+/* The launch plan as values: the same values as the plan text of
+ * cpe_conv_launch_lower and as the Python engine's plan
+ * (python_engine/runtime/plan.py LaunchPlan). Counts are exact (each below
+ * 2^31 once admitted); sizes in bytes; grid in workgroups, block in work-items.
+ * Strings and arrays are owned by the plan: release with cpe_conv_launch_plan_free. */
+typedef struct cpe_conv_launch_plan {
+    char *kernel;             /* the forward kernel's symbol name */
+    char *variant;            /* conv_abi variant: "plain", "two_stage" or "cluster" */
+    int64_t degree;           /* the split-K degree of this launch */
+    int64_t ks;               /* K-slice length (a multiple of tile_k) */
+    int64_t ks_count;         /* slices launched (grid z = groups * ks_count) */
+    int64_t data_slices;      /* slices that carry data, ceil(Kgemm/ks) <= ks_count (cluster: may be < S) */
+    int64_t grid[3];          /* workgroups in x, y, z */
+    int64_t block[3];         /* work-items per workgroup in x, y, z */
+    int64_t lds_bytes;        /* LDS bytes per workgroup */
+    int64_t cluster[3];       /* workgroup cluster shape (1, 1, S); all 0 when not a cluster binary */
+    int64_t workspace_bytes;  /* fp32 split-K workspace bytes (0: none) */
+    int needs_stage2;         /* 1: launch the reduce kernel after the forward kernel */
+    size_t num_args;          /* the forward kernel's arguments */
+    cpe_launch_arg *args;
+    size_t num_stage2_args;   /* the reduce kernel's arguments (0 unless needs_stage2) */
+    cpe_launch_arg *stage2_args;
+} cpe_conv_launch_plan;
+
+/* The launch plan of an admitted spec as values. On CPE_OK *out holds it
+ * (free with cpe_conv_launch_plan_free); otherwise *out is zeroed and the
+ * reason is written like cpe_conv_launch_validate (CPE_INTERNAL_ERROR when
+ * spec or out is NULL). */
+CPE_API cpe_status cpe_conv_launch_lower_plan(const cpe_conv_launch_spec *spec, const char *arch, const char *flavor,
+                                              cpe_conv_launch_plan *out, char *reason, size_t reason_len);
+
+/* Frees everything a plan owns and zeroes it; NULL-safe. */
+CPE_API void cpe_conv_launch_plan_free(cpe_conv_launch_plan *plan);
 
 #ifdef __cplusplus
 }

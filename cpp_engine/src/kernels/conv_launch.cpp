@@ -268,11 +268,11 @@ std::map<std::string, std::string> arg_values(const LaunchSpec &spec, const Size
     return v;
 }
 
-// "<index> <name> = <value>" per argument of `variant`, in ABI order; a
-// missing or extra name is an internal error.
-std::string arg_lines(const std::map<std::string, std::string> &values, const std::string &variant) {
+// (name, value text) per argument of `variant`, in ABI order; a missing or
+// extra name is an internal error.
+std::vector<PlanArg> arg_list(const std::map<std::string, std::string> &values, const std::string &variant) {
     const std::vector<std::string> names = conv_abi::param_names(variant);
-    std::string missing, extra, out;
+    std::string missing, extra;
     for (const std::string &n : names)
         if (!values.count(n)) missing += (missing.empty() ? "" : ", ") + n;
     for (const auto &kv : values) {
@@ -284,44 +284,73 @@ std::string arg_lines(const std::map<std::string, std::string> &values, const st
         throw std::logic_error("conv_launch: argument values of variant " + variant +
                                " do not match its ABI (missing: " + (missing.empty() ? "-" : missing) +
                                "; extra: " + (extra.empty() ? "-" : extra) + ")");
-    for (size_t i = 0; i < names.size(); ++i)
-        out += ir::dec(static_cast<int64_t>(i)) + " " + names[i] + " = " + values.at(names[i]) + "\n";
+    std::vector<PlanArg> out;
+    for (const std::string &n : names) out.push_back({n, values.at(n)});
+    return out;
+}
+
+// "<index> <name> = <value>" per argument.
+std::string arg_lines(const std::vector<PlanArg> &args) {
+    std::string out;
+    for (size_t i = 0; i < args.size(); ++i)
+        out += ir::dec(static_cast<int64_t>(i)) + " " + args[i].name + " = " + args[i].value + "\n";
     return out;
 }
 
 }  // namespace
 
-std::pair<std::string, std::string> build(const LaunchSpec &given, const targets::Arch &arch,
-                                          const targets::Flavor &flavor) {
+Plan plan(const LaunchSpec &given, const targets::Arch &arch, const targets::Flavor &flavor) {
     const LaunchSpec spec = resolve(given, arch, flavor).first;
     const Sizes z = sizes(spec);
     const int64_t s = spec.conv.split_k_cluster;
-    const std::string variant = conv_abi::variant_of(spec.conv.split_k, s);
-    const Slicing sl = slicing(spec, z);
+    const Slicing sl = slicing(spec, z);  // every value below 2^31 once admitted
     const bool two_stage = spec.conv.split_k > 1;
-    const bool needs_stage2 = two_stage && !s;  // the one predicate for Stage 2
-    const i128 ws = lookup(byte_counts(spec, z, sl.ks_count), "ws_bytes", 0);
     const std::vector<i128> gr = grid(spec, z, sl.ks_count);
-    const std::string name = kernel_name(spec);
-    std::string t = "conv_launch " + name + "\n";
-    t += "variant " + variant + "\n";
-    t += "degree " + ir::dec(spec.degree) + "\n";
-    t += "ks " + dec128(sl.ks) + "\n";
-    t += "ks_count " + dec128(sl.ks_count) + "\n";
-    if (s) t += "data_slices " + dec128(sl.data) + "\n";
-    t += "grid " + dec128(gr[0]) + " " + dec128(gr[1]) + " " + dec128(gr[2]) + "\n";
-    t += "block " + ir::dec(conv_implicit_gemm::threads(spec.conv)) + " 1 1\n";
-    t += "lds_bytes " + ir::dec(conv_implicit_gemm::lds_bytes(spec.conv)) + "\n";
+    Plan p;
+    p.kernel = kernel_name(spec);
+    p.variant = conv_abi::variant_of(spec.conv.split_k, s);
+    p.degree = spec.degree;
+    p.ks = static_cast<int64_t>(sl.ks);
+    p.ks_count = static_cast<int64_t>(sl.ks_count);
+    p.data_slices = static_cast<int64_t>(sl.data);
+    for (int i = 0; i < 3; ++i) p.grid[i] = static_cast<int64_t>(gr[i]);
+    p.block[0] = conv_implicit_gemm::threads(spec.conv);
+    p.lds_bytes = conv_implicit_gemm::lds_bytes(spec.conv);
+    p.cluster_slices = s;
+    p.workspace_bytes = static_cast<int64_t>(lookup(byte_counts(spec, z, sl.ks_count), "ws_bytes", 0));
+    p.needs_stage2 = two_stage && !s;  // the one predicate for Stage 2
+    p.args = arg_list(arg_values(spec, z, p.variant, sl), p.variant);
+    if (p.needs_stage2) p.stage2_args = arg_list(arg_values(spec, z, "reduce", sl), "reduce");
+    return p;
+}
+
+std::string plan_text(const Plan &p) {
+    const int64_t s = p.cluster_slices;
+    std::string t = "conv_launch " + p.kernel + "\n";
+    t += "variant " + p.variant + "\n";
+    t += "degree " + ir::dec(p.degree) + "\n";
+    t += "ks " + ir::dec(p.ks) + "\n";
+    t += "ks_count " + ir::dec(p.ks_count) + "\n";
+    if (s) t += "data_slices " + ir::dec(p.data_slices) + "\n";
+    t += "grid " + ir::dec(p.grid[0]) + " " + ir::dec(p.grid[1]) + " " + ir::dec(p.grid[2]) + "\n";
+    t += "block " + ir::dec(p.block[0]) + " " + ir::dec(p.block[1]) + " " + ir::dec(p.block[2]) + "\n";
+    t += "lds_bytes " + ir::dec(p.lds_bytes) + "\n";
     t += "cluster " + (s ? "1 1 " + ir::dec(s) : std::string("none")) + "\n";
-    t += "workspace_bytes " + dec128(ws) + "\n";
-    t += std::string("needs_stage2 ") + (needs_stage2 ? "true" : "false") + "\n";
-    t += "args " + variant + "\n";
-    t += arg_lines(arg_values(spec, z, variant, sl), variant);
-    if (needs_stage2) {
+    t += "workspace_bytes " + ir::dec(p.workspace_bytes) + "\n";
+    t += std::string("needs_stage2 ") + (p.needs_stage2 ? "true" : "false") + "\n";
+    t += "args " + p.variant + "\n";
+    t += arg_lines(p.args);
+    if (p.needs_stage2) {
         t += "stage2_args reduce\n";
-        t += arg_lines(arg_values(spec, z, "reduce", sl), "reduce");
+        t += arg_lines(p.stage2_args);
     }
-    return {name, t};
+    return t;
+}
+
+std::pair<std::string, std::string> build(const LaunchSpec &given, const targets::Arch &arch,
+                                          const targets::Flavor &flavor) {
+    const Plan p = plan(given, arch, flavor);
+    return {p.kernel, plan_text(p)};
 }
 
 }  // namespace cpe::kernels::conv_launch

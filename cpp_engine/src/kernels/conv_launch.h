@@ -66,6 +66,37 @@ std::optional<std::string> validate(const LaunchSpec &spec, const targets::Arch 
 // The name of the forward kernel the plan launches (of an admitted spec).
 std::string kernel_name(const LaunchSpec &spec);
 
+// One kernel argument of a plan: its ABI name and value text (decimal, or
+// "buffer <tensor>", "unused", "caller"; docs/conv_launch.md).
+struct PlanArg {
+    std::string name;
+    std::string value;
+};
+
+// The launch plan of an admitted spec, the values the text prints (twin of
+// python_engine/runtime/plan.py's LaunchPlan, which reads them back from the
+// text). Every count is below 2^31 once admitted.
+struct Plan {
+    std::string kernel;    // the forward kernel's symbol name
+    std::string variant;   // conv_abi variant: plain, two_stage, cluster
+    int64_t degree = 1, ks = 0, ks_count = 0;
+    int64_t data_slices = 0;          // slices that carry data (<= ks_count; printed for cluster binaries)
+    int64_t grid[3] = {1, 1, 1};      // workgroups per dimension
+    int64_t block[3] = {1, 1, 1};     // work-items per workgroup
+    int64_t lds_bytes = 0;
+    int64_t cluster_slices = 0;       // S of a cluster binary (cluster 1 1 S), 0: none
+    int64_t workspace_bytes = 0;
+    bool needs_stage2 = false;
+    std::vector<PlanArg> args;         // the forward kernel's, ABI order
+    std::vector<PlanArg> stage2_args;  // the reduce kernel's (needs_stage2 only)
+};
+
+// The plan of an admitted spec (call validate first; split_k = -1 resolved).
+Plan plan(const LaunchSpec &spec, const targets::Arch &arch, const targets::Flavor &flavor);
+
+// The launch plan text of a plan (docs/conv_launch.md "Launch plan text").
+std::string plan_text(const Plan &plan);
+
 // (kernel name, launch plan text) of an admitted spec.
 std::pair<std::string, std::string> build(const LaunchSpec &spec, const targets::Arch &arch,
                                           const targets::Flavor &flavor);

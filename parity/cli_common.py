@@ -1,0 +1,339 @@
+"""One command-line vocabulary for every command of ``parity`` and
+``python -m python_engine`` (docs/cli.md).
+
+A command adopts it in three steps::
+
+    p = sub.add_parser("fuzz", help="...")              # sub from a cli_common.Parser: same error handling
+    add_options(p, only="configs", flavor=True, jobs=True, json=True)
+    ...
+    def cmd_fuzz(args) -> int:
+        try:
+            families, flavors, engines = select(args)     # --only / --flavor checked: ValueError, ConfigError
+        except (ConfigError, ValueError) as exc:
+            return die(str(exc))                         # "error: ..." on stderr, exit 2
+        with progress("fuzz") as cb:                     # a bar on a terminal, nothing when piped
+            ...
+        return finish(args, "fuzz", green, data)         # --json PATH (the versioned envelope), exit 0 / 1
+
+The shared rules:
+
+* ``--only X[,X...]``: families or ``FAMILY/NAME`` configs for the commands
+  that run configs; layer names for the commands that run catalog layers
+  (``emit``, ``layers``); families or ``FAMILY/LABEL`` jobs for ``aot``.
+  Unknown names are an input error (exit 2) that lists the known ones.
+* ``--flavor F``: a canonical flavor or an alias (``llvm24`` -> ``llvm23``);
+  an unknown flavor is an input error.
+* ``--jobs/-j N``: an integer >= 1 (default: the CPU count); ``0`` is refused.
+* ``--json PATH``: checked writable before the run; written once at the end
+  with :func:`report_doc`'s envelope.
+* exit status: :data:`EXIT_GREEN` 0, :data:`EXIT_RED` 1, :data:`EXIT_USAGE` 2
+  (bad arguments or input; nothing was run or written).
+* errors: one line on stderr starting ``error: `` (argparse's own errors too).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+EXIT_GREEN, EXIT_RED, EXIT_USAGE = 0, 1, 2
+
+#: The JSON report envelope (docs/cli.md#json). Bump SCHEMA_VERSION when a key
+#: of the envelope or of a command's documented payload changes meaning or goes away.
+SCHEMA = "splitk-parity/cli-report"
+SCHEMA_VERSION = 1
+
+ERROR_PREFIX = "error: "
+
+
+# -- parser ------------------------------------------------------------------------------
+
+class Parser(argparse.ArgumentParser):
+    """argparse with the project's conventions: a usage error is one line
+    ``error: <prog>: <message>`` on stderr and exit 2; subcommand parsers made
+    with ``add_subparsers().add_parser`` are Parsers too."""
+
+    def error(self, message):  # noqa: D102 - argparse API
+        self.exit(EXIT_USAGE, f"{ERROR_PREFIX}{self.prog}: {message} (see `{self.prog} --help`)\n")
+
+
+_RST = [(re.compile(r":(?:mod|func|class|data|meth|attr):`~?([^`]+)`"), r"\1"),
+        (re.compile(r"``([^`]+)``"), r"\1"),
+        (re.compile(r"`([^`]+)`_?"), r"\1")]
+
+
+def plain(text: str) -> str:
+    """``text`` (a docstring) without reStructuredText markup, for --help."""
+    for rx, rep in _RST:
+        text = rx.sub(rep, text)
+    return text
+
+
+# -- option types -------------------------------------------------------------------------
+
+def positive_int(text: str) -> int:
+    """argparse type of --jobs: an integer >= 1."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--jobs wants an integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"--jobs must be at least 1, got {v}")
+    return v
+
+
+def positive_seconds(text: str) -> float:
+    """argparse type of --timeout: a finite number of seconds > 0."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--timeout wants seconds, got {text!r}") from None
+    if not math.isfinite(v) or v <= 0:
+        raise argparse.ArgumentTypeError(f"--timeout must be a finite number of seconds > 0, got {text!r}")
+    return v
+
+
+def check_writable(path: str | Path) -> None:
+    """ValueError unless ``path`` can be written as a file (checked before a
+    long run, so a bad --json path does not waste the run)."""
+    p = Path(path)
+    if p.is_dir():
+        raise ValueError(f"--json {path}: is a directory")
+    if not p.parent.is_dir():
+        raise ValueError(f"--json {path}: directory {p.parent} does not exist")
+    if not os.access(p.parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise ValueError(f"--json {path}: not writable")
+
+
+def json_path(text: str) -> str:
+    """argparse type of --json: a writable file path."""
+    try:
+        check_writable(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e).split(": ", 1)[1]) from None
+    return text
+
+
+def jobs_of(args) -> int:
+    """The worker count of ``args.jobs`` (None: the CPU count)."""
+    return getattr(args, "jobs", None) or os.cpu_count() or 1
+
+
+ONLY_HELP = {
+    "configs": "only these families or FAMILY/NAME configs (comma-separated)",
+    "layers": "only these layers of the catalog (comma-separated names)",
+    "jobs": "only these families or FAMILY/LABEL jobs of the grid (comma-separated)",
+}
+
+
+def add_options(p: argparse.ArgumentParser, *, only: str | None = "configs", flavor: bool = True,
+                flavor_default: str | None = None, jobs: bool = True, json: bool = True,
+                timeout: bool = True, engines: bool = True) -> None:
+    """Add the shared options to a command's parser.
+
+    ``only``: what ``--only`` selects ("configs", "layers", "jobs" or None for
+    no --only); ``flavor_default``: the flavor when --flavor is not given
+    (None: every canonical flavor); ``engines``: the hidden --engines/--configs
+    injection options of the gate's tests."""
+    if only:
+        p.add_argument("--only", metavar="X[,X...]", help=ONLY_HELP[only])
+    if flavor:
+        p.add_argument("--flavor", metavar="F", default=flavor_default,
+                       help=(f"flavor (default {flavor_default}; " if flavor_default else
+                             "only this flavor (default: every canonical flavor; ")
+                       + "aliases such as llvm24 resolve to their canonical flavor)")
+    if jobs:
+        p.add_argument("--jobs", "-j", type=positive_int, default=None, metavar="N",
+                       help="worker processes, >= 1 (default: the CPU count)")
+    if json:
+        p.add_argument("--json", metavar="PATH", type=json_path,
+                       help="also write the result as JSON to PATH (schema: docs/cli.md)")
+    if timeout:
+        from parity.pool import DEFAULT_TIMEOUT
+        p.add_argument("--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT, metavar="S",
+                       help=f"per-config timeout in seconds (default {DEFAULT_TIMEOUT:g})")
+    if engines:
+        from parity.config import DEFAULT_PACKAGE
+        from parity.runner import DEFAULT_ENGINES
+        # development / test injection (not part of the user surface)
+        p.add_argument("--engines", default=",".join(DEFAULT_ENGINES), help=argparse.SUPPRESS)
+        p.add_argument("--configs", default=DEFAULT_PACKAGE, help=argparse.SUPPRESS)
+
+
+# -- --only ------------------------------------------------------------------------------
+
+def split_csv(s: str | None) -> list[str] | None:
+    if s is None:
+        return None
+    return [p.strip() for p in s.split(",") if p.strip()]
+
+
+def parse_only(text: str | None) -> tuple[list[str] | None, dict[str, set[str]]]:
+    """``--only`` -> (family names or None for all, {family: config names} for
+    the FAMILY/NAME items; a family given whole is not in the dict).
+    ValueError when the list names nothing or an item is malformed."""
+    items = split_csv(text)
+    if items is None:
+        return None, {}
+    if not items:
+        raise ValueError("--only names nothing (give X[,X...])")
+    fams: list[str] = []
+    names: dict[str, set[str]] = {}
+    whole: set[str] = set()
+    for it in items:
+        fam, sep, name = it.partition("/")
+        if not fam or (sep and not name) or "/" in name:
+            raise ValueError(f"--only: {it!r} is neither FAMILY nor FAMILY/NAME")
+        if fam not in fams:
+            fams.append(fam)
+        if sep:
+            names.setdefault(fam, set()).add(name)
+        else:
+            whole.add(fam)
+    for fam in whole:
+        names.pop(fam, None)
+    return fams, names
+
+
+def select_configs(families: list, names: dict[str, set[str]]) -> list:
+    """``families`` with the configs of ``names`` ({family: config names}) only;
+    ConfigError for a name no family holds."""
+    from dataclasses import replace
+
+    from parity.config import ConfigError
+    out = []
+    for fam in families:
+        want = names.get(fam.name)
+        if want is None:
+            out.append(fam)
+            continue
+        known = {c.name for c in fam.configs}
+        unknown = sorted(want - known)
+        if unknown:
+            shown = ", ".join(sorted(known)[:8]) + (f", ... ({len(known)} configs)" if len(known) > 8 else "")
+            raise ConfigError(f"--only: no config {', '.join(f'{fam.name}/{u}' for u in unknown)} "
+                              f"(known in {fam.name}: {shown or 'none'})")
+        out.append(replace(fam, configs=tuple(c for c in fam.configs if c.name in want)))
+    return out
+
+
+def only_names(args) -> dict[str, set[str]]:
+    """{family: config names} of the FAMILY/NAME items of ``args.only``."""
+    return parse_only(getattr(args, "only", None))[1]
+
+
+# -- progress ----------------------------------------------------------------------------
+
+@contextmanager
+def progress(label: str, total: int | None = None) -> Iterator:
+    """A progress callback ``cb(done, total)`` drawing a rich bar on stderr --
+    only when stderr is a terminal; ``None`` otherwise (piped, redirected, CI
+    logs), so callers write ``if cb: cb(done, total)``."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    try:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    except ImportError:
+        yield None
+        return
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=Console(stderr=True), transient=True) as p:
+        task = p.add_task(label, total=total)
+        yield lambda done, total=total: p.update(task, completed=done, total=total)
+
+
+# -- version -----------------------------------------------------------------------------
+
+def package_version() -> str:
+    """The installed splitk-parity version (pyproject's when run from a source tree)."""
+    import importlib.metadata as md
+    try:
+        return md.version("splitk-parity")
+    except md.PackageNotFoundError:
+        pp = Path(__file__).resolve().parents[1] / "pyproject.toml"
+        m = re.search(r'^version\s*=\s*"([^"]+)"', pp.read_text(encoding="utf-8"), re.M) if pp.is_file() else None
+        return m.group(1) if m else "unknown"
+
+
+def version_text(prog: str) -> str:
+    """``<prog> <version>`` and where the engines come from (one line)."""
+    parts = [f"{prog} {package_version()}"]
+    try:
+        import cpp_engine
+        parts.append(f"cpp_engine library {cpp_engine.version()} ({cpp_engine.library_path()})")
+    except Exception as e:  # noqa: BLE001 - --version must not fail on an unbuilt library
+        parts.append(f"cpp_engine unavailable ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})")
+    import python_engine
+    parts.append(f"python_engine {Path(python_engine.__file__).resolve().parent}")
+    return "; ".join(parts)
+
+
+class _VersionAction(argparse.Action):
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0,
+                         help=help or "print the version and where the engines are loaded from, then exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(version_text(parser.prog.split()[0] if parser.prog.split()[0] != "python" else "python_engine"))
+        parser.exit(EXIT_GREEN)
+
+
+def add_version(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--version", action=_VersionAction)
+
+
+# -- results -----------------------------------------------------------------------------
+
+def die(msg: str, code: int = EXIT_USAGE) -> int:
+    """Print ``error: <msg>`` on stderr; return ``code`` (default 2, usage / input)."""
+    print(f"{ERROR_PREFIX}{msg}", file=sys.stderr)
+    return code
+
+
+def report_doc(command: str, result: str, payload: dict | None = None) -> dict:
+    """The JSON report of one command run: the envelope (schema, schema_version,
+    tool, command, version, result, exit_code) merged over the command's
+    payload (docs/cli.md lists each command's keys). ``result`` is GREEN, RED
+    or INCOMPLETE (a skipped verify lane: exit 1)."""
+    if result not in ("GREEN", "RED", "INCOMPLETE"):
+        raise ValueError(f"result must be GREEN, RED or INCOMPLETE, got {result!r}")
+    doc = dict(payload or {})
+    doc.update(schema=SCHEMA, schema_version=SCHEMA_VERSION, tool="splitk-parity", command=command,
+               version=package_version(), result=result,
+               exit_code=EXIT_GREEN if result == "GREEN" else EXIT_RED)
+    return doc
+
+
+def write_json(path: str | Path, doc: dict) -> None:
+    """Write ``doc`` as sorted, indented JSON (atomically: a temp file renamed)."""
+    p = Path(path)
+    tmp = p.with_name(f".{p.name}.tmp{os.getpid()}")
+    tmp.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, p)
+
+
+def finish(args, command: str, result: str | bool, payload: dict | None = None) -> int:
+    """Write ``--json`` (when given) and return the exit status of ``result``
+    (True / "GREEN" -> 0, anything else -> 1)."""
+    if isinstance(result, bool):
+        result = "GREEN" if result else "RED"
+    path = getattr(args, "json", None)
+    if path:
+        write_json(path, report_doc(command, result, payload))
+    return EXIT_GREEN if result == "GREEN" else EXIT_RED
+
+
+def note_outside_checkout() -> None:
+    """Say in one stderr line when the working directory is in no checkout."""
+    from parity.project import outside_checkout_note
+    msg = outside_checkout_note()
+    if msg:
+        print(msg, file=sys.stderr)

@@ -1,0 +1,267 @@
+"""One command-line vocabulary (docs/cli.md): every command of ``parity`` and
+``python -m python_engine`` validates --only, --flavor, --jobs and --json
+alike, puts errors on stderr as one ``error:`` line with exit 2, writes the
+versioned JSON envelope, has plain help, and draws progress only on a terminal."""
+from __future__ import annotations
+
+import json
+import os
+import pty
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from parity.cli import main as parity_main
+from parity.cli_common import SCHEMA, SCHEMA_VERSION, parse_only
+from python_engine.__main__ import main as pe_main
+
+ROOT = Path(__file__).resolve().parents[1]
+LAYER = "resnet50_b1_conv5_1_3x3"
+
+# command -> the arguments that make it small
+COMMANDS = {
+    "check": ["check"], "write": ["write"], "list": ["list"], "verify": ["verify"], "numerics": ["numerics"],
+    "layers": ["layers"], "aot": ["aot"], "emit": ["emit"],
+}
+WITH_JOBS = ["check", "write", "list", "verify", "numerics", "layers"]
+WITH_FLAVOR = ["check", "write", "list", "verify", "numerics", "layers", "aot", "emit"]
+
+
+def call(fn, argv, capsys):
+    try:
+        rc = fn([str(a) for a in argv])
+    except SystemExit as e:
+        rc = e.code
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def assert_usage_error(rc, out, err, needle):
+    assert rc == 2, (out, err)
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert needle in lines[0], err
+    assert "Traceback" not in out + err
+
+
+@pytest.mark.parametrize("cmd", WITH_JOBS)
+def test_jobs_zero_is_refused_everywhere(cmd, capsys):
+    rc, out, err = call(parity_main, [cmd, "-j", "0"], capsys)
+    assert_usage_error(rc, out, err, "--jobs must be at least 1, got 0")
+    rc, out, err = call(parity_main, [cmd, "--jobs", "two"], capsys)
+    assert_usage_error(rc, out, err, "--jobs wants an integer, got 'two'")
+
+
+@pytest.mark.parametrize("cmd", list(COMMANDS))
+def test_json_path_is_checked_before_running(cmd, capsys):
+    rc, out, err = call(parity_main, [cmd, "--json", "/nonexistent-dir/r.json"], capsys)
+    assert_usage_error(rc, out, err, "directory /nonexistent-dir does not exist")
+
+
+@pytest.mark.parametrize("cmd", WITH_FLAVOR)
+def test_unknown_flavor_is_an_input_error(cmd, capsys):
+    rc, out, err = call(parity_main, [cmd, "--flavor", "llvm99"], capsys)
+    assert rc == 2 and out == "" and err.startswith("error: ") and len(err.splitlines()) == 1, err
+    assert "llvm99" in err
+
+
+@pytest.mark.parametrize("cmd,needle", [
+    ("check", "unknown family: nosuch"), ("write", "unknown family: nosuch"), ("list", "unknown family: nosuch"),
+    ("verify", "unknown family: nosuch"), ("numerics", "no numerics plan for nosuch"),
+    ("layers", "no layer named 'nosuch'"), ("aot", "no AOT jobs of family nosuch"),
+    ("emit", "no layer named 'nosuch'"),
+])
+def test_unknown_only_is_an_input_error(cmd, needle, capsys):
+    rc, out, err = call(parity_main, [cmd, "--only", "nosuch"], capsys)
+    assert_usage_error(rc, out, err, needle)
+
+
+@pytest.mark.parametrize("cmd", ["check", "list", "verify", "numerics"])
+def test_only_family_slash_name(cmd, capsys):
+    fam = "conv_fwd_split_k_reduce"
+    rc, out, err = call(parity_main, [cmd, "--only", f"{fam}/nope"], capsys)
+    assert_usage_error(rc, out, err, f"--only: no config {fam}/nope (known in {fam}: ")
+
+
+def test_parse_only():
+    assert parse_only(None) == (None, {})
+    assert parse_only("a,b/x,b/y,c/z,c") == (["a", "b", "c"], {"b": {"x", "y"}})
+    for bad in (",", "a/", "/x", "a/b/c"):
+        with pytest.raises(ValueError):
+            parse_only(bad)
+
+
+def test_version(capsys):
+    rc, out, err = call(parity_main, ["--version"], capsys)
+    assert rc == 0 and out.startswith("parity 0.1.0; cpp_engine library 0.1.0 (") and err == ""
+    rc, out, err = call(pe_main, ["--version"], capsys)
+    assert rc == 0 and out.startswith("python_engine 0.1.0; ")
+    rc, out, err = call(pe_main, ["emit", "--version"], capsys)
+    assert rc == 0 and out.startswith("python_engine 0.1.0; ")
+
+
+@pytest.mark.parametrize("argv", [[c, "--help"] for c in COMMANDS] + [["show", "--help"], ["diff", "--help"]])
+def test_help_is_plain_text(argv, capsys):
+    rc, out, err = call(parity_main, argv, capsys)
+    assert rc == 0 and out.startswith("usage: parity ")
+    for markup in ("``", ":mod:", ":func:", ":data:"):
+        assert markup not in out
+
+
+@pytest.mark.parametrize("argv", [["run", "--help"], ["emit", "--help"]])
+def test_python_engine_help_is_plain_text(argv, capsys):
+    rc, out, err = call(pe_main, argv, capsys)
+    assert rc == 0 and out.startswith("usage: python -m python_engine ")
+    for markup in ("``", ":mod:", ":func:"):
+        assert markup not in out
+
+
+def test_unknown_argument_is_one_error_line(capsys):
+    rc, out, err = call(parity_main, ["numerics", "--bogus"], capsys)
+    assert_usage_error(rc, out, err, "unrecognized arguments: --bogus")
+    assert err.startswith("error: parity")
+
+
+def test_numerics_refuses_other_flavors(capsys):
+    rc, out, err = call(parity_main, ["numerics", "--flavor", "llvm22"], capsys)
+    assert_usage_error(rc, out, err, "numerics runs the llvm23 text")
+
+
+# -- the JSON envelope -------------------------------------------------------------------
+
+def _envelope(path: Path, command: str, result: str = "GREEN") -> dict:
+    doc = json.loads(path.read_text())
+    assert doc["schema"] == SCHEMA and doc["schema_version"] == SCHEMA_VERSION == 1
+    assert doc["tool"] == "splitk-parity" and doc["command"] == command and doc["version"] == "0.1.0"
+    assert doc["result"] == result and doc["exit_code"] == (0 if result == "GREEN" else 1)
+    return doc
+
+
+@pytest.fixture
+def in_root(monkeypatch):
+    monkeypatch.chdir(ROOT)
+
+
+def test_json_check_list_verify_numerics(tmp_path, capsys, in_root):
+    one = "conv_fwd_split_k_reduce/bf16_v8_t256_d4"
+    j = tmp_path / "r.json"
+    rc, out, err = call(parity_main, ["check", "--only", one, "-j", "1", "--json", j], capsys)
+    assert rc == 0, out + err
+    doc = _envelope(j, "check")
+    assert [(r["family"], r["config"]) for r in doc["results"]] == [tuple(one.split("/"))] * 3
+    assert doc["golden"] == [] and doc["golden_dir"] == str(ROOT / "golden")
+
+    rc, out, err = call(parity_main, ["list", "--only", one, "--flavor", "llvm24", "--json", j], capsys)
+    assert rc == 0
+    doc = _envelope(j, "list")
+    assert doc["configs"] == [{"family": "conv_fwd_split_k_reduce", "config": "bf16_v8_t256_d4", "arch": "gfx1250",
+                               "verdicts": {"llvm23": "IDENTICAL"}}]
+
+    rc, out, err = call(parity_main, ["verify", "--only", one, "--flavor", "llvm23", "-j", "1", "--json", j], capsys)
+    assert rc == 0, out + err
+    doc = _envelope(j, "verify")
+    assert doc["summary"]["passed"] == 1
+
+    rc, out, err = call(parity_main, ["numerics", "--only", one, "-j", "1", "--json", j], capsys)
+    assert rc == 0, out + err
+    doc = _envelope(j, "numerics")
+    assert [(c["family"], c["config"], c["ok"]) for c in doc["configs"]] == [(*one.split("/"), True)]
+    assert "RESULT: GREEN" in out and err == ""
+
+
+def test_json_layers_aot_emit(tmp_path, capsys, in_root):
+    j = tmp_path / "r.json"
+    rc, out, err = call(parity_main, ["layers", "--only", LAYER, "--no-verify", "--json", j], capsys)
+    assert rc == 0, out + err
+    doc = _envelope(j, "layers")
+    assert [(r["layer"], r["engines"], r["numerics"]) for r in doc["layers"]] == [(LAYER, "IDENTICAL", "ok")]
+
+    rc, out, err = call(parity_main, ["aot", "--only", "conv_fwd_split_k_reduce", "--check", "--json", j], capsys)
+    assert rc == 0, out + err
+    doc = _envelope(j, "aot")
+    assert doc["count_jobs"] == 92 and len(doc["jobs"]) == 12 and all(x["identical"] for x in doc["jobs"])
+
+    rc, out, err = call(pe_main, ["emit", "--only", LAYER, "--out", tmp_path / "o", "--json", j], capsys)
+    assert rc == 0, out + err
+    doc = _envelope(j, "emit")
+    assert [x["layer"] for x in doc["layers"]] == [LAYER]
+    assert Path(doc["layers"][0]["plan"]).is_file()
+
+
+def test_write_only_touches_the_selected_entries(tmp_path, capsys, in_root):
+    g = tmp_path / "golden"
+    shutil.copytree(ROOT / "golden", g)
+    shard = g / "ir_core.json"
+    doc = json.loads(shard.read_text())
+    want = json.loads(shard.read_text())
+    del doc["flavors"]["llvm23"]["casts"]
+    del doc["flavors"]["llvm20"]["buffer_copy"]
+    shard.write_text(json.dumps(doc))
+    j = tmp_path / "w.json"
+    env = os.environ.pop("CI", None)
+    try:
+        rc, out, err = call(parity_main, ["write", "--only", "ir_core/casts", "--flavor", "llvm23",
+                                          "--golden-dir", g, "--json", j], capsys)
+    finally:
+        if env is not None:
+            os.environ["CI"] = env
+    assert rc == 0, out + err
+    got = json.loads(shard.read_text())
+    assert got["flavors"]["llvm23"]["casts"] == want["flavors"]["llvm23"]["casts"]
+    assert "buffer_copy" not in got["flavors"]["llvm20"]          # not selected: left as it was
+    want["flavors"]["llvm20"].pop("buffer_copy")
+    assert got["flavors"] == want["flavors"]
+    rep = _envelope(j, "write")
+    assert rep["shards"]["ir_core"] == {"state": "updated", "added": 1, "removed": 0, "changed": 0}
+
+
+def test_default_emit_directory_is_ignored_by_git():
+    from python_engine.emit import DEFAULT_OUT
+    assert Path(DEFAULT_OUT).parts[0] == "out"
+    r = subprocess.run(["git", "check-ignore", "-q", f"{DEFAULT_OUT}/x.plan.json"], cwd=ROOT)
+    assert r.returncode == 0
+
+
+# -- progress ----------------------------------------------------------------------------
+
+def _run_with_tty_stderr(argv):
+    """(exit status, stdout, what the terminal on stderr received)."""
+    master, slave = pty.openpty()
+    env = dict(os.environ, COLUMNS="100", TERM="xterm")
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=slave, cwd=ROOT, env=env)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            b = os.read(master, 4096)
+        except OSError:
+            break
+        if not b:
+            break
+        chunks.append(b)
+    out = p.stdout.read()
+    p.wait()
+    os.close(master)
+    return p.returncode, out.decode(), b"".join(chunks).decode(errors="replace")
+
+
+PROGRESS_CMDS = [
+    ["numerics", "--only", "conv_fwd_split_k_reduce/bf16_v8_t256_d4,conv_fwd_split_k_reduce/bf16_v1_t64_d0",
+     "-j", "1"],
+    ["aot", "--only", "conv_fwd_split_k_reduce", "--check"],
+    ["layers", "--only", LAYER, "--no-verify"],
+]
+
+
+@pytest.mark.parametrize("argv", PROGRESS_CMDS, ids=lambda a: a[0])
+def test_progress_on_a_terminal_not_when_piped(argv):
+    exe = [sys.executable, "-m", "parity"]
+    rc, out, tty = _run_with_tty_stderr(exe + argv)
+    assert rc == 0, out + tty
+    assert argv[0] in tty and "\x1b[" in tty           # the rich bar, labelled with the command
+    assert "\x1b[" not in out
+    r = subprocess.run(exe + argv, capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0 and r.stderr == "" and "\x1b[" not in r.stdout
