@@ -78,7 +78,7 @@ def test_aot_emit_onto_a_file(tmp_path):
     r = subprocess.run([sys.executable, "-m", "parity", "aot", "--flavor", "llvm23", "--emit", str(f)],
                        cwd=REPO, capture_output=True, text=True, timeout=300)
     assert r.returncode == 2 and "Traceback" not in r.stderr
-    assert r.stderr.strip() == f"parity aot: --emit {f}: exists and is not a directory"
+    assert r.stderr.strip() == f"error: --emit {f}: exists and is not a directory"
 
 
 def test_run_cache_dir_unusable(tmp_path):
@@ -91,7 +91,7 @@ def test_run_cache_dir_unusable(tmp_path):
 
 
 @pytest.mark.parametrize("cmd", [
-    "parity list --family ir_core | head -1",
+    "parity list --only ir_core | head -1",
     "parity aot --flavor llvm23 | head -1",
 ])
 def test_closed_pipe_ends_quietly(cmd):

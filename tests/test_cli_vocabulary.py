@@ -64,7 +64,9 @@ def test_json_path_is_checked_before_running(cmd, capsys):
 @pytest.mark.parametrize("cmd", WITH_FLAVOR)
 def test_unknown_flavor_is_an_input_error(cmd, capsys):
     rc, out, err = call(parity_main, [cmd, "--flavor", "llvm99"], capsys)
-    assert rc == 2 and out == "" and err.startswith("error: ") and len(err.splitlines()) == 1, err
+    assert rc == 2 and err.startswith("error: ") and len(err.splitlines()) == 1, err
+    # nothing ran: stdout holds at most the gate's provenance line (docs/gate.md)
+    assert out == "" or (len(out.splitlines()) == 1 and out.startswith("parity: golden ")), out
     assert "llvm99" in err
 
 
@@ -182,7 +184,8 @@ def test_json_layers_aot_emit(tmp_path, capsys, in_root):
     rc, out, err = call(parity_main, ["aot", "--only", "conv_fwd_split_k_reduce", "--check", "--json", j], capsys)
     assert rc == 0, out + err
     doc = _envelope(j, "aot")
-    assert doc["count_jobs"] == 92 and len(doc["jobs"]) == 12 and all(x["identical"] for x in doc["jobs"])
+    # llvm23 grid (docs/policy.md): 1872 jobs; reduce kernels: vectors 8/4/2 x degrees 0,2,4,8,16,32 x 2 dtypes
+    assert doc["count_jobs"] == 1872 and len(doc["jobs"]) == 36 and all(x["identical"] for x in doc["jobs"])
 
     rc, out, err = call(pe_main, ["emit", "--only", LAYER, "--out", tmp_path / "o", "--json", j], capsys)
     assert rc == 0, out + err
@@ -195,10 +198,10 @@ def test_write_only_touches_the_selected_entries(tmp_path, capsys, in_root):
     g = tmp_path / "golden"
     shutil.copytree(ROOT / "golden", g)
     shard = g / "ir_core.json"
-    doc = json.loads(shard.read_text())
+    doc = json.loads(shard.read_text())  # format 2: one "FLAVOR/CONFIG" key per entry
     want = json.loads(shard.read_text())
-    del doc["flavors"]["llvm23"]["casts"]
-    del doc["flavors"]["llvm20"]["buffer_copy"]
+    del doc["llvm23/casts"]
+    del doc["llvm20/buffer_copy"]
     shard.write_text(json.dumps(doc))
     j = tmp_path / "w.json"
     env = os.environ.pop("CI", None)
@@ -210,10 +213,10 @@ def test_write_only_touches_the_selected_entries(tmp_path, capsys, in_root):
             os.environ["CI"] = env
     assert rc == 0, out + err
     got = json.loads(shard.read_text())
-    assert got["flavors"]["llvm23"]["casts"] == want["flavors"]["llvm23"]["casts"]
-    assert "buffer_copy" not in got["flavors"]["llvm20"]          # not selected: left as it was
-    want["flavors"]["llvm20"].pop("buffer_copy")
-    assert got["flavors"] == want["flavors"]
+    assert got["llvm23/casts"] == want["llvm23/casts"]
+    assert "llvm20/buffer_copy" not in got          # not selected: left as it was
+    want.pop("llvm20/buffer_copy")
+    assert got == want
     rep = _envelope(j, "write")
     assert rep["shards"]["ir_core"] == {"state": "updated", "added": 1, "removed": 0, "changed": 0}
 

@@ -88,11 +88,11 @@ def build(flavor: str, out_dir: str, jobs: int | None = None, shard: tuple | Non
     try:
         flavor = engine.resolve_flavor(flavor)
     except engine.SpecRejected as e:
-        print(f"parity aot: {e.reason}", file=err)
+        print(f"error: --flavor: {e.reason}", file=err)
         return 2
     workers = jobs or os.cpu_count() or 1
     if workers < 1:
-        print(f"parity aot: --jobs must be >= 1, got {workers}", file=err)
+        print(f"error: --jobs must be at least 1, got {workers}", file=err)
         return 2
     vers = versions()
     llvm = vers["llvm_version"]

@@ -81,7 +81,7 @@ def cmd_validate(path: str) -> int:
 
     doc, e = _read(path)
     if doc is None:
-        print(f"parity aot validate: {e}", file=sys.stderr)
+        print(f"error: {e}", file=sys.stderr)
         return 2
     errs = M.validate(doc, path, cpp_engine, _lds_limit())
     for x in errs[:50]:
@@ -103,21 +103,21 @@ def cmd_merge(args) -> int:
     for p in args.manifests:
         doc, e = _read(p)
         if doc is None:
-            print(f"parity aot merge: {e}", file=sys.stderr)
+            print(f"error: {e}", file=sys.stderr)
             return 2
         docs.append(doc)
     merged, errs = M.merge(docs, args.manifests, args.out)
     if errs:
         for x in errs:
-            print(f"parity aot merge: {x}", file=sys.stderr)
-        print("parity aot merge: nothing written", file=sys.stderr)
+            print(f"error: {x}", file=sys.stderr)
+        print("error: parity aot merge: nothing written", file=sys.stderr)
         return 1
     M.write(merged, args.out)
     rc = cmd_validate(args.out)
     if args.compare:
         other, e = _read(args.compare)
         if other is None:
-            print(f"parity aot merge: {e}", file=sys.stderr)
+            print(f"error: {e}", file=sys.stderr)
             return 2
         diff = M.compare(merged, other)
         for x in diff[:50]:
