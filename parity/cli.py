@@ -41,7 +41,7 @@ from parity.config import CANONICAL_FLAVORS, ConfigError, load_families
 from parity.pool import PoolError, WorkerPool
 from parity.project import ProjectError, resolve_golden_dir
 from parity.report import (add_common_options, canonical_flavor, die, failure_lines, parse_engines,
-                           progress, select, split_csv, summary_lines)
+                           progress, select, summary_lines)
 from parity.runner import engine_module, lower_text, run_gate, resolve_flavors
 
 

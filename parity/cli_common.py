@@ -77,26 +77,36 @@ def plain(text: str) -> str:
 
 # -- option types -------------------------------------------------------------------------
 
-def positive_int(text: str) -> int:
-    """argparse type of --jobs: an integer >= 1."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--jobs wants an integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"--jobs must be at least 1, got {v}")
-    return v
+def at_least_one(flag: str):
+    """argparse type for ``flag``: an integer >= 1 (the error names the flag)."""
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} wants an integer, got {text!r}") from None
+        if v < 1:
+            raise argparse.ArgumentTypeError(f"{flag} must be at least 1, got {v}")
+        return v
+    return parse
 
 
-def positive_seconds(text: str) -> float:
-    """argparse type of --timeout: a finite number of seconds > 0."""
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--timeout wants seconds, got {text!r}") from None
-    if not math.isfinite(v) or v <= 0:
-        raise argparse.ArgumentTypeError(f"--timeout must be a finite number of seconds > 0, got {text!r}")
-    return v
+def finite_seconds(flag: str):
+    """argparse type for ``flag``: a finite number of seconds > 0 (the error names the flag)."""
+    def parse(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} wants seconds, got {text!r}") from None
+        if not math.isfinite(v) or v <= 0:
+            raise argparse.ArgumentTypeError(f"{flag} must be a finite number of seconds > 0, got {text!r}")
+        return v
+    return parse
+
+
+#: argparse type of --jobs: an integer >= 1.
+positive_int = at_least_one("--jobs")
+#: argparse type of --timeout: a finite number of seconds > 0.
+positive_seconds = finite_seconds("--timeout")
 
 
 def check_writable(path: str | Path) -> None:

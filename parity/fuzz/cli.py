@@ -9,32 +9,19 @@ MISMATCH, REASON_MISMATCH, ASYMMETRIC, CRASH, INCONSISTENT or UNCLEAN_REASON,
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
-from parity.report import positive_seconds
+from parity.cli_common import at_least_one as _at_least_one, finite_seconds
 
 from .check import VERDICTS
-
-
-def _at_least_one(flag: str):
-    def parse(text: str) -> int:
-        try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{flag} wants an integer, got {text!r}") from None
-        if v < 1:
-            raise argparse.ArgumentTypeError(f"{flag} must be at least 1, got {v}")
-        return v
-    return parse
 
 
 def add_fuzz_command(sub) -> None:
     """Register ``parity fuzz`` on the ``parity`` subparsers."""
     f = sub.add_parser("fuzz", help="differential fuzzing of both engines' validate and lower (docs/fuzz.md)")
     f.add_argument("--only", metavar="F[,F...]", help="only these families (default all)")
-    f.add_argument("--seconds", type=positive_seconds, default=None,
+    f.add_argument("--seconds", type=finite_seconds("--seconds"), default=None,
                    help="stop after this many seconds (default 60 unless --specs is given)")
     f.add_argument("--specs", type=_at_least_one("--specs"), default=None,
                    help="stop after this many specs")
@@ -42,7 +29,7 @@ def add_fuzz_command(sub) -> None:
     f.add_argument("--jobs", "-j", type=_at_least_one("--jobs"), default=None,
                    help="worker processes (default: CPUs)")
     f.add_argument("--out", metavar="DIR", default="fuzz-out", help="reproducer directory (default fuzz-out)")
-    f.add_argument("--timeout", type=positive_seconds, default=30.0, help="per-spec timeout in seconds")
+    f.add_argument("--timeout", type=finite_seconds("--timeout"), default=30.0, help="per-spec timeout in seconds")
     f.set_defaults(func=cmd_fuzz)
 
 

@@ -93,17 +93,24 @@ def unknown_field_reason(family: str, key) -> str:
     return f"spec field '{key}' is not a field of family '{family}'"
 
 
-def unknown_family_reason(name, families) -> str:
-    """Reason for a family name that is not one of ``families`` (None reads as
-    the text None; another non-str or a non-printable str is not echoed)."""
+def unknown_name_reason(field: str, name, allowed: str, not_str: str) -> str:
+    """Reason for a ``field`` name (family, arch, flavor) that is not one of
+    ``allowed``: None reads as the text None; another non-str value gives
+    ``not_str``, a non-printable str ``text_reason(field)``; neither is echoed
+    (same texts in the C++ engine and its binding)."""
     if name is None:
         name = "None"
     if not isinstance(name, str):
-        return "family must be a string"
+        return not_str
     name = str.__str__(name)
     if not printable(name):
-        return text_reason("family")
-    return f"family '{name}' is not one of {', '.join(families)}"
+        return text_reason(field)
+    return f"{field} '{name}' is not one of {allowed}"
+
+
+def unknown_family_reason(name, families) -> str:
+    """Reason for a family name that is not one of ``families`` (:func:`unknown_name_reason`)."""
+    return unknown_name_reason("family", name, ", ".join(families), "family must be a string")
 
 
 def normalize(family: str, fields: tuple, spec) -> dict:

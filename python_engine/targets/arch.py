@@ -114,19 +114,11 @@ def find_arch(name) -> Arch | None:
 
 
 def unknown_arch_reason(name) -> str:
-    """Rejection reason for an arch name that is not in the table: ``None``
-    reads as the text None; another non-str value, or a string that is not
-    printable text (kernels/spec.py ``printable``), gets a reason that does not
-    echo it (same texts in the C++ engine and its binding)."""
-    from ..kernels.spec import printable, text_reason
-    if name is None:
-        name = "None"
-    if not isinstance(name, str):
-        return "arch must be a string or None"
-    name = str.__str__(name)
-    if not printable(name):
-        return text_reason("arch")
-    return f"arch '{name}' is not one of gfx1250, gfx942, gfx950, gfx1100, gfx1201"
+    """Rejection reason for an arch name that is not in the table
+    (kernels/spec.py ``unknown_name_reason``: None reads as the text None, a
+    non-str or non-printable value is not echoed; same texts in the C++ engine)."""
+    from ..kernels.spec import unknown_name_reason
+    return unknown_name_reason("arch", name, "gfx1250, gfx942, gfx950, gfx1100, gfx1201", "arch must be a string or None")
 
 
 def has_wmma_16x16x32(arch: Arch) -> bool:

@@ -69,16 +69,8 @@ def find_flavor(name) -> Flavor | None:
 
 
 def unknown_flavor_reason(name) -> str:
-    """Rejection reason for a flavor name that is not in the table: ``None``
-    reads as the text None; another non-str value, or a string that is not
-    printable text (kernels/spec.py ``printable``), gets a reason that does not
-    echo it (same texts in the C++ engine and its binding)."""
-    from ..kernels.spec import printable, text_reason
-    if name is None:
-        name = "None"
-    if not isinstance(name, str):
-        return "flavor must be a string or None"
-    name = str.__str__(name)
-    if not printable(name):
-        return text_reason("flavor")
-    return f"flavor '{name}' is not one of llvm20, llvm22, llvm23, llvm24"
+    """Rejection reason for a flavor name that is not in the table
+    (kernels/spec.py ``unknown_name_reason``: None reads as the text None, a
+    non-str or non-printable value is not echoed; same texts in the C++ engine)."""
+    from ..kernels.spec import unknown_name_reason
+    return unknown_name_reason("flavor", name, "llvm20, llvm22, llvm23, llvm24", "flavor must be a string or None")
