@@ -8,8 +8,9 @@ checked: there is no text). Before writing it runs on exactly those:
   on every changed lowered (config, flavor) of an LLVM IR family -- llvm20 text
   through opt-19, llvm22/llvm23 through llvmlite (LLVM 22.1), ISA gates;
 * the numerics oracle (:func:`parity.sim.numerics.run_all`, docs/sim.md) on
-  every config of a family with a numerics plan whose llvm23 entry changed or
-  is new (the emulator runs llvm23 text; a change that only touches llvm20 or
+  every config of a family with a numerics plan that has a changed or new
+  entry at any flavor and lowers at llvm23 (the emulator runs its llvm23 text,
+  also when only `--flavor llvm20` is being blessed; a config that lowers only at llvm20 or
   llvm22 text is checked by the validity oracle alone).
 
 A family with any failing config is not blessed (:func:`check`); its failures
@@ -69,6 +70,16 @@ def _restricted(fam: Family, flavor_cfgs: dict[str, set[str]]) -> Family:
     return Family(fam.name, tuple(cfgs), source=fam.source, output=fam.output)
 
 
+def numerics_selection(families: list[Family], changed: dict[str, dict[str, set[str]]]) -> set:
+    """(family, config) pairs the numerics oracle runs for a bless: every config of a family with a
+    numerics plan that has a changed or new entry at ANY flavor and lowers at llvm23 (the emulator
+    runs llvm23 text; a kernel change reaches every flavor, so `write --flavor llvm20` cannot skip it)."""
+    from parity.sim import numerics as N
+    touched = {(fam, cfg) for fam, fls in changed.items() for cfgs in fls.values() for cfg in cfgs}
+    return {(f.name, c.name) for f in families if f.name in N.PLANS for c in f.configs
+            if (f.name, c.name) in touched and c.applies(N.FLAVOR) and c.expectation(N.FLAVOR).kind == "ok"}
+
+
 def run_oracles(families: list[Family], changed: dict[str, dict[str, set[str]]], *,
                 engine: str = "python", workers: int | None = None, progress=None) -> OracleReport:
     """Run both oracles on the changed units of ``families``."""
@@ -95,7 +106,7 @@ def run_oracles(families: list[Family], changed: dict[str, dict[str, set[str]]],
                 rep.add(u.family, f"{u.config}@{u.flavor}: validity oracle: {msg}")
             elif u.status == SKIPPED:
                 rep.add(u.family, f"{u.config}@{u.flavor}: validity oracle: not checked ({'; '.join(u.notes)})")
-    sim = {(f.name, c.name) for f in subset if f.name in N.PLANS for c in f.configs if "llvm23" in c.flavors}
+    sim = numerics_selection(families, changed)
     if sim:
         n = workers or os.cpu_count() or 1
         outs = N.run_all(sorted({f for f, _ in sim}), jobs=n, select=sim)

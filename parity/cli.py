@@ -368,8 +368,14 @@ def preamble(args) -> int | None:
     engines = getattr(args, "engines", "python,cpp")
     try:
         names = parse_engines(engines)
-    except SystemExit:
+    except (SystemExit, ValueError):
         names = ()
+    command = getattr(args, "command", None)
+    # the engines the command really runs: a C++ build error must not stop Python-only work
+    if command == "show":
+        names = (getattr(args, "engine", "python"),)
+    elif command == "diff" and getattr(args, "base", None) is not None:
+        names = ("python",)  # REF's and the working tree's Python engines
     if "cpp" in names or getattr(args, "command", None) in ("numerics", "layers"):
         msg = check_cpp_build()
         if msg:

@@ -329,8 +329,13 @@ def to_json(diffs: dict[str, FamilyDiff], ref: str, commit: str) -> dict:
     }
 
 
-def diff_base(ref: str, families, flavors, *, root: Path, workers=None, timeout: float = 30.0):
-    """(commit, {family: FamilyDiff}) of REF against the working tree's Python engine."""
+def diff_base(ref: str, families, flavors, *, root: Path, workers=None, timeout: float = 30.0,
+              narrowed: dict | None = None):
+    """(commit, {family: FamilyDiff}) of REF against the working tree's Python engine.
+
+    ``narrowed``: {family: True} for families cut down to some configs
+    (FAMILY/NAME); REF's other configs of those families are not compared."""
+    narrowed = narrowed or {}
     commit = resolve_ref(root, ref)
     work = lower_working(families, flavors, workers=workers, timeout=timeout)
     want = {k: o["sha256"] for k, o in work.items() if o["status"] == "ok"}
@@ -338,21 +343,28 @@ def diff_base(ref: str, families, flavors, *, root: Path, workers=None, timeout:
         extract(root, commit, Path(tmp))
         only = [f.name for f in families]
         ref_families, ref_units = lower_ref(Path(tmp), only, flavors, want, ref)
+    # a family narrowed to some configs (FAMILY/NAME) compares only those configs at REF too
+    picked = {f.name: {c.name for c in f.configs} for f in families if narrowed.get(f.name)}
+    ref_units = {k: v for k, v in ref_units.items()
+                 if k.split("/", 1)[0] not in picked
+                 or k.split("/", 1)[1].rsplit("@", 1)[0] in picked[k.split("/", 1)[0]]}
     return commit, compare(work, ref_units, ref_families, [f.name for f in families])
 
 
 def cmd_diff_base(args) -> int:
     from parity.project import ProjectError, find_project_root
     from parity.report import canonical_flavor, check_writable, die, split_csv, write_json
+    from parity.cli_common import parse_only, select_configs
     from parity.config import load_families
     try:
         root = find_project_root()
         if root is None:
             raise ProjectError(f"--base needs a splitk-parity git checkout at or above {Path.cwd()}")
-        only = split_csv(args.only)
-        if only is not None and not only:
-            raise ValueError("--only names no family (give FAM[,FAM...])")
-        families = load_families(args.configs, only=only)
+        if split_csv(args.only) == []:
+            raise ValueError("--only names no family (give FAM[,FAM...] or FAMILY/NAME)")
+        fams, names = parse_only(args.only)  # families and FAMILY/NAME configs, as everywhere
+        families = select_configs(load_families(args.configs, only=fams), names)
+        narrowed = {f: True for f in names}
         if args.ref is not None:
             fam, _, name = args.ref.partition("/")
             [family] = [f for f in families if f.name == fam] or load_families(args.configs, only=[fam])
@@ -360,12 +372,13 @@ def cmd_diff_base(args) -> int:
                                      family.source, family.output)] if name else [family]
             if name and not families[0].configs:
                 raise ValueError(f"no config {name!r} in family {fam}")
+            narrowed = {fam: True} if name else {}
         flavors = CANONICAL_FLAVORS if args.flavor is None else (canonical_flavor(args.flavor, "python",
                                                                                   args.timeout),)
         if args.json:
             check_writable(args.json)
         commit, diffs = diff_base(args.base, families, flavors, root=root, workers=args.jobs,
-                                  timeout=args.timeout)
+                                  timeout=args.timeout, narrowed=narrowed)
     except (BaseError, ProjectError, ConfigError, ValueError, PoolError) as exc:
         return die(str(exc))
     for line in report_lines(diffs, args.base, commit, flavors, stat=args.stat, color=sys.stdout.isatty()):

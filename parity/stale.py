@@ -77,6 +77,10 @@ def check_cpp_build() -> str | None:
     try:
         import cpp_engine
     except Exception as exc:  # noqa: BLE001 -- a failed (re)build or a missing library
+        import subprocess
+        if isinstance(exc, subprocess.CalledProcessError):  # the editable rebuild on import failed
+            return ("cpp_engine: the C++ rebuild on import failed (the compiler's messages are above); "
+                    "fix the C++ sources and run the command again (it rebuilds incrementally)")
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return f"cpp_engine cannot be imported ({type(exc).__name__}: {first}); rebuild it: {REBUILD_HINT}"
     root = source_root(Path(cpp_engine.__file__).parent)

@@ -147,3 +147,16 @@ def test_duplicate_key_in_shard_is_refused(tmp_path):
     with pytest.raises(G.GoldenError) as e:
         G.parse_shard(text, "ir_core.json", "ir_core")
     assert "duplicate key 'casts'" in str(e.value) and "ir_core.json" in str(e.value)
+
+
+def test_bless_runs_numerics_on_llvm23_text_when_only_llvm20_changed():
+    """Review finding: `parity write --flavor llvm20` must not bless a kernel change without the
+    numerics oracle; the emulator runs the config's llvm23 text (docs/gate.md)."""
+    from parity.bless import numerics_selection
+    from parity.config import load_families
+    fams = load_families(only=["conv_fwd_split_k_reduce", "conv_abi"])
+    sel = numerics_selection(fams, {"conv_fwd_split_k_reduce": {"llvm20": {"bf16_v8_t256_d4"}},
+                                    "conv_abi": {"llvm20": {"x"}}})
+    assert sel == {("conv_fwd_split_k_reduce", "bf16_v8_t256_d4")}
+    # a must-reject config has no llvm23 text to run
+    assert numerics_selection(fams, {"conv_fwd_split_k_reduce": {"llvm22": {"reject_vector3"}}}) == set()

@@ -124,3 +124,13 @@ def test_hunks_drop_line_numbers_so_equal_changes_group():
     h1 = D.hunks(a, a.replace("align 4", "align 8"))
     h2 = D.hunks(b, b.replace("align 4", "align 8"))
     assert h1 == h2 == [(" x", " x", " x", "-load align 4", "+load align 8", " y", " y", " y")]
+
+
+def test_family_slash_name_compares_only_that_config_at_ref(repo, capsys):
+    """Review finding: `diff --base HEAD ir_core/casts` reported every other ir_core config removed."""
+    commit(repo)
+    for argv in (["ir_core/casts"], ["--only", "ir_core/casts"]):
+        rc, out, err = run(capsys, "diff", "--base", "HEAD", *argv, "--stat")
+        assert rc == 0, out + err
+        assert "ir_core  llvm23  changed=0 added=0 removed=0 unchanged=1" in out
+        assert "no IR change" in out

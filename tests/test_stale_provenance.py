@@ -105,3 +105,14 @@ def test_children_of_a_checked_process_skip_the_import_rebuild(monkeypatch):
     assert stale.skip_import_rebuild() is False and f.rebuild_flag is True
     monkeypatch.setenv(stale.CHECKED_ENV, "1")
     assert stale.skip_import_rebuild() is True and f.rebuild_flag is False
+
+
+def test_python_only_commands_do_not_need_the_cpp_build(monkeypatch, capsys):
+    """Review finding: a C++ compile error must not stop `parity show` with the Python engine."""
+    import parity.stale as S
+    from parity.cli import main as parity_main
+    monkeypatch.setattr(S, "check_cpp_build", lambda: "cpp_engine: the C++ rebuild on import failed")
+    assert parity_main(["show", "ir_core/casts"]) == 0
+    assert "define amdgpu_kernel" in capsys.readouterr().out
+    assert parity_main(["show", "ir_core/casts", "--engine", "cpp"]) == 2
+    assert "rebuild on import failed" in capsys.readouterr().err

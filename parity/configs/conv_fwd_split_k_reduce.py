@@ -5,7 +5,7 @@ from parity.config import Config, reject
 
 FAMILY = "conv_fwd_split_k_reduce"
 
-_DEGREES = (0, 1, 2, 4, 16, 32, 7)  # 7: an odd degree
+_DEGREES = (0, 1, 2, 4, 16, 32, 7, 8)  # 7: an odd degree; 8: the AOT grid ships d8 reduce kernels
 CONFIGS = []
 for _dt in ("bf16", "fp16"):
     for _v in (1, 2, 4, 8):
