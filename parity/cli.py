@@ -398,12 +398,15 @@ def preamble(args) -> int | None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.command in GATE_COMMANDS:
-        stop = preamble(args)
-        if stop is not None:
-            return stop
+
+    def run(_):
+        if args.command in GATE_COMMANDS:
+            stop = preamble(args)
+            if stop is not None:
+                return stop
+        return args.func(args)
     from python_engine.outputs import run_quietly_on_broken_pipe  # `parity list | head -1` ends quietly
-    return run_quietly_on_broken_pipe(lambda _: args.func(args))
+    return run_quietly_on_broken_pipe(run)
 
 
 if __name__ == "__main__":

@@ -103,7 +103,9 @@ def run_quietly_on_broken_pipe(main, argv=None) -> int:
     quietly: no traceback, exit status 141 (128 + SIGPIPE, what a shell
     reports for a writer killed by a closed pipe)."""
     try:
-        return main(argv)
+        rc = main(argv)
+        sys.stdout.flush()  # output still buffered for a reader that has gone fails here, not at exit
+        return rc
     except BrokenPipeError:
         quiet_stdout()
         return 141

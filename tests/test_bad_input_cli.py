@@ -93,6 +93,7 @@ def test_run_cache_dir_unusable(tmp_path):
 @pytest.mark.parametrize("cmd", [
     "parity list --only ir_core | head -1",
     "parity aot --flavor llvm23 | head -1",
+    "parity.check_byte_identity --only ir_core | head -1",
 ])
 def test_closed_pipe_ends_quietly(cmd):
     r = subprocess.run(["bash", "-o", "pipefail", "-c", f"{sys.executable} -m {cmd}"], cwd=REPO,
