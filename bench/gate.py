@@ -23,6 +23,8 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from parity.cli_common import at_least_one  # noqa: E402
+
 from parity.cli import main as parity_main  # noqa: E402
 from parity.config import load_families  # noqa: E402
 from parity.runner import engine_module  # noqa: E402
@@ -63,15 +65,8 @@ def bench_engine(name: str, units, repeats: int) -> str:
             f"median of {repeats}{extra})")
 
 
-def _repeats(text: str) -> int:
-    """argparse type of --repeats: an integer >= 1 (the median of no runs is undefined)."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--repeats wants an integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"--repeats must be at least 1, got {v}")
-    return v
+#: argparse type of --repeats: an integer >= 1 (the median of no runs is undefined).
+_repeats = at_least_one("--repeats")
 
 
 def main(argv=None) -> int:
