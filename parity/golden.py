@@ -40,7 +40,6 @@ import json
 import os
 import re
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
@@ -337,20 +336,8 @@ def write_shard(golden_dir: Path, family: str, flavors: Mapping[str, Mapping[str
     path = shard_path(golden_dir, family)
     path.parent.mkdir(parents=True, exist_ok=True)
     data = render_shard(family, flavors).encode("utf-8")
-    fd, tmp = tempfile.mkstemp(prefix=f".{family}.", suffix=".json.tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    from python_engine.outputs import write_bytes_atomic
+    write_bytes_atomic(path, data, prefix=f".{family}.", suffix=".json.tmp")  # TMP_GLOB matches its temp
     return path
 
 

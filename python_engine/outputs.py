@@ -49,14 +49,22 @@ def check_file_names(directory: str, names, what: str) -> None:
                               f"{limit} (less 16 for the temp file); use a shorter name")
 
 
-def write_text_atomic(path: str, text: str) -> None:
-    """Write ``text`` (UTF-8, LF) to ``path`` through a temp file and
-    ``os.replace``: a failure leaves no half-written file."""
-    d, base = os.path.split(path)
-    tmp = os.path.join(d, f".{base}.tmp")
+def write_bytes_atomic(path, data: bytes, prefix: str | None = None, suffix: str = ".tmp") -> None:
+    """Replace ``path`` with ``data`` atomically: a uniquely named temp file in
+    the same directory (``prefix`` + random + ``suffix``; default prefix
+    ``.<name>.``), fsync'd, mode 0644, then ``os.replace``. A failure (or a
+    kill) never leaves a half-written ``path``; the temp file is removed on
+    any exception."""
+    import tempfile
+    d, base = os.path.split(os.fspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=prefix if prefix is not None else f".{base}.", suffix=suffix,
+                               dir=d or ".")
     try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -64,6 +72,11 @@ def write_text_atomic(path: str, text: str) -> None:
         except OSError:
             pass
         raise
+
+
+def write_text_atomic(path: str, text: str) -> None:
+    """Write ``text`` (UTF-8, LF) to ``path`` atomically (:func:`write_bytes_atomic`)."""
+    write_bytes_atomic(path, text.encode("utf-8"))
 
 
 _stdout_closed = False
