@@ -122,6 +122,23 @@ def golden_findings(report, shards: dict, flavors, orphan_shards: dict,
     return out
 
 
+def disagreement_lines(report, shards: dict) -> dict:
+    """{family: [line]} for configs the two engines disagree on (no agreed entry, so
+    nothing was compared with golden): which engine still matches the blessed
+    entry, i.e. which side of the disagreement is the change."""
+    out: dict[str, list[str]] = {}
+    for r in report.results:
+        if r.golden_entry() is not None:
+            continue
+        gold = (shards.get(r.family) or {}).get(r.flavor, {}).get(r.config)
+        if gold is None or G.is_conflict(gold):
+            continue  # MISSING / CONFLICT are findings of their own
+        sides = [f"{label} {'matches golden' if e == gold else 'differs from golden'}"
+                 for label, e in zip(report.labels, r.engine_entries())]
+        out.setdefault(r.family, []).append(f"{r.config}@{r.flavor}: {r.verdict}, " + ", ".join(sides))
+    return out
+
+
 def _split_ref(ref: str) -> tuple[str, str]:
     if "/" not in ref:
         raise ValueError(f"expected FAMILY/NAME, got {ref!r}")
@@ -167,16 +184,22 @@ def cmd_check(args) -> int:
     by_shard: dict[str, list[G.Finding]] = {}
     for f in findings:
         by_shard.setdefault(f.family, []).append(f)
+    disagree = disagreement_lines(report, shards)
     for fam in sorted(set(shards) | set(orphan_shards)):
         fs = by_shard.get(fam, [])
         path = G.shard_path(gdir, fam)
         counts = {k: sum(1 for f in fs if f.kind == k) for k in G.FINDING_KINDS}
-        state = "clean" if not fs else ", ".join(f"{v} {k}" for k, v in counts.items() if v)
+        parts = [f"{v} {k}" for k, v in counts.items() if v]
+        if disagree.get(fam):
+            parts.append(f"{len(disagree[fam])} not compared (engines disagree)")
+        state = ", ".join(parts) or "clean"
         if shards.get(fam) is None and fam not in orphan_shards:
             state += " (shard does not exist)"
         print(f"golden {path.name}: {state}")
         for f in fs:
             print(f"  {f}")
+        for line in disagree.get(fam, []):
+            print(f"  {line}")
     green = report.green and not findings
     for p in G.stale_temp_files(gdir):
         print(f"golden: stale temp file {p.name} (left by a killed `parity write`; "

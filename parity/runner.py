@@ -87,6 +87,20 @@ class Result:
             return {"rejected": a["reason"]}
         return None
 
+    def engine_entries(self) -> tuple[dict | None, dict | None]:
+        """Each engine's own outcome in golden-entry form (None for a crash or an
+        unknown status): what the shard would hold if that engine alone were right."""
+        def one(o):
+            if not isinstance(o, dict):
+                return None
+            if o.get("status") == "ok" and all(k in o for k in ("bytes", "kernel", "sha256")):
+                return {"bytes": o["bytes"], "kernel": o["kernel"], "sha256": o["sha256"]}
+            if o.get("status") == "rejected":
+                return {"rejected": o.get("reason")}
+            return None
+        a, b = self.outcomes
+        return one(a), one(b)
+
     def to_json(self, labels: Sequence[str]) -> dict:
         d = {"family": self.family, "config": self.config, "flavor": self.flavor,
              "verdict": self.verdict, "passed": self.passed, "detail": self.detail,

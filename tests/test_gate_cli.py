@@ -304,3 +304,21 @@ def test_bad_cli_input_is_refused_up_front(argv, needle, capsys):
         rc = e.code
     assert rc == 2
     assert needle in capsys.readouterr().err
+
+
+def test_disagreeing_engines_say_which_one_still_matches_golden(env, gdir, capsys, monkeypatch):
+    """A shard whose configs MISMATCH is not 'clean': the check names, per config,
+    which engine's text is still the blessed one (so the other one is the change)."""
+    monkeypatch.delenv("CI", raising=False)
+    good = f"{env.good},{env.good}"
+    rc, out, err = run(capsys, parity_main, "write", *common(env, engines=good, cfg=env.cfg_broken),
+                       "--golden-dir", gdir, "--no-oracles")
+    assert rc == 0, out + err
+    rc, out, err = run(capsys, parity_main, "check",
+                       *common(env, engines=f"{env.good},{env.bad}", cfg=env.cfg_broken), "--golden-dir", gdir)
+    assert rc == 1
+    assert "golden fam_a.json: clean" not in out
+    assert "golden fam_a.json: 3 not compared (engines disagree)" in out
+    assert (f"  drifted@llvm23: MISMATCH, {env.good} matches golden, {env.bad} differs from golden"
+            in out.splitlines())
+    assert out.rstrip().endswith("RESULT: RED")
