@@ -112,6 +112,19 @@ def test_real_engines_short_run_is_green(tmp_path, capsys):
     assert not list(tmp_path.glob("*.py"))
 
 
+def test_default_seed_is_fresh_and_printed(tmp_path, capsys, monkeypatch):
+    """Without --seed each run draws its own seed and prints it, so CI explores new
+    specs every run and any run can be replayed with --seed."""
+    import re
+    seeds = []
+    for _ in range(2):
+        rc = parity_main(["fuzz", "--only", "conv_abi", "--specs", "20", "--jobs", "1", "--out", str(tmp_path)])
+        out = capsys.readouterr().out
+        assert rc == 0, out
+        seeds.append(int(re.search(r" seed (\d+) ", out).group(1)))
+    assert seeds[0] != seeds[1]
+
+
 @pytest.mark.parametrize("argv,needle", [
     (["fuzz", "--only", "nope"], "--only: unknown family nope"),
     (["fuzz", "--specs", "0"], "--specs must be at least 1, got 0"),

@@ -4,11 +4,12 @@ Prints one line per family with its verdict counts, the failures (at most
 20 lines, with the reproducer path), then ``specs N seconds S specs/s R`` and
 ``RESULT: GREEN`` or ``RESULT: RED``. Exit 0 when every spec passed, 1 on any
 MISMATCH, REASON_MISMATCH, ASYMMETRIC, CRASH, INCONSISTENT or UNCLEAN_REASON,
-2 on bad arguments. Default: 60 seconds, seed 0, reproducers in
-``fuzz-out/``.
+2 on bad arguments. Default: 60 seconds, a fresh random seed per run (printed
+on the summary line; ``--seed S`` replays a run), reproducers in ``fuzz-out/``.
 """
 from __future__ import annotations
 
+import secrets
 import sys
 from pathlib import Path
 
@@ -25,7 +26,8 @@ def add_fuzz_command(sub) -> None:
                    help="stop after this many seconds (default 60 unless --specs is given)")
     f.add_argument("--specs", type=_at_least_one("--specs"), default=None,
                    help="stop after this many specs")
-    f.add_argument("--seed", type=int, default=0, help="generation seed (default 0)")
+    f.add_argument("--seed", type=int, default=None,
+                   help="generation seed (default: a fresh random seed, printed on the summary line)")
     f.add_argument("--jobs", "-j", type=_at_least_one("--jobs"), default=None,
                    help="worker processes (default: CPUs)")
     f.add_argument("--out", metavar="DIR", default="fuzz-out", help="reproducer directory (default fuzz-out)")
@@ -56,7 +58,8 @@ def cmd_fuzz(args) -> int:
         if sys.stderr.isatty():
             print(f"\r{rep.specs} specs, {rep.failed} failing, {rep.seconds:.0f}s", end="", file=sys.stderr)
 
-    rep = run_fuzz(fams, seed=args.seed, seconds=seconds, specs=args.specs, jobs=args.jobs,
+    seed = args.seed if args.seed is not None else secrets.randbits(32)
+    rep = run_fuzz(fams, seed=seed, seconds=seconds, specs=args.specs, jobs=args.jobs,
                    out_dir=Path(args.out), timeout=args.timeout, progress=progress)
     if sys.stderr.isatty():
         print(file=sys.stderr)
