@@ -230,8 +230,10 @@ def _parse_shard(text: bytes | str, name: str, family: str | None,
         canon = fl
         if resolve is not None:
             canon = resolve(fl) or fl  # unknown flavors stay as-is (reported ORPHAN)
-        if canon in out:
-            raise GoldenError(f"{name}: flavor {fl!r} is an alias of {canon!r}, which is also present")
+        if canon in out or (canon != fl and canon in raw):
+            first = f"{fl}/{next(iter(entries))}" if isinstance(entries, dict) and entries else fl
+            raise GoldenError(f"{name}: key {first!r} uses flavor {fl!r}, an alias of {canon!r}, and "
+                              f"the shard also holds {canon!r} entries (one flavor, two names)")
         if not isinstance(entries, dict):
             raise GoldenError(f"{name}: flavors.{fl} must be an object")
         out[canon] = {cfg: _check_entry(f"{name}: {fl}/{cfg}", e) for cfg, e in entries.items()}
