@@ -419,10 +419,17 @@ def preamble(args) -> int | None:
     return None
 
 
+# Commands whose work is files: a reader that closes stdout must not stop them half way.
+FILE_WRITING_COMMANDS = ("write", "aot", "emit", "merge-golden")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
 
     def run(_):
+        if args.command in FILE_WRITING_COMMANDS:
+            from python_engine.outputs import keep_going_on_broken_pipe
+            keep_going_on_broken_pipe()  # `parity write | head -1` still writes its shards
         if args.command in GATE_COMMANDS:
             stop = preamble(args)
             if stop is not None:

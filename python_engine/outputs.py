@@ -111,6 +111,43 @@ def quiet_stdout() -> None:
         pass
 
 
+class _KeepGoingStdout:
+    """A stdout proxy for commands that change files: once the reader has gone
+    (EPIPE), the rest of the output is dropped and the command runs to its end,
+    so ``parity write | head -1`` still writes its shards."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        if _stdout_closed:
+            return len(text)
+        try:
+            return self._stream.write(text)
+        except (BrokenPipeError, ValueError):
+            quiet_stdout()
+            return len(text)
+
+    def flush(self):
+        if _stdout_closed:
+            return
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            quiet_stdout()
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def keep_going_on_broken_pipe() -> None:
+    """Make a closed stdout pipe harmless for the rest of the process: output is
+    dropped, work goes on (for commands that write files; exit status is the
+    command's own)."""
+    if not isinstance(sys.stdout, _KeepGoingStdout):
+        sys.stdout = _KeepGoingStdout(sys.stdout)
+
+
 def run_quietly_on_broken_pipe(main, argv=None) -> int:
     """``main(argv)``; a BrokenPipeError (stdout closed by ``| head``) ends it
     quietly: no traceback, exit status 141 (128 + SIGPIPE, what a shell

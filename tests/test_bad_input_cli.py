@@ -113,6 +113,21 @@ def test_emit_into_a_closed_pipe_still_writes_every_file(tmp_path):
     assert plans == [f"l{i}.plan.json" for i in range(4)]
 
 
+def test_write_into_a_closed_pipe_still_writes_its_shards(tmp_path):
+    """`parity write | head -1`: the reader goes after the provenance line; the
+    write still runs to its end and leaves the blessed shard, byte-equal to main's."""
+    gdir = tmp_path / "golden"
+    gdir.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    r = subprocess.run(["bash", "-o", "pipefail", "-c",
+                        f"{sys.executable} -m parity write --only ir_core --no-oracles --golden-dir {gdir}"
+                        " | head -1"], cwd=REPO, capture_output=True, text=True, timeout=300, env=env)
+    assert "Traceback" not in r.stderr and "BrokenPipe" not in r.stderr, r.stderr
+    assert r.returncode == 0, r.stderr
+    assert len(r.stdout.splitlines()) == 1
+    assert (gdir / "ir_core.json").read_bytes() == (REPO / "golden" / "ir_core.json").read_bytes()
+
+
 def test_bench_gate_refuses_zero_repeats():
     r = subprocess.run([sys.executable, "bench/gate.py", "--repeats", "0"], cwd=REPO, capture_output=True,
                        text=True, timeout=120)
