@@ -23,6 +23,7 @@ ref, REF's engine cannot be imported).
 from __future__ import annotations
 
 import difflib
+import re
 import hashlib
 import io
 import json
@@ -99,6 +100,10 @@ def add_base_options(p) -> None:
                    help="show the IR changes between git REF (its own Python engine) and the working tree")
     p.add_argument("--stat", action="store_true", help="with --base: counts only")
     p.add_argument("--json", metavar="PATH", help="with --base: write the changes as JSON to PATH")
+    p.add_argument("--ignore-ssa-numbers", action="store_true",
+                   help="with --base: compare with every local value's number dropped (%%a_r45 -> %%a_r#), "
+                        "so one inserted instruction is one hunk; texts that differ only in numbering "
+                        "are counted as renumbered")
 
 
 # -- git -----------------------------------------------------------------------
@@ -185,6 +190,18 @@ def _describe(o: dict | None) -> str:
     return f"crash {o.get('error')!r}"
 
 
+# A local value or block name as the printers write it: the hint, then a counter
+# (``%a_r45``, ``%acc_in.12``). Dropping the counter keeps the hint.
+_SSA_NUMBER = re.compile(r"%([A-Za-z_.][A-Za-z0-9_.]*?)\d+\b")
+_LABEL_NUMBER = re.compile(r"^([A-Za-z_.][A-Za-z0-9_.]*?)\d+:", re.M)
+
+
+def drop_ssa_numbers(text: str) -> str:
+    """``text`` with the counter of every ``%name<digits>`` replaced by ``#``:
+    two texts that differ only in value numbering become equal."""
+    return _LABEL_NUMBER.sub(r"\1#:", _SSA_NUMBER.sub(r"%\1#", text))
+
+
 def hunks(a: str, b: str) -> list[tuple[str, ...]]:
     """The unified-diff hunks (3 lines of context) of a -> b, each as its lines without the @@ header."""
     out, cur = [], None
@@ -213,6 +230,7 @@ class FamilyDiff:
     outcome_changes: list[tuple[str, str, str]] = field(default_factory=list)  # both sides, not two texts
     hunks: dict[tuple[str, ...], list[str]] = field(default_factory=dict)     # hunk -> ["config@flavor"]
     changed_texts: int = 0
+    renumbered: list[str] = field(default_factory=list)  # "config@flavor" differing only in SSA numbers
     new_family: bool = False
     gone_family: bool = False
 
@@ -226,8 +244,10 @@ class FamilyDiff:
 
 
 def compare(work: dict[str, dict], ref: dict[str, dict], ref_families: list[str],
-            families: list[str]) -> dict[str, FamilyDiff]:
-    """FamilyDiff per family of the working tree or REF."""
+            families: list[str], ignore_ssa_numbers: bool = False) -> dict[str, FamilyDiff]:
+    """FamilyDiff per family of the working tree or REF. ``ignore_ssa_numbers``:
+    hunks are taken on :func:`drop_ssa_numbers` texts; a text equal after it is
+    counted changed and listed as renumbered, with no hunk."""
     out: dict[str, FamilyDiff] = {}
     for name in sorted(set(families) | {k.split("/", 1)[0] for k in ref}):
         out[name] = FamilyDiff(name, new_family=name not in ref_families, gone_family=name not in families)
@@ -248,7 +268,13 @@ def compare(work: dict[str, dict], ref: dict[str, dict], ref_families: list[str]
                 continue
             d.count(fl, "changed")
             d.changed_texts += 1
-            for h in hunks(r["text"], w["text"]):
+            a, b = r["text"], w["text"]
+            if ignore_ssa_numbers:
+                a, b = drop_ssa_numbers(a), drop_ssa_numbers(b)
+                if a == b:
+                    d.renumbered.append(f"{cfg}@{fl}")
+                    continue
+            for h in hunks(a, b):
                 d.hunks.setdefault(h, []).append(f"{cfg}@{fl}")
         elif (w["status"], w.get("reason"), w.get("error")) == (r["status"], r.get("reason"), r.get("error")):
             d.count(fl, "unchanged")
@@ -293,6 +319,7 @@ def report_lines(diffs: dict[str, FamilyDiff], ref: str, commit: str, flavors, *
         if not d.differs:
             continue
         lines.append(paint("1", f"{name}: {d.changed_texts} changed text(s) in {len(d.hunks)} distinct hunk(s)"
+                           + (f" ({len(d.renumbered)} differ only in SSA numbers)" if d.renumbered else "")
                            + (f", {len(d.outcome_changes)} outcome change(s)" if d.outcome_changes else "")
                            + (f", {len(d.added)} added" if d.added else "")
                            + (f", {len(d.removed)} removed" if d.removed else "")))
@@ -323,6 +350,7 @@ def to_json(diffs: dict[str, FamilyDiff], ref: str, commit: str) -> dict:
                 "added": [{"config": c, "flavor": f, "what": w} for c, f, w in d.added],
                 "removed": [{"config": c, "flavor": f, "what": w} for c, f, w in d.removed],
                 "outcome_changes": [{"config": c, "flavor": f, "what": w} for c, f, w in d.outcome_changes],
+                "renumbered": list(d.renumbered),
                 "hunks": [{"lines": list(h), "configs": keys}
                           for h, keys in sorted(d.hunks.items(), key=lambda kv: (-len(kv[1]), kv[0]))]}
             for n, d in diffs.items()},
@@ -330,7 +358,7 @@ def to_json(diffs: dict[str, FamilyDiff], ref: str, commit: str) -> dict:
 
 
 def diff_base(ref: str, families, flavors, *, root: Path, workers=None, timeout: float = 30.0,
-              narrowed: dict | None = None):
+              narrowed: dict | None = None, ignore_ssa_numbers: bool = False):
     """(commit, {family: FamilyDiff}) of REF against the working tree's Python engine.
 
     ``narrowed``: {family: True} for families cut down to some configs
@@ -348,7 +376,7 @@ def diff_base(ref: str, families, flavors, *, root: Path, workers=None, timeout:
     ref_units = {k: v for k, v in ref_units.items()
                  if k.split("/", 1)[0] not in picked
                  or k.split("/", 1)[1].rsplit("@", 1)[0] in picked[k.split("/", 1)[0]]}
-    return commit, compare(work, ref_units, ref_families, [f.name for f in families])
+    return commit, compare(work, ref_units, ref_families, [f.name for f in families], ignore_ssa_numbers)
 
 
 def cmd_diff_base(args) -> int:
@@ -378,7 +406,8 @@ def cmd_diff_base(args) -> int:
         if args.json:
             check_writable(args.json)
         commit, diffs = diff_base(args.base, families, flavors, root=root, workers=args.jobs,
-                                  timeout=args.timeout, narrowed=narrowed)
+                                  timeout=args.timeout, narrowed=narrowed,
+                                  ignore_ssa_numbers=args.ignore_ssa_numbers)
     except (BaseError, ProjectError, ConfigError, ValueError, PoolError) as exc:
         return die(str(exc))
     for line in report_lines(diffs, args.base, commit, flavors, stat=args.stat, color=sys.stdout.isatty()):

@@ -134,3 +134,42 @@ def test_family_slash_name_compares_only_that_config_at_ref(repo, capsys):
         assert rc == 0, out + err
         assert "ir_core  llvm23  changed=0 added=0 removed=0 unchanged=1" in out
         assert "no IR change" in out
+
+
+def test_ignore_ssa_numbers_turns_a_renumbering_into_one_hunk(repo, capsys, tmp_path):
+    """REF has one more instruction near the top of the reduce kernel than the
+    working tree, so every later value number differs by one: plain, that is
+    hunks all over the text; with --ignore-ssa-numbers it is exactly that line."""
+    f = repo / REDUCE_PY
+    text = f.read_text()
+    anchor = '    wg = b.call("workgroup_id_x", [], "wg")\n'
+    assert text.count(anchor) == 1
+    f.write_text(text.replace(anchor, anchor + '    b.binop("or", wg, wg, "probe")\n'))
+    commit(repo)  # REF: the kernel with the probe; the working tree is this checkout's engine
+    js = tmp_path / "plain.json"
+    args = ("diff", "--base", "HEAD", "--only", "conv_fwd_split_k_reduce/bf16_v8_t256_d4", "--flavor", "llvm23")
+    rc, out, err = run(capsys, *args, "--json", js)
+    assert rc == 1, err
+    plain = json.loads(js.read_text())["families"]["conv_fwd_split_k_reduce"]
+    changed_lines = [l for h in plain["hunks"] for l in h["lines"] if l[0] in "+-"]
+    assert len(changed_lines) > 20  # every line after the probe is renumbered
+    js2 = tmp_path / "norm.json"
+    rc, out, err = run(capsys, *args, "--ignore-ssa-numbers", "--json", js2)
+    assert rc == 1, err
+    fam = json.loads(js2.read_text())["families"]["conv_fwd_split_k_reduce"]
+    assert fam["renumbered"] == []
+    [hunk] = fam["hunks"]
+    assert [l for l in hunk["lines"] if l[0] in "+-"] == ["-  %probe# = or i32 %wg#, %wg#"]
+    # a change of numbering alone is listed as renumbered, with no hunk
+    D_text = "  %a3 = add i32 %b1, 1\n"
+    d = D.compare({"f/c@llvm23": {"status": "ok", "sha256": "x", "text": D_text.replace("a3", "a4")}},
+                  {"f/c@llvm23": {"status": "ok", "sha256": "y", "text": D_text}}, ["f"], ["f"], True)["f"]
+    assert d.renumbered == ["c@llvm23"] and d.hunks == {} and d.counts["llvm23"]["changed"] == 1
+
+
+def test_drop_ssa_numbers_keeps_hints_globals_and_types():
+    t = ('entry0:\n  %v12 = call <8 x float> @llvm.amdgcn.wmma.f32.16x16x32.bf16(i1 false, <16 x bfloat> %frag7)\n'
+         '  br i1 %again294, label %kloop96, label %kdone97\n')
+    assert D.drop_ssa_numbers(t) == ('entry#:\n  %v# = call <8 x float> @llvm.amdgcn.wmma.f32.16x16x32.bf16('
+                                     'i1 false, <16 x bfloat> %frag#)\n'
+                                     '  br i1 %again#, label %kloop#, label %kdone#\n')
