@@ -385,7 +385,19 @@ GATE_COMMANDS = {"check", "write", "list", "show", "diff", "verify", "numerics",
 
 
 def preamble(args) -> int | None:
-    """Stale-build check and provenance line; an exit status when the command must stop."""
+    """Stale-build check and provenance line; an exit status when the command must stop.
+    A bad ``--only`` is refused first, so an input error prints nothing on stdout."""
+    from parity.cli_common import check_only
+    bad_only = check_only(args)
+    if bad_only:
+        return die(bad_only)
+    flavor = getattr(args, "flavor", None)
+    if isinstance(flavor, str) and flavor not in CANONICAL_FLAVORS:
+        from parity.report import canonical_flavor
+        try:  # an alias resolves through the engine's table; an unknown name stops here
+            canonical_flavor(flavor, "python", getattr(args, "timeout", 30.0))
+        except ValueError as exc:
+            return die(str(exc))
     from parity.provenance import provenance_line
     from parity.stale import check_cpp_build
     engines = getattr(args, "engines", "python,cpp")
@@ -414,8 +426,12 @@ def preamble(args) -> int | None:
     # show and the engine-vs-engine diff write IR / a patch on stdout: provenance goes to stderr
     command = getattr(args, "command", "check_byte_identity")
     text_out = command == "show" or (command == "diff" and getattr(args, "base", None) is None)
-    out = sys.stderr if text_out else sys.stdout
-    print(provenance_line(gdir, names or ("python", "cpp")), file=out, flush=True)
+    line = provenance_line(gdir, names or ("python", "cpp"))
+    if text_out:
+        print(line, file=sys.stderr, flush=True)
+    else:  # first on stdout, and only once the command prints: an input error leaves stdout empty
+        from python_engine.outputs import print_first_on_stdout
+        print_first_on_stdout(line)
     return None
 
 

@@ -153,6 +153,7 @@ def add_options(p: argparse.ArgumentParser, *, only: str | None = "configs", fla
     injection options of the gate's tests."""
     if only:
         p.add_argument("--only", metavar="X[,X...]", help=ONLY_HELP[only])
+        p.set_defaults(only_kind=only)
     if flavor:
         p.add_argument("--flavor", metavar="F", default=flavor_default,
                        help=(f"flavor (default {flavor_default}; " if flavor_default else
@@ -209,6 +210,21 @@ def parse_only(text: str | None) -> tuple[list[str] | None, dict[str, set[str]]]
     for fam in whole:
         names.pop(fam, None)
     return fams, names
+
+
+def check_only(args) -> str | None:
+    """The error of a ``--only`` that selects configs (unknown family or config,
+    malformed item), or None: lets a command refuse it before printing anything."""
+    if (getattr(args, "only_kind", None) != "configs" or getattr(args, "only", None) is None
+            or getattr(args, "configs", None) is None):  # commands with their own --only (numerics plans)
+        return None
+    from parity.config import ConfigError, load_families
+    try:
+        fams, names = parse_only(args.only)
+        select_configs(load_families(args.configs, only=fams), names)
+    except (ConfigError, ValueError) as exc:
+        return str(exc)
+    return None
 
 
 def select_configs(families: list, names: dict[str, set[str]]) -> list:

@@ -140,6 +140,36 @@ class _KeepGoingStdout:
         return getattr(self._stream, name)
 
 
+class _FirstLine:
+    """A stdout proxy that writes ``line`` before the first output and then passes
+    everything through: a command that stops on bad input (its error on stderr) prints nothing
+    on stdout, one that runs prints ``line`` first."""
+
+    def __init__(self, stream, line: str):
+        self._stream = stream
+        self._line = line
+
+    def write(self, text):
+        if text and self._line is not None:
+            # (the proxy stays installed: print() holds only a borrowed reference to
+            # sys.stdout while it writes, so swapping it out here would free it mid-call)
+            line, self._line = self._line, None
+            self._stream.write(line + "\n")
+        return self._stream.write(text)
+
+    def flush(self):
+        self._stream.flush()
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def print_first_on_stdout(line: str) -> None:
+    """Print ``line`` on stdout just before the first output of the process (and
+    never if nothing is printed)."""
+    sys.stdout = _FirstLine(sys.stdout, line)
+
+
 def keep_going_on_broken_pipe() -> None:
     """Make a closed stdout pipe harmless for the rest of the process: output is
     dropped, work goes on (for commands that write files; exit status is the
