@@ -86,3 +86,20 @@ def test_kernel_without_a_loop_and_unknown_kernel():
         main_loop(asm, "k")
     with pytest.raises(LoopError, match="not in the assembly"):
         main_loop(asm, "other")
+
+
+def test_reduce_kernels_slab_loop_and_loop_free_degree():
+    spec0 = {"dtype": "bf16", "vector": 8, "threads": 256, "degree": 0}
+    spec8 = dict(spec0, degree=8)
+    k0, asm0, isa0 = compiled("conv_fwd_split_k_reduce", spec0)
+    k8, asm8, isa8 = compiled("conv_fwd_split_k_reduce", spec8)
+    m0 = measure(asm0, k0, isa0, spec0, mca_tool=None)
+    m8 = measure(asm8, k8, isa8, spec8, mca_tool=None)
+    # degree 0: the run-time slab loop loads one 8-element fp32 slice per lane per trip (2 x 16 bytes)
+    assert m0.loop_source == "llvm-loop-info" and m0.mix.wmma == 0
+    assert m0.mix.global_load_bytes == 32 and m0.mix.global_store_bytes == 0
+    # degree 8, unrolled: the whole kernel is measured (its one loop is the element-wise tail); statically
+    # the vector path loads 8 slices of 8 fp32 (8 x 32 bytes per lane) and stores 8 bf16 (one 16-byte
+    # store), the tail loads 8 slices of one fp32 (8 x 4 bytes) and stores one bf16 (2 bytes)
+    assert m8.loop_source == "whole-kernel" and m8.loops == 1
+    assert m8.mix.global_load_bytes == 8 * 32 + 8 * 4 and m8.epilogue_stores == {2: 1, 16: 1}

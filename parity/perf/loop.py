@@ -20,14 +20,16 @@ How a loop is identified, in this order:
    (``s_branch`` / ``s_cbranch_*``) from block j to the label of block i <= j
    makes blocks i..j a loop.
 
-Either way a loop must hold a backedge (a branch inside the loop to its
-header's label); a loop found from the comments without one is reported as
-a problem, not dropped.
+Either way a loop must hold a backedge: a branch inside the loop to its
+header's label, or a loop block laid out just before the header that falls
+through into it (LLVM places a rotated loop's latch there); a loop found
+from the comments without one is reported as a problem, not dropped.
 
 The *main loop* is the loop whose blocks hold the most WMMA instructions
-(``v_wmma*`` / ``v_swmmac*``); when no loop holds a WMMA (the Stage-2 reduce
-kernel) it is the loop with the most global/buffer loads, then the most
-instructions. Its body is the instruction lines of its blocks in layout
+(``v_wmma*`` / ``v_swmmac*``); among equals (no loop holds a WMMA in the
+Stage-2 reduce kernel), the one whose global/buffer loads move the most
+bytes per lane, then the deepest (an outer loop holds its inner loop's
+blocks, and the inner one is the hot one), then the longest. Its body is the instruction lines of its blocks in layout
 order: a static count over every block of the loop, so both sides of a
 branch inside the loop count once each. A latch that ends in a conditional
 branch to the header followed by an unconditional ``s_branch`` out of the
@@ -38,9 +40,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .mix import width
+
 _LABEL = re.compile(r"^(\.LBB\d+_\d+):")
 _BB_COMMENT = re.compile(r"^\s*;\s*%bb\.\d+:")
-_HEADER = re.compile(r"=>This (?:Inner )?Loop Header: Depth=(\d+)")
+_HEADER = re.compile(r"=>\s*This (?:Inner )?Loop Header: Depth=(\d+)")
 _IN_LOOP = re.compile(r"in Loop: Header=(BB\d+_\d+) Depth=(\d+)")
 _PARENT = re.compile(r"Parent Loop (BB\d+_\d+) Depth=(\d+)")
 _BRANCH = re.compile(r"^s_(?:c?branch\w*)\s+(\.LBB\d+_\d+)")
@@ -85,6 +89,7 @@ class MainLoop:
     after: list[str]            # kernel instructions laid out after the loop's last block
     loops: int                  # loops found in the kernel
     problems: list[str] = field(default_factory=list)
+    outside: list[str] = field(default_factory=list)   # kernel instructions in no loop at all
 
 
 def _strip(line: str) -> str:
@@ -133,6 +138,10 @@ def _short(label: str) -> str:
     return label[2:] if label.startswith(".L") else label   # .LBB0_2 -> BB0_2
 
 
+def _ends_in_jump(b: Block) -> bool:
+    return bool(b.instructions) and b.instructions[-1].startswith(("s_branch ", "s_setpc", "s_endpgm"))
+
+
 def find_loops(blocks: list[Block]) -> list[Loop]:
     """Every loop of the kernel (see the module docstring for the two methods)."""
     headers: dict[str, int] = {}
@@ -152,7 +161,9 @@ def find_loops(blocks: list[Block]) -> list[Loop]:
     if headers:
         for h, depth in headers.items():
             idx = sorted(members.get(h, []))
-            back = any(f".L{h}" in blocks[i].branch_targets() for i in idx)
+            head = next(i for i in idx if _short(blocks[i].label) == h)
+            back = any(f".L{h}" in blocks[i].branch_targets() for i in idx) or (
+                head - 1 in idx and not _ends_in_jump(blocks[head - 1]))   # falls through into the header
             loops.append(Loop(f".L{h}", depth, idx, "llvm-loop-info", back))
         return loops
     labels = {b.label: i for i, b in enumerate(blocks)}
@@ -193,7 +204,8 @@ def main_loop(asm: str, kernel: str) -> MainLoop:
 
     def key(lp: Loop):
         b = body(lp)
-        return (_count(b, is_wmma), _count(b, _is_global_load), len(b), lp.depth)
+        loads = sum(width(s.split(None, 1)[0]) for s in b if _is_global_load(s.split(None, 1)[0]))
+        return (_count(b, is_wmma), loads, lp.depth, len(b))
     best = max(loops, key=key)
     first, last = min(best.blocks), max(best.blocks)
     problems = []
@@ -204,4 +216,6 @@ def main_loop(asm: str, kernel: str) -> MainLoop:
         problems.append(f"loop {best.header}: blocks of other code are laid out between its blocks")
     before = [s for i in range(first) for s in blocks[i].instructions]
     after = [s for i in range(last + 1, len(blocks)) for s in blocks[i].instructions]
-    return MainLoop(best, body(best), before, after, len(loops), problems)
+    in_any = {i for lp in loops for i in lp.blocks}
+    outside = [s for i, b in enumerate(blocks) if i not in in_any for s in b.instructions]
+    return MainLoop(best, body(best), before, after, len(loops), problems, outside)

@@ -1,6 +1,10 @@
 """One kernel's static performance figures (:class:`Measure`) from its compiled assembly.
 
-* the main loop (:mod:`.loop`) and its instruction mix, non-WMMA instructions
+* the main loop (:mod:`.loop`) and its instruction mix; a kernel without a
+  loop, or without WMMA whose code outside every loop loads more global
+  bytes than its main loop (the reduce kernel at an unrolled degree: its one
+  loop is the element-wise tail), is measured whole, once (``loop_source``
+  "whole-kernel"); non-WMMA instructions
   per WMMA, global and LDS bytes per WMMA (:mod:`.mix`);
 * K tiles per loop iteration: the loop's WMMAs over the WMMAs one K tile
   needs per wave, ``(tile_m / (16 waves_m)) * (tile_n / (16 waves_n)) *
@@ -13,7 +17,8 @@
   SIMD, plus the VGPR-limited and LDS-limited waves by the gfx1250 rules
   documented (with their LLVM sources) in isa_report;
 * the epilogue's stores: {bytes per lane: count} of the global/buffer stores
-  outside the main loop (D, or the workspace slab for two-stage Stage 1).
+  after the main loop (D, or the workspace slab for two-stage Stage 1; all of
+  a loop-free kernel's stores).
 
 ``bank_conflicts`` stays None here: the emulator's LDS bank-conflict count
 (parity/sim) is attached by whoever runs a launch (:func:`attach_bank_conflicts`).
@@ -23,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import mca as MCA
-from .loop import LoopError, main_loop
+from .loop import LoopError, kernel_blocks, main_loop
 from .mix import Mix, mix, store_widths
 
 WMMA_M, WMMA_N, WMMA_K = 16, 16, 32  # v_wmma_f32_16x16x32_{bf16,f16} (conv_implicit_gemm's WMMA)
@@ -107,27 +112,43 @@ def measure(asm: str, kernel: str, isa: dict, spec: dict, *, mca_tool: str | Non
         m.waves_vgpr = occupancy_gfx1250(m.vgprs, 0, None)
     if m.wg_size:
         m.waves_lds = occupancy_gfx1250(0, m.lds_bytes or 0, m.wg_size)
+    whole = False
     try:
         ml = main_loop(asm, kernel)
+        body, after = ml.body, ml.after
+        m.loop_header, m.loop_source, m.loop_blocks, m.loops = (ml.loop.header, ml.loop.source,
+                                                              len(ml.loop.blocks), ml.loops)
+        m.problems += ml.problems
+        # no WMMA, and the code in no loop moves more global bytes than the loop (an unrolled
+        # reduce degree: its loop is the element-wise tail): the straight-line code is the work
+        whole = mix(body).wmma == 0 and _load_bytes(ml.outside) > _load_bytes(body)
     except LoopError as exc:
-        m.problems.append(str(exc))
-        return m
-    m.loop_header, m.loop_source, m.loop_blocks, m.loops = (ml.loop.header, ml.loop.source,
-                                                          len(ml.loop.blocks), ml.loops)
-    m.problems += ml.problems
-    m.mix = mix(ml.body)
+        if "has no loop" not in str(exc):
+            m.problems.append(str(exc))
+            return m
+        whole = True
+    if whole:
+        # the whole kernel, once, is its one "iteration"
+        blocks = kernel_blocks(asm, kernel)
+        body = after = [s for b in blocks for s in b.instructions]
+        m.loop_header, m.loop_source, m.loop_blocks = "", "whole-kernel", len(blocks)
+    m.mix = mix(body)
     per = wmma_per_k_tile(spec)
     if per and m.mix.wmma:
         m.k_tiles_per_iteration = m.mix.wmma / per
-    m.epilogue_stores = store_widths(ml.after)
+    m.epilogue_stores = store_widths(after)
     if mca_tool is not None:
         try:
-            m.mca = {"full": MCA.run(ml.body, tool=mca_tool, timeout=mca_timeout).to_json(),
-                     "no_barrier": MCA.run(MCA.without_barriers(ml.body), tool=mca_tool,
+            m.mca = {"full": MCA.run(body, tool=mca_tool, timeout=mca_timeout).to_json(),
+                     "no_barrier": MCA.run(MCA.without_barriers(body), tool=mca_tool,
                                            timeout=mca_timeout).to_json()}
         except MCA.MCAError as exc:
             m.mca_error = str(exc)
     return m
+
+
+def _load_bytes(lines: list[str]) -> int:
+    return mix(lines).global_load_bytes
 
 
 def attach_bank_conflicts(measures: dict, counts: dict) -> None:
