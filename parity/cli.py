@@ -16,6 +16,8 @@
                                                                       the IR changes since a git ref
     parity merge-golden %O %A %B %P | --install                        git merge driver for golden/
     parity fuzz     [--only F,..] [--seconds N] [--seed S] [--jobs N] [--out DIR]   differential fuzzer
+    parity perf     [--only X,..] [--flavor F] [-j N] [--json PATH] [--base REF] [--check-goals]
+                                                                      static performance report (docs/perf.md)
 
 X is a family or FAMILY/NAME config (FAMILY/LABEL job for aot), L a layer
 name. Exit status everywhere (docs/cli.md): 0 GREEN, 1 RED (the check found
@@ -374,6 +376,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     from parity.fuzz.cli import add_fuzz_command  # issue 14: differential fuzzer
     add_fuzz_command(sub)
+    from parity.perf.cli import add_perf_command  # issue 16: static performance report
+    add_perf_command(sub)
     from parity.merge_golden import add_merge_command  # issue 12: git merge driver
     add_merge_command(sub)
     return p
@@ -381,7 +385,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 #: Commands whose first line is the provenance line (parity/provenance.py)
 #: and that stop on a stale C++ build (parity/stale.py) before any verdict.
-GATE_COMMANDS = {"check", "write", "list", "show", "diff", "verify", "numerics", "layers"}
+GATE_COMMANDS = {"check", "write", "list", "show", "diff", "verify", "numerics", "layers", "perf"}
 
 
 def preamble(args) -> int | None:
@@ -411,6 +415,8 @@ def preamble(args) -> int | None:
         names = (getattr(args, "engine", "python"),)
     elif command == "diff" and getattr(args, "base", None) is not None:
         names = ("python",)  # REF's and the working tree's Python engines
+    elif command == "perf":
+        names = ("python",)  # perf lowers with the Python engine only (the gate pins both to one text)
     if "cpp" in names or getattr(args, "command", None) in ("numerics", "layers"):
         msg = check_cpp_build()
         if msg:

@@ -5,6 +5,8 @@
 #   system: llvm-19 (opt-19 checks llvm20-flavor text), a comma-decimal locale
 #           (de_DE.UTF-8, for the locale-independence test), lld-22 (ld.lld-22
 #           links gfx1250 code objects for python_engine.runtime, docs/runtime.md),
+#           llvm-22 (llvm-mca-22's gfx1250 scheduling model for `parity perf`,
+#           docs/perf.md),
 #           python3-venv when `python3 -m venv` cannot work (Debian splits
 #           ensurepip out of python3)
 #   python: a virtual environment `.venv` at the repository root (created when
@@ -34,6 +36,7 @@ SUDO=""
 need_apt=()
 command -v opt-19 >/dev/null 2>&1 || need_apt+=(llvm-19)
 command -v ld.lld-22 >/dev/null 2>&1 || need_apt+=(lld-22)
+command -v llvm-mca-22 >/dev/null 2>&1 || need_apt+=(llvm-22)
 locale -a 2>/dev/null | grep -qi '^de_DE\.utf-\?8$' || need_apt+=(locales)
 # `python3 -m venv` needs ensurepip, which Debian/Ubuntu ship in python3-venv.
 if [ ! -x "$VENV/bin/python" ] && ! "$PY" -c 'import ensurepip, venv' >/dev/null 2>&1; then

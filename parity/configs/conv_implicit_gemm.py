@@ -124,6 +124,18 @@ CONFIGS += [
            per_flavor=reject_before_llvm23(_CLUSTER_FLAVOR)),
 ]
 
+# -- issue 16's perf targets that no config above covers (parity/perf/targets.py) --------------
+CONFIGS += [
+    # the AOT grid's 128x128 cluster job at S=15 (mem, cshuffle, tile_k 64, 16-byte vectors, waves 2x2)
+    Config("skc15_mem_cshuffle_128x128x64_bf16", arch="gfx1250",
+           spec={"split_k": 15, "split_k_cluster": 15, "epilogue": "cshuffle",
+                 "tile_m": 128, "tile_n": 128, "tile_k": 64},
+           per_flavor=reject_before_llvm23(_CLUSTER_FLAVOR)),
+    # a 16x16 two-stage job of the AOT grid (mem, default epilogue, 16-byte vectors, one wave)
+    Config("aot_spk2_mem_default_16x16x32_w1x1_bf16", arch="gfx1250",
+           spec={"split_k": 2, "tile_m": 16, "tile_n": 16, "tile_k": 32, "waves_m": 1, "waves_n": 1}),
+]
+
 # -- must-reject: one or more per rule, in rule order -------------------------------------
 CONFIGS += [
     Config("reject_null_dtype", arch="gfx1250", spec={"dtype": None},

@@ -1,0 +1,127 @@
+"""``parity perf [--only X,..] [--flavor F] [-j N] [--json PATH] [--base REF] [--check-goals]``:
+the static performance report of the compiled conv kernels (docs/perf.md).
+
+Exit status: 0 the report ran (whatever it measured); 1 only with
+``--check-goals`` when a goal is FAIL; 2 bad input (unknown family or
+config, a family the report does not measure, a bad ``--base`` ref,
+``llvm-mca-22`` missing): one ``error:`` line, nothing run or written.
+"""
+from __future__ import annotations
+
+import time
+
+from parity.cli_common import add_options, die, finish, jobs_of, progress
+
+#: The families the report measures (--only may narrow to these or their configs).
+FAMILIES = ("conv_implicit_gemm", "conv_fwd_split_k_reduce")
+DEFAULT_FLAVOR = "llvm23"
+
+
+def add_perf_command(sub) -> None:
+    p = sub.add_parser("perf", help="static performance report of the compiled conv kernels "
+                                    "(main-loop mix, llvm-mca cycles, occupancy; docs/perf.md)")
+    add_options(p, only="configs", flavor=True, flavor_default=DEFAULT_FLAVOR)
+    p.add_argument("--base", metavar="REF", default=None,
+                   help="also measure git REF's kernels (its own Python engine) and print before/after tables")
+    p.add_argument("--check-goals", action="store_true",
+                   help="exit 1 when a goal of issue 16 is FAIL (default: report only, exit 0)")
+    p.set_defaults(func=cmd_perf)
+
+
+def _select(args):
+    from parity.report import select
+    if args.only is None:
+        args.only = ",".join(FAMILIES)
+    families, flavors, _ = select(args)
+    other = [f.name for f in families if f.name not in FAMILIES]
+    if other:
+        raise ValueError(f"--only: perf measures {', '.join(FAMILIES)}, not {', '.join(other)}")
+    return families, flavors[0]
+
+
+def cmd_perf(args) -> int:
+    from parity.config import ConfigError
+    from parity.ir_diff import BaseError
+    from parity.pool import PoolError
+    from parity.project import ProjectError, find_project_root
+
+    from . import build as B
+    from . import mca as MCA
+    from . import run as R
+    from . import targets as T
+    from .table import COMPARE_HEAD, compare_rows, render, report_rows
+    t0 = time.perf_counter()
+    jobs = jobs_of(args)
+    try:
+        families, flavor = _select(args)
+        tool = MCA.find_tool()
+        root = None
+        if args.base is not None:
+            root = find_project_root()
+            if root is None:
+                raise ProjectError("--base needs a splitk-parity git checkout at or above the working directory")
+            from parity.ir_diff import resolve_ref
+            resolve_ref(root, args.base)
+        units, problems = B.lower_working(families, flavor, workers=jobs, timeout=args.timeout)
+        with progress("perf") as cb:
+            side = R.measure_units("working tree", units, jobs=jobs, timeout=args.timeout, mca_tool=tool,
+                                   progress=cb)
+        side.problems[:0] = problems
+        base = None
+        if args.base is not None:
+            commit, bunits, bproblems = B.lower_base(args.base, families, flavor, root=root)
+            with progress("perf --base") as cb:
+                base = R.measure_units(args.base, bunits, jobs=jobs, timeout=args.timeout, mca_tool=tool,
+                                       commit=commit, progress=cb)
+            base.problems[:0] = bproblems
+    except (ConfigError, ValueError, PoolError, ProjectError, BaseError, MCA.MCAError, B.BuildError) as exc:
+        return die(str(exc))
+
+    keys = [u.key for u in units]
+    tkeys = [k for k in T.target_keys() if k in side.measures]
+    rest = [k for k in keys if k not in tkeys]
+    print(f"perf: {len(keys)} configs, {side.kernels} distinct kernels, flavor {flavor}, "
+          f"gfx1250, llvm-mca: {tool}")
+    goals = T.goals(side.measures, base.measures if base else None)
+    if base is not None:
+        allkeys = tkeys + [k for k in rest] + [k for k in base.measures if k not in side.measures]
+        print(f"before: {args.base} ({base.commit[:12]}); after: the working tree; ratio = after/before")
+        if tkeys:
+            print("targets, before -> after:")
+            for line in render(compare_rows(tkeys, base.measures, side.measures), COMPARE_HEAD):
+                print("  " + line)
+    if tkeys:
+        print("targets:")
+        for line in render(report_rows(tkeys, side.measures)):
+            print("  " + line)
+    for g in goals:
+        print(g.line())
+    if rest:
+        print("all configs:")
+        for line in render(report_rows(rest, side.measures)):
+            print("  " + line)
+    if base is not None:
+        others = [k for k in allkeys if k not in tkeys]
+        if others:
+            print("all configs, before -> after:")
+            for line in render(compare_rows(others, base.measures, side.measures), COMPARE_HEAD):
+                print("  " + line)
+    for s in ([side] + ([base] if base else [])):
+        for p in s.problems:
+            print(f"problem ({s.label}): {p}")
+    secs = time.perf_counter() - t0
+    print(f"perf: {secs:.1f} s ({side.kernels} kernels compiled and measured"
+          + (f", base {base.kernels}" if base else "") + f", --jobs {jobs})")
+    failed = [g for g in goals if g.status == T.FAIL]
+    payload = {
+        "flavor": flavor, "arch": B.ARCH, "mca_tool": tool, "mca_iterations": MCA.ITERATIONS,
+        "configs": {k: side.measures[k].to_json() for k in keys},
+        "targets": [{"label": T.label_of(k), "config": k} for k in tkeys],
+        "goals": [g.to_json() for g in goals], "problems": side.problems, "seconds": round(secs, 2),
+        "kernels": side.kernels,
+        "base": None if base is None else {
+            "ref": args.base, "commit": base.commit, "kernels": base.kernels, "problems": base.problems,
+            "configs": {k: m.to_json() for k, m in base.measures.items()}},
+    }
+    ok = not (args.check_goals and failed)
+    return finish(args, "perf", ok, payload)

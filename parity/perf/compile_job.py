@@ -1,0 +1,75 @@
+"""One kernel compiled to gfx1250 assembly, in a worker process of :func:`compile_all`.
+
+The compile is the runtime's and the AOT build's
+(python_engine/runtime/_compile_worker.py: llvmlite's LLVM 22.1, parse,
+verify, a target machine for the module's triple -- ``amdgcn-amd-amdhsa`` --
+with ``cpu=<arch>`` and ``opt=3``), emitting assembly instead of the object,
+with verbose comments on (``set_asm_verbosity(True)``, as the validity
+oracle compiles): they carry LLVM's loop information (:mod:`.loop`) and the
+AsmPrinter's resource comments. Verbosity changes comments only, not code.
+The resources come from the same reader as ``parity verify``'s ISA report
+(parity/verify/isa_report.py).
+
+LLVM aborts the process on some errors, so jobs run in a process pool
+(spawned, as parity/aot/build.py runs its jobs); a dead worker fails the
+kernels it held with one line, and the run goes on with a fresh pool.
+"""
+from __future__ import annotations
+
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import get_context
+
+_machines: dict = {}
+
+
+def compile_asm(text: str, kernel: str, arch: str) -> dict:
+    """``{"ok": True, "asm", "report"}`` (report: ISAReport.to_json()) or ``{"ok": False, "stage", "error"}``."""
+    from python_engine.runtime._compile_worker import _binding
+    from parity.verify.isa_report import build_report
+    llvm = _binding()
+    stage = "parse"
+    try:
+        m = llvm.parse_assembly(text)
+        stage = "verify"
+        m.verify()
+        stage = "compile"
+        key = (m.triple or "amdgcn-amd-amdhsa", arch)
+        if key not in _machines:
+            tm = llvm.Target.from_triple(key[0]).create_target_machine(cpu=arch, opt=3)
+            tm.set_asm_verbosity(True)
+            _machines[key] = tm
+        asm = _machines[key].emit_assembly(m)
+    except RuntimeError as exc:
+        return {"ok": False, "stage": stage, "error": " ".join(str(exc).split())}
+    return {"ok": True, "asm": asm, "report": build_report(asm, kernel, arch).to_json()}
+
+
+def compile_all(jobs: list[tuple[str, str, str]], workers: int, on_result=None) -> list[dict]:
+    """:func:`compile_asm` of every ``(text, kernel, arch)`` on ``workers`` processes, results in order.
+    A job whose worker died is retried once in a fresh pool, then answered with ``stage`` "abort"."""
+    results: list = [None] * len(jobs)
+    todo = list(range(len(jobs)))
+    for attempt in (0, 1):
+        if not todo:
+            break
+        died = []
+        with ProcessPoolExecutor(max_workers=max(1, min(workers, len(todo))),
+                                 mp_context=get_context("spawn")) as pool:
+            futs = {pool.submit(compile_asm, *jobs[i]): i for i in todo}
+            for f in as_completed(futs):
+                i = futs[f]
+                try:
+                    results[i] = f.result()
+                except BrokenProcessPool:
+                    died.append(i)
+                    continue
+                if on_result:
+                    on_result(i, results[i])
+        todo = sorted(died)
+    for i in todo:
+        results[i] = {"ok": False, "stage": "abort",
+                      "error": f"the LLVM worker died compiling {jobs[i][1]} (parity verify shows LLVM's message)"}
+        if on_result:
+            on_result(i, results[i])
+    return results

@@ -1,0 +1,159 @@
+"""One kernel's static performance figures (:class:`Measure`) from its compiled assembly.
+
+* the main loop (:mod:`.loop`) and its instruction mix; a kernel without a
+  loop, or without WMMA whose code outside every loop loads more global
+  bytes than its main loop (the reduce kernel at an unrolled degree: its one
+  loop is the element-wise tail), is measured whole, once (``loop_source``
+  "whole-kernel"); non-WMMA instructions
+  per WMMA, global and LDS bytes per WMMA (:mod:`.mix`);
+* K tiles per loop iteration: the loop's WMMAs over the WMMAs one K tile
+  needs per wave, ``(tile_m / (16 waves_m)) * (tile_n / (16 waves_n)) *
+  (tile_k / 32)`` (16x16x32 WMMA, conv_implicit_gemm's spec), so an unrolled
+  loop is still compared per K tile;
+* predicted cycles per iteration from llvm-mca (:mod:`.mca`), whole body and
+  without barriers;
+* resources from the code-object metadata (parity/verify/isa_report.py):
+  VGPRs, SGPRs, spills, scratch, LDS, and occupancy -- LLVM's own waves per
+  SIMD, plus the VGPR-limited and LDS-limited waves by the gfx1250 rules
+  documented (with their LLVM sources) in isa_report;
+* the epilogue's stores: {bytes per lane: count} of the global/buffer stores
+  after the main loop (D, or the workspace slab for two-stage Stage 1; all of
+  a loop-free kernel's stores).
+
+``bank_conflicts`` stays None here: the emulator's LDS bank-conflict count
+(parity/sim) is attached by whoever runs a launch (:func:`attach_bank_conflicts`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import mca as MCA
+from .loop import LoopError, kernel_blocks, main_loop
+from .mix import Mix, mix, store_widths
+
+WMMA_M, WMMA_N, WMMA_K = 16, 16, 32  # v_wmma_f32_16x16x32_{bf16,f16} (conv_implicit_gemm's WMMA)
+
+
+def wmma_per_k_tile(spec: dict) -> int | None:
+    """WMMAs one wave issues per K tile for a conv_implicit_gemm spec (None for other specs)."""
+    try:
+        fm = spec["tile_m"] // (WMMA_M * spec["waves_m"])
+        fn = spec["tile_n"] // (WMMA_N * spec["waves_n"])
+        return fm * fn * (spec["tile_k"] // WMMA_K)
+    except (KeyError, TypeError, ZeroDivisionError):
+        return None
+
+
+@dataclass
+class Measure:
+    kernel: str
+    ok: bool = True
+    error: str = ""
+    loop_header: str = ""
+    loop_source: str = ""
+    loop_blocks: int = 0
+    loops: int = 0
+    mix: Mix | None = None
+    k_tiles_per_iteration: float | None = None
+    mca: dict | None = None           # {"full": MCAResult json, "no_barrier": ...}
+    mca_error: str = ""
+    vgprs: int | None = None
+    sgprs: int | None = None
+    vgpr_spills: int | None = None
+    sgpr_spills: int | None = None
+    scratch_bytes: int | None = None
+    lds_bytes: int | None = None
+    wg_size: int | None = None
+    occupancy: int | None = None
+    waves_vgpr: int | None = None
+    waves_lds: int | None = None
+    epilogue_stores: dict = field(default_factory=dict)   # bytes per lane -> count
+    bank_conflicts: int | None = None
+    problems: list = field(default_factory=list)
+
+    # -- figures used by tables and goals --------------------------------------------------
+    @property
+    def non_wmma_per_wmma(self) -> float | None:
+        return self.mix.per_wmma(self.mix.non_wmma) if self.mix else None
+
+    def cycles(self, which: str = "full") -> float | None:
+        r = (self.mca or {}).get(which)
+        return r["cycles_per_iteration"] if r else None
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Measure":
+        """The Measure that :meth:`to_json` wrote (derived keys of the mix dropped)."""
+        m = cls(d["kernel"])
+        for k, v in d.items():
+            if k in cls.__dataclass_fields__ and k not in ("mix", "epilogue_stores"):
+                setattr(m, k, v)
+        m.epilogue_stores = {int(k): v for k, v in (d.get("epilogue_stores") or {}).items()}
+        if d.get("mix"):
+            m.mix = Mix(**{k: d["mix"][k] for k in Mix.__dataclass_fields__})
+        return m
+
+    def to_json(self) -> dict:
+        d = {k: v for k, v in self.__dict__.items() if k != "mix"}
+        d["mix"] = self.mix.to_json() if self.mix else None
+        d["epilogue_stores"] = {str(k): v for k, v in self.epilogue_stores.items()}
+        return d
+
+
+def measure(asm: str, kernel: str, isa: dict, spec: dict, *, mca_tool: str | None,
+            mca_timeout: float = 120.0) -> Measure:
+    """The :class:`Measure` of ``kernel`` from its assembly ``asm`` and ISA report ``isa``
+    (parity.verify.isa_report.ISAReport.to_json()); ``mca_tool`` None skips llvm-mca."""
+    from parity.verify.isa_report import occupancy_gfx1250
+    m = Measure(kernel)
+    for k in ("vgprs", "sgprs", "vgpr_spills", "sgpr_spills", "scratch_bytes", "lds_bytes", "wg_size",
+              "occupancy"):
+        setattr(m, k, isa.get(k))
+    if m.vgprs is not None:
+        m.waves_vgpr = occupancy_gfx1250(m.vgprs, 0, None)
+    if m.wg_size:
+        m.waves_lds = occupancy_gfx1250(0, m.lds_bytes or 0, m.wg_size)
+    whole = False
+    try:
+        ml = main_loop(asm, kernel)
+        body, after = ml.body, ml.after
+        m.loop_header, m.loop_source, m.loop_blocks, m.loops = (ml.loop.header, ml.loop.source,
+                                                              len(ml.loop.blocks), ml.loops)
+        m.problems += ml.problems
+        # no WMMA, and the code in no loop moves more global bytes than the loop (an unrolled
+        # reduce degree: its loop is the element-wise tail): the straight-line code is the work
+        whole = mix(body).wmma == 0 and _load_bytes(ml.outside) > _load_bytes(body)
+    except LoopError as exc:
+        if "has no loop" not in str(exc):
+            m.problems.append(str(exc))
+            return m
+        whole = True
+    if whole:
+        # the whole kernel, once, is its one "iteration"
+        blocks = kernel_blocks(asm, kernel)
+        body = after = [s for b in blocks for s in b.instructions]
+        m.loop_header, m.loop_source, m.loop_blocks = "", "whole-kernel", len(blocks)
+    m.mix = mix(body)
+    per = wmma_per_k_tile(spec)
+    if per and m.mix.wmma:
+        m.k_tiles_per_iteration = m.mix.wmma / per
+    m.epilogue_stores = store_widths(after)
+    if mca_tool is not None:
+        try:
+            m.mca = {"full": MCA.run(body, tool=mca_tool, timeout=mca_timeout).to_json(),
+                     "no_barrier": MCA.run(MCA.without_barriers(body), tool=mca_tool,
+                                           timeout=mca_timeout).to_json()}
+        except MCA.MCAError as exc:
+            m.mca_error = str(exc)
+    return m
+
+
+def _load_bytes(lines: list[str]) -> int:
+    return mix(lines).global_load_bytes
+
+
+def attach_bank_conflicts(measures: dict, counts: dict) -> None:
+    """Set ``bank_conflicts`` of ``measures`` ({FAMILY/CONFIG: Measure}) from ``counts``
+    ({FAMILY/CONFIG: conflicts counted by the emulator on a launch})."""
+    for key, n in counts.items():
+        if key in measures:
+            measures[key].bank_conflicts = int(n)

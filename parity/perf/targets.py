@@ -1,0 +1,130 @@
+"""The named perf targets of issue 16 and its goals, judged on measured values.
+
+Targets (configs of parity/configs/conv_implicit_gemm.py), reported first:
+
+* ``64x64x32 plain``: plain_mem_default_64x64x32_w2x2_bf16
+* ``64x64x64 two-stage``: spk4_mem_default_64x64x64_fp16 (Stage 1; Stage 2 is
+  the reduce family's kernel, reported with the rest of the configs)
+* ``128x128x64 cluster S=15``: skc15_mem_cshuffle_128x128x64_bf16 (the AOT
+  grid's cluster job of that tile, python_engine/policy/aot.py)
+* ``16x16 AOT tile``: aot_spk2_mem_default_16x16x32_w1x1_bf16 (a two-stage job
+  of the AOT grid: mem pipeline, 16-byte vectors, one wave)
+
+Goals (a report, not a gate; ``--check-goals`` makes an unmet goal exit 1):
+
+* ``non_wmma``: at 64x64x32 plain, at most 12 non-WMMA instructions per WMMA in
+  the main loop;
+* ``epilogue_16b``: every target's epilogue stores D (or its workspace slab)
+  with 16-byte stores: it has 16-byte stores and no narrower one;
+* ``bank_conflicts``: 0 LDS bank conflicts on every target (the emulator's
+  count; SKIP while no count is attached);
+* ``cycles_halved``: llvm-mca's cycles per K tile of the main loop at most
+  half of the base's on every target (SKIP without ``--base``).
+
+A goal is PASS, FAIL or SKIP (not measurable in this run); only FAIL fails
+``--check-goals``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+FAMILY = "conv_implicit_gemm"
+
+#: (label, config) of the four targets, in report order.
+TARGETS = (
+    ("64x64x32 plain", "plain_mem_default_64x64x32_w2x2_bf16"),
+    ("64x64x64 two-stage", "spk4_mem_default_64x64x64_fp16"),
+    ("128x128x64 cluster S=15", "skc15_mem_cshuffle_128x128x64_bf16"),
+    ("16x16 AOT tile", "aot_spk2_mem_default_16x16x32_w1x1_bf16"),
+)
+NON_WMMA_LIMIT = 12
+CYCLES_RATIO = 0.5
+
+PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
+
+
+def target_keys() -> list[str]:
+    return [f"{FAMILY}/{c}" for _, c in TARGETS]
+
+
+def label_of(key: str) -> str | None:
+    for label, c in TARGETS:
+        if key == f"{FAMILY}/{c}":
+            return label
+    return None
+
+
+@dataclass
+class Goal:
+    name: str
+    status: str
+    detail: str
+
+    def line(self) -> str:
+        return f"goal {self.name}: {self.status} ({self.detail})"
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "status": self.status, "detail": self.detail}
+
+
+def cycles_per_k_tile(m) -> float | None:
+    """llvm-mca cycles per main-loop iteration over the K tiles one iteration covers."""
+    c = m.cycles("full") if m is not None else None
+    if c is None:
+        return None
+    return c / (m.k_tiles_per_iteration or 1)
+
+
+def goals(measures: dict, base: dict | None = None) -> list[Goal]:
+    """The goals judged on ``measures`` ({FAMILY/CONFIG: Measure}) and, for the cycle goal,
+    ``base`` (the same at the base ref, or None)."""
+    out = []
+    keys = target_keys()
+    present = [k for k in keys if k in measures]
+    first = measures.get(keys[0])
+    if first is None or first.non_wmma_per_wmma is None:
+        out.append(Goal("non_wmma", SKIP, f"{TARGETS[0][0]} not measured"))
+    else:
+        v = first.non_wmma_per_wmma
+        out.append(Goal("non_wmma", PASS if v <= NON_WMMA_LIMIT else FAIL,
+                        f"{TARGETS[0][0]}: {v:.2f} non-WMMA instructions per WMMA, limit {NON_WMMA_LIMIT}"))
+    if not present:
+        out.append(Goal("epilogue_16b", SKIP, "no target measured"))
+    else:
+        bad = []
+        for k in present:
+            st = measures[k].epilogue_stores
+            if not st or 16 not in st or any(w < 16 for w in st):
+                bad.append(f"{label_of(k)} {_widths(st)}")
+        out.append(Goal("epilogue_16b", FAIL if bad else PASS,
+                        "; ".join(bad) if bad else f"{len(present)} target(s): only 16-byte epilogue stores"))
+    counts = {k: measures[k].bank_conflicts for k in present}
+    if not present or any(v is None for v in counts.values()):
+        out.append(Goal("bank_conflicts", SKIP, "no emulator bank-conflict count attached"))
+    else:
+        bad = [f"{label_of(k)} {v}" for k, v in counts.items() if v]
+        out.append(Goal("bank_conflicts", FAIL if bad else PASS,
+                        "; ".join(bad) if bad else f"{len(present)} target(s): 0 conflicts"))
+    if base is None:
+        out.append(Goal("cycles_halved", SKIP, "needs --base REF"))
+    else:
+        rows, bad = [], []
+        for k in present:
+            a, b = cycles_per_k_tile(measures[k]), cycles_per_k_tile(base.get(k))
+            if a is None or b is None:
+                bad.append(f"{label_of(k)}: not measured on both sides")
+                continue
+            r = a / b
+            rows.append(f"{label_of(k)} {r:.2f}x")
+            if r > CYCLES_RATIO:
+                bad.append(f"{label_of(k)} {b:.0f} -> {a:.0f} cycles per K tile ({r:.2f}x)")
+        if not present:
+            out.append(Goal("cycles_halved", SKIP, "no target measured"))
+        else:
+            out.append(Goal("cycles_halved", FAIL if bad else PASS,
+                            "; ".join(bad) if bad else ", ".join(rows)))
+    return out
+
+
+def _widths(st: dict) -> str:
+    return ("stores " + " ".join(f"{n}x{w}B" for w, n in sorted(st.items()))) if st else "no stores"

@@ -1,0 +1,101 @@
+"""``parity perf``: the JSON envelope, --base against HEAD, --check-goals, bad input.
+
+Each run is narrowed with --only to one small kernel (a 16x16 or 32x32 tile:
+about a second of LLVM)."""
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from parity.cli import main as parity_main
+from parity.cli_common import SCHEMA, SCHEMA_VERSION
+from parity.perf import mca
+
+ROOT = Path(__file__).resolve().parents[1]
+SMALL = "conv_implicit_gemm/plain_mem_default_32x32x32_w1x1_bf16"
+TARGET16 = "conv_implicit_gemm/aot_spk2_mem_default_16x16x32_w1x1_bf16"
+
+
+def call(argv, capsys):
+    try:
+        rc = parity_main([str(a) for a in argv])
+    except SystemExit as e:
+        rc = e.code
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_json_envelope_and_measures(tmp_path, capsys):
+    p = tmp_path / "perf.json"
+    rc, out, err = call(["perf", "--only", f"{SMALL},{TARGET16}", "-j", "1", "--json", p], capsys)
+    assert rc == 0, err
+    assert out.splitlines()[0].startswith("parity: golden ")          # the provenance line
+    doc = json.loads(p.read_text())
+    assert (doc["schema"], doc["schema_version"], doc["command"], doc["result"], doc["exit_code"]) == \
+        (SCHEMA, SCHEMA_VERSION, "perf", "GREEN", 0)
+    assert set(doc["configs"]) == {SMALL, TARGET16} and doc["base"] is None and doc["flavor"] == "llvm23"
+    m = doc["configs"][SMALL]
+    # 32x32x32 on one wave: 2x2 fragments, one K tile per iteration
+    assert m["mix"]["counts"]["wmma"] == 4 and m["k_tiles_per_iteration"] == 1
+    assert m["mca"]["full"]["cycles_per_iteration"] > 0 and m["vgprs"] > 0
+    assert doc["targets"] == [{"label": "16x16 AOT tile", "config": TARGET16}]
+    goals = {g["name"]: g["status"] for g in doc["goals"]}
+    assert goals == {"non_wmma": "SKIP", "epilogue_16b": "FAIL", "bank_conflicts": "SKIP",
+                     "cycles_halved": "SKIP"}
+    assert "goal epilogue_16b: FAIL (16x16 AOT tile stores 8x4B)" in out
+    assert "targets:" in out and "all configs:" in out
+
+
+def test_check_goals_exits_1_on_a_failed_goal(tmp_path, capsys):
+    p = tmp_path / "perf.json"
+    rc, out, err = call(["perf", "--only", TARGET16, "-j", "1", "--check-goals", "--json", p], capsys)
+    assert rc == 1, err
+    assert json.loads(p.read_text())["result"] == "RED"
+
+
+def _engine_is_head() -> bool:
+    r = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "python_engine", "parity/configs"], cwd=ROOT)
+    return r.returncode == 0
+
+
+def test_base_head_gives_identical_before_and_after(tmp_path, capsys):
+    if not _engine_is_head():
+        pytest.skip("the working tree's Python engine or configs differ from HEAD (CI runs this on a clean tree)")
+    p = tmp_path / "perf.json"
+    rc, out, err = call(["perf", "--only", SMALL, "-j", "1", "--base", "HEAD", "--json", p], capsys)
+    assert rc == 0, err
+    doc = json.loads(p.read_text())
+    assert doc["base"]["ref"] == "HEAD" and len(doc["base"]["commit"]) == 40
+    assert doc["base"]["configs"] == doc["configs"]
+    assert "targets, before -> after:" not in out                      # no target selected
+    row = next(line for line in out.splitlines() if line.strip().startswith(SMALL) and "->" in line)
+    assert "(1.00x)" in row and "->" in row
+    assert doc["goals"][-1]["name"] == "cycles_halved" and doc["goals"][-1]["status"] == "SKIP"
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--only", "no_such_family"], "no_such_family"),
+    (["--only", "conv_launch"], "--only: perf measures conv_implicit_gemm, conv_fwd_split_k_reduce, not conv_launch"),
+    (["--only", "conv_implicit_gemm/no_such_config"], "no config conv_implicit_gemm/no_such_config"),
+    (["--only", SMALL, "--base", "no-such-ref-xyz"], "--base no-such-ref-xyz: not a commit"),
+    (["--only", SMALL, "--flavor", "llvm99"], "unknown flavor"),
+    (["--only", SMALL, "-j", "0"], "--jobs must be at least 1"),
+])
+def test_bad_input_is_one_error_line_and_exit_2(argv, needle, tmp_path, capsys):
+    p = tmp_path / "perf.json"
+    rc, out, err = call(["perf", *argv, "--json", p], capsys)
+    assert rc == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], err
+    assert not p.exists()
+
+
+def test_missing_llvm_mca_is_one_error_line(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(mca.shutil, "which", lambda name: None)
+    rc, out, err = call(["perf", "--only", SMALL], capsys)
+    assert rc == 2
+    assert err.strip().splitlines() == ["error: llvm-mca-22 not found on PATH (Debian/Ubuntu package llvm-22; "
+                                        "scripts/bootstrap.sh installs it)"]
