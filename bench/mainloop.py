@@ -141,6 +141,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--base", metavar="REF", help="also measure the Python engine of git REF")
     args = ap.parse_args(argv)
+    import shutil
+    for tool in (LLC, MCA):
+        if shutil.which(tool) is None:
+            print(f"error: {tool} not found (Debian/Ubuntu package llvm-22; or set LLC / LLVM_MCA)",
+                  file=sys.stderr)
+            return 2
     trees = []
     with tempfile.TemporaryDirectory(prefix="bench-mainloop-") as tmp:
         if args.base:
