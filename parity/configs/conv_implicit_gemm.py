@@ -239,6 +239,7 @@ CONFIGS += [
     Config("plain_mem_default_va1_vb1_bf16", arch="gfx1250", spec={"vector_a": 1, "vector_b": 1}),
     Config("spk4_mem_cshuffle_va1_vb1_bf16", arch="gfx1250",
            spec={"vector_a": 1, "vector_b": 1, "split_k": 4, "epilogue": "cshuffle"}),
-    Config("plain_wavelet1_cshuffle_va1_vb1_fp16", arch="gfx1250",
-           spec={"dtype": "fp16", "pipeline": "wavelet", "epilogue": "cshuffle", "vector_a": 1, "vector_b": 1}),
+    Config("plain_wavelet4_cshuffle_va1_vb1_fp16", arch="gfx1250",
+           spec={"dtype": "fp16", "pipeline": "wavelet", "num_load_waves": 4, "epilogue": "cshuffle",
+                 "vector_a": 1, "vector_b": 1}),
 ]
