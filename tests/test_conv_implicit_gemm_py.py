@@ -455,3 +455,98 @@ def test_opt19_verifies_llvm20(tmp_path):
         f.write_text(text)
         r = subprocess.run([opt, "-passes=verify", "-disable-output", str(f)], capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
+
+
+# -- 7. the main loop: loop-carried im2col addressing and the software pipeline ----------
+
+def _blocks(text: str) -> dict:
+    """Block label (numeric suffix dropped) -> its instruction lines, for the kernel body."""
+    out, cur = {}, None
+    for ln in text.splitlines():
+        if ln and not ln.startswith((" ", "define", "declare", "}", ";", "@", "!", "attributes", "target")) \
+                and ln.endswith(":"):
+            cur = ln[:-1].rstrip("0123456789")
+            out[cur] = []
+        elif cur and ln.startswith("  "):
+            out[cur].append(ln.strip())
+    return out
+
+
+@pytest.mark.parametrize("spec", [{}, {"tile_m": 128, "tile_n": 128, "tile_k": 64}, {"vector_a": 1, "vector_b": 1},
+                                  {"split_k": 4, "epilogue": "cshuffle"}, {"pipeline": "wavelet"}],
+                         ids=["mem", "mem128", "va1", "spk", "wavelet"])
+def test_main_loop_has_no_division(spec):
+    """The K-tile loop computes every A/B offset from loop-carried state: no udiv/urem
+    in its blocks (the divisions happen once per workgroup, in the entry block)."""
+    _, text = lower(spec)
+    blocks = _blocks(text)
+    loop = [b for b in blocks if b in ("kloop", "wl_load", "wl_compute", "wl_join")]
+    assert "kloop" in loop
+    for b in loop:
+        bad = [ln for ln in blocks[b] if " udiv " in ln or " urem " in ln]
+        assert bad == [], (b, bad)
+    assert any(" udiv " in ln for ln in blocks["entry"])
+
+
+def test_main_loop_pipeline_order():
+    """mem: tile t+1's buffer loads, sched.barrier(0), the WMMAs, sched.barrier(0),
+    then the LDS stores; wavelet has no scheduling barrier."""
+    _, text = lower({})
+    body = _blocks(text)["kloop"]
+    kinds = []
+    for ln in body:
+        if "@llvm.amdgcn.raw.ptr.buffer.load" in ln:
+            kinds.append("load")
+        elif "@llvm.amdgcn.sched.barrier(i32 0)" in ln:
+            kinds.append("fence")
+        elif "@llvm.amdgcn.wmma" in ln:
+            kinds.append("wmma")
+        elif ln.startswith("store ") and "addrspace(3)" in ln:
+            kinds.append("lds_store")
+    squeezed = [k for i, k in enumerate(kinds) if i == 0 or kinds[i - 1] != k]
+    assert squeezed == ["load", "fence", "wmma", "fence", "lds_store"], squeezed
+    assert kinds.count("load") == 4 and kinds.count("wmma") == 4 and kinds.count("lds_store") == 4
+    _, wtext = lower({"pipeline": "wavelet"})
+    assert "sched.barrier" not in wtext
+
+
+def _walk(k_begin, ntiles, tk, cpg, X, dh, dw, C, W):
+    """The K-state recurrence of conv_implicit_gemm.advance in plain integers: yields
+    (c, xd, yd, ko) per tile, starting from the divisions at k_begin."""
+    sa, sb = tk // cpg, tk % cpg
+    ay, ax = sa // X, sa % X
+    pixb, rowb = 2 * C, 2 * C * W
+    kstep = 2 * sb + ax * dw * pixb + ay * dh * rowb
+    kstepc = kstep + dw * pixb - 2 * cpg
+    dcx = dh * rowb - X * dw * pixb
+    c, q = k_begin % cpg, k_begin // cpg
+    xd, yd = (q % X) * dw, (q // X) * dh
+    ko = yd * rowb + xd * pixb + 2 * c
+    for _ in range(ntiles):
+        yield c, xd, yd, ko
+        c1 = c + sb
+        cyc = c1 >= cpg
+        c = c1 - (cpg if cyc else 0)
+        xd1 = xd + (ax * dw + dw if cyc else ax * dw)
+        cyx = xd1 >= X * dw
+        xd = xd1 - (X * dw if cyx else 0)
+        yd = yd + (ay * dh + dh if cyx else ay * dh)
+        ko = ko + (kstepc if cyc else kstep) + (dcx if cyx else 0)
+
+
+@pytest.mark.parametrize("tk", [32, 64, 128])
+def test_k_state_walk_matches_division(tk):
+    """The division-free walk equals r % cpg, (r / cpg) % X, (r / cpg) / X and the
+    byte offset for every tile, over cpg 1..40 (dividing tile_k or not, below and
+    above it), X 1..7, dilations 1..3 and slice starts mid filter row."""
+    rng = np.random.default_rng(tk)
+    for _ in range(400):
+        cpg, X = int(rng.integers(1, 41)), int(rng.integers(1, 8))
+        dh, dw = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+        C, W = cpg * int(rng.integers(1, 4)), int(rng.integers(1, 30))
+        kb = int(rng.integers(0, 4 * cpg * X + 1))
+        for t, (c, xd, yd, ko) in enumerate(_walk(kb, 12, tk, cpg, X, dh, dw, C, W)):
+            r = kb + t * tk
+            x, y = (r // cpg) % X, (r // cpg) // X
+            assert (c, xd, yd) == (r % cpg, x * dw, y * dh), (cpg, X, kb, t)
+            assert ko == 2 * ((y * dh * W + x * dw) * C + r % cpg)

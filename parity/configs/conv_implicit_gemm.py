@@ -66,7 +66,9 @@ CONFIGS += [
     Config("plain_mem_cshuffle_va4_vb4_fp16", arch="gfx1250",
            spec={"dtype": "fp16", "epilogue": "cshuffle", "vector_a": 4, "vector_b": 4}),
     Config("plain_wavelet1_default_va2_vb8_bf16", arch="gfx1250",
-           spec={"pipeline": "wavelet", "vector_a": 2, "vector_b": 8}),
+           spec={"pipeline": "wavelet", "vector_a": 2, "vector_b": 8},
+           allow_spill="2 SGPRs spill to VGPR lanes outside the K loop (32 A slots per thread of the "
+                       "one load wave keep 32 pixel bases live); no scratch"),
     # num_load_waves is ignored by mem: same bytes as the default spec
     Config("plain_mem_default_lw3_bf16", arch="gfx1250", spec={"num_load_waves": 3}),
     Config("defaults", arch="gfx1250", spec={}),
@@ -240,4 +242,16 @@ CONFIGS += [
            expect=reject("spec field 'split_k' must be an integer")),
     Config("reject_dtype_int", arch="gfx1250", spec={"dtype": 16},
            expect=reject("spec field 'dtype' must be a string or null")),
+]
+
+# -- element-wise loads (vector_a = vector_b = 1): the only widths that admit cpg 1
+# (depthwise) and cpg 3 (the 3-channel stem), so the numerics oracle runs the
+# strength-reduced im2col walk on them (parity/sim/numerics.py CONV_PROBLEMS) ----------
+CONFIGS += [
+    Config("plain_mem_default_va1_vb1_bf16", arch="gfx1250", spec={"vector_a": 1, "vector_b": 1}),
+    Config("spk4_mem_cshuffle_va1_vb1_bf16", arch="gfx1250",
+           spec={"vector_a": 1, "vector_b": 1, "split_k": 4, "epilogue": "cshuffle"}),
+    Config("plain_wavelet4_cshuffle_va1_vb1_fp16", arch="gfx1250",
+           spec={"dtype": "fp16", "pipeline": "wavelet", "num_load_waves": 4, "epilogue": "cshuffle",
+                 "vector_a": 1, "vector_b": 1}),
 ]

@@ -331,6 +331,7 @@ INTRINSICS = {
     "llvm.amdgcn.wmma.f32.16x16x32.bf16.v8f32.v16bf16": "wmma_bf16",
     "llvm.amdgcn.wmma.f32.16x16x32.f16.v8f32.v16f16": "wmma_f16",
     "llvm.amdgcn.readfirstlane.i32": "readfirstlane",
+    "llvm.amdgcn.sched.barrier": "sched_barrier",
 }
 
 
@@ -990,6 +991,11 @@ class Kernel:
         if key == "cluster_barrier":
             def f(R, X):
                 return _CONTROL_CLUSTER
+            return f
+        if key == "sched_barrier":
+            # A scheduling hint for the compiler: no effect on values or memory.
+            def f(R, X):
+                return None
             return f
         if key == "readfirstlane":
             a, = O

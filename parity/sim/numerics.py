@@ -235,6 +235,14 @@ CONV_PROBLEMS = (
     ("pad_stride", 1, 8, 9, 7, 24, 3, 3, (2, 1), (1, 1), (1, 1), 1),
     ("dil_groups", 2, 16, 6, 6, 16, 3, 2, (1, 1), (2, 1), (2, 1), 2),
     ("one_by_one", 1, 40, 5, 5, 20, 1, 1, (1, 1), (0, 0), (1, 1), 1),
+    # The strength-reduced im2col walk (docs/conv_implicit_gemm.md, "Loop-carried
+    # addressing"): cpg 24 does not divide tile_k, so K tiles straddle filter rows
+    # and split-K slices start mid-row, with dilation 2 and padding 2; depthwise
+    # (cpg 1, stride 2); the 3-channel 7x7 stem (stride 2, pad 3). cpg 1 and 3 are
+    # admitted only with vector_a = vector_b = 1.
+    ("cpg24_dil2", 1, 24, 7, 7, 16, 3, 3, (1, 1), (2, 2), (2, 2), 1),
+    ("depthwise", 1, 6, 7, 7, 6, 3, 3, (2, 2), (1, 1), (1, 1), 6),
+    ("stem7x7", 1, 3, 11, 11, 8, 7, 7, (2, 2), (3, 3), (1, 1), 1),
 )
 
 

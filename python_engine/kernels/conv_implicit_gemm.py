@@ -345,20 +345,54 @@ class _Kernel:
     # -- global -> LDS slots -----------------------------------------------------------
     def slot_setup(self):
         """Per-thread load slots (fixed for the whole K loop): slot j of a thread is
-        vector ``v = ltid + j*load_threads`` of the tile, clamped to the last vector."""
+        vector ``v = ltid + j*load_threads`` of the tile, clamped to the last vector.
+
+        The im2col walk is strength-reduced: a slot's K coordinate lives in a *K state*
+        (channel ``c``, ``xd = x*dil_w``, ``yd = y*dil_h`` and the byte offset ``ko`` of
+        ``(y, x, c)`` inside a pixel window), computed with divisions once here for
+        ``k_begin`` and advanced by ``tile_k`` per K tile with two single wraps
+        (:meth:`advance`). Slots whose vector index differs by a multiple of the row
+        length share one K state (same ``kv``); a clamped slot has its own."""
         b = self.b
         s = self.s
-        self.a_slots = []
+        cpg, X = self.p("cpg"), self.p("X")
+        dw, dh = self.p("dil_w"), self.p("dil_h")
+        # tile_k = sa*cpg + sb, sa = ay*X + ax: the uniform per-tile step.
+        tk = i32(self.tk)
+        sa = b.binop("udiv", tk, cpg, "k_sa")
+        sb = b.binop("urem", tk, cpg, "k_sb")
+        ay = b.binop("udiv", sa, X, "k_ay")
+        ax = b.binop("urem", sa, X, "k_ax")
+        c2 = b.mul(self.p("C"), i32(2), "k_pixb")           # bytes per pixel
+        rowb = b.mul(self.p("W"), c2, "k_rowb")             # bytes per image row
+        axd = b.mul(ax, dw, "k_axd")
+        ayd = b.mul(ay, dh, "k_ayd")
+        xlim = b.mul(X, dw, "k_xlim")
+        kc = b.add(b.mul(sb, i32(2), "k_sbb"), b.mul(axd, c2, "k_axb"), "k_kstep")
+        ko0 = b.add(kc, b.mul(ayd, rowb, "k_ayb"), "k_kstep")
+        d1 = b.sub(b.mul(dw, c2, "k_dwb"), b.mul(cpg, i32(2), "k_cpgb"), "k_dcy")
+        d2 = b.sub(b.mul(dh, rowb, "k_dhb"), b.mul(xlim, c2, "k_xlimb"), "k_dcx")
+        xs1 = b.add(axd, dw, "k_axdc")
+        ys1 = b.add(ayd, dh, "k_aydc")
+        ko1 = b.add(ko0, d1, "k_kstepc")
+        self.step = dict(sb=sb, cpg=cpg, xs0=axd, xs1=xs1, xlim=xlim, ys0=ayd, ys1=ys1, ko0=ko0, ko1=ko1, d2=d2)
+        self.c2, self.rowb = c2, rowb
+        self.a_states, self.a_slots = [], []
         va = s["vector_a"]
         per_row = self.tk // va
         count = self.tm * per_row
-        for j in range((count + self.load_threads - 1) // self.load_threads):
-            v = b.add(self.ltid, i32(j * self.load_threads), "a_slot")
-            if (j + 1) * self.load_threads > count:
+        lt = self.load_threads
+        for j in range((count + lt - 1) // lt):
+            v = b.add(self.ltid, i32(j * lt), "a_slot")
+            clamped = (j + 1) * lt > count
+            if clamped:
                 v = self.umin_const(v, count - 1, "a_slotc")
             row = b.binop("udiv", v, i32(per_row), "a_row")
-            kv = b.binop("urem", v, i32(per_row), "a_kv")
-            koff = b.mul(kv, i32(va), "a_koff")
+            if j == 0 or clamped or lt % per_row:
+                kv = b.binop("urem", v, i32(per_row), "a_kv")
+                self.a_states.append(self.k_state(kv, va, "a"))
+            st = len(self.a_states) - 1
+            koff = self.a_states[st]["koff"]
             m = b.add(self.m0, row, "a_m")
             mok = b.icmp("ult", m, self.p("M"), "a_mok")
             hw = b.mul(self.p("Ho"), self.p("Wo"), "a_hw")
@@ -371,59 +405,109 @@ class _Kernel:
             ws = b.mul(wo, self.p("stride_w"), "a_ws")
             wbase = b.sub(ws, self.p("pad_w"), "a_wbase")
             nh = b.mul(img, self.p("H"), "a_nh")
+            # Byte offset of (img, hbase, wbase, channel g*cpg): the slot's pixel base;
+            # a row past M gets hbase 2^30 so that its hi check always fails.
+            pw = b.add(b.mul(b.add(nh, hbase, "a_nhb"), self.p("W"), "a_nhw"), wbase, "a_pw")
+            pc = b.add(b.mul(pw, self.p("C"), "a_pwc"), self.cbase, "a_pe")
+            pbase = b.mul(pc, i32(2), "a_pbase")
+            hb = b.select(mok, hbase, i32(1 << 30), "a_hb")
             lds_off = b.add(b.mul(row, i32(self.kp), "a_lrow"), koff, "a_loff")
-            self.a_slots.append(dict(koff=koff, mok=mok, hbase=hbase, wbase=wbase, nh=nh, lds=lds_off))
-        self.b_slots = []
+            self.a_slots.append(dict(st=st, hb=hb, wb=wbase, pbase=pbase, lds=lds_off))
+        self.b_states, self.b_slots = [], []
         vb = s["vector_b"]
         per_row = self.tk // vb
         count = self.tn * per_row
-        for j in range((count + self.load_threads - 1) // self.load_threads):
-            v = b.add(self.ltid, i32(j * self.load_threads), "b_slot")
-            if (j + 1) * self.load_threads > count:
+        for j in range((count + lt - 1) // lt):
+            v = b.add(self.ltid, i32(j * lt), "b_slot")
+            clamped = (j + 1) * lt > count
+            if clamped:
                 v = self.umin_const(v, count - 1, "b_slotc")
             row = b.binop("udiv", v, i32(per_row), "b_row")
-            kv = b.binop("urem", v, i32(per_row), "b_kv")
-            koff = b.mul(kv, i32(vb), "b_koff")
+            if j == 0 or clamped or lt % per_row:
+                kv = b.binop("urem", v, i32(per_row), "b_kv")
+                koff = b.mul(kv, i32(vb), "b_koff")
+                self.b_states.append(dict(koff=koff, klim=self.k_limit(koff, "b")))
+            st = len(self.b_states) - 1
+            koff = self.b_states[st]["koff"]
             n = b.add(self.n0, row, "b_n")
             nok = b.icmp("ult", n, self.p("kpg"), "b_nok")
             kn = b.add(self.kbase, n, "b_kn")
             wrow = b.mul(kn, self.p("Kgemm"), "b_wrow")
+            wk = b.add(wrow, koff, "b_wk")
+            wbyte = b.mul(wk, i32(2), "b_wbyte")
             lds_off = b.add(b.mul(row, i32(self.kp), "b_lrow"), koff, "b_loff")
-            self.b_slots.append(dict(koff=koff, nok=nok, wrow=wrow, lds=lds_off))
+            self.b_slots.append(dict(st=st, nok=nok, wbyte=wbyte, lds=lds_off))
 
-    def load_tile(self, k0):
-        """Global loads of the K tile starting at ``k0`` into registers; returns the
-        raw values of the A slots then the B slots."""
+    def k_limit(self, koff, hint):
+        """``klim`` with ``k0 + koff < k_end  <=>  k0 < klim`` (unsigned) for every tile
+        origin ``k0``: ``k_end - koff``, or 0 when ``koff >= k_end``."""
+        b = self.b
+        kin = b.icmp("ult", koff, self.k_end, hint + "_kin")
+        kl = b.sub(self.k_end, koff, hint + "_klim")
+        return b.select(kin, kl, i32(0), hint + "_klim")
+
+    def k_state(self, kv, va, hint):
+        """The K state of element ``r = k_begin + kv*va`` (divisions, once per workgroup)."""
+        b = self.b
+        koff = b.mul(kv, i32(va), hint + "_koff")
+        r0 = b.add(self.k_begin, koff, hint + "_rk")
+        c = b.binop("urem", r0, self.p("cpg"), hint + "_ck")
+        q = b.binop("udiv", r0, self.p("cpg"), hint + "_qk")
+        x = b.binop("urem", q, self.p("X"), hint + "_xk")
+        y = b.binop("udiv", q, self.p("X"), hint + "_yk")
+        xd = b.mul(x, self.p("dil_w"), hint + "_xdk")
+        yd = b.mul(y, self.p("dil_h"), hint + "_ydk")
+        ko = b.add(b.add(b.mul(yd, self.rowb, hint + "_kyb"), b.mul(xd, self.c2, hint + "_kxb"), hint + "_kxy"),
+                   b.mul(c, i32(2), hint + "_kcb"), hint + "_ko")
+        return dict(koff=koff, klim=self.k_limit(koff, hint), c=c, xd=xd, yd=yd, ko=ko)
+
+    def advance(self, states):
+        """The K states of the next tile: ``c += sb`` with one wrap (carry into x),
+        ``x += ax (+1)`` with one wrap (carry into y), ``y += ay (+1)``; ``ko`` follows
+        with the uniform byte steps. No division."""
+        b = self.b
+        st = self.step
+        out = []
+        for s0 in states:
+            c1 = b.add(s0["c"], st["sb"], "k_cn")
+            cy1 = b.icmp("uge", c1, st["cpg"], "k_cyc")
+            c = b.sub(c1, b.select(cy1, st["cpg"], i32(0), "k_cw"), "k_c")
+            xd1 = b.add(s0["xd"], b.select(cy1, st["xs1"], st["xs0"], "k_xs"), "k_xdn")
+            cy2 = b.icmp("uge", xd1, st["xlim"], "k_cyx")
+            xd = b.sub(xd1, b.select(cy2, st["xlim"], i32(0), "k_xw"), "k_xd")
+            yd = b.add(s0["yd"], b.select(cy2, st["ys1"], st["ys0"], "k_ys"), "k_yd")
+            ko1 = b.add(s0["ko"], b.select(cy1, st["ko1"], st["ko0"], "k_ks"), "k_kon")
+            ko = b.add(ko1, b.select(cy2, st["d2"], i32(0), "k_kw"), "k_ko")
+            out.append(dict(s0, c=c, xd=xd, yd=yd, ko=ko))
+        return out
+
+    CARRIED = ("c", "xd", "yd", "ko")
+
+    def load_tile(self, k0, states):
+        """Global loads of the K tile starting at ``k0`` (the A K states ``states``
+        describe the same tile) into registers; returns the raw values of the A slots
+        then the B slots."""
         b = self.b
         s = self.s
         out_a, out_b = [], []
         va, vb = s["vector_a"], s["vector_b"]
+        roks = [b.icmp("ult", k0, st["klim"], "a_rok") for st in self.a_states]
         for sl in self.a_slots:
-            r = b.add(k0, sl["koff"], "a_r")
-            c = b.binop("urem", r, self.p("cpg"), "a_c")
-            q = b.binop("udiv", r, self.p("cpg"), "a_q")
-            x = b.binop("urem", q, self.p("X"), "a_x")
-            y = b.binop("udiv", q, self.p("X"), "a_y")
-            hi = b.add(sl["hbase"], b.mul(y, self.p("dil_h"), "a_yd"), "a_hi")
-            wi = b.add(sl["wbase"], b.mul(x, self.p("dil_w"), "a_xd"), "a_wi")
-            rok = b.icmp("ult", r, self.k_end, "a_rok")
+            st = states[sl["st"]]
+            hi = b.add(sl["hb"], st["yd"], "a_hi")
+            wi = b.add(sl["wb"], st["xd"], "a_wi")
             hok = b.icmp("ult", hi, self.p("H"), "a_hok")   # unsigned: negative is out
             wok = b.icmp("ult", wi, self.p("W"), "a_wok")
-            ok = b.binop("and", sl["mok"], rok, "a_ok")
-            ok = b.binop("and", ok, hok, "a_ok")
+            ok = b.binop("and", roks[sl["st"]], hok, "a_ok")
             ok = b.binop("and", ok, wok, "a_ok")
-            pix = b.add(b.mul(b.add(sl["nh"], hi, "a_row_h"), self.p("W"), "a_row_hw"), wi, "a_pixel")
-            ch = b.add(self.cbase, c, "a_ch")
-            e = b.add(b.mul(pix, self.p("C"), "a_pixc"), ch, "a_elem")
-            off = b.mul(e, i32(2), "a_byte")
+            off = b.add(sl["pbase"], st["ko"], "a_byte")
             off = b.select(ok, off, self.oob_x, "a_off")
             out_a.append(b.call(_LOAD_KEY[2 * va], [self.rx, off, i32(0), i32(0)], "a_val"))
+        roks = [b.icmp("ult", k0, st["klim"], "b_rok") for st in self.b_states]
+        kb = b.mul(k0, i32(2), "b_kbyte")
         for sl in self.b_slots:
-            r = b.add(k0, sl["koff"], "b_r")
-            rok = b.icmp("ult", r, self.k_end, "b_rok")
-            ok = b.binop("and", sl["nok"], rok, "b_ok")
-            e = b.add(sl["wrow"], r, "b_elem")
-            off = b.mul(e, i32(2), "b_byte")
+            ok = b.binop("and", sl["nok"], roks[sl["st"]], "b_ok")
+            off = b.add(sl["wbyte"], kb, "b_byte")
             off = b.select(ok, off, self.oob_w, "b_off")
             out_b.append(b.call(_LOAD_KEY[2 * vb], [self.rw, off, i32(0), i32(0)], "b_val"))
         return out_a, out_b
@@ -506,11 +590,12 @@ class _Kernel:
             pj = b.new_block("pro_join")
             b.cond_br(self.is_loader, pl, pj)
             b.position(pl)
-            self.store_tile(self.load_tile(self.k_begin), i32(0))
+            self.store_tile(self.load_tile(self.k_begin, self.a_states), i32(0))
             b.br(pj)
             b.position(pj)
         else:
-            self.store_tile(self.load_tile(self.k_begin), i32(0))
+            self.store_tile(self.load_tile(self.k_begin, self.a_states), i32(0))
+        st1 = self.advance(self.a_states)
         self.barrier()
         pro_end = b.block
         b.br(loop)
@@ -519,6 +604,9 @@ class _Kernel:
         t = b.phi(T.I32, "t")
         acc_phis = [b.phi(T.vec(8, T.FLOAT), "acc_in") for _ in range(nacc)]
         accs = [ph.result for ph in acc_phis]
+        # The A K states of tile t+1 (loop-carried).
+        st_phis = [{f: b.phi(T.I32, "k_" + f) for f in self.CARRIED} for _ in st1]
+        cur = [dict(s0, **{f: ph[f].result for f in self.CARRIED}) for s0, ph in zip(st1, st_phis)]
         buf = b.binop("and", t.result, i32(1), "buf")
         nbuf = b.binop("xor", buf, i32(1), "nbuf")
         t1 = b.add(t.result, i32(1), "t_next", ("nuw", "nsw"))
@@ -529,7 +617,8 @@ class _Kernel:
             jn = b.new_block("wl_join")
             b.cond_br(self.is_loader, ld, cp)
             b.position(ld)
-            self.store_tile(self.load_tile(knext), nbuf)
+            self.store_tile(self.load_tile(knext, cur), nbuf)
+            nxt = self.advance(cur)
             b.br(jn)
             b.position(cp)
             new = self.compute(buf, accs)
@@ -543,9 +632,28 @@ class _Kernel:
                 ph.add_incoming(nw, cp_end)
                 merged.append(ph.result)
             new = merged
+            jst = []
+            for s1, s0 in zip(nxt, cur):
+                d = dict(s1)
+                for f in self.CARRIED:
+                    ph = b.phi(T.I32, "k_j" + f)
+                    ph.add_incoming(s1[f], ld)
+                    ph.add_incoming(s0[f], cp_end)
+                    d[f] = ph.result
+                jst.append(d)
+            nxt = jst
         else:
-            vals = self.load_tile(knext)
+            # Software pipeline: tile t+1's global loads are issued first and fenced
+            # from the WMMAs by a scheduling barrier (mask 0: nothing crosses), so the
+            # machine scheduler cannot sink them; their wait lands at the LDS stores
+            # after the WMMAs, which a second scheduling barrier keeps below the math
+            # together with the K-state step (so no load-address register is reused
+            # while the loads are in flight).
+            vals = self.load_tile(knext, cur)
+            b.call("sched_barrier", [i32(0)])
             new = self.compute(buf, accs)
+            b.call("sched_barrier", [i32(0)])
+            nxt = self.advance(cur)
             self.store_tile(vals, nbuf)
         self.barrier()
         again = b.icmp("ult", t1, self.ntiles, "again")
@@ -556,6 +664,10 @@ class _Kernel:
         for ph, nw in zip(acc_phis, new):
             ph.add_incoming(zero, pro_end)
             ph.add_incoming(nw, loop_end)
+        for ph, s1, s2 in zip(st_phis, st1, nxt):
+            for f in self.CARRIED:
+                ph[f].add_incoming(s1[f], pro_end)
+                ph[f].add_incoming(s2[f], loop_end)
         b.position(done)
         self.accs = []
         for nw in new:

@@ -80,6 +80,11 @@ TABLE = (
     Row("raw_buffer_load_v2f32", "llvm.amdgcn.raw.ptr.buffer.load.v2f32", _V2F, (_R, T.I32, T.I32, T.I32)),
     Row("raw_buffer_store_i16", "llvm.amdgcn.raw.ptr.buffer.store.i16", T.VOID, (T.I16, _R, T.I32, T.I32, T.I32)),
     Row("raw_buffer_store_v2f32", "llvm.amdgcn.raw.ptr.buffer.store.v2f32", T.VOID, (_V2F, _R, T.I32, T.I32, T.I32)),
+    # Scheduling barrier (IntrinsicsAMDGPU.td int_amdgcn_sched_barrier, LLVM 15+: one
+    # i32 immarg mask of the instruction classes that may cross; 0 = none). Emits no
+    # machine instruction (AMDGPUUsage "llvm.amdgcn.sched.barrier"); keeps the conv
+    # main loop's global loads above its WMMAs.
+    Row("sched_barrier", "llvm.amdgcn.sched.barrier", T.VOID, (T.I32,)),
 )
 
 _BY_KEY = {r.key: r for r in TABLE}

@@ -6,6 +6,7 @@
 #include "kernels/conv_implicit_gemm.h"
 
 #include <algorithm>
+#include <array>
 #include <initializer_list>
 #include <map>
 #include <stdexcept>
@@ -200,14 +201,39 @@ const char *store_key(int64_t nbytes) {
     }
 }
 
-// Per-thread A load slot values, fixed for the whole K loop.
+// The uniform per-K-tile step of the im2col walk (tile_k = sa*cpg + sb, sa = ay*X + ax):
+// sb, cpg; x step without/with the channel carry and the wrap limit X*dil_w; y step
+// without/with the x carry; byte step without/with the channel carry; the extra
+// byte step of the x carry.
+struct KStep {
+    Value sb, cpg, xs0, xs1, xlim, ys0, ys1, ko0, ko1, d2;
+};
+// An A K state: the element offset koff inside the tile row, the bound klim
+// (k0 < klim <=> k0 + koff < k_end), and the loop-carried c, xd, yd, ko.
+struct KState {
+    Value koff, klim, c, xd, yd, ko;
+};
+// A B K state: koff and klim.
+struct BState {
+    Value koff, klim;
+};
+// Per-thread A load slot values, fixed for the whole K loop: the K state index,
+// hbase (2^30 for a row past M), wbase, the pixel byte base, the LDS offset.
 struct ASlot {
-    Value koff, mok, hbase, wbase, nh, lds;
+    size_t st;
+    Value hb, wb, pbase, lds;
 };
-// Per-thread B load slot values.
+// Per-thread B load slot values: the K state index, n < kpg, the byte offset of
+// (row, koff) in w, the LDS offset.
 struct BSlot {
-    Value koff, nok, wrow, lds;
+    size_t st;
+    Value nok, wbyte, lds;
 };
+// The loop-carried fields of a KState, in phi order.
+constexpr const char *kCarried[4] = {"c", "xd", "yd", "ko"};
+Value &carried(KState &s, size_t f) { return f == 0 ? s.c : f == 1 ? s.xd : f == 2 ? s.yd : s.ko; }
+const Value &carried(const KState &s, size_t f) { return f == 0 ? s.c : f == 1 ? s.xd : f == 2 ? s.yd : s.ko; }
+
 // Registers loaded for one K tile: the A slots then the B slots.
 struct TileVals {
     std::vector<Value> a, b;
@@ -340,16 +366,56 @@ private:
     // -- global -> LDS slots ----------------------------------------------------------
     // Per-thread load slots (fixed for the whole K loop): slot j of a thread is
     // vector v = ltid + j*load_threads of the tile, clamped to the last vector.
+    // The im2col walk is strength-reduced: a slot's K coordinate lives in a K state
+    // (channel c, xd = x*dil_w, yd = y*dil_h, byte offset ko of (y, x, c) inside a
+    // pixel window), computed with divisions once here for k_begin and advanced by
+    // tile_k per K tile with two single wraps (advance). Slots whose vector index
+    // differs by a multiple of the row length share one K state; a clamped slot has
+    // its own.
     void slot_setup() {
+        const Value cpg = p("cpg"), X = p("X");
+        const Value dw = p("dil_w"), dh = p("dil_h");
+        // tile_k = sa*cpg + sb, sa = ay*X + ax: the uniform per-tile step.
+        const Value tk = ci32(tk_);
+        const Value sa = b_.binop("udiv", tk, cpg, "k_sa");
+        const Value sb = b_.binop("urem", tk, cpg, "k_sb");
+        const Value ay = b_.binop("udiv", sa, X, "k_ay");
+        const Value ax = b_.binop("urem", sa, X, "k_ax");
+        c2_ = b_.mul(p("C"), ci32(2), "k_pixb");  // bytes per pixel
+        rowb_ = b_.mul(p("W"), c2_, "k_rowb");    // bytes per image row
+        const Value axd = b_.mul(ax, dw, "k_axd");
+        const Value ayd = b_.mul(ay, dh, "k_ayd");
+        const Value xlim = b_.mul(X, dw, "k_xlim");
+        const Value sbb = b_.mul(sb, ci32(2), "k_sbb");
+        const Value axb = b_.mul(axd, c2_, "k_axb");
+        const Value kc = b_.add(sbb, axb, "k_kstep");
+        const Value ayb = b_.mul(ayd, rowb_, "k_ayb");
+        const Value ko0 = b_.add(kc, ayb, "k_kstep");
+        const Value dwb = b_.mul(dw, c2_, "k_dwb");
+        const Value cpgb = b_.mul(cpg, ci32(2), "k_cpgb");
+        const Value d1 = b_.sub(dwb, cpgb, "k_dcy");
+        const Value dhb = b_.mul(dh, rowb_, "k_dhb");
+        const Value xlimb = b_.mul(xlim, c2_, "k_xlimb");
+        const Value d2 = b_.sub(dhb, xlimb, "k_dcx");
+        const Value xs1 = b_.add(axd, dw, "k_axdc");
+        const Value ys1 = b_.add(ayd, dh, "k_aydc");
+        const Value ko1 = b_.add(ko0, d1, "k_kstepc");
+        step_ = KStep{sb, cpg, axd, xs1, xlim, ayd, ys1, ko0, ko1, d2};
+        const int64_t lt = load_threads_;
         const int64_t va = s_.vector_a;
         int64_t per_row = tk_ / va;
         int64_t count = tm_ * per_row;
-        for (int64_t j = 0; j < (count + load_threads_ - 1) / load_threads_; ++j) {
-            Value v = b_.add(ltid_, ci32(j * load_threads_), "a_slot");
-            if ((j + 1) * load_threads_ > count) v = umin_const(v, count - 1, "a_slotc");
+        for (int64_t j = 0; j < (count + lt - 1) / lt; ++j) {
+            Value v = b_.add(ltid_, ci32(j * lt), "a_slot");
+            const bool clamped = (j + 1) * lt > count;
+            if (clamped) v = umin_const(v, count - 1, "a_slotc");
             const Value row = b_.binop("udiv", v, ci32(per_row), "a_row");
-            const Value kv = b_.binop("urem", v, ci32(per_row), "a_kv");
-            const Value koff = b_.mul(kv, ci32(va), "a_koff");
+            if (j == 0 || clamped || lt % per_row) {
+                const Value kv = b_.binop("urem", v, ci32(per_row), "a_kv");
+                a_states_.push_back(k_state(kv, va, "a"));
+            }
+            const size_t st = a_states_.size() - 1;
+            const Value koff = a_states_[st].koff;
             const Value m = b_.add(m0_, row, "a_m");
             const Value mok = b_.icmp("ult", m, p("M"), "a_mok");
             const Value hw = b_.mul(p("Ho"), p("Wo"), "a_hw");
@@ -362,66 +428,127 @@ private:
             const Value ws = b_.mul(wo, p("stride_w"), "a_ws");
             const Value wbase = b_.sub(ws, p("pad_w"), "a_wbase");
             const Value nh = b_.mul(img, p("H"), "a_nh");
+            // Byte offset of (img, hbase, wbase, channel g*cpg): the slot's pixel base;
+            // a row past M gets hbase 2^30 so that its hi check always fails.
+            const Value nhb = b_.add(nh, hbase, "a_nhb");
+            const Value nhw = b_.mul(nhb, p("W"), "a_nhw");
+            const Value pw = b_.add(nhw, wbase, "a_pw");
+            const Value pwc = b_.mul(pw, p("C"), "a_pwc");
+            const Value pc = b_.add(pwc, cbase_, "a_pe");
+            const Value pbase = b_.mul(pc, ci32(2), "a_pbase");
+            const Value hb = b_.select(mok, hbase, ci32(int64_t(1) << 30), "a_hb");
             const Value lrow = b_.mul(row, ci32(kp_), "a_lrow");
             const Value lds_off = b_.add(lrow, koff, "a_loff");
-            a_slots_.push_back(ASlot{koff, mok, hbase, wbase, nh, lds_off});
+            a_slots_.push_back(ASlot{st, hb, wbase, pbase, lds_off});
         }
         const int64_t vb = s_.vector_b;
         per_row = tk_ / vb;
         count = tn_ * per_row;
-        for (int64_t j = 0; j < (count + load_threads_ - 1) / load_threads_; ++j) {
-            Value v = b_.add(ltid_, ci32(j * load_threads_), "b_slot");
-            if ((j + 1) * load_threads_ > count) v = umin_const(v, count - 1, "b_slotc");
+        for (int64_t j = 0; j < (count + lt - 1) / lt; ++j) {
+            Value v = b_.add(ltid_, ci32(j * lt), "b_slot");
+            const bool clamped = (j + 1) * lt > count;
+            if (clamped) v = umin_const(v, count - 1, "b_slotc");
             const Value row = b_.binop("udiv", v, ci32(per_row), "b_row");
-            const Value kv = b_.binop("urem", v, ci32(per_row), "b_kv");
-            const Value koff = b_.mul(kv, ci32(vb), "b_koff");
+            if (j == 0 || clamped || lt % per_row) {
+                const Value kv = b_.binop("urem", v, ci32(per_row), "b_kv");
+                const Value koff = b_.mul(kv, ci32(vb), "b_koff");
+                const Value klim = k_limit(koff, "b");
+                b_states_.push_back(BState{koff, klim});
+            }
+            const size_t st = b_states_.size() - 1;
+            const Value koff = b_states_[st].koff;
             const Value n = b_.add(n0_, row, "b_n");
             const Value nok = b_.icmp("ult", n, p("kpg"), "b_nok");
             const Value kn = b_.add(kbase_, n, "b_kn");
             const Value wrow = b_.mul(kn, p("Kgemm"), "b_wrow");
+            const Value wk = b_.add(wrow, koff, "b_wk");
+            const Value wbyte = b_.mul(wk, ci32(2), "b_wbyte");
             const Value lrow = b_.mul(row, ci32(kp_), "b_lrow");
             const Value lds_off = b_.add(lrow, koff, "b_loff");
-            b_slots_.push_back(BSlot{koff, nok, wrow, lds_off});
+            b_slots_.push_back(BSlot{st, nok, wbyte, lds_off});
         }
     }
 
-    // Global loads of the K tile starting at k0 into registers; returns the raw
-    // values of the A slots then the B slots.
-    TileVals load_tile(const Value &k0) {
+    // klim with k0 + koff < k_end <=> k0 < klim (unsigned) for every tile origin k0:
+    // k_end - koff, or 0 when koff >= k_end.
+    Value k_limit(const Value &koff, const std::string &hint) {
+        const Value kin = b_.icmp("ult", koff, k_end_, hint + "_kin");
+        const Value kl = b_.sub(k_end_, koff, hint + "_klim");
+        return b_.select(kin, kl, ci32(0), hint + "_klim");
+    }
+
+    // The K state of element r = k_begin + kv*va (divisions, once per workgroup).
+    KState k_state(const Value &kv, int64_t va, const std::string &hint) {
+        const Value koff = b_.mul(kv, ci32(va), hint + "_koff");
+        const Value r0 = b_.add(k_begin_, koff, hint + "_rk");
+        const Value c = b_.binop("urem", r0, p("cpg"), hint + "_ck");
+        const Value q = b_.binop("udiv", r0, p("cpg"), hint + "_qk");
+        const Value x = b_.binop("urem", q, p("X"), hint + "_xk");
+        const Value y = b_.binop("udiv", q, p("X"), hint + "_yk");
+        const Value xd = b_.mul(x, p("dil_w"), hint + "_xdk");
+        const Value yd = b_.mul(y, p("dil_h"), hint + "_ydk");
+        const Value kyb = b_.mul(yd, rowb_, hint + "_kyb");
+        const Value kxb = b_.mul(xd, c2_, hint + "_kxb");
+        const Value kxy = b_.add(kyb, kxb, hint + "_kxy");
+        const Value kcb = b_.mul(c, ci32(2), hint + "_kcb");
+        const Value ko = b_.add(kxy, kcb, hint + "_ko");
+        const Value klim = k_limit(koff, hint);
+        return KState{koff, klim, c, xd, yd, ko};
+    }
+
+    // The K states of the next tile: c += sb with one wrap (carry into x),
+    // x += ax (+1) with one wrap (carry into y), y += ay (+1); ko follows with the
+    // uniform byte steps. No division.
+    std::vector<KState> advance(const std::vector<KState> &states) {
+        const KStep &st = step_;
+        std::vector<KState> out;
+        for (const KState &s0 : states) {
+            const Value c1 = b_.add(s0.c, st.sb, "k_cn");
+            const Value cy1 = b_.icmp("uge", c1, st.cpg, "k_cyc");
+            const Value cw = b_.select(cy1, st.cpg, ci32(0), "k_cw");
+            const Value c = b_.sub(c1, cw, "k_c");
+            const Value xs = b_.select(cy1, st.xs1, st.xs0, "k_xs");
+            const Value xd1 = b_.add(s0.xd, xs, "k_xdn");
+            const Value cy2 = b_.icmp("uge", xd1, st.xlim, "k_cyx");
+            const Value xw = b_.select(cy2, st.xlim, ci32(0), "k_xw");
+            const Value xd = b_.sub(xd1, xw, "k_xd");
+            const Value ys = b_.select(cy2, st.ys1, st.ys0, "k_ys");
+            const Value yd = b_.add(s0.yd, ys, "k_yd");
+            const Value ks = b_.select(cy1, st.ko1, st.ko0, "k_ks");
+            const Value ko1 = b_.add(s0.ko, ks, "k_kon");
+            const Value kw = b_.select(cy2, st.d2, ci32(0), "k_kw");
+            const Value ko = b_.add(ko1, kw, "k_ko");
+            out.push_back(KState{s0.koff, s0.klim, c, xd, yd, ko});
+        }
+        return out;
+    }
+
+    // Global loads of the K tile starting at k0 (the A K states `states` describe
+    // the same tile) into registers; returns the raw values of the A slots then the
+    // B slots.
+    TileVals load_tile(const Value &k0, const std::vector<KState> &states) {
         TileVals out;
         const int64_t va = s_.vector_a, vb = s_.vector_b;
+        std::vector<Value> roks;
+        for (const KState &st : a_states_) roks.push_back(b_.icmp("ult", k0, st.klim, "a_rok"));
         for (const ASlot &sl : a_slots_) {
-            const Value r = b_.add(k0, sl.koff, "a_r");
-            const Value c = b_.binop("urem", r, p("cpg"), "a_c");
-            const Value q = b_.binop("udiv", r, p("cpg"), "a_q");
-            const Value x = b_.binop("urem", q, p("X"), "a_x");
-            const Value y = b_.binop("udiv", q, p("X"), "a_y");
-            const Value yd = b_.mul(y, p("dil_h"), "a_yd");
-            const Value hi = b_.add(sl.hbase, yd, "a_hi");
-            const Value xd = b_.mul(x, p("dil_w"), "a_xd");
-            const Value wi = b_.add(sl.wbase, xd, "a_wi");
-            const Value rok = b_.icmp("ult", r, k_end_, "a_rok");
+            const KState &st = states[sl.st];
+            const Value hi = b_.add(sl.hb, st.yd, "a_hi");
+            const Value wi = b_.add(sl.wb, st.xd, "a_wi");
             const Value hok = b_.icmp("ult", hi, p("H"), "a_hok");  // unsigned: negative is out
             const Value wok = b_.icmp("ult", wi, p("W"), "a_wok");
-            Value ok = b_.binop("and", sl.mok, rok, "a_ok");
-            ok = b_.binop("and", ok, hok, "a_ok");
+            Value ok = b_.binop("and", roks[sl.st], hok, "a_ok");
             ok = b_.binop("and", ok, wok, "a_ok");
-            const Value row_h = b_.add(sl.nh, hi, "a_row_h");
-            const Value row_hw = b_.mul(row_h, p("W"), "a_row_hw");
-            const Value pix = b_.add(row_hw, wi, "a_pixel");
-            const Value ch = b_.add(cbase_, c, "a_ch");
-            const Value pixc = b_.mul(pix, p("C"), "a_pixc");
-            const Value e = b_.add(pixc, ch, "a_elem");
-            Value off = b_.mul(e, ci32(2), "a_byte");
+            Value off = b_.add(sl.pbase, st.ko, "a_byte");
             off = b_.select(ok, off, oob_x_, "a_off");
             out.a.push_back(b_.call(load_key(2 * va), {rx_, off, ci32(0), ci32(0)}, "a_val"));
         }
+        roks.clear();
+        for (const BState &st : b_states_) roks.push_back(b_.icmp("ult", k0, st.klim, "b_rok"));
+        const Value kb = b_.mul(k0, ci32(2), "b_kbyte");
         for (const BSlot &sl : b_slots_) {
-            const Value r = b_.add(k0, sl.koff, "b_r");
-            const Value rok = b_.icmp("ult", r, k_end_, "b_rok");
-            const Value ok = b_.binop("and", sl.nok, rok, "b_ok");
-            const Value e = b_.add(sl.wrow, r, "b_elem");
-            Value off = b_.mul(e, ci32(2), "b_byte");
+            const Value ok = b_.binop("and", sl.nok, roks[sl.st], "b_ok");
+            Value off = b_.add(sl.wbyte, kb, "b_byte");
             off = b_.select(ok, off, oob_w_, "b_off");
             out.b.push_back(b_.call(load_key(2 * vb), {rw_, off, ci32(0), ci32(0)}, "b_val"));
         }
@@ -517,14 +644,15 @@ private:
             Block &pj = b_.new_block("pro_join");
             b_.cond_br(is_loader_, pl, pj);
             b_.position(pl);
-            const TileVals v0 = load_tile(k_begin_);
+            const TileVals v0 = load_tile(k_begin_, a_states_);
             store_tile(v0, ci32(0));
             b_.br(pj);
             b_.position(pj);
         } else {
-            const TileVals v0 = load_tile(k_begin_);
+            const TileVals v0 = load_tile(k_begin_, a_states_);
             store_tile(v0, ci32(0));
         }
+        const std::vector<KState> st1 = advance(a_states_);
         barrier();
         Block &pro_end = *b_.block();
         b_.br(loop);
@@ -535,20 +663,32 @@ private:
         for (size_t k = 0; k < nacc; ++k) acc_phis.push_back(&b_.phi(v8f, "acc_in"));
         std::vector<Value> accs;
         for (Phi *ph : acc_phis) accs.push_back(ph->result());
+        // The A K states of tile t+1 (loop-carried).
+        std::vector<std::array<Phi *, 4>> st_phis;
+        std::vector<KState> cur;
+        for (const KState &s0 : st1) {
+            std::array<Phi *, 4> ph{};
+            for (size_t f = 0; f < 4; ++f) ph[f] = &b_.phi(i32(), std::string("k_") + kCarried[f]);
+            st_phis.push_back(ph);
+            cur.push_back(KState{s0.koff, s0.klim, ph[0]->result(), ph[1]->result(), ph[2]->result(),
+                                 ph[3]->result()});
+        }
         const Value buf = b_.binop("and", t.result(), ci32(1), "buf");
         const Value nbuf = b_.binop("xor", buf, ci32(1), "nbuf");
         const Value t1 = b_.add(t.result(), ci32(1), "t_next", {"nuw", "nsw"});
         const Value kstep = b_.mul(t1, ci32(tk_), "k_step");
         const Value knext = b_.add(k_begin_, kstep, "k_next");
         std::vector<Value> nw;
+        std::vector<KState> nxt;
         if (wavelet_) {
             Block &ld = b_.new_block("wl_load");
             Block &cp = b_.new_block("wl_compute");
             Block &jn = b_.new_block("wl_join");
             b_.cond_br(is_loader_, ld, cp);
             b_.position(ld);
-            const TileVals v1 = load_tile(knext);
+            const TileVals v1 = load_tile(knext, cur);
             store_tile(v1, nbuf);
+            const std::vector<KState> adv = advance(cur);
             b_.br(jn);
             b_.position(cp);
             const std::vector<Value> computed = compute(buf, accs);
@@ -561,9 +701,28 @@ private:
                 ph.add_incoming(computed[k], cp_end);
                 nw.push_back(ph.result());
             }
+            for (size_t i = 0; i < adv.size(); ++i) {
+                KState d = adv[i];
+                for (size_t f = 0; f < 4; ++f) {
+                    Phi &ph = b_.phi(i32(), std::string("k_j") + kCarried[f]);
+                    ph.add_incoming(carried(adv[i], f), ld);
+                    ph.add_incoming(carried(cur[i], f), cp_end);
+                    carried(d, f) = ph.result();
+                }
+                nxt.push_back(d);
+            }
         } else {
-            const TileVals v1 = load_tile(knext);
+            // Software pipeline: tile t+1's global loads are issued first and fenced
+            // from the WMMAs by a scheduling barrier (mask 0: nothing crosses), so the
+            // machine scheduler cannot sink them; their wait lands at the LDS stores
+            // after the WMMAs, which a second scheduling barrier keeps below the math
+            // together with the K-state step (so no load-address register is reused
+            // while the loads are in flight).
+            const TileVals v1 = load_tile(knext, cur);
+            b_.call_void("sched_barrier", {ci32(0)});
             nw = compute(buf, accs);
+            b_.call_void("sched_barrier", {ci32(0)});
+            nxt = advance(cur);
             store_tile(v1, nbuf);
         }
         barrier();
@@ -575,6 +734,12 @@ private:
         for (size_t k = 0; k < nacc; ++k) {
             acc_phis[k]->add_incoming(zero, pro_end);
             acc_phis[k]->add_incoming(nw[k], loop_end);
+        }
+        for (size_t i = 0; i < st_phis.size(); ++i) {
+            for (size_t f = 0; f < 4; ++f) {
+                st_phis[i][f]->add_incoming(carried(st1[i], f), pro_end);
+                st_phis[i][f]->add_incoming(carried(nxt[i], f), loop_end);
+            }
         }
         b_.position(done);
         for (size_t k = 0; k < nacc; ++k) {
@@ -818,6 +983,10 @@ private:
     Value rx_, rw_, oob_x_, oob_w_, rd_, oob_d_, rws_, oob_ws_, rbias_, oob_bias_;
     Value is_loader_, ltid_, wave_m_, wave_n_;
     std::map<std::string, Value> lds_;
+    KStep step_;
+    Value c2_, rowb_;
+    std::vector<KState> a_states_;
+    std::vector<BState> b_states_;
     std::vector<ASlot> a_slots_;
     std::vector<BSlot> b_slots_;
     Value half_, lrow_, lane_k_, wm0_, wn0_;

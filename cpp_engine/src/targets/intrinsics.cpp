@@ -85,6 +85,11 @@ const std::vector<Row> &rows() {
              {"llvm.amdgcn.raw.ptr.buffer.store.i16", void_(), {i16(), r, i32(), i32(), i32()}}, {}},
             {"raw_buffer_store_v2f32",
              {"llvm.amdgcn.raw.ptr.buffer.store.v2f32", void_(), {v2f, r, i32(), i32(), i32()}}, {}},
+            // Scheduling barrier (IntrinsicsAMDGPU.td int_amdgcn_sched_barrier, LLVM 15+:
+            // one i32 immarg mask of the instruction classes that may cross; 0 = none).
+            // Emits no machine instruction; keeps the conv main loop's global loads
+            // above its WMMAs.
+            {"sched_barrier", {"llvm.amdgcn.sched.barrier", void_(), {i32()}}, {}},
         };
     }();
     return table;

@@ -1,0 +1,169 @@
+"""Main-loop cost of conv_implicit_gemm kernels, read from LLVM's gfx1250 code.
+
+For each config: lower the spec with the Python engine (llvm22 text), compile it
+with ``llc-22 -mtriple=amdgcn-amd-amdhsa -mcpu=gfx1250 -O3``, find the K loop
+(the basic-block range ending in a backward branch that holds the WMMAs), and
+print its instruction count, WMMA count, non-WMMA instructions per WMMA, the
+instruction mix (VALU, SALU, LDS, global, waits) and the cycles per iteration
+``llvm-mca-22 -mtriple=amdgcn-amd-amdhsa -mcpu=gfx1250`` predicts for the loop
+body (Total Cycles / iterations, 100 iterations).
+
+    python bench/mainloop.py                 # the working tree
+    python bench/mainloop.py --base HEAD~3   # REF's Python engine and the working tree, side by side
+
+Needs ``llc-22`` and ``llvm-mca-22`` (Debian ``llvm-22``). Prints a table; no
+timing of this machine is involved.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LLC = os.environ.get("LLC", "llc-22")
+MCA = os.environ.get("LLVM_MCA", "llvm-mca-22")
+TARGET = ["-mtriple=amdgcn-amd-amdhsa", "-mcpu=gfx1250"]
+
+# name -> spec (the 16x16 tile is the AOT grid's small tile; 3ch is the stem layer's
+# small-channel variant when the tree has one, else the same spec at vector_a 1).
+CONFIGS = {
+    "64x64x32 plain": {},
+    "16x16x32 w1x1 (AOT)": {"tile_m": 16, "tile_n": 16, "waves_m": 1, "waves_n": 1},
+    "128x128x64 plain": {"tile_m": 128, "tile_n": 128, "tile_k": 64},
+    "64x64x64 two-stage": {"tile_k": 64, "split_k": 4, "epilogue": "cshuffle"},
+    "64x64x32 va1 (C=3)": {"vector_a": 1},
+}
+
+_LOWER = r"""
+import json, sys
+# the tree's package by path: an editable install's import redirector must not shadow it
+sys.meta_path = [f for f in sys.meta_path if "Redirecting" not in type(f).__name__]
+sys.path.insert(0, sys.argv[2])
+from python_engine import api
+assert api.__file__.startswith(sys.argv[2]), api.__file__
+specs = json.loads(sys.argv[1])
+print(json.dumps({k: api.lower('conv_implicit_gemm', s, 'gfx1250', 'llvm22').text for k, s in specs.items()}))
+"""
+
+
+def lower_all(tree: Path, specs: dict) -> dict:
+    """IR text of every spec from the Python engine found at ``tree``."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    r = subprocess.run([sys.executable, "-c", _LOWER, json.dumps(specs), str(tree)], cwd=tree, env=env,
+                       capture_output=True, text=True, check=True)
+    return json.loads(r.stdout)
+
+
+def compile_asm(text: str) -> str:
+    with tempfile.TemporaryDirectory() as d:
+        ll = Path(d) / "k.ll"
+        ll.write_text(text)
+        r = subprocess.run([LLC, *TARGET, "-O3", str(ll), "-o", "-"], capture_output=True, text=True, check=True)
+        return r.stdout
+
+
+_LABEL = re.compile(r"^(\.LBB\d+_\d+):")
+_BRANCH = re.compile(r"^\s+s_cbranch_\w+\s+(\.LBB\d+_\d+)")
+
+
+def main_loop(asm: str) -> list[str]:
+    """Instructions of the K loop: from a block label to the last backward branch to it,
+    the smallest such range that holds a WMMA."""
+    lines = asm.splitlines()
+    labels = {}
+    best = None
+    for i, ln in enumerate(lines):
+        m = _LABEL.match(ln)
+        if m:
+            labels[m.group(1)] = i
+            continue
+        m = _BRANCH.match(ln)
+        if m and m.group(1) in labels:
+            body = lines[labels[m.group(1)]:i + 1]
+            if any("v_wmma" in x for x in body) and (best is None or len(body) < len(best)):
+                best = body
+    if best is None:
+        raise SystemExit("no K loop with WMMA found")
+    return [x.strip() for x in best
+            if x.strip() and not x.strip().startswith((".", ";")) and not _LABEL.match(x)]
+
+
+def classify(ins: str) -> str:
+    mn = ins.split()[0]
+    if mn.startswith("v_wmma"):
+        return "wmma"
+    if mn.startswith(("s_wait", "s_barrier")):
+        return "wait"
+    if mn in ("s_delay_alu", "s_clause", "s_nop", "s_set_vgpr_msb"):
+        return "hint"
+    if mn.startswith(("buffer_", "global_")):
+        return "global"
+    if mn.startswith("ds_"):
+        return "lds"
+    if mn.startswith("s_"):
+        return "salu"
+    return "valu"
+
+
+def mca_cycles(body: list[str], iterations: int = 100) -> float:
+    r = subprocess.run([MCA, *TARGET, f"-iterations={iterations}"], input="\n".join(body) + "\n",
+                       capture_output=True, text=True, check=True)
+    m = re.search(r"Total Cycles:\s+(\d+)", r.stdout)
+    return int(m.group(1)) / iterations
+
+
+def measure(text: str) -> dict:
+    body = main_loop(compile_asm(text))
+    mix = {k: 0 for k in ("wmma", "valu", "salu", "lds", "global", "wait", "hint")}
+    for ins in body:
+        mix[classify(ins)] += 1
+    n = len(body)
+    # llvm-mca's gfx1250 model gives s_barrier_signal/wait a 2000-cycle latency, which
+    # swamps the loop; the second figure leaves the two barrier instructions out.
+    nobar = [x for x in body if not x.startswith("s_barrier")]
+    return dict(n=n, mix=mix, per_wmma=(n - mix["wmma"]) / mix["wmma"], cycles=mca_cycles(body),
+                cycles_nobar=mca_cycles(nobar))
+
+
+def row(name: str, tag: str, r: dict) -> str:
+    m = r["mix"]
+    return (f"{name:<22} {tag:<6} {r['n']:>5} {m['wmma']:>4} {r['per_wmma']:>7.1f} {m['valu']:>5} {m['salu']:>5} "
+            f"{m['lds']:>4} {m['global']:>4} {m['wait']:>5} {m['hint']:>4} {r['cycles']:>8.1f} {r['cycles_nobar']:>8.1f}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--base", metavar="REF", help="also measure the Python engine of git REF")
+    args = ap.parse_args(argv)
+    import shutil
+    for tool in (LLC, MCA):
+        if shutil.which(tool) is None:
+            print(f"error: {tool} not found (Debian/Ubuntu package llvm-22; or set LLC / LLVM_MCA)",
+                  file=sys.stderr)
+            return 2
+    trees = []
+    with tempfile.TemporaryDirectory(prefix="bench-mainloop-") as tmp:
+        if args.base:
+            sys.path.insert(0, str(ROOT))
+            from parity.ir_diff import extract, resolve_ref
+            commit = resolve_ref(ROOT, args.base)
+            extract(ROOT, commit, Path(tmp))
+            trees.append((args.base[:6], Path(tmp)))
+        trees.append(("now", ROOT))
+        texts = [(tag, lower_all(tree, CONFIGS)) for tag, tree in trees]
+        print(f"{'config':<22} {'tree':<6} {'insns':>5} {'wmma':>4} {'non/w':>7} {'valu':>5} {'salu':>5} "
+              f"{'lds':>4} {'glob':>4} {'waits':>5} {'hint':>4} {'mca cyc':>8} {'-barrier':>8}")
+        for name in CONFIGS:
+            for tag, tx in texts:
+                print(row(name, tag, measure(tx[name])))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
