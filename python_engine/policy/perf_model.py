@@ -22,7 +22,10 @@ epilogue, vectors, acc_epilogue and name_prefix:
 
 Every candidate must pass conv_implicit_gemm's rules and conv_launch's
 admission (LDS limit, grid limits, byte counts, vector widths, 4-wide
-stores); the split forms also need the spec's own split form
+stores) and the AOT grid's register budget (at most
+:data:`aot.MAX_LOADS_PER_LANE` global loads per load lane per K tile,
+:func:`aot.loads_per_lane` at the narrower vector: what keeps the kernels
+free of spills; a 128x64x32 tile at vector 1 spills); the split forms also need the spec's own split form
 (``split_k = 2``) to be valid (no fused epilogue). The seed's heuristics
 (grid target, reduction >= 512, pointwise, the cluster offer) are what the
 model replaces; they are not applied.
@@ -177,9 +180,16 @@ def _launch(spec: dict, p: ConvProblem, degree: int) -> dict:
 def _admission(spec: dict, binary: str, degree: int, p: ConvProblem, ar, fl) -> str | None:
     """Why a candidate is not admitted, or None."""
     r = CIG.validate(spec, ar, fl) or LAUNCH.validate(_launch(spec, p, degree), ar, fl)
-    if r or binary == "plain":
+    if r:
         return r
     tk = spec["tile_k"]
+    loads = aot.loads_per_lane(spec["tile_m"], spec["tile_n"], tk, spec["waves_m"], spec["waves_n"],
+                               spec["pipeline"], spec["num_load_waves"], min(spec["vector_a"], spec["vector_b"]))
+    if loads > aot.MAX_LOADS_PER_LANE:
+        return (f"{loads} global loads per load lane per K tile exceed the AOT grid's register budget "
+                f"{aot.MAX_LOADS_PER_LANE}")
+    if binary == "plain":
+        return None
     ks = _ceil(_ceil(p.Kgemm, degree), tk) * tk
     if binary == "two_stage" and _ceil(p.Kgemm, ks) != degree:
         return f"degree {degree} launches {_ceil(p.Kgemm, ks)} slices (ks {ks})"

@@ -38,8 +38,15 @@ std::optional<std::string> admission(const CIG::ConvSpec &spec, const std::strin
                                      const ConvProblem &p, const targets::Arch &ar, const targets::Flavor &fl) {
     std::optional<std::string> r = CIG::validate(spec, ar, fl);
     if (!r) r = kernels::conv_launch::validate(launch_spec(spec, p, degree), ar, fl);
-    if (r || binary == "plain") return r;
+    if (r) return r;
     const int64_t tk = spec.tile_k;
+    const int64_t loads = aot::loads_per_lane(spec.tile_m, spec.tile_n, tk, spec.waves_m, spec.waves_n,
+                                              *spec.pipeline, spec.num_load_waves,
+                                              std::min(spec.vector_a, spec.vector_b));
+    if (loads > aot::kMaxLoadsPerLane)
+        return dec(loads) + " global loads per load lane per K tile exceed the AOT grid's register budget " +
+               dec(aot::kMaxLoadsPerLane);
+    if (binary == "plain") return std::nullopt;
     const int64_t ks = ceil_div(ceil_div(p.Kgemm(), degree), tk) * tk;
     if (binary == "two_stage" && ceil_div(p.Kgemm(), ks) != degree)
         return "degree " + dec(degree) + " launches " + dec(ceil_div(p.Kgemm(), ks)) + " slices (ks " + dec(ks) + ")";
@@ -83,9 +90,12 @@ std::vector<Listed> candidate_list(const CIG::ConvSpec &spec, const ConvProblem 
             if (clusters && std::find(aot::kClusterTiles.begin(), aot::kClusterTiles.end(), std::make_pair(tm, tn)) !=
                                 aot::kClusterTiles.end()) {
                 for (const int64_t s : aot::kClusterSizes) {
+                    if (!split_ok) {  // (a null dtype never reaches conv_spec)
+                        out.push_back({"cluster", CIG::ConvSpec{}, s, rejected});
+                        continue;
+                    }
                     const CIG::ConvSpec sc = aot::conv_spec(*spec.dtype, tm, tn, aot::kClusterTileK, "cshuffle", 2, s);
-                    out.push_back({"cluster", sc, s,
-                                   split_ok ? admission(sc, "cluster", s, p, ar, fl) : std::optional(rejected)});
+                    out.push_back({"cluster", sc, s, admission(sc, "cluster", s, p, ar, fl)});
                 }
             }
         }
