@@ -22,10 +22,10 @@ epilogue, vectors, acc_epilogue and name_prefix:
 
 Every candidate must pass conv_implicit_gemm's rules and conv_launch's
 admission (LDS limit, grid limits, byte counts, vector widths, 4-wide
-stores) and the AOT grid's register budget (at most
-:data:`aot.MAX_LOADS_PER_LANE` global loads per load lane per K tile,
-:func:`aot.loads_per_lane` at the narrower vector: what keeps the kernels
-free of spills; a 128x64x32 tile at vector 1 spills); the split forms also need the spec's own split form
+stores) and a register budget (at most :data:`MAX_LOADS_PER_LANE` global
+loads per load lane per K tile, :func:`aot.loads_per_lane` at the narrower
+vector: what keeps the kernels free of spills; a 128x64x32 tile at vector 1
+spills); the split forms also need the spec's own split form
 (``split_k = 2``) to be valid (no fused epilogue). The seed's heuristics
 (grid target, reduction >= 512, pointwise, the cluster offer) are what the
 model replaces; they are not applied.
@@ -48,6 +48,12 @@ ELEM_BYTES = 2                # bf16 / fp16
 ACC_BYTES = 4                 # fp32 workspace element
 WMMA_MN, WMMA_K = 16, 32      # v_wmma_f32_16x16x32_{bf16,f16}
 PS_PER_US = 1_000_000         # cycles * PS_PER_US / MHz = picoseconds
+# Global loads per load lane per K tile a candidate may issue (aot.loads_per_lane at
+# the narrower vector): the largest a shipped kernel compiles spill-free (64x64x32 mem
+# w2x2 at vector 1: 32, ResNet-50 conv1 in parity layers since issue 6); the smallest
+# measured to spill is 40 (128x32x64 mem w1x1, docs/policy.md), and 128x64x32 at
+# vector 1 (48) spills. (The AOT grid keeps to 16.)
+MAX_LOADS_PER_LANE = 32
 
 
 def _ceil(a: int, b: int) -> int:
@@ -185,9 +191,8 @@ def _admission(spec: dict, binary: str, degree: int, p: ConvProblem, ar, fl) -> 
     tk = spec["tile_k"]
     loads = aot.loads_per_lane(spec["tile_m"], spec["tile_n"], tk, spec["waves_m"], spec["waves_n"],
                                spec["pipeline"], spec["num_load_waves"], min(spec["vector_a"], spec["vector_b"]))
-    if loads > aot.MAX_LOADS_PER_LANE:
-        return (f"{loads} global loads per load lane per K tile exceed the AOT grid's register budget "
-                f"{aot.MAX_LOADS_PER_LANE}")
+    if loads > MAX_LOADS_PER_LANE:
+        return f"{loads} global loads per load lane per K tile exceed the register budget {MAX_LOADS_PER_LANE}"
     if binary == "plain":
         return None
     ks = _ceil(_ceil(p.Kgemm, degree), tk) * tk
@@ -278,4 +283,35 @@ def layer_predictions(problem: ConvProblem, arch="gfx1250", flavor="llvm23", spe
                     "tile_k": s["tile_k"], "waves_m": s["waves_m"], "waves_n": s["waves_n"],
                     "degree": c.degree, "selected": ms.best is c, "runner_up": ms.runner_up is c,
                     **dict(c.terms)})
+    return out
+
+
+def catalog_predictions(path: str | None = None, arch="gfx1250", flavor="llvm23", cus: int | None = None) -> list:
+    """Every layer of a catalog (default the shipped parity/data/layers.txt)
+    with its candidate predictions, as emit selects: the layer's dtype and
+    vector widths the largest of 8, 4, 2, 1 dividing the folded channels per
+    group. ``[{"layer", "dtype", "M", "Kgemm", "candidates":
+    layer_predictions(...), "selected": row | None, "runner_up": row | None,
+    "seed": {"binary", "tile_m", "tile_n", "tile_k", "degree", "total_ps"} |
+    None}, ...]`` in catalog order; times in picoseconds. Raises OSError /
+    ProblemInputError for an unreadable or bad catalog."""
+    from ..emit import default_catalog
+    from ..miopen import parse_catalog
+    path = path or default_catalog()
+    with open(path, encoding="utf-8") as f:
+        layers = parse_catalog(f.read(), path)
+    out = []
+    for layer in layers:
+        cpg = fold_width(layer.problem)[1].cpg
+        v = next(x for x in (8, 4, 2, 1) if cpg % x == 0)
+        spec = {"dtype": layer.dtype if layer.dtype != "fp32" else "bf16", "vector_a": v, "vector_b": v}
+        ms = select_by_model(layer.problem, arch, flavor, spec, cus)
+        rows = layer_predictions(layer.problem, arch, flavor, spec, cus)
+        sd = ms.seed
+        out.append({"layer": layer.name, "dtype": spec["dtype"], "M": layer.problem.M, "Kgemm": layer.problem.Kgemm,
+                    "candidates": rows, "selected": next((r for r in rows if r["selected"]), None),
+                    "runner_up": next((r for r in rows if r["runner_up"]), None),
+                    "seed": None if sd is None else {"binary": sd.binary, "tile_m": sd.spec["tile_m"],
+                                                     "tile_n": sd.spec["tile_n"], "tile_k": sd.spec["tile_k"],
+                                                     "degree": sd.degree, "total_ps": sd.total_ps}})
     return out
