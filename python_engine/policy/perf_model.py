@@ -1,6 +1,7 @@
 """The perf model: a gfx1250 roofline that predicts the time of a forward
 convolution for every admitted candidate (tile x split-K degree x binary) and
-selects the fastest (docs/perf_model.md). Twin: cpp_engine/src/policy/perf_model.{h,cpp}.
+selects the fastest (docs/perf_model.md; ties: less L2 traffic, fewer
+workgroups, then candidate order). Twin: cpp_engine/src/policy/perf_model.{h,cpp}.
 
 Integer arithmetic only (cycles, bytes, picoseconds; every division rounds up
 with :func:`_ceil`), so both engines print the same numbers. The constants are
@@ -90,8 +91,9 @@ class Candidate:
 class ModelSelection:
     """:func:`select_by_model`'s answer. ``problem`` is the folded problem the
     kernels run; ``candidates`` the admitted ones in candidate order;
-    ``best`` / ``runner_up`` the lowest and second-lowest ``total_ps``
-    (ties: the earlier candidate), None when there are none; ``seed`` the
+    ``best`` / ``runner_up`` the first two by :func:`_rank` (the lowest
+    ``total_ps``; ties: less L2 traffic, fewer workgroups, the earlier
+    candidate), None when there are none; ``seed`` the
     seed policy's selection (:func:`select.select_binary`) evaluated by the
     model, None when it selects nothing admitted (``seed_note`` says why)."""
 
@@ -227,13 +229,18 @@ def candidate_list(spec: dict, p: ConvProblem, ar, fl) -> list:
 
 
 def _rank(c: Candidate) -> tuple:
-    return c.total_ps, c.index
+    """The selection order: the lowest ``total_ps``; on a tie the least L2
+    traffic (fewer re-reads: the larger tile of an HBM- or launch-bound
+    layer), then the fewest workgroups, then the earlier candidate."""
+    t = dict(c.terms)
+    return c.total_ps, t["l2_bytes"], t["wgs"], c.index
 
 
 def select_by_model(problem: ConvProblem, arch, flavor, spec: dict | None = None, cus: int | None = None
                     ) -> ModelSelection:
     """Every admitted candidate of ``problem`` with its predicted time, the
-    best (lowest ``total_ps``; ties: the earlier candidate), the runner-up and
+    best (lowest ``total_ps``; ties: less L2 traffic, fewer workgroups, the
+    earlier candidate), the runner-up and
     the seed policy's choice evaluated by the same model.
 
     ``problem``: the layer (unfolded; the width is folded here); ``arch`` /

@@ -11,7 +11,8 @@
  * candidate (tile x split-K degree x binary: plain, two_stage with its
  * Stage-2 reduce, cluster with S = degree slices) with its predicted terms
  * (integers: cycles, bytes, picoseconds), the selected candidate (the lowest
- * total_ps, ties to the earlier candidate) and the runner-up, the seed
+ * total_ps; ties: less L2 traffic, fewer workgroups, the earlier candidate)
+ * and the runner-up, the seed
  * policy's choice evaluated by the same model, then the selected binary in
  * split_k_policy's words. Lines: "perf_model <arch> <flavor>", "problem ...",
  * "fold <f>", ["folded ..."], "gemm ...", "cus <n>", "roofline k=v ...|none",

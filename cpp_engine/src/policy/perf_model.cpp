@@ -232,8 +232,17 @@ ModelSelection select_by_model(const ConvProblem &problem, const targets::Arch &
     }
     std::vector<int64_t> order(ms.candidates.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+    // The lowest total_ps; ties: less L2 traffic, fewer workgroups, the earlier candidate.
+    auto term = [&](int64_t i, const char *name) {
+        for (const Term &t : ms.candidates[i].terms)
+            if (t.name == name) return t.value;
+        return i128(0);
+    };
     std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-        return ms.candidates[a].total_ps() < ms.candidates[b].total_ps();
+        const i128 ta = ms.candidates[a].total_ps(), tb = ms.candidates[b].total_ps();
+        if (ta != tb) return ta < tb;
+        if (term(a, "l2_bytes") != term(b, "l2_bytes")) return term(a, "l2_bytes") < term(b, "l2_bytes");
+        return term(a, "wgs") < term(b, "wgs");
     });
     if (!order.empty()) ms.best = order[0];
     if (order.size() > 1) ms.runner_up = order[1];

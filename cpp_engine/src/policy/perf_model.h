@@ -3,8 +3,9 @@
 // and selects the fastest (docs/perf_model.md). Twin of
 // python_engine/policy/perf_model.py: same candidates in the same order, same
 // integer formula (cycles, bytes, picoseconds; every division rounds up), same
-// tie rule (the lowest total_ps, then the earlier candidate). Constants: the
-// arch table's roofline column (targets/arch.h, with sources).
+// tie rule (the lowest total_ps; then less L2 traffic, fewer workgroups, the
+// earlier candidate). Constants: the arch table's roofline column
+// (targets/arch.h, with sources).
 #pragma once
 
 #include <cstdint>
