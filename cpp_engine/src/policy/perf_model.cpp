@@ -238,11 +238,14 @@ ModelSelection select_by_model(const ConvProblem &problem, const targets::Arch &
             if (t.name == name) return t.value;
         return i128(0);
     };
-    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    // A total order (the position last), so std::sort is deterministic; std::stable_sort's
+    // temporary buffer is deprecated in libstdc++ 12 under clang (the -Werror fuzz build).
+    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
         const i128 ta = ms.candidates[a].total_ps(), tb = ms.candidates[b].total_ps();
         if (ta != tb) return ta < tb;
         if (term(a, "l2_bytes") != term(b, "l2_bytes")) return term(a, "l2_bytes") < term(b, "l2_bytes");
-        return term(a, "wgs") < term(b, "wgs");
+        if (term(a, "wgs") != term(b, "wgs")) return term(a, "wgs") < term(b, "wgs");
+        return a < b;
     });
     if (!order.empty()) ms.best = order[0];
     if (order.size() > 1) ms.runner_up = order[1];
