@@ -181,6 +181,7 @@ _FAMILY_LIST = (
     _row("conv_abi", "cpe_conv_abi"),
     _row("conv_launch", "cpe_conv_launch"),
     _row("split_k_policy", "cpe_split_k_policy"),
+    _row("perf_model", "cpe_perf_model"),
 )
 FAMILIES = tuple(f.name for f in _FAMILY_LIST)
 _BY_FAMILY = {f.name: f for f in _FAMILY_LIST}
@@ -347,7 +348,7 @@ def arch_table() -> tuple:
         raise EngineError("cpe_arch_table_text failed")
     rows = []
     for line in _take(p).splitlines():
-        name, wave, lds, matrix, wmma, clusters, cus, rsrc_flags, layout, word3, fields = line.split("\t")
+        name, wave, lds, matrix, wmma, clusters, cus, rsrc_flags, layout, word3, fields, roof = line.split("\t")
         shapes = []
         for s in filter(None, wmma.split(";")):
             m, n, k, dtype = s.split(",")
@@ -356,7 +357,8 @@ def arch_table() -> tuple:
                      "wmma": shapes, "clusters": _bool01(clusters), "cus": int(cus),
                      "rsrc_flags": int(rsrc_flags), "rsrc_layout": layout, "rsrc_word3": int(word3),
                      "rsrc_fields": [[f, int(lo), int(w)] for f, lo, w in
-                                     (x.split(",") for x in filter(None, fields.split(";")))]})
+                                     (x.split(",") for x in filter(None, fields.split(";")))],
+                     "roofline": [[n, int(v)] for n, v in (x.split(",") for x in filter(None, roof.split(";")))]})
     return tuple(rows)
 
 

@@ -263,8 +263,8 @@ def cmd_layers(args) -> int:
     try:
         for i, layer in enumerate(layers):
             try:
-                a = plan_layer(py, layer, args.arch, args.flavor, args.dtype, args.cus)
-                b = plan_layer(cpp, layer, args.arch, args.flavor, args.dtype, args.cus)
+                a = plan_layer(py, layer, args.arch, args.flavor, args.dtype, args.cus, select=args.select)
+                b = plan_layer(cpp, layer, args.arch, args.flavor, args.dtype, args.cus, select=args.select)
             except (EmitError, py.SpecRejected, cpp.SpecRejected) as e:
                 rows.append((layer, None, f"REJECTED: {e if isinstance(e, EmitError) else e.reason}"))
                 failures += 1
@@ -286,9 +286,16 @@ def cmd_layers(args) -> int:
         bar_cm.__exit__(None, None, None)
 
 
+def _label(c: dict) -> str:
+    """``plain 16x64x32 w1x2 d1``: a model candidate as the rows print it."""
+    return f"{c['binary']} {c['tile']} w{c['waves']} d{c['degree']}"
+
+
 def _layers_rows(args, path, layers, plans, rows, failures, ver, uniq, t0, py, bar) -> int:
     from parity.cli_common import finish
+    from python_engine.emit import model_json, us_text
     cache: dict = {}
+    totals, changed = [0, 0], 0
     print(f"parity layers: {path} ({len(layers)} layers, {args.arch} {args.flavor}); numerics run on a "
           f"SCALED-DOWN copy of each layer (batch 1, <= {SCALE_M}x{SCALE_M} output pixels, <= {SCALE_KPG} output "
           f"channels per group, {SCALE_GROUPS} groups if even, <= {SCALE_GROUPS_ODD} if odd, channels per group cut "
@@ -305,8 +312,15 @@ def _layers_rows(args, path, layers, plans, rows, failures, ver, uniq, t0, py, b
         p = layer.problem
         from python_engine.kernels.conv_problem import ConvProblem
         fp = ConvProblem(**a.folded)
-        tm = 64 if args.tile is None else args.tile
-        unsplit = f"{-(-fp.M // tm)}x{-(-fp.kpg // tm)}x{fp.groups}"
+        tm = a.conv_spec["tile_m"] if args.tile is None else args.tile
+        tn = a.conv_spec["tile_n"] if args.tile is None else args.tile
+        unsplit = f"{-(-fp.M // tm)}x{-(-fp.kpg // tn)}x{fp.groups}"
+        m = model_json(a.policy_text)
+        if m and m["selected"]:
+            totals[0] += m["selected"]["predicted_ps"]
+            if m["seed"]:
+                totals[1] += m["seed"]["predicted_ps"]
+                changed += _label(m["seed"]) != _label(m["selected"])
         vs = [ver.get(k[4]["hash"], ("-", "not verified")) for k in a.kernels]
         v_ok = all(s == "ok" for s, _ in vs)
         vtxt = "ok" if v_ok else ("SKIP" if all(s in ("SKIP", "-") for s, _ in vs) else "FAIL")
@@ -327,7 +341,14 @@ def _layers_rows(args, path, layers, plans, rows, failures, ver, uniq, t0, py, b
               f"{'IDENTICAL' if same else 'DIFFER':9s} {vtxt:7s} {ntxt:8s} {kern}")
         out_rows.append({"layer": layer.name, "M": p.M, "Kgemm": p.Kgemm, "degree": int(deg), "binary": a.binary,
                          "engines": "IDENTICAL" if same else "DIFFER", "verify": vtxt, "numerics": ntxt,
-                         "numerics_detail": ndet, "kernels": [k[3] for k in a.kernels], "ok": not bad})
+                         "numerics_detail": ndet, "kernels": [k[3] for k in a.kernels], "model": m,
+                         "ok": not bad})
+        if m and m["selected"]:
+            sd = m["seed"]
+            ru = m["runner_up"]
+            print(f"    model: {_label(m['selected'])} {us_text(m['selected']['predicted_ps'])}; runner-up "
+                  + (f"{_label(ru)} {us_text(ru['predicted_ps'])}" if ru else "none")
+                  + f"; seed {_label(sd) + ' ' + us_text(sd['predicted_ps']) if sd else 'none'}")
         if args.verbose or bad:
             print(f"    rule {a.policy['rule']}; fold {a.fold}; numerics: {ndet}")
         elif not args.no_numerics:
@@ -339,11 +360,15 @@ def _layers_rows(args, path, layers, plans, rows, failures, ver, uniq, t0, py, b
         print(f"{layer.name:34s} {why}")
         out_rows.append({"layer": layer.name, "ok": False, "error": why})
     secs = time.perf_counter() - t0
+    if totals[0]:
+        print(f"predicted total (perf model, docs/perf_model.md): model choice {us_text(totals[0])}, seed "
+              f"policy's choice {us_text(totals[1])} ({changed} of {len(plans)} layers choose differently)")
     print(f"{len(layers)} layers, {len(uniq)} distinct kernels, {secs:.1f} s; "
           f"RESULT: {'GREEN' if not failures else 'RED'} ({failures} failing)")
     return finish(args, "layers", not failures,
                   {"catalog": path, "arch": args.arch, "flavor": py.resolve_flavor(args.flavor),
                    "layers": out_rows, "failing": failures, "distinct_kernels": len(uniq),
+                  "predicted_ps": {"model": totals[0], "seed": totals[1], "changed": changed},
                    "seconds": round(secs, 3)})
 
 
@@ -461,6 +486,9 @@ def add_commands(sub) -> None:
     la.add_argument("--dtype", choices=("bf16", "fp16"),
                     help="the precision of plain 'conv' (fp32) layers; convbfp16/convfp16 layers keep theirs")
     la.add_argument("--cus", type=int, default=0)
+    la.add_argument("--select", default="model", choices=("model", "seed"),
+                    help="model (default): the perf model's choice of tile, degree and binary; seed: the seed "
+                         "policy's degree on the 64x64 tile (docs/perf_model.md)")
     la.add_argument("--tile", type=int, default=None, help=argparse.SUPPRESS)
     la.add_argument("--no-verify", action="store_true", help="skip LLVM verification")
     la.add_argument("--no-numerics", action="store_true", help="skip the emulator")

@@ -6,14 +6,14 @@ from dataclasses import dataclass
 from .ir.printer import print_module
 from .kernels import conv_abi_family, conv_fwd_split_k_reduce, conv_implicit_gemm, conv_launch, ir_core
 from .kernels.spec import SpecRejected, normalize, unknown_family_reason
-from .policy import split_k_policy
+from .policy import perf_model_text, split_k_policy
 from .targets import intrinsics
 from .targets.arch import ARCHES, find_arch, unknown_arch_reason
 from .targets.flavors import FLAVORS, find_flavor, unknown_flavor_reason
 
 ENGINE = "python"
 _FAMILY_MODULES = (ir_core, conv_fwd_split_k_reduce, conv_implicit_gemm, conv_abi_family, conv_launch,
-                   split_k_policy)
+                   split_k_policy, perf_model_text)
 FAMILIES = tuple(m.FAMILY for m in _FAMILY_MODULES)
 _BY_FAMILY = {m.FAMILY: m for m in _FAMILY_MODULES}
 

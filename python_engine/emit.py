@@ -2,7 +2,10 @@
 engine (docs/policy.md#emit).
 
 Engine-agnostic: every decision comes from the engine's own families —
-``split_k_policy`` (fold, degree, binary, reduce kernel), ``conv_launch``
+``perf_model`` (the default, ``select="model"``: tile, degree and binary by
+the lowest predicted time among admitted candidates, docs/perf_model.md) or
+``split_k_policy`` (``select="seed"``: the seed's degree policy on the spec's
+tile) for fold, degree, binary and reduce kernel, ``conv_launch``
 (admission and launch plan, on the folded problem), ``conv_implicit_gemm``
 and ``conv_fwd_split_k_reduce`` (the IR) — so ``engine`` may be
 ``python_engine`` or ``cpp_engine``.
@@ -24,6 +27,7 @@ from .reduce_launch import reduce_launch_reason
 
 DEFAULT_ARCH = "gfx1250"
 DEFAULT_FLAVOR = "llvm23"
+SELECTIONS = ("model", "seed")   # plan_layer's select: the perf_model family or split_k_policy
 VECTORS = (8, 4, 2, 1)
 PROBLEM_FIELDS = ("N", "C", "H", "W", "K", "Y", "X", "stride_h", "stride_w", "pad_h", "pad_w", "dil_h", "dil_w",
                   "groups")
@@ -115,7 +119,8 @@ class LayerPlan:
             "fold": self.fold, "folded_problem": self.folded,
             "policy": {"degree": int(self.policy["degree"]), "rule": self.policy["rule"],
                        "cus": int(self.policy["cus"]), "cluster": self.policy["cluster"]},
-            "binary": self.binary, "aot": self.policy["aot"].startswith("yes:"),
+            "binary": self.binary, "model": model_json(self.policy_text),
+            "aot": self.policy["aot"].startswith("yes:"),
             "aot_note": self.policy["aot"].split(": ", 1)[1],
             "kernels": [{"role": r, "family": fam, "kernel": name, "identity": ident, "spec": spec,
                          **({"file": files[name]} if files and name in files else {})}
@@ -129,6 +134,47 @@ class LayerPlan:
                        "needs_stage2": self.plan["needs_stage2"], "args": self.plan["args"]},
             "stage2": stage2,
         }
+
+
+def _candidate(text: str) -> dict:
+    """``c16 plain 16x64x32 w1x2 d1 [k=v ...]`` -> dict (ints where they parse)."""
+    words = text.split()
+    out = {"candidate": int(words[0][1:]), "binary": words[1], "tile": words[2], "waves": words[3][1:],
+           "degree": int(words[4][1:])}
+    out.update(_kv(" ".join(w for w in words[5:] if "=" in w)))
+    return out
+
+
+def model_json(policy_text: str) -> dict | None:
+    """The perf model's choice in a perf_model text (the plan JSON's ``model``):
+    ``{"selected": {candidate, binary, tile, waves, degree, predicted_ps,
+    terms}, "runner_up": {... } | None, "seed": {binary, tile, waves, degree,
+    predicted_ps} | None, "seed_note": str | None, "candidates": N}``; None
+    for a split_k_policy text (``select="seed"``). Times in picoseconds."""
+    lines = policy_text.splitlines()
+    if not lines or not lines[0].startswith("perf_model "):
+        return None
+    pol = parse_policy(policy_text)
+    rows = {ln.split(" ", 1)[0]: ln for ln in lines if ln[:1] == "c" and ln[1:2].isdigit()}
+
+    def pick(key):
+        rest = pol.get(key, "none")
+        if rest.startswith("none"):
+            return None
+        c = _candidate(rest)
+        c["predicted_ps"] = c.pop("total_ps")
+        terms = _candidate(rows[f"c{c['candidate']}"])
+        c["terms"] = {k: v for k, v in terms.items() if k not in ("candidate", "binary", "tile", "waves", "degree")}
+        return c
+
+    seed = None
+    if not pol["seed"].startswith("none"):
+        w = pol["seed"].split()
+        seed = {"binary": w[0], "tile": w[1], "waves": w[2][1:], "degree": int(w[3][1:]),
+                "predicted_ps": int(w[4].split("=")[1])}
+    return {"selected": pick("selected"), "runner_up": pick("runner_up"), "seed": seed,
+            "seed_note": None if seed else pol["seed"].split(": ", 1)[-1],
+            "candidates": int(pol["candidates"].split()[0])}
 
 
 def slices_reason(lp: "LayerPlan") -> str | None:
@@ -163,11 +209,17 @@ def _ident(policy: dict, key: str) -> dict:
 
 
 def plan_layer(E, layer: Layer, arch: str = DEFAULT_ARCH, flavor: str = DEFAULT_FLAVOR, dtype: str | None = None,
-               cus: int = 0, spec: dict | None = None, lower: bool = True) -> LayerPlan:
+               cus: int = 0, spec: dict | None = None, lower: bool = True, select: str = "model") -> LayerPlan:
     """Resolve, select and (``lower``) emit one layer with engine ``E``.
 
     ``dtype`` (``--dtype``) is the precision of a plain ``conv`` (fp32) layer;
-    a ``convbfp16`` / ``convfp16`` layer keeps its own precision."""
+    a ``convbfp16`` / ``convfp16`` layer keeps its own precision. ``select``:
+    ``"model"`` (the perf model's lowest predicted time: tile, degree and
+    binary; the plan records the prediction, the runner-up and the seed's
+    choice) or ``"seed"`` (the seed policy on the spec's tile)."""
+    if select not in SELECTIONS:
+        raise ValueError(f"select must be one of {', '.join(SELECTIONS)}, got {select!r}")
+    fam = "perf_model" if select == "model" else "split_k_policy"
     dt = layer.dtype if layer.dtype != "fp32" else dtype
     if dt is None:
         raise EmitError(f"layer {layer.name} is fp32 (MIOpenDriver 'conv'); the kernels are bf16/fp16: "
@@ -180,14 +232,14 @@ def plan_layer(E, layer: Layer, arch: str = DEFAULT_ARCH, flavor: str = DEFAULT_
     prob = {n: getattr(p, n) for n in PROBLEM_FIELDS}
     given_vec = "vector_a" in base or "vector_b" in base
     pspec = dict(base, **prob, cus=cus)
-    text = E.lower("split_k_policy", pspec, arch, flavor).text
+    text = E.lower(fam, pspec, arch, flavor).text
     pol = parse_policy(text)
     folded = _kv(pol["folded"]) if "folded" in pol else prob
     cpg = folded["C"] // folded["groups"]
     v = next(x for x in VECTORS if cpg % x == 0)
     if not given_vec and v != 8:
         pspec = dict(pspec, vector_a=v, vector_b=v)
-        text = E.lower("split_k_policy", pspec, arch, flavor).text
+        text = E.lower(fam, pspec, arch, flavor).text
         pol = parse_policy(text)
     if pol["kernel"] == "none" or pol["admission"] != "ok":
         why = pol["admission"] if pol["admission"] != "ok" else pol["rule"]
@@ -241,13 +293,29 @@ def write_layer(lp: LayerPlan, out_dir: str) -> list:
     return paths
 
 
+def us_text(ps: int) -> str:
+    """Picoseconds as microseconds with 3 decimals (``2750000`` -> ``2.750 us``)."""
+    return f"{ps // 1000000}.{ps // 1000 % 1000:03d} us"
+
+
+def model_text(m: dict | None) -> str:
+    """`` predicted 2.750 us (runner-up 2.755 us, seed 5.314 us)``, or '' without a model."""
+    if not m or not m["selected"]:
+        return ""
+    r = f"runner-up {us_text(m['runner_up']['predicted_ps'])}" if m["runner_up"] else "no runner-up"
+    sd = f"seed {us_text(m['seed']['predicted_ps'])}" if m["seed"] else "seed none"
+    return f" predicted {us_text(m['selected']['predicted_ps'])} ({r}, {sd})"
+
+
 def summary_line(lp: LayerPlan) -> str:
     p = lp.layer.problem
     pl = lp.plan
-    return (f"{lp.layer.name}: M {p.M} Kgemm {p.Kgemm} fold {lp.fold} degree {lp.policy['degree']} "
+    cs = lp.conv_spec
+    return (f"{lp.layer.name}: M {p.M} Kgemm {p.Kgemm} fold {lp.fold} tile {cs['tile_m']}x{cs['tile_n']}x"
+            f"{cs['tile_k']} degree {lp.policy['degree']} "
             f"({lp.policy['rule'].split(':', 1)[0]}) binary {lp.binary} launch {pl['grid'][0]}x{pl['grid'][1]}"
             f"x{pl['grid'][2]} ks_count {pl['ks_count']} workspace {pl['workspace_bytes']} "
-            f"kernels {', '.join(k[3] for k in lp.kernels)}")
+            f"kernels {', '.join(k[3] for k in lp.kernels)}{model_text(model_json(lp.policy_text))}")
 
 
 def load_layers(args_line: str | None, catalog: str | None) -> list:
@@ -311,6 +379,9 @@ def add_emit_arguments(ap) -> None:
     ap.add_argument("--dtype", choices=("bf16", "fp16"),
                     help="the precision of plain 'conv' (fp32) layers; convbfp16/convfp16 layers keep theirs")
     ap.add_argument("--cus", type=int, default=0, help="the device's CU count (default 0: the arch table's)")
+    ap.add_argument("--select", default="model", choices=SELECTIONS,
+                    help="model (default): tile, degree and binary by the perf model's lowest predicted time "
+                         "(docs/perf_model.md); seed: the seed's degree policy on the 64x64 tile")
     add_options(ap, only="layers", flavor=True, flavor_default=DEFAULT_FLAVOR, jobs=False, json=True,
                 timeout=False, engines=False)
 
@@ -344,7 +415,7 @@ def run_emit(a) -> int:
     with progress("emit", len(layers)) as bar:
         for i, layer in enumerate(layers):
             try:
-                lp = plan_layer(E, layer, a.arch, a.flavor, a.dtype, a.cus)
+                lp = plan_layer(E, layer, a.arch, a.flavor, a.dtype, a.cus, select=a.select)
             except (EmitError, E.SpecRejected) as e:
                 msg = str(e) if isinstance(e, EmitError) else e.reason
                 print(f"error: {msg}", file=sys.stderr)

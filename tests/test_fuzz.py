@@ -59,7 +59,7 @@ def test_generation_is_deterministic_and_varied():
     assert {"in_range", "boundary", "huge", "wrong_type", "subclass", "text", "missing", "unknown"} <= cats
     assert generate(7, FAM, 1) != generate(8, FAM, 1)
     assert set(families()) == {"ir_core", "conv_fwd_split_k_reduce", "conv_implicit_gemm", "conv_abi",
-                               "conv_launch", "split_k_policy"}
+                               "conv_launch", "split_k_policy", "perf_model"}
 
 
 def test_code_repr_round_trips_odd_values():

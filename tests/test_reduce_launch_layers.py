@@ -59,7 +59,7 @@ def test_forced_short_launch_is_an_out_of_bounds_read_in_the_emulator():
 @pytest.mark.parametrize("flavor", ["llvm20", "llvm22", "llvm23"])
 def test_c80_scaled_copy_keeps_the_slice_count_and_passes(flavor):
     [layer] = parse_catalog(open(C80).read(), C80)
-    lp = plan_layer(E, layer, "gfx1250", flavor)
+    lp = plan_layer(E, layer, "gfx1250", flavor, select="seed")  # the seed's two-stage plan (issue 13)
     red = [k for k in lp.kernels if k[0] == "reduce"]
     assert lp.binary == "two_stage" and red and red[0][2]["degree"] == lp.plan["ks_count"] == 8
     q, spec, note = scaled_problem(lp, E)
@@ -84,12 +84,17 @@ def test_scaled_copy_keeps_odd_groups_and_tap_straddling():
 def test_plan_json_says_why_the_slice_count_differs():
     [cl] = [x for x in parse_catalog(open(os.path.join(os.path.dirname(HERE), "parity", "data",
                                                        "layers.txt")).read()) if x.name == "resnet50_b1_conv5_1_3x3"]
-    lp = plan_layer(E, cl, "gfx1250", "llvm23", lower=False)
+    lp = plan_layer(E, cl, "gfx1250", "llvm23", lower=False, select="seed")
     assert lp.to_json()["launch"]["slices_reason"] == (
         "the cluster binary launches its S = 15 slices, not the policy degree 32 (cluster sizes 4, 8, 12, 15: "
         "at most 15)")
     [c80] = parse_catalog(open(C80).read(), C80)
-    assert plan_layer(E, c80, "gfx1250", "llvm23", lower=False).to_json()["launch"]["slices_reason"] is None
+    assert plan_layer(E, c80, "gfx1250", "llvm23", lower=False, select="seed").to_json()["launch"][
+        "slices_reason"] is None
+    # the perf model's candidates launch exactly their degree: no disagreement to explain
+    model = plan_layer(E, cl, "gfx1250", "llvm23", lower=False).to_json()
+    assert model["binary"] == "cluster" and model["launch"]["ks_count"] == model["policy"]["degree"] == 15
+    assert model["launch"]["slices_reason"] is None
     fake = SimpleNamespace(binary="two_stage", policy={"degree": "32", "gemm": "M=9 kpg=64 groups=1 Kgemm=1100"},
                            plan={"ks_count": 18, "ks": 64})
     assert slices_reason(fake) == ("ks = 64 (a multiple of tile_k covering Kgemm 1100 / degree 32) leaves "

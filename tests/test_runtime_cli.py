@@ -151,9 +151,10 @@ def test_main_module_usage():
 
 def test_convrun_builds_the_policys_reduce_kernel():
     """run hands ConvRun the reduce kernel the policy selected (as emit's plan); an
-    unrolled degree that is not the plan's ks_count is refused."""
+    unrolled degree that is not the plan's ks_count is refused (--split-k 8: the perf
+    model's own choice for the patch embedding is a cluster binary)."""
     from python_engine.runtime import ConvRun, LaunchConfigError
-    _, _, lp = resolved(*PATCH.split())
+    _, _, lp = resolved("--split-k", "8", *PATCH.split())
     rspec = lp.kernels[1][2]
     assert rspec["degree"] == lp.plan["ks_count"] == 8 and rspec["vector"] == 8
     run = ConvRun(lp.launch_spec, "gfx1250", "llvm23", cache=FakeCache(), reduce=rspec)

@@ -28,6 +28,7 @@
 #include <cpp_engine/conv_launch.h>
 #include <cpp_engine/cpp_engine.h>
 #include <cpp_engine/ir_core.h>
+#include <cpp_engine/perf_model.h>
 #include <cpp_engine/split_k_policy.h>
 
 typedef struct {
@@ -149,6 +150,7 @@ FAMILY(conv, cpe_conv_spec, cpe_conv)
 FAMILY(abi, cpe_conv_abi_spec, cpe_conv_abi)
 FAMILY(launch, cpe_conv_launch_spec, cpe_conv_launch)
 FAMILY(policy, cpe_split_k_policy_spec, cpe_split_k_policy)
+FAMILY(perf_model, cpe_perf_model_spec, cpe_perf_model)
 
 #define CONV_KINDS "siiiiisisiisiis"
 #define PROBLEM_KINDS "iiiiiiiiiiiiii"
@@ -160,6 +162,7 @@ static const Family kFamilies[] = {
     ROW(abi, cpe_conv_abi_spec, "ssi"),
     ROW(launch, cpe_conv_launch_spec, CONV_KINDS PROBLEM_KINDS "i"),
     ROW(policy, cpe_split_k_policy_spec, CONV_KINDS PROBLEM_KINDS "i"),
+    ROW(perf_model, cpe_perf_model_spec, CONV_KINDS PROBLEM_KINDS "i"),
 };
 
 static void check_reason(const char *buf, size_t len) {

@@ -14,8 +14,11 @@ read by the one MIOpen parser (:mod:`python_engine.miopen`, the same as
 1 group by default; ``-i`` and ``-V`` are MIOpenDriver's iteration count and
 verify switch). The kernel is resolved exactly as ``emit`` resolves it
 (:func:`python_engine.emit.plan_layer`: width folding, the split-K degree,
-the binary, vector widths, the reduce kernel); ``--split-k``, ``--cluster``,
-``--tile``, ``--waves`` and ``--epilogue`` override the policy's choice.
+the binary, vector widths, the reduce kernel; by default the perf model
+picks tile, degree and binary, docs/perf_model.md); ``--split-k``,
+``--cluster``, ``--tile`` and ``--waves`` override that choice (the seed
+policy then resolves the rest on the given tile), ``--epilogue`` is kept by
+every candidate.
 Failures (a bad flag, no GPU, no hip-python, no linker, a rejected launch)
 print one ``error:`` line and exit 2; no traceback.
 """
@@ -49,9 +52,9 @@ def _parser() -> argparse.ArgumentParser:
     p.usage = "python -m python_engine run " + p.usage
     a = p.add_argument
     a("--split-k", metavar="D|auto", default="auto",
-      help="split-K degree >= 1 (1 = the plain kernel) or auto (default: the split-K policy's choice)")
+      help="split-K degree >= 1 (1 = the plain kernel) or auto (default: the perf model's choice)")
     a("--cluster", metavar="S", default=None, help="cluster split-K with S slices (llvm23, gfx1250)")
-    a("--tile", metavar="MxNxK", default=None, help="tile_m x tile_n x tile_k (default: the policy's, 64x64x32)")
+    a("--tile", metavar="MxNxK", default=None, help="tile_m x tile_n x tile_k (default: the perf model's choice)")
     a("--waves", metavar="MxN", default=None, help="waves_m x waves_n (default 2x2)")
     a("--epilogue", default=None, choices=("default", "cshuffle"))
     a("--flavor", default="llvm23")
@@ -159,7 +162,9 @@ def resolve(argv):
     why = check_target(E, ARCH, ns.flavor, ns.cus)
     if why:
         raise UsageError(why)
-    return ns, layer, plan_layer(E, layer, ARCH, ns.flavor, None, ns.cus, spec=spec, lower=False)
+    given = spec.get("split_k", -1) != -1 or "tile_m" in spec or "waves_m" in spec
+    return ns, layer, plan_layer(E, layer, ARCH, ns.flavor, None, ns.cus, spec=spec, lower=False,
+                                 select="seed" if given else "model")
 
 
 def main(argv=None, hip=None, out=None) -> int:

@@ -50,6 +50,40 @@ Sources:
   ``rsrc_word3`` is the word 3 LLVM 22.1 builds for a stride-0 resource whose
   num_records fits 32 bits (what ``parity verify`` expects in every compiled
   buffer instruction's descriptor).
+
+- roofline (``roofline``, the constants of the perf model,
+  python_engine/policy/perf_model.py; integers; gfx1250 only, the other rows
+  have none; docs/perf_model.md gives the reasoning):
+
+  * ``clock_mhz`` 2400: ASSUMPTION -- no public gfx1250 device; the engine
+    clock of the AMD Instinct MI355X (CDNA 4, 2.4 GHz peak, AMD at Hot Chips
+    2025), the nearest public AMD data-centre part.
+  * ``simds_per_cu`` 2: gfx1250 runs only in CU mode (LLVM
+    ``[AMDGPU] Don't allow wgp mode on gfx1250``, PR 153680) and LLVM's
+    ``getEUsPerCU`` counts 2 SIMDs per CU in CU mode on gfx10+.
+  * ``wmma_cycles`` 8: cycles one SIMD's matrix unit is busy per
+    ``v_wmma_f32_16x16x32_{bf16,f16}`` (16384 FLOP): LLVM 22.1's gfx1250
+    scheduling model (``llvm-mca-22 -mcpu=gfx1250``: latency 8, reciprocal
+    throughput 8 on HWXDL). 2 SIMDs x 16384 / 8 = 4096 bf16 FLOP per clock
+    per CU, the per-CU bf16 rate of MI355X (8192 FP8 FLOP/clk/CU, AMD at
+    ISSCC 2026, half at 16 bits).
+  * ``max_waves_per_simd`` 4: ASSUMPTION -- the occupancy cap of the conv
+    kernels: up to 370 VGPRs per lane (docs/policy.md, the AOT grid's
+    heaviest jobs) in a wave32 VGPR file of 1536 per lane (RDNA 3/4) leaves 4.
+  * ``hbm_bytes_per_us`` 8000000 (8 TB/s): ASSUMPTION -- MI355X HBM3E (AMD
+    data sheet, 8 TB/s).
+  * ``l2_bytes_per_clk_per_cu`` 64: ASSUMPTION -- one 64-byte line per clock
+    per CU (CDNA 3 white paper: 128 B/clk per L2 channel, 16 channels per XCD
+    of 38 CUs, about 54 B/clk per CU; rounded to a line).
+  * ``launch_ns`` 2000: ASSUMPTION -- per kernel launch in a stream (HIP
+    back-to-back dispatch of small kernels is 1..5 us; the model only
+    compares one launch against two).
+  * ``cluster_barrier_cycles`` 500: ASSUMPTION -- ``s_cluster_barrier`` plus
+    the release/acquire fences of the cluster fold (no public figure).
+  * ``kstep_issue_cycles`` 100: ASSUMPTION from issue 16's reading of the
+    compiled main loop (114 instructions per 64x64x32 iteration, 99 at the
+    16x16 tile; one instruction issued per clock per wave): a wave's
+    non-WMMA issue per 32-deep K step.
 """
 from __future__ import annotations
 
@@ -71,6 +105,7 @@ class Arch:
     rsrc_flags: int  # make.buffer.rsrc's flags operand (see the sources above)
     rsrc_layout: str  # buffer resource layout: gfx9, gfx11 or gfx1250 (RSRC_LAYOUTS)
     rsrc_word3: int  # descriptor word 3 LLVM 22.1 compiles for stride 0, num_records < 2**32
+    roofline: tuple = ()  # ((name, int), ...) in ROOFLINE_FIELDS order; () when the arch has none
 
     def as_dict(self) -> dict:
         return {
@@ -85,11 +120,23 @@ class Arch:
             "rsrc_layout": self.rsrc_layout,
             "rsrc_word3": self.rsrc_word3,
             "rsrc_fields": [[f, lo, w] for f, (lo, w) in RSRC_LAYOUTS[self.rsrc_layout].items()],
+            "roofline": [[n, v] for n, v in self.roofline],
         }
+
+    def roof(self, name: str) -> int:
+        """The roofline constant ``name`` (KeyError when the arch has none)."""
+        return dict(self.roofline)[name]
+
+
+#: The roofline constants, in table order (units in the names; sources above).
+ROOFLINE_FIELDS = ("clock_mhz", "simds_per_cu", "wmma_cycles", "max_waves_per_simd", "hbm_bytes_per_us",
+                   "l2_bytes_per_clk_per_cu", "launch_ns", "cluster_barrier_cycles", "kstep_issue_cycles")
+GFX1250_ROOFLINE = tuple(zip(ROOFLINE_FIELDS, (2400, 2, 8, 4, 8000000, 64, 2000, 500, 100)))
 
 
 ARCHES = (
-    Arch("gfx1250", 32, 327680, "wmma", ((16, 16, 32, "bf16"), (16, 16, 32, "fp16")), True, 256, 0x2, "gfx1250", 0x20000000),
+    Arch("gfx1250", 32, 327680, "wmma", ((16, 16, 32, "bf16"), (16, 16, 32, "fp16")), True, 256, 0x2, "gfx1250", 0x20000000,
+         GFX1250_ROOFLINE),
     Arch("gfx942", 64, 65536, "mfma", (), False, 304, 0x00020000, "gfx9", 0x00020000),
     Arch("gfx950", 64, 163840, "mfma", (), False, 256, 0x00020000, "gfx9", 0x00020000),
     Arch("gfx1100", 32, 65536, "wmma", ((16, 16, 16, "bf16"), (16, 16, 16, "fp16")), False, 96, 0x31004000, "gfx11", 0x31004000),

@@ -76,7 +76,7 @@ CPE_API const char *cpe_source_digest(void);
 CPE_API char *cpe_flavor_table_text(void);
 
 /* The arch table, one line per arch in table order:
- * name\twave_size\tlds_bytes\tmatrix\twmma\tclusters(0/1)\tcus\trsrc_flags\trsrc_layout\trsrc_word3\trsrc_fields\n
+ * name\twave_size\tlds_bytes\tmatrix\twmma\tclusters(0/1)\tcus\trsrc_flags\trsrc_layout\trsrc_word3\trsrc_fields\troofline\n
  * where wave_size is
  * lanes, lds_bytes is LDS bytes per workgroup, matrix is `wmma` or `mfma`,
  * wmma lists the WMMA shapes `M,N,K,dtype` joined by `;` (empty for none), and
@@ -85,7 +85,12 @@ CPE_API char *cpe_flavor_table_text(void);
  * buffer resource layout (gfx9, gfx11, gfx1250), rsrc_word3 the descriptor
  * word 3 LLVM 22.1 compiles for a stride-0 resource (decimal) and rsrc_fields
  * the layout's fields `name,low_bit,width` joined by `;` (gfx1250's field
- * meanings are partly an assumption, see src/targets/arch.h).
+ * meanings are partly an assumption, see src/targets/arch.h), and roofline
+ * the perf model's constants `name,value` joined by `;` (empty for an arch
+ * without one; gfx1250: clock_mhz, simds_per_cu, wmma_cycles,
+ * max_waves_per_simd, hbm_bytes_per_us, l2_bytes_per_clk_per_cu, launch_ns,
+ * cluster_barrier_cycles, kstep_issue_cycles; units in the names; sources and
+ * assumptions in src/targets/arch.h and docs/perf_model.md).
  * Sources: LLVM AMDGPU.td / GCNSubtarget, AMDGPUUsage.rst processor table,
  * IntrinsicsAMDGPU.td; see src/targets/arch.h. malloc'd text, NULL on OOM. */
 CPE_API char *cpe_arch_table_text(void);

@@ -96,6 +96,9 @@ char *cpe_arch_table_text(void) {
             const std::vector<targets::RsrcField> fields = targets::rsrc_fields(a.rsrc_layout);
             for (size_t i = 0; i < fields.size(); ++i)
                 s += (i ? ";" : "") + fields[i].name + "," + ir::dec(fields[i].lo) + "," + ir::dec(fields[i].width);
+            s += "\t";
+            for (size_t i = 0; i < a.roofline.size(); ++i)
+                s += (i ? ";" : "") + a.roofline[i].first + "," + ir::dec(a.roofline[i].second);
             s += "\n";
         }
         return s;

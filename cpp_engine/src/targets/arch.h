@@ -35,9 +35,23 @@
 //   (BufferOpsEmitter.cpp) and rocMLIR (flagsKeepBoundsCheck): ASSUMPTION until
 //   checked against a gfx1250 ISA document or hardware. flags 0x2 compiles to
 //   word 3 0x20000000 (`rsrc_word3`, what parity verify expects).
+// - roofline (`roofline`, the perf model's constants, gfx1250 only; the
+//   reasoning in python_engine/targets/arch.py and docs/perf_model.md):
+//   clock_mhz 2400 ASSUMPTION (MI355X peak engine clock, AMD at Hot Chips
+//   2025); simds_per_cu 2 (gfx1250 is CU mode only, LLVM PR 153680, and
+//   getEUsPerCU counts 2 SIMDs per CU in CU mode); wmma_cycles 8 (LLVM 22.1
+//   gfx1250 SchedModel, llvm-mca-22: v_wmma_f32_16x16x32_bf16 latency 8,
+//   reciprocal throughput 8 on HWXDL); max_waves_per_simd 4 ASSUMPTION (up
+//   to 370 VGPRs of a 1536-entry wave32 file); hbm_bytes_per_us 8000000
+//   ASSUMPTION (MI355X HBM3E 8 TB/s); l2_bytes_per_clk_per_cu 64 ASSUMPTION
+//   (CDNA 3 white paper: 128 B/clk per L2 channel, 16 channels per 38-CU XCD);
+//   launch_ns 2000, cluster_barrier_cycles 500 ASSUMPTIONS; kstep_issue_cycles
+//   100 ASSUMPTION (issue 16: 114 instructions per 64x64x32 main-loop
+//   iteration, 99 at 16x16).
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cpe::targets {
@@ -59,6 +73,9 @@ struct Arch {
     long long rsrc_flags;        // make.buffer.rsrc's flags operand (see above)
     std::string rsrc_layout;     // buffer resource layout: gfx9, gfx11 or gfx1250
     long long rsrc_word3;        // descriptor word 3 LLVM 22.1 compiles (stride 0, num_records < 2^32)
+    // The perf model's roofline constants (name, value) in kRooflineFields
+    // order; empty when the arch has none (gfx1250 only; sources in arch.cpp).
+    std::vector<std::pair<std::string, long long>> roofline{};
 };
 
 // Every arch row, in table order.

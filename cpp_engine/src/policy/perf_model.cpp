@@ -1,0 +1,267 @@
+// Twin of python_engine/policy/perf_model.py.
+#include "policy/perf_model.h"
+
+#include <algorithm>
+
+#include "ir/constants.h"
+#include "kernels/conv_launch.h"
+#include "policy/aot.h"
+#include "policy/fold.h"
+#include "policy/select.h"
+#include "policy/split_k.h"
+
+namespace cpe::policy::perf_model {
+
+const std::vector<int64_t> kDegrees = {2, 4, 8, 16, 32};
+
+namespace {
+
+using kernels::ceil_div;
+using kernels::dec128;
+using kernels::i128;
+using ir::dec;
+namespace CIG = kernels::conv_implicit_gemm;
+using kernels::conv_problem::ConvProblem;
+
+constexpr int64_t kElemBytes = 2;   // bf16 / fp16
+constexpr int64_t kAccBytes = 4;    // fp32 workspace element
+constexpr int64_t kWmmaMN = 16, kWmmaK = 32;
+constexpr int64_t kPsPerUs = 1000000;
+// Global loads per load lane per K tile a candidate may issue: the largest a shipped
+// kernel compiles spill-free (64x64x32 at vector 1: 32); 40 and 48 spill (perf_model.py).
+constexpr int64_t kMaxLoadsPerLane = 32;
+
+int64_t roof(const targets::Arch &a, const char *name) {
+    for (const auto &kv : a.roofline)
+        if (kv.first == name) return kv.second;
+    throw std::logic_error(std::string("arch ") + a.name + " has no roofline constant " + name);
+}
+
+std::optional<std::string> admission(const CIG::ConvSpec &spec, const std::string &binary, int64_t degree,
+                                     const ConvProblem &p, const targets::Arch &ar, const targets::Flavor &fl) {
+    std::optional<std::string> r = CIG::validate(spec, ar, fl);
+    if (!r) r = kernels::conv_launch::validate(launch_spec(spec, p, degree), ar, fl);
+    if (r) return r;
+    const int64_t tk = spec.tile_k;
+    const int64_t loads = aot::loads_per_lane(spec.tile_m, spec.tile_n, tk, spec.waves_m, spec.waves_n,
+                                              *spec.pipeline, spec.num_load_waves,
+                                              std::min(spec.vector_a, spec.vector_b));
+    if (loads > kMaxLoadsPerLane)
+        return dec(loads) + " global loads per load lane per K tile exceed the register budget " +
+               dec(kMaxLoadsPerLane);
+    if (binary == "plain") return std::nullopt;
+    const int64_t ks = ceil_div(ceil_div(p.Kgemm(), degree), tk) * tk;
+    if (binary == "two_stage" && ceil_div(p.Kgemm(), ks) != degree)
+        return "degree " + dec(degree) + " launches " + dec(ceil_div(p.Kgemm(), ks)) + " slices (ks " + dec(ks) + ")";
+    if (ceil_div(p.Kgemm(), tk) < kMinSliceKtiles * degree)
+        return "degree " + dec(degree) + " leaves slices under " + dec(kMinSliceKtiles) + " K tiles";
+    return std::nullopt;
+}
+
+struct Listed {
+    std::string binary;
+    CIG::ConvSpec spec;
+    int64_t degree;
+    std::optional<std::string> why;
+};
+
+std::vector<Listed> candidate_list(const CIG::ConvSpec &spec, const ConvProblem &p, const targets::Arch &ar,
+                                   const targets::Flavor &fl) {
+    std::vector<Listed> out;
+    CIG::ConvSpec split = spec;
+    split.split_k = 2;
+    split.split_k_cluster = 0;
+    const bool split_ok = !CIG::validate(split, ar, fl);
+    const bool clusters = fl.clusters && ar.clusters;
+    const std::string rejected = "the split form is rejected";
+    for (const int64_t tm : aot::kTileSides) {
+        for (const int64_t tn : aot::kTileSides) {
+            CIG::ConvSpec cs = spec;
+            cs.tile_m = tm;
+            cs.tile_n = tn;
+            cs.waves_m = std::min<int64_t>(2, tm / 16);
+            cs.waves_n = std::min<int64_t>(2, tn / 16);
+            cs.split_k = 1;
+            cs.split_k_cluster = 0;
+            out.push_back({"plain", cs, 1, admission(cs, "plain", 1, p, ar, fl)});
+            for (const int64_t d : kDegrees) {
+                CIG::ConvSpec s2 = cs;
+                s2.split_k = d;
+                out.push_back({"two_stage", s2, d,
+                               split_ok ? admission(s2, "two_stage", d, p, ar, fl) : std::optional(rejected)});
+            }
+            if (clusters && std::find(aot::kClusterTiles.begin(), aot::kClusterTiles.end(), std::make_pair(tm, tn)) !=
+                                aot::kClusterTiles.end()) {
+                for (const int64_t s : aot::kClusterSizes) {
+                    if (!split_ok) {  // (a null dtype never reaches conv_spec)
+                        out.push_back({"cluster", CIG::ConvSpec{}, s, rejected});
+                        continue;
+                    }
+                    const CIG::ConvSpec sc = aot::conv_spec(*spec.dtype, tm, tn, aot::kClusterTileK, "cshuffle", 2, s);
+                    out.push_back({"cluster", sc, s, admission(sc, "cluster", s, p, ar, fl)});
+                }
+            }
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+i128 Candidate::total_ps() const {
+    for (const Term &t : terms)
+        if (t.name == "total_ps") return t.value;
+    return 0;
+}
+
+std::string Candidate::label() const {
+    return binary + " " + dec(spec.tile_m) + "x" + dec(spec.tile_n) + "x" + dec(spec.tile_k) + " w" +
+           dec(spec.waves_m) + "x" + dec(spec.waves_n) + " d" + dec(degree);
+}
+
+std::string Candidate::line() const {
+    std::string s = "c" + dec(index) + " " + label();
+    for (const Term &t : terms) s += " " + t.name + "=" + (t.text.empty() ? dec128(t.value) : t.text);
+    return s;
+}
+
+std::vector<Term> predict(const CIG::ConvSpec &spec, const std::string &binary, int64_t degree, const ConvProblem &p,
+                          const targets::Arch &arch, int64_t cus) {
+    const int64_t tm = spec.tile_m, tn = spec.tile_n, tk = spec.tile_k, wm = spec.waves_m, wn = spec.waves_n;
+    const i128 M = p.M(), kpg = p.kpg(), g = p.groups, Kg = p.Kgemm(), K = p.K;
+    i128 ks, data, kc;
+    if (binary == "plain") {
+        ks = ceil_div(Kg, i128(tk)) * tk;
+        data = kc = 1;
+    } else {
+        ks = ceil_div(ceil_div(Kg, i128(degree)), i128(tk)) * tk;
+        data = ceil_div(Kg, ks);
+        kc = binary == "cluster" ? i128(degree) : data;
+    }
+    const i128 mt = ceil_div(M, i128(tm)), nt = ceil_div(kpg, i128(tn));
+    const i128 wgs = mt * nt * g * kc;
+    const int64_t waves = wm * wn;
+    const int64_t all_waves = CIG::threads(spec) / aot::kWave;
+    const int64_t simds = roof(arch, "simds_per_cu");
+    const int64_t steps = tk / kWmmaK;
+    const int64_t per_wave = (tm / (kWmmaMN * wm)) * (tn / (kWmmaMN * wn)) * steps;
+    const i128 wave_step = std::max<i128>(i128(per_wave) * roof(arch, "wmma_cycles"),
+                                          i128(roof(arch, "kstep_issue_cycles")) * steps);
+    const i128 occupancy = std::max<i128>(1, std::min<i128>(arch.lds_bytes / CIG::lds_bytes(spec),
+                                                            simds * roof(arch, "max_waves_per_simd") / all_waves));
+    const i128 wg_per_cu = ceil_div(wgs, i128(cus));
+    const i128 conc = std::min(occupancy, wg_per_cu);
+    const i128 rounds = ceil_div(wg_per_cu, conc);
+    const i128 per_simd = ceil_div(conc * waves, i128(simds));
+    const i128 barrier = binary == "cluster" ? roof(arch, "cluster_barrier_cycles") : 0;
+    const i128 compute_cycles = rounds * (per_simd * wave_step * (ks / tk) + barrier);
+    const i128 wmma = mt * nt * g * (tm / kWmmaMN) * (tn / kWmmaMN) * ceil_div(Kg, i128(tk)) * steps;
+    const i128 useful = g * ceil_div(M, i128(kWmmaMN)) * ceil_div(kpg, i128(kWmmaMN)) * ceil_div(Kg, i128(kWmmaK));
+    const i128 d_bytes = M * K * kElemBytes, slab = M * K * kAccBytes;
+    i128 writes, ws_reads;
+    if (binary == "plain") {
+        writes = d_bytes;
+        ws_reads = 0;
+    } else if (binary == "two_stage") {
+        writes = kc * slab;
+        ws_reads = 0;
+    } else {
+        writes = kc * slab + d_bytes;
+        ws_reads = kc * slab;
+    }
+    const i128 a_bytes = g * M * Kg * kElemBytes * nt;
+    const i128 b_bytes = g * kpg * Kg * kElemBytes * mt;
+    const i128 l2_bytes = a_bytes + b_bytes + writes + ws_reads;
+    const i128 hbm_bytes = i128(p.x_elems()) * kElemBytes + i128(p.w_elems()) * kElemBytes + writes + ws_reads;
+    const int64_t clock = roof(arch, "clock_mhz"), hbm = roof(arch, "hbm_bytes_per_us");
+    const i128 l2_cycles = ceil_div(l2_bytes, i128(roof(arch, "l2_bytes_per_clk_per_cu")) * cus);
+    const i128 compute_ps = ceil_div(compute_cycles * kPsPerUs, i128(clock));
+    const i128 l2_ps = ceil_div(l2_cycles * kPsPerUs, i128(clock));
+    const i128 hbm_ps = ceil_div(hbm_bytes * kPsPerUs, i128(hbm));
+    const i128 launch_ps = i128(roof(arch, "launch_ns")) * 1000;
+    const i128 body = std::max({compute_ps, l2_ps, hbm_ps});
+    const std::string bound = body == compute_ps ? "compute" : body == l2_ps ? "l2" : "hbm";
+    const i128 stage1_ps = launch_ps + body;
+    const i128 stage2_bytes = binary == "two_stage" ? kc * slab + d_bytes : 0;
+    const i128 stage2_ps = stage2_bytes ? launch_ps + ceil_div(stage2_bytes * kPsPerUs, i128(hbm)) : 0;
+    return {{"ks", ks, ""},
+            {"ks_count", kc, ""},
+            {"data", data, ""},
+            {"wgs", wgs, ""},
+            {"occupancy", occupancy, ""},
+            {"rounds", rounds, ""},
+            {"wmma", wmma, ""},
+            {"useful", useful, ""},
+            {"compute_cycles", compute_cycles, ""},
+            {"l2_bytes", l2_bytes, ""},
+            {"hbm_bytes", hbm_bytes, ""},
+            {"compute_ps", compute_ps, ""},
+            {"l2_ps", l2_ps, ""},
+            {"hbm_ps", hbm_ps, ""},
+            {"bound", 0, bound},
+            {"stage1_ps", stage1_ps, ""},
+            {"stage2_ps", stage2_ps, ""},
+            {"total_ps", stage1_ps + stage2_ps, ""}};
+}
+
+ModelSelection select_by_model(const ConvProblem &problem, const targets::Arch &ar, const targets::Flavor &fl,
+                               const CIG::ConvSpec &spec, int64_t cus) {
+    ModelSelection ms;
+    ms.cus = cus > 0 ? cus : ar.cus;
+    auto [f, p] = fold_width(problem);
+    ms.fold = f;
+    ms.problem = p;
+    const bool wmma = std::any_of(ar.wmma.begin(), ar.wmma.end(),
+                                  [](const targets::WmmaShape &w) { return w.m == 16 && w.n == 16 && w.k == 32; });
+    if (ar.roofline.empty() || !wmma) {
+        ms.seed_note = "arch " + ar.name + " has no roofline (gfx1250 only)";
+        return ms;
+    }
+    const std::vector<Listed> listed = candidate_list(spec, p, ar, fl);
+    ms.tried = static_cast<int64_t>(listed.size());
+    for (size_t i = 0; i < listed.size(); ++i) {
+        const Listed &l = listed[i];
+        if (l.why) continue;
+        Candidate c;
+        c.index = static_cast<int64_t>(i);
+        c.binary = l.binary;
+        c.spec = l.spec;
+        c.degree = l.degree;
+        c.terms = predict(l.spec, l.binary, l.degree, p, ar, ms.cus);
+        ms.candidates.push_back(std::move(c));
+    }
+    std::vector<int64_t> order(ms.candidates.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+    // The lowest total_ps; ties: less L2 traffic, fewer workgroups, the earlier candidate.
+    auto term = [&](int64_t i, const char *name) {
+        for (const Term &t : ms.candidates[i].terms)
+            if (t.name == name) return t.value;
+        return i128(0);
+    };
+    // A total order (the position last), so std::sort is deterministic; std::stable_sort's
+    // temporary buffer is deprecated in libstdc++ 12 under clang (the -Werror fuzz build).
+    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+        const i128 ta = ms.candidates[a].total_ps(), tb = ms.candidates[b].total_ps();
+        if (ta != tb) return ta < tb;
+        if (term(a, "l2_bytes") != term(b, "l2_bytes")) return term(a, "l2_bytes") < term(b, "l2_bytes");
+        if (term(a, "wgs") != term(b, "wgs")) return term(a, "wgs") < term(b, "wgs");
+        return a < b;
+    });
+    if (!order.empty()) ms.best = order[0];
+    if (order.size() > 1) ms.runner_up = order[1];
+    const Selection sel = select_binary(spec, problem, ar, fl, ms.cus);
+    if (sel.binary == "none" || sel.admission) {
+        ms.seed_note = "the seed policy selects no admitted binary: " +
+                       (sel.admission ? *sel.admission : sel.decision.detail);
+    } else {
+        Candidate c;
+        c.binary = sel.binary;
+        c.spec = sel.spec;
+        c.degree = sel.degree;
+        c.terms = predict(sel.spec, sel.binary, sel.degree, sel.problem, ar, ms.cus);
+        ms.seed = std::move(c);
+    }
+    return ms;
+}
+
+}  // namespace cpe::policy::perf_model

@@ -1,0 +1,108 @@
+// Twin of python_engine/policy/perf_model_text.py.
+#include "policy/perf_model_text.h"
+
+#include "ir/constants.h"
+#include "policy/aot.h"
+#include "policy/perf_model.h"
+#include "policy/select.h"
+
+namespace cpe::policy::perf_model_text {
+
+const char *const kFamily = "perf_model";
+
+namespace {
+
+using ir::dec;
+using kernels::dec128;
+
+std::string problem_text(const kernels::conv_problem::ConvProblem &p) {
+    return "N=" + dec(p.N) + " C=" + dec(p.C) + " H=" + dec(p.H) + " W=" + dec(p.W) + " K=" + dec(p.K) +
+           " Y=" + dec(p.Y) + " X=" + dec(p.X) + " stride_h=" + dec(p.stride_h) + " stride_w=" + dec(p.stride_w) +
+           " pad_h=" + dec(p.pad_h) + " pad_w=" + dec(p.pad_w) + " dil_h=" + dec(p.dil_h) +
+           " dil_w=" + dec(p.dil_w) + " groups=" + dec(p.groups);
+}
+
+perf_model::ModelSelection decide(const Spec &spec, const targets::Arch &arch, const targets::Flavor &flavor) {
+    return perf_model::select_by_model(kernels::conv_launch::problem_of(spec.launch), arch, flavor, spec.launch.conv,
+                                       spec.cus);
+}
+
+std::string name_of(const perf_model::ModelSelection &ms) {
+    if (ms.best < 0) return "perf_model_none";
+    const perf_model::Candidate &b = ms.candidates[ms.best];
+    return "perf_model_" + b.binary + "_" + dec(b.spec.tile_m) + "x" + dec(b.spec.tile_n) + "_d" + dec(b.degree);
+}
+
+}  // namespace
+
+const std::vector<kernels::Field> &fields() { return split_k_policy::fields(); }
+
+std::optional<std::string> validate(const Spec &spec, const targets::Arch &arch, const targets::Flavor &flavor) {
+    return split_k_policy::validate(spec, arch, flavor);
+}
+
+std::string kernel_name(const Spec &spec, const targets::Arch &arch, const targets::Flavor &flavor) {
+    return name_of(decide(spec, arch, flavor));
+}
+
+std::pair<std::string, std::string> build(const Spec &spec, const targets::Arch &arch,
+                                          const targets::Flavor &flavor) {
+    const perf_model::ModelSelection ms = decide(spec, arch, flavor);
+    const kernels::conv_problem::ConvProblem &p = ms.problem;
+    std::string t = "perf_model " + arch.name + " " + flavor.canonical + "\n";
+    t += "problem " + problem_text(kernels::conv_launch::problem_of(spec.launch)) + "\n";
+    t += "fold " + dec(ms.fold) + "\n";
+    if (ms.fold > 1) t += "folded " + problem_text(p) + "\n";
+    t += "gemm M=" + dec(p.M()) + " kpg=" + dec(p.kpg()) + " groups=" + dec(p.groups) + " Kgemm=" + dec(p.Kgemm()) +
+         "\n";
+    t += "cus " + dec(ms.cus) + "\n";
+    std::string roof;
+    for (const auto &kv : arch.roofline) roof += (roof.empty() ? "" : " ") + kv.first + "=" + dec(kv.second);
+    t += "roofline " + (roof.empty() ? std::string("none") : roof) + "\n";
+    t += "candidates " + dec(static_cast<int64_t>(ms.candidates.size())) + " of " + dec(ms.tried) + " admitted\n";
+    for (size_t i = 0; i < ms.candidates.size(); ++i) {
+        const int64_t k = static_cast<int64_t>(i);
+        t += ms.candidates[i].line() + (k == ms.best ? " selected" : k == ms.runner_up ? " runner_up" : "") + "\n";
+    }
+    const perf_model::Candidate *b = ms.best >= 0 ? &ms.candidates[ms.best] : nullptr;
+    const perf_model::Candidate *r = ms.runner_up >= 0 ? &ms.candidates[ms.runner_up] : nullptr;
+    t += b ? "selected c" + dec(b->index) + " " + b->label() + " total_ps=" + dec128(b->total_ps()) + "\n"
+           : std::string("selected none\n");
+    t += r ? "runner_up c" + dec(r->index) + " " + r->label() + " total_ps=" + dec128(r->total_ps()) + "\n"
+           : std::string("runner_up none\n");
+    if (ms.seed)
+        t += "seed " + ms.seed->label() + " total_ps=" + dec128(ms.seed->total_ps()) + "\n";
+    else
+        t += "seed none: " + ms.seed_note + "\n";
+    if (!b) {
+        t += "degree 1\nrule model: no candidate is admitted\nbinary none\ncluster -\nlaunch_degree 1\n";
+        t += "admission " + (ms.tried == 0 ? ms.seed_note : std::string("no candidate is admitted")) + "\n";
+        t += "kernel none\nreduce none\naot no: no candidate is admitted\n";
+        return {name_of(ms), t};
+    }
+    const Selection sel =
+        select_binary(b->spec, kernels::conv_launch::problem_of(spec.launch), arch, flavor, ms.cus);
+    const std::string runner = r ? "runner-up c" + dec(r->index) + " " + dec128(r->total_ps()) + " ps"
+                                 : std::string("no runner-up");
+    t += "degree " + dec(b->degree) + "\n";
+    t += "rule model: c" + dec(b->index) + " of " + dec(static_cast<int64_t>(ms.candidates.size())) +
+         " admitted candidates, predicted " + dec128(b->total_ps()) + " ps (" + runner + ")\n";
+    t += "binary " + sel.binary + "\n";
+    t += "cluster " + (b->binary == "cluster" ? "model: S " + dec(b->degree) : std::string("-")) + "\n";
+    t += "launch_degree " + dec(sel.degree) + "\n";
+    t += "admission " + (sel.admission ? *sel.admission : std::string("ok")) + "\n";
+    t += "kernel " + sel.identity->kernel_name() + "\n";
+    t += "identity " + sel.identity->hash() + " " + sel.identity->label() + "\n";
+    t += "spec " + aot::conv_spec_text(sel.spec) + "\n";
+    if (sel.reduce_identity) {
+        t += "reduce " + sel.reduce_identity->kernel_name() + "\n";
+        t += "reduce_identity " + sel.reduce_identity->hash() + " " + sel.reduce_identity->label() + "\n";
+        t += "reduce_spec " + aot::reduce_spec_text(*sel.reduce_spec) + "\n";
+    } else {
+        t += "reduce none\n";
+    }
+    t += std::string("aot ") + (sel.aot ? "yes" : "no") + ": " + sel.aot_note + "\n";
+    return {name_of(ms), t};
+}
+
+}  // namespace cpe::policy::perf_model_text

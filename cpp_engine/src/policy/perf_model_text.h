@@ -1,0 +1,30 @@
+// Family `perf_model`: the perf model's candidates, predictions and choice as
+// text (docs/perf_model.md). Twin of python_engine/policy/perf_model_text.py.
+//
+// The spec is split_k_policy's (PolicySpec: the conv_implicit_gemm fields with
+// split_k = -1, the problem, cus), validated by split_k_policy's rules. build
+// returns the problem and fold, the roofline constants, one line per admitted
+// candidate with its predicted terms (selected and runner-up marked), the
+// selection, the seed policy's choice evaluated by the model, then the
+// selected binary in split_k_policy's words.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "policy/split_k_policy.h"
+
+namespace cpe::policy::perf_model_text {
+
+extern const char *const kFamily;  // "perf_model"
+
+using Spec = split_k_policy::PolicySpec;
+
+const std::vector<kernels::Field> &fields();  // split_k_policy's
+std::optional<std::string> validate(const Spec &spec, const targets::Arch &arch, const targets::Flavor &flavor);
+std::string kernel_name(const Spec &spec, const targets::Arch &arch, const targets::Flavor &flavor);
+std::pair<std::string, std::string> build(const Spec &spec, const targets::Arch &arch, const targets::Flavor &flavor);
+
+}  // namespace cpe::policy::perf_model_text

@@ -1,0 +1,324 @@
+"""The perf model: a gfx1250 roofline that predicts the time of a forward
+convolution for every admitted candidate (tile x split-K degree x binary) and
+selects the fastest (docs/perf_model.md; ties: less L2 traffic, fewer
+workgroups, then candidate order). Twin: cpp_engine/src/policy/perf_model.{h,cpp}.
+
+Integer arithmetic only (cycles, bytes, picoseconds; every division rounds up
+with :func:`_ceil`), so both engines print the same numbers. The constants are
+the arch table's ``roofline`` column (targets/arch.py, with sources).
+
+Candidates, in this order (the order breaks ties): per tile ``tile_m x
+tile_n`` with both sides in :data:`aot.TILE_SIDES` (``tile_m`` outer) at the
+default wave layout :func:`aot.waves`, the spec's ``tile_k``, pipeline,
+epilogue, vectors, acc_epilogue and name_prefix:
+
+1. ``plain`` (``split_k = 1``, degree 1);
+2. ``two_stage`` at each degree d in :data:`DEGREES` (``split_k = d``, plus
+   the Stage-2 reduce), admitted only when the launch has exactly d slices
+   with data (``ceil(Kgemm / ks) == d``, so the degree IS the launched slice
+   count) and each slice keeps at least ``MIN_SLICE_KTILES`` K tiles;
+3. ``cluster`` at each S in :data:`aot.CLUSTER_SIZES` on the cluster tiles
+   (the AOT cluster binary: tile_k 64, mem, cshuffle, 16-byte vectors), at
+   flavors and arches with clusters; it launches exactly S slices.
+
+Every candidate must pass conv_implicit_gemm's rules and conv_launch's
+admission (LDS limit, grid limits, byte counts, vector widths, 4-wide
+stores) and a register budget (at most :data:`MAX_LOADS_PER_LANE` global
+loads per load lane per K tile, :func:`aot.loads_per_lane` at the narrower
+vector: what keeps the kernels free of spills; a 128x64x32 tile at vector 1
+spills); the split forms also need the spec's own split form
+(``split_k = 2``) to be valid (no fused epilogue). The seed's heuristics
+(grid target, reduction >= 512, pointwise, the cluster offer) are what the
+model replaces; they are not applied.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..kernels import conv_implicit_gemm as CIG
+from ..kernels import conv_launch as LAUNCH
+from ..kernels.conv_problem import ConvProblem
+from ..targets.arch import find_arch, has_wmma_16x16x32
+from ..targets.flavors import find_flavor
+from . import aot
+from .fold import fold_width
+from .split_k import MIN_SLICE_KTILES
+
+DEGREES = (2, 4, 8, 16, 32)   # two-stage degrees tried (the reduce kernel's unrolled degrees)
+ELEM_BYTES = 2                # bf16 / fp16
+ACC_BYTES = 4                 # fp32 workspace element
+WMMA_MN, WMMA_K = 16, 32      # v_wmma_f32_16x16x32_{bf16,f16}
+PS_PER_US = 1_000_000         # cycles * PS_PER_US / MHz = picoseconds
+# Global loads per load lane per K tile a candidate may issue (aot.loads_per_lane at
+# the narrower vector): the largest a shipped kernel compiles spill-free (64x64x32 mem
+# w2x2 at vector 1: 32, ResNet-50 conv1 in parity layers since issue 6); the smallest
+# measured to spill is 40 (128x32x64 mem w1x1, docs/policy.md), and 128x64x32 at
+# vector 1 (48) spills. (The AOT grid keeps to 16.)
+MAX_LOADS_PER_LANE = 32
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One admitted candidate: ``index`` in candidate order, ``binary`` (plain,
+    two_stage, cluster), the conv_implicit_gemm ``spec``, the launch
+    ``degree`` (= launched slices) and the predicted ``terms`` (name -> int,
+    in print order; ``total_ps`` is the prediction)."""
+
+    index: int
+    binary: str
+    spec: dict
+    degree: int
+    terms: tuple
+
+    @property
+    def total_ps(self) -> int:
+        return dict(self.terms)["total_ps"]
+
+    def label(self) -> str:
+        s = self.spec
+        return (f"{self.binary} {s['tile_m']}x{s['tile_n']}x{s['tile_k']} w{s['waves_m']}x{s['waves_n']} "
+                f"d{self.degree}")
+
+    def line(self) -> str:
+        return f"c{self.index} {self.label()} " + " ".join(f"{k}={v}" for k, v in self.terms)
+
+
+@dataclass(frozen=True)
+class ModelSelection:
+    """:func:`select_by_model`'s answer. ``problem`` is the folded problem the
+    kernels run; ``candidates`` the admitted ones in candidate order;
+    ``best`` / ``runner_up`` the first two by :func:`_rank` (the lowest
+    ``total_ps``; ties: less L2 traffic, fewer workgroups, the earlier
+    candidate), None when there are none; ``seed`` the
+    seed policy's selection (:func:`select.select_binary`) evaluated by the
+    model, None when it selects nothing admitted (``seed_note`` says why)."""
+
+    fold: int
+    problem: ConvProblem
+    cus: int
+    tried: int
+    candidates: tuple
+    best: Candidate | None
+    runner_up: Candidate | None
+    seed: Candidate | None
+    seed_note: str
+
+
+def roofline(arch) -> dict:
+    """The arch's roofline constants (name -> int); {} when it has none."""
+    return dict(arch.roofline)
+
+
+def predict(spec: dict, binary: str, degree: int, p: ConvProblem, arch, cus: int) -> tuple:
+    """The predicted terms of one launch: ``((name, int), ...)``.
+
+    ``spec`` is the conv_implicit_gemm spec, ``binary`` plain / two_stage /
+    cluster, ``degree`` the launch degree (1 for plain; S for a cluster
+    binary), ``p`` the (folded) problem, ``cus`` the CU count. The slicing is
+    conv_launch's: ``ks = ceil(ceil(Kgemm/degree)/tile_k)*tile_k``, ``data =
+    ceil(Kgemm/ks)`` slices with data, ``ks_count`` = S (cluster) or data.
+    Formula: docs/perf_model.md."""
+    r = roofline(arch)
+    tm, tn, tk = spec["tile_m"], spec["tile_n"], spec["tile_k"]
+    wm, wn = spec["waves_m"], spec["waves_n"]
+    M, kpg, g, Kg, K = p.M, p.kpg, p.groups, p.Kgemm, p.K
+    if binary == "plain":
+        ks = _ceil(Kg, tk) * tk
+        data = kc = 1
+    else:
+        ks = _ceil(_ceil(Kg, degree), tk) * tk
+        data = _ceil(Kg, ks)
+        kc = degree if binary == "cluster" else data
+    mt, nt = _ceil(M, tm), _ceil(kpg, tn)
+    wgs = mt * nt * g * kc
+    waves = wm * wn
+    all_waves = CIG.threads(spec) // aot.WAVE
+    simds = r["simds_per_cu"]
+    steps = tk // WMMA_K
+    per_wave = (tm // (WMMA_MN * wm)) * (tn // (WMMA_MN * wn)) * steps
+    wave_step = max(per_wave * r["wmma_cycles"], r["kstep_issue_cycles"] * steps)
+    occupancy = max(1, min(arch.lds_bytes // CIG.lds_bytes(spec), simds * r["max_waves_per_simd"] // all_waves))
+    wg_per_cu = _ceil(wgs, cus)
+    conc = min(occupancy, wg_per_cu)
+    rounds = _ceil(wg_per_cu, conc)
+    per_simd = _ceil(conc * waves, simds)
+    barrier = r["cluster_barrier_cycles"] if binary == "cluster" else 0
+    compute_cycles = rounds * (per_simd * wave_step * (ks // tk) + barrier)
+    wmma = mt * nt * g * (tm // WMMA_MN) * (tn // WMMA_MN) * _ceil(Kg, tk) * steps
+    useful = g * _ceil(M, WMMA_MN) * _ceil(kpg, WMMA_MN) * _ceil(Kg, WMMA_K)
+    d_bytes = M * K * ELEM_BYTES
+    slab = M * K * ACC_BYTES
+    if binary == "plain":
+        writes, ws_reads = d_bytes, 0
+    elif binary == "two_stage":
+        writes, ws_reads = kc * slab, 0
+    else:
+        writes, ws_reads = kc * slab + d_bytes, kc * slab
+    a_bytes = g * M * Kg * ELEM_BYTES * nt
+    b_bytes = g * kpg * Kg * ELEM_BYTES * mt
+    l2_bytes = a_bytes + b_bytes + writes + ws_reads
+    hbm_bytes = p.x_elems() * ELEM_BYTES + p.w_elems() * ELEM_BYTES + writes + ws_reads
+    l2_cycles = _ceil(l2_bytes, r["l2_bytes_per_clk_per_cu"] * cus)
+    compute_ps = _ceil(compute_cycles * PS_PER_US, r["clock_mhz"])
+    l2_ps = _ceil(l2_cycles * PS_PER_US, r["clock_mhz"])
+    hbm_ps = _ceil(hbm_bytes * PS_PER_US, r["hbm_bytes_per_us"])
+    launch_ps = r["launch_ns"] * 1000
+    body = max(compute_ps, l2_ps, hbm_ps)
+    bound = "compute" if body == compute_ps else "l2" if body == l2_ps else "hbm"
+    stage1_ps = launch_ps + body
+    stage2_bytes = kc * slab + d_bytes if binary == "two_stage" else 0
+    stage2_ps = launch_ps + _ceil(stage2_bytes * PS_PER_US, r["hbm_bytes_per_us"]) if stage2_bytes else 0
+    return (("ks", ks), ("ks_count", kc), ("data", data), ("wgs", wgs), ("occupancy", occupancy),
+            ("rounds", rounds), ("wmma", wmma), ("useful", useful), ("compute_cycles", compute_cycles),
+            ("l2_bytes", l2_bytes), ("hbm_bytes", hbm_bytes), ("compute_ps", compute_ps), ("l2_ps", l2_ps),
+            ("hbm_ps", hbm_ps), ("bound", bound), ("stage1_ps", stage1_ps), ("stage2_ps", stage2_ps),
+            ("total_ps", stage1_ps + stage2_ps))
+
+
+def _launch(spec: dict, p: ConvProblem, degree: int) -> dict:
+    return dict(spec, N=p.N, C=p.C, H=p.H, W=p.W, K=p.K, Y=p.Y, X=p.X, stride_h=p.stride_h,
+                stride_w=p.stride_w, pad_h=p.pad_h, pad_w=p.pad_w, dil_h=p.dil_h, dil_w=p.dil_w,
+                groups=p.groups, degree=degree)
+
+
+def _admission(spec: dict, binary: str, degree: int, p: ConvProblem, ar, fl) -> str | None:
+    """Why a candidate is not admitted, or None."""
+    r = CIG.validate(spec, ar, fl) or LAUNCH.validate(_launch(spec, p, degree), ar, fl)
+    if r:
+        return r
+    tk = spec["tile_k"]
+    loads = aot.loads_per_lane(spec["tile_m"], spec["tile_n"], tk, spec["waves_m"], spec["waves_n"],
+                               spec["pipeline"], spec["num_load_waves"], min(spec["vector_a"], spec["vector_b"]))
+    if loads > MAX_LOADS_PER_LANE:
+        return f"{loads} global loads per load lane per K tile exceed the register budget {MAX_LOADS_PER_LANE}"
+    if binary == "plain":
+        return None
+    ks = _ceil(_ceil(p.Kgemm, degree), tk) * tk
+    if binary == "two_stage" and _ceil(p.Kgemm, ks) != degree:
+        return f"degree {degree} launches {_ceil(p.Kgemm, ks)} slices (ks {ks})"
+    if _ceil(p.Kgemm, tk) < MIN_SLICE_KTILES * degree:
+        return f"degree {degree} leaves slices under {MIN_SLICE_KTILES} K tiles"
+    return None
+
+
+def candidate_list(spec: dict, p: ConvProblem, ar, fl) -> list:
+    """``[(binary, spec, degree, admission reason or None), ...]`` in candidate
+    order for the (folded) problem ``p`` (see the module docstring)."""
+    out = []
+    split_ok = CIG.validate(dict(spec, split_k=2, split_k_cluster=0), ar, fl) is None
+    clusters = fl.clusters and ar.clusters
+    for tm in aot.TILE_SIDES:
+        for tn in aot.TILE_SIDES:
+            wm, wn = aot.waves(tm, tn)
+            cs = dict(spec, tile_m=tm, tile_n=tn, waves_m=wm, waves_n=wn, split_k=1, split_k_cluster=0)
+            out.append(("plain", cs, 1, _admission(cs, "plain", 1, p, ar, fl)))
+            for d in DEGREES:
+                s2 = dict(cs, split_k=d)
+                why = _admission(s2, "two_stage", d, p, ar, fl) if split_ok else "the split form is rejected"
+                out.append(("two_stage", s2, d, why))
+            if clusters and (tm, tn) in aot.CLUSTER_TILES:
+                for s in aot.CLUSTER_SIZES:
+                    sc = aot.conv_spec(spec["dtype"], tm, tn, aot.CLUSTER_TILE_K, "cshuffle", 2, s)
+                    why = _admission(sc, "cluster", s, p, ar, fl) if split_ok else "the split form is rejected"
+                    out.append(("cluster", sc, s, why))
+    return out
+
+
+def _rank(c: Candidate) -> tuple:
+    """The selection order: the lowest ``total_ps``; on a tie the least L2
+    traffic (fewer re-reads: the larger tile of an HBM- or launch-bound
+    layer), then the fewest workgroups, then the earlier candidate."""
+    t = dict(c.terms)
+    return c.total_ps, t["l2_bytes"], t["wgs"], c.index
+
+
+def select_by_model(problem: ConvProblem, arch, flavor, spec: dict | None = None, cus: int | None = None
+                    ) -> ModelSelection:
+    """Every admitted candidate of ``problem`` with its predicted time, the
+    best (lowest ``total_ps``; ties: less L2 traffic, fewer workgroups, the
+    earlier candidate), the runner-up and
+    the seed policy's choice evaluated by the same model.
+
+    ``problem``: the layer (unfolded; the width is folded here); ``arch`` /
+    ``flavor``: names or rows; ``spec``: conv_implicit_gemm fields (default
+    the family defaults; ``split_k`` / tile fields only steer the seed's
+    choice; ``split_k`` defaults to -1, auto); ``cus``: the device's CU count (None or 0: the arch table's).
+    An arch without a roofline or without the 16x16x32 WMMA has no
+    candidates (``best`` None)."""
+    from .select import select_binary
+    ar = find_arch(arch) if isinstance(arch, str) else arch
+    fl = find_flavor(flavor) if isinstance(flavor, str) else flavor
+    base = {f.name: f.default for f in CIG.FIELDS}
+    base["split_k"] = -1  # the seed's auto choice unless the spec says otherwise
+    base.update(spec or {})
+    n_cus = cus or ar.cus
+    f, p = fold_width(problem)
+    if not ar.roofline or not has_wmma_16x16x32(ar):
+        return ModelSelection(f, p, n_cus, 0, (), None, None, None,
+                              f"arch {ar.name} has no roofline (gfx1250 only)")
+    listed = candidate_list(base, p, ar, fl)
+    cands = tuple(Candidate(i, b, s, d, predict(s, b, d, p, ar, n_cus))
+                  for i, (b, s, d, why) in enumerate(listed) if why is None)
+    ranked = sorted(cands, key=_rank)
+    best = ranked[0] if ranked else None
+    runner = ranked[1] if len(ranked) > 1 else None
+    seed, note = None, "-"
+    sel = select_binary(dict(base), problem, ar, fl, n_cus)
+    if sel.binary == "none" or sel.admission is not None:
+        note = f"the seed policy selects no admitted binary: {sel.admission or sel.decision.detail}"
+    else:
+        seed = Candidate(-1, sel.binary, sel.spec, sel.degree, predict(sel.spec, sel.binary, sel.degree,
+                                                                          sel.problem, ar, n_cus))
+    return ModelSelection(f, p, n_cus, len(listed), cands, best, runner, seed, note)
+
+
+def layer_predictions(problem: ConvProblem, arch="gfx1250", flavor="llvm23", spec: dict | None = None,
+                      cus: int | None = None) -> list:
+    """Per-candidate predictions of one layer as plain dicts (for reports such
+    as ``parity perf``): ``[{"index", "binary", "tile_m", "tile_n", "tile_k",
+    "waves_m", "waves_n", "degree", "selected", "runner_up", <every term>},
+    ...]`` in candidate order; times in picoseconds, bytes in bytes."""
+    ms = select_by_model(problem, arch, flavor, spec, cus)
+    out = []
+    for c in ms.candidates:
+        s = c.spec
+        out.append({"index": c.index, "binary": c.binary, "tile_m": s["tile_m"], "tile_n": s["tile_n"],
+                    "tile_k": s["tile_k"], "waves_m": s["waves_m"], "waves_n": s["waves_n"],
+                    "degree": c.degree, "selected": ms.best is c, "runner_up": ms.runner_up is c,
+                    **dict(c.terms)})
+    return out
+
+
+def catalog_predictions(path: str | None = None, arch="gfx1250", flavor="llvm23", cus: int | None = None) -> list:
+    """Every layer of a catalog (default the shipped parity/data/layers.txt)
+    with its candidate predictions, as emit selects: the layer's dtype and
+    vector widths the largest of 8, 4, 2, 1 dividing the folded channels per
+    group. ``[{"layer", "dtype", "M", "Kgemm", "candidates":
+    layer_predictions(...), "selected": row | None, "runner_up": row | None,
+    "seed": {"binary", "tile_m", "tile_n", "tile_k", "degree", "total_ps"} |
+    None}, ...]`` in catalog order; times in picoseconds. Raises OSError /
+    ProblemInputError for an unreadable or bad catalog."""
+    from ..emit import default_catalog
+    from ..miopen import parse_catalog
+    path = path or default_catalog()
+    with open(path, encoding="utf-8") as f:
+        layers = parse_catalog(f.read(), path)
+    out = []
+    for layer in layers:
+        cpg = fold_width(layer.problem)[1].cpg
+        v = next(x for x in (8, 4, 2, 1) if cpg % x == 0)
+        spec = {"dtype": layer.dtype if layer.dtype != "fp32" else "bf16", "vector_a": v, "vector_b": v}
+        ms = select_by_model(layer.problem, arch, flavor, spec, cus)
+        rows = layer_predictions(layer.problem, arch, flavor, spec, cus)
+        sd = ms.seed
+        out.append({"layer": layer.name, "dtype": spec["dtype"], "M": layer.problem.M, "Kgemm": layer.problem.Kgemm,
+                    "candidates": rows, "selected": next((r for r in rows if r["selected"]), None),
+                    "runner_up": next((r for r in rows if r["runner_up"]), None),
+                    "seed": None if sd is None else {"binary": sd.binary, "tile_m": sd.spec["tile_m"],
+                                                     "tile_n": sd.spec["tile_n"], "tile_k": sd.spec["tile_k"],
+                                                     "degree": sd.degree, "total_ps": sd.total_ps}})
+    return out
