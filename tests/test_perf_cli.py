@@ -76,6 +76,35 @@ def test_base_head_gives_identical_before_and_after(tmp_path, capsys):
     assert doc["goals"][-1]["name"] == "cycles_halved" and doc["goals"][-1]["status"] == "SKIP"
 
 
+def test_layers_section_predicts_every_catalog_layer(tmp_path, capsys):
+    """--layers CATALOG: the perf model's choice, runner-up and the seed's choice per
+    layer, totals that are the sums of the rows, the choice never slower than the seed."""
+    from python_engine.policy.perf_model import catalog_predictions
+    cat = ROOT / "tests" / "data" / "layers_c80.txt"
+    p = tmp_path / "perf.json"
+    rc, out, err = call(["perf", "--only", SMALL, "-j", "1", "--layers", cat, "--json", p], capsys)
+    assert rc == 0, err
+    lay = json.loads(p.read_text())["layers"]
+    want = catalog_predictions(str(cat), "gfx1250", "llvm23")
+    assert [x["layer"] for x in lay["layers"]] == ["c80"]
+    [c80] = lay["layers"]
+    assert c80["selected"] == want[0]["selected"] and c80["seed"] == want[0]["seed"]
+    assert lay["total_ps"] == c80["selected"]["total_ps"] and lay["seed_total_ps"] == c80["seed"]["total_ps"]
+    assert c80["selected"]["total_ps"] <= c80["seed"]["total_ps"]
+    assert min(r["total_ps"] for r in c80["candidates"]) == c80["selected"]["total_ps"]
+    assert f"layers: 1 from {cat}, gfx1250 llvm23: predicted total {lay['total_ps'] / 1e6:.3f} us" in out
+    row = [l for l in out.splitlines() if l.strip().startswith("c80 ")]
+    assert len(row) == 1 and f"{c80['selected']['total_ps'] / 1e6:.3f}" in row[0]
+
+
+def test_layers_with_a_bad_catalog_is_one_error_line(tmp_path, capsys):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("x: MIOpenDriver convbfp16 -n 0\n")
+    rc, out, err = call(["perf", "--only", SMALL, "--layers", bad], capsys)
+    assert rc == 2 and err.startswith(f"error: --layers {bad}: ") and len(err.splitlines()) == 1, err
+    assert out == ""
+
+
 @pytest.mark.parametrize("argv,needle", [
     (["--only", "no_such_family"], "no_such_family"),
     (["--only", "conv_launch"], "--only: perf measures conv_implicit_gemm, conv_fwd_split_k_reduce, not conv_launch"),

@@ -23,6 +23,9 @@ def add_perf_command(sub) -> None:
     add_options(p, only="configs", flavor=True, flavor_default=DEFAULT_FLAVOR)
     p.add_argument("--base", metavar="REF", default=None,
                    help="also measure git REF's kernels (its own Python engine) and print before/after tables")
+    p.add_argument("--layers", nargs="?", const="", default=None, metavar="CATALOG",
+                   help="also predict every layer of CATALOG (default: the shipped catalog) with the perf "
+                        "model: each admitted candidate, the choice, the runner-up, the seed's choice")
     p.add_argument("--check-goals", action="store_true",
                    help="exit 1 when a goal of issue 16 is FAIL (default: report only, exit 0)")
     p.set_defaults(func=cmd_perf)
@@ -62,6 +65,17 @@ def cmd_perf(args) -> int:
                 raise ProjectError("--base needs a splitk-parity git checkout at or above the working directory")
             from parity.ir_diff import resolve_ref
             resolve_ref(root, args.base)
+        layers = None
+        if args.layers is not None:
+            from python_engine.emit import default_catalog
+            from python_engine.miopen import ProblemInputError
+
+            from . import layers as L
+            catalog = args.layers or default_catalog()
+            try:
+                layers = L.predict(catalog, flavor)
+            except (OSError, ProblemInputError) as exc:
+                raise ValueError(f"--layers {catalog}: {exc}") from None
         units, problems = B.lower_working(families, flavor, workers=jobs, timeout=args.timeout)
         with progress("perf") as cb:
             side = R.measure_units("working tree", units, jobs=jobs, timeout=args.timeout, mca_tool=tool,
@@ -106,6 +120,9 @@ def cmd_perf(args) -> int:
             print("all configs, before -> after:")
             for line in render(compare_rows(others, base.measures, side.measures), COMPARE_HEAD):
                 print("  " + line)
+    if layers is not None:
+        for line in L.lines(layers, catalog, flavor):
+            print(line)
     for s in ([side] + ([base] if base else [])):
         for p in s.problems:
             print(f"problem ({s.label}): {p}")
@@ -119,6 +136,7 @@ def cmd_perf(args) -> int:
         "targets": [{"label": T.label_of(k), "config": k} for k in tkeys],
         "goals": [g.to_json() for g in goals], "problems": side.problems, "seconds": round(secs, 2),
         "kernels": side.kernels,
+        "layers": None if layers is None else L.to_json(layers, catalog, flavor),
         "base": None if base is None else {
             "ref": args.base, "commit": base.commit, "kernels": base.kernels, "problems": base.problems,
             "configs": {k: m.to_json() for k, m in base.measures.items()}},
