@@ -235,6 +235,10 @@ CONV_PROBLEMS = (
     ("pad_stride", 1, 8, 9, 7, 24, 3, 3, (2, 1), (1, 1), (1, 1), 1),
     ("dil_groups", 2, 16, 6, 6, 16, 3, 2, (1, 1), (2, 1), (2, 1), 2),
     ("one_by_one", 1, 40, 5, 5, 20, 1, 1, (1, 1), (0, 0), (1, 1), 1),
+    # kpg 3 (odd; 3 groups): the scalar D path of the default epilogue, cshuffle skips it
+    ("odd_kpg", 1, 24, 5, 4, 9, 3, 3, (1, 1), (1, 1), (1, 1), 3),
+    # kpg 24 (multiple of 8, group base 24): the 16-byte D paths with partial M and N tiles
+    ("wide_groups", 2, 16, 5, 3, 48, 1, 3, (1, 1), (0, 1), (1, 1), 2),
 )
 
 
@@ -327,7 +331,7 @@ def conv_degree(full: dict) -> int:
     return full["split_k_cluster"] or full["split_k"]
 
 
-def conv_cases(spec: dict, arch: str, lowerer=None) -> list:
+def conv_cases(spec: dict, arch: str, lowerer=None, problems=None) -> list:
     """Cases of one conv_implicit_gemm spec (plain, two-stage + reduce, cluster).
     Grid, block, cluster shape, ks, ks_count, workspace bytes and every argument
     come from the conv_launch plan of (spec, problem, degree); a problem the plan
@@ -339,7 +343,8 @@ def conv_cases(spec: dict, arch: str, lowerer=None) -> list:
     S = full["split_k_cluster"]
     degree = conv_degree(full)
     cl_probs = cluster_problems(S, full["tile_k"]) if S else ()
-    problems = CONV_PROBLEMS + cl_probs
+    if problems is None:
+        problems = CONV_PROBLEMS + cl_probs
     rng = np.random.default_rng(99)
     out, skipped = [], []
     for (pname, N, Cc, H, W, K, Y, X, st, pd, dl, G) in problems:
