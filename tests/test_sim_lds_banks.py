@@ -80,3 +80,23 @@ def test_conv_counts_are_per_site_and_scale_with_the_launch():
         assert two["categories"][c]["executed"] == 2 * one["categories"][c]["executed"]
     for s in one["sites"]:
         assert set(s) >= {"site", "category", "kind", "bytes", "executed", "phases", "conflict_cycles"}
+
+
+@pytest.mark.parametrize("spec,K", [
+    ({"epilogue": "cshuffle", "split_k": 2}, 64),                       # slabs: 4 fp32 per slot
+    ({"epilogue": "cshuffle"}, 60),                                      # narrow D: kpg % 8 != 0
+    ({"epilogue": "cshuffle"}, 64),                                      # 16-byte D
+    ({"tile_m": 128, "tile_n": 128, "tile_k": 64, "epilogue": "cshuffle", "split_k": 2}, 128),
+    ({"tile_m": 128, "tile_n": 128, "tile_k": 64, "epilogue": "cshuffle"}, 124),
+    ({"tile_m": 128, "tile_n": 128, "tile_k": 64, "epilogue": "cshuffle"}, 128),
+], ids=["64_slab", "64_narrow", "64_wide", "128_slab", "128_narrow", "128_wide"])
+def test_cshuffle_c_tile_accesses_have_no_conflicts(spec, K):
+    """Every store phase of cshuffle (slab, narrow D, 16-byte D) reads the fp32 C tile
+    without conflicts; the C writes of the WMMA layout too."""
+    tm, tk = spec.get("tile_m", 64), spec.get("tile_k", 32)
+    d = spec.get("split_k", 1)
+    prob = dict(N=1, C=2 * tk * d, H=2, W=tm, K=K, Y=1, X=1, stride_h=1, stride_w=1, pad_h=0, pad_w=0,
+                dil_h=1, dil_w=1, groups=1)
+    cats = LB.conv_bank_conflicts(spec, problem=prob)["categories"]
+    for c in ("c_store", "c_load"):
+        assert cats[c]["executed"] > 0 and cats[c]["conflict_cycles"] == 0, (c, cats[c])

@@ -856,9 +856,10 @@ class _Kernel:
             v = b.add(self.tid, i32(j * self.threads), "cs_slot")
             if (j + 1) * self.threads > count:
                 v = self.umin_const(v, count - 1, "cs_slotc")
-            if per_row > PAIR_SLOTS and per_row % PAIR_SLOTS == 0:
+            if width == D_VEC and per_row > PAIR_SLOTS and per_row % PAIR_SLOTS == 0:
                 # 16 consecutive slots = PAIR_SLOTS of row 2p and PAIR_SLOTS of row 2p+1
-                # (same columns): the b128 C loads of a 16-lane phase stay conflict-free
+                # (same columns): the two b128 C loads per slot stay conflict-free
+                # (width OUT_VEC needs no pairing: 16 slots read 256 contiguous bytes)
                 sl = b.binop("urem", v, i32(PAIR_SLOTS), "cs_sl")
                 rest = b.binop("udiv", v, i32(PAIR_SLOTS), "cs_rest")
                 rpar = b.binop("urem", rest, i32(2), "cs_rpar")

@@ -915,7 +915,7 @@ private:
             Value v = b_.add(tid_, ci32(j * threads_), "cs_slot");
             if ((j + 1) * threads_ > count) v = umin_const(v, count - 1, "cs_slotc");
             Value row, cv;
-            if (per_row > kPairSlots && per_row % kPairSlots == 0) {
+            if (width == kDVec && per_row > kPairSlots && per_row % kPairSlots == 0) {
                 const Value sl = b_.binop("urem", v, ci32(kPairSlots), "cs_sl");
                 Value rest = b_.binop("udiv", v, ci32(kPairSlots), "cs_rest");
                 const Value rpar = b_.binop("urem", rest, ci32(2), "cs_rpar");
