@@ -88,7 +88,7 @@ def test_build_shards_merge_equal_unsharded(small_grid, full, tmp_path, capsys):
             e["code_object_bytes"]
         assert set(e["build_seconds"]) == {"emit", "compile", "link", "total"}
     conv = doc["jobs"][0]
-    assert conv["family"] == "conv_implicit_gemm" and conv["lds_bytes"] == 5120  # 16x16x32: 2*(16+16)*40*2
+    assert conv["family"] == "conv_implicit_gemm" and conv["lds_bytes"] == 4096  # 16x16x32 spk: A+B 2*(16+16)*32*2 (swizzled, unpadded)
     summary = json.loads((full.parent / "s.json").read_text())
     assert summary["built"] == N and summary["failed"] == 0 and summary["gate_failures"] == 0
     shards = []

@@ -98,11 +98,18 @@ def test_cluster_attrs_and_barrier(engine):
 
 
 def test_lds_globals(engine):
+    """One LDS allocation: A then B ([2][rows][tile_k] each), the cshuffle fp32 tile
+    aliasing them from offset 0 (max of the two, not the sum)."""
     t = _lower(engine, {"epilogue": "cshuffle", "dtype": "fp16"}).text
-    assert "@lds_a = internal addrspace(3) global [5120 x half] poison, align 16" in t
-    assert "@lds_b = internal addrspace(3) global [5120 x half] poison, align 16" in t
-    assert "@lds_c = internal addrspace(3) global [4352 x float] poison, align 16" in t
-    assert "@lds_c" not in _lower(engine, {}).text
+    # A+B = 2*(64+64)*32*2 = 16384 bytes; C = 64*(64+4)*4 = 17408 bytes -> 8704 halves
+    assert "@lds = internal addrspace(3) global [8704 x half] poison, align 16" in t
+    assert "getelementptr inbounds half, ptr addrspace(3) @lds, i32 4096" in t   # B after A (8192 bytes)
+    assert "@lds_a" not in t and "@lds_c" not in t
+    t = _lower(engine, {}).text
+    assert "@lds = internal addrspace(3) global [8192 x bfloat] poison, align 16" in t
+    big = {"tile_m": 128, "tile_n": 128, "tile_k": 64, "epilogue": "cshuffle"}
+    # 128x128x64 cshuffle: max(A+B 65536, C 67584) bytes, 141312 before the aliasing
+    assert "@lds = internal addrspace(3) global [33792 x bfloat] poison, align 16" in _lower(engine, big).text
 
 
 # -- both engines agree on random specs -------------------------------------------------

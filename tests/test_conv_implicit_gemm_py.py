@@ -73,7 +73,7 @@ REJECTS = [
     ({"acc_epilogue": "gelu"}, "gfx1250", "llvm23",
      "acc_epilogue must be identity, bias, scale, relu or clamp, got 'gelu'"),
     ({"tile_m": 256, "tile_n": 256, "tile_k": 256, "waves_m": 4, "waves_n": 4}, "gfx1250", "llvm23",
-     "LDS use of 540672 bytes exceeds the 327680 bytes of gfx1250"),
+     "LDS use of 524288 bytes exceeds the 327680 bytes of gfx1250"),
     ({"split_k": 4}, "gfx950", "llvm22",
      "arch gfx950 has no 16x16x32 WMMA (conv_implicit_gemm requires gfx1250)"),
     ({}, "gfx1100", "llvm22", "arch gfx1100 has no 16x16x32 WMMA (conv_implicit_gemm requires gfx1250)"),
@@ -215,7 +215,7 @@ def model(spec, p: ConvProblem, x, w, ks_count=1, ks=None, bias=None, scale=1.0,
     T_ = CIG.threads(s)
     ncw = s["waves_m"] * s["waves_n"]
     lthreads = s["num_load_waves"] * 32 if s["pipeline"] == "wavelet" else T_
-    kp, ncp = tk + CIG.PAD_AB, tn + CIG.PAD_C
+    kp, ncp = tk, tn + CIG.PAD_C  # logical rows (the LDS swizzle is a storage permutation)
     X, Wt = Buf(x.astype(np.float64)), Buf(w.astype(np.float64))
     D = np.zeros(p.M * p.K)
     Dbuf = Buf(D)
@@ -442,6 +442,37 @@ def test_compiles_without_spills(key):
         assert info[".private_segment_fixed_size"] == 0, info
         s = normalize(CIG.FAMILY, CIG.FIELDS, spec)
         assert info[".group_segment_fixed_size"] == CIG.lds_bytes(s), info
+
+
+STORES = textwrap.dedent("""
+    import sys, json, re, collections
+    import llvmlite.binding as llvm
+    llvm.initialize_all_targets(); llvm.initialize_all_asmprinters()
+    m = llvm.parse_assembly(sys.stdin.read()); m.verify()
+    tm = llvm.Target.from_triple('amdgcn-amd-amdhsa').create_target_machine(cpu='gfx1250', opt=3)
+    asm = tm.emit_assembly(m)
+    print(json.dumps(collections.Counter(re.findall(r"^\\s+(buffer_store_\\w+|ds_\\w+)", asm, re.M))))
+""")
+
+
+@pytest.mark.parametrize("spec,wide", [
+    ({}, {"buffer_store_b128": 4, "buffer_store_b16": 32, "ds_store_b16": 32}),
+    ({"epilogue": "cshuffle"}, {"buffer_store_b128": 4, "buffer_store_b64": 8}),
+    ({"tile_m": 16, "tile_n": 16, "waves_m": 1, "waves_n": 1}, {"buffer_store_b128": 1, "buffer_store_b16": 8}),
+    ({"split_k": 4, "split_k_cluster": 4, "epilogue": "cshuffle"}, {"buffer_store_b128": 9, "buffer_store_b64": 2}),
+], ids=["default", "cshuffle", "default_16x16", "cluster_fold"])
+def test_sixteen_byte_d_stores(spec, wide):
+    """The compiled epilogues (llvmlite / LLVM 22.1, gfx1250): the wide D path is
+    16-byte buffer stores (default: 1 per 16x16 accumulator through the per-wave
+    LDS transpose, 8 ds_store_b16 each; cshuffle: 1 per 8 channels), next to the
+    narrow path kept for K or kpg not a multiple of 8."""
+    pytest.importorskip("llvmlite.binding")
+    _, text = lower(spec, flavor="llvm23")
+    r = subprocess.run([sys.executable, "-c", STORES], input=text, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    got = json.loads(r.stdout)
+    for k, v in wide.items():
+        assert got.get(k, 0) == v, (k, got)
 
 
 def test_opt19_verifies_llvm20(tmp_path):

@@ -67,8 +67,9 @@ CONFIGS += [
            spec={"dtype": "fp16", "epilogue": "cshuffle", "vector_a": 4, "vector_b": 4}),
     Config("plain_wavelet1_default_va2_vb8_bf16", arch="gfx1250",
            spec={"pipeline": "wavelet", "vector_a": 2, "vector_b": 8},
-           allow_spill="2 SGPRs spill to VGPR lanes outside the K loop (32 A slots per thread of the "
-                       "one load wave keep 32 pixel bases live); no scratch"),
+           allow_spill="SGPR spills to VGPR lanes outside the K loop, no scratch: 32 A slots per thread of the "
+                       "one load wave keep 32 pixel bases live, and the default epilogue's 16-byte D path adds to "
+                       "the 107 SGPRs this wavelet va2 kernel already used"),
     # num_load_waves is ignored by mem: same bytes as the default spec
     Config("plain_mem_default_lw3_bf16", arch="gfx1250", spec={"num_load_waves": 3}),
     Config("defaults", arch="gfx1250", spec={}),
@@ -186,10 +187,10 @@ CONFIGS += [
            expect=reject("acc_epilogue must be identity, bias, scale, relu or clamp, got null")),
     Config("reject_lds_overflow", arch="gfx1250",
            spec={"tile_m": 256, "tile_n": 256, "tile_k": 256, "waves_m": 4, "waves_n": 4},
-           expect=reject("LDS use of 540672 bytes exceeds the 327680 bytes of gfx1250")),
+           expect=reject("LDS use of 524288 bytes exceeds the 327680 bytes of gfx1250")),
     Config("reject_lds_overflow_cshuffle", arch="gfx1250",
-           spec={"tile_m": 256, "tile_n": 256, "tile_k": 128, "waves_m": 4, "waves_n": 4, "epilogue": "cshuffle"},
-           expect=reject("LDS use of 544768 bytes exceeds the 327680 bytes of gfx1250")),
+           spec={"tile_m": 512, "tile_n": 256, "tile_k": 32, "waves_m": 4, "waves_n": 4, "epilogue": "cshuffle"},
+           expect=reject("LDS use of 532480 bytes exceeds the 327680 bytes of gfx1250")),
     Config("reject_spk4_gfx950", arch="gfx950", spec={"split_k": 4},
            expect=reject("arch gfx950 has no 16x16x32 WMMA (conv_implicit_gemm requires gfx1250)")),
     Config("reject_gfx942", arch="gfx942", spec={},

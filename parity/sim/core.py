@@ -345,6 +345,7 @@ class Kernel:
         self.module = ir.parse(text)
         self.name = self.module.kernel
         self.check_poison = check_poison
+        self.bank_log = None    # a parity.sim.lds_banks.BankLog to count LDS bank conflicts
         self.slots: dict = {}
         self.consts: list = []  # (slot, array)
         self.n_instructions = sum(len(b.ins) for b in self.module.blocks)
@@ -929,12 +930,16 @@ class Kernel:
         vecn = ty.is_vec
         check = self._check_access
         what = f"load {ty.text}"
+        kern = self
+        pname = ins.ops[0].name if ins.ops[0].kind == "reg" else ""
 
         def f(R, X):
             ptr = R[p]
             mem = ptr.mem
             off = ptr.off
             check(mem, off, nb, align, "load", X)
+            if kern.bank_log is not None and mem.space == "lds":
+                kern.bank_log.record(where, "load", pname, off, nb)
             idx = off[:, None] + ar
             if mem.init is not None:
                 ok = mem.init[idx]
@@ -959,12 +964,16 @@ class Kernel:
         align = ins.extra["align"]
         check = self._check_access
         what = f"store {ty.text}"
+        kern = self
+        pname = ins.ops[1].name if ins.ops[1].kind == "reg" else ""
 
         def f(R, X):
             ptr = R[p]
             mem = ptr.mem
             off = ptr.off
             check(mem, off, nb, align, "store", X)
+            if kern.bank_log is not None and mem.space == "lds":
+                kern.bank_log.record(where, "store", pname, off, nb)
             idx = off[:, None] + ar
             _write(mem, idx, _bytes_of(R[v]), X, what)
         return f

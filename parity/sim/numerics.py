@@ -243,6 +243,10 @@ CONV_PROBLEMS = (
     ("cpg24_dil2", 1, 24, 7, 7, 16, 3, 3, (1, 1), (2, 2), (2, 2), 1),
     ("depthwise", 1, 6, 7, 7, 6, 3, 3, (2, 2), (1, 1), (1, 1), 6),
     ("stem7x7", 1, 3, 11, 11, 8, 7, 7, (2, 2), (3, 3), (1, 1), 1),
+    # kpg 3 (odd; 3 groups): the scalar D path of the default epilogue, cshuffle skips it
+    ("odd_kpg", 1, 24, 5, 4, 9, 3, 3, (1, 1), (1, 1), (1, 1), 3),
+    # kpg 24 (multiple of 8, group base 24): the 16-byte D paths with partial M and N tiles
+    ("wide_groups", 2, 16, 5, 3, 48, 1, 3, (1, 1), (0, 1), (1, 1), 2),
 )
 
 
@@ -335,7 +339,7 @@ def conv_degree(full: dict) -> int:
     return full["split_k_cluster"] or full["split_k"]
 
 
-def conv_cases(spec: dict, arch: str, lowerer=None) -> list:
+def conv_cases(spec: dict, arch: str, lowerer=None, problems=None) -> list:
     """Cases of one conv_implicit_gemm spec (plain, two-stage + reduce, cluster).
     Grid, block, cluster shape, ks, ks_count, workspace bytes and every argument
     come from the conv_launch plan of (spec, problem, degree); a problem the plan
@@ -347,7 +351,8 @@ def conv_cases(spec: dict, arch: str, lowerer=None) -> list:
     S = full["split_k_cluster"]
     degree = conv_degree(full)
     cl_probs = cluster_problems(S, full["tile_k"]) if S else ()
-    problems = CONV_PROBLEMS + cl_probs
+    if problems is None:
+        problems = CONV_PROBLEMS + cl_probs
     rng = np.random.default_rng(99)
     out, skipped = [], []
     for (pname, N, Cc, H, W, K, Y, X, st, pd, dl, G) in problems:

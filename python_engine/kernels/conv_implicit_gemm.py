@@ -60,12 +60,26 @@ VECTORS = (1, 2, 4, 8)
 MAX_LOAD_WAVES = 8
 WMMA_M, WMMA_N, WMMA_K = 16, 16, 32
 WAVE = 32
-# LDS row padding: A/B rows are tile_k + PAD_AB elements (16 bytes) apart,
-# C-shuffle rows tile_n + PAD_C fp32 (16 bytes) apart. Keeps 16-byte alignment.
-PAD_AB = 8
+# A/B LDS layout: rows of tile_k elements (no padding), XOR-swizzled in 16-byte
+# chunks of CHUNK elements (see swizzle()); the C-shuffle rows are tile_n + PAD_C
+# fp32 (16 bytes) apart. Bank model (64 banks x 4 bytes, a 256-byte phase =
+# SWEEP_CHUNKS chunks): parity/sim/lds_banks.py.
+CHUNK = 8
+SWEEP_CHUNKS = 16
 PAD_C = 4
-# Elements per lane in the C-shuffle store phase and the cluster fold.
+# Elements per lane in the C-shuffle store phase and the cluster fold (fp32 slabs,
+# and D when kpg or K is not a multiple of D_VEC).
 OUT_VEC = 4
+# Elements per lane of a 16-byte D store (both epilogues, when K and kpg are
+# multiples of D_VEC: a wave-uniform run-time branch on the kernel arguments).
+D_VEC = 8
+# Per-wave D transpose region of the default epilogue: 16 rows of DT_ROW elements
+# (16 + 8 padding: row stride 48 bytes, conflict-free b16 writes and b128 reads).
+DT_ROW = 24
+# 16-byte cshuffle D slots per row segment: with more per row, two rows share a
+# 16-lane phase (PAIR_SLOTS slots each) so the two b128 C loads per slot do not
+# collide (row stride tile_n + 4 fp32 puts the second row 4 banks over).
+PAIR_SLOTS = 8
 NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
@@ -83,20 +97,44 @@ def threads(spec: dict) -> int:
     return w * WAVE
 
 
+def swizzle(tile_k: int) -> tuple:
+    """``(rows_per_phase, period)`` of the A/B XOR swizzle: 16-byte chunk ``c`` of
+    tile row ``r`` is stored at chunk ``c ^ ((r / rows_per_phase) % period)`` of the
+    row. ``rows_per_phase = max(1, 16 / chunks_per_row)`` rows share one 256-byte
+    bank sweep; ``period`` is the largest power of two dividing the chunks per row,
+    at most 16, so the XOR stays inside the row. With 64 4-byte banks and 16-lane
+    b128 phases (parity/sim/lds_banks.py) the 16 fragment rows a phase reads hit
+    16 distinct chunk slots of the sweep, and the row-major A/B stores write whole
+    rows (a permutation of each row's chunks): 0 conflicts for tile_k a power of two."""
+    cpr = tile_k // CHUNK
+    return max(1, SWEEP_CHUNKS // cpr), min(cpr & -cpr, SWEEP_CHUNKS)
+
+
+def lds_parts(spec: dict) -> dict:
+    """Byte offsets and sizes inside the one LDS allocation: ``a`` and ``b`` (the
+    double-buffered ``[2][rows][tile_k]`` A/B tiles, B after A), ``c`` (cshuffle:
+    the ``[tile_m][tile_n + PAD_C]`` fp32 tile) and ``dt`` (default epilogue with
+    D: the per-wave ``[16][DT_ROW]`` transpose regions of the compute waves). ``c``
+    and ``dt`` start at 0: they alias A/B, used only after the main loop's last
+    barrier. name -> (offset, bytes)."""
+    es = T.byte_size(DTYPES[spec["dtype"]])
+    tk = spec["tile_k"]
+    a = 2 * spec["tile_m"] * tk * es
+    out = {"a": (0, a), "b": (a, 2 * spec["tile_n"] * tk * es)}
+    if spec["epilogue"] == "cshuffle":
+        out["c"] = (0, spec["tile_m"] * (spec["tile_n"] + PAD_C) * 4)
+    elif spec["split_k"] == 1:
+        out["dt"] = (0, spec["waves_m"] * spec["waves_n"] * 16 * DT_ROW * es)
+    return out
+
+
 def lds_layout(spec: dict) -> dict:
     """LDS globals, in declaration order: name -> (element type, element count).
-    A and B are double-buffered ``[2][rows][tile_k + PAD_AB]`` of the dtype; the
-    C-shuffle tile is ``[tile_m][tile_n + PAD_C]`` fp32 (the fp32 partial tile:
-    it stages the accumulators for D and for the workspace alike)."""
+    One allocation ``lds`` of the dtype holding every part of :func:`lds_parts`
+    (the epilogue's parts alias the A/B tiles)."""
     et = DTYPES[spec["dtype"]]
-    kp = spec["tile_k"] + PAD_AB
-    out = {
-        "lds_a": (et, 2 * spec["tile_m"] * kp),
-        "lds_b": (et, 2 * spec["tile_n"] * kp),
-    }
-    if spec["epilogue"] == "cshuffle":
-        out["lds_c"] = (T.FLOAT, spec["tile_m"] * (spec["tile_n"] + PAD_C))
-    return out
+    n = max(o + nb for o, nb in lds_parts(spec).values())
+    return {"lds": (et, n // T.byte_size(et))}
 
 
 def lds_bytes(spec: dict) -> int:
@@ -233,7 +271,7 @@ class _Kernel:
         self.load_threads = spec["num_load_waves"] * WAVE if self.wavelet else self.threads
         self.split = spec["split_k"] > 1
         self.cluster = spec["split_k_cluster"]
-        self.kp = self.tk + PAD_AB
+        self.swz = swizzle(self.tk)
         self.ncp = self.tn + PAD_C
 
     # -- small helpers ---------------------------------------------------------------
@@ -337,10 +375,13 @@ class _Kernel:
         wn = self.s["waves_n"]
         self.wave_m = b.binop("udiv", self.wave, i32(wn), "wave_m")
         self.wave_n = b.binop("urem", self.wave, i32(wn), "wave_n")
-        # LDS globals.
+        # LDS globals: one allocation; B after A; the epilogue's parts alias A/B.
         self.lds = {}
         for nm, (t, n) in lds_layout(s).items():
             self.lds[nm] = b.module.add_lds(nm, T.array(n, t), 16)
+        self.lds_a = self.lds["lds"]
+        boff = lds_parts(s)["b"][0] // T.byte_size(self.et)
+        self.lds_b = b.gep(self.et, self.lds["lds"], [i32(boff)], "lds_b")
 
     # -- global -> LDS slots -----------------------------------------------------------
     def slot_setup(self):
@@ -411,7 +452,7 @@ class _Kernel:
             pc = b.add(b.mul(pw, self.p("C"), "a_pwc"), self.cbase, "a_pe")
             pbase = b.mul(pc, i32(2), "a_pbase")
             hb = b.select(mok, hbase, i32(1 << 30), "a_hb")
-            lds_off = b.add(b.mul(row, i32(self.kp), "a_lrow"), koff, "a_loff")
+            lds_off = self.slot_lds(row, koff, va, "a")
             self.a_slots.append(dict(st=st, hb=hb, wb=wbase, pbase=pbase, lds=lds_off))
         self.b_states, self.b_slots = [], []
         vb = s["vector_b"]
@@ -435,8 +476,29 @@ class _Kernel:
             wrow = b.mul(kn, self.p("Kgemm"), "b_wrow")
             wk = b.add(wrow, koff, "b_wk")
             wbyte = b.mul(wk, i32(2), "b_wbyte")
-            lds_off = b.add(b.mul(row, i32(self.kp), "b_lrow"), koff, "b_loff")
+            lds_off = self.slot_lds(row, koff, vb, "b")
             self.b_slots.append(dict(st=st, nok=nok, wbyte=wbyte, lds=lds_off))
+
+    def swz_index(self, row, ch, within, hint):
+        """Element index in an A/B buffer of 16-byte chunk ``ch`` of tile row ``row``
+        (plus ``within`` elements, or None): ``row*tile_k + 8*(ch ^ f(row))``, the XOR
+        swizzle of :func:`swizzle`."""
+        b = self.b
+        rps, per = self.swz
+        q = row if rps == 1 else b.binop("lshr", row, i32(rps.bit_length() - 1), hint + "_swq")
+        f = b.binop("and", q, i32(per - 1), hint + "_swf")
+        sc = b.binop("xor", ch, f, hint + "_sch")
+        e = b.binop("shl", sc, i32(3), hint + "_sce")
+        if within is not None:
+            e = b.binop("or", e, within, hint + "_scw")
+        return b.add(b.mul(row, i32(self.tk), hint + "_lrow"), e, hint + "_loff")
+
+    def slot_lds(self, row, koff, vec: int, hint):
+        """LDS element index of a load slot's vector (``koff`` elements into the row)."""
+        b = self.b
+        ch = b.binop("lshr", koff, i32(3), hint + "_kch")
+        within = b.binop("and", koff, i32(CHUNK - 1), hint + "_kin") if vec < CHUNK else None
+        return self.swz_index(row, ch, within, hint)
 
     def k_limit(self, koff, hint):
         """``klim`` with ``k0 + koff < k_end  <=>  k0 < klim`` (unsigned) for every tile
@@ -517,44 +579,44 @@ class _Kernel:
         b = self.b
         s = self.s
         out_a, out_b = vals
-        abase = b.mul(buf, i32(self.tm * self.kp), "a_buf")
+        abase = b.mul(buf, i32(self.tm * self.tk), "a_buf")
         for sl, v in zip(self.a_slots, out_a):
             idx = b.add(abase, sl["lds"], "a_lidx")
-            p = b.gep(self.et, self.lds["lds_a"], [idx], "a_lp")
+            p = b.gep(self.et, self.lds_a, [idx], "a_lp")
             b.store(v, p, 2 * s["vector_a"])
-        bbase = b.mul(buf, i32(self.tn * self.kp), "b_buf")
+        bbase = b.mul(buf, i32(self.tn * self.tk), "b_buf")
         for sl, v in zip(self.b_slots, out_b):
             idx = b.add(bbase, sl["lds"], "b_lidx")
-            p = b.gep(self.et, self.lds["lds_b"], [idx], "b_lp")
+            p = b.gep(self.et, self.lds_b, [idx], "b_lp")
             b.store(v, p, 2 * s["vector_b"])
 
     # -- WMMA ------------------------------------------------------------------------
-    def fragment(self, lds, base, row, kk):
+    def fragment(self, lds, base, row, kk, hint):
         """The 16-element A/B fragment of ``row`` (tile row) at K step ``kk``: lane l
-        holds K = 8*(l/16) + [0,8) and 16 + 8*(l/16) + [0,8) of the 32."""
+        holds K = 8*(l/16) + [0,8) and 16 + 8*(l/16) + [0,8) of the 32, i.e. chunks
+        ``4*kk + l/16`` and ``4*kk + 2 + l/16`` of the (swizzled) row."""
         b = self.b
         v8 = T.vec(8, self.et)
-        idx = b.add(base, b.mul(row, i32(self.kp), "f_row"), "f_idx")
-        idx = b.add(idx, self.lane_k, "f_idxk")
-        if kk:
-            idx = b.add(idx, i32(kk * WMMA_K), "f_idxs")
-        p0 = b.gep(self.et, lds, [idx], "f_p")
+        ch = b.add(self.half, i32(4 * kk), "f_ch") if kk else self.half
+        idx = b.add(base, self.swz_index(row, ch, None, "f"), "f_idx")
+        p0 = b.gep(self.et, lds, [idx], hint)
         lo = b.load(v8, p0, 16, "f_lo")
-        idx2 = b.add(idx, i32(16), "f_idxh")
-        p1 = b.gep(self.et, lds, [idx2], "f_p")
+        ch2 = b.add(self.half, i32(4 * kk + 2), "f_chh")
+        idx2 = b.add(base, self.swz_index(row, ch2, None, "fh"), "f_idxh")
+        p1 = b.gep(self.et, lds, [idx2], hint)
         hi = b.load(v8, p1, 16, "f_hi")
         return b.shufflevector(lo, hi, list(range(16)), "frag")
 
     def compute(self, buf, accs):
         """All WMMAs of one K tile from LDS buffer ``buf``; returns the new accumulators."""
         b = self.b
-        abase = b.mul(buf, i32(self.tm * self.kp), "c_abuf")
-        bbase = b.mul(buf, i32(self.tn * self.kp), "c_bbuf")
+        abase = b.mul(buf, i32(self.tm * self.tk), "c_abuf")
+        bbase = b.mul(buf, i32(self.tn * self.tk), "c_bbuf")
         accs = list(accs)
         key = WMMA_KEY[self.s["dtype"]]
         for kk in range(self.tk // WMMA_K):
-            fa = [self.fragment(self.lds["lds_a"], abase, self.a_rows[i], kk) for i in range(self.fm)]
-            fb = [self.fragment(self.lds["lds_b"], bbase, self.b_rows[j], kk) for j in range(self.fn)]
+            fa = [self.fragment(self.lds_a, abase, self.a_rows[i], kk, "fa_p") for i in range(self.fm)]
+            fb = [self.fragment(self.lds_b, bbase, self.b_rows[j], kk, "fb_p") for j in range(self.fn)]
             for i in range(self.fm):
                 for j in range(self.fn):
                     k = i * self.fn + j
@@ -715,6 +777,11 @@ class _Kernel:
         b = self.b
         vt = self.et if width == 1 else T.vec(width, self.et)
         y = b.cast("fptrunc", x, vt, "d_val")
+        self.store_d_raw(y, m, n, ok, width)
+
+    def store_d_raw(self, y, m, n, ok, width: int):
+        """Store ``width`` dtype elements ``y`` (already cast) at D[m][kbase + n]."""
+        b = self.b
         raw = b.cast("bitcast", y, _raw_type(2 * width), "d_raw")
         kn = b.add(self.kbase, n, "d_ch")
         e = b.add(b.mul(m, self.p("K"), "d_rowe"), kn, "d_elem")
@@ -764,7 +831,40 @@ class _Kernel:
         b.position(exit_)
         b.ret_void()
 
+    def d_vec_ok(self):
+        """Wave-uniform: K and kpg are multiples of D_VEC, so every D_VEC-channel
+        vector at a multiple of D_VEC is 16-byte aligned and wholly inside or
+        outside ``[0, kpg)`` (kernel arguments only)."""
+        b = self.b
+        kk = b.binop("or", self.p("K"), self.p("kpg"), "d_kk")
+        low = b.binop("and", kk, i32(D_VEC - 1), "d_klow")
+        return b.icmp("eq", low, i32(0), "d_wide")
+
+    def d_branch(self, vec_fn, scalar_fn, hint):
+        """``if d_vec_ok: vec_fn() else: scalar_fn()`` (a uniform branch), then join."""
+        b = self.b
+        ok = self.d_vec_ok()
+        bv = b.new_block(hint + "_wide")
+        bs = b.new_block(hint + "_narrow")
+        bj = b.new_block(hint + "_done")
+        b.cond_br(ok, bv, bs)
+        b.position(bv)
+        vec_fn()
+        b.br(bj)
+        b.position(bs)
+        scalar_fn()
+        b.br(bj)
+        b.position(bj)
+
     def epilogue_default(self):
+        """D: 16-byte stores through the per-wave LDS transpose when K and kpg allow
+        (:meth:`default_v16`), else :meth:`default_scalar`; slabs: scalar fp32."""
+        if self.split:
+            self.default_scalar()
+        else:
+            self.d_branch(self.default_v16, self.default_scalar, "epi")
+
+    def default_scalar(self):
         """Each lane stores its fragment elements: acc[i][j] element e is tile row
         wm0 + 16*i + 8*(lane/16) + e, tile column wn0 + 16*j + lane%16."""
         b = self.b
@@ -783,11 +883,54 @@ class _Kernel:
                     x = b.extractelement(acc, i32(e), "e_x")
                     self.out_elem(x, m, n, ok, 1)
 
-    def epilogue_cshuffle(self):
-        """Compute waves write the accumulators to the fp32 LDS tile; barrier; then all
-        threads store OUT_VEC-wide row vectors (surplus slots clamp to the last vector)."""
+    def default_v16(self):
+        """Per-wave LDS transpose (the region of wave w: DT_ROW*16 elements at
+        w*16*DT_ROW, aliasing A/B after the main loop's last barrier; only this
+        wave touches it). Per accumulator: lane l writes its 8 elements (epilogue
+        applied, cast) to region rows 8*(l/16) + e, column l%16 (b16 stores); then
+        lane l reads row l%16, columns 8*(l/16) + [0,8) (one b128 load) and stores
+        them as one 16-byte buffer store at tile row wm0 + 16*i + l%16, column
+        wn0 + 16*j + 8*(l/16)."""
         b = self.b
-        lc = self.lds["lds_c"]
+        lds = self.lds["lds"]
+        rb = b.mul(self.wave, i32(16 * DT_ROW), "dt_base")
+        wcol = b.add(rb, self.lrow, "dt_wcol")
+        rbase = b.mul(self.half, i32(8), "e_rbase")
+        rrow = b.add(rb, b.mul(self.lrow, i32(DT_ROW), "dt_rrow"), "dt_rd")
+        rd = b.add(rrow, rbase, "dt_rdc")
+        for i in range(self.fm):
+            for j in range(self.fn):
+                acc = self.accs[i * self.fn + j]
+                col = b.add(b.add(self.wn0, i32(j * WMMA_N), "e_c"), self.lrow, "e_col")
+                n = b.add(self.n0, col, "e_n")
+                kn = b.add(self.kbase, n, "epi_ch")
+                for e in range(8):
+                    x = b.extractelement(acc, i32(e), "e_x")
+                    y = self.acc_epi(x, kn, 1)
+                    h = b.cast("fptrunc", y, self.et, "d_val")
+                    r = b.add(rbase, i32(e), "dt_r")
+                    idx = b.add(wcol, b.mul(r, i32(DT_ROW), "dt_wrow"), "dt_widx")
+                    p = b.gep(self.et, lds, [idx], "dt_p")
+                    b.store(h, p, 2)
+                p = b.gep(self.et, lds, [rd], "dt_p")
+                v = b.load(T.vec(D_VEC, self.et), p, 16, "dt_v")
+                row = b.add(b.add(self.wm0, i32(i * WMMA_M), "dt_rorg"), self.lrow, "dt_row")
+                m = b.add(self.m0, row, "e_m")
+                cn = b.add(b.add(self.wn0, i32(j * WMMA_N), "dt_corg"), rbase, "dt_col")
+                n = b.add(self.n0, cn, "e_n")
+                mok = b.icmp("ult", m, self.p("M"), "e_mok")
+                nok = b.icmp("ult", n, self.p("kpg"), "e_nok")
+                ok = b.binop("and", mok, nok, "e_ok")
+                self.store_d_raw(v, m, n, ok, D_VEC)
+
+    def epilogue_cshuffle(self):
+        """Compute waves write the accumulators to the fp32 LDS tile (aliasing A/B:
+        every wave passed the main loop's last barrier, after its last A/B access);
+        barrier; then all threads store row vectors: 16-byte D stores of D_VEC
+        channels when K and kpg allow, else OUT_VEC-wide; OUT_VEC fp32 (16 bytes) to
+        the slab. Surplus slots clamp to the last vector."""
+        b = self.b
+        lc = self.lds["lds"]
         if self.wavelet:
             body = b.new_block("cs_write")
             join = b.new_block("cs_join")
@@ -807,38 +950,82 @@ class _Kernel:
             b.br(join)
             b.position(join)
         self.barrier()
-        per_row = self.tn // OUT_VEC
+        if self.split:
+            self.cshuffle_out(OUT_VEC)
+        else:
+            self.d_branch(lambda: self.cshuffle_out(D_VEC), lambda: self.cshuffle_out(OUT_VEC), "cs")
+
+    def cshuffle_out(self, width: int):
+        """The store phase of cshuffle: slot v -> row v / (tile_n/width), column
+        width*(v % (tile_n/width)); LDS loads of OUT_VEC fp32 (b128), the epilogue
+        per OUT_VEC, one store of ``width`` elements."""
+        b = self.b
+        lc = self.lds["lds"]
+        per_row = self.tn // width
         count = self.tm * per_row
         v4 = T.vec(OUT_VEC, T.FLOAT)
         for j in range((count + self.threads - 1) // self.threads):
             v = b.add(self.tid, i32(j * self.threads), "cs_slot")
             if (j + 1) * self.threads > count:
                 v = self.umin_const(v, count - 1, "cs_slotc")
-            row = b.binop("udiv", v, i32(per_row), "cs_row")
-            cv = b.binop("urem", v, i32(per_row), "cs_cv")
-            col = b.mul(cv, i32(OUT_VEC), "cs_col")
+            if width == D_VEC and per_row > PAIR_SLOTS and per_row % PAIR_SLOTS == 0:
+                # 16 consecutive slots = PAIR_SLOTS of row 2p and PAIR_SLOTS of row 2p+1
+                # (same columns): the two b128 C loads per slot stay conflict-free
+                # (width OUT_VEC needs no pairing: 16 slots read 256 contiguous bytes)
+                sl = b.binop("urem", v, i32(PAIR_SLOTS), "cs_sl")
+                rest = b.binop("udiv", v, i32(PAIR_SLOTS), "cs_rest")
+                rpar = b.binop("urem", rest, i32(2), "cs_rpar")
+                rest = b.binop("udiv", rest, i32(2), "cs_rest")
+                seg = b.binop("urem", rest, i32(per_row // PAIR_SLOTS), "cs_seg")
+                pair = b.binop("udiv", rest, i32(per_row // PAIR_SLOTS), "cs_pair")
+                row = b.add(b.mul(pair, i32(2), "cs_prow"), rpar, "cs_row")
+                cv = b.add(b.mul(seg, i32(PAIR_SLOTS), "cs_segv"), sl, "cs_cv")
+            else:
+                row = b.binop("udiv", v, i32(per_row), "cs_row")
+                cv = b.binop("urem", v, i32(per_row), "cs_cv")
+            col = b.mul(cv, i32(width), "cs_col")
             idx = b.add(b.mul(row, i32(self.ncp), "cs_rowi"), col, "cs_idx")
-            p = b.gep(T.FLOAT, lc, [idx], "cs_p")
-            x = b.load(v4, p, 16, "cs_x")
             m = b.add(self.m0, row, "cs_m")
             n = b.add(self.n0, col, "cs_n")
             mok = b.icmp("ult", m, self.p("M"), "cs_mok")
             nok = b.icmp("ult", n, self.p("kpg"), "cs_nok")
             ok = b.binop("and", mok, nok, "cs_ok")
-            self.out_elem(x, m, n, ok, OUT_VEC)
+            if width == OUT_VEC:
+                p = b.gep(T.FLOAT, lc, [idx], "cs_p")
+                x = b.load(v4, p, 16, "cs_x")
+                self.out_elem(x, m, n, ok, OUT_VEC)
+                continue
+            parts = []
+            for h in range(width // OUT_VEC):
+                ih = b.add(idx, i32(h * OUT_VEC), "cs_idxh") if h else idx
+                p = b.gep(T.FLOAT, lc, [ih], "cs_p")
+                x = b.load(v4, p, 16, "cs_x")
+                nh = b.add(n, i32(h * OUT_VEC), "cs_nh") if h else n
+                kn = b.add(self.kbase, nh, "epi_ch")
+                parts.append(self.acc_epi(x, kn, OUT_VEC))
+            y = b.shufflevector(parts[0], parts[1], list(range(width)), "cs_y")
+            dv = b.cast("fptrunc", y, T.vec(width, self.et), "d_val")
+            self.store_d_raw(dv, m, n, ok, width)
 
     def cluster_fold(self):
         """After every slab of the cluster is stored: cluster barrier between
         cluster-scope release/acquire fences, then this workgroup (rank = slice)
         folds tile rows [rank*R, rank*R + R), R = ceil(tile_m / S), over slabs
-        0..S-1 in order and stores D."""
+        0..S-1 in order and stores D: D_VEC channels (16 bytes) per slot when K
+        and kpg allow, else OUT_VEC."""
         b = self.b
-        S = self.cluster
         b.fence("cluster", "release")
         b.call("s_cluster_barrier", [])
         b.fence("cluster", "acquire")
+        self.d_branch(lambda: self.fold_out(D_VEC), lambda: self.fold_out(OUT_VEC), "fold")
+
+    def fold_out(self, width: int):
+        """The fold's slots: ``width`` channels each, slabs read OUT_VEC fp32 at a
+        time (16 bytes), summed from slab 0 in order."""
+        b = self.b
+        S = self.cluster
         R = (self.tm + S - 1) // S
-        per_row = self.tn // OUT_VEC
+        per_row = self.tn // width
         count = R * per_row
         r0 = b.mul(self.slice, i32(R), "f_rorg")
         for j in range((count + self.threads - 1) // self.threads):
@@ -847,7 +1034,7 @@ class _Kernel:
                 v = self.umin_const(v, count - 1, "f_slotc")
             rr = b.binop("udiv", v, i32(per_row), "f_rr")
             cv = b.binop("urem", v, i32(per_row), "f_cv")
-            col = b.mul(cv, i32(OUT_VEC), "f_col")
+            col = b.mul(cv, i32(width), "f_col")
             row = b.add(r0, rr, "f_row")
             m = b.add(self.m0, row, "f_m")
             n = b.add(self.n0, col, "f_n")
@@ -860,5 +1047,9 @@ class _Kernel:
             for sl in range(S):
                 off = self.ws_offset(i32(sl), m, n, ok, "f")
                 x = b.call(_LOAD_KEY[4 * OUT_VEC], [self.rws, off, i32(0), i32(0)], "f_slab")
+                if width > OUT_VEC:
+                    off2 = b.add(off, i32(4 * OUT_VEC), "f_offh")
+                    x2 = b.call(_LOAD_KEY[4 * OUT_VEC], [self.rws, off2, i32(0), i32(0)], "f_slab")
+                    x = b.shufflevector(x, x2, list(range(width)), "f_slabw")
                 total = x if total is None else b.fadd(total, x, "f_sum")
-            self.store_d(total, m, n, ok, OUT_VEC)
+            self.store_d(total, m, n, ok, width)

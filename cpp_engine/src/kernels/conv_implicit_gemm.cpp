@@ -31,12 +31,44 @@ constexpr int64_t kWmmaM = 16, kWmmaN = 16, kWmmaK = 32;
 constexpr int64_t kMaxTile = 1024;
 constexpr int64_t kWave = 32;
 constexpr int64_t kMaxLoadWaves = 8;
-// LDS row padding: A/B rows are tile_k + kPadAB elements (16 bytes) apart,
-// C-shuffle rows tile_n + kPadC fp32 (16 bytes) apart. Keeps 16-byte alignment.
-constexpr int64_t kPadAB = 8;
+// A/B LDS layout: rows of tile_k elements (no padding), XOR-swizzled in 16-byte
+// chunks of kChunk elements (see swizzle()); the C-shuffle rows are tile_n +
+// kPadC fp32 (16 bytes) apart. Bank model (64 banks x 4 bytes, a 256-byte phase
+// = kSweepChunks chunks): parity/sim/lds_banks.py.
+constexpr int64_t kChunk = 8;
+constexpr int64_t kSweepChunks = 16;
 constexpr int64_t kPadC = 4;
-// Elements per lane in the C-shuffle store phase and the cluster fold.
+// Elements per lane in the C-shuffle store phase and the cluster fold (fp32
+// slabs, and D when kpg or K is not a multiple of kDVec).
 constexpr int64_t kOutVec = 4;
+// Elements per lane of a 16-byte D store (both epilogues, when K and kpg are
+// multiples of kDVec: a wave-uniform run-time branch on the kernel arguments).
+constexpr int64_t kDVec = 8;
+// Per-wave D transpose region of the default epilogue: 16 rows of kDtRow
+// elements (row stride 48 bytes: conflict-free b16 writes and b128 reads).
+constexpr int64_t kDtRow = 24;
+// 16-byte cshuffle D slots per row segment: with more per row, two rows share a
+// 16-lane phase (kPairSlots slots each) so the b128 C loads do not collide.
+constexpr int64_t kPairSlots = 8;
+
+// (rows_per_phase, period) of the A/B XOR swizzle (python swizzle()).
+std::pair<int64_t, int64_t> swizzle(int64_t tile_k) {
+    const int64_t cpr = tile_k / kChunk;
+    return {std::max<int64_t>(1, kSweepChunks / cpr), std::min<int64_t>(cpr & -cpr, kSweepChunks)};
+}
+
+// Byte offsets and sizes inside the one LDS allocation (python lds_parts()).
+struct LdsParts {
+    int64_t a_off, a_bytes, b_off, b_bytes;
+    bool has_c, has_dt;
+    int64_t c_bytes, dt_bytes;  // both at offset 0 (aliasing A/B)
+    int64_t end() const {
+        int64_t n = std::max(a_off + a_bytes, b_off + b_bytes);
+        if (has_c) n = std::max(n, c_bytes);
+        if (has_dt) n = std::max(n, dt_bytes);
+        return n;
+    }
+};
 
 bool is_dtype(const std::optional<std::string> &d) { return d && (*d == "bf16" || *d == "fp16"); }
 const Type *dtype_type(const std::string &d) { return d == "bf16" ? bfloat() : half(); }
@@ -82,15 +114,25 @@ int64_t threads(const ConvSpec &spec) {
     return w * kWave;
 }
 
+namespace {
+LdsParts lds_parts(const ConvSpec &spec) {
+    const int64_t es = byte_size(dtype_type(*spec.dtype));
+    LdsParts p{};
+    p.a_off = 0;
+    p.a_bytes = 2 * spec.tile_m * spec.tile_k * es;
+    p.b_off = p.a_bytes;
+    p.b_bytes = 2 * spec.tile_n * spec.tile_k * es;
+    p.has_c = *spec.epilogue == "cshuffle";
+    p.has_dt = !p.has_c && spec.split_k == 1;
+    p.c_bytes = spec.tile_m * (spec.tile_n + kPadC) * 4;
+    p.dt_bytes = spec.waves_m * spec.waves_n * 16 * kDtRow * es;
+    return p;
+}
+}  // namespace
+
 std::vector<LdsBuffer> lds_layout(const ConvSpec &spec) {
     const Type *et = dtype_type(*spec.dtype);
-    const int64_t kp = spec.tile_k + kPadAB;
-    std::vector<LdsBuffer> out{
-        {"lds_a", et, 2 * spec.tile_m * kp},
-        {"lds_b", et, 2 * spec.tile_n * kp},
-    };
-    if (*spec.epilogue == "cshuffle") out.push_back({"lds_c", float_(), spec.tile_m * (spec.tile_n + kPadC)});
-    return out;
+    return {{"lds", et, lds_parts(spec).end() / byte_size(et)}};
 }
 
 int64_t lds_bytes(const ConvSpec &spec) {
@@ -257,7 +299,7 @@ public:
         load_threads_ = wavelet_ ? spec.num_load_waves * kWave : threads_;
         split_ = spec.split_k > 1;
         cluster_ = spec.split_k_cluster;
-        kp_ = tk_ + kPadAB;
+        swz_ = swizzle(tk_);
         ncp_ = tn_ + kPadC;
     }
 
@@ -359,8 +401,11 @@ private:
         }
         wave_m_ = b_.binop("udiv", wave_, ci32(s_.waves_n), "wave_m");
         wave_n_ = b_.binop("urem", wave_, ci32(s_.waves_n), "wave_n");
-        // LDS globals.
+        // LDS globals: one allocation; B after A; the epilogue's parts alias A/B.
         for (const LdsBuffer &l : lds_layout(s_)) lds_[l.name] = b_.module().add_lds(l.name, array(l.count, l.elem), 16);
+        lds_a_ = lds_.at("lds");
+        const int64_t boff = lds_parts(s_).b_off / byte_size(et_);
+        lds_b_ = b_.gep(et_, lds_.at("lds"), {ci32(boff)}, "lds_b");
     }
 
     // -- global -> LDS slots ----------------------------------------------------------
@@ -437,8 +482,7 @@ private:
             const Value pc = b_.add(pwc, cbase_, "a_pe");
             const Value pbase = b_.mul(pc, ci32(2), "a_pbase");
             const Value hb = b_.select(mok, hbase, ci32(int64_t(1) << 30), "a_hb");
-            const Value lrow = b_.mul(row, ci32(kp_), "a_lrow");
-            const Value lds_off = b_.add(lrow, koff, "a_loff");
+            const Value lds_off = slot_lds(row, koff, va, "a");
             a_slots_.push_back(ASlot{st, hb, wbase, pbase, lds_off});
         }
         const int64_t vb = s_.vector_b;
@@ -463,10 +507,34 @@ private:
             const Value wrow = b_.mul(kn, p("Kgemm"), "b_wrow");
             const Value wk = b_.add(wrow, koff, "b_wk");
             const Value wbyte = b_.mul(wk, ci32(2), "b_wbyte");
-            const Value lrow = b_.mul(row, ci32(kp_), "b_lrow");
-            const Value lds_off = b_.add(lrow, koff, "b_loff");
+            const Value lds_off = slot_lds(row, koff, vb, "b");
             b_slots_.push_back(BSlot{st, nok, wbyte, lds_off});
         }
+    }
+
+    // Element index in an A/B buffer of 16-byte chunk `ch` of tile row `row` (plus
+    // `within` elements when given): row*tile_k + 8*(ch ^ f(row)), the swizzle.
+    Value swz_index(const Value &row, const Value &ch, const Value *within, const std::string &hint) {
+        const int64_t rps = swz_.first, per = swz_.second;
+        int64_t sh = 0;
+        while ((int64_t{1} << sh) < rps) ++sh;
+        const Value q = rps == 1 ? row : b_.binop("lshr", row, ci32(sh), hint + "_swq");
+        const Value f = b_.binop("and", q, ci32(per - 1), hint + "_swf");
+        const Value sc = b_.binop("xor", ch, f, hint + "_sch");
+        Value e = b_.binop("shl", sc, ci32(3), hint + "_sce");
+        if (within) e = b_.binop("or", e, *within, hint + "_scw");
+        const Value lrow = b_.mul(row, ci32(tk_), hint + "_lrow");
+        return b_.add(lrow, e, hint + "_loff");
+    }
+
+    // LDS element index of a load slot's vector (koff elements into the row).
+    Value slot_lds(const Value &row, const Value &koff, int64_t vec, const std::string &hint) {
+        const Value ch = b_.binop("lshr", koff, ci32(3), hint + "_kch");
+        if (vec < kChunk) {
+            const Value within = b_.binop("and", koff, ci32(kChunk - 1), hint + "_kin");
+            return swz_index(row, ch, &within, hint);
+        }
+        return swz_index(row, ch, nullptr, hint);
     }
 
     // klim with k0 + koff < k_end <=> k0 < klim (unsigned) for every tile origin k0:
@@ -557,33 +625,35 @@ private:
 
     // Store loaded registers into LDS buffer `buf` (i32 0 or 1).
     void store_tile(const TileVals &vals, const Value &buf) {
-        const Value abase = b_.mul(buf, ci32(tm_ * kp_), "a_buf");
+        const Value abase = b_.mul(buf, ci32(tm_ * tk_), "a_buf");
         for (size_t i = 0; i < a_slots_.size(); ++i) {
             const Value idx = b_.add(abase, a_slots_[i].lds, "a_lidx");
-            const Value ptr = b_.gep(et_, lds_.at("lds_a"), {idx}, "a_lp");
+            const Value ptr = b_.gep(et_, lds_a_, {idx}, "a_lp");
             b_.store(vals.a[i], ptr, 2 * s_.vector_a);
         }
-        const Value bbase = b_.mul(buf, ci32(tn_ * kp_), "b_buf");
+        const Value bbase = b_.mul(buf, ci32(tn_ * tk_), "b_buf");
         for (size_t i = 0; i < b_slots_.size(); ++i) {
             const Value idx = b_.add(bbase, b_slots_[i].lds, "b_lidx");
-            const Value ptr = b_.gep(et_, lds_.at("lds_b"), {idx}, "b_lp");
+            const Value ptr = b_.gep(et_, lds_b_, {idx}, "b_lp");
             b_.store(vals.b[i], ptr, 2 * s_.vector_b);
         }
     }
 
     // -- WMMA -------------------------------------------------------------------------
     // The 16-element A/B fragment of `row` (tile row) at K step kk: lane l holds
-    // K = 8*(l/16) + [0,8) and 16 + 8*(l/16) + [0,8) of the 32.
-    Value fragment(const Value &lds, const Value &base, const Value &row, int64_t kk) {
+    // K = 8*(l/16) + [0,8) and 16 + 8*(l/16) + [0,8) of the 32, i.e. chunks
+    // 4*kk + l/16 and 4*kk + 2 + l/16 of the (swizzled) row.
+    Value fragment(const Value &lds, const Value &base, const Value &row, int64_t kk, const std::string &hint) {
         const Type *v8 = vec(8, et_);
-        const Value frow = b_.mul(row, ci32(kp_), "f_row");
-        Value idx = b_.add(base, frow, "f_idx");
-        idx = b_.add(idx, lane_k_, "f_idxk");
-        if (kk) idx = b_.add(idx, ci32(kk * kWmmaK), "f_idxs");
-        const Value p0 = b_.gep(et_, lds, {idx}, "f_p");
+        const Value ch = kk ? b_.add(half_, ci32(4 * kk), "f_ch") : half_;
+        const Value i0 = swz_index(row, ch, nullptr, "f");
+        const Value idx = b_.add(base, i0, "f_idx");
+        const Value p0 = b_.gep(et_, lds, {idx}, hint);
         const Value lo = b_.load(v8, p0, 16, "f_lo");
-        const Value idx2 = b_.add(idx, ci32(16), "f_idxh");
-        const Value p1 = b_.gep(et_, lds, {idx2}, "f_p");
+        const Value ch2 = b_.add(half_, ci32(4 * kk + 2), "f_chh");
+        const Value i1 = swz_index(row, ch2, nullptr, "fh");
+        const Value idx2 = b_.add(base, i1, "f_idxh");
+        const Value p1 = b_.gep(et_, lds, {idx2}, hint);
         const Value hi = b_.load(v8, p1, 16, "f_hi");
         std::vector<int> mask;
         for (int i = 0; i < 16; ++i) mask.push_back(i);
@@ -592,13 +662,13 @@ private:
 
     // All WMMAs of one K tile from LDS buffer `buf`; returns the new accumulators.
     std::vector<Value> compute(const Value &buf, std::vector<Value> accs) {
-        const Value abase = b_.mul(buf, ci32(tm_ * kp_), "c_abuf");
-        const Value bbase = b_.mul(buf, ci32(tn_ * kp_), "c_bbuf");
+        const Value abase = b_.mul(buf, ci32(tm_ * tk_), "c_abuf");
+        const Value bbase = b_.mul(buf, ci32(tn_ * tk_), "c_bbuf");
         const std::string key = wmma_key(*s_.dtype);
         for (int64_t kk = 0; kk < tk_ / kWmmaK; ++kk) {
             std::vector<Value> fa, fb;
-            for (int64_t i = 0; i < fm_; ++i) fa.push_back(fragment(lds_.at("lds_a"), abase, a_rows_[i], kk));
-            for (int64_t j = 0; j < fn_; ++j) fb.push_back(fragment(lds_.at("lds_b"), bbase, b_rows_[j], kk));
+            for (int64_t i = 0; i < fm_; ++i) fa.push_back(fragment(lds_a_, abase, a_rows_[i], kk, "fa_p"));
+            for (int64_t j = 0; j < fn_; ++j) fb.push_back(fragment(lds_b_, bbase, b_rows_[j], kk, "fb_p"));
             for (int64_t i = 0; i < fm_; ++i) {
                 for (int64_t j = 0; j < fn_; ++j) {
                     const size_t k = static_cast<size_t>(i * fn_ + j);
@@ -796,6 +866,11 @@ private:
     void store_d(const Value &x, const Value &m, const Value &n, const Value &ok, int64_t width) {
         const Type *vt = width == 1 ? et_ : vec(width, et_);
         const Value y = b_.cast("fptrunc", x, vt, "d_val");
+        store_d_raw(y, m, n, ok, width);
+    }
+
+    // Store `width` dtype elements y (already cast) at D[m][kbase + n].
+    void store_d_raw(const Value &y, const Value &m, const Value &n, const Value &ok, int64_t width) {
         const Value raw = b_.cast("bitcast", y, raw_type(2 * width), "d_raw");
         const Value kn = b_.add(kbase_, n, "d_ch");
         const Value rowe = b_.mul(m, p("K"), "d_rowe");
@@ -851,9 +926,43 @@ private:
         b_.ret_void();
     }
 
+    // Wave-uniform: K and kpg are multiples of kDVec (kernel arguments only).
+    Value d_vec_ok() {
+        const Value kk = b_.binop("or", p("K"), p("kpg"), "d_kk");
+        const Value low = b_.binop("and", kk, ci32(kDVec - 1), "d_klow");
+        return b_.icmp("eq", low, ci32(0), "d_wide");
+    }
+
+    // if d_vec_ok: vec_fn() else: scalar_fn() (a uniform branch), then join.
+    template <class V, class S>
+    void d_branch(V vec_fn, S scalar_fn, const std::string &hint) {
+        const Value ok = d_vec_ok();
+        Block &bv = b_.new_block(hint + "_wide");
+        Block &bs = b_.new_block(hint + "_narrow");
+        Block &bj = b_.new_block(hint + "_done");
+        b_.cond_br(ok, bv, bs);
+        b_.position(bv);
+        vec_fn();
+        b_.br(bj);
+        b_.position(bs);
+        scalar_fn();
+        b_.br(bj);
+        b_.position(bj);
+    }
+
+    // D: 16-byte stores through the per-wave LDS transpose when K and kpg allow,
+    // else scalar; slabs: scalar fp32.
+    void epilogue_default() {
+        if (split_) {
+            default_scalar();
+        } else {
+            d_branch([this] { default_v16(); }, [this] { default_scalar(); }, "epi");
+        }
+    }
+
     // Each lane stores its fragment elements: acc[i][j] element e is tile row
     // wm0 + 16*i + 8*(lane/16) + e, tile column wn0 + 16*j + lane%16.
-    void epilogue_default() {
+    void default_scalar() {
         const Value rbase = b_.mul(half_, ci32(8), "e_rbase");
         for (int64_t i = 0; i < fm_; ++i) {
             for (int64_t j = 0; j < fn_; ++j) {
@@ -875,11 +984,56 @@ private:
         }
     }
 
-    // Compute waves write the accumulators to the fp32 LDS tile; barrier; then
-    // all threads store kOutVec-wide row vectors (surplus slots clamp to the
-    // last vector).
+    // Per-wave LDS transpose (python default_v16): lane l writes its 8 elements
+    // (epilogue applied, cast) to region rows 8*(l/16)+e, column l%16; then reads
+    // row l%16, columns 8*(l/16)+[0,8) and stores them with one 16-byte store.
+    void default_v16() {
+        const Value lds = lds_.at("lds");
+        const Value rb = b_.mul(wave_, ci32(16 * kDtRow), "dt_base");
+        const Value wcol = b_.add(rb, lrow_, "dt_wcol");
+        const Value rbase = b_.mul(half_, ci32(8), "e_rbase");
+        const Value rrow0 = b_.mul(lrow_, ci32(kDtRow), "dt_rrow");
+        const Value rrow = b_.add(rb, rrow0, "dt_rd");
+        const Value rd = b_.add(rrow, rbase, "dt_rdc");
+        for (int64_t i = 0; i < fm_; ++i) {
+            for (int64_t j = 0; j < fn_; ++j) {
+                const Value acc = accs_[static_cast<size_t>(i * fn_ + j)];
+                const Value ec = b_.add(wn0_, ci32(j * kWmmaN), "e_c");
+                const Value col = b_.add(ec, lrow_, "e_col");
+                const Value n = b_.add(n0_, col, "e_n");
+                const Value kn = b_.add(kbase_, n, "epi_ch");
+                for (int64_t e = 0; e < 8; ++e) {
+                    const Value x = b_.extractelement(acc, ci32(e), "e_x");
+                    const Value y = acc_epi(x, kn, 1);
+                    const Value h = b_.cast("fptrunc", y, et_, "d_val");
+                    const Value r = b_.add(rbase, ci32(e), "dt_r");
+                    const Value wrow = b_.mul(r, ci32(kDtRow), "dt_wrow");
+                    const Value idx = b_.add(wcol, wrow, "dt_widx");
+                    const Value ptr = b_.gep(et_, lds, {idx}, "dt_p");
+                    b_.store(h, ptr, 2);
+                }
+                const Value ptr = b_.gep(et_, lds, {rd}, "dt_p");
+                const Value v = b_.load(vec(kDVec, et_), ptr, 16, "dt_v");
+                const Value rorg = b_.add(wm0_, ci32(i * kWmmaM), "dt_rorg");
+                const Value row = b_.add(rorg, lrow_, "dt_row");
+                const Value m = b_.add(m0_, row, "e_m");
+                const Value corg = b_.add(wn0_, ci32(j * kWmmaN), "dt_corg");
+                const Value cn = b_.add(corg, rbase, "dt_col");
+                const Value n2 = b_.add(n0_, cn, "e_n");
+                const Value mok = b_.icmp("ult", m, p("M"), "e_mok");
+                const Value nok = b_.icmp("ult", n2, p("kpg"), "e_nok");
+                const Value ok = b_.binop("and", mok, nok, "e_ok");
+                store_d_raw(v, m, n2, ok, kDVec);
+            }
+        }
+    }
+
+    // Compute waves write the accumulators to the fp32 LDS tile (aliasing A/B,
+    // after the main loop's last barrier); barrier; then all threads store row
+    // vectors: 16-byte D stores when K and kpg allow, else kOutVec-wide; kOutVec
+    // fp32 to the slab. Surplus slots clamp to the last vector.
     void epilogue_cshuffle() {
-        const Value lc = lds_.at("lds_c");
+        const Value lc = lds_.at("lds");
         Block *join = nullptr;
         if (wavelet_) {
             Block &body = b_.new_block("cs_write");
@@ -909,39 +1063,86 @@ private:
             b_.position(*join);
         }
         barrier();
-        const int64_t per_row = tn_ / kOutVec;
+        if (split_) {
+            cshuffle_out(kOutVec);
+        } else {
+            d_branch([this] { cshuffle_out(kDVec); }, [this] { cshuffle_out(kOutVec); }, "cs");
+        }
+    }
+
+    // The store phase of cshuffle (python cshuffle_out).
+    void cshuffle_out(int64_t width) {
+        const Value lc = lds_.at("lds");
+        const int64_t per_row = tn_ / width;
         const int64_t count = tm_ * per_row;
         const Type *v4 = vec(kOutVec, float_());
         for (int64_t j = 0; j < (count + threads_ - 1) / threads_; ++j) {
             Value v = b_.add(tid_, ci32(j * threads_), "cs_slot");
             if ((j + 1) * threads_ > count) v = umin_const(v, count - 1, "cs_slotc");
-            const Value row = b_.binop("udiv", v, ci32(per_row), "cs_row");
-            const Value cv = b_.binop("urem", v, ci32(per_row), "cs_cv");
-            const Value col = b_.mul(cv, ci32(kOutVec), "cs_col");
+            Value row, cv;
+            if (width == kDVec && per_row > kPairSlots && per_row % kPairSlots == 0) {
+                const Value sl = b_.binop("urem", v, ci32(kPairSlots), "cs_sl");
+                Value rest = b_.binop("udiv", v, ci32(kPairSlots), "cs_rest");
+                const Value rpar = b_.binop("urem", rest, ci32(2), "cs_rpar");
+                rest = b_.binop("udiv", rest, ci32(2), "cs_rest");
+                const Value seg = b_.binop("urem", rest, ci32(per_row / kPairSlots), "cs_seg");
+                const Value pair = b_.binop("udiv", rest, ci32(per_row / kPairSlots), "cs_pair");
+                const Value prow = b_.mul(pair, ci32(2), "cs_prow");
+                row = b_.add(prow, rpar, "cs_row");
+                const Value segv = b_.mul(seg, ci32(kPairSlots), "cs_segv");
+                cv = b_.add(segv, sl, "cs_cv");
+            } else {
+                row = b_.binop("udiv", v, ci32(per_row), "cs_row");
+                cv = b_.binop("urem", v, ci32(per_row), "cs_cv");
+            }
+            const Value col = b_.mul(cv, ci32(width), "cs_col");
             const Value rowi = b_.mul(row, ci32(ncp_), "cs_rowi");
             const Value idx = b_.add(rowi, col, "cs_idx");
-            const Value ptr = b_.gep(float_(), lc, {idx}, "cs_p");
-            const Value x = b_.load(v4, ptr, 16, "cs_x");
             const Value m = b_.add(m0_, row, "cs_m");
             const Value n = b_.add(n0_, col, "cs_n");
             const Value mok = b_.icmp("ult", m, p("M"), "cs_mok");
             const Value nok = b_.icmp("ult", n, p("kpg"), "cs_nok");
             const Value ok = b_.binop("and", mok, nok, "cs_ok");
-            out_elem(x, m, n, ok, kOutVec);
+            if (width == kOutVec) {
+                const Value ptr = b_.gep(float_(), lc, {idx}, "cs_p");
+                const Value x = b_.load(v4, ptr, 16, "cs_x");
+                out_elem(x, m, n, ok, kOutVec);
+                continue;
+            }
+            std::vector<Value> parts;
+            for (int64_t h = 0; h < width / kOutVec; ++h) {
+                const Value ih = h ? b_.add(idx, ci32(h * kOutVec), "cs_idxh") : idx;
+                const Value ptr = b_.gep(float_(), lc, {ih}, "cs_p");
+                const Value x = b_.load(v4, ptr, 16, "cs_x");
+                const Value nh = h ? b_.add(n, ci32(h * kOutVec), "cs_nh") : n;
+                const Value kn = b_.add(kbase_, nh, "epi_ch");
+                parts.push_back(acc_epi(x, kn, kOutVec));
+            }
+            std::vector<int> mask;
+            for (int i = 0; i < static_cast<int>(width); ++i) mask.push_back(i);
+            const Value y = b_.shufflevector(parts[0], parts[1], mask, "cs_y");
+            const Value dv = b_.cast("fptrunc", y, vec(width, et_), "d_val");
+            store_d_raw(dv, m, n, ok, width);
         }
     }
 
     // After every slab of the cluster is stored: cluster barrier between
     // cluster-scope release/acquire fences, then this workgroup (rank = slice)
     // folds tile rows [rank*R, rank*R + R), R = ceil(tile_m / S), over slabs
-    // 0..S-1 in order and stores D.
+    // 0..S-1 in order and stores D: kDVec channels per slot when K and kpg
+    // allow, else kOutVec.
     void cluster_fold() {
-        const int64_t S = cluster_;
         b_.fence("cluster", "release");
         b_.call_void("s_cluster_barrier", {});
         b_.fence("cluster", "acquire");
+        d_branch([this] { fold_out(kDVec); }, [this] { fold_out(kOutVec); }, "fold");
+    }
+
+    // The fold's slots (python fold_out).
+    void fold_out(int64_t width) {
+        const int64_t S = cluster_;
         const int64_t R = (tm_ + S - 1) / S;
-        const int64_t per_row = tn_ / kOutVec;
+        const int64_t per_row = tn_ / width;
         const int64_t count = R * per_row;
         const Value r0 = b_.mul(slice_, ci32(R), "f_rorg");
         for (int64_t j = 0; j < (count + threads_ - 1) / threads_; ++j) {
@@ -949,7 +1150,7 @@ private:
             if ((j + 1) * threads_ > count) v = umin_const(v, count - 1, "f_slotc");
             const Value rr = b_.binop("udiv", v, ci32(per_row), "f_rr");
             const Value cv = b_.binop("urem", v, ci32(per_row), "f_cv");
-            const Value col = b_.mul(cv, ci32(kOutVec), "f_col");
+            const Value col = b_.mul(cv, ci32(width), "f_col");
             const Value row = b_.add(r0, rr, "f_row");
             const Value m = b_.add(m0_, row, "f_m");
             const Value n = b_.add(n0_, col, "f_n");
@@ -961,10 +1162,17 @@ private:
             Value total;
             for (int64_t sl = 0; sl < S; ++sl) {
                 const Value off = ws_offset(ci32(sl), m, n, ok, "f");
-                const Value x = b_.call(load_key(4 * kOutVec), {rws_, off, ci32(0), ci32(0)}, "f_slab");
+                Value x = b_.call(load_key(4 * kOutVec), {rws_, off, ci32(0), ci32(0)}, "f_slab");
+                if (width > kOutVec) {
+                    const Value off2 = b_.add(off, ci32(4 * kOutVec), "f_offh");
+                    const Value x2 = b_.call(load_key(4 * kOutVec), {rws_, off2, ci32(0), ci32(0)}, "f_slab");
+                    std::vector<int> mask;
+                    for (int i = 0; i < static_cast<int>(width); ++i) mask.push_back(i);
+                    x = b_.shufflevector(x, x2, mask, "f_slabw");
+                }
                 total = sl == 0 ? x : b_.fadd(total, x, "f_sum");
             }
-            store_d(total, m, n, ok, kOutVec);
+            store_d(total, m, n, ok, width);
         }
     }
 
@@ -976,7 +1184,8 @@ private:
     int64_t threads_, load_threads_;
     bool split_;
     int64_t cluster_;
-    int64_t kp_, ncp_;
+    std::pair<int64_t, int64_t> swz_;
+    int64_t ncp_;
 
     Value tid_, lane_, wave_, group_, slice_, k_begin_, k_end_, ntiles_;
     Value m0_, n0_, cbase_, kbase_;
@@ -987,6 +1196,7 @@ private:
     Value c2_, rowb_;
     std::vector<KState> a_states_;
     std::vector<BState> b_states_;
+    Value lds_a_, lds_b_;
     std::vector<ASlot> a_slots_;
     std::vector<BSlot> b_slots_;
     Value half_, lrow_, lane_k_, wm0_, wn0_;

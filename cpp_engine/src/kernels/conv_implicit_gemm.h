@@ -83,9 +83,12 @@ struct LdsBuffer {
     int64_t count;
 };
 
-// LDS globals in declaration order: lds_a [2*tile_m*(tile_k+8)] and lds_b
-// [2*tile_n*(tile_k+8)] of the dtype (double buffers), lds_c
-// [tile_m*(tile_n+4)] float when epilogue is cshuffle. Valid dtype required.
+// LDS globals in declaration order: one `lds` of the dtype holding A
+// [2][tile_m][tile_k] at 0, B [2][tile_n][tile_k] after it (double buffers,
+// XOR-swizzled), and aliasing them from offset 0 the cshuffle fp32 tile
+// [tile_m][tile_n+4] or the default epilogue's per-wave D transpose regions
+// (waves_m*waves_n x [16][24] dtype, split_k == 1); the element count covers
+// the largest (bytes: docs/conv_implicit_gemm.md). Valid dtype required.
 std::vector<LdsBuffer> lds_layout(const ConvSpec &spec);
 
 // Total LDS bytes of lds_layout(spec) (bytes; exact for a spec that passed the
