@@ -43,8 +43,15 @@ def test_json_envelope_and_measures(tmp_path, capsys):
     assert m["mca"]["full"]["cycles_per_iteration"] > 0 and m["vgprs"] > 0
     assert doc["targets"] == [{"label": "16x16 AOT tile", "config": TARGET16}]
     goals = {g["name"]: g["status"] for g in doc["goals"]}
-    assert goals == {"non_wmma": "SKIP", "epilogue_16b": "FAIL", "bank_conflicts": "SKIP",
+    assert goals == {"non_wmma": "SKIP", "epilogue_16b": "FAIL", "bank_conflicts": "PASS",
                      "cycles_halved": "SKIP"}
+    # the emulator's count on a real launch of the 16x16 target: every main-loop LDS site ran, none conflicted
+    bank = doc["bank_conflicts"][TARGET16]
+    assert bank["main_loop_conflict_cycles"] == 0
+    for cat in ("a_store", "b_store", "a_fragment", "b_fragment"):
+        assert bank["categories"][cat]["executed"] > 0 and bank["categories"][cat]["conflict_cycles"] == 0
+    assert set(doc["bank_conflicts"]) == {TARGET16}  # counted for the targets only
+    assert "LDS bank conflicts (emulator; conflict cycles / wave-instructions, one launch):" in out
     assert "goal epilogue_16b: FAIL (16x16 AOT tile stores 8x4B)" in out
     assert "targets:" in out and "all configs:" in out
 

@@ -81,6 +81,11 @@ def cmd_perf(args) -> int:
             side = R.measure_units("working tree", units, jobs=jobs, timeout=args.timeout, mca_tool=tool,
                                    progress=cb)
         side.problems[:0] = problems
+        from . import banks as BK
+        from .measure import attach_bank_conflicts
+        bank_counts, bank_reports, bank_problems = BK.count(units, T.target_keys())
+        attach_bank_conflicts(side.measures, bank_counts)
+        side.problems += bank_problems
         base = None
         if args.base is not None:
             commit, bunits, bproblems = B.lower_base(args.base, families, flavor, root=root)
@@ -108,6 +113,10 @@ def cmd_perf(args) -> int:
         print("targets:")
         for line in render(report_rows(tkeys, side.measures)):
             print("  " + line)
+    if bank_reports:
+        print("LDS bank conflicts (emulator; conflict cycles / wave-instructions, one launch):")
+        for k, r in bank_reports.items():
+            print("  " + BK.line(T.label_of(k) or k, r))
     for g in goals:
         print(g.line())
     if rest:
@@ -136,6 +145,7 @@ def cmd_perf(args) -> int:
         "targets": [{"label": T.label_of(k), "config": k} for k in tkeys],
         "goals": [g.to_json() for g in goals], "problems": side.problems, "seconds": round(secs, 2),
         "kernels": side.kernels,
+        "bank_conflicts": {k: {"main_loop_conflict_cycles": bank_counts[k], **r} for k, r in bank_reports.items()},
         "layers": None if layers is None else L.to_json(layers, catalog, flavor),
         "base": None if base is None else {
             "ref": args.base, "commit": base.commit, "kernels": base.kernels, "problems": base.problems,

@@ -21,7 +21,8 @@
   a loop-free kernel's stores).
 
 ``bank_conflicts`` stays None here: the emulator's LDS bank-conflict count
-(parity/sim) is attached by whoever runs a launch (:func:`attach_bank_conflicts`).
+(parity/sim) is attached by the launch step (parity/perf/banks.py through
+:func:`attach_bank_conflicts`, for the targets).
 """
 from __future__ import annotations
 

@@ -16,8 +16,9 @@ Goals (a report, not a gate; ``--check-goals`` makes an unmet goal exit 1):
   the main loop;
 * ``epilogue_16b``: every target's epilogue stores D (or its workspace slab)
   with 16-byte stores: it has 16-byte stores and no narrower one;
-* ``bank_conflicts``: 0 LDS bank conflicts on every target (the emulator's
-  count; SKIP while no count is attached);
+* ``bank_conflicts``: 0 LDS bank-conflict cycles on the main loop's LDS sites
+  of every target (the emulator's count, parity/perf/banks.py; SKIP when a
+  target has no count);
 * ``cycles_halved``: llvm-mca's cycles per K tile of the main loop at most
   half of the base's on every target (SKIP without ``--base``).
 
