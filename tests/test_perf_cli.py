@@ -52,7 +52,7 @@ def test_json_envelope_and_measures(tmp_path, capsys):
         assert bank["categories"][cat]["executed"] > 0 and bank["categories"][cat]["conflict_cycles"] == 0
     assert set(doc["bank_conflicts"]) == {TARGET16}  # counted for the targets only
     assert "LDS bank conflicts (emulator; conflict cycles / wave-instructions, one launch):" in out
-    assert "goal epilogue_16b: FAIL (16x16 AOT tile stores 8x4B)" in out
+    assert "goal epilogue_16b: FAIL (no 16-byte epilogue store: 16x16 AOT tile stores 8x4B)" in out
     assert "targets:" in out and "all configs:" in out
 
 

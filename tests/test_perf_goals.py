@@ -1,0 +1,40 @@
+"""parity/perf/targets.py goals on hand-made measures (no compile)."""
+from __future__ import annotations
+
+from parity.perf import targets as T
+from parity.perf.measure import Measure
+
+
+def _measures(stores: dict, conflicts=0) -> dict:
+    return {k: Measure(kernel=k, epilogue_stores=dict(stores.get(k, {16: 4})), bank_conflicts=conflicts)
+            for k in T.target_keys()}
+
+
+def _goal(goals, name):
+    [g] = [g for g in goals if g.name == name]
+    return g
+
+
+def test_epilogue_goal_passes_with_a_16_byte_path_beside_the_fallback():
+    keys = T.target_keys()
+    ms = _measures({keys[0]: {2: 32, 16: 4}})
+    g = _goal(T.goals(ms), "epilogue_16b")
+    assert g.status == T.PASS
+    assert "64x64x32 plain stores 32x2B 4x16B" in g.detail
+
+
+def test_epilogue_goal_fails_on_a_target_without_a_16_byte_store():
+    keys = T.target_keys()
+    ms = _measures({keys[1]: {4: 32}})
+    g = _goal(T.goals(ms), "epilogue_16b")
+    assert g.status == T.FAIL and g.detail == "no 16-byte epilogue store: 64x64x64 two-stage stores 32x4B"
+
+
+def test_bank_goal_needs_every_target_counted_and_zero():
+    ms = _measures({})
+    assert _goal(T.goals(ms), "bank_conflicts").status == T.PASS
+    ms[T.target_keys()[2]].bank_conflicts = 96
+    g = _goal(T.goals(ms), "bank_conflicts")
+    assert g.status == T.FAIL and "128x128x64 cluster S=15 96" in g.detail
+    ms[T.target_keys()[2]].bank_conflicts = None
+    assert _goal(T.goals(ms), "bank_conflicts").status == T.SKIP
