@@ -9,7 +9,7 @@ const std::vector<Arch> &arches() {
         {"gfx1250", 32, 327680, "wmma", {{16, 16, 32, "bf16"}, {16, 16, 32, "fp16"}}, true, 256, 0x2, "gfx1250", 0x20000000,
          {{"clock_mhz", 2400}, {"simds_per_cu", 2}, {"wmma_cycles", 8}, {"max_waves_per_simd", 4},
           {"hbm_bytes_per_us", 8000000}, {"l2_bytes_per_clk_per_cu", 64}, {"launch_ns", 2000},
-          {"cluster_barrier_cycles", 500}, {"kstep_issue_cycles", 100}}},
+          {"cluster_barrier_cycles", 500}, {"kstep_issue_cycles", 93}}},
         {"gfx942", 64, 65536, "mfma", {}, false, 304, 0x00020000, "gfx9", 0x00020000},
         {"gfx950", 64, 163840, "mfma", {}, false, 256, 0x00020000, "gfx9", 0x00020000},
         {"gfx1100", 32, 65536, "wmma", {{16, 16, 16, "bf16"}, {16, 16, 16, "fp16"}}, false, 96, 0x31004000, "gfx11", 0x31004000},
