@@ -1,0 +1,82 @@
+"""The catalog's predicted total time before and after issue 16, by the perf model.
+
+    python bench/catalog_model.py [--catalog PATH] [--before-kstep N]
+
+The perf model (python_engine/policy/perf_model.py, docs/perf_model.md) scores
+every layer of the catalog on the gfx1250 roofline of the arch table. Its
+``kstep_issue_cycles`` is the issue time of one 32-deep K step of the main loop
+(one instruction per clock per wave), measured by ``parity perf`` on the
+64x64x32 main loop: 118 instructions for the seed's kernels (``parity perf
+--base 79f6ea3``), the arch table's value for today's. Printed per flavor:
+
+* before: the seed policy's choices (tile 64x64, the seed's degree) scored with
+  the seed kernels' issue time (``--before-kstep``, default 118);
+* seed policy, today's kernels: the same choices with the arch table's value;
+* after: the model's own choices (what emit / plan / layers launch now).
+
+Predicted figures from a static model, not measurements on a GPU.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from parity.cli_common import at_least_one  # noqa: E402
+from python_engine.emit import default_catalog  # noqa: E402
+from python_engine.miopen import parse_catalog  # noqa: E402
+from python_engine.policy.perf_model import select_by_model  # noqa: E402
+from python_engine.policy.fold import fold_width  # noqa: E402
+from python_engine.targets.arch import find_arch  # noqa: E402
+
+
+def with_kstep(arch, kstep: int):
+    """``arch`` with its roofline's kstep_issue_cycles replaced."""
+    roof = tuple((n, kstep if n == "kstep_issue_cycles" else v) for n, v in arch.roofline)
+    return dataclasses.replace(arch, roofline=roof)
+
+
+def totals(layers, arch, flavor) -> tuple[int, int, int]:
+    """(seed choices' total, model choices' total, layers whose choice differs), ps."""
+    seed = model = changed = 0
+    for layer in layers:
+        cpg = fold_width(layer.problem)[1].cpg
+        v = next(x for x in (8, 4, 2, 1) if cpg % x == 0)
+        spec = {"dtype": layer.dtype if layer.dtype != "fp32" else "bf16", "vector_a": v, "vector_b": v}
+        ms = select_by_model(layer.problem, arch, flavor, spec)
+        seed += ms.seed.total_ps
+        model += ms.best.total_ps
+        changed += ms.best.label() != ms.seed.label()
+    return seed, model, changed
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--catalog", default=None, help="layer catalog (default: the shipped one)")
+    ap.add_argument("--before-kstep", type=at_least_one("--before-kstep"), default=118,
+                    help="kstep_issue_cycles of the seed kernels (default 118, parity perf --base 79f6ea3)")
+    a = ap.parse_args(argv)
+    path = a.catalog or default_catalog()
+    with open(path, encoding="utf-8") as f:
+        layers = parse_catalog(f.read(), path)
+    today = find_arch("gfx1250")
+    now = dict(today.roofline)["kstep_issue_cycles"]
+    before = with_kstep(today, a.before_kstep)
+    print(f"catalog {path}: {len(layers)} layers, gfx1250, perf model; kstep_issue_cycles "
+          f"{a.before_kstep} (seed kernels) -> {now} (today's)")
+    print(f"{'flavor':<8} {'before: seed policy, seed kernels':>34} {'seed policy, today':>20} "
+          f"{'after: model choice':>20} {'after/before':>13} {'layers changed':>15}")
+    for fl in ("llvm20", "llvm22", "llvm23"):
+        b_seed, _, _ = totals(layers, before, fl)
+        seed, model, changed = totals(layers, today, fl)
+        print(f"{fl:<8} {b_seed / 1e6:>31.3f} us {seed / 1e6:>17.3f} us {model / 1e6:>17.3f} us "
+              f"{model / b_seed:>12.2f}x {changed:>9} of {len(layers)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
