@@ -16,9 +16,13 @@ How a loop is identified, in this order:
    Header=BB<f>_<n> Depth=D``, and a block of a nested loop also names each
    enclosing loop as ``Parent Loop BB<f>_<n> Depth=D``. A loop is its header
    and every block that names the header.
-2. Without those comments (terse assembly): the backedges. A branch
-   (``s_branch`` / ``s_cbranch_*``) from block j to the label of block i <= j
-   makes blocks i..j a loop.
+2. Without those comments (terse assembly): the natural loops of the CFG
+   (successors: branch targets, plus the next block unless the block ends in
+   ``s_branch`` / ``s_setpc`` / ``s_endpgm``). A branch to a block that
+   dominates it is a backedge; its loop is the header and every block that
+   reaches the branch without passing the header. A backward jump in the
+   layout alone is not a loop: LLVM lays out forward control flow (the
+   epilogue's alignment branch) with backward jumps too.
 
 Either way a loop must hold a backedge: a branch inside the loop to its
 header's label, or a loop block laid out just before the header that falls
@@ -166,13 +170,70 @@ def find_loops(blocks: list[Block]) -> list[Loop]:
                 head - 1 in idx and not _ends_in_jump(blocks[head - 1]))   # falls through into the header
             loops.append(Loop(f".L{h}", depth, idx, "llvm-loop-info", back))
         return loops
-    labels = {b.label: i for i, b in enumerate(blocks)}
-    for j, b in enumerate(blocks):
-        for t in b.branch_targets():
-            i = labels.get(t)
-            if i is not None and i <= j:
-                loops.append(Loop(t, 1, list(range(i, j + 1)), "backedge", True))
+    # Without the comments: natural loops of the CFG. A backedge is a branch to a
+    # block that dominates its source (a backward jump in the layout alone is not
+    # one: LLVM also lays out forward control flow with backward jumps).
+    succ = _successors(blocks)
+    dom = _dominators(succ)
+    for j, targets in enumerate(succ):
+        for i in targets:
+            if i in dom[j]:
+                loops.append(Loop(blocks[i].label, 1, _natural_loop(succ, i, j), "backedge", True))
     return loops
+
+
+def _successors(blocks: list[Block]) -> list[list[int]]:
+    """Successor block indices: branch targets, plus the next block unless the block
+    ends in an unconditional jump or the end of the program."""
+    labels = {b.label: i for i, b in enumerate(blocks)}
+    out = []
+    for j, b in enumerate(blocks):
+        s = [labels[t] for t in b.branch_targets() if t in labels]
+        if j + 1 < len(blocks) and not _ends_in_jump(b):
+            s.append(j + 1)
+        out.append(sorted(set(s)))
+    return out
+
+
+def _dominators(succ: list[list[int]]) -> list[set[int]]:
+    """Dominator sets from block 0 (iterative data flow; kernels have tens of blocks)."""
+    n = len(succ)
+    preds: list[list[int]] = [[] for _ in range(n)]
+    for j, ss in enumerate(succ):
+        for i in ss:
+            preds[i].append(j)
+    everything = set(range(n))
+    dom = [everything.copy() for _ in range(n)]
+    if n:
+        dom[0] = {0}
+    changed = True
+    while changed:
+        changed = False
+        for i in range(1, n):
+            ps = [dom[p] for p in preds[i]]
+            new = (set.intersection(*ps) if ps else set()) | {i}
+            if new != dom[i]:
+                dom[i], changed = new, True
+    return dom
+
+
+def _natural_loop(succ: list[list[int]], head: int, tail: int) -> list[int]:
+    """The blocks of the natural loop of backedge tail -> head: head, and every block
+    that reaches tail without passing through head."""
+    preds: dict[int, list[int]] = {}
+    for j, ss in enumerate(succ):
+        for i in ss:
+            preds.setdefault(i, []).append(j)
+    body, work = {head, tail}, [tail]
+    while work:
+        x = work.pop()
+        if x == head:
+            continue
+        for p in preds.get(x, []):
+            if p not in body:
+                body.add(p)
+                work.append(p)
+    return sorted(body)
 
 
 def _count(lines: list[str], pred) -> int:
