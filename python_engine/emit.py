@@ -332,6 +332,12 @@ def check_target(E, arch: str, flavor: str, cus: int) -> str | None:
     """Why ``arch`` / ``flavor`` / ``cus`` cannot emit any layer with engine ``E``, or None."""
     if not 0 <= cus <= 65536:
         return f"--cus must be 0 (the arch table's count) or 1..65536, got {cus}"
+    try:
+        E.resolve_flavor(flavor)
+    except E.SpecRejected:  # the same text as every parity command's --flavor check
+        canonical = sorted({f["canonical"] for f in E.flavor_table()})
+        return (f"--flavor: unknown flavor {flavor!r} (canonical: {', '.join(canonical)}; "
+                "aliases per the engine's flavor table, e.g. llvm24)")
     why = E.validate("conv_implicit_gemm", {"dtype": "bf16"}, arch, flavor)
     if why:
         opt = "--flavor" if why.startswith("flavor") else "--arch"

@@ -226,7 +226,8 @@ def test_runs_that_do_nothing_are_errors(tmp_path, capsys):
 @pytest.mark.parametrize("argv,msg", [
     (["--arch", "gfx950"], "error: --arch: arch gfx950 has no 16x16x32 WMMA (conv_implicit_gemm requires gfx1250)"),
     (["--arch", "gfx999"], "error: --arch: arch 'gfx999' is not one of gfx1250"),
-    (["--flavor", "llvm99"], "error: --flavor: flavor 'llvm99' is not one of llvm20, llvm22, llvm23, llvm24"),
+    (["--flavor", "llvm99"], "error: --flavor: unknown flavor 'llvm99' (canonical: llvm20, llvm22, llvm23; "
+                             "aliases per the engine's flavor table, e.g. llvm24)"),
     (["--cus", "-5"], "error: --cus must be 0 (the arch table's count) or 1..65536, got -5"),
 ])
 def test_emit_validates_target_up_front(argv, msg, tmp_path, capsys):
