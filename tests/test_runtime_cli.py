@@ -93,7 +93,7 @@ def _main(argv, hip=None):
     (SMALL + ["--tile", "abc"], "error: --tile must be 3 positive integers joined by x (e.g. 64x64x32), got 'abc'"),
     (SMALL + ["--waves", "2"], "error: --waves must be 2 positive integers joined by x (e.g. 2x2), got '2'"),
     (SMALL + ["--tile", "48x48x32"], "error: launch not admitted: waves 2x2 must divide the tile 48x48"),
-    (SMALL + ["--flavor", "llvm99"], "error: --flavor: flavor 'llvm99' is not one of llvm20"),
+    (SMALL + ["--flavor", "llvm99"], "error: --flavor: unknown flavor 'llvm99' (canonical: llvm20, llvm22, llvm23;"),
     (SMALL + ["--cus", "-1"], "error: --cus must be 0 (the arch table's count) or 1..65536, got -1"),
     (SMALL + ["--split-k"], "error: --split-k needs a value"),
 ])
