@@ -45,7 +45,7 @@ def test_json_envelope_and_measures(tmp_path, capsys):
     goals = {g["name"]: g["status"] for g in doc["goals"]}
     assert goals == {"non_wmma": "SKIP", "epilogue_16b": "FAIL", "bank_conflicts": "SKIP",
                      "cycles_halved": "SKIP"}
-    assert "goal epilogue_16b: FAIL (16x16 AOT tile stores 8x4B)" in out
+    assert "goal epilogue_16b: FAIL (16x16 AOT tile stores 8x4B 2x16B)" in out
     assert "targets:" in out and "all configs:" in out
 
 
