@@ -18,7 +18,9 @@ How a loop is identified, in this order:
    and every block that names the header.
 2. Without those comments (terse assembly): the backedges. A branch
    (``s_branch`` / ``s_cbranch_*``) from block j to the label of block i <= j
-   makes blocks i..j a loop.
+   makes blocks i..j a loop when block j is reachable from block i (a backward
+   branch that only rejoins code laid out earlier, such as an if/else arm LLVM
+   places after ``s_endpgm``, is no loop).
 
 Either way a loop must hold a backedge: a branch inside the loop to its
 header's label, or a loop block laid out just before the header that falls
@@ -167,10 +169,25 @@ def find_loops(blocks: list[Block]) -> list[Loop]:
             loops.append(Loop(f".L{h}", depth, idx, "llvm-loop-info", back))
         return loops
     labels = {b.label: i for i, b in enumerate(blocks)}
+    succ = [[labels[t] for t in b.branch_targets() if t in labels]
+            + ([k + 1] if k + 1 < len(blocks) and not _ends_in_jump(b) else []) for k, b in enumerate(blocks)]
+
+    def reaches(i: int, j: int) -> bool:
+        seen, todo = {i}, [i]
+        while todo:
+            k = todo.pop()
+            if k == j:
+                return True
+            for n in succ[k]:
+                if n not in seen:
+                    seen.add(n)
+                    todo.append(n)
+        return False
+
     for j, b in enumerate(blocks):
         for t in b.branch_targets():
             i = labels.get(t)
-            if i is not None and i <= j:
+            if i is not None and i <= j and reaches(i, j):
                 loops.append(Loop(t, 1, list(range(i, j + 1)), "backedge", True))
     return loops
 
