@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -460,12 +461,18 @@ STORES = textwrap.dedent("""
     ({"epilogue": "cshuffle"}, {"buffer_store_b128": 4, "buffer_store_b64": 8}),
     ({"tile_m": 16, "tile_n": 16, "waves_m": 1, "waves_n": 1}, {"buffer_store_b128": 1, "buffer_store_b16": 8}),
     ({"split_k": 4, "split_k_cluster": 4, "epilogue": "cshuffle"}, {"buffer_store_b128": 9, "buffer_store_b64": 2}),
-], ids=["default", "cshuffle", "default_16x16", "cluster_fold"])
+    ({"split_k": 4}, {"buffer_store_b128": 8, "buffer_store_b32": 32, "ds_store_2addr_b32": 16}),
+    ({"tile_m": 16, "tile_n": 16, "waves_m": 1, "waves_n": 1, "split_k": 2},
+     {"buffer_store_b128": 2, "buffer_store_b32": 8, "ds_store_2addr_b32": 4}),
+], ids=["default", "cshuffle", "default_16x16", "cluster_fold", "default_slab", "default_slab_16x16"])
 def test_sixteen_byte_d_stores(spec, wide):
     """The compiled epilogues (llvmlite / LLVM 22.1, gfx1250): the wide D path is
     16-byte buffer stores (default: 1 per 16x16 accumulator through the per-wave
     LDS transpose, 8 ds_store_b16 each; cshuffle: 1 per 8 channels), next to the
-    narrow path kept for K or kpg not a multiple of 8."""
+    narrow path kept for K or kpg not a multiple of 8. Two-stage default slabs: 2
+    16-byte stores per accumulator through the fp32 transpose (8 b32 LDS stores,
+    paired by LLVM into 4 ds_store_2addr_b32), next to the 8 scalar stores of the
+    narrow path."""
     pytest.importorskip("llvmlite.binding")
     _, text = lower(spec, flavor="llvm23")
     r = subprocess.run([sys.executable, "-c", STORES], input=text, capture_output=True, text=True, timeout=600)
@@ -473,6 +480,36 @@ def test_sixteen_byte_d_stores(spec, wide):
     got = json.loads(r.stdout)
     for k, v in wide.items():
         assert got.get(k, 0) == v, (k, got)
+
+
+@pytest.mark.parametrize("spec,block", [({}, "epi_wide"), ({"split_k": 4}, "slab_wide"),
+                                        ({"split_k": 4, "split_k_cluster": 4}, "slab_wide")],
+                         ids=["d", "slab", "cluster_slab"])
+def test_transpose_wave_barriers(spec, block):
+    """The per-wave LDS transpose: per accumulator, its LDS stores, one
+    wave.barrier, its LDS loads; a wave.barrier before every accumulator's stores
+    but the first (RAW and WAR across lanes). Slabs: 2 <4 x float> loads and 2
+    v4f32 buffer stores per accumulator, behind ((K | kpg) & 3) == 0."""
+    _, text = lower(spec)
+    body = _blocks(text)[block]
+    seq = []
+    for ln in body:
+        if "@llvm.amdgcn.wave.barrier()" in ln:
+            seq.append("W")
+        elif ln.startswith("store ") and "addrspace(3)" in ln:
+            seq.append("S")
+        elif " = load " in ln and "addrspace(3)" in ln:
+            seq.append("L")
+    nacc = 4  # 64x64 tile, 2x2 waves: 2x2 accumulators per wave
+    nld = 2 if spec.get("split_k", 1) > 1 else 1
+    one = "S" * 8 + "W" + "L" * nld
+    assert "".join(seq) == "W".join([one] * nacc)
+    if spec.get("split_k", 1) > 1:
+        assert sum("load <4 x float>" in ln for ln in body) == 2 * nacc
+        assert sum("@llvm.amdgcn.raw.ptr.buffer.store.v4f32" in ln for ln in body) == 2 * nacc
+        assert re.search(r"%ws_klow\d* = and i32 %ws_kk\d*, 3\n", text), "slab alignment test"
+        assert re.search(r"br i1 %ws_wide\d*, label %slab_wide\d*, label %slab_narrow", text)
+    assert "declare void @llvm.amdgcn.wave.barrier()" in text
 
 
 def test_opt19_verifies_llvm20(tmp_path):

@@ -332,6 +332,7 @@ INTRINSICS = {
     "llvm.amdgcn.wmma.f32.16x16x32.f16.v8f32.v16f16": "wmma_f16",
     "llvm.amdgcn.readfirstlane.i32": "readfirstlane",
     "llvm.amdgcn.sched.barrier": "sched_barrier",
+    "llvm.amdgcn.wave.barrier": "sched_barrier",   # a code-motion barrier: no effect here
 }
 
 
@@ -1002,7 +1003,8 @@ class Kernel:
                 return _CONTROL_CLUSTER
             return f
         if key == "sched_barrier":
-            # A scheduling hint for the compiler: no effect on values or memory.
+            # A scheduling hint for the compiler (sched.barrier, wave.barrier): no
+            # effect on values or memory; the emulator runs a wave's lanes in lockstep.
             def f(R, X):
                 return None
             return f

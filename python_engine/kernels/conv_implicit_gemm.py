@@ -76,6 +76,12 @@ D_VEC = 8
 # Per-wave D transpose region of the default epilogue: 16 rows of DT_ROW elements
 # (16 + 8 padding: row stride 48 bytes, conflict-free b16 writes and b128 reads).
 DT_ROW = 24
+# Per-wave slab transpose region of the default epilogue with split-K (fp32): 16
+# rows of WT_ROW floats (16 + 4 padding: row stride 80 bytes). b32 writes: the two
+# half-waves' rows are 8*80 = 640 bytes apart (bank offset 32), 16 dwords each, no
+# overlap; b128 reads: the 16 rows of a 16-lane phase start at 20*r mod 64, 16
+# distinct multiples of 4 (parity/sim/lds_banks.py counts 0 conflicts).
+WT_ROW = 20
 # 16-byte cshuffle D slots per row segment: with more per row, two rows share a
 # 16-lane phase (PAIR_SLOTS slots each) so the two b128 C loads per slot do not
 # collide (row stride tile_n + 4 fp32 puts the second row 4 banks over).
@@ -116,7 +122,8 @@ def lds_parts(spec: dict) -> dict:
     the ``[tile_m][tile_n + PAD_C]`` fp32 tile) and ``dt`` (default epilogue with
     D: the per-wave ``[16][DT_ROW]`` transpose regions of the compute waves). ``c``
     and ``dt`` start at 0: they alias A/B, used only after the main loop's last
-    barrier. name -> (offset, bytes)."""
+    barrier. With split-K the default epilogue's ``dt`` holds the fp32 ``[16][WT_ROW]``
+    slab transpose regions instead. name -> (offset, bytes)."""
     es = T.byte_size(DTYPES[spec["dtype"]])
     tk = spec["tile_k"]
     a = 2 * spec["tile_m"] * tk * es
@@ -125,6 +132,8 @@ def lds_parts(spec: dict) -> dict:
         out["c"] = (0, spec["tile_m"] * (spec["tile_n"] + PAD_C) * 4)
     elif spec["split_k"] == 1:
         out["dt"] = (0, spec["waves_m"] * spec["waves_n"] * 16 * DT_ROW * es)
+    else:
+        out["dt"] = (0, spec["waves_m"] * spec["waves_n"] * 16 * WT_ROW * 4)
     return out
 
 
@@ -831,19 +840,20 @@ class _Kernel:
         b.position(exit_)
         b.ret_void()
 
-    def d_vec_ok(self):
-        """Wave-uniform: K and kpg are multiples of D_VEC, so every D_VEC-channel
-        vector at a multiple of D_VEC is 16-byte aligned and wholly inside or
-        outside ``[0, kpg)`` (kernel arguments only)."""
+    def d_vec_ok(self, vec: int = D_VEC, hint: str = "d"):
+        """Wave-uniform: K and kpg are multiples of ``vec`` (D_VEC for D, OUT_VEC for
+        fp32 slabs), so every ``vec``-channel vector at a multiple of ``vec`` is
+        16-byte aligned and wholly inside or outside ``[0, kpg)`` (kernel arguments
+        only)."""
         b = self.b
-        kk = b.binop("or", self.p("K"), self.p("kpg"), "d_kk")
-        low = b.binop("and", kk, i32(D_VEC - 1), "d_klow")
-        return b.icmp("eq", low, i32(0), "d_wide")
+        kk = b.binop("or", self.p("K"), self.p("kpg"), hint + "_kk")
+        low = b.binop("and", kk, i32(vec - 1), hint + "_klow")
+        return b.icmp("eq", low, i32(0), hint + "_wide")
 
-    def d_branch(self, vec_fn, scalar_fn, hint):
-        """``if d_vec_ok: vec_fn() else: scalar_fn()`` (a uniform branch), then join."""
+    def d_branch(self, vec_fn, scalar_fn, hint, vec: int = D_VEC, ok_hint: str = "d"):
+        """``if d_vec_ok(vec): vec_fn() else: scalar_fn()`` (a uniform branch), then join."""
         b = self.b
-        ok = self.d_vec_ok()
+        ok = self.d_vec_ok(vec, ok_hint)
         bv = b.new_block(hint + "_wide")
         bs = b.new_block(hint + "_narrow")
         bj = b.new_block(hint + "_done")
@@ -858,9 +868,11 @@ class _Kernel:
 
     def epilogue_default(self):
         """D: 16-byte stores through the per-wave LDS transpose when K and kpg allow
-        (:meth:`default_v16`), else :meth:`default_scalar`; slabs: scalar fp32."""
+        (:meth:`default_v16`), else :meth:`default_scalar`; fp32 slabs: 16-byte
+        stores through the fp32 transpose when K and kpg are multiples of OUT_VEC
+        (:meth:`slab_v4`), else :meth:`default_scalar`."""
         if self.split:
-            self.default_scalar()
+            self.d_branch(self.slab_v4, self.default_scalar, "slab", OUT_VEC, "ws")
         else:
             self.d_branch(self.default_v16, self.default_scalar, "epi")
 
@@ -883,14 +895,22 @@ class _Kernel:
                     x = b.extractelement(acc, i32(e), "e_x")
                     self.out_elem(x, m, n, ok, 1)
 
+    def wave_barrier(self):
+        """``llvm.amdgcn.wave.barrier``: no instruction, a code-motion barrier for the
+        wave; it orders the transpose's cross-lane LDS writes and reads (RAW: stores
+        then loads of one accumulator; WAR: the loads, then the next accumulator's
+        stores to the same region) in LLVM's memory model."""
+        self.b.call("wave_barrier", [])
+
     def default_v16(self):
         """Per-wave LDS transpose (the region of wave w: DT_ROW*16 elements at
         w*16*DT_ROW, aliasing A/B after the main loop's last barrier; only this
         wave touches it). Per accumulator: lane l writes its 8 elements (epilogue
-        applied, cast) to region rows 8*(l/16) + e, column l%16 (b16 stores); then
-        lane l reads row l%16, columns 8*(l/16) + [0,8) (one b128 load) and stores
-        them as one 16-byte buffer store at tile row wm0 + 16*i + l%16, column
-        wn0 + 16*j + 8*(l/16)."""
+        applied, cast) to region rows 8*(l/16) + e, column l%16 (b16 stores); a
+        wave barrier; then lane l reads row l%16, columns 8*(l/16) + [0,8) (one
+        b128 load) and stores them as one 16-byte buffer store at tile row
+        wm0 + 16*i + l%16, column wn0 + 16*j + 8*(l/16). A wave barrier precedes
+        every accumulator's writes but the first."""
         b = self.b
         lds = self.lds["lds"]
         rb = b.mul(self.wave, i32(16 * DT_ROW), "dt_base")
@@ -901,6 +921,8 @@ class _Kernel:
         for i in range(self.fm):
             for j in range(self.fn):
                 acc = self.accs[i * self.fn + j]
+                if i or j:
+                    self.wave_barrier()
                 col = b.add(b.add(self.wn0, i32(j * WMMA_N), "e_c"), self.lrow, "e_col")
                 n = b.add(self.n0, col, "e_n")
                 kn = b.add(self.kbase, n, "epi_ch")
@@ -912,6 +934,7 @@ class _Kernel:
                     idx = b.add(wcol, b.mul(r, i32(DT_ROW), "dt_wrow"), "dt_widx")
                     p = b.gep(self.et, lds, [idx], "dt_p")
                     b.store(h, p, 2)
+                self.wave_barrier()
                 p = b.gep(self.et, lds, [rd], "dt_p")
                 v = b.load(T.vec(D_VEC, self.et), p, 16, "dt_v")
                 row = b.add(b.add(self.wm0, i32(i * WMMA_M), "dt_rorg"), self.lrow, "dt_row")
@@ -922,6 +945,49 @@ class _Kernel:
                 nok = b.icmp("ult", n, self.p("kpg"), "e_nok")
                 ok = b.binop("and", mok, nok, "e_ok")
                 self.store_d_raw(v, m, n, ok, D_VEC)
+
+    def slab_v4(self):
+        """fp32 slab transpose (two-stage split-K, K and kpg multiples of OUT_VEC):
+        the region of wave w is WT_ROW*16 floats at w*16*WT_ROW (aliasing A/B after
+        the main loop's last barrier; only this wave touches it). Per accumulator:
+        lane l writes its 8 fp32 elements to region rows 8*(l/16) + e, column l%16
+        (b32 stores); a wave barrier; lane l reads row l%16, columns
+        8*(l/16) + [0,4) and + [4,8) (two b128 loads) and stores each as one
+        16-byte buffer store at ws[slice][m][kbase + n], m = m0 + wm0 + 16*i + l%16,
+        n = n0 + wn0 + 16*j + 8*(l/16) + 4*h. A wave barrier precedes every
+        accumulator's writes but the first."""
+        b = self.b
+        lds = self.lds["lds"]
+        rb = b.mul(self.wave, i32(16 * WT_ROW), "wt_base")
+        wcol = b.add(rb, self.lrow, "wt_wcol")
+        rbase = b.mul(self.half, i32(8), "e_rbase")
+        rrow = b.add(rb, b.mul(self.lrow, i32(WT_ROW), "wt_rrow"), "wt_rd")
+        rd = b.add(rrow, rbase, "wt_rdc")
+        for i in range(self.fm):
+            for j in range(self.fn):
+                acc = self.accs[i * self.fn + j]
+                if i or j:
+                    self.wave_barrier()
+                for e in range(8):
+                    x = b.extractelement(acc, i32(e), "e_x")
+                    r = b.add(rbase, i32(e), "wt_r")
+                    idx = b.add(wcol, b.mul(r, i32(WT_ROW), "wt_wrow"), "wt_widx")
+                    p = b.gep(T.FLOAT, lds, [idx], "dt_p")
+                    b.store(x, p, 4)
+                self.wave_barrier()
+                row = b.add(b.add(self.wm0, i32(i * WMMA_M), "dt_rorg"), self.lrow, "dt_row")
+                m = b.add(self.m0, row, "e_m")
+                mok = b.icmp("ult", m, self.p("M"), "e_mok")
+                cn = b.add(b.add(self.wn0, i32(j * WMMA_N), "dt_corg"), rbase, "dt_col")
+                for h in range(D_VEC // OUT_VEC):
+                    c = b.add(rd, i32(OUT_VEC * h), "wt_rdh")
+                    p = b.gep(T.FLOAT, lds, [c], "dt_p")
+                    v = b.load(T.vec(OUT_VEC, T.FLOAT), p, 16, "wt_v")
+                    n = b.add(self.n0, b.add(cn, i32(OUT_VEC * h), "wt_colh"), "e_n")
+                    nok = b.icmp("ult", n, self.p("kpg"), "e_nok")
+                    ok = b.binop("and", mok, nok, "e_ok")
+                    off = self.ws_offset(self.slice, m, n, ok, "ws")
+                    b.call(_STORE_KEY[4 * OUT_VEC], [v, self.rws, off, i32(0), i32(0)])
 
     def epilogue_cshuffle(self):
         """Compute waves write the accumulators to the fp32 LDS tile (aliasing A/B:

@@ -85,6 +85,11 @@ TABLE = (
     # machine instruction (AMDGPUUsage "llvm.amdgcn.sched.barrier"); keeps the conv
     # main loop's global loads above its WMMAs.
     Row("sched_barrier", "llvm.amdgcn.sched.barrier", T.VOID, (T.I32,)),
+    # Wave barrier (IntrinsicsAMDGPU.td int_amdgcn_wave_barrier: no operands,
+    # convergent, has side effects; AMDGPU codegen prints only a "; wave barrier"
+    # comment, no machine instruction). A code-motion barrier for the wave: orders
+    # the conv default epilogue's cross-lane LDS transpose writes and reads.
+    Row("wave_barrier", "llvm.amdgcn.wave.barrier", T.VOID, ()),
 )
 
 _BY_KEY = {r.key: r for r in TABLE}

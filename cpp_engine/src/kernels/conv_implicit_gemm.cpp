@@ -47,6 +47,11 @@ constexpr int64_t kDVec = 8;
 // Per-wave D transpose region of the default epilogue: 16 rows of kDtRow
 // elements (row stride 48 bytes: conflict-free b16 writes and b128 reads).
 constexpr int64_t kDtRow = 24;
+// Per-wave fp32 slab transpose region of the default epilogue with split-K: 16
+// rows of kWtRow floats (row stride 80 bytes: the half-waves' b32 rows sit 32
+// banks apart, the 16 rows of a b128 phase start at 16 distinct multiples of 4
+// banks; 0 conflicts in parity/sim/lds_banks.py).
+constexpr int64_t kWtRow = 20;
 // 16-byte cshuffle D slots per row segment: with more per row, two rows share a
 // 16-lane phase (kPairSlots slots each) so the b128 C loads do not collide.
 constexpr int64_t kPairSlots = 8;
@@ -123,9 +128,11 @@ LdsParts lds_parts(const ConvSpec &spec) {
     p.b_off = p.a_bytes;
     p.b_bytes = 2 * spec.tile_n * spec.tile_k * es;
     p.has_c = *spec.epilogue == "cshuffle";
-    p.has_dt = !p.has_c && spec.split_k == 1;
+    p.has_dt = !p.has_c;
     p.c_bytes = spec.tile_m * (spec.tile_n + kPadC) * 4;
-    p.dt_bytes = spec.waves_m * spec.waves_n * 16 * kDtRow * es;
+    // D (fp16/bf16, kDtRow) or, with split-K, fp32 slab (kWtRow) transpose regions.
+    p.dt_bytes = spec.split_k == 1 ? spec.waves_m * spec.waves_n * 16 * kDtRow * es
+                                   : spec.waves_m * spec.waves_n * 16 * kWtRow * 4;
     return p;
 }
 }  // namespace
@@ -926,17 +933,19 @@ private:
         b_.ret_void();
     }
 
-    // Wave-uniform: K and kpg are multiples of kDVec (kernel arguments only).
-    Value d_vec_ok() {
-        const Value kk = b_.binop("or", p("K"), p("kpg"), "d_kk");
-        const Value low = b_.binop("and", kk, ci32(kDVec - 1), "d_klow");
-        return b_.icmp("eq", low, ci32(0), "d_wide");
+    // Wave-uniform: K and kpg are multiples of `vec` (kDVec for D, kOutVec for
+    // fp32 slabs; kernel arguments only).
+    Value d_vec_ok(int64_t vec = kDVec, const std::string &hint = "d") {
+        const Value kk = b_.binop("or", p("K"), p("kpg"), hint + "_kk");
+        const Value low = b_.binop("and", kk, ci32(vec - 1), hint + "_klow");
+        return b_.icmp("eq", low, ci32(0), hint + "_wide");
     }
 
-    // if d_vec_ok: vec_fn() else: scalar_fn() (a uniform branch), then join.
+    // if d_vec_ok(vec): vec_fn() else: scalar_fn() (a uniform branch), then join.
     template <class V, class S>
-    void d_branch(V vec_fn, S scalar_fn, const std::string &hint) {
-        const Value ok = d_vec_ok();
+    void d_branch(V vec_fn, S scalar_fn, const std::string &hint, int64_t vec = kDVec,
+                  const std::string &ok_hint = "d") {
+        const Value ok = d_vec_ok(vec, ok_hint);
         Block &bv = b_.new_block(hint + "_wide");
         Block &bs = b_.new_block(hint + "_narrow");
         Block &bj = b_.new_block(hint + "_done");
@@ -951,10 +960,11 @@ private:
     }
 
     // D: 16-byte stores through the per-wave LDS transpose when K and kpg allow,
-    // else scalar; slabs: scalar fp32.
+    // else scalar; fp32 slabs: 16-byte stores through the fp32 transpose when K
+    // and kpg are multiples of kOutVec (slab_v4), else scalar.
     void epilogue_default() {
         if (split_) {
-            default_scalar();
+            d_branch([this] { slab_v4(); }, [this] { default_scalar(); }, "slab", kOutVec, "ws");
         } else {
             d_branch([this] { default_v16(); }, [this] { default_scalar(); }, "epi");
         }
@@ -984,9 +994,16 @@ private:
         }
     }
 
+    // llvm.amdgcn.wave.barrier: no instruction, a code-motion barrier for the
+    // wave; orders the transpose's cross-lane LDS writes and reads (RAW and WAR)
+    // in LLVM's memory model.
+    void wave_barrier() { b_.call_void("wave_barrier", {}); }
+
     // Per-wave LDS transpose (python default_v16): lane l writes its 8 elements
-    // (epilogue applied, cast) to region rows 8*(l/16)+e, column l%16; then reads
-    // row l%16, columns 8*(l/16)+[0,8) and stores them with one 16-byte store.
+    // (epilogue applied, cast) to region rows 8*(l/16)+e, column l%16; a wave
+    // barrier; then reads row l%16, columns 8*(l/16)+[0,8) and stores them with
+    // one 16-byte store. A wave barrier precedes every accumulator's writes but
+    // the first.
     void default_v16() {
         const Value lds = lds_.at("lds");
         const Value rb = b_.mul(wave_, ci32(16 * kDtRow), "dt_base");
@@ -998,6 +1015,7 @@ private:
         for (int64_t i = 0; i < fm_; ++i) {
             for (int64_t j = 0; j < fn_; ++j) {
                 const Value acc = accs_[static_cast<size_t>(i * fn_ + j)];
+                if (i || j) wave_barrier();
                 const Value ec = b_.add(wn0_, ci32(j * kWmmaN), "e_c");
                 const Value col = b_.add(ec, lrow_, "e_col");
                 const Value n = b_.add(n0_, col, "e_n");
@@ -1012,6 +1030,7 @@ private:
                     const Value ptr = b_.gep(et_, lds, {idx}, "dt_p");
                     b_.store(h, ptr, 2);
                 }
+                wave_barrier();
                 const Value ptr = b_.gep(et_, lds, {rd}, "dt_p");
                 const Value v = b_.load(vec(kDVec, et_), ptr, 16, "dt_v");
                 const Value rorg = b_.add(wm0_, ci32(i * kWmmaM), "dt_rorg");
@@ -1024,6 +1043,54 @@ private:
                 const Value nok = b_.icmp("ult", n2, p("kpg"), "e_nok");
                 const Value ok = b_.binop("and", mok, nok, "e_ok");
                 store_d_raw(v, m, n2, ok, kDVec);
+            }
+        }
+    }
+
+    // fp32 slab transpose (python slab_v4; split-K, K and kpg multiples of
+    // kOutVec): lane l writes its 8 fp32 elements to region rows 8*(l/16)+e,
+    // column l%16 (region of wave w: 16*kWtRow floats at w*16*kWtRow); a wave
+    // barrier; then reads row l%16, columns 8*(l/16)+[0,4) and +[4,8) and stores
+    // each with one 16-byte store at ws[slice][m][kbase + n]. A wave barrier
+    // precedes every accumulator's writes but the first.
+    void slab_v4() {
+        const Value lds = lds_.at("lds");
+        const Value rb = b_.mul(wave_, ci32(16 * kWtRow), "wt_base");
+        const Value wcol = b_.add(rb, lrow_, "wt_wcol");
+        const Value rbase = b_.mul(half_, ci32(8), "e_rbase");
+        const Value rrow0 = b_.mul(lrow_, ci32(kWtRow), "wt_rrow");
+        const Value rrow = b_.add(rb, rrow0, "wt_rd");
+        const Value rd = b_.add(rrow, rbase, "wt_rdc");
+        for (int64_t i = 0; i < fm_; ++i) {
+            for (int64_t j = 0; j < fn_; ++j) {
+                const Value acc = accs_[static_cast<size_t>(i * fn_ + j)];
+                if (i || j) wave_barrier();
+                for (int64_t e = 0; e < 8; ++e) {
+                    const Value x = b_.extractelement(acc, ci32(e), "e_x");
+                    const Value r = b_.add(rbase, ci32(e), "wt_r");
+                    const Value wrow = b_.mul(r, ci32(kWtRow), "wt_wrow");
+                    const Value idx = b_.add(wcol, wrow, "wt_widx");
+                    const Value ptr = b_.gep(float_(), lds, {idx}, "dt_p");
+                    b_.store(x, ptr, 4);
+                }
+                wave_barrier();
+                const Value rorg = b_.add(wm0_, ci32(i * kWmmaM), "dt_rorg");
+                const Value row = b_.add(rorg, lrow_, "dt_row");
+                const Value m = b_.add(m0_, row, "e_m");
+                const Value mok = b_.icmp("ult", m, p("M"), "e_mok");
+                const Value corg = b_.add(wn0_, ci32(j * kWmmaN), "dt_corg");
+                const Value cn = b_.add(corg, rbase, "dt_col");
+                for (int64_t h = 0; h < kDVec / kOutVec; ++h) {
+                    const Value c = b_.add(rd, ci32(kOutVec * h), "wt_rdh");
+                    const Value ptr = b_.gep(float_(), lds, {c}, "dt_p");
+                    const Value v = b_.load(vec(kOutVec, float_()), ptr, 16, "wt_v");
+                    const Value colh = b_.add(cn, ci32(kOutVec * h), "wt_colh");
+                    const Value n = b_.add(n0_, colh, "e_n");
+                    const Value nok = b_.icmp("ult", n, p("kpg"), "e_nok");
+                    const Value ok = b_.binop("and", mok, nok, "e_ok");
+                    const Value off = ws_offset(slice_, m, n, ok, "ws");
+                    b_.call_void(store_key(4 * kOutVec), {v, rws_, off, ci32(0), ci32(0)});
+                }
             }
         }
     }

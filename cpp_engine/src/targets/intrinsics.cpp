@@ -90,6 +90,11 @@ const std::vector<Row> &rows() {
             // Emits no machine instruction; keeps the conv main loop's global loads
             // above its WMMAs.
             {"sched_barrier", {"llvm.amdgcn.sched.barrier", void_(), {i32()}}, {}},
+            // Wave barrier (IntrinsicsAMDGPU.td int_amdgcn_wave_barrier: no operands,
+            // convergent, has side effects; codegen prints only a "; wave barrier"
+            // comment, no machine instruction). Orders the conv default epilogue's
+            // cross-lane LDS transpose writes and reads.
+            {"wave_barrier", {"llvm.amdgcn.wave.barrier", void_(), {}}, {}},
         };
     }();
     return table;
