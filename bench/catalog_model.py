@@ -9,8 +9,9 @@ every layer of the catalog on the gfx1250 roofline of the arch table. Its
 64x64x32 main loop: 118 instructions for the seed's kernels (``parity perf
 --base 79f6ea3``), the arch table's value for today's. Printed per flavor:
 
-* before: the seed policy's choices (tile 64x64, the seed's degree) scored with
-  the seed kernels' issue time (``--before-kstep``, default 118);
+* before: the seed policy's choices (tile 64x64, the seed's degree, the seed's
+  load widths: no padded-pixel path) scored with the seed kernels' issue time
+  (``--before-kstep``, default 118);
 * seed policy, today's kernels: the same choices with the arch table's value;
 * after: the model's own choices (what emit / plan / layers launch now).
 
@@ -28,6 +29,7 @@ if __package__ in (None, ""):
 
 from parity.cli_common import at_least_one  # noqa: E402
 from python_engine.emit import default_catalog  # noqa: E402
+from python_engine.kernels.conv_implicit_gemm import load_vector  # noqa: E402
 from python_engine.miopen import parse_catalog  # noqa: E402
 from python_engine.policy.perf_model import select_by_model  # noqa: E402
 from python_engine.policy.fold import fold_width  # noqa: E402
@@ -40,12 +42,18 @@ def with_kstep(arch, kstep: int):
     return dataclasses.replace(arch, roofline=roof)
 
 
-def totals(layers, arch, flavor) -> tuple[int, int, int]:
+def seed_vector(cpg: int) -> int:
+    """The load width before issue 16: the widest of 8, 4, 2, 1 dividing cpg (no
+    padded-pixel path; the 3-channel stems loaded element by element)."""
+    return next(x for x in (8, 4, 2, 1) if cpg % x == 0)
+
+
+def totals(layers, arch, flavor, vector=load_vector) -> tuple[int, int, int]:
     """(seed choices' total, model choices' total, layers whose choice differs), ps."""
     seed = model = changed = 0
     for layer in layers:
         cpg = fold_width(layer.problem)[1].cpg
-        v = next(x for x in (8, 4, 2, 1) if cpg % x == 0)
+        v = vector(cpg)
         spec = {"dtype": layer.dtype if layer.dtype != "fp32" else "bf16", "vector_a": v, "vector_b": v}
         ms = select_by_model(layer.problem, arch, flavor, spec)
         seed += ms.seed.total_ps
@@ -71,7 +79,7 @@ def main(argv=None) -> int:
     print(f"{'flavor':<8} {'before: seed policy, seed kernels':>34} {'seed policy, today':>20} "
           f"{'after: model choice':>20} {'after/before':>13} {'layers changed':>15}")
     for fl in ("llvm20", "llvm22", "llvm23"):
-        b_seed, _, _ = totals(layers, before, fl)
+        b_seed, _, _ = totals(layers, before, fl, seed_vector)
         seed, model, changed = totals(layers, today, fl)
         print(f"{fl:<8} {b_seed / 1e6:>31.3f} us {seed / 1e6:>17.3f} us {model / 1e6:>17.3f} us "
               f"{model / b_seed:>12.2f}x {changed:>9} of {len(layers)}")

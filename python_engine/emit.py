@@ -22,13 +22,13 @@ import json
 import os
 from dataclasses import dataclass, field
 
+from .kernels.conv_implicit_gemm import load_vector
 from .miopen import Layer
 from .reduce_launch import reduce_launch_reason
 
 DEFAULT_ARCH = "gfx1250"
 DEFAULT_FLAVOR = "llvm23"
 SELECTIONS = ("model", "seed")   # plan_layer's select: the perf_model family or split_k_policy
-VECTORS = (8, 4, 2, 1)
 PROBLEM_FIELDS = ("N", "C", "H", "W", "K", "Y", "X", "stride_h", "stride_w", "pad_h", "pad_w", "dil_h", "dil_w",
                   "groups")
 
@@ -236,7 +236,8 @@ def plan_layer(E, layer: Layer, arch: str = DEFAULT_ARCH, flavor: str = DEFAULT_
     pol = parse_policy(text)
     folded = _kv(pol["folded"]) if "folded" in pol else prob
     cpg = folded["C"] // folded["groups"]
-    v = next(x for x in VECTORS if cpg % x == 0)
+    # the widest vector dividing cpg; cpg 3, 5, 6, 7: the padded-pixel (small-channel) path
+    v = load_vector(cpg)
     if not given_vec and v != 8:
         pspec = dict(pspec, vector_a=v, vector_b=v)
         text = E.lower(fam, pspec, arch, flavor).text

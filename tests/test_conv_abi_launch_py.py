@@ -123,14 +123,14 @@ def plan(spec, flavor="llvm23"):
 def test_slicing_rule(kgemm, tile_k):
     for degree in list(range(1, 40)) + [100, 1000, 5000]:
         p = ConvProblem(N=1, C=kgemm, H=1, W=1, K=4, Y=1, X=1)
-        ks, kc, data = L._slicing({"tile_k": tile_k, "degree": degree, "split_k_cluster": 0}, p)
+        ks, kc, data = L._slicing({"tile_k": tile_k, "degree": degree, "split_k_cluster": 0, "vector_a": 8}, p)
         assert ks % tile_k == 0 and ks >= tile_k
         assert 1 <= kc <= degree and kc == data
         assert (kc - 1) * ks < kgemm <= kc * ks        # every slice non-empty, all covered
         assert ks == -(-(-(-kgemm // degree)) // tile_k) * tile_k
         if 2 <= degree <= 15:
             # a cluster binary launches ks_count = S; the trailing S - data slices are empty
-            cks, ckc, cdata = L._slicing({"tile_k": tile_k, "degree": degree, "split_k_cluster": degree}, p)
+            cks, ckc, cdata = L._slicing({"tile_k": tile_k, "degree": degree, "split_k_cluster": degree, "vector_a": 8}, p)
             assert (cks, ckc, cdata) == (ks, degree, data) and data <= degree
 
 

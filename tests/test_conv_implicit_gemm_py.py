@@ -69,8 +69,14 @@ REJECTS = [
     ({"epilogue": None}, "gfx1250", "llvm23", "epilogue must be default or cshuffle, got null"),
     ({"tile_m": 256, "tile_n": 256, "waves_m": 8, "waves_n": 8}, "gfx1250", "llvm23",
      "work-group of 2048 threads exceeds 1024"),
-    ({"vector_a": 3}, "gfx1250", "llvm23", "vector_a must be 1, 2, 4 or 8 elements, got 3"),
-    ({"vector_b": 16}, "gfx1250", "llvm23", "vector_b must be 1, 2, 4 or 8 elements, got 16"),
+    ({"vector_a": 9}, "gfx1250", "llvm23", "vector_a must be 1 to 8 elements, got 9"),
+    ({"vector_b": 16}, "gfx1250", "llvm23", "vector_b must be 1 to 8 elements, got 16"),
+    ({"vector_a": 0}, "gfx1250", "llvm23", "vector_a must be 1 to 8 elements, got 0"),
+    ({"vector_a": 3}, "gfx1250", "llvm23", "padded-pixel loads (vector 3, 5, 6 or 7) need vector_a = vector_b "
+                                           "(A and B share the padded K order), got 3 and 8"),
+    ({"vector_a": 8, "vector_b": 7}, "gfx1250", "llvm23", "padded-pixel loads (vector 3, 5, 6 or 7) need "
+                                                          "vector_a = vector_b (A and B share the padded K order), "
+                                                          "got 8 and 7"),
     ({"acc_epilogue": "gelu"}, "gfx1250", "llvm23",
      "acc_epilogue must be identity, bias, scale, relu or clamp, got 'gelu'"),
     ({"tile_m": 256, "tile_n": 256, "tile_k": 256, "waves_m": 4, "waves_n": 4}, "gfx1250", "llvm23",

@@ -116,7 +116,12 @@ def test_emit_fold_and_fp32(both):
     assert plan_layer(py, parse_line("conv -n 1 -c 8 -H 8 -W 8 -k 8 -y 3 -x 3"), dtype="fp16").conv_spec["dtype"] \
         == "fp16"
     c3 = plan_layer(py, parse_line("c1: convbfp16 -n 1 -c 3 -H 224 -W 224 -k 64 -y 7 -x 7 -p 3 -q 3 -u 2 -v 2"))
-    assert c3.conv_spec["vector_a"] == 1 and c3.fold == 1
+    # cpg 3: the padded-pixel (small-channel) path, both vectors 3
+    assert c3.conv_spec["vector_a"] == 3 and c3.conv_spec["vector_b"] == 3 and c3.fold == 1
+    c6 = plan_layer(py, parse_line("c6: convbfp16 -n 1 -c 12 -H 32 -W 32 -k 64 -y 3 -x 3 -p 1 -q 1 -g 2"))
+    assert c6.conv_spec["vector_a"] == 6 and c6.conv_spec["vector_b"] == 6
+    c1 = plan_layer(py, parse_line("c1g: convbfp16 -n 1 -c 1 -H 32 -W 32 -k 16 -y 3 -x 3 -p 1 -q 1"))
+    assert c1.conv_spec["vector_a"] == 1 and c1.conv_spec["vector_b"] == 1
 
 
 def test_parse_plan_roundtrip(both, small):

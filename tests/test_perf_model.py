@@ -230,13 +230,15 @@ def test_c_api_prints_the_python_engines_text(tmp_path):
 
 
 def test_catalog_predicted_total_model_choice_vs_seed_choice():
-    """The shipped catalog at llvm23: the model's choices total 211.949 us, the seed
-    policy's choices 299.194 us by the same model; no layer is predicted slower."""
+    """The shipped catalog at llvm23: the model's choices total 209.658 us, the seed
+    policy's choices 303.379 us by the same model; no layer is predicted slower. (The
+    two ResNet-50 stems run the padded-pixel path, vector 3: Kr 196 instead of 147;
+    at batch 32 its fewer loads per lane admit 128x64, 12.833 -> 10.167 us.)"""
     from python_engine.policy.perf_model import catalog_predictions
     rows = catalog_predictions()
     assert len(rows) == 45
-    assert sum(r["selected"]["total_ps"] for r in rows) == 211948771
-    assert sum(r["seed"]["total_ps"] for r in rows) == 299193864
+    assert sum(r["selected"]["total_ps"] for r in rows) == 209657875
+    assert sum(r["seed"]["total_ps"] for r in rows) == 303378864
     assert all(r["selected"]["total_ps"] <= r["seed"]["total_ps"] for r in rows)
     conv5 = next(r for r in rows if r["layer"] == "resnet50_b1_conv5_1_3x3")
     sel = conv5["selected"]

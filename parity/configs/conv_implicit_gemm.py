@@ -177,10 +177,16 @@ CONFIGS += [
            spec={"tile_m": 256, "tile_n": 256, "waves_m": 4, "waves_n": 8, "pipeline": "wavelet",
                  "num_load_waves": 1},
            expect=reject("work-group of 1056 threads exceeds 1024")),
-    Config("reject_vector_a3", arch="gfx1250", spec={"vector_a": 3},
-           expect=reject("vector_a must be 1, 2, 4 or 8 elements, got 3")),
+    Config("reject_vector_a9", arch="gfx1250", spec={"vector_a": 9},
+           expect=reject("vector_a must be 1 to 8 elements, got 9")),
     Config("reject_vector_b16", arch="gfx1250", spec={"vector_b": 16},
-           expect=reject("vector_b must be 1, 2, 4 or 8 elements, got 16")),
+           expect=reject("vector_b must be 1 to 8 elements, got 16")),
+    Config("reject_vector_a3_vb8", arch="gfx1250", spec={"vector_a": 3},
+           expect=reject("padded-pixel loads (vector 3, 5, 6 or 7) need vector_a = vector_b "
+                         "(A and B share the padded K order), got 3 and 8")),
+    Config("reject_vector_a4_vb6", arch="gfx1250", spec={"vector_a": 4, "vector_b": 6},
+           expect=reject("padded-pixel loads (vector 3, 5, 6 or 7) need vector_a = vector_b "
+                         "(A and B share the padded K order), got 4 and 6")),
     Config("reject_acc_gelu", arch="gfx1250", spec={"acc_epilogue": "gelu"},
            expect=reject("acc_epilogue must be identity, bias, scale, relu or clamp, got 'gelu'")),
     Config("reject_acc_null", arch="gfx1250", spec={"acc_epilogue": None},
@@ -255,4 +261,19 @@ CONFIGS += [
     Config("plain_wavelet4_cshuffle_va1_vb1_fp16", arch="gfx1250",
            spec={"dtype": "fp16", "pipeline": "wavelet", "num_load_waves": 4, "epilogue": "cshuffle",
                  "vector_a": 1, "vector_b": 1}),
+]
+
+# -- the small-channel path: padded-pixel widths 3, 5, 6, 7 (a slot is one pixel of
+# cpg = v channels, zero-padded to 4 or 8 along K; conv_launch admits v = cpg only).
+# The numerics oracle runs the 3-channel stem and cpg 5/6/7 problems on them ---------
+CONFIGS += [
+    Config("plain_mem_default_va3_vb3_bf16", arch="gfx1250", spec={"vector_a": 3, "vector_b": 3}),
+    Config("spk4_mem_cshuffle_va3_vb3_bf16", arch="gfx1250",
+           spec={"vector_a": 3, "vector_b": 3, "split_k": 4, "epilogue": "cshuffle"}),
+    Config("plain_wavelet1_default_va3_vb3_fp16", arch="gfx1250",
+           spec={"dtype": "fp16", "pipeline": "wavelet", "vector_a": 3, "vector_b": 3}),
+    Config("plain_mem_cshuffle_va5_vb5_bf16", arch="gfx1250",
+           spec={"vector_a": 5, "vector_b": 5, "epilogue": "cshuffle"}),
+    Config("plain_mem_default_va6_vb6_fp16", arch="gfx1250", spec={"dtype": "fp16", "vector_a": 6, "vector_b": 6}),
+    Config("plain_mem_default_va7_vb7_bf16", arch="gfx1250", spec={"vector_a": 7, "vector_b": 7}),
 ]

@@ -239,3 +239,17 @@ CONFIGS = [
     Config("reject_unknown_field", arch="gfx1250", spec={"Z": 3},
            expect=reject("spec field 'Z' is not a field of family 'conv_launch'")),
 ]
+
+# -- the small-channel path (padded-pixel vector_a = vector_b = cpg in 3, 5, 6, 7):
+# the K loop runs over Y*X*pixel_slot(v), so ks is sliced in that padded reduction
+STEM = {"N": 1, "C": 3, "H": 224, "W": 224, "K": 64, "Y": 7, "X": 7, "stride_h": 2, "stride_w": 2,
+        "pad_h": 3, "pad_w": 3}
+CONFIGS += [
+    cfg("plain_stem_va3", {"vector_a": 3, "vector_b": 3}, STEM),
+    cfg("spk4_stem_va3", {"split_k": 4, "vector_a": 3, "vector_b": 3, "epilogue": "cshuffle"}, STEM, 4),
+    cfg("plain_c6_groups2_va6", {"vector_a": 6, "vector_b": 6}, dict(STEM, C=12, K=64, groups=2)),
+    cfg("reject_va3_cpg6", {"vector_a": 3, "vector_b": 3}, dict(STEM, C=6),
+        expect=reject("vector_a 3 loads one padded pixel of 3 channels: it needs cpg = 3, got cpg 6")),
+    cfg("reject_va3_cpg1", {"vector_a": 3, "vector_b": 3}, dict(STEM, C=3, groups=3, K=63),
+        expect=reject("vector_a 3 loads one padded pixel of 3 channels: it needs cpg = 3, got cpg 1")),
+]

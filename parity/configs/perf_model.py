@@ -26,7 +26,8 @@ _PROBLEM = ("N", "C", "H", "W", "K", "Y", "X", "stride_h", "stride_w", "pad_h", 
 
 def _catalog(path: str) -> list:
     """(name, spec) of every layer of a catalog, with emit's vector widths (the
-    largest of 8, 4, 2, 1 dividing the folded channels per group)."""
+    folded channels per group when 3, 5, 6 or 7: the padded-pixel small-channel
+    path; else the largest of 8, 4, 2, 1 dividing them)."""
     from python_engine.miopen import parse_catalog
     from python_engine.policy.fold import fold_width
     with open(path, encoding="utf-8") as f:
@@ -34,7 +35,7 @@ def _catalog(path: str) -> list:
     out = []
     for l in layers:
         folded = fold_width(l.problem)[1]
-        v = next(x for x in (8, 4, 2, 1) if folded.cpg % x == 0)
+        v = folded.cpg if folded.cpg in (3, 5, 6, 7) else next(x for x in (8, 4, 2, 1) if folded.cpg % x == 0)
         out.append((l.name, dict({n: getattr(l.problem, n) for n in _PROBLEM}, dtype=l.dtype, vector_a=v,
                                  vector_b=v)))
     return out

@@ -238,8 +238,8 @@ CONV_PROBLEMS = (
     # The strength-reduced im2col walk (docs/conv_implicit_gemm.md, "Loop-carried
     # addressing"): cpg 24 does not divide tile_k, so K tiles straddle filter rows
     # and split-K slices start mid-row, with dilation 2 and padding 2; depthwise
-    # (cpg 1, stride 2); the 3-channel 7x7 stem (stride 2, pad 3). cpg 1 and 3 are
-    # admitted only with vector_a = vector_b = 1.
+    # (cpg 1, stride 2); the 3-channel 7x7 stem (stride 2, pad 3). cpg 1 is admitted
+    # only with vector_a = vector_b = 1, cpg 3 also with the padded pixel (3).
     ("cpg24_dil2", 1, 24, 7, 7, 16, 3, 3, (1, 1), (2, 2), (2, 2), 1),
     ("depthwise", 1, 6, 7, 7, 6, 3, 3, (2, 2), (1, 1), (1, 1), 6),
     ("stem7x7", 1, 3, 11, 11, 8, 7, 7, (2, 2), (3, 3), (1, 1), 1),
@@ -247,6 +247,16 @@ CONV_PROBLEMS = (
     ("odd_kpg", 1, 24, 5, 4, 9, 3, 3, (1, 1), (1, 1), (1, 1), 3),
     # kpg 24 (multiple of 8, group base 24): the 16-byte D paths with partial M and N tiles
     ("wide_groups", 2, 16, 5, 3, 48, 1, 3, (1, 1), (0, 1), (1, 1), 2),
+    # Small channel counts with padding at both ends of both axes: cpg 1 and 4 on the
+    # element-wise / 4-wide paths (cpg 8: pad_stride); the padded-pixel path
+    # (vector_a = vector_b = cpg in 3, 5, 6, 7): cpg 3 with 2 images, stride (1, 2)
+    # and dilation (2, 1); cpg 5; cpg 6 in 2 groups; cpg 7 in 2 images.
+    ("c1_pad", 1, 1, 6, 6, 8, 3, 3, (1, 1), (1, 1), (1, 1), 1),
+    ("c4_pad", 1, 4, 6, 6, 8, 3, 3, (1, 1), (1, 1), (1, 1), 1),
+    ("c3_dil", 2, 3, 9, 10, 20, 5, 3, (1, 2), (2, 1), (2, 1), 1),
+    ("c5_pad", 1, 5, 6, 7, 20, 3, 3, (1, 1), (1, 1), (1, 1), 1),
+    ("c6_groups", 1, 12, 6, 7, 24, 3, 3, (2, 1), (2, 1), (1, 2), 2),
+    ("c7_pad", 2, 7, 5, 5, 12, 2, 3, (1, 1), (1, 1), (1, 1), 1),
 )
 
 

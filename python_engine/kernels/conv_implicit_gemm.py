@@ -56,7 +56,10 @@ WMMA_KEY = {"bf16": "wmma_f32_16x16x32_bf16", "fp16": "wmma_f32_16x16x32_f16"}
 PIPELINES = ("mem", "wavelet")
 EPILOGUES = ("default", "cshuffle")
 ACC_EPILOGUES = ("identity", "bias", "scale", "relu", "clamp")
-VECTORS = (1, 2, 4, 8)
+VECTORS = (1, 2, 3, 4, 5, 6, 7, 8)
+# Padded-pixel widths (the small-channel path): a load slot is one pixel's cpg = v
+# channels, zero-padded to pixel_slot(v) elements along K.
+PIXEL_VECTORS = (3, 5, 6, 7)
 MAX_LOAD_WAVES = 8
 WMMA_M, WMMA_N, WMMA_K = 16, 16, 32
 WAVE = 32
@@ -146,6 +149,34 @@ def lds_layout(spec: dict) -> dict:
     return {"lds": (et, n // T.byte_size(et))}
 
 
+def load_vector(cpg: int) -> int:
+    """The A/B load width (elements) the launch side picks for ``cpg`` channels per
+    group: ``cpg`` itself for 3, 5, 6, 7 (the padded-pixel path), else the widest of
+    8, 4, 2, 1 dividing ``cpg`` (every vector of a slot stays inside one pixel)."""
+    return cpg if cpg in PIXEL_VECTORS else next(x for x in (8, 4, 2, 1) if cpg % x == 0)
+
+
+def pixel_slot(v: int) -> int:
+    """Elements one load slot fills along K: ``v``, or for a padded-pixel width
+    (3, 5, 6, 7) the next power of two (4 or 8): the GEMM reduction runs over
+    ``Y*X*pixel_slot(v)`` with the padding channels zero in A and B."""
+    return 4 if v == 3 else 8 if v in PIXEL_VECTORS else v
+
+
+def pixel_pieces(v: int) -> tuple:
+    """Byte sizes of the buffer loads of one ``v``-element slot, in address order:
+    one ``2*v``-byte load for 1, 2, 4, 8; for a padded pixel the widest first
+    (3: 4+2, 5: 8+2, 6: 8+4, 7: 8+4+2), all 2-byte aligned."""
+    if v not in PIXEL_VECTORS:
+        return (2 * v,)
+    out, n = [], 2 * v
+    for w in (8, 4, 2):
+        if n >= w:
+            out.append(w)
+            n -= w
+    return tuple(out)
+
+
 def lds_bytes(spec: dict) -> int:
     return sum(T.byte_size(t) * n for t, n in lds_layout(spec).values())
 
@@ -185,7 +216,11 @@ def validate(spec: dict, arch, flavor) -> str | None:
         return f"work-group of {t} threads exceeds 1024"
     for f in ("vector_a", "vector_b"):
         if spec[f] not in VECTORS:
-            return f"{f} must be 1, 2, 4 or 8 elements, got {spec[f]}"
+            return f"{f} must be 1 to 8 elements, got {spec[f]}"
+    va, vb = spec["vector_a"], spec["vector_b"]
+    if (va in PIXEL_VECTORS or vb in PIXEL_VECTORS) and va != vb:
+        return (f"padded-pixel loads (vector 3, 5, 6 or 7) need vector_a = vector_b "
+                f"(A and B share the padded K order), got {va} and {vb}")
     if spec["acc_epilogue"] not in ACC_EPILOGUES:
         return (f"acc_epilogue must be identity, bias, scale, relu or clamp, "
                 f"got {_show(spec['acc_epilogue'])}")
@@ -282,6 +317,11 @@ class _Kernel:
         self.cluster = spec["split_k_cluster"]
         self.swz = swizzle(self.tk)
         self.ncp = self.tn + PAD_C
+        # Small-channel path: a slot is one pixel of pix = cpg channels, padded to
+        # slot_a elements along K (0: the plain path, slot_* = vector_*).
+        self.pix = spec["vector_a"] if spec["vector_a"] in PIXEL_VECTORS else 0
+        self.slot_a = pixel_slot(spec["vector_a"])
+        self.slot_b = pixel_slot(spec["vector_b"])
 
     # -- small helpers ---------------------------------------------------------------
     def p(self, name):
@@ -311,6 +351,15 @@ class _Kernel:
             n = b.cast("trunc", nbytes, T.I32, hint + "_nrec")
         return b.call("make_buffer_rsrc", [self.p(ptr_name), const_int(T.I16, 0), n, i32(b.module.arch.rsrc_flags)], hint)
 
+    def kgemm(self):
+        """The reduction length the K loop runs over: ``Kgemm``, or ``Y*X*slot`` on the
+        padded-pixel path."""
+        if not self.pix:
+            return self.p("Kgemm")
+        b = self.b
+        yx = b.mul(self.p("Y"), self.p("X"), "k_taps")
+        return b.mul(yx, i32(self.slot_a), "k_padded")
+
     # -- emission --------------------------------------------------------------------
     def emit(self):
         b = self.b
@@ -338,14 +387,14 @@ class _Kernel:
             ks = self.p("ks")
             self.k_begin = b.mul(self.slice, ks, "k_begin")
             kend0 = b.add(self.k_begin, ks, "k_end_raw")
-            kg = self.p("Kgemm")
+            kg = self.kgemm()
             short = b.icmp("ult", kend0, kg, "k_short")
             self.k_end = b.select(short, kend0, kg, "k_end")
         else:
             self.group = bz
             self.slice = None
             self.k_begin = i32(0)
-            self.k_end = self.p("Kgemm")
+            self.k_end = self.kgemm()
         # Number of K tiles: ceil((k_end - k_begin) / tile_k), 0 for an empty slice.
         live = b.icmp("ugt", self.k_end, self.k_begin, "k_live")
         span = b.sub(self.k_end, self.k_begin, "k_span")
@@ -405,7 +454,9 @@ class _Kernel:
         length share one K state (same ``kv``); a clamped slot has its own."""
         b = self.b
         s = self.s
-        cpg, X = self.p("cpg"), self.p("X")
+        # the K walk's channel count: cpg, or the padded pixel (channel 0 in every state)
+        cpg, X = (i32(self.slot_a) if self.pix else self.p("cpg")), self.p("X")
+        self.kcpg = cpg
         dw, dh = self.p("dil_w"), self.p("dil_h")
         # tile_k = sa*cpg + sb, sa = ay*X + ax: the uniform per-tile step.
         tk = i32(self.tk)
@@ -428,7 +479,7 @@ class _Kernel:
         self.step = dict(sb=sb, cpg=cpg, xs0=axd, xs1=xs1, xlim=xlim, ys0=ayd, ys1=ys1, ko0=ko0, ko1=ko1, d2=d2)
         self.c2, self.rowb = c2, rowb
         self.a_states, self.a_slots = [], []
-        va = s["vector_a"]
+        va = self.slot_a
         per_row = self.tk // va
         count = self.tm * per_row
         lt = self.load_threads
@@ -464,7 +515,7 @@ class _Kernel:
             lds_off = self.slot_lds(row, koff, va, "a")
             self.a_slots.append(dict(st=st, hb=hb, wb=wbase, pbase=pbase, lds=lds_off))
         self.b_states, self.b_slots = [], []
-        vb = s["vector_b"]
+        vb = self.slot_b
         per_row = self.tk // vb
         count = self.tn * per_row
         for j in range((count + lt - 1) // lt):
@@ -476,15 +527,20 @@ class _Kernel:
             if j == 0 or clamped or lt % per_row:
                 kv = b.binop("urem", v, i32(per_row), "b_kv")
                 koff = b.mul(kv, i32(vb), "b_koff")
-                self.b_states.append(dict(koff=koff, klim=self.k_limit(koff, "b")))
+                self.b_states.append(dict(kv=kv, koff=koff, klim=self.k_limit(koff, "b")))
             st = len(self.b_states) - 1
             koff = self.b_states[st]["koff"]
             n = b.add(self.n0, row, "b_n")
             nok = b.icmp("ult", n, self.p("kpg"), "b_nok")
             kn = b.add(self.kbase, n, "b_kn")
             wrow = b.mul(kn, self.p("Kgemm"), "b_wrow")
-            wk = b.add(wrow, koff, "b_wk")
-            wbyte = b.mul(wk, i32(2), "b_wbyte")
+            if self.pix:   # filter tap kv of the tile: pix channels (2*pix bytes) per tap in w
+                wr = b.mul(wrow, i32(2), "b_wrowb")
+                tb = b.mul(self.b_states[st]["kv"], i32(2 * self.pix), "b_tapb")
+                wbyte = b.add(wr, tb, "b_wbyte")
+            else:
+                wk = b.add(wrow, koff, "b_wk")
+                wbyte = b.mul(wk, i32(2), "b_wbyte")
             lds_off = self.slot_lds(row, koff, vb, "b")
             self.b_slots.append(dict(st=st, nok=nok, wbyte=wbyte, lds=lds_off))
 
@@ -522,8 +578,8 @@ class _Kernel:
         b = self.b
         koff = b.mul(kv, i32(va), hint + "_koff")
         r0 = b.add(self.k_begin, koff, hint + "_rk")
-        c = b.binop("urem", r0, self.p("cpg"), hint + "_ck")
-        q = b.binop("udiv", r0, self.p("cpg"), hint + "_qk")
+        c = b.binop("urem", r0, self.kcpg, hint + "_ck")
+        q = b.binop("udiv", r0, self.kcpg, hint + "_qk")
         x = b.binop("urem", q, self.p("X"), hint + "_xk")
         y = b.binop("udiv", q, self.p("X"), hint + "_yk")
         xd = b.mul(x, self.p("dil_w"), hint + "_xdk")
@@ -573,15 +629,47 @@ class _Kernel:
             ok = b.binop("and", ok, wok, "a_ok")
             off = b.add(sl["pbase"], st["ko"], "a_byte")
             off = b.select(ok, off, self.oob_x, "a_off")
-            out_a.append(b.call(_LOAD_KEY[2 * va], [self.rx, off, i32(0), i32(0)], "a_val"))
+            out_a.append(self.load_slot(self.rx, off, va, "a"))
         roks = [b.icmp("ult", k0, st["klim"], "b_rok") for st in self.b_states]
-        kb = b.mul(k0, i32(2), "b_kbyte")
+        if self.pix:   # tap k0/slot of w: 2*pix bytes per tap
+            tap = b.binop("lshr", k0, i32(self.slot_b.bit_length() - 1), "b_ktap")
+            kb = b.mul(tap, i32(2 * self.pix), "b_kbyte")
+        else:
+            kb = b.mul(k0, i32(2), "b_kbyte")
         for sl in self.b_slots:
             ok = b.binop("and", sl["nok"], roks[sl["st"]], "b_ok")
             off = b.add(sl["wbyte"], kb, "b_byte")
             off = b.select(ok, off, self.oob_w, "b_off")
-            out_b.append(b.call(_LOAD_KEY[2 * vb], [self.rw, off, i32(0), i32(0)], "b_val"))
+            out_b.append(self.load_slot(self.rw, off, vb, "b"))
         return out_a, out_b
+
+    def load_slot(self, rsrc, off, v: int, hint: str):
+        """The raw value of one load slot at byte ``off``: one ``2*v``-byte buffer load,
+        or for a padded pixel (``v`` in 3, 5, 6, 7) the pieces of :func:`pixel_pieces`
+        at ``off``, ``off+8``, ... (the constant as soffset) as i32 words, the 2-byte
+        piece zero-extended (its high half is the first padding channel), the words
+        past them zero: ``pixel_slot(v)`` elements. The pieces lie inside the pixel,
+        so each is wholly in or out of the buffer range with it."""
+        b = self.b
+        if v not in PIXEL_VECTORS:
+            return b.call(_LOAD_KEY[2 * v], [rsrc, off, i32(0), i32(0)], hint + "_val")
+        words = []
+        at = 0
+        for nb in pixel_pieces(v):
+            x = b.call(_LOAD_KEY[nb], [rsrc, off, i32(at), i32(0)], hint + "_pc")
+            if nb == 8:
+                x = b.cast("bitcast", x, T.vec(2, T.I32), hint + "_pcw")
+                words += [b.extractelement(x, i32(0), hint + "_w"), b.extractelement(x, i32(1), hint + "_w")]
+            elif nb == 4:
+                words.append(b.cast("bitcast", x, T.I32, hint + "_w"))
+            else:
+                words.append(b.cast("zext", x, T.I32, hint + "_w"))
+            at += nb
+        nw = pixel_slot(v) // 2
+        vec = zeroinit(T.vec(nw, T.I32))
+        for k, w in enumerate(words):
+            vec = b.insertelement(vec, w, i32(k), hint + "_pix")
+        return b.cast("bitcast", vec, _raw_type(2 * pixel_slot(v)), hint + "_val")
 
     def store_tile(self, vals, buf):
         """Store loaded registers into LDS buffer ``buf`` (i32 0 or 1)."""
@@ -592,12 +680,12 @@ class _Kernel:
         for sl, v in zip(self.a_slots, out_a):
             idx = b.add(abase, sl["lds"], "a_lidx")
             p = b.gep(self.et, self.lds_a, [idx], "a_lp")
-            b.store(v, p, 2 * s["vector_a"])
+            b.store(v, p, 2 * self.slot_a)
         bbase = b.mul(buf, i32(self.tn * self.tk), "b_buf")
         for sl, v in zip(self.b_slots, out_b):
             idx = b.add(bbase, sl["lds"], "b_lidx")
             p = b.gep(self.et, self.lds_b, [idx], "b_lp")
-            b.store(v, p, 2 * s["vector_b"])
+            b.store(v, p, 2 * self.slot_b)
 
     # -- WMMA ------------------------------------------------------------------------
     def fragment(self, lds, base, row, kk, hint):

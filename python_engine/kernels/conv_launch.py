@@ -15,8 +15,10 @@ shape, workspace bytes, whether Stage 2 runs, and every kernel argument value
 by name, in the order of the variant's :mod:`.conv_abi` list (a missing or
 extra name is an internal error, not a rejection).
 
-Slicing rule: ``ks = ceil(ceil(Kgemm/degree)/tile_k)*tile_k`` (a multiple of
-``tile_k``); ``data = ceil(Kgemm/ks)`` slices carry data (<= degree). A
+Slicing rule: ``ks = ceil(ceil(Kr/degree)/tile_k)*tile_k`` (a multiple of
+``tile_k``); ``data = ceil(Kr/ks)`` slices carry data (<= degree), where ``Kr``
+is the reduction the kernel runs over (:func:`reduction`: ``Kgemm``, or
+``Y*X*pixel_slot(v)`` for a padded-pixel vector width v). A
 two-stage binary launches ``ks_count = data`` (every slice non-empty); a
 cluster binary launches ``ks_count = S`` (the degree, baked into the binary),
 so its trailing ``S - data`` slices may be empty (``k_begin >= Kgemm``: the
@@ -87,17 +89,26 @@ def problem_reason(spec: dict) -> str | None:
     return None
 
 
+def reduction(spec: dict, p: ConvProblem) -> int:
+    """The reduction length the kernel's K loop covers: ``Kgemm``, or for a
+    padded-pixel ``vector_a`` (3, 5, 6, 7; the small-channel path) ``Y*X`` taps of
+    ``pixel_slot(vector_a)`` elements (the padding channels are zero in A and B)."""
+    va = spec["vector_a"]
+    return p.Y * p.X * CIG.pixel_slot(va) if va in CIG.PIXEL_VECTORS else p.Kgemm
+
+
 def _slicing(spec: dict, p: ConvProblem) -> tuple:
     """(ks, ks_count, data slices) of a degree >= 1 (see the module docstring).
     A cluster binary launches ks_count = S = degree; ``data <= degree`` always
     (``ks >= Kgemm/degree``), so its trailing slices may be empty, never missing."""
     tk = spec["tile_k"]
-    ks = _ceil(_ceil(p.Kgemm, spec["degree"]), tk) * tk
-    data = _ceil(p.Kgemm, ks)
+    kr = reduction(spec, p)
+    ks = _ceil(_ceil(kr, spec["degree"]), tk) * tk
+    data = _ceil(kr, ks)
     s = spec["split_k_cluster"]
     if s and data > s:  # an internal invariant of the slicing rule, not an admission rule
         raise RuntimeError(f"conv_launch: {data} slices carry data, more than the cluster's {s} "
-                           f"(Kgemm {p.Kgemm}, ks {ks})")
+                           f"(reduction {kr}, ks {ks})")
     return ks, (s or data), data
 
 
@@ -162,6 +173,9 @@ def validate(spec: dict, arch, flavor) -> str | None:
     if r:
         return r
     p = problem_of(spec)
+    va = spec["vector_a"]
+    if va in CIG.PIXEL_VECTORS and p.cpg != va:
+        return f"vector_a {va} loads one padded pixel of {va} channels: it needs cpg = {va}, got cpg {p.cpg}"
     for f in ("vector_a", "vector_b"):
         if p.cpg % spec[f]:
             return f"{f} {spec[f]} must divide the channels per group cpg {p.cpg}"

@@ -125,7 +125,7 @@ def predict(spec: dict, binary: str, degree: int, p: ConvProblem, arch, cus: int
     r = roofline(arch)
     tm, tn, tk = spec["tile_m"], spec["tile_n"], spec["tile_k"]
     wm, wn = spec["waves_m"], spec["waves_n"]
-    M, kpg, g, Kg, K = p.M, p.kpg, p.groups, p.Kgemm, p.K
+    M, kpg, g, Kg, K = p.M, p.kpg, p.groups, LAUNCH.reduction(spec, p), p.K
     if binary == "plain":
         ks = _ceil(Kg, tk) * tk
         data = kc = 1
@@ -191,16 +191,18 @@ def _admission(spec: dict, binary: str, degree: int, p: ConvProblem, ar, fl) -> 
     if r:
         return r
     tk = spec["tile_k"]
+    v = min(spec["vector_a"], spec["vector_b"])   # a padded pixel: its slots, each in its pieces
     loads = aot.loads_per_lane(spec["tile_m"], spec["tile_n"], tk, spec["waves_m"], spec["waves_n"],
-                               spec["pipeline"], spec["num_load_waves"], min(spec["vector_a"], spec["vector_b"]))
+                               spec["pipeline"], spec["num_load_waves"], CIG.pixel_slot(v)) * len(CIG.pixel_pieces(v))
     if loads > MAX_LOADS_PER_LANE:
         return f"{loads} global loads per load lane per K tile exceed the register budget {MAX_LOADS_PER_LANE}"
     if binary == "plain":
         return None
-    ks = _ceil(_ceil(p.Kgemm, degree), tk) * tk
-    if binary == "two_stage" and _ceil(p.Kgemm, ks) != degree:
-        return f"degree {degree} launches {_ceil(p.Kgemm, ks)} slices (ks {ks})"
-    if _ceil(p.Kgemm, tk) < MIN_SLICE_KTILES * degree:
+    kr = LAUNCH.reduction(spec, p)
+    ks = _ceil(_ceil(kr, degree), tk) * tk
+    if binary == "two_stage" and _ceil(kr, ks) != degree:
+        return f"degree {degree} launches {_ceil(kr, ks)} slices (ks {ks})"
+    if _ceil(kr, tk) < MIN_SLICE_KTILES * degree:
         return f"degree {degree} leaves slices under {MIN_SLICE_KTILES} K tiles"
     return None
 
@@ -296,7 +298,7 @@ def layer_predictions(problem: ConvProblem, arch="gfx1250", flavor="llvm23", spe
 def catalog_predictions(path: str | None = None, arch="gfx1250", flavor="llvm23", cus: int | None = None) -> list:
     """Every layer of a catalog (default the shipped parity/data/layers.txt)
     with its candidate predictions, as emit selects: the layer's dtype and
-    vector widths the largest of 8, 4, 2, 1 dividing the folded channels per
+    vector widths ``conv_implicit_gemm.load_vector`` of the folded channels per
     group. ``[{"layer", "dtype", "M", "Kgemm", "candidates":
     layer_predictions(...), "selected": row | None, "runner_up": row | None,
     "seed": {"binary", "tile_m", "tile_n", "tile_k", "degree", "total_ps"} |
@@ -310,7 +312,7 @@ def catalog_predictions(path: str | None = None, arch="gfx1250", flavor="llvm23"
     out = []
     for layer in layers:
         cpg = fold_width(layer.problem)[1].cpg
-        v = next(x for x in (8, 4, 2, 1) if cpg % x == 0)
+        v = CIG.load_vector(cpg)
         spec = {"dtype": layer.dtype if layer.dtype != "fp32" else "bf16", "vector_a": v, "vector_b": v}
         ms = select_by_model(layer.problem, arch, flavor, spec, cus)
         rows = layer_predictions(layer.problem, arch, flavor, spec, cus)

@@ -44,8 +44,10 @@ typedef struct cpe_conv_spec {
     const char *pipeline;     /* "mem" (all waves load and compute) or "wavelet" (dedicated load waves). Default "mem" */
     int64_t num_load_waves;   /* load waves of "wavelet", 1..8; ignored by "mem". Default 1 */
     const char *epilogue;     /* "default" (fragment stores) or "cshuffle" (through LDS, 4-wide stores). Default "default" */
-    int64_t vector_a;         /* elements per global load of A: 1, 2, 4 or 8. Default 8 */
-    int64_t vector_b;         /* elements per global load of B: 1, 2, 4 or 8. Default 8 */
+    int64_t vector_a;         /* elements per global load of A: 1, 2, 4 or 8; 3, 5, 6 or 7 loads one pixel of
+                                 cpg = vector_a channels zero-padded to 4 / 8 (small-channel path). Default 8 */
+    int64_t vector_b;         /* elements per global load of B: as vector_a; a padded width needs
+                                 vector_b = vector_a. Default 8 */
     const char *acc_epilogue; /* "identity", "bias", "scale", "relu" or "clamp" (fp32, before the cast). Default "identity" */
     int64_t split_k;          /* 1 off; > 1 the two-stage binary (degree = run-time ks_count); -1 auto is rejected. Default 1 */
     int64_t split_k_cluster;  /* 0 off; S in 2..15: cluster split-K, S baked in (needs split_k > 1, llvm23). Default 0 */
@@ -60,7 +62,7 @@ CPE_API cpe_conv_spec cpe_conv_spec_default(void);
  * failing rule's reason written NUL-terminated into reason[reason_len]. After
  * the unknown flavor/arch checks the rules are, in order: dtype; tile (WMMA
  * 16x16x32 multiples); wave grid; pipeline; num_load_waves (wavelet); epilogue;
- * work-group <= 1024 threads; vector_a, vector_b; acc_epilogue; LDS bytes
+ * work-group <= 1024 threads; vector_a, vector_b (1..8, padded widths equal); acc_epilogue; LDS bytes
  * (2*(tile_m+tile_n)*(tile_k+8)*2 + cshuffle tile_m*(tile_n+4)*4) within the
  * arch's LDS; arch has the 16x16x32 WMMA (gfx1250); split_k (-1 auto, < 1);
  * split-K needs the identity acc_epilogue; cluster: flavor llvm23, arch

@@ -175,9 +175,12 @@ std::optional<std::string> validate(const ConvSpec &spec, const targets::Arch &a
     const std::pair<const char *, int64_t> vecs[] = {{"vector_a", spec.vector_a}, {"vector_b", spec.vector_b}};
     for (const auto &fv : vecs) {
         const int64_t v = fv.second;
-        if (v != 1 && v != 2 && v != 4 && v != 8)
-            return std::string(fv.first) + " must be 1, 2, 4 or 8 elements, got " + dec(v);
+        if (v < 1 || v > 8) return std::string(fv.first) + " must be 1 to 8 elements, got " + dec(v);
     }
+    if ((is_pixel_vector(spec.vector_a) || is_pixel_vector(spec.vector_b)) && spec.vector_a != spec.vector_b)
+        return "padded-pixel loads (vector 3, 5, 6 or 7) need vector_a = vector_b (A and B share the padded K "
+               "order), got " +
+               dec(spec.vector_a) + " and " + dec(spec.vector_b);
     if (!one_of(spec.acc_epilogue, {"identity", "bias", "scale", "relu", "clamp"}))
         return "acc_epilogue must be identity, bias, scale, relu or clamp, got " + show(spec.acc_epilogue);
     const int64_t nb = lds_bytes(spec);
@@ -203,6 +206,23 @@ std::optional<std::string> validate(const ConvSpec &spec, const targets::Arch &a
     if (!p || (!p->empty() && !is_identifier(*p)))
         return "name_prefix must be empty or an identifier, got " + show(p);
     return std::nullopt;
+}
+
+bool is_pixel_vector(int64_t v) { return v == 3 || v == 5 || v == 6 || v == 7; }
+
+int64_t pixel_slot(int64_t v) { return v == 3 ? 4 : is_pixel_vector(v) ? 8 : v; }
+
+std::vector<int64_t> pixel_pieces(int64_t v) {
+    if (!is_pixel_vector(v)) return {2 * v};
+    std::vector<int64_t> out;
+    int64_t n = 2 * v;
+    for (int64_t w : {8, 4, 2}) {
+        if (n >= w) {
+            out.push_back(w);
+            n -= w;
+        }
+    }
+    return out;
 }
 
 std::string kernel_name(const ConvSpec &spec) {
@@ -264,7 +284,7 @@ struct KState {
 };
 // A B K state: koff and klim.
 struct BState {
-    Value koff, klim;
+    Value kv, koff, klim;
 };
 // Per-thread A load slot values, fixed for the whole K loop: the K state index,
 // hbase (2^30 for a row past M), wbase, the pixel byte base, the LDS offset.
@@ -308,6 +328,11 @@ public:
         cluster_ = spec.split_k_cluster;
         swz_ = swizzle(tk_);
         ncp_ = tn_ + kPadC;
+        // Small-channel path: a slot is one pixel of pix = cpg channels, padded to
+        // slot_a elements along K (0: the plain path, slot_* = vector_*).
+        pix_ = is_pixel_vector(spec.vector_a) ? spec.vector_a : 0;
+        slot_a_ = pixel_slot(spec.vector_a);
+        slot_b_ = pixel_slot(spec.vector_b);
     }
 
     void emit() {
@@ -344,6 +369,14 @@ private:
         return b_.call("make_buffer_rsrc", {ptr, const_int(i16(), 0), n, ci32(b_.module().arch().rsrc_flags)}, hint);
     }
 
+    // The reduction length the K loop runs over: Kgemm, or Y*X*slot on the
+    // padded-pixel path.
+    Value kgemm() {
+        if (!pix_) return p("Kgemm");
+        const Value yx = b_.mul(p("Y"), p("X"), "k_taps");
+        return b_.mul(yx, ci32(slot_a_), "k_padded");
+    }
+
     // -- emission -----------------------------------------------------------------
     void prologue_values() {
         tid_ = b_.call("workitem_id_x", {}, "tid");
@@ -361,13 +394,13 @@ private:
             const Value ks = p("ks");
             k_begin_ = b_.mul(slice_, ks, "k_begin");
             const Value kend0 = b_.add(k_begin_, ks, "k_end_raw");
-            const Value kg = p("Kgemm");
+            const Value kg = kgemm();
             const Value short_ = b_.icmp("ult", kend0, kg, "k_short");
             k_end_ = b_.select(short_, kend0, kg, "k_end");
         } else {
             group_ = bz;
             k_begin_ = ci32(0);
-            k_end_ = p("Kgemm");
+            k_end_ = kgemm();
         }
         // Number of K tiles: ceil((k_end - k_begin) / tile_k), 0 for an empty slice.
         const Value live = b_.icmp("ugt", k_end_, k_begin_, "k_live");
@@ -425,7 +458,9 @@ private:
     // differs by a multiple of the row length share one K state; a clamped slot has
     // its own.
     void slot_setup() {
-        const Value cpg = p("cpg"), X = p("X");
+        // the K walk's channel count: cpg, or the padded pixel (channel 0 in every state)
+        const Value cpg = pix_ ? ci32(slot_a_) : p("cpg"), X = p("X");
+        kcpg_ = cpg;
         const Value dw = p("dil_w"), dh = p("dil_h");
         // tile_k = sa*cpg + sb, sa = ay*X + ax: the uniform per-tile step.
         const Value tk = ci32(tk_);
@@ -454,7 +489,7 @@ private:
         const Value ko1 = b_.add(ko0, d1, "k_kstepc");
         step_ = KStep{sb, cpg, axd, xs1, xlim, ayd, ys1, ko0, ko1, d2};
         const int64_t lt = load_threads_;
-        const int64_t va = s_.vector_a;
+        const int64_t va = slot_a_;
         int64_t per_row = tk_ / va;
         int64_t count = tm_ * per_row;
         for (int64_t j = 0; j < (count + lt - 1) / lt; ++j) {
@@ -492,7 +527,7 @@ private:
             const Value lds_off = slot_lds(row, koff, va, "a");
             a_slots_.push_back(ASlot{st, hb, wbase, pbase, lds_off});
         }
-        const int64_t vb = s_.vector_b;
+        const int64_t vb = slot_b_;
         per_row = tk_ / vb;
         count = tn_ * per_row;
         for (int64_t j = 0; j < (count + lt - 1) / lt; ++j) {
@@ -504,7 +539,7 @@ private:
                 const Value kv = b_.binop("urem", v, ci32(per_row), "b_kv");
                 const Value koff = b_.mul(kv, ci32(vb), "b_koff");
                 const Value klim = k_limit(koff, "b");
-                b_states_.push_back(BState{koff, klim});
+                b_states_.push_back(BState{kv, koff, klim});
             }
             const size_t st = b_states_.size() - 1;
             const Value koff = b_states_[st].koff;
@@ -512,8 +547,15 @@ private:
             const Value nok = b_.icmp("ult", n, p("kpg"), "b_nok");
             const Value kn = b_.add(kbase_, n, "b_kn");
             const Value wrow = b_.mul(kn, p("Kgemm"), "b_wrow");
-            const Value wk = b_.add(wrow, koff, "b_wk");
-            const Value wbyte = b_.mul(wk, ci32(2), "b_wbyte");
+            Value wbyte;
+            if (pix_) {  // filter tap kv of the tile: pix channels (2*pix bytes) per tap in w
+                const Value wr = b_.mul(wrow, ci32(2), "b_wrowb");
+                const Value tb = b_.mul(b_states_[st].kv, ci32(2 * pix_), "b_tapb");
+                wbyte = b_.add(wr, tb, "b_wbyte");
+            } else {
+                const Value wk = b_.add(wrow, koff, "b_wk");
+                wbyte = b_.mul(wk, ci32(2), "b_wbyte");
+            }
             const Value lds_off = slot_lds(row, koff, vb, "b");
             b_slots_.push_back(BSlot{st, nok, wbyte, lds_off});
         }
@@ -556,8 +598,8 @@ private:
     KState k_state(const Value &kv, int64_t va, const std::string &hint) {
         const Value koff = b_.mul(kv, ci32(va), hint + "_koff");
         const Value r0 = b_.add(k_begin_, koff, hint + "_rk");
-        const Value c = b_.binop("urem", r0, p("cpg"), hint + "_ck");
-        const Value q = b_.binop("udiv", r0, p("cpg"), hint + "_qk");
+        const Value c = b_.binop("urem", r0, kcpg_, hint + "_ck");
+        const Value q = b_.binop("udiv", r0, kcpg_, hint + "_qk");
         const Value x = b_.binop("urem", q, p("X"), hint + "_xk");
         const Value y = b_.binop("udiv", q, p("X"), hint + "_yk");
         const Value xd = b_.mul(x, p("dil_w"), hint + "_xdk");
@@ -616,18 +658,58 @@ private:
             ok = b_.binop("and", ok, wok, "a_ok");
             Value off = b_.add(sl.pbase, st.ko, "a_byte");
             off = b_.select(ok, off, oob_x_, "a_off");
-            out.a.push_back(b_.call(load_key(2 * va), {rx_, off, ci32(0), ci32(0)}, "a_val"));
+            out.a.push_back(load_slot(rx_, off, va, "a"));
         }
         roks.clear();
         for (const BState &st : b_states_) roks.push_back(b_.icmp("ult", k0, st.klim, "b_rok"));
-        const Value kb = b_.mul(k0, ci32(2), "b_kbyte");
+        Value kb;
+        if (pix_) {  // tap k0/slot of w: 2*pix bytes per tap
+            int64_t sh = 0;
+            while ((int64_t(1) << (sh + 1)) <= slot_b_) ++sh;
+            const Value tap = b_.binop("lshr", k0, ci32(sh), "b_ktap");
+            kb = b_.mul(tap, ci32(2 * pix_), "b_kbyte");
+        } else {
+            kb = b_.mul(k0, ci32(2), "b_kbyte");
+        }
         for (const BSlot &sl : b_slots_) {
             const Value ok = b_.binop("and", sl.nok, roks[sl.st], "b_ok");
             Value off = b_.add(sl.wbyte, kb, "b_byte");
             off = b_.select(ok, off, oob_w_, "b_off");
-            out.b.push_back(b_.call(load_key(2 * vb), {rw_, off, ci32(0), ci32(0)}, "b_val"));
+            out.b.push_back(load_slot(rw_, off, vb, "b"));
         }
         return out;
+    }
+
+    // The raw value of one load slot at byte `off`: one 2*v-byte buffer load, or for
+    // a padded pixel (v in 3, 5, 6, 7) the pieces of pixel_pieces at off, off+8, ...
+    // (the constant as soffset) as i32 words, the 2-byte piece zero-extended (its
+    // high half is the first padding channel), the words past them zero:
+    // pixel_slot(v) elements. The pieces lie inside the pixel, so each is wholly in
+    // or out of the buffer range with it.
+    Value load_slot(const Value &rsrc, const Value &off, int64_t v, const std::string &hint) {
+        if (!is_pixel_vector(v)) return b_.call(load_key(2 * v), {rsrc, off, ci32(0), ci32(0)}, hint + "_val");
+        std::vector<Value> words;
+        int64_t at = 0;
+        for (int64_t nb : pixel_pieces(v)) {
+            const Value x = b_.call(load_key(nb), {rsrc, off, ci32(at), ci32(0)}, hint + "_pc");
+            if (nb == 8) {
+                const Value xw = b_.cast("bitcast", x, vec(2, i32()), hint + "_pcw");
+                const Value w0 = b_.extractelement(xw, ci32(0), hint + "_w");
+                const Value w1 = b_.extractelement(xw, ci32(1), hint + "_w");
+                words.push_back(w0);
+                words.push_back(w1);
+            } else if (nb == 4) {
+                words.push_back(b_.cast("bitcast", x, i32(), hint + "_w"));
+            } else {
+                words.push_back(b_.cast("zext", x, i32(), hint + "_w"));
+            }
+            at += nb;
+        }
+        const int64_t nw = pixel_slot(v) / 2;
+        Value vv = zeroinit(vec(nw, i32()));
+        for (size_t k = 0; k < words.size(); ++k)
+            vv = b_.insertelement(vv, words[k], ci32(int64_t(k)), hint + "_pix");
+        return b_.cast("bitcast", vv, raw_type(2 * pixel_slot(v)), hint + "_val");
     }
 
     // Store loaded registers into LDS buffer `buf` (i32 0 or 1).
@@ -636,13 +718,13 @@ private:
         for (size_t i = 0; i < a_slots_.size(); ++i) {
             const Value idx = b_.add(abase, a_slots_[i].lds, "a_lidx");
             const Value ptr = b_.gep(et_, lds_a_, {idx}, "a_lp");
-            b_.store(vals.a[i], ptr, 2 * s_.vector_a);
+            b_.store(vals.a[i], ptr, 2 * slot_a_);
         }
         const Value bbase = b_.mul(buf, ci32(tn_ * tk_), "b_buf");
         for (size_t i = 0; i < b_slots_.size(); ++i) {
             const Value idx = b_.add(bbase, b_slots_[i].lds, "b_lidx");
             const Value ptr = b_.gep(et_, lds_b_, {idx}, "b_lp");
-            b_.store(vals.b[i], ptr, 2 * s_.vector_b);
+            b_.store(vals.b[i], ptr, 2 * slot_b_);
         }
     }
 
@@ -1253,6 +1335,7 @@ private:
     int64_t cluster_;
     std::pair<int64_t, int64_t> swz_;
     int64_t ncp_;
+    int64_t pix_, slot_a_, slot_b_;
 
     Value tid_, lane_, wave_, group_, slice_, k_begin_, k_end_, ntiles_;
     Value m0_, n0_, cbase_, kbase_;
@@ -1260,7 +1343,7 @@ private:
     Value is_loader_, ltid_, wave_m_, wave_n_;
     std::map<std::string, Value> lds_;
     KStep step_;
-    Value c2_, rowb_;
+    Value c2_, rowb_, kcpg_;
     std::vector<KState> a_states_;
     std::vector<BState> b_states_;
     Value lds_a_, lds_b_;

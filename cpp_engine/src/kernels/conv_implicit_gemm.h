@@ -64,8 +64,8 @@ struct ConvSpec {
     std::optional<std::string> pipeline = std::string("mem");  // "mem" | "wavelet"
     int64_t num_load_waves = 1;   // load waves of wavelet (1..8); ignored by mem
     std::optional<std::string> epilogue = std::string("default");  // "default" | "cshuffle"
-    int64_t vector_a = 8;         // elements per global load of A: 1, 2, 4, 8
-    int64_t vector_b = 8;         // elements per global load of B: 1, 2, 4, 8
+    int64_t vector_a = 8;         // elements per global load of A: 1, 2, 4, 8; 3, 5, 6, 7 a padded pixel
+    int64_t vector_b = 8;         // elements per global load of B: 1, 2, 4, 8; 3, 5, 6, 7 (= vector_a)
     std::optional<std::string> acc_epilogue = std::string("identity");  // identity|bias|scale|relu|clamp
     int64_t split_k = 1;          // 1 off; > 1 two-stage binary; -1 auto (rejected)
     int64_t split_k_cluster = 0;  // 0 off; S in 2..15 cluster split-K (S baked in)
@@ -94,6 +94,16 @@ std::vector<LdsBuffer> lds_layout(const ConvSpec &spec);
 // Total LDS bytes of lds_layout(spec) (bytes; exact for a spec that passed the
 // tile and wave-grid rules).
 int64_t lds_bytes(const ConvSpec &spec);
+
+// Padded-pixel vector widths (the small-channel path): 3, 5, 6, 7. A load slot
+// is then one pixel's cpg = v channels, zero-padded to pixel_slot(v) elements
+// along K; the reduction runs over Y*X*pixel_slot(v).
+bool is_pixel_vector(int64_t v);
+// Elements one load slot fills along K: v, or 4 (v = 3) / 8 (v = 5, 6, 7).
+int64_t pixel_slot(int64_t v);
+// Byte sizes of the buffer loads of one v-element slot, in address order: {2*v},
+// or for a padded pixel the widest first (3: 4+2, 5: 8+2, 6: 8+4, 7: 8+4+2).
+std::vector<int64_t> pixel_pieces(int64_t v);
 
 // First failing rule's reason, or nullopt. Order (docs/conv_implicit_gemm.md):
 // dtype; tile shape; wave grid; pipeline (and num_load_waves); epilogue;

@@ -81,14 +81,23 @@ struct Slicing {
 // A two-stage binary launches ks_count = data (every slice non-empty); a
 // cluster binary launches ks_count = S = degree, so its trailing S - data
 // slices may be empty. data <= degree always (ks >= Kgemm / degree).
+// The reduction the kernel's K loop covers: Kgemm, or for a padded-pixel
+// vector_a (3, 5, 6, 7; the small-channel path) Y*X taps of pixel_slot(vector_a)
+// elements (the padding channels are zero in A and B).
+i128 reduction(const LaunchSpec &s, const Sizes &z) {
+    const int64_t va = s.conv.vector_a;
+    return conv_implicit_gemm::is_pixel_vector(va) ? i128(s.Y) * s.X * conv_implicit_gemm::pixel_slot(va) : z.Kgemm;
+}
+
 Slicing slicing(const LaunchSpec &s, const Sizes &z) {
     const i128 tk = s.conv.tile_k;
-    const i128 ks = ceil_div(ceil_div(z.Kgemm, s.degree), tk) * tk;
-    const i128 data = ceil_div(z.Kgemm, ks);
+    const i128 kr = reduction(s, z);
+    const i128 ks = ceil_div(ceil_div(kr, s.degree), tk) * tk;
+    const i128 data = ceil_div(kr, ks);
     const int64_t S = s.conv.split_k_cluster;
     if (S && data > S)  // an internal invariant of the slicing rule, not an admission rule
         throw std::logic_error("conv_launch: " + dec128(data) + " slices carry data, more than the cluster's " +
-                               ir::dec(S) + " (Kgemm " + dec128(z.Kgemm) + ", ks " + dec128(ks) + ")");
+                               ir::dec(S) + " (reduction " + dec128(kr) + ", ks " + dec128(ks) + ")");
     return {ks, S ? i128(S) : data, data};
 }
 
@@ -192,6 +201,10 @@ std::optional<std::string> validate(const LaunchSpec &given, const targets::Arch
                ", got " + ir::dec(d);
     if (auto r = problem_reason(spec)) return r;
     const Sizes z = sizes(spec);
+    const int64_t va = spec.conv.vector_a;
+    if (conv_implicit_gemm::is_pixel_vector(va) && z.cpg != va)
+        return "vector_a " + ir::dec(va) + " loads one padded pixel of " + ir::dec(va) + " channels: it needs cpg = " +
+               ir::dec(va) + ", got cpg " + dec128(z.cpg);
     const std::pair<const char *, int64_t> vecs[] = {{"vector_a", spec.conv.vector_a},
                                                      {"vector_b", spec.conv.vector_b}};
     for (const auto &fv : vecs)

@@ -37,23 +37,31 @@ int64_t roof(const targets::Arch &a, const char *name) {
     throw std::logic_error(std::string("arch ") + a.name + " has no roofline constant " + name);
 }
 
+// The reduction the kernel's K loop covers (conv_launch's): Kgemm, or Y*X taps of
+// pixel_slot(vector_a) elements for a padded-pixel vector (the small-channel path).
+int64_t reduction(const CIG::ConvSpec &spec, const ConvProblem &p) {
+    return CIG::is_pixel_vector(spec.vector_a) ? p.Y * p.X * CIG::pixel_slot(spec.vector_a) : p.Kgemm();
+}
+
 std::optional<std::string> admission(const CIG::ConvSpec &spec, const std::string &binary, int64_t degree,
                                      const ConvProblem &p, const targets::Arch &ar, const targets::Flavor &fl) {
     std::optional<std::string> r = CIG::validate(spec, ar, fl);
     if (!r) r = kernels::conv_launch::validate(launch_spec(spec, p, degree), ar, fl);
     if (r) return r;
     const int64_t tk = spec.tile_k;
+    const int64_t v = std::min(spec.vector_a, spec.vector_b);  // a padded pixel: its slots, each in its pieces
     const int64_t loads = aot::loads_per_lane(spec.tile_m, spec.tile_n, tk, spec.waves_m, spec.waves_n,
-                                              *spec.pipeline, spec.num_load_waves,
-                                              std::min(spec.vector_a, spec.vector_b));
+                                              *spec.pipeline, spec.num_load_waves, CIG::pixel_slot(v)) *
+                          int64_t(CIG::pixel_pieces(v).size());
     if (loads > kMaxLoadsPerLane)
         return dec(loads) + " global loads per load lane per K tile exceed the register budget " +
                dec(kMaxLoadsPerLane);
     if (binary == "plain") return std::nullopt;
-    const int64_t ks = ceil_div(ceil_div(p.Kgemm(), degree), tk) * tk;
-    if (binary == "two_stage" && ceil_div(p.Kgemm(), ks) != degree)
-        return "degree " + dec(degree) + " launches " + dec(ceil_div(p.Kgemm(), ks)) + " slices (ks " + dec(ks) + ")";
-    if (ceil_div(p.Kgemm(), tk) < kMinSliceKtiles * degree)
+    const int64_t kr = reduction(spec, p);
+    const int64_t ks = ceil_div(ceil_div(kr, degree), tk) * tk;
+    if (binary == "two_stage" && ceil_div(kr, ks) != degree)
+        return "degree " + dec(degree) + " launches " + dec(ceil_div(kr, ks)) + " slices (ks " + dec(ks) + ")";
+    if (ceil_div(kr, tk) < kMinSliceKtiles * degree)
         return "degree " + dec(degree) + " leaves slices under " + dec(kMinSliceKtiles) + " K tiles";
     return std::nullopt;
 }
@@ -128,7 +136,7 @@ std::string Candidate::line() const {
 std::vector<Term> predict(const CIG::ConvSpec &spec, const std::string &binary, int64_t degree, const ConvProblem &p,
                           const targets::Arch &arch, int64_t cus) {
     const int64_t tm = spec.tile_m, tn = spec.tile_n, tk = spec.tile_k, wm = spec.waves_m, wn = spec.waves_n;
-    const i128 M = p.M(), kpg = p.kpg(), g = p.groups, Kg = p.Kgemm(), K = p.K;
+    const i128 M = p.M(), kpg = p.kpg(), g = p.groups, Kg = reduction(spec, p), K = p.K;
     i128 ks, data, kc;
     if (binary == "plain") {
         ks = ceil_div(Kg, i128(tk)) * tk;
