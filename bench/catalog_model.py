@@ -30,7 +30,8 @@ if __package__ in (None, ""):
 from parity.cli_common import at_least_one  # noqa: E402
 from python_engine.emit import default_catalog  # noqa: E402
 from python_engine.kernels.conv_implicit_gemm import load_vector  # noqa: E402
-from python_engine.miopen import parse_catalog  # noqa: E402
+from python_engine.miopen import ProblemInputError, parse_catalog  # noqa: E402
+from python_engine.outputs import run_quietly_on_broken_pipe  # noqa: E402
 from python_engine.policy.perf_model import select_by_model  # noqa: E402
 from python_engine.policy.fold import fold_width  # noqa: E402
 from python_engine.targets.arch import find_arch  # noqa: E402
@@ -69,8 +70,15 @@ def main(argv=None) -> int:
                     help="kstep_issue_cycles of the seed kernels (default 118, parity perf --base 79f6ea3)")
     a = ap.parse_args(argv)
     path = a.catalog or default_catalog()
-    with open(path, encoding="utf-8") as f:
-        layers = parse_catalog(f.read(), path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            layers = parse_catalog(f.read(), path)
+    except (OSError, UnicodeDecodeError, ProblemInputError) as exc:
+        print(f"error: --catalog {path}: {exc}", file=sys.stderr)
+        return 2
+    if not layers:
+        print(f"error: --catalog {path}: no layers (only comments and blank lines)", file=sys.stderr)
+        return 2
     today = find_arch("gfx1250")
     now = dict(today.roofline)["kstep_issue_cycles"]
     before = with_kstep(today, a.before_kstep)
@@ -87,4 +95,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_quietly_on_broken_pipe(main))

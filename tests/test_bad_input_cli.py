@@ -128,6 +128,19 @@ def test_write_into_a_closed_pipe_still_writes_its_shards(tmp_path):
     assert (gdir / "ir_core.json").read_bytes() == (REPO / "golden" / "ir_core.json").read_bytes()
 
 
+@pytest.mark.parametrize("catalog,needle", [("/nonexistent-catalog.txt", "No such file"), ("/tmp", "Is a directory"),
+                                             ("EMPTY", "no layers")])
+def test_bench_catalog_model_bad_catalog_is_one_error_line(catalog, needle, tmp_path):
+    if catalog == "EMPTY":
+        catalog = tmp_path / "empty.txt"
+        catalog.write_text("# nothing\n")
+    r = subprocess.run([sys.executable, "bench/catalog_model.py", "--catalog", str(catalog)], cwd=REPO,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.startswith(f"error: --catalog {catalog}: ") and needle in r.stderr
+    assert len(r.stderr.splitlines()) == 1 and r.stdout == ""
+
+
 def test_bench_gate_refuses_zero_repeats():
     r = subprocess.run([sys.executable, "bench/gate.py", "--repeats", "0"], cwd=REPO, capture_output=True,
                        text=True, timeout=120)

@@ -30,6 +30,14 @@ def test_epilogue_goal_fails_on_a_target_without_a_16_byte_store():
     assert g.status == T.FAIL and g.detail == "no 16-byte epilogue store: 64x64x64 two-stage stores 32x4B"
 
 
+def test_a_target_that_did_not_compile_is_skipped_not_failed():
+    ms = _measures({})
+    for m in ms.values():
+        m.ok, m.error, m.epilogue_stores = False, "verify: Intrinsic has incorrect argument type!", {}
+    got = {g.name: g.status for g in T.goals(ms)}
+    assert got["epilogue_16b"] == T.SKIP and got["non_wmma"] == T.SKIP
+
+
 def test_bank_goal_needs_every_target_counted_and_zero():
     ms = _measures({})
     assert _goal(T.goals(ms), "bank_conflicts").status == T.PASS

@@ -74,7 +74,7 @@ def cmd_perf(args) -> int:
             catalog = args.layers or default_catalog()
             try:
                 layers = L.predict(catalog, flavor)
-            except (OSError, ProblemInputError) as exc:
+            except (OSError, ProblemInputError, UnicodeDecodeError) as exc:
                 raise ValueError(f"--layers {catalog}: {exc}") from None
         units, problems = B.lower_working(families, flavor, workers=jobs, timeout=args.timeout)
         with progress("perf") as cb:

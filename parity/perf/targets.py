@@ -83,8 +83,10 @@ def goals(measures: dict, base: dict | None = None) -> list[Goal]:
     ``base`` (the same at the base ref, or None)."""
     out = []
     keys = target_keys()
-    present = [k for k in keys if k in measures]
+    # a target whose kernel did not compile or measure (Measure.ok False) is not judged
+    present = [k for k in keys if k in measures and measures[k].ok]
     first = measures.get(keys[0])
+    first = first if first is not None and first.ok else None
     if first is None or first.non_wmma_per_wmma is None:
         out.append(Goal("non_wmma", SKIP, f"{TARGETS[0][0]} not measured"))
     else:
