@@ -28,10 +28,10 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from parity.cli_common import at_least_one  # noqa: E402
-from python_engine.emit import default_catalog  # noqa: E402
+from parity.emit import default_catalog  # noqa: E402
 from python_engine.kernels.conv_implicit_gemm import load_vector  # noqa: E402
-from python_engine.miopen import ProblemInputError, parse_catalog  # noqa: E402
-from python_engine.outputs import run_quietly_on_broken_pipe  # noqa: E402
+from parity.miopen import ProblemInputError, parse_catalog  # noqa: E402
+from parity.outputs import run_quietly_on_broken_pipe  # noqa: E402
 from python_engine.policy.perf_model import select_by_model  # noqa: E402
 from python_engine.policy.fold import fold_width  # noqa: E402
 from python_engine.targets.arch import find_arch  # noqa: E402

@@ -59,7 +59,7 @@ def main(argv=None) -> int:
         from parity.sim import numerics as N
         from python_engine.ir.printer import print_module
         from python_engine.kernels import conv_implicit_gemm as C
-        from python_engine.kernels.spec import normalize
+        from python_engine.spec.fields import normalize
         from python_engine.targets.arch import find_arch
         from python_engine.targets.flavors import find_flavor
         s = normalize(C.FAMILY, C.FIELDS, {})

@@ -73,5 +73,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from python_engine.outputs import run_quietly_on_broken_pipe  # `... | head -1` ends quietly
+    from parity.outputs import run_quietly_on_broken_pipe  # `... | head -1` ends quietly
     raise SystemExit(run_quietly_on_broken_pipe(main))

@@ -373,6 +373,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     from parity.layers import add_commands  # issue 8: emit, layers, aot
     add_commands(sub)
+    # `parity run` is dispatched by main() to parity/runtime/cli.py (its own parser); listed here for --help.
+    sub.add_parser("run", add_help=False, help="run one conv layer on a gfx1250 and time it (docs/runtime.md)")
 
     from parity.fuzz.cli import add_fuzz_command  # issue 14: differential fuzzer
     add_fuzz_command(sub)
@@ -436,7 +438,7 @@ def preamble(args) -> int | None:
     if text_out:
         print(line, file=sys.stderr, flush=True)
     else:  # first on stdout, and only once the command prints: an input error leaves stdout empty
-        from python_engine.outputs import print_first_on_stdout
+        from parity.outputs import print_first_on_stdout
         print_first_on_stdout(line)
     return None
 
@@ -446,18 +448,23 @@ FILE_WRITING_COMMANDS = ("write", "aot", "emit", "merge-golden")
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["run"]:  # `parity run ...`: the runtime's own MIOpenDriver-style parser (docs/runtime.md)
+        from parity.outputs import run_quietly_on_broken_pipe
+        from parity.runtime.cli import main as run_main
+        return run_quietly_on_broken_pipe(run_main, argv[1:])
     args = build_parser().parse_args(argv)
 
     def run(_):
         if args.command in FILE_WRITING_COMMANDS:
-            from python_engine.outputs import keep_going_on_broken_pipe
+            from parity.outputs import keep_going_on_broken_pipe
             keep_going_on_broken_pipe()  # `parity write | head -1` still writes its shards
         if args.command in GATE_COMMANDS:
             stop = preamble(args)
             if stop is not None:
                 return stop
         return args.func(args)
-    from python_engine.outputs import run_quietly_on_broken_pipe  # `parity list | head -1` ends quietly
+    from parity.outputs import run_quietly_on_broken_pipe  # `parity list | head -1` ends quietly
     return run_quietly_on_broken_pipe(run)
 
 

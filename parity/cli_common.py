@@ -1,5 +1,5 @@
 """One command-line vocabulary for every command of ``parity`` and
-``python -m python_engine`` (docs/cli.md).
+``parity run`` (docs/cli.md).
 
 A command adopts it in three steps::
 

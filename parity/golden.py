@@ -338,7 +338,7 @@ def write_shard(golden_dir: Path, family: str, flavors: Mapping[str, Mapping[str
     path = shard_path(golden_dir, family)
     path.parent.mkdir(parents=True, exist_ok=True)
     data = render_shard(family, flavors).encode("utf-8")
-    from python_engine.outputs import write_bytes_atomic
+    from parity.outputs import write_bytes_atomic
     write_bytes_atomic(path, data, prefix=f".{family}.", suffix=".json.tmp")  # TMP_GLOB matches its temp
     return path
 

@@ -1,7 +1,7 @@
 """``parity emit``, ``parity layers`` and ``parity aot`` (docs/policy.md).
 
 * ``parity emit [COMMAND | --catalog FILE] [--engine E] [--out DIR]`` — the
-  emitter of :mod:`python_engine.emit` (either engine).
+  emitter of :mod:`parity.emit` (either engine).
 * ``parity layers [FILE]`` — for every layer of a catalog (default: the shipped
   ``parity/data/layers.txt``): resolve and emit with both engines and compare
   (the policy text, the launch plan, every kernel's bytes), verify each
@@ -57,7 +57,7 @@ def straddles(cpg: int, tile_k: int, Y: int, X: int) -> bool:
 
 
 def _launch_ks_count(E, spec, lp) -> int:
-    from python_engine.emit import parse_plan
+    from parity.emit import parse_plan
     return parse_plan(E.lower("conv_launch", spec, lp.arch, lp.flavor).text)["ks_count"]
 
 
@@ -131,9 +131,9 @@ def problem_text(p) -> str:
 def run_numerics(lp, E, kernels_cache: dict) -> tuple:
     """(ok, detail) of the scaled-down copy in the emulator."""
     from parity.sim.core import Kernel
-    from python_engine.emit import parse_plan
+    from parity.emit import parse_plan
     from python_engine.policy.aot import REDUCE_DEGREES, reduce_spec
-    from python_engine.reduce_launch import reduce_launch_reason
+    from parity.reduce_launch import reduce_launch_reason
     q, lspec, note = scaled_problem(lp, E)
     plan = parse_plan(E.lower("conv_launch", lspec, lp.arch, lp.flavor).text)
     dt = lp.conv_spec["dtype"]
@@ -244,8 +244,8 @@ def _engines():
 
 def cmd_layers(args) -> int:
     from parity.cli_common import die, finish, progress
-    from python_engine.emit import EmitError, check_target, default_catalog, plan_layer, select_layers
-    from python_engine.miopen import ProblemInputError, parse_catalog
+    from parity.emit import EmitError, check_target, default_catalog, plan_layer, select_layers
+    from parity.miopen import ProblemInputError, parse_catalog
     py, cpp = _engines()
     path = args.file or default_catalog()
     try:
@@ -293,7 +293,7 @@ def _label(c: dict) -> str:
 
 def _layers_rows(args, path, layers, plans, rows, failures, ver, uniq, t0, py, bar) -> int:
     from parity.cli_common import finish
-    from python_engine.emit import model_json, us_text
+    from parity.emit import model_json, us_text
     cache: dict = {}
     totals, changed = [0, 0], 0
     print(f"parity layers: {path} ({len(layers)} layers, {args.arch} {args.flavor}); numerics run on a "
@@ -373,13 +373,13 @@ def _layers_rows(args, path, layers, plans, rows, failures, ver, uniq, t0, py, b
 
 
 def cmd_emit(args) -> int:
-    from python_engine.emit import run_emit
+    from parity.emit import run_emit
     return run_emit(args)
 
 
 def cmd_aot(args) -> int:
     from parity.cli_common import die, finish, parse_only, progress
-    from python_engine.outputs import OutputError, ensure_dir, write_text_atomic
+    from parity.outputs import OutputError, ensure_dir, write_text_atomic
     py, cpp = _engines()
     try:
         n, text = cpp.aot_jobs_text(args.flavor)
@@ -474,7 +474,7 @@ def cmd_aot(args) -> int:
 
 def add_commands(sub) -> None:
     from parity.cli_common import add_options
-    from python_engine.emit import add_emit_arguments
+    from parity.emit import add_emit_arguments
     e = sub.add_parser("emit", help="emit the kernels + launch plan of convolution layers (docs/policy.md)")
     add_emit_arguments(e)
     e.set_defaults(func=cmd_emit)

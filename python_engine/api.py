@@ -3,19 +3,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .families.registry import BY_NAME as _BY_FAMILY
+from .families.registry import FAMILIES
 from .ir.printer import print_module
-from .kernels import conv_abi_family, conv_fwd_split_k_reduce, conv_implicit_gemm, conv_launch, ir_core
-from .kernels.spec import SpecRejected, normalize, unknown_family_reason
-from .policy import perf_model_text, split_k_policy
+from .policy import aot
+from .spec.fields import SpecRejected, normalize, unknown_family_reason
 from .targets import intrinsics
-from .targets.arch import ARCHES, find_arch, unknown_arch_reason
+from .targets.arch import ARCHES
 from .targets.flavors import FLAVORS, find_flavor, unknown_flavor_reason
+from .targets.target import resolve_target
 
 ENGINE = "python"
-_FAMILY_MODULES = (ir_core, conv_fwd_split_k_reduce, conv_implicit_gemm, conv_abi_family, conv_launch,
-                   split_k_policy, perf_model_text)
-FAMILIES = tuple(m.FAMILY for m in _FAMILY_MODULES)
-_BY_FAMILY = {m.FAMILY: m for m in _FAMILY_MODULES}
 
 
 @dataclass(frozen=True)
@@ -36,12 +34,7 @@ def _family(name):
 def _prepare(family, spec, arch, flavor):
     mod = _family(family)
     s = normalize(family, mod.FIELDS, spec)
-    fl = find_flavor(flavor)
-    if fl is None:
-        raise SpecRejected(unknown_flavor_reason(flavor))
-    ar = find_arch(arch)
-    if ar is None:
-        raise SpecRejected(unknown_arch_reason(arch))
+    ar, fl = resolve_target(arch, flavor)
     return mod, s, ar, fl
 
 
@@ -85,7 +78,6 @@ def lower(family: str, spec: dict, arch: str, flavor: str) -> Lowered:
 
 def aot_jobs_text(flavor: str) -> tuple:
     """``(count_jobs, jobs text)`` of the AOT job grid at ``flavor`` (docs/policy.md)."""
-    from .policy import aot
     fl = find_flavor(flavor)
     if fl is None:
         raise SpecRejected(unknown_flavor_reason(flavor))

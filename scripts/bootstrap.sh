@@ -4,7 +4,7 @@
 # never touches it):
 #   system: llvm-19 (opt-19 checks llvm20-flavor text), a comma-decimal locale
 #           (de_DE.UTF-8, for the locale-independence test), lld-22 (ld.lld-22
-#           links gfx1250 code objects for python_engine.runtime, docs/runtime.md),
+#           links gfx1250 code objects for parity.runtime, docs/runtime.md),
 #           llvm-22 (llvm-mca-22's gfx1250 scheduling model for `parity perf`,
 #           docs/perf.md),
 #           python3-venv when `python3 -m venv` cannot work (Debian splits

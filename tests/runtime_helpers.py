@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from fake_hip import read_params
-from python_engine.runtime.codeobj import CodeObject, text_sha256
-from python_engine.runtime.errors import LinkerMissing
-from python_engine.runtime.kernarg import variant_layout
+from parity.runtime.codeobj import CodeObject, text_sha256
+from parity.runtime.errors import LinkerMissing
+from parity.runtime.kernarg import variant_layout
 
 
 # The layer forms the GPU tests run (tests/test_runtime_gpu.py); test_runtime_codeobj builds them here.
@@ -65,7 +65,7 @@ class FakeCache:
 
 def linker_or_skip():
     """The LLVM 22 linker; a missing one fails under CI (bootstrap installs it), skips elsewhere."""
-    from python_engine.runtime.codeobj import find_linker
+    from parity.runtime.codeobj import find_linker
     try:
         return find_linker()
     except LinkerMissing as exc:

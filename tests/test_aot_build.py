@@ -152,8 +152,8 @@ def test_gate_names_spills_and_lds():
 
 
 def test_runtime_loads_from_manifest(small_grid, full, tmp_path):
-    from python_engine.runtime import CodeObjectCache
-    from python_engine.runtime.manifest import AotManifest
+    from parity.runtime import CodeObjectCache
+    from parity.runtime.manifest import AotManifest
 
     d = full
     row = small_grid[-1]

@@ -12,9 +12,9 @@ import numpy as np  # noqa: F401 (runtime helpers)
 import pytest
 
 from fake_hip import FakeHip, hipError_t
-from python_engine.miopen import ProblemInputError, parse_line
-from python_engine.runtime import ConvRun, Hip, HipError, LaunchConfigError
-from python_engine.runtime.kernarg import check_value
+from parity.miopen import ProblemInputError, parse_line
+from parity.runtime import ConvRun, Hip, HipError, LaunchConfigError
+from parity.runtime.kernarg import check_value
 from runtime_helpers import FakeCache
 
 REPO = Path(__file__).resolve().parents[1]
@@ -35,7 +35,7 @@ def test_miopen_signed_decimal_is_read():
 
 
 def _emit(args, cwd):
-    return subprocess.run([sys.executable, "-m", "python_engine", "emit", *args], cwd=cwd,
+    return subprocess.run([sys.executable, "-m", "parity", "emit", *args], cwd=cwd,
                           capture_output=True, text=True, timeout=120)
 
 
@@ -84,7 +84,7 @@ def test_aot_emit_onto_a_file(tmp_path):
 def test_run_cache_dir_unusable(tmp_path):
     f = tmp_path / "afile"
     f.write_text("x")
-    r = subprocess.run([sys.executable, "-m", "python_engine", "run", *LAYER.split(), "--build-only",
+    r = subprocess.run([sys.executable, "-m", "parity", "run", *LAYER.split(), "--build-only",
                         "--cache-dir", str(f)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.strip().splitlines()[-1] == f"error: --cache-dir {f}: exists and is not a directory"
@@ -105,7 +105,7 @@ def test_closed_pipe_ends_quietly(cmd):
 def test_emit_into_a_closed_pipe_still_writes_every_file(tmp_path):
     cat = tmp_path / "cat.txt"
     cat.write_text("".join(f"l{i}: {LAYER.replace('-k 64', f'-k {64 * (i + 1)}')}\n" for i in range(4)))
-    r = subprocess.run(["bash", "-c", f"{sys.executable} -m python_engine emit --catalog {cat} --out "
+    r = subprocess.run(["bash", "-c", f"{sys.executable} -m parity emit --catalog {cat} --out "
                         f"{tmp_path / 'out'} | head -c 1"], cwd=tmp_path, capture_output=True, text=True,
                        timeout=300)
     assert "Traceback" not in r.stderr and "BrokenPipe" not in r.stderr, r.stderr

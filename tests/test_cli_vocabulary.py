@@ -1,5 +1,5 @@
 """One command-line vocabulary (docs/cli.md): every command of ``parity`` and
-``python -m python_engine`` validates --only, --flavor, --jobs and --json
+``parity run`` and ``parity emit`` validate --only, --flavor, --jobs and --json
 alike, puts errors on stderr as one ``error:`` line with exit 2, writes the
 versioned JSON envelope, has plain help, and draws progress only on a terminal."""
 from __future__ import annotations
@@ -16,7 +16,6 @@ import pytest
 
 from parity.cli import main as parity_main
 from parity.cli_common import SCHEMA, SCHEMA_VERSION, parse_only
-from python_engine.__main__ import main as pe_main
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYER = "resnet50_b1_conv5_1_3x3"
@@ -101,10 +100,8 @@ def test_parse_only():
 def test_version(capsys):
     rc, out, err = call(parity_main, ["--version"], capsys)
     assert rc == 0 and out.startswith("parity 0.1.0; cpp_engine library 0.1.0 (") and err == ""
-    rc, out, err = call(pe_main, ["--version"], capsys)
-    assert rc == 0 and out.startswith("python_engine 0.1.0; ")
-    rc, out, err = call(pe_main, ["emit", "--version"], capsys)
-    assert rc == 0 and out.startswith("python_engine 0.1.0; ")
+    rc, out, err = call(parity_main, ["run", "--version"], capsys)
+    assert rc == 0 and out.startswith("parity 0.1.0; ")
 
 
 @pytest.mark.parametrize("argv", [[c, "--help"] for c in COMMANDS] + [["show", "--help"], ["diff", "--help"]])
@@ -116,9 +113,9 @@ def test_help_is_plain_text(argv, capsys):
 
 
 @pytest.mark.parametrize("argv", [["run", "--help"], ["emit", "--help"]])
-def test_python_engine_help_is_plain_text(argv, capsys):
-    rc, out, err = call(pe_main, argv, capsys)
-    assert rc == 0 and out.startswith("usage: python -m python_engine ")
+def test_run_and_emit_help_is_plain_text(argv, capsys):
+    rc, out, err = call(parity_main, argv, capsys)
+    assert rc == 0 and out.startswith("usage: parity " + argv[0])
     for markup in ("``", ":mod:", ":func:"):
         assert markup not in out
 
@@ -196,7 +193,7 @@ def test_json_layers_aot_emit(tmp_path, capsys, in_root):
     # llvm23 grid (docs/policy.md): 1872 jobs; reduce kernels: vectors 8/4/2 x degrees 0,2,4,8,16,32 x 2 dtypes
     assert doc["count_jobs"] == 1872 and len(doc["jobs"]) == 36 and all(x["identical"] for x in doc["jobs"])
 
-    rc, out, err = call(pe_main, ["emit", "--only", LAYER, "--out", tmp_path / "o", "--json", j], capsys)
+    rc, out, err = call(parity_main, ["emit", "--only", LAYER, "--out", tmp_path / "o", "--json", j], capsys)
     assert rc == 0, out + err
     doc = _envelope(j, "emit")
     assert [x["layer"] for x in doc["layers"]] == [LAYER]
@@ -231,7 +228,7 @@ def test_write_only_touches_the_selected_entries(tmp_path, capsys, in_root):
 
 
 def test_default_emit_directory_is_ignored_by_git():
-    from python_engine.emit import DEFAULT_OUT
+    from parity.emit import DEFAULT_OUT
     assert Path(DEFAULT_OUT).parts[0] == "out"
     r = subprocess.run(["git", "check-ignore", "-q", f"{DEFAULT_OUT}/x.plan.json"], cwd=ROOT)
     assert r.returncode == 0

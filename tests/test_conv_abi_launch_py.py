@@ -9,11 +9,12 @@ import pytest
 
 from python_engine.ir.printer import print_module
 from python_engine.kernels import conv_abi
-from python_engine.kernels import conv_abi_family as A
+from python_engine.families import conv_abi as A
 from python_engine.kernels import conv_implicit_gemm as CIG
-from python_engine.kernels import conv_launch as L
+from python_engine.families import conv_launch as L
+from python_engine.kernels import conv_launch as LK
 from python_engine.kernels.conv_problem import PROBLEM_ARGS, ConvProblem
-from python_engine.kernels.spec import normalize
+from python_engine.spec.fields import normalize
 from python_engine.targets.arch import find_arch
 from python_engine.targets.flavors import find_flavor
 
@@ -123,14 +124,14 @@ def plan(spec, flavor="llvm23"):
 def test_slicing_rule(kgemm, tile_k):
     for degree in list(range(1, 40)) + [100, 1000, 5000]:
         p = ConvProblem(N=1, C=kgemm, H=1, W=1, K=4, Y=1, X=1)
-        ks, kc, data = L._slicing({"tile_k": tile_k, "degree": degree, "split_k_cluster": 0, "vector_a": 8}, p)
+        ks, kc, data = LK._slicing({"tile_k": tile_k, "degree": degree, "split_k_cluster": 0, "vector_a": 8}, p)
         assert ks % tile_k == 0 and ks >= tile_k
         assert 1 <= kc <= degree and kc == data
         assert (kc - 1) * ks < kgemm <= kc * ks        # every slice non-empty, all covered
         assert ks == -(-(-(-kgemm // degree)) // tile_k) * tile_k
         if 2 <= degree <= 15:
             # a cluster binary launches ks_count = S; the trailing S - data slices are empty
-            cks, ckc, cdata = L._slicing({"tile_k": tile_k, "degree": degree, "split_k_cluster": degree, "vector_a": 8}, p)
+            cks, ckc, cdata = LK._slicing({"tile_k": tile_k, "degree": degree, "split_k_cluster": degree, "vector_a": 8}, p)
             assert (cks, ckc, cdata) == (ks, degree, data) and data <= degree
 
 
@@ -147,7 +148,7 @@ def test_plan_matches_binary_and_abi(binary):
     prob = {"N": 2, "C": 64, "H": 15, "W": 9, "K": 96, "Y": 3, "X": 2, "stride_h": 2, "pad_h": 1,
             "pad_w": 0, "dil_w": 2}
     name, text, head, args, stage2 = plan({**binary, **prob, "degree": degree})
-    p = ConvProblem(**{k: v for k, v in {**dict((n, d) for n, _, d in L.PROBLEM_FIELDS), **prob}.items()})
+    p = ConvProblem(**{k: v for k, v in {**dict((n, d) for n, _, d in LK.PROBLEM_FIELDS), **prob}.items()})
     cig = normalize(CIG.FAMILY, CIG.FIELDS, binary)
     kname, mod = CIG.build(cig, GFX1250, find_flavor("llvm23"))
     ir = print_module(mod)
@@ -201,7 +202,7 @@ def test_epilogue_arguments(acc):
 
 
 def test_missing_or_extra_argument_is_an_internal_error(monkeypatch):
-    real = L._arg_values
+    real = LK._arg_values
 
     def drop(*a):
         v = real(*a)
@@ -212,10 +213,10 @@ def test_missing_or_extra_argument_is_an_internal_error(monkeypatch):
         return dict(real(*a), bogus=1)
 
     for fake, word in ((drop, "missing: ks"), (add, "extra: bogus")):
-        monkeypatch.setattr(L, "_arg_values", fake)
+        monkeypatch.setattr(LK, "_arg_values", fake)
         with pytest.raises(RuntimeError, match=word):
             run(L, {"split_k": 2, "degree": 2})
-    monkeypatch.setattr(L, "_arg_values", real)
+    monkeypatch.setattr(LK, "_arg_values", real)
 
 
 def test_workspace_boundary():
@@ -226,7 +227,7 @@ def test_workspace_boundary():
 
 
 def test_needs_stage2_is_the_only_predicate():
-    src = open(L.__file__).read()
+    src = open(LK.__file__).read()
     assert src.count("needs_stage2 = ") == 1
     assert "needs_stage2 = two_stage and not s" in src
 

@@ -29,7 +29,7 @@ from python_engine.ir.printer import print_module
 from python_engine.kernels import conv_abi
 from python_engine.kernels import conv_implicit_gemm as CIG
 from python_engine.kernels.conv_problem import ConvProblem
-from python_engine.kernels.spec import SpecRejected, normalize
+from python_engine.spec.fields import SpecRejected, normalize
 from python_engine.targets.arch import find_arch
 from python_engine.targets.flavors import find_flavor
 

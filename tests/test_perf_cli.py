@@ -93,7 +93,7 @@ def test_base_head_gives_identical_before_and_after(tmp_path, capsys):
 def test_layers_section_predicts_every_catalog_layer(tmp_path, capsys):
     """--layers CATALOG: the perf model's choice, runner-up and the seed's choice per
     layer, totals that are the sums of the rows, the choice never slower than the seed."""
-    from python_engine.policy.perf_model import catalog_predictions
+    from parity.catalog_model import catalog_predictions
     cat = ROOT / "tests" / "data" / "layers_c80.txt"
     p = tmp_path / "perf.json"
     rc, out, err = call(["perf", "--only", SMALL, "-j", "1", "--layers", cat, "--json", p], capsys)

@@ -10,7 +10,7 @@ import pytest
 from parity import reference as ref
 from python_engine.kernels import conv_implicit_gemm as CIG
 from python_engine.kernels.conv_problem import ConvProblem
-from python_engine.kernels.spec import SpecRejected
+from python_engine.spec.fields import SpecRejected
 from python_engine.policy import aot
 from python_engine.policy.fold import fold_factor, fold_width
 from python_engine.policy.identity import ALWAYS, OMIT_AT_DEFAULT, KernelIdentity, identity_fields

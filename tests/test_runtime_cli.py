@@ -1,4 +1,4 @@
-"""``python -m python_engine run``: the MIOpen parser and emit's resolution to a conv_launch spec,
+"""``parity run``: the MIOpen parser and emit's resolution to a conv_launch spec,
 clear one-line errors without a GPU, and a full run (verify, timing,
 TFLOP/s) against the fake HIP with a numpy "GPU"."""
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 from fake_hip import FakeHip
 from runtime_helpers import FakeCache, NumpyGpu
-from python_engine.runtime import cli
+from parity.runtime import cli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -50,8 +50,8 @@ def test_resolution_is_emits():
     """The ViT patch embed (C = 3, 16x16 stride 16): folded, vector 8, the policy's degree
     and binary, the policy's reduce kernel -- exactly what emit plans."""
     import python_engine
-    from python_engine.emit import plan_layer
-    from python_engine.miopen import parse_line
+    from parity.emit import plan_layer
+    from parity.miopen import parse_line
     _, _, lp = resolved(*PATCH.split())
     ref = plan_layer(python_engine, parse_line(PATCH), lower=False)
     assert lp.fold == ref.fold == 16 and lp.conv_spec["vector_a"] == 8
@@ -110,7 +110,7 @@ def test_no_gpu_is_a_clear_message_without_traceback():
         pytest.skip("hip-python is installed here; the no-HIP message is tested with the fake")
     except ImportError:
         pass
-    r = subprocess.run([sys.executable, "-m", "python_engine", "run"] + SMALL,
+    r = subprocess.run([sys.executable, "-m", "parity", "run"] + SMALL,
                        capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert r.returncode == 2
     assert "Traceback" not in r.stderr
@@ -128,7 +128,7 @@ def test_fake_device_that_is_not_gfx1250(capsys):
     (PATCH.replace("-H 224 -W 224 -k 768", "-H 32 -W 48 -k 64").split(), []),
 ], ids=["plain", "two_stage", "cluster", "auto", "default", "patch_embed_folded"])
 def test_full_run_on_the_fake(layer, extra, monkeypatch):
-    import python_engine.runtime as R
+    import parity.runtime as R
     fake = FakeHip()
     dtype = "fp16" if layer[0] == "convfp16" else "bf16"
     fake.on_launch = NumpyGpu(dtype)
@@ -142,18 +142,20 @@ def test_full_run_on_the_fake(layer, extra, monkeypatch):
 
 
 def test_main_module_usage():
-    r = subprocess.run([sys.executable, "-m", "python_engine"], capture_output=True, text=True, cwd=ROOT)
-    assert r.returncode == 2 and r.stdout == ""
-    assert r.stderr == "error: python -m python_engine: no command given (commands: run, emit; see --help)\n"
-    r = subprocess.run([sys.executable, "-m", "python_engine", "--help"], capture_output=True, text=True, cwd=ROOT)
-    assert r.returncode == 0 and r.stdout.startswith("usage: python -m python_engine [--version] {run,emit}")
+    """The engine package holds the generator only: ``python -m python_engine``
+    names the parity commands in one line and exits 2, whatever it is given."""
+    for extra in ([], ["emit"], ["run", "--help"]):
+        r = subprocess.run([sys.executable, "-m", "python_engine", *extra], capture_output=True, text=True, cwd=ROOT)
+        assert r.returncode == 2 and r.stdout == ""
+        assert r.stderr == ("error: python -m python_engine has no commands: use `parity emit ...` or "
+                            "`parity run ...` (docs/cli.md)\n")
 
 
 def test_convrun_builds_the_policys_reduce_kernel():
     """run hands ConvRun the reduce kernel the policy selected (as emit's plan); an
     unrolled degree that is not the plan's ks_count is refused (--split-k 8: the perf
     model's own choice for the patch embedding is a cluster binary)."""
-    from python_engine.runtime import ConvRun, LaunchConfigError
+    from parity.runtime import ConvRun, LaunchConfigError
     _, _, lp = resolved("--split-k", "8", *PATCH.split())
     rspec = lp.kernels[1][2]
     assert rspec["degree"] == lp.plan["ks_count"] == 8 and rspec["vector"] == 8

@@ -14,10 +14,10 @@ import pytest
 
 from runtime_helpers import GPU_FORMS, linker_or_skip
 import python_engine as E
-from python_engine.runtime import CodeObjectCache, CodeObjectError, LinkerMissing, build_kernel, find_linker
-from python_engine.runtime import elf
-from python_engine.runtime.codeobj import compile_object, link_object
-from python_engine.runtime.kernarg import check_against_metadata, variant_layout
+from parity.runtime import CodeObjectCache, CodeObjectError, LinkerMissing, build_kernel, find_linker
+from parity.runtime import elf
+from parity.runtime.codeobj import compile_object, link_object
+from parity.runtime.kernarg import check_against_metadata, variant_layout
 
 pytest.importorskip("llvmlite", reason="llvmlite (the [test] extra) compiles the IR")
 
@@ -131,7 +131,7 @@ def test_link_errors_are_reported(tmp_path):
 
 
 def test_missing_linker_message(monkeypatch):
-    import python_engine.runtime.codeobj as C
+    import parity.runtime.codeobj as C
     monkeypatch.delenv("SPLITK_LLD", raising=False)
     monkeypatch.setattr(C, "_candidates", lambda: iter(()))
     with pytest.raises(LinkerMissing, match=r"no LLVM 22 linker .*apt-get install lld-22"):
@@ -178,7 +178,7 @@ def test_damaged_metadata_note_is_rejected(cache):
 @pytest.mark.parametrize("form", sorted(GPU_FORMS))
 def test_gpu_test_forms_build_here(form, cache):
     """Everything the GPU tests launch is admitted and links without a GPU."""
-    from python_engine.runtime import ConvRun
+    from parity.runtime import ConvRun
     for dtype in ("bf16", "fp16"):
         run = ConvRun(dict(GPU_FORMS[form], dtype=dtype), cache=cache)
         assert run.fwd_code.kernel == run.plan.kernel

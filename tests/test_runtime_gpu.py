@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from runtime_helpers import GPU_FORMS
-from python_engine.runtime import (CodeObjectCache, ConvRun, Hip, HipUnavailable, LaunchConfigError, Launcher,
+from parity.runtime import (CodeObjectCache, ConvRun, Hip, HipUnavailable, LaunchConfigError, Launcher,
                                    check_output, find_gfx1250, random_inputs)
 
 

@@ -11,10 +11,10 @@ import pytest
 
 from fake_hip import FakeHip, hipError_t, read_params
 from runtime_helpers import FakeCache, NumpyGpu, fake_code
-from python_engine.runtime import (ConvRun, Hip, HipError, HipUnavailable, Kernel, LaunchConfigError, Launcher,
+from parity.runtime import (ConvRun, Hip, HipError, HipUnavailable, Kernel, LaunchConfigError, Launcher,
                                    check_cluster, cluster_attribute, find_gfx1250, launch_plan, load_hip,
                                    prepare_launch, read_cluster_attribute)
-from python_engine.runtime.kernarg import check_against_metadata, layout, variant_layout
+from parity.runtime.kernarg import check_against_metadata, layout, variant_layout
 
 CLUSTER4 = dict(split_k=4, split_k_cluster=4, degree=4, C=64, K=64, H=8, W=8)
 TWO_STAGE = dict(split_k=2, degree=3, C=64, K=64, H=8, W=8)
@@ -202,7 +202,7 @@ def test_launch_ex_is_the_only_caller_of_hipDrvLaunchKernelEx():
             if re.search(r"hipDrvLaunchKernelEx\b", line) and not line.lstrip().startswith("#"):
                 if "call(\"hipDrvLaunchKernelEx\"" in line or re.search(r"\.hipDrvLaunchKernelEx\(", line):
                     sites.append(f"{p.relative_to(root)}:{i + 1}")
-    assert len(sites) == 1 and sites[0].startswith("python_engine/runtime/launch.py"), sites
+    assert len(sites) == 1 and sites[0].startswith("parity/runtime/launch.py"), sites
 
 
 # ---------------------------------------------------------------- errors
@@ -282,7 +282,7 @@ def test_find_gfx1250():
 # ---------------------------------------------------------------- the pipeline
 
 def _run(spec, dtype="bf16", flavor="llvm23"):
-    from python_engine.runtime.pipeline import random_inputs
+    from parity.runtime.pipeline import random_inputs
     f, h = hip_fake()
     gpu = NumpyGpu(dtype)
     f.on_launch = gpu
@@ -300,7 +300,7 @@ def _run(spec, dtype="bf16", flavor="llvm23"):
 @pytest.mark.parametrize("dtype", ["bf16", "fp16"])
 @pytest.mark.parametrize("spec", [PLAIN, TWO_STAGE, CLUSTER4], ids=["plain", "two_stage", "cluster"])
 def test_pipeline_stage2_only_when_needed(spec, dtype):
-    from python_engine.runtime.pipeline import check_output
+    from parity.runtime.pipeline import check_output
     f, gpu, cache, run, (x, w, d), t = _run(spec, dtype)
     plan = run.plan
     kinds = [v for _, v, _, _ in gpu.launches]

@@ -12,7 +12,9 @@ from parity.sim import numerics as N
 from parity.sim.core import Kernel
 from python_engine.ir.printer import print_module
 from python_engine.kernels import conv_implicit_gemm as C
-from python_engine.kernels.spec import normalize
+from python_engine.kernels import conv_launch as CL
+from python_engine.families import conv_launch as CLF
+from python_engine.spec.fields import normalize
 from python_engine.targets.arch import find_arch
 from python_engine.targets.flavors import find_flavor
 
@@ -35,9 +37,8 @@ class _BrokenLowerer(N._Lowerer):
     def launch_plan(self, spec, arch, flavor="llvm23"):
         """The conv_launch plan, with the binary's own rule set aside when the
         engines reject the binary (as :meth:`kernel` sets aside validation)."""
-        from python_engine.kernels import conv_launch as CL
         ar, fl = find_arch(arch), find_flavor(flavor)
-        s = normalize(CL.FAMILY, CL.FIELDS, spec)
+        s = normalize(CLF.FAMILY, CLF.FIELDS, spec)
         if C.validate({n: s[n] for n in CL.SPEC_FIELDS}, ar, fl) is None:
             return super().launch_plan(spec, arch, flavor)
         return CL.plan_text(s, ar, fl), None

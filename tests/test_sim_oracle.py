@@ -163,7 +163,7 @@ def test_conv_implicit_gemm_python_kernel_matches_reference():
     plan: plain bf16 64x64x32 on the plan's problems, both wave orders."""
     from parity.sim import numerics as N
     from python_engine.kernels import conv_implicit_gemm as C
-    from python_engine.kernels.spec import normalize
+    from python_engine.spec.fields import normalize
 
     class Lower(N._Lowerer):
         def kernel(self, family, spec, arch, flavor="llvm23"):

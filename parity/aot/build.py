@@ -21,7 +21,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 
-from python_engine.runtime.manifest import MANIFEST_FORMAT, MANIFEST_VERSION
+from parity.runtime.manifest import MANIFEST_FORMAT, MANIFEST_VERSION
 
 from . import manifest as M
 from .shard import shard_of
@@ -33,8 +33,8 @@ MANIFEST = "manifest.json"
 
 def _old_entries(path: str, llvm: str) -> dict:
     """Entries of a previous manifest at ``path`` built with ``llvm`` (identity -> entry)."""
-    from python_engine.runtime.errors import CodeObjectError
-    from python_engine.runtime.manifest import read_manifest
+    from parity.runtime.errors import CodeObjectError
+    from parity.runtime.manifest import read_manifest
     if not os.path.exists(path):
         return {}
     try:

@@ -67,8 +67,8 @@ def _lds_limit() -> int:
 
 
 def _read(path):
-    from python_engine.runtime.errors import CodeObjectError
-    from python_engine.runtime.manifest import read_manifest
+    from parity.runtime.errors import CodeObjectError
+    from parity.runtime.manifest import read_manifest
     try:
         return read_manifest(path), None
     except CodeObjectError as e:

@@ -1,7 +1,7 @@
 """The AOT manifest (docs/aot.md): write, gate, validate, merge, compare.
 
 Document (JSON, keys sorted, LF, trailing newline), format and version from
-:mod:`python_engine.runtime.manifest` (the runtime reads it)::
+:mod:`parity.runtime.manifest` (the runtime reads it)::
 
     {"format": "splitk-parity-aot-manifest", "version": 1,
      "arch": "gfx1250", "flavor": "llvm23", "llvm_version": "22.1.0", "linker": "LLD 22.1.8",
@@ -29,7 +29,7 @@ import hashlib
 import json
 import os
 
-from python_engine.runtime.manifest import MANIFEST_FORMAT, MANIFEST_VERSION
+from parity.runtime.manifest import MANIFEST_FORMAT, MANIFEST_VERSION
 
 from .shard import shard_of
 
@@ -97,8 +97,8 @@ def validate(doc: dict, path: str, engine, lds_limit: int, check_files: bool = T
     defines it; every code object exists, matches its sha256, is a valid code
     object of its kernel whose metadata agrees with the entry; every job passes
     the gate."""
-    from python_engine.runtime.elf import amdgpu_metadata, check_code_object, kernel_metadata
-    from python_engine.runtime.errors import CodeObjectError
+    from parity.runtime.elf import amdgpu_metadata, check_code_object, kernel_metadata
+    from parity.runtime.errors import CodeObjectError
 
     errs = []
     for k in HEAD_KEYS:

@@ -1,6 +1,6 @@
 """One AOT job in a worker process: compile the IR with llvmlite
-(python_engine/runtime/_compile_worker.compile_text, in this process), link
-with ld.lld (python_engine/runtime/codeobj.link_object), check the code object
+(parity/runtime/_compile_worker.compile_text, in this process), link
+with ld.lld (parity/runtime/codeobj.link_object), check the code object
 and read its resources from the metadata note (runtime/elf.py), write the
 file atomically. The parent (:mod:`.build`) runs these in a process pool, so
 an LLVM abort takes down one worker, not the build.
@@ -18,7 +18,7 @@ _linker = None
 def _find_linker():
     global _linker
     if _linker is None:
-        from python_engine.runtime.codeobj import find_linker
+        from parity.runtime.codeobj import find_linker
         _linker = find_linker()
     return _linker
 
@@ -27,10 +27,10 @@ def build_one(job: dict) -> dict:
     """``job``: ``kernel``, ``arch``, ``text``, ``out`` (absolute path of the code object).
     Returns ``{"ok": True, "sha256", "bytes", "resources", "compile", "link"}`` or
     ``{"ok": False, "error"}``."""
-    from python_engine.runtime._compile_worker import CompileError, compile_text
-    from python_engine.runtime.codeobj import link_object
-    from python_engine.runtime.elf import check_code_object
-    from python_engine.runtime.errors import CodeObjectError
+    from parity.runtime._compile_worker import CompileError, compile_text
+    from parity.runtime.codeobj import link_object
+    from parity.runtime.elf import check_code_object
+    from parity.runtime.errors import CodeObjectError
 
     from .manifest import resources
 
@@ -59,5 +59,5 @@ def build_one(job: dict) -> dict:
 
 def versions() -> dict:
     """The LLVM version of llvmlite and the linker's version (checked in the parent before a build)."""
-    from python_engine.runtime._compile_worker import llvm_version
+    from parity.runtime._compile_worker import llvm_version
     return {"llvm_version": llvm_version(), "linker": _find_linker().version}

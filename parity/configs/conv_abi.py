@@ -1,5 +1,5 @@
 """conv_abi: the conv kernels' argument lists as text
-(python_engine/kernels/conv_abi_family.py, docs/families.md)."""
+(python_engine/families/conv_abi.py, docs/families.md)."""
 
 from parity.config import Config, reject, reject_before_llvm23
 

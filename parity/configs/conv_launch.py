@@ -1,5 +1,5 @@
 """conv_launch: admission and launch plan of a conv_implicit_gemm binary for a
-(problem, degree) (python_engine/kernels/conv_launch.py, docs/conv_launch.md).
+(problem, degree) (python_engine/families/conv_launch.py, docs/conv_launch.md).
 
 A config is binary x problem x degree. Problems: strided, dilated, padded,
 grouped, depthwise, 1x1, patch embedding (16x16 stride 16), a small-output

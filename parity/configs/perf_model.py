@@ -28,7 +28,7 @@ def _catalog(path: str) -> list:
     """(name, spec) of every layer of a catalog, with emit's vector widths (the
     folded channels per group when 3, 5, 6 or 7: the padded-pixel small-channel
     path; else the largest of 8, 4, 2, 1 dividing them)."""
-    from python_engine.miopen import parse_catalog
+    from parity.miopen import parse_catalog
     from python_engine.policy.fold import fold_width
     with open(path, encoding="utf-8") as f:
         layers = parse_catalog(f.read(), path)

@@ -10,7 +10,7 @@ Compiling: :mod:`.compile_job` in a process pool: llvmlite (LLVM 22.1)
 parses and verifies the text and a target machine for
 ``amdgcn-amd-amdhsa`` / gfx1250 at ``opt=3`` -- the options of the
 runtime's and the AOT build's compile
-(python_engine/runtime/_compile_worker.compile_text) -- emits the assembly,
+(parity/runtime/_compile_worker.compile_text) -- emits the assembly,
 with verbose comments (the loop information :mod:`.loop` reads). Identical
 texts are compiled once.
 """

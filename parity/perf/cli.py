@@ -67,8 +67,8 @@ def cmd_perf(args) -> int:
             resolve_ref(root, args.base)
         layers = None
         if args.layers is not None:
-            from python_engine.emit import default_catalog
-            from python_engine.miopen import ProblemInputError
+            from parity.emit import default_catalog
+            from parity.miopen import ProblemInputError
 
             from . import layers as L
             catalog = args.layers or default_catalog()

@@ -1,7 +1,7 @@
 """One kernel compiled to gfx1250 assembly, in a worker process of :func:`compile_all`.
 
 The compile is the runtime's and the AOT build's
-(python_engine/runtime/_compile_worker.py: llvmlite's LLVM 22.1, parse,
+(parity/runtime/_compile_worker.py: llvmlite's LLVM 22.1, parse,
 verify, a target machine for the module's triple -- ``amdgcn-amd-amdhsa`` --
 with ``cpu=<arch>`` and ``opt=3``), emitting assembly instead of the object,
 with verbose comments on (``set_asm_verbosity(True)``, as the validity
@@ -25,7 +25,7 @@ _machines: dict = {}
 
 def compile_asm(text: str, kernel: str, arch: str) -> dict:
     """``{"ok": True, "asm", "report"}`` (report: ISAReport.to_json()) or ``{"ok": False, "stage", "error"}``."""
-    from python_engine.runtime._compile_worker import _binding
+    from parity.runtime._compile_worker import _binding
     from parity.verify.isa_report import build_report
     llvm = _binding()
     stage = "parse"

@@ -30,7 +30,7 @@ def _us(row: dict | None) -> str:
 def predict(catalog: str | None, flavor: str) -> list[dict]:
     """``perf_model.catalog_predictions`` of ``catalog`` (None: the shipped one) at
     ``flavor`` on gfx1250. OSError / ProblemInputError for a bad catalog."""
-    from python_engine.policy.perf_model import catalog_predictions
+    from parity.catalog_model import catalog_predictions
     return catalog_predictions(catalog, "gfx1250", flavor)
 
 

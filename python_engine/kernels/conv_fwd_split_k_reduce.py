@@ -26,7 +26,7 @@ from ..ir import types as T
 from ..ir.builder import IRBuilder
 from ..ir.values import i32, i64
 from .common import in_ptr, kernel_attrs, new_module, out_ptr, scalar
-from .spec import Field
+from ..spec.fields import Field
 
 FAMILY = "conv_fwd_split_k_reduce"
 FIELDS = (

@@ -30,7 +30,7 @@ from ..ir.builder import IRBuilder
 from ..ir.values import const_float, const_int, i1, i32, splat, zeroinit
 from . import conv_abi
 from .common import kernel_attrs, new_module
-from .spec import Field
+from ..spec.fields import Field
 
 FAMILY = "conv_implicit_gemm"
 FIELDS = (

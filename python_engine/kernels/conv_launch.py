@@ -1,5 +1,8 @@
-"""Family ``conv_launch``: admission and launch plan of a conv_implicit_gemm
-binary for one problem at one split-K degree (docs/conv_launch.md).
+"""Admission and launch plan of a conv_implicit_gemm binary for one problem at
+one split-K degree, for a spec whose ``split_k`` is explicit (docs/conv_launch.md).
+The family ``conv_launch`` (families/conv_launch.py) resolves ``split_k = -1``
+through the policy first, then calls :func:`validate`, :func:`kernel_name`
+and :func:`plan_text` here. Twin: cpp_engine/src/kernels/conv_launch.cpp.
 
 The spec is one flat record, fields in this fixed order: every
 ``ImplicitGemmConvSpec`` field (the binary, :data:`conv_implicit_gemm.FIELDS`),
@@ -29,9 +32,6 @@ from __future__ import annotations
 from . import conv_abi
 from . import conv_implicit_gemm as CIG
 from .conv_problem import PROBLEM_ARGS, ConvProblem
-from .spec import Field, SpecRejected
-
-FAMILY = "conv_launch"
 
 # The given extents of ConvProblem, in PROBLEM_ARGS order, with the lowest
 # allowed value and the default problem (a 56x56x64 3x3 same-padding layer).
@@ -40,7 +40,6 @@ PROBLEM_FIELDS = (
     ("stride_h", 1, 1), ("stride_w", 1, 1), ("pad_h", 0, 1), ("pad_w", 0, 1),
     ("dil_h", 1, 1), ("dil_w", 1, 1), ("groups", 1, 1),
 )
-FIELDS = CIG.FIELDS + tuple(Field(n, "int", d) for n, _, d in PROBLEM_FIELDS) + (Field("degree", "int", 1),)
 SPEC_FIELDS = tuple(f.name for f in CIG.FIELDS)
 
 I32_MAX = (1 << 31) - 1
@@ -127,38 +126,13 @@ def _grid(spec: dict, p: ConvProblem, ks_count: int) -> tuple:
     return (_ceil(p.M, spec["tile_m"]), _ceil(p.kpg, spec["tile_n"]), p.groups * ks_count)
 
 
-def resolve(spec: dict, arch, flavor) -> tuple:
-    """``(spec, None)`` with ``split_k = -1`` (auto) resolved for this problem
-    (docs/policy.md): the problem rules first, then ``degree`` must be left at
-    1, then the resolver's degree d becomes ``split_k = d`` and ``degree = d``
-    (1: the plain binary). ``(None, reason)`` when that fails; a spec without
-    -1 is returned unchanged."""
-    if spec["split_k"] != -1:
-        return spec, None
-    from ..policy.split_k import resolve_conv_split_k
-    r = problem_reason(spec)
-    if r:
-        return None, r
-    if spec["degree"] != 1:
-        return None, (f"degree must be left at 1 when split_k = -1 (the policy picks it), "
-                      f"got {spec['degree']}")
-    try:
-        d = resolve_conv_split_k("fwd", {n: spec[n] for n in SPEC_FIELDS}, problem_of(spec), arch,
-                                 flavor=flavor).degree
-    except SpecRejected as e:  # an explicit cluster request the flavor/arch cannot build
-        return None, e.reason
-    return dict(spec, split_k=d, degree=d), None
-
-
 def validate(spec: dict, arch, flavor) -> str | None:
-    """The admission reason, or None. Order: ``split_k = -1`` resolved
-    (:func:`resolve`), the binary (conv_implicit_gemm's rules), degree,
+    """The admission reason of a resolved spec (``split_k`` explicit; the
+    family resolves -1 first, families/conv_launch.py), or None. Order: the
+    binary (conv_implicit_gemm's rules), degree,
     problem fields, groups, filter fit, i32 problem block, vector widths,
     4-wide stores, byte counts, grid, i32 slicing arguments. A cluster binary
     launches ks_count = S and is admitted with trailing empty slices."""
-    spec, r = resolve(spec, arch, flavor)
-    if r:
-        return r
     r = CIG.validate({n: spec[n] for n in SPEC_FIELDS}, arch, flavor)
     if r:
         return r
@@ -204,8 +178,7 @@ def validate(spec: dict, arch, flavor) -> str | None:
 
 
 def kernel_name(spec: dict, arch, flavor) -> str:
-    """The name of the forward kernel this plan launches."""
-    spec = resolve(spec, arch, flavor)[0]
+    """The name of the forward kernel this plan launches (a resolved spec)."""
     return CIG.kernel_name({n: spec[n] for n in SPEC_FIELDS}, arch, flavor)
 
 
@@ -273,9 +246,3 @@ def plan_text(spec: dict, arch, flavor) -> str:
         lines.append("stage2_args reduce")
         lines += _arg_lines(_arg_values(spec, p, "reduce", ks, kc), "reduce")
     return "\n".join(lines) + "\n"
-
-
-def build(spec: dict, arch, flavor):
-    """(forward kernel name, launch plan text) of an admitted spec."""
-    spec = resolve(spec, arch, flavor)[0]
-    return kernel_name(spec, arch, flavor), plan_text(spec, arch, flavor)

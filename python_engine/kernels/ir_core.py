@@ -12,7 +12,7 @@ from ..ir import types as T
 from ..ir.builder import IRBuilder
 from ..ir.values import const_float, const_int, const_vector, i1, i32, i64, poison
 from .common import in_ptr, kernel_attrs, new_module, out_ptr, scalar
-from .spec import Field
+from ..spec.fields import Field
 
 FAMILY = "ir_core"
 FIELDS = (

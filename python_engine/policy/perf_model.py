@@ -42,6 +42,7 @@ from ..targets.arch import find_arch, has_wmma_16x16x32
 from ..targets.flavors import find_flavor
 from . import aot
 from .fold import fold_width
+from .select import select_binary
 from .split_k import MIN_SLICE_KTILES
 
 DEGREES = (2, 4, 8, 16, 32)   # two-stage degrees tried (the reduce kernel's unrolled degrees)
@@ -251,7 +252,6 @@ def select_by_model(problem: ConvProblem, arch, flavor, spec: dict | None = None
     choice; ``split_k`` defaults to -1, auto); ``cus``: the device's CU count (None or 0: the arch table's).
     An arch without a roofline or without the 16x16x32 WMMA has no
     candidates (``best`` None)."""
-    from .select import select_binary
     ar = find_arch(arch) if isinstance(arch, str) else arch
     fl = find_flavor(flavor) if isinstance(flavor, str) else flavor
     base = {f.name: f.default for f in CIG.FIELDS}
@@ -292,35 +292,4 @@ def layer_predictions(problem: ConvProblem, arch="gfx1250", flavor="llvm23", spe
                     "tile_k": s["tile_k"], "waves_m": s["waves_m"], "waves_n": s["waves_n"],
                     "degree": c.degree, "selected": ms.best is c, "runner_up": ms.runner_up is c,
                     **dict(c.terms)})
-    return out
-
-
-def catalog_predictions(path: str | None = None, arch="gfx1250", flavor="llvm23", cus: int | None = None) -> list:
-    """Every layer of a catalog (default the shipped parity/data/layers.txt)
-    with its candidate predictions, as emit selects: the layer's dtype and
-    vector widths ``conv_implicit_gemm.load_vector`` of the folded channels per
-    group. ``[{"layer", "dtype", "M", "Kgemm", "candidates":
-    layer_predictions(...), "selected": row | None, "runner_up": row | None,
-    "seed": {"binary", "tile_m", "tile_n", "tile_k", "degree", "total_ps"} |
-    None}, ...]`` in catalog order; times in picoseconds. Raises OSError /
-    ProblemInputError for an unreadable or bad catalog."""
-    from ..emit import default_catalog
-    from ..miopen import parse_catalog
-    path = path or default_catalog()
-    with open(path, encoding="utf-8") as f:
-        layers = parse_catalog(f.read(), path)
-    out = []
-    for layer in layers:
-        cpg = fold_width(layer.problem)[1].cpg
-        v = CIG.load_vector(cpg)
-        spec = {"dtype": layer.dtype if layer.dtype != "fp32" else "bf16", "vector_a": v, "vector_b": v}
-        ms = select_by_model(layer.problem, arch, flavor, spec, cus)
-        rows = layer_predictions(layer.problem, arch, flavor, spec, cus)
-        sd = ms.seed
-        out.append({"layer": layer.name, "dtype": spec["dtype"], "M": layer.problem.M, "Kgemm": layer.problem.Kgemm,
-                    "candidates": rows, "selected": next((r for r in rows if r["selected"]), None),
-                    "runner_up": next((r for r in rows if r["runner_up"]), None),
-                    "seed": None if sd is None else {"binary": sd.binary, "tile_m": sd.spec["tile_m"],
-                                                     "tile_n": sd.spec["tile_n"], "tile_k": sd.spec["tile_k"],
-                                                     "degree": sd.degree, "total_ps": sd.total_ps}})
     return out

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from ..kernels import conv_implicit_gemm as CIG
 from ..kernels import conv_launch as LAUNCH
 from ..kernels.conv_problem import ConvProblem
-from ..kernels.spec import SpecRejected
+from ..spec.fields import SpecRejected
 from ..targets.arch import find_arch, has_wmma_16x16x32
 from ..targets.flavors import find_flavor
 from . import aot

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from ..kernels import conv_implicit_gemm as CIG
 from ..kernels.conv_problem import ConvProblem
-from ..kernels.spec import SpecRejected
+from ..spec.fields import SpecRejected
 from ..targets.arch import find_arch, has_wmma_16x16x32
 from ..targets.flavors import find_flavor
 

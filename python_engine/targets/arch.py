@@ -91,6 +91,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..spec.fields import unknown_name_reason
+
 
 @dataclass(frozen=True)
 class Arch:
@@ -164,9 +166,8 @@ def find_arch(name) -> Arch | None:
 
 def unknown_arch_reason(name) -> str:
     """Rejection reason for an arch name that is not in the table
-    (kernels/spec.py ``unknown_name_reason``: None reads as the text None, a
+    (spec/fields.py ``unknown_name_reason``: None reads as the text None, a
     non-str or non-printable value is not echoed; same texts in the C++ engine)."""
-    from ..kernels.spec import unknown_name_reason
     return unknown_name_reason("arch", name, "gfx1250, gfx942, gfx950, gfx1100, gfx1201", "arch must be a string or None")
 
 

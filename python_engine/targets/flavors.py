@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..spec.fields import unknown_name_reason
+
 _DL_TAIL = ("-p9:192:256:256:32-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128"
             "-v192:256-v256:256-v512:512-v1024:1024-v2048:2048-n32:64-S32-A5-G1-ni:7:8:9")
 _DL_HEAD = "-p:64:64-p1:64:64-p2:32:32-p3:32:32-p4:64:64-p5:32:32-p6:32:32-p7:160:256:256:32"
@@ -70,7 +72,6 @@ def find_flavor(name) -> Flavor | None:
 
 def unknown_flavor_reason(name) -> str:
     """Rejection reason for a flavor name that is not in the table
-    (kernels/spec.py ``unknown_name_reason``: None reads as the text None, a
+    (spec/fields.py ``unknown_name_reason``: None reads as the text None, a
     non-str or non-printable value is not echoed; same texts in the C++ engine)."""
-    from ..kernels.spec import unknown_name_reason
     return unknown_name_reason("flavor", name, "llvm20, llvm22, llvm23, llvm24", "flavor must be a string or None")

@@ -109,7 +109,7 @@ typedef struct cpe_launch_arg {
 
 /* The launch plan as values: the same values as the plan text of
  * cpe_conv_launch_lower and as the Python engine's plan
- * (python_engine/runtime/plan.py LaunchPlan). Counts are exact (each below
+ * (parity/runtime/plan.py LaunchPlan). Counts are exact (each below
  * 2^31 once admitted); sizes in bytes; grid in workgroups, block in work-items.
  * Strings and arrays are owned by the plan: release with cpe_conv_launch_plan_free. */
 typedef struct cpe_conv_launch_plan {

@@ -74,7 +74,7 @@ struct PlanArg {
 };
 
 // The launch plan of an admitted spec, the values the text prints (twin of
-// python_engine/runtime/plan.py's LaunchPlan, which reads them back from the
+// parity/runtime/plan.py's LaunchPlan, which reads them back from the
 // text). Every count is below 2^31 once admitted.
 struct Plan {
     std::string kernel;    // the forward kernel's symbol name

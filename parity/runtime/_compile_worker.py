@@ -1,5 +1,5 @@
 """One LLVM compile in a child process: ``python -m
-python_engine.runtime._compile_worker IR_PATH OBJ_PATH ARCH``.
+parity.runtime._compile_worker IR_PATH OBJ_PATH ARCH``.
 
 LLVM aborts the whole process on some errors (an intrinsic the target cannot
 select, an unknown CPU), so the parent never runs llvmlite itself; it reads

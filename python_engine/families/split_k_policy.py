@@ -15,8 +15,8 @@ from __future__ import annotations
 from ..kernels import conv_implicit_gemm as CIG
 from ..kernels import conv_launch as LAUNCH
 from ..kernels.conv_problem import ConvProblem
-from ..kernels.spec import Field
-from .select import select_binary
+from ..spec.fields import Field
+from ..policy.select import select_binary
 
 FAMILY = "split_k_policy"
 FIELDS = tuple(Field(f.name, f.kind, -1 if f.name == "split_k" else f.default) for f in CIG.FIELDS) + \

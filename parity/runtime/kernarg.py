@@ -22,7 +22,7 @@ import ctypes
 import struct
 from dataclasses import dataclass
 
-from ..kernels import conv_abi
+from python_engine.kernels import conv_abi  # debt: the argument layouts (the conv_abi family gives them as text)
 from .errors import LaunchConfigError
 
 # kind -> (size, align, struct format)

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kernels import conv_implicit_gemm as CIG
-from ..kernels import conv_launch as CL
-from ..kernels.spec import normalize
+from python_engine.families import conv_launch as CL  # debt: split_k = -1 resolution and spec normalisation
+from python_engine.kernels import conv_implicit_gemm as CIG  # debt: the family name and binary fields
+from python_engine.kernels.conv_launch import SPEC_FIELDS
+from python_engine.spec.fields import normalize
 from ..reduce_launch import reduce_launch_reason
 from .cluster import DEFAULT_MAX_CLUSTER_VOLUME
 from .codeobj import CodeObjectCache, build_kernel
@@ -51,9 +52,9 @@ def resolve_auto(spec: dict, arch: str, flavor: str) -> dict:
     ``resolve``, issue 8); other specs unchanged."""
     if spec["split_k"] != -1:
         return spec
-    from ..kernels.spec import SpecRejected
-    from ..targets.arch import find_arch
-    from ..targets.flavors import find_flavor
+    from python_engine.spec.fields import SpecRejected
+    from python_engine.targets.arch import find_arch
+    from python_engine.targets.flavors import find_flavor
     ar, fl = find_arch(arch), find_flavor(flavor)
     if ar is None or fl is None:
         raise SpecRejected(f"unknown arch {arch!r} or flavor {flavor!r}")
@@ -116,7 +117,7 @@ class ConvRun:
         self.cache = cache or CodeObjectCache()
         self.scalars = dict(scalars or {})
         self.dtype = self.spec["dtype"]
-        binary = {f: self.spec[f] for f in CL.SPEC_FIELDS}
+        binary = {f: self.spec[f] for f in SPEC_FIELDS}
         self.fwd_code = build_kernel(CIG.FAMILY, binary, arch, flavor, self.cache)
         if self.fwd_code.kernel != self.plan.kernel:
             raise LaunchConfigError(f"built {self.fwd_code.kernel}, the plan launches {self.plan.kernel}")

@@ -1,19 +1,19 @@
-"""``python -m python_engine run``: one MIOpen-style forward convolution layer
+"""``parity run``: one MIOpen-style forward convolution layer
 on a gfx1250 — random inputs, run, compare with the numpy reference
 (parity/reference.py) of the original (unfolded) layer, time repeated
 launches with events (median), print the achieved TFLOP/s.
 
-    python -m python_engine run [MIOpenDriver] convbfp16|convfp16 -n N -c C -H H -W W -k K -y Y -x X [...]
+    parity run [MIOpenDriver] convbfp16|convfp16 -n N -c C -H H -W W -k K -y Y -x X [...]
                                 [--split-k D|auto] [--cluster S] [--tile MxNxK] [--waves MxN]
                                 [--epilogue default|cshuffle] [--flavor F] [--cus N] [-i N] [-V 0|1]
                                 [--warmup N] [--seed N] [--cache-dir DIR] [--aot-manifest PATH] [--build-only]
 
 The layer is one MIOpenDriver command, as words or as one quoted string,
-read by the one MIOpen parser (:mod:`python_engine.miopen`, the same as
+read by the one MIOpen parser (:mod:`parity.miopen`, the same as
 ``emit``: ``-n -c -H -W -k -y -x`` required, pad 0, stride 1, dilation 1,
 1 group by default; ``-i`` and ``-V`` are MIOpenDriver's iteration count and
 verify switch). The kernel is resolved exactly as ``emit`` resolves it
-(:func:`python_engine.emit.plan_layer`: width folding, the split-K degree,
+(:func:`parity.emit.plan_layer`: width folding, the split-K degree,
 the binary, vector widths, the reduce kernel; by default the perf model
 picks tile, degree and binary, docs/perf_model.md); ``--split-k``,
 ``--cluster``, ``--tile`` and ``--waves`` override that choice (the seed
@@ -45,11 +45,11 @@ class UsageError(ValueError):
 def _parser() -> argparse.ArgumentParser:
     from parity.cli_common import Parser, add_version, plain
     doc = plain(__doc__).split("\n\n")
-    p = Parser(prog="python -m python_engine run", usage=doc[1].strip().split("run ", 1)[1],
+    p = Parser(prog="parity run", usage=doc[1].strip().split("run ", 1)[1],
                description=doc[0] + "\n\n" + doc[2], allow_abbrev=False,
                formatter_class=argparse.RawDescriptionHelpFormatter)
     add_version(p)
-    p.usage = "python -m python_engine run " + p.usage
+    p.usage = "parity run " + p.usage
     a = p.add_argument
     a("--split-k", metavar="D|auto", default="auto",
       help="split-K degree >= 1 (1 = the plain kernel) or auto (default: the perf model's choice)")
@@ -170,7 +170,7 @@ def resolve(argv):
 def main(argv=None, hip=None, out=None) -> int:
     """Exit status: 0 ran (and verified), 1 the result differs from the reference, 2 an error."""
     from ..emit import EmitError
-    from ..kernels.spec import SpecRejected
+    from python_engine.spec.fields import SpecRejected
     from ..miopen import ProblemInputError
     from . import CodeObjectCache, ConvRun, Hip, RuntimeFailure, check_output, find_gfx1250, random_inputs
     from .plan import launch_plan

@@ -113,7 +113,7 @@ def compile_object(text: str, arch: str, workdir: str, timeout: float = COMPILE_
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (_REPO, env.get("PYTHONPATH", "")) if p)
     try:
-        r = subprocess.run([sys.executable, "-m", "python_engine.runtime._compile_worker", ir, obj, arch],
+        r = subprocess.run([sys.executable, "-m", "parity.runtime._compile_worker", ir, obj, arch],
                            capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         raise CodeObjectError(f"compile for {arch}: no result after {timeout:g}s (worker killed)") from None
@@ -256,6 +256,6 @@ def build_code_object(text: str, kernel: str, arch: str, linker: Linker | None =
 def build_kernel(family: str, spec: dict, arch: str, flavor: str,
                  cache: CodeObjectCache | None = None) -> CodeObject:
     """Lower ``family``/``spec`` with the Python engine and build (or fetch) its code object."""
-    from .. import api
+    import python_engine as api
     lo = api.lower(family, spec, arch, flavor)
     return (cache or CodeObjectCache()).build(lo.kernel, lo.text, arch, api.resolve_flavor(flavor))

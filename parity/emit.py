@@ -22,9 +22,10 @@ import json
 import os
 from dataclasses import dataclass, field
 
-from .kernels.conv_implicit_gemm import load_vector
+from python_engine.kernels.conv_implicit_gemm import load_vector  # debt: the load-width rule is not in the engine API
 from .miopen import Layer
 from .reduce_launch import reduce_launch_reason
+from python_engine.policy.aot import CLUSTER_SIZES  # debt: the cluster sizes are not in the engine API
 
 DEFAULT_ARCH = "gfx1250"
 DEFAULT_FLAVOR = "llvm23"
@@ -186,7 +187,6 @@ def slices_reason(lp: "LayerPlan") -> str | None:
     that start at or past Kgemm (empty: they write zero slabs), and a
     two-stage launch whose ``ks`` rounding leaves fewer slices with data than
     the degree (only those are launched)."""
-    from .policy.aot import CLUSTER_SIZES
     deg, kc = int(lp.policy["degree"]), int(lp.plan["ks_count"])
     data = int(lp.plan.get("data_slices", kc))
     ks, kg = int(lp.plan["ks"]), int(lp.policy["gemm"].split("Kgemm=")[1].split()[0])
@@ -373,7 +373,7 @@ DEFAULT_OUT = os.path.join("out", "emit")
 
 
 def add_emit_arguments(ap) -> None:
-    """The options of ``emit`` (shared by ``python -m python_engine emit`` and
+    """The options of ``emit`` (shared by ``parity emit`` and
     ``parity emit``; the vocabulary of docs/cli.md)."""
     from parity.cli_common import add_options
     ap.add_argument("command", nargs="?", help="one MIOpenDriver command, quoted (else --catalog)")
@@ -452,9 +452,9 @@ def run_emit(a) -> int:
 
 
 def main(argv=None) -> int:
-    """``python -m python_engine emit``."""
+    """``parity emit``."""
     from parity.cli_common import Parser, add_version
-    ap = Parser(prog="python -m python_engine emit",
+    ap = Parser(prog="parity emit",
                 description="Emit the kernels and launch plan of convolution layers "
                             "(MIOpenDriver command lines; docs/policy.md, docs/cli.md).")
     add_version(ap)

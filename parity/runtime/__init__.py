@@ -1,4 +1,4 @@
-"""python_engine.runtime: build code objects and launch the kernels on a
+"""parity.runtime: build code objects and launch the kernels on a
 gfx1250 through hip-python (docs/runtime.md).
 
 Importing this package never imports hip-python or llvmlite; they load when

@@ -8,7 +8,7 @@ unrolled kernel branch per slab (``min(d, ks_count)``), a launch that pairs it
 with ``ks_count != d`` is refused: the pair is decided once, by the split-K
 policy (its ``reduce_spec`` unrolls for the plan's actual slice count, or loops
 with degree 0), and every launcher checks it here (``emit``/``parity layers``
-through :func:`python_engine.emit.plan_layer`, the runtime's ``ConvRun``). A
+through :func:`parity.emit.plan_layer`, the runtime's ``ConvRun``). A
 degree-0 kernel loops over ``ks_count``. Both must also find ``ks_count``
 slabs inside ``ws_bytes`` and the output inside ``d_bytes``.
 

@@ -14,9 +14,9 @@ Not LLVM IR.
 from __future__ import annotations
 
 from ..kernels import conv_launch as LAUNCH
+from ..policy.perf_model import select_by_model
+from ..policy.select import select_binary
 from . import split_k_policy as SKP
-from .perf_model import select_by_model
-from .select import select_binary
 
 FAMILY = "perf_model"
 FIELDS = SKP.FIELDS

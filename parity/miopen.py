@@ -31,7 +31,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from .kernels.conv_problem import ConvProblem
+from python_engine.kernels.conv_problem import ConvProblem  # debt: the problem geometry type of the engines
 
 COMMANDS = {"conv": "fp32", "convfp16": "fp16", "convbfp16": "bf16"}
 _FLAGS = {  # short -> (long, field)

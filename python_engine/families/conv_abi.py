@@ -18,8 +18,8 @@ flavor; the cluster variant exists only where the cluster kernel does
 """
 from __future__ import annotations
 
-from . import conv_abi
-from .spec import Field
+from ..kernels import conv_abi
+from ..spec.fields import Field
 
 FAMILY = "conv_abi"
 FIELDS = (
