@@ -12,7 +12,7 @@ import pytest
 import cpp_engine
 import python_engine as E
 from parity.layers import run_numerics, scaled_problem, straddles
-from parity.sim.core import Kernel, OutOfBounds
+from parity.sim import Kernel, OutOfBounds
 from python_engine.emit import plan_layer, slices_reason
 from python_engine.kernels.conv_problem import ConvProblem
 from python_engine.kernels.spec import SpecRejected

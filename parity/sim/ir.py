@@ -4,7 +4,7 @@ The printers' format is fixed: one kernel ``define`` per module, LDS globals
 ``@g = internal addrspace(3) global [N x T] poison, align A``, intrinsic
 ``declare`` lines, blocks of two-space-indented instructions, ``attributes #0``.
 This parser reads exactly that (plus decimal float constants, for hand-written
-test kernels) into plain records; :mod:`parity.sim.core` decodes the records
+test kernels) into plain records; :mod:`parity.sim.kernel` decodes the records
 into closures once. Anything outside the subset is a :class:`ParseError`
 naming the line -- a kernel the emulator cannot read is a failure, never a skip.
 """

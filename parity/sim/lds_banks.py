@@ -124,7 +124,7 @@ def conv_bank_conflicts(spec: dict, arch: str = "gfx1250", problem: dict | None 
     plan does not admit the problem."""
     from python_engine.kernels import conv_implicit_gemm as C
     from . import numerics as NU
-    from .core import SimError
+    from .errors import SimError
     lowerer = lowerer or NU._Lowerer()
     full = {f.name: spec.get(f.name, f.default) for f in C.FIELDS}
     d = NU.conv_degree(full)

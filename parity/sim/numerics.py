@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from parity import reference as ref
-from parity.sim.core import Kernel, SimError
+from parity.sim.errors import SimError
+from parity.sim.kernel import Kernel
 
 FLAVOR = "llvm23"
 
