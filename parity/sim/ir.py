@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .fp import f64_to_bf16_bits
+
 
 class ParseError(Exception):
     """The text is outside the subset the emulator understands."""
@@ -292,7 +294,6 @@ class Cursor:
                     self.fail(f"expected a {ty.text} constant")
                 d = float(m.group(0))
             if ty.kind == "bf16":
-                from .fp import f64_to_bf16_bits
                 return f64_to_bf16_bits(d)
             # LLVM requires hex float constants of float/half to be exact; casting is exact then.
             return np.array(d, dtype=ty.dtype)[()]
