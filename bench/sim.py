@@ -23,7 +23,7 @@ import numpy as np  # noqa: E402
 
 import python_engine.api as api  # noqa: E402
 from parity.cli import main as parity_main  # noqa: E402
-from parity.sim.core import Kernel  # noqa: E402
+from parity.sim import Kernel  # noqa: E402
 
 
 def _rate(label, kernel, grid, block, args, shadow=True, repeats=3):

@@ -130,7 +130,7 @@ def problem_text(p) -> str:
 
 def run_numerics(lp, E, kernels_cache: dict) -> tuple:
     """(ok, detail) of the scaled-down copy in the emulator."""
-    from parity.sim.core import Kernel
+    from parity.sim import Kernel
     from parity.emit import parse_plan
     from python_engine.policy.aot import REDUCE_DEGREES, reduce_spec
     from parity.reduce_launch import reduce_launch_reason

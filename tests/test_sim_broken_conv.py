@@ -9,7 +9,7 @@ import re
 import pytest
 
 from parity.sim import numerics as N
-from parity.sim.core import Kernel
+from parity.sim import Kernel
 from python_engine.ir.printer import print_module
 from python_engine.kernels import conv_implicit_gemm as C
 from python_engine.kernels import conv_launch as CL

@@ -13,7 +13,8 @@ import pytest
 
 import python_engine.api as api
 from parity.sim import numerics as N
-from parity.sim.core import Kernel, VisibilityError
+from parity.sim import Kernel
+from parity.sim.errors import VisibilityError
 
 ARCH = "gfx1250"
 

@@ -10,7 +10,7 @@ import pytest
 
 import python_engine.api as api
 from parity import reference as ref
-from parity.sim.core import (DivergentBranch, Kernel, OutOfBounds, RaceError, UninitializedRead)
+from parity.sim import DivergentBranch, Kernel, OutOfBounds, RaceError, UninitializedRead
 from python_engine.ir import types as T
 from python_engine.ir.builder import IRBuilder
 from python_engine.ir.printer import print_module
@@ -187,7 +187,7 @@ def test_gfx1250_resource_decoded_from_flags_bits_3_0():
     table's 0x2 is OOB_SELECT 1 (the raw check); the gfx11/gfx12 word
     0x31004000 has bits 3:0 = 0 there, so the emulator refuses it as gfx1250
     hardware would not range-check it the way the kernel relies on."""
-    from parity.sim.core import SimError
+    from parity.sim import SimError
     text = _lower("ir_core", {"kernel": "buffer_copy", "threads": 32})
     assert text.count("i64 %nrec1, i32 2)") == 2  # flags 0x2 from the arch table
     Kernel(text, arch="gfx1250").launch((1, 1, 1), 32, _copy_args())
@@ -205,7 +205,7 @@ def test_gfx1250_resource_decoded_from_flags_bits_3_0():
 def test_gfx12_resource_needs_oob_select_3():
     """gfx1201 (gfx11/gfx12 V#): word 3 is flags verbatim; 0x31004000 (OOB_SELECT
     3) is accepted, the gfx1250 value 0x2 (OOB_SELECT 0 there) is refused."""
-    from parity.sim.core import SimError
+    from parity.sim import SimError
     text = api.lower("ir_core", {"kernel": "buffer_copy", "threads": 32}, "gfx1201", "llvm22").text
     assert text.count("i32 822099968)") == 2
     src = np.arange(128, dtype=np.float32) + 1

@@ -8,7 +8,7 @@ import pytest
 
 from parity import reference as ref
 from parity.sim import wmma as W
-from parity.sim.core import Kernel, Poison
+from parity.sim import Kernel, Poison
 from parity.sim.fp import bf16_bits_to_f32, f32_to_bf16_bits, f32_to_f16
 from python_engine.ir.constants import small_float_bits
 

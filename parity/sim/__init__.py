@@ -8,6 +8,7 @@ Runs every launch in forward and reverse wave order and raises
 :class:`SimError` subclasses for races, out-of-bounds accesses, divergent
 branches, uninitialised LDS reads, poison and unsupported IR.
 """
-from .core import (BarrierMismatch, DivergentBranch, Kernel, LaneConflict, Misaligned, OutOfBounds,  # noqa: F401
-                   Poison, RaceError, SimError, UninitializedRead, Unsupported)
+from .errors import (BarrierMismatch, DivergentBranch, LaneConflict, Misaligned, OutOfBounds,  # noqa: F401
+                     Poison, RaceError, SimError, UninitializedRead, Unsupported)
 from .ir import ParseError  # noqa: F401
+from .kernel import Kernel  # noqa: F401

@@ -4,7 +4,7 @@ The printers' format is fixed: one kernel ``define`` per module, LDS globals
 ``@g = internal addrspace(3) global [N x T] poison, align A``, intrinsic
 ``declare`` lines, blocks of two-space-indented instructions, ``attributes #0``.
 This parser reads exactly that (plus decimal float constants, for hand-written
-test kernels) into plain records; :mod:`parity.sim.core` decodes the records
+test kernels) into plain records; :mod:`parity.sim.kernel` decodes the records
 into closures once. Anything outside the subset is a :class:`ParseError`
 naming the line -- a kernel the emulator cannot read is a failure, never a skip.
 """
@@ -15,6 +15,8 @@ import struct
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from .fp import f64_to_bf16_bits
 
 
 class ParseError(Exception):
@@ -292,7 +294,6 @@ class Cursor:
                     self.fail(f"expected a {ty.text} constant")
                 d = float(m.group(0))
             if ty.kind == "bf16":
-                from .fp import f64_to_bf16_bits
                 return f64_to_bf16_bits(d)
             # LLVM requires hex float constants of float/half to be exact; casting is exact then.
             return np.array(d, dtype=ty.dtype)[()]

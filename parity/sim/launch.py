@@ -9,6 +9,11 @@ a workgroup whose live waves wait at different kinds of barrier is an error.
 A cluster barrier is also a workgroup barrier; it completes when every
 workgroup of the cluster waits at it (a workgroup that returned while others
 wait is an error).
+
+:func:`run_launch` drives a decoded :class:`parity.sim.kernel.Kernel` (its
+module, register template and slots, entry block); ``Kernel.launch`` calls it.
+This module imports only the lower layers (errors, memory, shadow), never the
+kernel or the op compilers.
 """
 from __future__ import annotations
 
@@ -17,8 +22,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .core import (NEVER, WAVE, BarrierMismatch, Memory, Ptr, RaceError, SimError, Unsupported, _CONTROL_BARRIER,
-                   _CONTROL_CLUSTER, _CONTROL_RET)
+from .errors import BarrierMismatch, RaceError, SimError, Unsupported
+from .memory import CONTROL_CLUSTER, CONTROL_RET, WAVE, Memory, Ptr
+from .shadow import NEVER
 
 
 @dataclass
@@ -231,13 +237,13 @@ def _run_cluster(run, wgs, cl, rev, limit):
         for wg, waves, ids in order:
             st.append((ids, _run_wg(run, wg, waves, rev, limit)))
         kinds = {s for _, s in st}
-        if kinds == {_CONTROL_RET}:
+        if kinds == {CONTROL_RET}:
             return
-        if kinds == {_CONTROL_CLUSTER}:
+        if kinds == {CONTROL_CLUSTER}:
             cl.phase += 1
             continue
-        waiting = [ids for ids, s in st if s == _CONTROL_CLUSTER]
-        gone = [ids for ids, s in st if s == _CONTROL_RET]
+        waiting = [ids for ids, s in st if s == CONTROL_CLUSTER]
+        gone = [ids for ids, s in st if s == CONTROL_RET]
         raise BarrierMismatch(f"cluster barrier: workgroups {waiting} wait at s.cluster.barrier while "
                               f"workgroups {gone} returned; every workgroup of a cluster must reach it")
 
@@ -246,23 +252,23 @@ def _run_wg(run, wg, waves, rev, limit) -> str:
     order = list(reversed(waves)) if rev else waves
     while True:
         for wv in order:
-            if not wv.done and wv.status != _CONTROL_CLUSTER:
+            if not wv.done and wv.status != CONTROL_CLUSTER:
                 wv.status = _run_wave(run, wv, limit)
-                if wv.status == _CONTROL_RET:
+                if wv.status == CONTROL_RET:
                     wv.done = True
         live = [wv for wv in waves if not wv.done]
         if not live:
-            return _CONTROL_RET
+            return CONTROL_RET
         kinds = {wv.status for wv in live}
         if len(kinds) > 1:
             desc = ", ".join(f"wave {wv.X.wave}: {wv.status}" for wv in live)
             raise BarrierMismatch(f"workgroup {run.names[live[0].X.wgi]}: waves wait at different barriers "
                                   f"({desc})")
         wg.phase += 1
-        if kinds == {_CONTROL_CLUSTER}:
+        if kinds == {CONTROL_CLUSTER}:
             for wv in live:
                 wv.status = None
-            return _CONTROL_CLUSTER
+            return CONTROL_CLUSTER
         for wv in live:
             wv.status = None
 

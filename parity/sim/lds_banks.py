@@ -38,6 +38,9 @@ import re
 
 import numpy as np
 
+from . import numerics as NU
+from .errors import SimError
+
 NUM_BANKS = 64          # banks (ASSUMPTION for gfx1250, sources above)
 BANK_BYTES = 4          # bytes per bank (dword)
 PHASE_BYTES = NUM_BANKS * BANK_BYTES   # bytes one phase serves
@@ -123,8 +126,6 @@ def conv_bank_conflicts(spec: dict, arch: str = "gfx1250", problem: dict | None 
     :data:`CONV_CATEGORIES` (absent ones are zero). Raises ``SimError`` when the
     plan does not admit the problem."""
     from python_engine.kernels import conv_implicit_gemm as C
-    from . import numerics as NU
-    from .core import SimError
     lowerer = lowerer or NU._Lowerer()
     full = {f.name: spec.get(f.name, f.default) for f in C.FIELDS}
     d = NU.conv_degree(full)

@@ -17,15 +17,19 @@ admit are skipped, a config no problem admits fails).
 """
 from __future__ import annotations
 
+import importlib
 import math
+import multiprocessing as mp
 import struct
+import sys
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from parity import reference as ref
-from parity.sim.core import Kernel, SimError
+from parity.sim.errors import SimError
+from parity.sim.kernel import Kernel
 
 FLAVOR = "llvm23"
 
@@ -453,7 +457,6 @@ PLANS = {
 
 class _Lowerer:
     def __init__(self, engine: str = "python"):
-        import importlib
         self.E = importlib.import_module("python_engine" if engine == "python" else "cpp_engine")
         self.kernels: dict = {}
 
@@ -581,7 +584,6 @@ def run_all(only=None, jobs: int = 1, progress=None, families=None, select=None)
             if progress:
                 progress(out[-1], len(out), total)
         return out
-    import multiprocessing as mp
     ctx = mp.get_context("fork")
     out = []
     with ctx.Pool(jobs) as pool:
@@ -604,7 +606,6 @@ def add_numerics_command(sub) -> None:
 
 
 def cmd_numerics(args) -> int:
-    import sys
     from parity.cli_common import die, finish, jobs_of, note_outside_checkout, parse_only, progress, select_configs
     from parity.config import ConfigError, load_families
     from parity.report import canonical_flavor

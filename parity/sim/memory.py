@@ -1,0 +1,120 @@
+"""The emulator's runtime values and checked memory access.
+
+A register holds a numpy array over the :data:`WAVE` lanes, a :class:`Ptr`
+(a :class:`Memory` plus per-lane byte offsets) or a :class:`Rsrc` (a raw
+buffer resource, wave-uniform). An instruction closure returns ``None``, the
+next block, or one of the control tokens (:data:`CONTROL_BARRIER`,
+:data:`CONTROL_CLUSTER`, :data:`CONTROL_RET`) at which the launch
+(parity/sim/launch.py) takes over. The helpers here check an access
+(:func:`check_access`, :func:`buffer_range`) and write bytes through the race
+shadow and the LDS init map (:func:`write`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import LaneConflict, Misaligned, OutOfBounds
+from .shadow import Shadow
+
+WAVE = 32
+LANES = np.arange(WAVE)
+LANES64 = LANES.astype(np.int64)
+
+
+class Memory:
+    """A global buffer (kernel argument) or an LDS allocation, as bytes."""
+
+    __slots__ = ("name", "space", "data", "init", "shadow")
+
+    def __init__(self, name: str, space: str, data: np.ndarray, track_init: bool, shadow: bool):
+        self.name = name
+        self.space = space
+        self.data = data
+        self.init = np.zeros(data.size, np.bool_) if track_init else None
+        self.shadow = Shadow(data.size) if shadow else None
+
+    def label(self) -> str:
+        return f"{'LDS' if self.space == 'lds' else 'global'} {self.name!r} ({self.data.size} bytes)"
+
+
+class Ptr:
+    __slots__ = ("mem", "off")
+
+    def __init__(self, mem: Memory, off: np.ndarray):
+        self.mem = mem
+        self.off = off
+
+
+class Rsrc:
+    """A raw buffer resource (wave-uniform): memory, base byte offset, num_records."""
+
+    __slots__ = ("mem", "base", "nrec")
+
+    def __init__(self, mem: Memory, base: int, nrec: int):
+        self.mem = mem
+        self.base = base
+        self.nrec = nrec
+
+
+CONTROL_BARRIER = "barrier"
+CONTROL_CLUSTER = "cluster barrier"
+CONTROL_RET = "ret"
+
+
+def first_lane(mask) -> int:
+    """The first lane where ``mask`` (per lane, or per lane and element) holds."""
+    m = np.asarray(mask)
+    if m.ndim > 1:
+        m = m.any(axis=tuple(range(1, m.ndim)))
+    return int(np.argmax(m))
+
+
+def bytes_of(v: np.ndarray) -> np.ndarray:
+    v = np.ascontiguousarray(v)
+    return v.reshape(WAVE, -1).view(np.uint8)
+
+
+def check_access(mem: Memory, off: np.ndarray, nb: int, align: int, what: str, X):
+    lo = off.min()
+    if lo < 0 or off.max() + nb > mem.data.size:
+        bad = (off < 0) | (off + nb > mem.data.size)
+        k = int(np.argmax(bad))
+        raise OutOfBounds(f"out-of-bounds {what} of {nb} bytes at byte offset {int(off[k])} of "
+                          f"{mem.label()} (lane {k} of {X.launch.agent_name(X.agent)})")
+    if align > 1 and (off % align).any():
+        k = int(np.argmax(off % align != 0))
+        raise Misaligned(f"{what} at byte offset {int(off[k])} of {mem.label()} is not aligned to "
+                         f"the declared align {align} (lane {k})")
+
+
+def buffer_range(off: np.ndarray, esz: int, ne: int, nrec: int, what: str) -> np.ndarray:
+    """Per lane: the whole access is inside ``num_records``. The raw-buffer range
+    check is per element; an access with some elements in range and some out
+    is reported (its hardware result depends on the generation's range-check
+    granularity, and our kernels' admission rules exclude it)."""
+    ends = off[:, None] + (np.arange(ne, dtype=np.int64) + 1) * esz  # (32, ne)
+    inside = (off[:, None] >= 0) & (ends <= nrec) & (off[:, None] < 2 ** 32)
+    allin = inside.all(axis=1)
+    if ne > 1:
+        part = inside.any(axis=1) & ~allin
+        if part.any():
+            k = int(np.argmax(part))
+            raise OutOfBounds(f"{what} at offset {int(off[k])} straddles num_records={nrec} (lane {k}): "
+                              f"part of the vector is in range and part is not")
+    return allin
+
+
+def write(mem: Memory, idx: np.ndarray, vb: np.ndarray, X, what: str):
+    old = mem.data[idx]
+    changed = old != vb
+    if mem.shadow is not None:
+        mem.shadow.write(idx, changed, X, mem, what)
+    mem.data[idx] = vb
+    back = mem.data[idx]  # lanes that overlap with different bytes: the later lane won
+    if (back != vb).any():
+        k = first_lane(back != vb)
+        raise LaneConflict(f"lanes of one {what} write different bytes to {mem.label()} byte offset "
+                           f"{int(idx[k][np.argmax(back[k] != vb[k])])} (lane {k} and another lane)")
+    if mem.init is not None:
+        mem.init[idx] = True
+

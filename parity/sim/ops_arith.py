@@ -1,0 +1,305 @@
+"""Op compilers for arithmetic: integer and float binary ops, compares, casts.
+
+Each compiler turns one decoded instruction into a closure ``f(R, X)`` over
+the register list ``R`` (parity/sim/kernel.py decodes; parity/sim/ops.py
+dispatches). iN is held as uintN (i1 as bool), bfloat as its uint16 bits.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import ir
+from .errors import Poison, Unsupported
+from .fp import bf16_bits_to_f32, f32_to_bf16_bits
+from .memory import WAVE, bytes_of, first_lane
+
+SIGNED = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
+UNSIGNED = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+
+
+def as_signed(x, bits):
+    return x.view(SIGNED[bits])
+
+
+def sext64(x: np.ndarray, ty: ir.Ty) -> np.ndarray:
+    if ty.bits == 1:
+        return -(x.astype(np.int64))
+    return as_signed(x, ty.bits).astype(np.int64)
+
+
+def int_binop(K, ins, where):
+    op = ins.op
+    a, b = (K.operand(o, where) for o in ins.ops)
+    d = K.slot("%" + ins.dst)
+    ty = ins.ty
+    bits = ty.scalar.bits
+    flags = ins.extra.get("flags", ())
+    if ty.scalar.kind != "int":
+        raise Unsupported(f"{op} on {ty.text}")
+    if bits == 1:
+        fn = {"add": np.logical_xor, "sub": np.logical_xor, "mul": np.logical_and, "and": np.logical_and,
+              "or": np.logical_or, "xor": np.logical_xor}.get(op)
+        if fn is None:
+            raise Unsupported(f"{op} on i1")
+
+        def f(R, X):
+            R[d] = fn(R[a], R[b])
+        return f
+    check = K.check_poison
+    nuw = "nuw" in flags and check
+    nsw = "nsw" in flags and check
+    sign = np.array(1 << (bits - 1), dtype=ty.dtype)[()]
+    sdt = SIGNED[bits]
+    if op in ("add", "sub", "mul"):
+        base = {"add": np.add, "sub": np.subtract, "mul": np.multiply}[op]
+        if not (nuw or nsw):
+            def f(R, X):
+                R[d] = base(R[a], R[b])
+            return f
+
+        def f(R, X):
+            x, y = R[a], R[b]
+            r = base(x, y)
+            bad = None
+            if nuw:
+                if op == "add":
+                    bad = r < x
+                elif op == "sub":
+                    bad = x < y
+                elif bits <= 32:
+                    bad = x.astype(np.uint64) * y.astype(np.uint64) > np.uint64((1 << bits) - 1)
+                else:
+                    nz = x != 0
+                    bad = nz & (r // np.where(nz, x, 1) != y)
+                if bad.any():
+                    raise Poison(f"{op} nuw overflows i{bits} in lane {first_lane(bad)} "
+                                 f"({int(np.asarray(x).flat[first_lane(bad)])}, {int(np.asarray(y).flat[first_lane(bad)])})")
+            if nsw:
+                if op == "add":
+                    bad = ((x ^ r) & (y ^ r) & sign) != 0
+                elif op == "sub":
+                    bad = ((x ^ y) & (x ^ r) & sign) != 0
+                elif bits <= 32:
+                    p = x.view(sdt).astype(np.int64) * y.view(sdt).astype(np.int64)
+                    bad = (p < -(1 << (bits - 1))) | (p >= (1 << (bits - 1)))
+                else:
+                    xs, ys, rs = x.view(sdt), y.view(sdt), r.view(sdt)
+                    nz = xs != 0
+                    bad = nz & ((rs // np.where(nz, xs, 1) != ys) | ((xs == -1) & (ys == np.iinfo(sdt).min)))
+                if bad.any():
+                    raise Poison(f"{op} nsw overflows i{bits} in lane {first_lane(bad)}")
+            R[d] = r
+        return f
+    if op in ("and", "or", "xor"):
+        fn = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[op]
+
+        def f(R, X):
+            R[d] = fn(R[a], R[b])
+        return f
+    if op in ("shl", "lshr", "ashr"):
+        def f(R, X):
+            x, y = R[a], R[b]
+            if (y >= bits).any():
+                raise Poison(f"{op} by {int(y.max())} >= width {bits}")
+            if op == "shl":
+                R[d] = np.left_shift(x, y.astype(x.dtype))
+            elif op == "lshr":
+                R[d] = np.right_shift(x, y.astype(x.dtype))
+            else:
+                R[d] = np.right_shift(x.view(sdt), y.astype(sdt)).view(x.dtype)
+        return f
+    if op in ("udiv", "urem", "sdiv", "srem"):
+        def f(R, X):
+            x, y = R[a], R[b]
+            if (y == 0).any():
+                raise Poison(f"{op} by zero in lane {first_lane(y == 0)}")
+            if op == "udiv":
+                R[d] = x // y
+            elif op == "urem":
+                R[d] = x % y
+            else:
+                xs, ys = x.view(sdt), y.view(sdt)
+                if ((xs == np.iinfo(sdt).min) & (ys == -1)).any():
+                    raise Poison(f"{op} overflows")
+                q = np.abs(xs.astype(np.int64)) // np.abs(ys.astype(np.int64))
+                q = np.where((xs < 0) != (ys < 0), -q, q)
+                if op == "sdiv":
+                    R[d] = q.astype(sdt).view(x.dtype)
+                else:
+                    R[d] = (xs.astype(np.int64) - q * ys.astype(np.int64)).astype(sdt).view(x.dtype)
+        return f
+    raise Unsupported(f"integer op {op}")
+
+
+def float_binop(K, ins, where):
+    op = ins.op
+    a, b = (K.operand(o, where) for o in ins.ops)
+    d = K.slot("%" + ins.dst)
+    fn = {"fadd": np.add, "fsub": np.subtract, "fmul": np.multiply, "fdiv": np.divide, "frem": np.fmod}[op]
+    if ins.ty.scalar.kind == "bf16":
+        # computed in float32 (exact inputs), rounded once to bf16: correctly rounded
+        # for + - * / since 24 >= 2*8+2 (no double-rounding error)
+        def f(R, X):
+            R[d] = f32_to_bf16_bits(fn(bf16_bits_to_f32(R[a]), bf16_bits_to_f32(R[b])))
+        return f
+    if ins.ty.scalar.kind != "float":
+        raise Unsupported(f"{op} on {ins.ty.text}")
+
+    def f(R, X):
+        R[d] = fn(R[a], R[b])
+    return f
+
+
+def icmp(ins, O, d):
+    a, b = O
+    pred = ins.extra["pred"]
+    ty = ins.ops[0].ty
+    if ty.kind == "ptr" or (ty.is_vec and ty.elem.kind == "ptr"):
+        raise Unsupported("icmp on pointers")
+    bits = ty.scalar.bits
+    fn = {"eq": np.equal, "ne": np.not_equal, "ugt": np.greater, "uge": np.greater_equal,
+          "ult": np.less, "ule": np.less_equal, "sgt": np.greater, "sge": np.greater_equal,
+          "slt": np.less, "sle": np.less_equal}[pred]
+    if pred[0] == "s" and bits > 1:
+        sdt = SIGNED[bits]
+
+        def f(R, X):
+            R[d] = fn(R[a].view(sdt), R[b].view(sdt))
+    elif pred[0] == "s":  # i1 signed: true is -1
+        def f(R, X):
+            R[d] = fn(~R[a], ~R[b])
+    else:
+        def f(R, X):
+            R[d] = fn(R[a], R[b])
+    return f
+
+
+def fcmp(ins, O, d):
+    a, b = O
+    pred = ins.extra["pred"]
+    bf = ins.ops[0].ty.scalar.kind == "bf16"
+    base = {"eq": np.equal, "ne": np.not_equal, "gt": np.greater, "ge": np.greater_equal,
+            "lt": np.less, "le": np.less_equal}
+
+    def vals(R):
+        x, y = R[a], R[b]
+        if bf:
+            x, y = bf16_bits_to_f32(x), bf16_bits_to_f32(y)
+        return x, y
+    if pred in ("ord", "uno"):
+        def f(R, X):
+            x, y = vals(R)
+            u = np.isnan(x) | np.isnan(y)
+            R[d] = u if pred == "uno" else ~u
+        return f
+    if pred in ("true", "false"):
+        raise Unsupported(f"fcmp {pred}")
+    fn = base[pred[1:]]
+    if pred[0] == "o":
+        def f(R, X):
+            x, y = vals(R)
+            r = fn(x, y)
+            R[d] = r & ~(np.isnan(x) | np.isnan(y)) if pred == "one" else r
+    else:
+        def f(R, X):
+            x, y = vals(R)
+            R[d] = fn(x, y) | np.isnan(x) | np.isnan(y)
+    return f
+
+
+def cast(ins, O, d, where):
+    v, = O
+    op = ins.op
+    src, dst = ins.ops[0].ty, ins.ty
+    ss, ds = src.scalar, dst.scalar
+    if src.is_vec != dst.is_vec and op != "bitcast":
+        raise Unsupported(f"{op} between vector and scalar")
+    if op == "trunc":
+        if ds.bits == 1:
+            def f(R, X):
+                R[d] = (R[v] & 1).astype(np.bool_)
+        else:
+            dt = dst.dtype
+
+            def f(R, X):
+                R[d] = R[v].astype(dt)
+        return f
+    if op == "zext":
+        dt = dst.dtype
+
+        def f(R, X):
+            R[d] = R[v].astype(dt)
+        return f
+    if op == "sext":
+        dt, sdt = dst.dtype, SIGNED[ds.bits]
+        if ss.bits == 1:
+            def f(R, X):
+                R[d] = (-(R[v].astype(sdt))).view(dt)
+        else:
+            ssd = SIGNED[ss.bits]
+
+            def f(R, X):
+                R[d] = R[v].view(ssd).astype(sdt).view(dt)
+        return f
+    if op == "fptrunc":
+        if ds.kind == "bf16":
+            if ss.bits != 32:
+                raise Unsupported(f"fptrunc {src.text} to bfloat")
+
+            def f(R, X):
+                R[d] = f32_to_bf16_bits(R[v])
+            return f
+        dt = dst.dtype
+
+        def f(R, X):
+            R[d] = R[v].astype(dt)
+        return f
+    if op == "fpext":
+        dt = dst.dtype
+        if ss.kind == "bf16":
+            def f(R, X):
+                R[d] = bf16_bits_to_f32(R[v]).astype(dt)
+        else:
+            def f(R, X):
+                R[d] = R[v].astype(dt)
+        return f
+    if op in ("fptosi", "fptoui"):
+        if ss.kind == "bf16":
+            raise Unsupported(f"{op} from bfloat")
+        bits = ds.bits
+        lo, hi = (-(2 ** (bits - 1)), 2 ** (bits - 1)) if op == "fptosi" else (0, 2 ** bits)
+        dt = dst.dtype
+        tdt = SIGNED[bits] if op == "fptosi" else UNSIGNED[bits]
+
+        def f(R, X):
+            t = np.trunc(R[v].astype(np.float64))
+            bad = np.isnan(t) | (t < lo) | (t >= hi)
+            if bad.any():
+                raise Poison(f"{op} of a value outside i{bits} (lane {first_lane(bad)})")
+            R[d] = t.astype(tdt).view(dt)
+        return f
+    if op in ("sitofp", "uitofp"):
+        if ds.kind == "bf16":
+            raise Unsupported(f"{op} to bfloat")
+        dt = dst.dtype
+        bits = ss.bits
+        if op == "sitofp" and bits > 1:
+            sdt = SIGNED[bits]
+
+            def f(R, X):
+                R[d] = R[v].view(sdt).astype(dt)
+        else:
+            def f(R, X):
+                R[d] = R[v].astype(dt)
+        return f
+    if op == "bitcast":
+        if src.size != dst.size or ss.kind in ("ptr",) or ds.kind == "ptr" or ss.bits == 1:
+            raise Unsupported(f"bitcast {src.text} to {dst.text}")
+        dt = dst.dtype
+        n = dst.n if dst.is_vec else 0
+
+        def f(R, X):
+            b = bytes_of(R[v]).view(dt)
+            R[d] = b if n else b.reshape(WAVE)
+        return f
+    raise Unsupported(f"cast {op}")

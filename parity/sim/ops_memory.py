@@ -1,0 +1,169 @@
+"""Op compilers for memory: getelementptr, load/store (global and LDS), raw buffer load/store.
+
+Every access is bounds- and alignment-checked (parity/sim/memory.py); LDS
+bytes no lane of the workgroup wrote read as an error; raw buffer loads
+return zero past ``num_records`` and stores there are dropped. Loads and
+stores go through the race shadow when the launch keeps one, and through
+``Kernel.bank_log`` (parity/sim/lds_banks.py) when one is set.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import OutOfBounds, UninitializedRead, Unsupported
+from .memory import WAVE, Ptr, buffer_range, bytes_of, check_access, first_lane, write
+from .ops_arith import sext64
+
+
+def gep(ins, O, d, where):
+    base = O[0]
+    idx_slots = O[1:]
+    elem = ins.extra["elem"]
+    strides = []
+    t = elem
+    for k in range(len(idx_slots)):
+        if k == 0:
+            strides.append(t.size)
+        else:
+            if t.kind not in ("arr", "vec"):
+                raise Unsupported(f"getelementptr index into {t.text}")
+            t = t.elem
+            strides.append(t.size)
+    itys = [o.ty for o in ins.ops[1:]]
+    for it in itys:
+        if it.is_vec or it.kind != "int":
+            raise Unsupported("getelementptr with vector or non-integer indices")
+    if ins.ops[0].ty.is_vec:
+        raise Unsupported("getelementptr on a vector of pointers")
+    parts = list(zip(idx_slots, strides, itys))
+
+    def f(R, X):
+        p = R[base]
+        off = p.off
+        for s, st, it in parts:
+            off = off + sext64(R[s], it) * st
+        R[d] = Ptr(p.mem, off)
+    return f
+
+
+def load(K, ins, O, d, where):
+    p, = O
+    ty = ins.ty
+    if ty.scalar.kind in ("ptr",) or ty.scalar.bits == 1:
+        raise Unsupported(f"load of {ty.text}")
+    nb = ty.size
+    ar = np.arange(nb, dtype=np.int64)
+    dt = ty.dtype
+    align = ins.extra["align"]
+    vecn = ty.is_vec
+    check = check_access
+    what = f"load {ty.text}"
+    kern = K
+    pname = ins.ops[0].name if ins.ops[0].kind == "reg" else ""
+
+    def f(R, X):
+        ptr = R[p]
+        mem = ptr.mem
+        off = ptr.off
+        check(mem, off, nb, align, "load", X)
+        if kern.bank_log is not None and mem.space == "lds":
+            kern.bank_log.record(where, "load", pname, off, nb)
+        idx = off[:, None] + ar
+        if mem.init is not None:
+            ok = mem.init[idx]
+            if not ok.all():
+                k = first_lane(~ok)
+                bi = int(idx[k][np.argmin(ok[k])])
+                raise UninitializedRead(f"read of LDS byte offset {bi} of {mem.label()} that no lane of "
+                                        f"this workgroup wrote (lane {k} of {X.launch.agent_name(X.agent)})")
+        if mem.shadow is not None:
+            mem.shadow.read(idx, X, mem, what)
+        raw = mem.data[idx].view(dt)
+        R[d] = raw if vecn else raw.reshape(WAVE)
+    return f
+
+
+def store(K, ins, O, where):
+    v, p = O
+    ty = ins.ops[0].ty
+    if ty.scalar.kind == "ptr" or ty.scalar.bits == 1:
+        raise Unsupported(f"store of {ty.text}")
+    nb = ty.size
+    ar = np.arange(nb, dtype=np.int64)
+    align = ins.extra["align"]
+    check = check_access
+    what = f"store {ty.text}"
+    kern = K
+    pname = ins.ops[1].name if ins.ops[1].kind == "reg" else ""
+
+    def f(R, X):
+        ptr = R[p]
+        mem = ptr.mem
+        off = ptr.off
+        check(mem, off, nb, align, "store", X)
+        if kern.bank_log is not None and mem.space == "lds":
+            kern.bank_log.record(where, "store", pname, off, nb)
+        idx = off[:, None] + ar
+        write(mem, idx, bytes_of(R[v]), X, what)
+    return f
+
+
+def buffer_load(ins, O, d):
+    r, vo, so, aux = O
+    ty = ins.ty
+    nb = ty.size
+    esz = ty.scalar.size
+    ne = ty.n if ty.is_vec else 1
+    ar = np.arange(nb, dtype=np.int64)
+    dt = ty.dtype
+    vecn = ty.is_vec
+    what = f"buffer load {ty.text}"
+
+    def f(R, X):
+        rs = R[r]
+        if (R[aux] != 0).any():
+            raise Unsupported("buffer load with a non-zero aux operand")
+        off = R[vo].astype(np.int64) + R[so].astype(np.int64)
+        inr = buffer_range(off, esz, ne, rs.nrec, what)
+        mem = rs.mem
+        out = np.zeros((WAVE, nb), np.uint8)
+        if inr.any():
+            o = rs.base + off[inr]
+            if o.min() < 0 or o.max() + nb > mem.data.size:
+                k = int(np.argmax((o < 0) | (o + nb > mem.data.size)))
+                raise OutOfBounds(f"{what} at byte offset {int(o[k])} is inside num_records={rs.nrec} but "
+                                  f"outside {mem.label()}")
+            idx = o[:, None] + ar
+            if mem.shadow is not None:
+                mem.shadow.read(idx, X, mem, what)
+            out[inr] = mem.data[idx]
+        raw = out.view(dt)
+        R[d] = raw if vecn else raw.reshape(WAVE)
+    return f
+
+
+def buffer_store(ins, O):
+    v, r, vo, so, aux = O
+    ty = ins.ops[0].ty
+    nb = ty.size
+    esz = ty.scalar.size
+    ne = ty.n if ty.is_vec else 1
+    ar = np.arange(nb, dtype=np.int64)
+    what = f"buffer store {ty.text}"
+
+    def f(R, X):
+        rs = R[r]
+        if (R[aux] != 0).any():
+            raise Unsupported("buffer store with a non-zero aux operand")
+        off = R[vo].astype(np.int64) + R[so].astype(np.int64)
+        inr = buffer_range(off, esz, ne, rs.nrec, what)
+        if not inr.any():
+            return
+        mem = rs.mem
+        o = rs.base + off[inr]
+        if o.min() < 0 or o.max() + nb > mem.data.size:
+            k = int(np.argmax((o < 0) | (o + nb > mem.data.size)))
+            raise OutOfBounds(f"{what} at byte offset {int(o[k])} is inside num_records={rs.nrec} but "
+                              f"outside {mem.label()}")
+        write(mem, o[:, None] + ar, bytes_of(R[v])[inr], X, what)
+    return f
