@@ -12,13 +12,8 @@ import pytest
 import cpp_engine
 import python_engine as E
 from parity.layers import run_numerics, scaled_problem, straddles
-<<<<<<< HEAD
 from parity.sim import Kernel, OutOfBounds
 from parity.emit import plan_layer, slices_reason
-=======
-from parity.sim import Kernel, OutOfBounds
-from python_engine.emit import plan_layer, slices_reason
->>>>>>> issue21-sim
 from python_engine.kernels.conv_problem import ConvProblem
 from python_engine.spec.fields import SpecRejected
 from parity.miopen import ProblemInputError, parse_catalog, parse_line
