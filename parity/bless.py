@@ -67,7 +67,7 @@ def _restricted(fam: Family, flavor_cfgs: dict[str, set[str]]) -> Family:
         if fls:
             cfgs.append(dataclasses.replace(
                 c, flavors=fls, per_flavor={f: e for f, e in c.per_flavor.items() if f in fls}))
-    return Family(fam.name, tuple(cfgs), source=fam.source, output=fam.output)
+    return Family(fam.name, tuple(cfgs), source=fam.source, output=fam.output, numerics_opt_out=fam.numerics_opt_out)
 
 
 def numerics_selection(families: list[Family], changed: dict[str, dict[str, set[str]]]) -> set:

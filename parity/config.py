@@ -149,6 +149,11 @@ class Family:
     #: with LLVM) or ``"text"`` (conv_abi, conv_launch: compared and blessed like
     #: any family, never given to LLVM). A family module sets it as ``OUTPUT``.
     output: str = "llvm_ir"
+    #: Why the numerics oracle has no plan for this family (``NUMERICS_OPT_OUT``
+    #: in its module, e.g. a text family with no IR to run), or None: then the
+    #: family must have a plan in parity/sim/numerics.py ``PLANS``
+    #: (tests/test_family_registry.py checks that every family has one of the two).
+    numerics_opt_out: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME_RE.match(self.name):
@@ -183,7 +188,10 @@ def family_from_module(mod) -> Family:
     output = getattr(mod, "OUTPUT", "llvm_ir")
     if output not in ("llvm_ir", "text"):
         raise ConfigError(f"{src}: OUTPUT must be 'llvm_ir' or 'text', got {output!r}")
-    return Family(mod.FAMILY, tuple(configs), source=src, output=output)
+    opt_out = getattr(mod, "NUMERICS_OPT_OUT", None)
+    if opt_out is not None and (not isinstance(opt_out, str) or not opt_out.strip()):
+        raise ConfigError(f"{src}: NUMERICS_OPT_OUT must be a non-empty reason text")
+    return Family(mod.FAMILY, tuple(configs), source=src, output=output, numerics_opt_out=opt_out)
 
 
 DEFAULT_PACKAGE = "parity.configs"

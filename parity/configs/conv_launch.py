@@ -12,6 +12,7 @@ from parity.config import Config, reject, reject_before_llvm23
 
 FAMILY = "conv_launch"
 OUTPUT = "text"  # lower() returns text, not an LLVM module: parity verify skips it
+NUMERICS_OPT_OUT = ("text family (launch plans): no IR to run; every conv_implicit_gemm numerics case launches by this family's plan")
 
 CLUSTER_FLAVOR = "split_k_cluster requires flavor llvm23"
 

@@ -15,6 +15,7 @@ from parity.config import Config, reject
 
 FAMILY = "split_k_policy"
 OUTPUT = "text"  # lower() returns text, not an LLVM module: parity verify skips it
+NUMERICS_OPT_OUT = ("text family (degree decisions): no IR to run; parity layers emulates the kernels it selects")
 
 
 def prob(N, C, H, K, Y, stride=1, pad=None, W=None, groups=1, **kw):

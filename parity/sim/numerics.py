@@ -660,6 +660,10 @@ def cmd_numerics(args) -> int:
     for f in PLANS:
         if f not in fams_run and not only:
             print(f"{f}: no accepted configs (family not registered yet)")
+    if not only:
+        for fam in families:
+            if fam.numerics_opt_out:
+                print(f"{fam.name}: no numerics plan: {fam.numerics_opt_out}")
     instr = sum(o.instructions for o in res)
     print(f"{instr} wave-instructions in {wall:.1f}s wall ({jobs} jobs)")
     print(f"RESULT: {'GREEN' if green else 'RED'}")
