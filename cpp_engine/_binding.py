@@ -2,7 +2,7 @@
 
 What happens where (the order of python_engine/api.py ``_prepare``):
 family name (here), spec shape, unknown fields and field kinds in field order
-(here, same text as python_engine/kernels/spec.py), then flavor, arch and the
+(here, same text as python_engine/spec/fields.py), then flavor, arch and the
 family rules (in C++). Values are read as their exact built-in type first
 (an int or str subclass never formats itself). A spec string that is not
 printable text (a control character such as NUL or newline, a lone surrogate)
@@ -78,17 +78,17 @@ _UNPRINTABLE = re.compile("[\\x00-\\x1f\\x7f-\\x9f\\ud800-\\udfff]")
 
 
 def _printable(value: str) -> bool:
-    """Same rule as python_engine/kernels/spec.py ``printable``."""
+    """Same rule as python_engine/spec/fields.py ``printable``."""
     return not _UNPRINTABLE.search(value)
 
 
 def _text_reason(what: str) -> str:
-    """Same text as python_engine/kernels/spec.py ``text_reason``."""
+    """Same text as python_engine/spec/fields.py ``text_reason``."""
     return f"{what} must be printable UTF-8 text (no control characters, NUL or lone surrogates)"
 
 
 def _exact(value):
-    """Same as python_engine/kernels/spec.py ``exact``."""
+    """Same as python_engine/spec/fields.py ``exact``."""
     if type(value) is not int and isinstance(value, int) and not isinstance(value, bool):
         return int.__int__(value)
     if type(value) is not str and isinstance(value, str):
@@ -191,7 +191,7 @@ _DEFAULTS = {f.name: f.defaults() for f in _FAMILY_LIST}
 def _family(name) -> _Family:
     fam = _BY_FAMILY.get(str.__str__(name)) if isinstance(name, str) else None
     if fam is None:
-        # Same texts as python_engine/kernels/spec.py unknown_family_reason.
+        # Same texts as python_engine/spec/fields.py unknown_family_reason.
         if name is None:
             name = "None"
         if not isinstance(name, str):
@@ -204,7 +204,7 @@ def _family(name) -> _Family:
 
 
 def _type_reason(name: str, kind: str, value) -> str | None:
-    """Same rules and text as python_engine/kernels/spec.py ``type_reason``."""
+    """Same rules and text as python_engine/spec/fields.py ``type_reason``."""
     if kind == "int":
         if isinstance(value, bool) or not isinstance(value, int):
             return f"spec field '{name}' must be an integer"
@@ -227,7 +227,7 @@ def _normalize(fam: _Family, spec) -> dict:
     names = {n for n, _ in fam.fields}
     for k in spec:
         if k not in names:
-            # Same texts as python_engine/kernels/spec.py unknown_field_reason.
+            # Same texts as python_engine/spec/fields.py unknown_field_reason.
             if not isinstance(k, str):
                 raise SpecRejected(f"spec field names must be strings (family '{fam.name}')")
             k = str.__str__(k)

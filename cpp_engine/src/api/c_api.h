@@ -15,7 +15,8 @@
 
 #include "cpp_engine/cpp_engine.h"
 #include "ir/function.h"
-#include "kernels/spec.h"
+#include "spec/fields.h"
+#include "targets/target.h"
 
 namespace cpe::api {
 
@@ -36,13 +37,13 @@ char *dup_c(const std::string &s);
 inline std::string name_arg(const char *s) { return s ? std::string(s) : std::string("None"); }
 
 // A C string spec field `name`: NULL is JSON null; bytes that are not
-// printable UTF-8 (kernels::printable_utf8: control characters, invalid UTF-8,
-// surrogates) throw SpecRejected with kernels::text_reason, the text the
+// printable UTF-8 (spec::printable_utf8: control characters, invalid UTF-8,
+// surrogates) throw SpecRejected with spec::text_reason, the text the
 // Python engine gives for such a str (its own field-order check).
 inline std::optional<std::string> str_field(const char *s, const char *name) {
     if (!s) return std::nullopt;
     std::string v(s);
-    if (!kernels::printable_utf8(v)) throw kernels::SpecRejected(kernels::text_reason(std::string("spec field '") + name + "'"));
+    if (!spec::printable_utf8(v)) throw spec::SpecRejected(spec::text_reason(std::string("spec field '") + name + "'"));
     return v;
 }
 
@@ -74,7 +75,7 @@ cpe_status guarded(char *reason, size_t reason_len, F &&body) noexcept {
     try {
         body();
         return CPE_OK;
-    } catch (const kernels::SpecRejected &e) {
+    } catch (const spec::SpecRejected &e) {
         write_c(reason, reason_len, e.what());
         return CPE_REJECTED;
     } catch (const std::exception &e) {
@@ -98,9 +99,9 @@ void fill_output(cpe_output *out, const std::string &kernel, const std::string &
 // flavor)` and `build(spec, arch, flavor)`; `spec` is the converted C++ spec.
 // Front checks (flavor, arch) run before the family rules, as in python_engine.
 template <class Fam>
-kernels::Target check_spec(const typename Fam::Spec &s, const char *arch, const char *flavor) {
-    const kernels::Target t = kernels::resolve_target(name_arg(arch), name_arg(flavor));
-    if (auto r = Fam::validate(s, *t.arch, *t.flavor)) throw kernels::SpecRejected(*r);
+targets::Target check_spec(const typename Fam::Spec &s, const char *arch, const char *flavor) {
+    const targets::Target t = targets::resolve_target(name_arg(arch), name_arg(flavor));
+    if (auto r = Fam::validate(s, *t.arch, *t.flavor)) throw spec::SpecRejected(*r);
     return t;
 }
 
@@ -126,7 +127,7 @@ cpe_status lower_spec(ToCpp to_cpp, const char *arch, const char *flavor, cpe_ou
     }
     return guarded(reason, reason_len, [&] {
         const typename Fam::Spec s = to_cpp();
-        const kernels::Target t = check_spec<Fam>(s, arch, flavor);
+        const targets::Target t = check_spec<Fam>(s, arch, flavor);
         if (!out) throw std::invalid_argument("out is NULL");
         auto built = Fam::build(s, *t.arch, *t.flavor);
         fill_output(out, built.first, output_text(built.second));

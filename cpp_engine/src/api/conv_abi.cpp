@@ -5,19 +5,19 @@
 #include <stdexcept>
 
 #include "api/c_api.h"
-#include "kernels/conv_abi_family.h"
+#include "families/conv_abi.h"
 
 using namespace cpe;
 
 namespace {
 
 struct Fam {
-    using Spec = kernels::conv_abi_family::AbiSpec;
+    using Spec = families::conv_abi::AbiSpec;
     static auto validate(const Spec &s, const targets::Arch &a, const targets::Flavor &f) {
-        return kernels::conv_abi_family::validate(s, a, f);
+        return families::conv_abi::validate(s, a, f);
     }
     static auto build(const Spec &s, const targets::Arch &a, const targets::Flavor &f) {
-        return kernels::conv_abi_family::build(s, a, f);
+        return families::conv_abi::build(s, a, f);
     }
 };
 

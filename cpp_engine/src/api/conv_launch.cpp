@@ -10,6 +10,7 @@
 
 #include "api/c_api.h"
 #include "api/conv_spec_c.h"
+#include "families/conv_launch.h"
 #include "kernels/conv_launch.h"
 
 using namespace cpe;
@@ -19,10 +20,10 @@ namespace {
 struct Fam {
     using Spec = kernels::conv_launch::LaunchSpec;
     static auto validate(const Spec &s, const targets::Arch &a, const targets::Flavor &f) {
-        return kernels::conv_launch::validate(s, a, f);
+        return families::conv_launch::validate(s, a, f);
     }
     static auto build(const Spec &s, const targets::Arch &a, const targets::Flavor &f) {
-        return kernels::conv_launch::build(s, a, f);
+        return families::conv_launch::build(s, a, f);
     }
 };
 
@@ -98,9 +99,9 @@ cpe_status cpe_conv_launch_lower_plan(const cpe_conv_launch_spec *spec, const ch
     if (out) std::memset(out, 0, sizeof *out);
     return api::guarded(reason, reason_len, [&] {
         const Fam::Spec s = to_cpp(spec);
-        const kernels::Target t = api::check_spec<Fam>(s, arch, flavor);
+        const targets::Target t = api::check_spec<Fam>(s, arch, flavor);
         if (!out) throw std::invalid_argument("out is NULL");
-        const kernels::conv_launch::Plan p = kernels::conv_launch::plan(s, *t.arch, *t.flavor);
+        const kernels::conv_launch::Plan p = families::conv_launch::plan(s, *t.arch, *t.flavor);
         cpe_conv_launch_plan c;
         std::memset(&c, 0, sizeof c);
         try {

@@ -110,7 +110,7 @@ cpe_status cpe_intrinsic_table_text(const char *flavor, char **out, char *reason
     return api::guarded(reason, reason_len, [&] {
         const std::string name = api::name_arg(flavor);
         const targets::Flavor *fl = targets::find_flavor(name);
-        if (!fl) throw kernels::SpecRejected(targets::unknown_flavor_reason(name));
+        if (!fl) throw spec::SpecRejected(targets::unknown_flavor_reason(name));
         std::string s;
         for (const auto &row : targets::intrinsic_table(fl->canonical)) s += row.first + "\t" + row.second + "\n";
         if (!out) throw std::invalid_argument("cpe_intrinsic_table_text: out is NULL");
@@ -123,7 +123,7 @@ cpe_status cpe_resolve_flavor(const char *flavor, char *canonical, size_t canoni
     return api::guarded(reason, reason_len, [&] {
         const std::string name = api::name_arg(flavor);
         const targets::Flavor *fl = targets::find_flavor(name);
-        if (!fl) throw kernels::SpecRejected(targets::unknown_flavor_reason(name));
+        if (!fl) throw spec::SpecRejected(targets::unknown_flavor_reason(name));
         api::write_c(canonical, canonical_len, fl->canonical);
     });
 }

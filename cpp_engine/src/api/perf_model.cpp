@@ -5,19 +5,19 @@
 
 #include "api/c_api.h"
 #include "api/conv_spec_c.h"
-#include "policy/perf_model_text.h"
+#include "families/perf_model.h"
 
 using namespace cpe;
 
 namespace {
 
 struct Fam {
-    using Spec = policy::perf_model_text::Spec;
+    using Spec = families::perf_model::Spec;
     static auto validate(const Spec &s, const targets::Arch &a, const targets::Flavor &f) {
-        return policy::perf_model_text::validate(s, a, f);
+        return families::perf_model::validate(s, a, f);
     }
     static auto build(const Spec &s, const targets::Arch &a, const targets::Flavor &f) {
-        return policy::perf_model_text::build(s, a, f);
+        return families::perf_model::build(s, a, f);
     }
 };
 

@@ -6,20 +6,20 @@
 
 #include "api/c_api.h"
 #include "api/conv_spec_c.h"
+#include "families/split_k_policy.h"
 #include "policy/aot.h"
-#include "policy/split_k_policy.h"
 
 using namespace cpe;
 
 namespace {
 
 struct Fam {
-    using Spec = policy::split_k_policy::PolicySpec;
+    using Spec = families::split_k_policy::PolicySpec;
     static auto validate(const Spec &s, const targets::Arch &a, const targets::Flavor &f) {
-        return policy::split_k_policy::validate(s, a, f);
+        return families::split_k_policy::validate(s, a, f);
     }
     static auto build(const Spec &s, const targets::Arch &a, const targets::Flavor &f) {
-        return policy::split_k_policy::build(s, a, f);
+        return families::split_k_policy::build(s, a, f);
     }
 };
 
@@ -58,7 +58,7 @@ cpe_status cpe_aot_jobs_text(const char *flavor, char **out, int64_t *count, cha
     return api::guarded(reason, reason_len, [&] {
         const std::string name = api::name_arg(flavor);
         const targets::Flavor *fl = targets::find_flavor(name);
-        if (!fl) throw kernels::SpecRejected(targets::unknown_flavor_reason(name));
+        if (!fl) throw spec::SpecRejected(targets::unknown_flavor_reason(name));
         if (count) *count = policy::aot::count_jobs(*fl);
         if (out) *out = api::dup_c(policy::aot::jobs_text(*fl));
     });

@@ -18,12 +18,12 @@ constexpr int64_t kMaxDegree = 32;
 const Type *out_type(const std::string &dtype) { return dtype == "bf16" ? bfloat() : half(); }
 }  // namespace
 
-const std::vector<Field> &fields() {
-    static const std::vector<Field> f{
-        {"dtype", FieldKind::Str},
-        {"vector", FieldKind::Int},
-        {"threads", FieldKind::Int},
-        {"degree", FieldKind::Int},
+const std::vector<spec::Field> &fields() {
+    static const std::vector<spec::Field> f{
+        {"dtype", spec::FieldKind::Str},
+        {"vector", spec::FieldKind::Int},
+        {"threads", spec::FieldKind::Int},
+        {"degree", spec::FieldKind::Int},
     };
     return f;
 }
@@ -38,7 +38,7 @@ const std::vector<Arg> &args() {
 
 std::optional<std::string> validate(const ReduceSpec &spec, const targets::Arch &arch, const targets::Flavor &) {
     if (!spec.dtype || (*spec.dtype != "bf16" && *spec.dtype != "fp16"))
-        return "dtype must be bf16 or fp16, got " + show(spec.dtype);
+        return "dtype must be bf16 or fp16, got " + spec::show(spec.dtype);
     const int64_t v = spec.vector;
     if (v != 1 && v != 2 && v != 4 && v != 8)
         return "vector must be 1, 2, 4 or 8 elements, got " + std::to_string(v);

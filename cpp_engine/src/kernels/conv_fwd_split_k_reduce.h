@@ -21,14 +21,14 @@
 #include <vector>
 
 #include "ir/function.h"
-#include "kernels/spec.h"
+#include "spec/fields.h"
 
 namespace cpe::kernels::conv_fwd_split_k_reduce {
 
 extern const char *const kFamily;  // "conv_fwd_split_k_reduce"
 
 // The fields in spec order (names and kinds; defaults are ReduceSpec's).
-const std::vector<Field> &fields();
+const std::vector<spec::Field> &fields();
 
 struct ReduceSpec {
     std::optional<std::string> dtype = std::string("bf16");  // nullopt = JSON null

@@ -102,13 +102,14 @@ bool is_identifier(const std::string &s) {
 
 }  // namespace
 
-const std::vector<Field> &fields() {
-    static const std::vector<Field> f{
-        {"dtype", FieldKind::Str},          {"tile_m", FieldKind::Int},         {"tile_n", FieldKind::Int},
-        {"tile_k", FieldKind::Int},         {"waves_m", FieldKind::Int},        {"waves_n", FieldKind::Int},
-        {"pipeline", FieldKind::Str},       {"num_load_waves", FieldKind::Int}, {"epilogue", FieldKind::Str},
-        {"vector_a", FieldKind::Int},       {"vector_b", FieldKind::Int},       {"acc_epilogue", FieldKind::Str},
-        {"split_k", FieldKind::Int},        {"split_k_cluster", FieldKind::Int}, {"name_prefix", FieldKind::Str},
+const std::vector<spec::Field> &fields() {
+    constexpr spec::FieldKind Int = spec::FieldKind::Int, Str = spec::FieldKind::Str;
+    static const std::vector<spec::Field> f{
+        {"dtype", Str},          {"tile_m", Int},         {"tile_n", Int},
+        {"tile_k", Int},         {"waves_m", Int},        {"waves_n", Int},
+        {"pipeline", Str},       {"num_load_waves", Int}, {"epilogue", Str},
+        {"vector_a", Int},       {"vector_b", Int},       {"acc_epilogue", Str},
+        {"split_k", Int},        {"split_k_cluster", Int}, {"name_prefix", Str},
     };
     return f;
 }
@@ -150,7 +151,7 @@ int64_t lds_bytes(const ConvSpec &spec) {
 
 std::optional<std::string> validate(const ConvSpec &spec, const targets::Arch &arch,
                                     const targets::Flavor &flavor) {
-    if (!is_dtype(spec.dtype)) return "dtype must be bf16 or fp16, got " + show(spec.dtype);
+    if (!is_dtype(spec.dtype)) return "dtype must be bf16 or fp16, got " + spec::show(spec.dtype);
     const int64_t tm = spec.tile_m, tn = spec.tile_n, tk = spec.tile_k;
     if (tm < kWmmaM || tm % kWmmaM || tn < kWmmaN || tn % kWmmaN || tk < kWmmaK || tk % kWmmaK ||
         std::max({tm, tn, tk}) > kMaxTile)
@@ -163,12 +164,12 @@ std::optional<std::string> validate(const ConvSpec &spec, const targets::Arch &a
         return "waves " + dec(wm) + "x" + dec(wn) + " must divide the tile " + dec(tm) + "x" + dec(tn) +
                " into per-wave tiles that are multiples of 16x16";
     if (!one_of(spec.pipeline, {"mem", "wavelet"}))
-        return "pipeline must be mem or wavelet, got " + show(spec.pipeline);
+        return "pipeline must be mem or wavelet, got " + spec::show(spec.pipeline);
     const int64_t lw = spec.num_load_waves;
     if (*spec.pipeline == "wavelet" && (lw < 1 || lw > kMaxLoadWaves))
         return "num_load_waves must be 1.." + dec(kMaxLoadWaves) + " for the wavelet pipeline, got " + dec(lw);
     if (!one_of(spec.epilogue, {"default", "cshuffle"}))
-        return "epilogue must be default or cshuffle, got " + show(spec.epilogue);
+        return "epilogue must be default or cshuffle, got " + spec::show(spec.epilogue);
     // Bounded by the tile rule (waves <= 1024/16 per axis), so int64 is exact.
     const int64_t t = threads(spec);
     if (t > 1024) return "work-group of " + dec(t) + " threads exceeds 1024";
@@ -182,7 +183,7 @@ std::optional<std::string> validate(const ConvSpec &spec, const targets::Arch &a
                "order), got " +
                dec(spec.vector_a) + " and " + dec(spec.vector_b);
     if (!one_of(spec.acc_epilogue, {"identity", "bias", "scale", "relu", "clamp"}))
-        return "acc_epilogue must be identity, bias, scale, relu or clamp, got " + show(spec.acc_epilogue);
+        return "acc_epilogue must be identity, bias, scale, relu or clamp, got " + spec::show(spec.acc_epilogue);
     const int64_t nb = lds_bytes(spec);
     if (nb > arch.lds_bytes)
         return "LDS use of " + dec(nb) + " bytes exceeds the " + dec(arch.lds_bytes) + " bytes of " + arch.name;
@@ -193,7 +194,7 @@ std::optional<std::string> validate(const ConvSpec &spec, const targets::Arch &a
     if (sk < 1) return "split_k must be 1 (off) or greater than 1 (two-stage), got " + dec(sk);
     if (sk > 1 && *spec.acc_epilogue != "identity")
         return "split-K needs the identity accumulator epilogue (it applies per slice), got " +
-               show(spec.acc_epilogue);
+               spec::show(spec.acc_epilogue);
     const int64_t s = spec.split_k_cluster;
     if (s) {
         if (!flavor.clusters) return std::string("split_k_cluster requires flavor llvm23");
@@ -204,7 +205,7 @@ std::optional<std::string> validate(const ConvSpec &spec, const targets::Arch &a
     }
     const std::optional<std::string> &p = spec.name_prefix;
     if (!p || (!p->empty() && !is_identifier(*p)))
-        return "name_prefix must be empty or an identifier, got " + show(p);
+        return "name_prefix must be empty or an identifier, got " + spec::show(p);
     return std::nullopt;
 }
 

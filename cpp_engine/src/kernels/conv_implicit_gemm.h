@@ -44,14 +44,14 @@
 #include <vector>
 
 #include "ir/function.h"
-#include "kernels/spec.h"
+#include "spec/fields.h"
 
 namespace cpe::kernels::conv_implicit_gemm {
 
 extern const char *const kFamily;  // "conv_implicit_gemm"
 
 // The fields in spec order (names and kinds; defaults are ConvSpec's).
-const std::vector<Field> &fields();
+const std::vector<spec::Field> &fields();
 
 // Spec ImplicitGemmConvSpec. A str field holding std::nullopt is JSON null.
 struct ConvSpec {

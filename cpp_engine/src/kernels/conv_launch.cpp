@@ -1,4 +1,5 @@
-// Twin of python_engine/kernels/conv_launch.py. Admission arithmetic runs in
+// Twin of python_engine/kernels/conv_launch.py (admission and plan of a resolved
+// spec; split_k = -1 is resolved in families/conv_launch.cpp). Admission arithmetic runs in
 // 128-bit integers: every problem field is checked to be below 2^31 first, so
 // no product of the rules (at most four such factors and small constants)
 // overflows, and reasons print the exact values Python prints.
@@ -12,7 +13,6 @@
 #include "kernels/conv_abi.h"
 #include "kernels/conv_problem.h"
 #include "kernels/int_math.h"
-#include "policy/split_k.h"
 
 namespace cpe::kernels::conv_launch {
 
@@ -125,12 +125,12 @@ std::vector<i128> grid(const LaunchSpec &s, const Sizes &z, i128 ks_count) {
 
 }  // namespace
 
-const std::vector<Field> &fields() {
-    static const std::vector<Field> f = [] {
-        std::vector<Field> v = conv_implicit_gemm::fields();
+const std::vector<spec::Field> &fields() {
+    static const std::vector<spec::Field> f = [] {
+        std::vector<spec::Field> v = conv_implicit_gemm::fields();
         for (const char *n : {"N", "C", "H", "W", "K", "Y", "X", "stride_h", "stride_w", "pad_h", "pad_w", "dil_h",
                               "dil_w", "groups", "degree"})
-            v.push_back({n, FieldKind::Int});
+            v.push_back({n, spec::FieldKind::Int});
         return v;
     }();
     return f;
@@ -169,29 +169,8 @@ conv_problem::ConvProblem problem_of(const LaunchSpec &s) {
     return p;
 }
 
-std::pair<LaunchSpec, std::optional<std::string>> resolve(const LaunchSpec &spec, const targets::Arch &arch,
-                                                          const targets::Flavor &flavor) {
-    if (spec.conv.split_k != -1) return {spec, std::nullopt};
-    if (auto r = problem_reason(spec)) return {spec, r};
-    if (spec.degree != 1)
-        return {spec, "degree must be left at 1 when split_k = -1 (the policy picks it), got " + ir::dec(spec.degree)};
-    int64_t d = 1;
-    try {
-        d = policy::resolve_conv_split_k("fwd", spec.conv, problem_of(spec), arch, false, &flavor).degree;
-    } catch (const SpecRejected &e) {  // an explicit cluster request the flavor/arch cannot build
-        return {spec, std::string(e.what())};
-    }
-    LaunchSpec r = spec;
-    r.conv.split_k = d;
-    r.degree = d;
-    return {r, std::nullopt};
-}
-
-std::optional<std::string> validate(const LaunchSpec &given, const targets::Arch &arch,
+std::optional<std::string> validate(const LaunchSpec &spec, const targets::Arch &arch,
                                     const targets::Flavor &flavor) {
-    const auto resolved = resolve(given, arch, flavor);
-    if (resolved.second) return resolved.second;
-    const LaunchSpec &spec = resolved.first;
     if (auto r = conv_implicit_gemm::validate(spec.conv, arch, flavor)) return r;
     const int64_t d = spec.degree, sk = spec.conv.split_k, s = spec.conv.split_k_cluster;
     if (d < 1) return "degree must be >= 1 (the split-K degree of this launch), got " + ir::dec(d);
@@ -312,8 +291,7 @@ std::string arg_lines(const std::vector<PlanArg> &args) {
 
 }  // namespace
 
-Plan plan(const LaunchSpec &given, const targets::Arch &arch, const targets::Flavor &flavor) {
-    const LaunchSpec spec = resolve(given, arch, flavor).first;
+Plan plan(const LaunchSpec &spec, const targets::Arch &, const targets::Flavor &) {
     const Sizes z = sizes(spec);
     const int64_t s = spec.conv.split_k_cluster;
     const Slicing sl = slicing(spec, z);  // every value below 2^31 once admitted
@@ -360,9 +338,9 @@ std::string plan_text(const Plan &p) {
     return t;
 }
 
-std::pair<std::string, std::string> build(const LaunchSpec &given, const targets::Arch &arch,
+std::pair<std::string, std::string> build(const LaunchSpec &spec, const targets::Arch &arch,
                                           const targets::Flavor &flavor) {
-    const Plan p = plan(given, arch, flavor);
+    const Plan p = plan(spec, arch, flavor);
     return {p.kernel, plan_text(p)};
 }
 

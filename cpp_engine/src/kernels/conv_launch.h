@@ -1,6 +1,9 @@
-// Family `conv_launch`: admission and launch plan of a conv_implicit_gemm
-// binary for one problem at one split-K degree (docs/conv_launch.md).
 // Twin of python_engine/kernels/conv_launch.py.
+// Family `conv_launch`, the kernel side: admission and launch plan of a
+// conv_implicit_gemm binary for one problem at one split-K degree
+// (docs/conv_launch.md), for a spec whose split_k is explicit. The family
+// entry, which first resolves split_k = -1 through the split-K policy, is
+// families/conv_launch.h (this layer does not reach policy/).
 //
 // The spec is one flat record, fields in this order: every
 // ImplicitGemmConvSpec field (the binary, conv_implicit_gemm::fields()), then
@@ -25,14 +28,16 @@
 
 #include "kernels/conv_implicit_gemm.h"
 #include "kernels/conv_problem.h"
-#include "kernels/spec.h"
+#include "spec/fields.h"
+#include "targets/arch.h"
+#include "targets/flavors.h"
 
 namespace cpe::kernels::conv_launch {
 
 extern const char *const kFamily;  // "conv_launch"
 
 // The fields in spec order (names and kinds; defaults are LaunchSpec's).
-const std::vector<Field> &fields();
+const std::vector<spec::Field> &fields();
 
 struct LaunchSpec {
     conv_implicit_gemm::ConvSpec conv;  // the binary
@@ -49,21 +54,16 @@ std::optional<std::string> problem_reason(const LaunchSpec &spec);
 // The problem of a spec.
 conv_problem::ConvProblem problem_of(const LaunchSpec &spec);
 
-// split_k = -1 (auto) resolved for this problem (docs/policy.md): the problem
-// rules first, then degree must be left at 1, then the resolver's degree d
-// becomes split_k = d and degree = d. The reason when that fails; a spec
-// without -1 is returned unchanged.
-std::pair<LaunchSpec, std::optional<std::string>> resolve(const LaunchSpec &spec, const targets::Arch &arch,
-                                                          const targets::Flavor &flavor);
-
-// The admission reason, or nullopt. split_k = -1 is resolved first. Order: the binary (conv_implicit_gemm's
-// rules), degree, problem fields, groups, filter fit, i32 problem block,
-// vector widths, 4-wide stores, cluster slice count, byte counts, grid,
-// i32 slicing arguments.
+// The admission reason of a resolved spec (split_k != -1; a spec still at -1
+// gets conv_implicit_gemm's "must be resolved" reason), or nullopt. Order: the
+// binary (conv_implicit_gemm's rules), degree, problem fields, groups, filter
+// fit, i32 problem block, vector widths, 4-wide stores, cluster slice count,
+// byte counts, grid, i32 slicing arguments. families::conv_launch::validate
+// resolves split_k = -1 first, then calls this.
 std::optional<std::string> validate(const LaunchSpec &spec, const targets::Arch &arch,
                                     const targets::Flavor &flavor);
 
-// The name of the forward kernel the plan launches (of an admitted spec).
+// The name of the forward kernel the plan launches (of an admitted, resolved spec).
 std::string kernel_name(const LaunchSpec &spec);
 
 // One kernel argument of a plan: its ABI name and value text (decimal, or
@@ -91,13 +91,13 @@ struct Plan {
     std::vector<PlanArg> stage2_args;  // the reduce kernel's (needs_stage2 only)
 };
 
-// The plan of an admitted spec (call validate first; split_k = -1 resolved).
+// The plan of an admitted, resolved spec (call validate first).
 Plan plan(const LaunchSpec &spec, const targets::Arch &arch, const targets::Flavor &flavor);
 
 // The launch plan text of a plan (docs/conv_launch.md "Launch plan text").
 std::string plan_text(const Plan &plan);
 
-// (kernel name, launch plan text) of an admitted spec.
+// (kernel name, launch plan text) of an admitted, resolved spec.
 std::pair<std::string, std::string> build(const LaunchSpec &spec, const targets::Arch &arch,
                                           const targets::Flavor &flavor);
 

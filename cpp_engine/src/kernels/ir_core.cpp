@@ -20,11 +20,11 @@ using namespace cpe::ir;
 
 const char *const kFamily = "ir_core";
 
-const std::vector<Field> &fields() {
-    static const std::vector<Field> f{
-        {"kernel", FieldKind::Str},
-        {"threads", FieldKind::Int},
-        {"cluster", FieldKind::Int},
+const std::vector<spec::Field> &fields() {
+    static const std::vector<spec::Field> f{
+        {"kernel", spec::FieldKind::Str},
+        {"threads", spec::FieldKind::Int},
+        {"cluster", spec::FieldKind::Int},
     };
     return f;
 }
@@ -275,7 +275,7 @@ std::optional<std::string> validate(const IrCoreSpec &spec, const targets::Arch 
                                     const targets::Flavor &flavor) {
     const auto &ks = kernels();
     if (!spec.kernel || std::find(ks.begin(), ks.end(), *spec.kernel) == ks.end())
-        return "kernel must be one of " + join(ks, ", ") + ", got " + show(spec.kernel);
+        return "kernel must be one of " + join(ks, ", ") + ", got " + spec::show(spec.kernel);
     const int64_t t = spec.threads;
     const int64_t w = arch.wave_size;
     if (t < w || t > 1024 || t % w)

@@ -17,14 +17,14 @@
 #include <vector>
 
 #include "ir/function.h"
-#include "kernels/spec.h"
+#include "spec/fields.h"
 
 namespace cpe::kernels::ir_core {
 
 extern const char *const kFamily;  // "ir_core"
 
 // The fields in spec order (names and kinds; defaults are IrCoreSpec's).
-const std::vector<Field> &fields();
+const std::vector<spec::Field> &fields();
 
 // The kernel names, in the order the rejection reason lists them.
 const std::vector<std::string> &kernels();

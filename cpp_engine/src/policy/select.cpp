@@ -96,7 +96,7 @@ Selection select_binary(const CIG::ConvSpec &spec, const kernels::conv_problem::
     sel.cluster = "-";
     try {
         sel.decision = resolve_conv_split_k("fwd", spec, p, ar, false, &fl, n_cus);
-    } catch (const kernels::SpecRejected &e) {  // an explicit cluster request this flavor/arch cannot build
+    } catch (const spec::SpecRejected &e) {  // an explicit cluster request this flavor/arch cannot build
         sel.decision = {1, "rejected", std::string("the cluster request is rejected: ") + e.what()};
         sel.binary = "none";
         sel.degree = 1;

@@ -80,12 +80,12 @@ Decision resolve(const std::string &direction, const kernels::conv_implicit_gemm
                  const kernels::conv_problem::ConvProblem &problem, const targets::Arch &arch, bool raise_on_reject,
                  const targets::Flavor *flavor, int64_t cus) {
     if (direction != "fwd")
-        throw kernels::SpecRejected("direction '" + direction + "' has no split-K policy (only fwd)");
+        throw spec::SpecRejected("direction '" + direction + "' has no split-K policy (only fwd)");
     const int64_t sk = spec.split_k;
     if (sk != -1) return {sk, "given", "split_k " + dec(sk) + " is given by the spec"};
     if (!targets::has_wmma_16x16x32(arch)) {
         const std::string reason = "arch " + arch.name + " has no split-K form (requires gfx1250)";
-        if (raise_on_reject) throw kernels::SpecRejected(reason);
+        if (raise_on_reject) throw spec::SpecRejected(reason);
         return {1, "arch", reason};
     }
     const targets::Flavor *fl = flavor ? flavor : targets::find_flavor(kDefaultFlavor);
@@ -93,10 +93,10 @@ Decision resolve(const std::string &direction, const kernels::conv_implicit_gemm
     split.split_k = 2;
     const auto reason = kernels::conv_implicit_gemm::validate(split, arch, *fl);
     // an explicit cluster request is never built plain
-    if (reason && spec.split_k_cluster > 0) throw kernels::SpecRejected(*reason);
+    if (reason && spec.split_k_cluster > 0) throw spec::SpecRejected(*reason);
     if (problem.Y == 1 && problem.X == 1) return {1, "pointwise", "a pointwise (1x1) problem is not split"};
     if (reason) {
-        if (raise_on_reject) throw kernels::SpecRejected(*reason);
+        if (raise_on_reject) throw spec::SpecRejected(*reason);
         return {1, "rejected", "the split form is rejected: " + *reason};
     }
     const int64_t s = spec.split_k_cluster;
@@ -113,7 +113,7 @@ Decision resolve_conv_split_k(const std::string &direction, const kernels::conv_
                               bool raise_on_reject, const targets::Flavor *flavor, int64_t cus, bool allow_unsplit) {
     const Decision d = resolve(direction, spec, problem, arch, raise_on_reject, flavor, cus);
     if (!allow_unsplit && spec.split_k == -1 && d.degree == 1)
-        throw kernels::SpecRejected("the split-K policy does not split (" + d.rule + "): " + d.detail);
+        throw spec::SpecRejected("the split-K policy does not split (" + d.rule + "): " + d.detail);
     return d;
 }
 

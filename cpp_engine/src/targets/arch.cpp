@@ -1,5 +1,5 @@
 // Twin of python_engine/targets/arch.py (sources cited in arch.h).
-#include "kernels/spec.h"
+#include "spec/fields.h"
 #include "targets/arch.h"
 
 namespace cpe::targets {
@@ -25,7 +25,7 @@ const Arch *find_arch(const std::string &name) {
 }
 
 std::string unknown_arch_reason(const std::string &name) {
-    if (!kernels::printable_utf8(name)) return kernels::text_reason("arch");
+    if (!spec::printable_utf8(name)) return spec::text_reason("arch");
     return "arch '" + name + "' is not one of gfx1250, gfx942, gfx950, gfx1100, gfx1201";
 }
 

@@ -1,5 +1,5 @@
 // Twin of python_engine/targets/flavors.py (sources cited in flavors.h).
-#include "kernels/spec.h"
+#include "spec/fields.h"
 #include "targets/flavors.h"
 
 namespace cpe::targets {
@@ -39,7 +39,7 @@ const Flavor *find_flavor(const std::string &name) {
 }
 
 std::string unknown_flavor_reason(const std::string &name) {
-    if (!kernels::printable_utf8(name)) return kernels::text_reason("flavor");
+    if (!spec::printable_utf8(name)) return spec::text_reason("flavor");
     return "flavor '" + name + "' is not one of llvm20, llvm22, llvm23, llvm24";
 }
 

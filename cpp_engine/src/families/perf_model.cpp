@@ -1,12 +1,12 @@
-// Twin of python_engine/policy/perf_model_text.py.
-#include "policy/perf_model_text.h"
+// Twin of python_engine/families/perf_model.py.
+#include "families/perf_model.h"
 
 #include "ir/constants.h"
 #include "policy/aot.h"
 #include "policy/perf_model.h"
 #include "policy/select.h"
 
-namespace cpe::policy::perf_model_text {
+namespace cpe::families::perf_model {
 
 const char *const kFamily = "perf_model";
 
@@ -14,6 +14,10 @@ namespace {
 
 using ir::dec;
 using kernels::dec128;
+using policy::Selection;
+using policy::select_binary;
+namespace aot = policy::aot;
+namespace model = policy::perf_model;
 
 std::string problem_text(const kernels::conv_problem::ConvProblem &p) {
     return "N=" + dec(p.N) + " C=" + dec(p.C) + " H=" + dec(p.H) + " W=" + dec(p.W) + " K=" + dec(p.K) +
@@ -22,20 +26,20 @@ std::string problem_text(const kernels::conv_problem::ConvProblem &p) {
            " dil_w=" + dec(p.dil_w) + " groups=" + dec(p.groups);
 }
 
-perf_model::ModelSelection decide(const Spec &spec, const targets::Arch &arch, const targets::Flavor &flavor) {
-    return perf_model::select_by_model(kernels::conv_launch::problem_of(spec.launch), arch, flavor, spec.launch.conv,
+model::ModelSelection decide(const Spec &spec, const targets::Arch &arch, const targets::Flavor &flavor) {
+    return model::select_by_model(kernels::conv_launch::problem_of(spec.launch), arch, flavor, spec.launch.conv,
                                        spec.cus);
 }
 
-std::string name_of(const perf_model::ModelSelection &ms) {
+std::string name_of(const model::ModelSelection &ms) {
     if (ms.best < 0) return "perf_model_none";
-    const perf_model::Candidate &b = ms.candidates[ms.best];
+    const model::Candidate &b = ms.candidates[ms.best];
     return "perf_model_" + b.binary + "_" + dec(b.spec.tile_m) + "x" + dec(b.spec.tile_n) + "_d" + dec(b.degree);
 }
 
 }  // namespace
 
-const std::vector<kernels::Field> &fields() { return split_k_policy::fields(); }
+const std::vector<spec::Field> &fields() { return split_k_policy::fields(); }
 
 std::optional<std::string> validate(const Spec &spec, const targets::Arch &arch, const targets::Flavor &flavor) {
     return split_k_policy::validate(spec, arch, flavor);
@@ -47,7 +51,7 @@ std::string kernel_name(const Spec &spec, const targets::Arch &arch, const targe
 
 std::pair<std::string, std::string> build(const Spec &spec, const targets::Arch &arch,
                                           const targets::Flavor &flavor) {
-    const perf_model::ModelSelection ms = decide(spec, arch, flavor);
+    const model::ModelSelection ms = decide(spec, arch, flavor);
     const kernels::conv_problem::ConvProblem &p = ms.problem;
     std::string t = "perf_model " + arch.name + " " + flavor.canonical + "\n";
     t += "problem " + problem_text(kernels::conv_launch::problem_of(spec.launch)) + "\n";
@@ -64,8 +68,8 @@ std::pair<std::string, std::string> build(const Spec &spec, const targets::Arch 
         const int64_t k = static_cast<int64_t>(i);
         t += ms.candidates[i].line() + (k == ms.best ? " selected" : k == ms.runner_up ? " runner_up" : "") + "\n";
     }
-    const perf_model::Candidate *b = ms.best >= 0 ? &ms.candidates[ms.best] : nullptr;
-    const perf_model::Candidate *r = ms.runner_up >= 0 ? &ms.candidates[ms.runner_up] : nullptr;
+    const model::Candidate *b = ms.best >= 0 ? &ms.candidates[ms.best] : nullptr;
+    const model::Candidate *r = ms.runner_up >= 0 ? &ms.candidates[ms.runner_up] : nullptr;
     t += b ? "selected c" + dec(b->index) + " " + b->label() + " total_ps=" + dec128(b->total_ps()) + "\n"
            : std::string("selected none\n");
     t += r ? "runner_up c" + dec(r->index) + " " + r->label() + " total_ps=" + dec128(r->total_ps()) + "\n"
@@ -105,4 +109,4 @@ std::pair<std::string, std::string> build(const Spec &spec, const targets::Arch 
     return {name_of(ms), t};
 }
 
-}  // namespace cpe::policy::perf_model_text
+}  // namespace cpe::families::perf_model

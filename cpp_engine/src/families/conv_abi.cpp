@@ -1,10 +1,10 @@
-// Twin of python_engine/kernels/conv_abi_family.py.
-#include "kernels/conv_abi_family.h"
+// Twin of python_engine/families/conv_abi.py.
+#include "families/conv_abi.h"
 
 #include "ir/constants.h"
 #include "kernels/conv_abi.h"
 
-namespace cpe::kernels::conv_abi_family {
+namespace cpe::families::conv_abi {
 
 const char *const kFamily = "conv_abi";
 
@@ -19,22 +19,22 @@ bool one_of(const std::optional<std::string> &v, const std::vector<std::string> 
 }
 }  // namespace
 
-const std::vector<Field> &fields() {
-    static const std::vector<Field> f{
-        {"direction", FieldKind::Str},
-        {"variant", FieldKind::Str},
-        {"spatial_dims", FieldKind::Int},
+const std::vector<spec::Field> &fields() {
+    static const std::vector<spec::Field> f{
+        {"direction", spec::FieldKind::Str},
+        {"variant", spec::FieldKind::Str},
+        {"spatial_dims", spec::FieldKind::Int},
     };
     return f;
 }
 
 std::optional<std::string> validate(const AbiSpec &spec, const targets::Arch &arch, const targets::Flavor &flavor) {
     if (!one_of(spec.direction, {"fwd", "bwd_data", "bwd_weight"}))
-        return "direction must be fwd, bwd_data or bwd_weight, got " + show(spec.direction);
+        return "direction must be fwd, bwd_data or bwd_weight, got " + spec::show(spec.direction);
     if (*spec.direction != "fwd")
         return "direction '" + *spec.direction + "' has no kernels (only fwd is implemented)";
-    if (!one_of(spec.variant, conv_abi::variants()))
-        return "variant must be plain, two_stage, cluster or reduce, got " + show(spec.variant);
+    if (!one_of(spec.variant, kernels::conv_abi::variants()))
+        return "variant must be plain, two_stage, cluster or reduce, got " + spec::show(spec.variant);
     if (spec.spatial_dims == 3)
         return std::string("spatial_dims 3 (3-D convolution) has no kernels (only 2-D is implemented)");
     if (spec.spatial_dims != 2) return "spatial_dims must be 2 or 3, got " + ir::dec(spec.spatial_dims);
@@ -47,7 +47,7 @@ std::string kernel_name(const AbiSpec &spec) { return "conv_abi_" + *spec.direct
 
 std::pair<std::string, std::string> build(const AbiSpec &spec, const targets::Arch &,
                                           const targets::Flavor &flavor) {
-    return {kernel_name(spec), conv_abi::text(*spec.variant, flavor)};
+    return {kernel_name(spec), kernels::conv_abi::text(*spec.variant, flavor)};
 }
 
-}  // namespace cpe::kernels::conv_abi_family
+}  // namespace cpe::families::conv_abi

@@ -1,5 +1,6 @@
+// Twin of python_engine/families/split_k_policy.py.
 // Family `split_k_policy`: both engines' split-K decisions as text
-// (docs/policy.md). Twin of python_engine/policy/split_k_policy.py.
+// (docs/policy.md), over policy/select.h.
 //
 // The spec is flat: the 15 conv_implicit_gemm fields (split_k defaults to -1,
 // auto), the problem (conv_launch's problem fields, same defaults), then cus
@@ -16,16 +17,18 @@
 #include "kernels/conv_implicit_gemm.h"
 #include "kernels/conv_launch.h"
 #include "kernels/conv_problem.h"
-#include "kernels/spec.h"
+#include "spec/fields.h"
+#include "targets/arch.h"
+#include "targets/flavors.h"
 
-namespace cpe::policy::split_k_policy {
+namespace cpe::families::split_k_policy {
 
 extern const char *const kFamily;  // "split_k_policy"
 constexpr int64_t kMaxCus = 65536;
 // split_k / split_k_cluster upper bound: an i32 kernel argument (2^31 - 1).
 constexpr int64_t kMaxDegreeField = 2147483647;
 
-const std::vector<kernels::Field> &fields();
+const std::vector<spec::Field> &fields();
 
 struct PolicySpec {
     // The binary; split_k defaults to -1 (auto).
@@ -42,4 +45,4 @@ std::string kernel_name(const PolicySpec &spec, const targets::Arch &arch, const
 std::pair<std::string, std::string> build(const PolicySpec &spec, const targets::Arch &arch,
                                           const targets::Flavor &flavor);
 
-}  // namespace cpe::policy::split_k_policy
+}  // namespace cpe::families::split_k_policy

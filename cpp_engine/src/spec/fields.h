@@ -1,5 +1,6 @@
-// Spec fields and the common front of validation, shared by every family.
-// Twin of python_engine/kernels/spec.py.
+// Twin of python_engine/spec/fields.py.
+// Spec fields and the common front of validation, shared by every family: the
+// bottom layer (includes nothing of src/).
 //
 // A family declares its fields once, in spec order: name and kind (int, str
 // or bool). Kind errors and unknown fields are found by the Python binding
@@ -9,7 +10,7 @@
 // std::nullopt here), which the family rules then reject by name ("got null").
 //
 // What C++ checks, in the order of python_engine/api.py `_prepare`: flavor,
-// then arch (resolve_target), then the family rules.
+// then arch (targets/target.h resolve_target), then the family rules.
 #pragma once
 
 #include <optional>
@@ -17,10 +18,7 @@
 #include <string>
 #include <utility>
 
-#include "targets/arch.h"
-#include "targets/flavors.h"
-
-namespace cpe::kernels {
+namespace cpe::spec {
 
 // A spec, arch or flavor the engine will not lower; reason() says why. A
 // normal outcome, distinct from an internal error (any other exception).
@@ -40,24 +38,14 @@ struct Field {
 
 // True when `s` is valid UTF-8 (no overlong form, no surrogate, nothing above
 // U+10FFFF) holding no control character (U+0000-U+001F, U+007F-U+009F): the
-// strings python_engine/kernels/spec.py `printable` accepts, as bytes.
+// strings python_engine/spec/fields.py `printable` accepts, as bytes.
 bool printable_utf8(const std::string &s);
 
 // Reason for a string `what` (e.g. "spec field 'dtype'", "arch") that is not
-// printable_utf8 (same text as python_engine/kernels/spec.py `text_reason`).
+// printable_utf8 (same text as python_engine/spec/fields.py `text_reason`).
 std::string text_reason(const std::string &what);
 
 // Text of a str field value in a reason: `'value'`, or `null` for no value.
 std::string show(const std::optional<std::string> &v);
 
-// The resolved flavor and arch rows of a lowering request.
-struct Target {
-    const targets::Flavor *flavor;
-    const targets::Arch *arch;
-};
-
-// Resolve `flavor` (aliases included) then `arch`; throws SpecRejected with
-// the unknown-flavor / unknown-arch reason of targets/*.h.
-Target resolve_target(const std::string &arch, const std::string &flavor);
-
-}  // namespace cpe::kernels
+}  // namespace cpe::spec

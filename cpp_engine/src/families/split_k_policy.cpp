@@ -1,17 +1,20 @@
-// Twin of python_engine/policy/split_k_policy.py.
-#include "policy/split_k_policy.h"
+// Twin of python_engine/families/split_k_policy.py.
+#include "families/split_k_policy.h"
 
 #include "ir/constants.h"
 #include "policy/aot.h"
 #include "policy/select.h"
 
-namespace cpe::policy::split_k_policy {
+namespace cpe::families::split_k_policy {
 
 const char *const kFamily = "split_k_policy";
 
 namespace {
 
 using ir::dec;
+using policy::Selection;
+using policy::select_binary;
+namespace aot = policy::aot;
 
 std::string problem_text(const kernels::conv_problem::ConvProblem &p) {
     return "N=" + dec(p.N) + " C=" + dec(p.C) + " H=" + dec(p.H) + " W=" + dec(p.W) + " K=" + dec(p.K) +
@@ -26,12 +29,12 @@ Selection decide(const PolicySpec &spec, const targets::Arch &arch, const target
 
 }  // namespace
 
-const std::vector<kernels::Field> &fields() {
-    static const std::vector<kernels::Field> f = [] {
-        std::vector<kernels::Field> v = kernels::conv_implicit_gemm::fields();
+const std::vector<spec::Field> &fields() {
+    static const std::vector<spec::Field> f = [] {
+        std::vector<spec::Field> v = kernels::conv_implicit_gemm::fields();
         for (const char *n : {"N", "C", "H", "W", "K", "Y", "X", "stride_h", "stride_w", "pad_h", "pad_w", "dil_h",
                               "dil_w", "groups", "cus"})
-            v.push_back({n, kernels::FieldKind::Int});
+            v.push_back({n, spec::FieldKind::Int});
         return v;
     }();
     return f;
@@ -91,4 +94,4 @@ std::pair<std::string, std::string> build(const PolicySpec &spec, const targets:
     return {"split_k_policy_d" + dec(sel.decision.degree) + "_" + sel.binary, t};
 }
 
-}  // namespace cpe::policy::split_k_policy
+}  // namespace cpe::families::split_k_policy

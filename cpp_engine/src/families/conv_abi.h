@@ -1,7 +1,7 @@
+// Twin of python_engine/families/conv_abi.py.
 // Family `conv_abi`: the convolution kernels' argument lists as text (DESIGN
 // §4), so both engines' argument order, types and attributes compare byte for
 // byte and sit in a golden shard like any kernel.
-// Twin of python_engine/kernels/conv_abi_family.py.
 //
 // The argument lists are data in kernels/conv_abi.h; this is the family
 // wrapper: spec, rules, name. build() returns the text, not an LLVM module.
@@ -20,14 +20,16 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/spec.h"
+#include "spec/fields.h"
+#include "targets/arch.h"
+#include "targets/flavors.h"
 
-namespace cpe::kernels::conv_abi_family {
+namespace cpe::families::conv_abi {
 
 extern const char *const kFamily;  // "conv_abi"
 
 // The fields in spec order (names and kinds; defaults are AbiSpec's).
-const std::vector<Field> &fields();
+const std::vector<spec::Field> &fields();
 
 struct AbiSpec {
     std::optional<std::string> direction = std::string("fwd");  // nullopt = JSON null
@@ -42,8 +44,8 @@ std::optional<std::string> validate(const AbiSpec &spec, const targets::Arch &ar
 // conv_abi_<direction>_<variant> of a valid spec.
 std::string kernel_name(const AbiSpec &spec);
 
-// (name, conv_abi::text(variant, flavor)) of a valid spec.
+// (name, kernels::conv_abi::text(variant, flavor)) of a valid spec.
 std::pair<std::string, std::string> build(const AbiSpec &spec, const targets::Arch &arch,
                                           const targets::Flavor &flavor);
 
-}  // namespace cpe::kernels::conv_abi_family
+}  // namespace cpe::families::conv_abi

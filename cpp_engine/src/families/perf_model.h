@@ -1,5 +1,6 @@
+// Twin of python_engine/families/perf_model.py.
 // Family `perf_model`: the perf model's candidates, predictions and choice as
-// text (docs/perf_model.md). Twin of python_engine/policy/perf_model_text.py.
+// text (docs/perf_model.md), over policy/perf_model.h.
 //
 // The spec is split_k_policy's (PolicySpec: the conv_implicit_gemm fields with
 // split_k = -1, the problem, cus), validated by split_k_policy's rules. build
@@ -14,17 +15,17 @@
 #include <utility>
 #include <vector>
 
-#include "policy/split_k_policy.h"
+#include "families/split_k_policy.h"
 
-namespace cpe::policy::perf_model_text {
+namespace cpe::families::perf_model {
 
 extern const char *const kFamily;  // "perf_model"
 
 using Spec = split_k_policy::PolicySpec;
 
-const std::vector<kernels::Field> &fields();  // split_k_policy's
+const std::vector<spec::Field> &fields();  // split_k_policy's
 std::optional<std::string> validate(const Spec &spec, const targets::Arch &arch, const targets::Flavor &flavor);
 std::string kernel_name(const Spec &spec, const targets::Arch &arch, const targets::Flavor &flavor);
 std::pair<std::string, std::string> build(const Spec &spec, const targets::Arch &arch, const targets::Flavor &flavor);
 
-}  // namespace cpe::policy::perf_model_text
+}  // namespace cpe::families::perf_model
