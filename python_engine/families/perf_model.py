@@ -1,5 +1,5 @@
 """Family ``perf_model``: the perf model's candidates, predictions and choice
-as text (docs/perf_model.md). Twin: cpp_engine/src/policy/perf_model_text.{h,cpp}.
+as text (docs/perf_model.md). Twin: cpp_engine/src/families/perf_model.{h,cpp}.
 
 The spec is split_k_policy's (the 15 conv_implicit_gemm fields with
 ``split_k = -1``, the problem, ``cus``), with the same rules and texts.

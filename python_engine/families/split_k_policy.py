@@ -1,5 +1,5 @@
 """Family ``split_k_policy``: both engines' split-K decisions as text
-(docs/policy.md). Twin: cpp_engine/src/policy/split_k_policy.{h,cpp}.
+(docs/policy.md). Twin: cpp_engine/src/families/split_k_policy.{h,cpp}.
 
 The spec is flat: the 15 conv_implicit_gemm fields (``split_k`` defaults to
 -1, auto), the problem (conv_launch's problem fields, same defaults), then

@@ -49,7 +49,7 @@ _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 
 def text_reason(what: str) -> str:
     """Reason for a string ``what`` (e.g. ``spec field 'dtype'``, ``arch``)
-    that is not :func:`printable` (same text in the C++ engine, kernels/spec.h)."""
+    that is not :func:`printable` (same text in the C++ engine, spec/fields.h)."""
     return f"{what} must be printable UTF-8 text (no control characters, NUL or lone surrogates)"
 
 
