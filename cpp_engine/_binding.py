@@ -173,16 +173,17 @@ def _row(name: str, prefix: str) -> _Family:
                    getattr(lib, prefix + "_validate"), getattr(lib, prefix + "_lower"))
 
 
-# Same order as python_engine's FAMILIES.
-_FAMILY_LIST = (
-    _row("ir_core", "cpe_ir_core"),
-    _row("conv_fwd_split_k_reduce", "cpe_reduce"),
-    _row("conv_implicit_gemm", "cpe_conv"),
-    _row("conv_abi", "cpe_conv_abi"),
-    _row("conv_launch", "cpe_conv_launch"),
-    _row("split_k_policy", "cpe_split_k_policy"),
-    _row("perf_model", "cpe_perf_model"),
-)
+def registry() -> tuple:
+    """``(name, prefix, fields text)`` of every family of the C++ engine's
+    registry (include/cpp_engine/families.def), in its family order, read
+    through ``cpe_family_count`` / ``cpe_family_name`` / ``cpe_family_prefix``
+    / ``cpe_family_fields`` (fields text: ``name:kind,...``, kind i, s, b or f)."""
+    return tuple((ffi.string(lib.cpe_family_name(i)).decode(), ffi.string(lib.cpe_family_prefix(i)).decode(),
+                  ffi.string(lib.cpe_family_fields(i)).decode()) for i in range(lib.cpe_family_count()))
+
+
+# The engine's family order (that of python_engine's FAMILIES, tests/test_family_registry.py).
+_FAMILY_LIST = tuple(_row(name, prefix) for name, prefix, _ in registry())
 FAMILIES = tuple(f.name for f in _FAMILY_LIST)
 _BY_FAMILY = {f.name: f for f in _FAMILY_LIST}
 _DEFAULTS = {f.name: f.defaults() for f in _FAMILY_LIST}

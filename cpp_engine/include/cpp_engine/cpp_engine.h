@@ -67,6 +67,26 @@ CPE_API const char *cpe_version(void);
  * (parity/stale.py, docs/cpp_engine.md). */
 CPE_API const char *cpe_source_digest(void);
 
+/* The family registry (include/cpp_engine/families.def, src/families/registry.cpp):
+ * cpe_family_count() families, index 0 .. count-1 in the engine's family order
+ * (the order of the Python engine's FAMILIES). */
+CPE_API size_t cpe_family_count(void);
+
+/* Name of family `index` ("ir_core", ...), static storage; NULL when index >= cpe_family_count(). */
+CPE_API const char *cpe_family_name(size_t index);
+
+/* C prefix of family `index` ("cpe_reduce" for conv_fwd_split_k_reduce): its
+ * spec struct is <prefix>_spec, its entry points <prefix>_spec_default,
+ * <prefix>_validate and <prefix>_lower (include/cpp_engine/<name>.h). Static
+ * storage; NULL when index >= cpe_family_count(). */
+CPE_API const char *cpe_family_prefix(size_t index);
+
+/* Spec fields of family `index` in spec order (the order of its C struct's
+ * members), as "name:kind" joined by ',' where kind is one letter: i (int64_t),
+ * s (const char *; NULL is the JSON null), b (bool), f (double). Static storage;
+ * NULL when index >= cpe_family_count(). */
+CPE_API const char *cpe_family_fields(size_t index);
+
 /* The flavor table (DESIGN §3), one line per row in table order, aliases
  * included: name\tcanonical\tdatalayout\tcapture_attr\trsrc_num_records_bits\tclusters(0/1)\n.
  * Sources: LLVM AMDGPUTargetMachine.cpp (datalayout), LangRef "captures"

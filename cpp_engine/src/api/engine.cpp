@@ -2,9 +2,11 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "api/c_api.h"
 #include "cpp_engine/cpp_engine.h"
+#include "families/registry.h"
 #include "ir/constants.h"
 #include "ir/printer.h"
 #include "targets/arch.h"
@@ -126,6 +128,36 @@ cpe_status cpe_resolve_flavor(const char *flavor, char *canonical, size_t canoni
         if (!fl) throw spec::SpecRejected(targets::unknown_flavor_reason(name));
         api::write_c(canonical, canonical_len, fl->canonical);
     });
+}
+
+}  // extern "C"
+
+extern "C" {
+
+size_t cpe_family_count(void) { return cpe::families::registry::families().size(); }
+
+const char *cpe_family_name(size_t index) {
+    const auto &f = cpe::families::registry::families();
+    return index < f.size() ? f[index].name : nullptr;
+}
+
+const char *cpe_family_prefix(size_t index) {
+    const auto &f = cpe::families::registry::families();
+    return index < f.size() ? f[index].prefix : nullptr;
+}
+
+const char *cpe_family_fields(size_t index) {
+    namespace R = cpe::families::registry;
+    try {
+        static const std::vector<std::string> texts = [] {
+            std::vector<std::string> t;
+            for (const R::Family &f : R::families()) t.push_back(R::fields_text(f.fields()));
+            return t;
+        }();
+        return index < texts.size() ? texts[index].c_str() : nullptr;
+    } catch (...) {  // out of memory on first use: no text (a later call tries again)
+        return nullptr;
+    }
 }
 
 }  // extern "C"

@@ -1,0 +1,38 @@
+// The family registry of the C++ engine. Twin of python_engine/families/registry.py.
+#include "families/registry.h"
+
+#include "families/conv_abi.h"
+#include "families/conv_launch.h"
+#include "families/perf_model.h"
+#include "families/split_k_policy.h"
+#include "kernels/conv_fwd_split_k_reduce.h"
+#include "kernels/conv_implicit_gemm.h"
+#include "kernels/ir_core.h"
+
+namespace cpe::families::registry {
+
+const std::vector<Family> &families() {
+    static const std::vector<Family> rows = {
+#define CPE_FAMILY(name, prefix, cxx_namespace) {#name, #prefix, &cxx_namespace::fields},
+#include "cpp_engine/families.def"
+#undef CPE_FAMILY
+    };
+    return rows;
+}
+
+std::string fields_text(const std::vector<spec::Field> &fields) {
+    std::string out;
+    for (const spec::Field &f : fields) {
+        if (!out.empty()) out += ',';
+        out += f.name;
+        out += ':';
+        switch (f.kind) {
+            case spec::FieldKind::Int: out += 'i'; break;
+            case spec::FieldKind::Str: out += 's'; break;
+            case spec::FieldKind::Bool: out += 'b'; break;
+        }
+    }
+    return out;
+}
+
+}  // namespace cpe::families::registry
