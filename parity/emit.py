@@ -18,6 +18,7 @@ the largest of 8, 4, 2, 1 dividing the folded problem's channels per group.
 """
 from __future__ import annotations
 
+import importlib.resources
 import json
 import os
 from dataclasses import dataclass, field
@@ -364,9 +365,9 @@ def select_layers(layers: list, only: str | None, source: str) -> list:
 
 
 def default_catalog() -> str:
-    """The shipped catalog (parity/data/layers.txt next to the package)."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    return os.path.join(os.path.dirname(here), "parity", "data", "layers.txt")
+    """Path of the shipped catalog, the package data file parity/data/layers.txt
+    (read through importlib.resources, so an installed wheel finds its own copy)."""
+    return str(importlib.resources.files("parity") / "data" / "layers.txt")
 
 
 DEFAULT_OUT = os.path.join("out", "emit")

@@ -21,6 +21,8 @@ FAMILY = "perf_model"
 OUTPUT = "text"  # lower() returns text, not an LLVM module: parity verify skips it
 NUMERICS_OPT_OUT = ("text family (model predictions): no IR to run; a prediction is a number, not a kernel")
 
+# The catalog next to this configs module, not the installed package's data: the gate may load
+# another checkout's parity/configs (parity/project.py), and its configs go with its catalog.
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _PROBLEM = ("N", "C", "H", "W", "K", "Y", "X", "stride_h", "stride_w", "pad_h", "pad_w", "dil_h", "dil_w", "groups")
 
