@@ -49,7 +49,9 @@ struct BSlot {
 // The loop-carried fields of a KState, in phi order.
 inline constexpr const char *kCarried[4] = {"c", "xd", "yd", "ko"};
 inline ir::Value &carried(KState &s, size_t f) { return f == 0 ? s.c : f == 1 ? s.xd : f == 2 ? s.yd : s.ko; }
-inline const ir::Value &carried(const KState &s, size_t f) { return f == 0 ? s.c : f == 1 ? s.xd : f == 2 ? s.yd : s.ko; }
+inline const ir::Value &carried(const KState &s, size_t f) {
+    return f == 0 ? s.c : f == 1 ? s.xd : f == 2 ? s.yd : s.ko;
+}
 
 // Registers loaded for one K tile: the A slots then the B slots.
 struct TileVals {
@@ -85,7 +87,8 @@ private:
     void store_tile(const TileVals &vals, const ir::Value &buf);
 
     // -- mainloop.cpp (python mainloop.py, mixin MainLoop): WMMA and the K loop
-    ir::Value fragment(const ir::Value &lds, const ir::Value &base, const ir::Value &row, int64_t kk, const std::string &hint);
+    ir::Value fragment(const ir::Value &lds, const ir::Value &base, const ir::Value &row, int64_t kk,
+                       const std::string &hint);
     std::vector<ir::Value> compute(const ir::Value &buf, std::vector<ir::Value> accs);
     void main_loop();
 
@@ -95,7 +98,8 @@ private:
     ir::Value acc_epi(const ir::Value &x, const ir::Value &n_elem, int64_t width);
     void store_d(const ir::Value &x, const ir::Value &m, const ir::Value &n, const ir::Value &ok, int64_t width);
     void store_d_raw(const ir::Value &y, const ir::Value &m, const ir::Value &n, const ir::Value &ok, int64_t width);
-    ir::Value ws_offset(const ir::Value &slab, const ir::Value &m, const ir::Value &n, const ir::Value &ok, const std::string &hint);
+    ir::Value ws_offset(const ir::Value &slab, const ir::Value &m, const ir::Value &n, const ir::Value &ok,
+                        const std::string &hint);
     void out_elem(const ir::Value &x, const ir::Value &m, const ir::Value &n, const ir::Value &ok, int64_t width);
     void epilogue();
     ir::Value d_vec_ok(int64_t vec = kDVec, const std::string &hint = "d");

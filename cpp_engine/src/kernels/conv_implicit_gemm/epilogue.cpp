@@ -126,7 +126,7 @@ Value Kernel::d_vec_ok(int64_t vec, const std::string &hint) {
 
 // if d_vec_ok(vec): vec_fn() else: scalar_fn() (a uniform branch), then join.
 void Kernel::d_branch(const std::function<void()> &vec_fn, const std::function<void()> &scalar_fn,
-              const std::string &hint, int64_t vec, const std::string &ok_hint) {
+                      const std::string &hint, int64_t vec, const std::string &ok_hint) {
     const Value ok = d_vec_ok(vec, ok_hint);
     Block &bv = b_.new_block(hint + "_wide");
     Block &bs = b_.new_block(hint + "_narrow");
