@@ -48,12 +48,14 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
 def layer_of(rel: str) -> tuple[int, str] | None:
     """(number, name) of the layer of a src-relative path "dir/file.ext", or None."""
     parts = rel.split("/")
-    if len(parts) != 2:
+    if len(parts) < 2:
         return None
-    folder, name = parts
-    stem = name.split(".", 1)[0]
+    folder = parts[0]
+    # A phase folder inside a layer folder (kernels/conv_implicit_gemm/) is in that layer;
+    # a file stem only decides the layer of a file directly in its folder (ir/).
+    stem = parts[1].split(".", 1)[0] if len(parts) == 2 else None
     for f, stems, num, lname in LAYERS:
-        if f == folder and (stems is None or stem in stems):
+        if f == folder and (stems is None or (stem is not None and stem in stems)):
             return num, lname
     return None
 

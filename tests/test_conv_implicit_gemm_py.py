@@ -585,7 +585,7 @@ def test_main_loop_pipeline_order():
 
 
 def _walk(k_begin, ntiles, tk, cpg, X, dh, dw, C, W):
-    """The K-state recurrence of conv_implicit_gemm.advance in plain integers: yields
+    """The K-state recurrence of conv_implicit_gemm/slots.py Slots.advance in plain integers: yields
     (c, xd, yd, ko) per tile, starting from the divisions at k_begin."""
     sa, sb = tk // cpg, tk % cpg
     ay, ax = sa // X, sa % X

@@ -11,7 +11,10 @@ import pytest
 from parity.sim import numerics as N
 from parity.sim import Kernel
 from python_engine.ir.printer import print_module
+from python_engine.ir.values import i32
 from python_engine.kernels import conv_implicit_gemm as C
+from python_engine.kernels.conv_implicit_gemm import emitter as CIG_emitter
+from python_engine.kernels.conv_implicit_gemm.lds import STORE_KEY
 from python_engine.kernels import conv_launch as CL
 from python_engine.families import conv_launch as CLF
 from python_engine.spec.fields import normalize
@@ -75,14 +78,14 @@ def test_epilogue_applied_per_slice_is_caught(monkeypatch, acc):
     """Stage 1 applies the accumulator epilogue to each partial slab (what the
     engines' rule 'split-K needs the identity accumulator epilogue' forbids):
     sum(relu(partial)) != relu(sum), and a bias is added ks_count times."""
-    kernel_cls = C._Kernel
+    kernel_cls = CIG_emitter.Kernel
 
     def out_elem_per_slice(self, x, m, n, ok, width):
         if self.split:
             kn = self.b.add(self.kbase, n, "epi_ch")
             x = self.acc_epi(x, kn, width)
             off = self.ws_offset(self.slice, m, n, ok, "ws")
-            self.b.call(C._STORE_KEY[4 * width], [x, self.rws, off, C.i32(0), C.i32(0)])
+            self.b.call(STORE_KEY[4 * width], [x, self.rws, off, i32(0), i32(0)])
         else:
             kernel_cls.out_elem.__wrapped__(self, x, m, n, ok, width)
 

@@ -1,5 +1,5 @@
 """conv_implicit_gemm: the forward implicit-GEMM convolution on gfx1250
-(python_engine/kernels/conv_implicit_gemm.py, cpp_engine/src/kernels/conv_implicit_gemm.cpp,
+(python_engine/kernels/conv_implicit_gemm/, cpp_engine/src/kernels/conv_implicit_gemm/,
 docs/conv_implicit_gemm.md).
 
 Grouped convolution, strides, padding and dilation are run-time properties (the

@@ -93,7 +93,7 @@ class BankLog:
 
 
 # Site categories of the conv kernel, from the pointer's SSA hint
-# (python_engine/kernels/conv_implicit_gemm.py names every LDS pointer).
+# (python_engine/kernels/conv_implicit_gemm/ names every LDS pointer).
 CONV_SITES = {
     ("store", "a_lp"): "a_store", ("store", "b_lp"): "b_store",
     ("load", "fa_p"): "a_fragment", ("load", "fb_p"): "b_fragment",

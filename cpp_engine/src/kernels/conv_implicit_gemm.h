@@ -1,8 +1,13 @@
 // Family `conv_implicit_gemm`: the forward implicit-GEMM convolution on gfx1250
 // (WMMA 16x16x32, wave32), plain, two-stage split-K (Stage 1) and cluster
-// split-K. Twin of python_engine/kernels/conv_implicit_gemm.py, mirrored call
-// for call (the builder call order and SSA hints decide the bytes);
-// docs/conv_implicit_gemm.md is the normative description.
+// split-K. The family header (twin: python_engine/kernels/conv_implicit_gemm/
+// __init__.py, the family surface): it includes the phase headers under
+// kernels/conv_implicit_gemm/ that declare the public names (spec.h: fields,
+// ConvSpec, threads, kernel_name; lds.h: LDS layout, pixel widths; rules.h:
+// validate) and declares build (emitter.cpp). The C++ tree mirrors the Python
+// package file for file and call for call (the builder call order and SSA
+// hints decide the bytes); docs/conv_implicit_gemm.md is the normative
+// description.
 //
 // Per workgroup: an output tile of tile_m pixels x tile_n channels of one
 // group, reduced over the slice [k_begin, k_end) of Kgemm in steps of tile_k.
@@ -36,85 +41,15 @@
 // - LDS per workgroup (arch table, targets/arch.h): 327680 bytes on gfx1250.
 #pragma once
 
-#include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <utility>
-#include <vector>
 
-#include "ir/function.h"
-#include "spec/fields.h"
+#include "kernels/conv_implicit_gemm/lds.h"
+#include "kernels/conv_implicit_gemm/rules.h"
+#include "kernels/conv_implicit_gemm/spec.h"
 
 namespace cpe::kernels::conv_implicit_gemm {
-
-extern const char *const kFamily;  // "conv_implicit_gemm"
-
-// The fields in spec order (names and kinds; defaults are ConvSpec's).
-const std::vector<spec::Field> &fields();
-
-// Spec ImplicitGemmConvSpec. A str field holding std::nullopt is JSON null.
-struct ConvSpec {
-    std::optional<std::string> dtype = std::string("bf16");  // A, B, D: "bf16" | "fp16"; fp32 accumulation
-    int64_t tile_m = 64;          // output pixels per workgroup (multiple of 16)
-    int64_t tile_n = 64;          // output channels per workgroup (multiple of 16)
-    int64_t tile_k = 32;          // reduction step (multiple of 32)
-    int64_t waves_m = 2;          // compute waves along m
-    int64_t waves_n = 2;          // compute waves along n
-    std::optional<std::string> pipeline = std::string("mem");  // "mem" | "wavelet"
-    int64_t num_load_waves = 1;   // load waves of wavelet (1..8); ignored by mem
-    std::optional<std::string> epilogue = std::string("default");  // "default" | "cshuffle"
-    int64_t vector_a = 8;         // elements per global load of A: 1, 2, 4, 8; 3, 5, 6, 7 a padded pixel
-    int64_t vector_b = 8;         // elements per global load of B: 1, 2, 4, 8; 3, 5, 6, 7 (= vector_a)
-    std::optional<std::string> acc_epilogue = std::string("identity");  // identity|bias|scale|relu|clamp
-    int64_t split_k = 1;          // 1 off; > 1 two-stage binary; -1 auto (rejected)
-    int64_t split_k_cluster = 0;  // 0 off; S in 2..15 cluster split-K (S baked in)
-    std::optional<std::string> name_prefix = std::string("");  // "" or an identifier
-};
-
-// Work-group size in threads of a spec whose wave grid and pipeline passed:
-// 32*(waves_m*waves_n + (wavelet ? num_load_waves : 0)).
-int64_t threads(const ConvSpec &spec);
-
-// One LDS global: name, element type, element count.
-struct LdsBuffer {
-    std::string name;
-    const ir::Type *elem;
-    int64_t count;
-};
-
-// LDS globals in declaration order: one `lds` of the dtype holding A
-// [2][tile_m][tile_k] at 0, B [2][tile_n][tile_k] after it (double buffers,
-// XOR-swizzled), and aliasing them from offset 0 the cshuffle fp32 tile
-// [tile_m][tile_n+4] or the default epilogue's per-wave D transpose regions
-// (waves_m*waves_n x [16][24] dtype, split_k == 1); the element count covers
-// the largest (bytes: docs/conv_implicit_gemm.md). Valid dtype required.
-std::vector<LdsBuffer> lds_layout(const ConvSpec &spec);
-
-// Total LDS bytes of lds_layout(spec) (bytes; exact for a spec that passed the
-// tile and wave-grid rules).
-int64_t lds_bytes(const ConvSpec &spec);
-
-// Padded-pixel vector widths (the small-channel path): 3, 5, 6, 7. A load slot
-// is then one pixel's cpg = v channels, zero-padded to pixel_slot(v) elements
-// along K; the reduction runs over Y*X*pixel_slot(v).
-bool is_pixel_vector(int64_t v);
-// Elements one load slot fills along K: v, or 4 (v = 3) / 8 (v = 5, 6, 7).
-int64_t pixel_slot(int64_t v);
-// Byte sizes of the buffer loads of one v-element slot, in address order: {2*v},
-// or for a padded pixel the widest first (3: 4+2, 5: 8+2, 6: 8+4, 7: 8+4+2).
-std::vector<int64_t> pixel_pieces(int64_t v);
-
-// First failing rule's reason, or nullopt. Order (docs/conv_implicit_gemm.md):
-// dtype; tile shape; wave grid; pipeline (and num_load_waves); epilogue;
-// threads; vector widths; acc_epilogue; LDS; arch WMMA; split_k; split-K
-// epilogue; cluster (flavor, arch, pipeline, range, two-stage); name_prefix.
-std::optional<std::string> validate(const ConvSpec &spec, const targets::Arch &arch,
-                                    const targets::Flavor &flavor);
-
-// [<prefix>_]conv_implicit_gemm_<dtype>_<tm>x<tn>x<tk>_w<wm>x<wn>_<pipe>_<epi>
-// _va<a>_vb<b>_<acc>[_spk][_skc<S>] of a valid spec; <pipe> is mem or wavelet<L>.
-std::string kernel_name(const ConvSpec &spec);
 
 // Build the module of a valid spec; returns (kernel name, module).
 std::pair<std::string, std::unique_ptr<ir::Module>> build(const ConvSpec &spec, const targets::Arch &arch,

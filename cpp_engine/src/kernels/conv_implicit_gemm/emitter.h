@@ -1,0 +1,149 @@
+// The emitter of family conv_implicit_gemm: class Kernel, its per-thread
+// state and the K-walk records (twin: python_engine/kernels/conv_implicit_gemm/
+// emitter.py, class Kernel, whose phase methods come from one mixin per phase).
+// Every builder call is a statement of its own (nested calls are hoisted into
+// locals in Python's left-to-right evaluation order), so the SSA counter runs
+// in the Python package's order; the methods carry the Python method names.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir/builder.h"
+#include "kernels/conv_implicit_gemm/lds.h"
+
+namespace cpe::kernels::conv_implicit_gemm {
+
+// The uniform per-K-tile step of the im2col walk (tile_k = sa*cpg + sb, sa = ay*X + ax):
+// sb, cpg; x step without/with the channel carry and the wrap limit X*dil_w; y step
+// without/with the x carry; byte step without/with the channel carry; the extra
+// byte step of the x carry.
+struct KStep {
+    ir::Value sb, cpg, xs0, xs1, xlim, ys0, ys1, ko0, ko1, d2;
+};
+// An A K state: the element offset koff inside the tile row, the bound klim
+// (k0 < klim <=> k0 + koff < k_end), and the loop-carried c, xd, yd, ko.
+struct KState {
+    ir::Value koff, klim, c, xd, yd, ko;
+};
+// A B K state: koff and klim.
+struct BState {
+    ir::Value kv, koff, klim;
+};
+// Per-thread A load slot values, fixed for the whole K loop: the K state index,
+// hbase (2^30 for a row past M), wbase, the pixel byte base, the LDS offset.
+struct ASlot {
+    size_t st;
+    ir::Value hb, wb, pbase, lds;
+};
+// Per-thread B load slot values: the K state index, n < kpg, the byte offset of
+// (row, koff) in w, the LDS offset.
+struct BSlot {
+    size_t st;
+    ir::Value nok, wbyte, lds;
+};
+// The loop-carried fields of a KState, in phi order.
+inline constexpr const char *kCarried[4] = {"c", "xd", "yd", "ko"};
+inline ir::Value &carried(KState &s, size_t f) { return f == 0 ? s.c : f == 1 ? s.xd : f == 2 ? s.yd : s.ko; }
+inline const ir::Value &carried(const KState &s, size_t f) {
+    return f == 0 ? s.c : f == 1 ? s.xd : f == 2 ? s.yd : s.ko;
+}
+
+// Registers loaded for one K tile: the A slots then the B slots.
+struct TileVals {
+    std::vector<ir::Value> a, b;
+};
+
+// Emits one kernel. Its methods are defined in the .cpp file of their phase
+// (same name as the Python module holding the twin method); within each file
+// they are in emission order (the bytes depend on it).
+class Kernel {
+public:
+    Kernel(ir::IRBuilder &b, const ConvSpec &spec);
+    void emit();
+
+private:
+    // -- emitter.cpp (python emitter.py): state, small helpers, the prologue values
+    ir::Value p(const std::string &name) const;
+    ir::Value umin_const(const ir::Value &v, int64_t c, const std::string &hint);
+    void barrier();
+    ir::Value rsrc(const std::string &ptr_name, const ir::Value &nbytes, const std::string &hint);
+    ir::Value kgemm();
+    void prologue_values();
+
+    // -- slots.cpp (python slots.py, mixin Slots): global -> LDS load slots, the K walk
+    void slot_setup();
+    ir::Value swz_index(const ir::Value &row, const ir::Value &ch, const ir::Value *within, const std::string &hint);
+    ir::Value slot_lds(const ir::Value &row, const ir::Value &koff, int64_t vec, const std::string &hint);
+    ir::Value k_limit(const ir::Value &koff, const std::string &hint);
+    KState k_state(const ir::Value &kv, int64_t va, const std::string &hint);
+    std::vector<KState> advance(const std::vector<KState> &states);
+    TileVals load_tile(const ir::Value &k0, const std::vector<KState> &states);
+    ir::Value load_slot(const ir::Value &rsrc, const ir::Value &off, int64_t v, const std::string &hint);
+    void store_tile(const TileVals &vals, const ir::Value &buf);
+
+    // -- mainloop.cpp (python mainloop.py, mixin MainLoop): WMMA and the K loop
+    ir::Value fragment(const ir::Value &lds, const ir::Value &base, const ir::Value &row, int64_t kk,
+                       const std::string &hint);
+    std::vector<ir::Value> compute(const ir::Value &buf, std::vector<ir::Value> accs);
+    void main_loop();
+
+    // -- epilogue.cpp (python epilogue.py, mixin Epilogue): the epilogues
+    ir::Value bc(const ir::Value &v, int64_t width);
+    static ir::Value fconst(double v, int64_t width);
+    ir::Value acc_epi(const ir::Value &x, const ir::Value &n_elem, int64_t width);
+    void store_d(const ir::Value &x, const ir::Value &m, const ir::Value &n, const ir::Value &ok, int64_t width);
+    void store_d_raw(const ir::Value &y, const ir::Value &m, const ir::Value &n, const ir::Value &ok, int64_t width);
+    ir::Value ws_offset(const ir::Value &slab, const ir::Value &m, const ir::Value &n, const ir::Value &ok,
+                        const std::string &hint);
+    void out_elem(const ir::Value &x, const ir::Value &m, const ir::Value &n, const ir::Value &ok, int64_t width);
+    void epilogue();
+    ir::Value d_vec_ok(int64_t vec = kDVec, const std::string &hint = "d");
+    void d_branch(const std::function<void()> &vec_fn, const std::function<void()> &scalar_fn,
+                  const std::string &hint, int64_t vec = kDVec, const std::string &ok_hint = "d");
+    void epilogue_default();
+    void default_scalar();
+    void wave_barrier();
+    void default_v16();
+    void slab_v4();
+    void epilogue_cshuffle();
+    void cshuffle_out(int64_t width);
+
+    // -- cluster_fold.cpp (python cluster_fold.py, mixin ClusterFold): the cluster fold
+    void cluster_fold();
+    void fold_out(int64_t width);
+
+    ir::IRBuilder &b_;
+    const ConvSpec &s_;
+    const ir::Type *et_;
+    int64_t tm_, tn_, tk_, wm_, wn_, fm_, fn_, ncw_;
+    bool wavelet_;
+    int64_t threads_, load_threads_;
+    bool split_;
+    int64_t cluster_;
+    std::pair<int64_t, int64_t> swz_;
+    int64_t ncp_;
+    int64_t pix_, slot_a_, slot_b_;
+
+    ir::Value tid_, lane_, wave_, group_, slice_, k_begin_, k_end_, ntiles_;
+    ir::Value m0_, n0_, cbase_, kbase_;
+    ir::Value rx_, rw_, oob_x_, oob_w_, rd_, oob_d_, rws_, oob_ws_, rbias_, oob_bias_;
+    ir::Value is_loader_, ltid_, wave_m_, wave_n_;
+    std::map<std::string, ir::Value> lds_;
+    KStep step_;
+    ir::Value c2_, rowb_, kcpg_;
+    std::vector<KState> a_states_;
+    std::vector<BState> b_states_;
+    ir::Value lds_a_, lds_b_;
+    std::vector<ASlot> a_slots_;
+    std::vector<BSlot> b_slots_;
+    ir::Value half_, lrow_, lane_k_, wm0_, wn0_;
+    std::vector<ir::Value> a_rows_, b_rows_;
+    std::vector<ir::Value> accs_;
+};
+
+}  // namespace cpe::kernels::conv_implicit_gemm

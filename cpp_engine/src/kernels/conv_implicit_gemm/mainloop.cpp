@@ -1,0 +1,192 @@
+// WMMA fragments and the K loop of family conv_implicit_gemm (methods of
+// Kernel; twin: python_engine/kernels/conv_implicit_gemm/mainloop.py, mixin
+// MainLoop).
+#include "kernels/conv_implicit_gemm/emitter.h"
+
+#include "ir/constants.h"
+#include "ir/values.h"
+
+namespace cpe::kernels::conv_implicit_gemm {
+
+using namespace cpe::ir;
+
+// The 16-element A/B fragment of `row` (tile row) at K step kk: lane l holds
+// K = 8*(l/16) + [0,8) and 16 + 8*(l/16) + [0,8) of the 32, i.e. chunks
+// 4*kk + l/16 and 4*kk + 2 + l/16 of the (swizzled) row.
+Value Kernel::fragment(const Value &lds, const Value &base, const Value &row, int64_t kk, const std::string &hint) {
+    const Type *v8 = vec(8, et_);
+    const Value ch = kk ? b_.add(half_, ci32(4 * kk), "f_ch") : half_;
+    const Value i0 = swz_index(row, ch, nullptr, "f");
+    const Value idx = b_.add(base, i0, "f_idx");
+    const Value p0 = b_.gep(et_, lds, {idx}, hint);
+    const Value lo = b_.load(v8, p0, 16, "f_lo");
+    const Value ch2 = b_.add(half_, ci32(4 * kk + 2), "f_chh");
+    const Value i1 = swz_index(row, ch2, nullptr, "fh");
+    const Value idx2 = b_.add(base, i1, "f_idxh");
+    const Value p1 = b_.gep(et_, lds, {idx2}, hint);
+    const Value hi = b_.load(v8, p1, 16, "f_hi");
+    std::vector<int> mask;
+    for (int i = 0; i < 16; ++i) mask.push_back(i);
+    return b_.shufflevector(lo, hi, mask, "frag");
+}
+
+// All WMMAs of one K tile from LDS buffer `buf`; returns the new accumulators.
+std::vector<Value> Kernel::compute(const Value &buf, std::vector<Value> accs) {
+    const Value abase = b_.mul(buf, ci32(tm_ * tk_), "c_abuf");
+    const Value bbase = b_.mul(buf, ci32(tn_ * tk_), "c_bbuf");
+    const std::string key = wmma_key(*s_.dtype);
+    for (int64_t kk = 0; kk < tk_ / kWmmaK; ++kk) {
+        std::vector<Value> fa, fb;
+        for (int64_t i = 0; i < fm_; ++i) fa.push_back(fragment(lds_a_, abase, a_rows_[i], kk, "fa_p"));
+        for (int64_t j = 0; j < fn_; ++j) fb.push_back(fragment(lds_b_, bbase, b_rows_[j], kk, "fb_p"));
+        for (int64_t i = 0; i < fm_; ++i) {
+            for (int64_t j = 0; j < fn_; ++j) {
+                const size_t k = static_cast<size_t>(i * fn_ + j);
+                accs[k] = b_.call(key,
+                                  {ci1(false), fa[i], ci1(false), fb[j], const_int(i16(), 0), accs[k], ci1(false),
+                                   ci1(false)},
+                                  "acc");
+            }
+        }
+    }
+    return accs;
+}
+
+void Kernel::main_loop() {
+    // Fragment rows (tile rows of this wave's fragments) and the lane's K offset.
+    half_ = b_.binop("lshr", lane_, ci32(4), "half");
+    lrow_ = b_.binop("and", lane_, ci32(15), "lrow");
+    lane_k_ = b_.mul(half_, ci32(8), "lane_k");
+    wm0_ = b_.mul(wave_m_, ci32(wm_), "wm_org");
+    wn0_ = b_.mul(wave_n_, ci32(wn_), "wn_org");
+    for (int64_t i = 0; i < fm_; ++i) {
+        const Value ar = b_.add(wm0_, ci32(i * kWmmaM), "ar");
+        a_rows_.push_back(b_.add(ar, lrow_, "arow"));
+    }
+    for (int64_t j = 0; j < fn_; ++j) {
+        const Value br = b_.add(wn0_, ci32(j * kWmmaN), "br");
+        b_rows_.push_back(b_.add(br, lrow_, "brow"));
+    }
+    const size_t nacc = static_cast<size_t>(fm_ * fn_);
+    const Type *v8f = vec(8, float_());
+    const Value zero = zeroinit(v8f);
+    const Value any_tile = b_.icmp("ugt", ntiles_, ci32(0), "any_tile");
+    Block &entry = *b_.block();
+    Block &pro = b_.new_block("prologue");
+    Block &loop = b_.new_block("kloop");
+    Block &done = b_.new_block("kdone");
+    b_.cond_br(any_tile, pro, done);
+    // Prologue: tile 0 -> buffer 0, barrier.
+    b_.position(pro);
+    if (wavelet_) {
+        Block &pl = b_.new_block("pro_load");
+        Block &pj = b_.new_block("pro_join");
+        b_.cond_br(is_loader_, pl, pj);
+        b_.position(pl);
+        const TileVals v0 = load_tile(k_begin_, a_states_);
+        store_tile(v0, ci32(0));
+        b_.br(pj);
+        b_.position(pj);
+    } else {
+        const TileVals v0 = load_tile(k_begin_, a_states_);
+        store_tile(v0, ci32(0));
+    }
+    const std::vector<KState> st1 = advance(a_states_);
+    barrier();
+    Block &pro_end = *b_.block();
+    b_.br(loop);
+    // Loop: iteration t computes buffer t&1 while tile t+1 goes to buffer (t+1)&1.
+    b_.position(loop);
+    Phi &t = b_.phi(i32(), "t");
+    std::vector<Phi *> acc_phis;
+    for (size_t k = 0; k < nacc; ++k) acc_phis.push_back(&b_.phi(v8f, "acc_in"));
+    std::vector<Value> accs;
+    for (Phi *ph : acc_phis) accs.push_back(ph->result());
+    // The A K states of tile t+1 (loop-carried).
+    std::vector<std::array<Phi *, 4>> st_phis;
+    std::vector<KState> cur;
+    for (const KState &s0 : st1) {
+        std::array<Phi *, 4> ph{};
+        for (size_t f = 0; f < 4; ++f) ph[f] = &b_.phi(i32(), std::string("k_") + kCarried[f]);
+        st_phis.push_back(ph);
+        cur.push_back(KState{s0.koff, s0.klim, ph[0]->result(), ph[1]->result(), ph[2]->result(),
+                             ph[3]->result()});
+    }
+    const Value buf = b_.binop("and", t.result(), ci32(1), "buf");
+    const Value nbuf = b_.binop("xor", buf, ci32(1), "nbuf");
+    const Value t1 = b_.add(t.result(), ci32(1), "t_next", {"nuw", "nsw"});
+    const Value kstep = b_.mul(t1, ci32(tk_), "k_step");
+    const Value knext = b_.add(k_begin_, kstep, "k_next");
+    std::vector<Value> nw;
+    std::vector<KState> nxt;
+    if (wavelet_) {
+        Block &ld = b_.new_block("wl_load");
+        Block &cp = b_.new_block("wl_compute");
+        Block &jn = b_.new_block("wl_join");
+        b_.cond_br(is_loader_, ld, cp);
+        b_.position(ld);
+        const TileVals v1 = load_tile(knext, cur);
+        store_tile(v1, nbuf);
+        const std::vector<KState> adv = advance(cur);
+        b_.br(jn);
+        b_.position(cp);
+        const std::vector<Value> computed = compute(buf, accs);
+        Block &cp_end = *b_.block();
+        b_.br(jn);
+        b_.position(jn);
+        for (size_t k = 0; k < nacc; ++k) {
+            Phi &ph = b_.phi(v8f, "acc_j");
+            ph.add_incoming(accs[k], ld);
+            ph.add_incoming(computed[k], cp_end);
+            nw.push_back(ph.result());
+        }
+        for (size_t i = 0; i < adv.size(); ++i) {
+            KState d = adv[i];
+            for (size_t f = 0; f < 4; ++f) {
+                Phi &ph = b_.phi(i32(), std::string("k_j") + kCarried[f]);
+                ph.add_incoming(carried(adv[i], f), ld);
+                ph.add_incoming(carried(cur[i], f), cp_end);
+                carried(d, f) = ph.result();
+            }
+            nxt.push_back(d);
+        }
+    } else {
+        // Software pipeline: tile t+1's global loads are issued first and fenced
+        // from the WMMAs by a scheduling barrier (mask 0: nothing crosses), so the
+        // machine scheduler cannot sink them; their wait lands at the LDS stores
+        // after the WMMAs, which a second scheduling barrier keeps below the math
+        // together with the K-state step (so no load-address register is reused
+        // while the loads are in flight).
+        const TileVals v1 = load_tile(knext, cur);
+        b_.call_void("sched_barrier", {ci32(0)});
+        nw = compute(buf, accs);
+        b_.call_void("sched_barrier", {ci32(0)});
+        nxt = advance(cur);
+        store_tile(v1, nbuf);
+    }
+    barrier();
+    const Value again = b_.icmp("ult", t1, ntiles_, "again");
+    Block &loop_end = *b_.block();
+    b_.cond_br(again, loop, done);
+    t.add_incoming(ci32(0), pro_end);
+    t.add_incoming(t1, loop_end);
+    for (size_t k = 0; k < nacc; ++k) {
+        acc_phis[k]->add_incoming(zero, pro_end);
+        acc_phis[k]->add_incoming(nw[k], loop_end);
+    }
+    for (size_t i = 0; i < st_phis.size(); ++i) {
+        for (size_t f = 0; f < 4; ++f) {
+            st_phis[i][f]->add_incoming(carried(st1[i], f), pro_end);
+            st_phis[i][f]->add_incoming(carried(nxt[i], f), loop_end);
+        }
+    }
+    b_.position(done);
+    for (size_t k = 0; k < nacc; ++k) {
+        Phi &ph = b_.phi(v8f, "acc_out");
+        ph.add_incoming(zero, entry);
+        ph.add_incoming(nw[k], loop_end);
+        accs_.push_back(ph.result());
+    }
+}
+
+}  // namespace cpe::kernels::conv_implicit_gemm

@@ -1,0 +1,161 @@
+"""WMMA fragments and the K loop of family ``conv_implicit_gemm`` (twin:
+cpp_engine/src/kernels/conv_implicit_gemm/mainloop.cpp): the LDS fragment
+loads, the WMMAs of one K tile, and the double-buffered main loop (mem and
+wavelet pipelines). Methods of :class:`.emitter.Kernel` (mixin :class:`MainLoop`)."""
+from __future__ import annotations
+
+from ...ir import types as T
+from ...ir.values import const_int, i1, i32, zeroinit
+from .spec import WMMA_K, WMMA_M, WMMA_N, WMMA_KEY
+
+
+class MainLoop:
+    """Phase methods of :class:`.emitter.Kernel`: WMMA and the main loop."""
+
+    # -- WMMA ------------------------------------------------------------------------
+    def fragment(self, lds, base, row, kk, hint):
+        """The 16-element A/B fragment of ``row`` (tile row) at K step ``kk``: lane l
+        holds K = 8*(l/16) + [0,8) and 16 + 8*(l/16) + [0,8) of the 32, i.e. chunks
+        ``4*kk + l/16`` and ``4*kk + 2 + l/16`` of the (swizzled) row."""
+        b = self.b
+        v8 = T.vec(8, self.et)
+        ch = b.add(self.half, i32(4 * kk), "f_ch") if kk else self.half
+        idx = b.add(base, self.swz_index(row, ch, None, "f"), "f_idx")
+        p0 = b.gep(self.et, lds, [idx], hint)
+        lo = b.load(v8, p0, 16, "f_lo")
+        ch2 = b.add(self.half, i32(4 * kk + 2), "f_chh")
+        idx2 = b.add(base, self.swz_index(row, ch2, None, "fh"), "f_idxh")
+        p1 = b.gep(self.et, lds, [idx2], hint)
+        hi = b.load(v8, p1, 16, "f_hi")
+        return b.shufflevector(lo, hi, list(range(16)), "frag")
+
+    def compute(self, buf, accs):
+        """All WMMAs of one K tile from LDS buffer ``buf``; returns the new accumulators."""
+        b = self.b
+        abase = b.mul(buf, i32(self.tm * self.tk), "c_abuf")
+        bbase = b.mul(buf, i32(self.tn * self.tk), "c_bbuf")
+        accs = list(accs)
+        key = WMMA_KEY[self.s["dtype"]]
+        for kk in range(self.tk // WMMA_K):
+            fa = [self.fragment(self.lds_a, abase, self.a_rows[i], kk, "fa_p") for i in range(self.fm)]
+            fb = [self.fragment(self.lds_b, bbase, self.b_rows[j], kk, "fb_p") for j in range(self.fn)]
+            for i in range(self.fm):
+                for j in range(self.fn):
+                    k = i * self.fn + j
+                    accs[k] = b.call(key, [i1(False), fa[i], i1(False), fb[j], const_int(T.I16, 0),
+                                           accs[k], i1(False), i1(False)], "acc")
+        return accs
+
+    # -- main loop -------------------------------------------------------------------
+    def main_loop(self):
+        b = self.b
+        # Fragment rows (tile rows of this wave's fragments) and the lane's K offset.
+        half = b.binop("lshr", self.lane, i32(4), "half")
+        self.lrow = b.binop("and", self.lane, i32(15), "lrow")
+        self.lane_k = b.mul(half, i32(8), "lane_k")
+        self.half = half
+        wm0 = b.mul(self.wave_m, i32(self.wm), "wm_org")
+        wn0 = b.mul(self.wave_n, i32(self.wn), "wn_org")
+        self.wm0, self.wn0 = wm0, wn0
+        self.a_rows = [b.add(b.add(wm0, i32(i * WMMA_M), "ar"), self.lrow, "arow") for i in range(self.fm)]
+        self.b_rows = [b.add(b.add(wn0, i32(j * WMMA_N), "br"), self.lrow, "brow") for j in range(self.fn)]
+        nacc = self.fm * self.fn
+        zero = zeroinit(T.vec(8, T.FLOAT))
+        any_tile = b.icmp("ugt", self.ntiles, i32(0), "any_tile")
+        entry = b.block
+        pro = b.new_block("prologue")
+        loop = b.new_block("kloop")
+        done = b.new_block("kdone")
+        b.cond_br(any_tile, pro, done)
+        # Prologue: tile 0 -> buffer 0, barrier.
+        b.position(pro)
+        if self.wavelet:
+            pl = b.new_block("pro_load")
+            pj = b.new_block("pro_join")
+            b.cond_br(self.is_loader, pl, pj)
+            b.position(pl)
+            self.store_tile(self.load_tile(self.k_begin, self.a_states), i32(0))
+            b.br(pj)
+            b.position(pj)
+        else:
+            self.store_tile(self.load_tile(self.k_begin, self.a_states), i32(0))
+        st1 = self.advance(self.a_states)
+        self.barrier()
+        pro_end = b.block
+        b.br(loop)
+        # Loop: iteration t computes buffer t&1 while tile t+1 goes to buffer (t+1)&1.
+        b.position(loop)
+        t = b.phi(T.I32, "t")
+        acc_phis = [b.phi(T.vec(8, T.FLOAT), "acc_in") for _ in range(nacc)]
+        accs = [ph.result for ph in acc_phis]
+        # The A K states of tile t+1 (loop-carried).
+        st_phis = [{f: b.phi(T.I32, "k_" + f) for f in self.CARRIED} for _ in st1]
+        cur = [dict(s0, **{f: ph[f].result for f in self.CARRIED}) for s0, ph in zip(st1, st_phis)]
+        buf = b.binop("and", t.result, i32(1), "buf")
+        nbuf = b.binop("xor", buf, i32(1), "nbuf")
+        t1 = b.add(t.result, i32(1), "t_next", ("nuw", "nsw"))
+        knext = b.add(self.k_begin, b.mul(t1, i32(self.tk), "k_step"), "k_next")
+        if self.wavelet:
+            ld = b.new_block("wl_load")
+            cp = b.new_block("wl_compute")
+            jn = b.new_block("wl_join")
+            b.cond_br(self.is_loader, ld, cp)
+            b.position(ld)
+            self.store_tile(self.load_tile(knext, cur), nbuf)
+            nxt = self.advance(cur)
+            b.br(jn)
+            b.position(cp)
+            new = self.compute(buf, accs)
+            cp_end = b.block
+            b.br(jn)
+            b.position(jn)
+            merged = []
+            for old, nw in zip(accs, new):
+                ph = b.phi(T.vec(8, T.FLOAT), "acc_j")
+                ph.add_incoming(old, ld)
+                ph.add_incoming(nw, cp_end)
+                merged.append(ph.result)
+            new = merged
+            jst = []
+            for s1, s0 in zip(nxt, cur):
+                d = dict(s1)
+                for f in self.CARRIED:
+                    ph = b.phi(T.I32, "k_j" + f)
+                    ph.add_incoming(s1[f], ld)
+                    ph.add_incoming(s0[f], cp_end)
+                    d[f] = ph.result
+                jst.append(d)
+            nxt = jst
+        else:
+            # Software pipeline: tile t+1's global loads are issued first and fenced
+            # from the WMMAs by a scheduling barrier (mask 0: nothing crosses), so the
+            # machine scheduler cannot sink them; their wait lands at the LDS stores
+            # after the WMMAs, which a second scheduling barrier keeps below the math
+            # together with the K-state step (so no load-address register is reused
+            # while the loads are in flight).
+            vals = self.load_tile(knext, cur)
+            b.call("sched_barrier", [i32(0)])
+            new = self.compute(buf, accs)
+            b.call("sched_barrier", [i32(0)])
+            nxt = self.advance(cur)
+            self.store_tile(vals, nbuf)
+        self.barrier()
+        again = b.icmp("ult", t1, self.ntiles, "again")
+        loop_end = b.block
+        b.cond_br(again, loop, done)
+        t.add_incoming(i32(0), pro_end)
+        t.add_incoming(t1, loop_end)
+        for ph, nw in zip(acc_phis, new):
+            ph.add_incoming(zero, pro_end)
+            ph.add_incoming(nw, loop_end)
+        for ph, s1, s2 in zip(st_phis, st1, nxt):
+            for f in self.CARRIED:
+                ph[f].add_incoming(s1[f], pro_end)
+                ph[f].add_incoming(s2[f], loop_end)
+        b.position(done)
+        self.accs = []
+        for nw in new:
+            ph = b.phi(T.vec(8, T.FLOAT), "acc_out")
+            ph.add_incoming(zero, entry)
+            ph.add_incoming(nw, loop_end)
+            self.accs.append(ph.result)
