@@ -33,7 +33,7 @@ from pathlib import Path
 
 from parity.config import CANONICAL_FLAVORS, ConfigError
 from parity.pool import PoolError, WorkerPool
-from parity.ref_tree import BaseError, lower_at_ref, resolve_ref  # noqa: F401 - BaseError: parity.ir_diff's error
+from parity.ref_tree import BaseError, lower_at_ref, resolve_ref
 
 LIST_LIMIT = 8  # configs named per hunk / per added-removed line before "... and N more"
 
