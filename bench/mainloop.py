@@ -162,7 +162,7 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-mainloop-") as tmp:
         if args.base:
             sys.path.insert(0, str(ROOT))
-            from parity.ir_diff import extract, resolve_ref
+            from parity.ref_tree import extract, resolve_ref
             commit = resolve_ref(ROOT, args.base)
             extract(ROOT, commit, Path(tmp))
             trees.append((args.base[:6], Path(tmp)))

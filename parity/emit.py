@@ -12,7 +12,9 @@ and ``conv_fwd_split_k_reduce`` (the IR) — so ``engine`` may be
 
 Per layer: ``<dir>/<layer>.plan.json`` and one ``<kernel>.ll`` per kernel the
 layer needs (Stage 1, the reduce kernel when Stage 2 runs). Vector widths are
-the largest of 8, 4, 2, 1 dividing the folded problem's channels per group.
+``conv_implicit_gemm.load_vector`` of the folded problem's channels per group:
+``cpg`` itself for 3, 5, 6 and 7 (the padded-pixel loads), else the largest of
+8, 4, 2, 1 dividing it.
 ``--dtype`` is the precision of plain ``conv`` (fp32) lines only; a
 ``convbfp16`` / ``convfp16`` line keeps its own.
 """

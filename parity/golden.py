@@ -75,14 +75,6 @@ def _unique_keys(pairs):
     return out
 
 
-def default_golden_dir() -> Path:
-    """``<project root>/golden`` of the checkout holding the working directory
-    (parity/project.py); never the installed package's tree. Raises
-    :class:`parity.project.ProjectError` (one line) when there is none."""
-    from parity.project import resolve_golden_dir
-    return resolve_golden_dir()
-
-
 def shard_path(golden_dir: Path, family: str) -> Path:
     return Path(golden_dir) / f"{family}.json"
 

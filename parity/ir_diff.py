@@ -7,9 +7,10 @@ The golden shards pin both engines to one text, so the Python engine at REF
    Python engine (in the gate's worker pool);
 2. extracts REF (``git archive``) into a temporary directory and, in a
    subprocess that imports REF's own ``python_engine`` and ``parity.configs``
-   (the editable install's import redirection switched off), lowers every
-   config REF knows at the selected flavors; it sends back each outcome's
-   sha256, and the text only where the working tree's sha256 differs;
+   (parity/ref_tree.py: the editable install's import redirection switched
+   off), lowers every config REF knows at the selected flavors; it sends back
+   each outcome's sha256, and the text only where the working tree's sha256
+   differs;
 3. reports per family and flavor the configs added (in the working tree
    only, or lowered now and rejected at REF), removed, and changed, and
    groups the unified-diff hunks of the changed texts: each distinct hunk
@@ -23,76 +24,18 @@ ref, REF's engine cannot be imported).
 from __future__ import annotations
 
 import difflib
-import re
 import hashlib
-import io
-import json
 import os
-import subprocess
+import re
 import sys
-import tarfile
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from parity.config import CANONICAL_FLAVORS, ConfigError
 from parity.pool import PoolError, WorkerPool
+from parity.ref_tree import BaseError, lower_at_ref, resolve_ref
 
 LIST_LIMIT = 8  # configs named per hunk / per added-removed line before "... and N more"
-
-#: Runs in a subprocess with the working directory at the extracted REF tree.
-#: argv: request JSON path, answer JSON path. Imports only REF's modules.
-_REF_SCRIPT = r'''
-import hashlib, json, os, sys, traceback
-sys.meta_path[:] = [f for f in sys.meta_path if "ScikitBuild" not in type(f).__name__]
-root = os.getcwd()
-sys.path.insert(0, root)
-for m in list(sys.modules):
-    if m.split(".")[0] in ("parity", "python_engine"):
-        del sys.modules[m]
-req = json.load(open(sys.argv[1]))
-try:
-    import python_engine as E
-    from parity.config import load_families
-    fams = load_families()
-except Exception as exc:
-    last = traceback.format_exception_only(type(exc), exc)[-1].strip()
-    json.dump({"error": last}, open(sys.argv[2], "w"))
-    sys.exit(0)
-if not os.path.abspath(E.__file__).startswith(root):
-    json.dump({"error": "python_engine was imported from " + E.__file__ + ", not from the ref"}, open(sys.argv[2], "w"))
-    sys.exit(0)
-only = req["only"]
-want = req["want"]
-units = {}
-for fam in fams:
-    if only is not None and fam.name not in only:
-        continue
-    for cfg in fam.configs:
-        for fl in req["flavors"]:
-            if not cfg.applies(fl):
-                continue
-            key = fam.name + "/" + cfg.name + "@" + fl
-            try:
-                r = E.lower(fam.name, dict(cfg.spec), cfg.arch, fl)
-                text = r.text
-                sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
-                o = {"status": "ok", "sha256": sha, "kernel": r.kernel}
-                if want.get(key) != sha:
-                    o["text"] = text
-            except Exception as exc:
-                if type(exc).__name__ == "SpecRejected":
-                    o = {"status": "rejected", "reason": str(getattr(exc, "reason", exc))}
-                else:
-                    o = {"status": "crash", "error": type(exc).__name__ + ": " + str(exc).splitlines()[0] if str(exc) else type(exc).__name__}
-            units[key] = o
-json.dump({"families": [f.name for f in fams], "units": units}, open(sys.argv[2], "w"))
-'''
-
-
-class BaseError(Exception):
-    """One line: the ref cannot be compared."""
-
 
 def add_base_options(p) -> None:
     """The ``--base`` options of ``parity diff`` (the rest come from add_common_options)."""
@@ -104,37 +47,6 @@ def add_base_options(p) -> None:
                    help="with --base: compare with every local value's number dropped (%%a_r45 -> %%a_r#), "
                         "so one inserted instruction is one hunk; texts that differ only in numbering "
                         "are counted as renumbered")
-
-
-# -- git -----------------------------------------------------------------------
-
-def _git(root: Path, *args: str, binary: bool = False):
-    r = subprocess.run(["git", *args], cwd=root, capture_output=True, text=not binary)
-    if r.returncode:
-        err = r.stderr.decode(errors="replace") if binary else r.stderr
-        raise BaseError(f"git {' '.join(args)}: {(err.strip().splitlines() or ['failed'])[-1]}")
-    return r.stdout
-
-
-def resolve_ref(root: Path, ref: str) -> str:
-    """The commit id of ``ref`` in the repository at ``root``."""
-    if ref.startswith("-"):
-        raise BaseError(f"--base {ref}: not a git ref")
-    try:
-        return _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").strip()
-    except BaseError:
-        raise BaseError(f"--base {ref}: not a commit in the git repository at {root} "
-                        "(try a branch, a tag or HEAD~1)") from None
-
-
-def extract(root: Path, commit: str, dest: Path) -> None:
-    """The tree of ``commit`` written under ``dest`` (git archive)."""
-    data = _git(root, "archive", "--format=tar", commit, binary=True)
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        try:
-            tar.extractall(dest, filter="data")
-        except TypeError:  # Python < 3.12 without extraction filters
-            tar.extractall(dest)
 
 
 # -- lowering ------------------------------------------------------------------
@@ -160,21 +72,12 @@ def lower_working(families, flavors, *, workers: int | None, timeout: float) -> 
     return res
 
 
-def lower_ref(tree: Path, only, flavors, want: dict[str, str], ref: str) -> tuple[list[str], dict[str, dict]]:
-    """(REF's families, outcomes keyed FAMILY/CONFIG@FLAVOR) from REF's own Python engine."""
-    with tempfile.TemporaryDirectory(prefix="parity-diff-io-") as io_dir:
-        req, ans = Path(io_dir) / "req.json", Path(io_dir) / "ans.json"
-        req.write_text(json.dumps({"only": only, "flavors": list(flavors), "want": want}))
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-        env["SKBUILD_EDITABLE_SKIP"] = os.pathsep.join([env.get("SKBUILD_EDITABLE_SKIP", ""), "1"])
-        r = subprocess.run([sys.executable, "-c", _REF_SCRIPT, str(req), str(ans)], cwd=tree, env=env,
-                           capture_output=True, text=True)
-        if r.returncode or not ans.exists():
-            last = (r.stderr.strip().splitlines() or [f"exit status {r.returncode}"])[-1]
-            raise BaseError(f"the Python engine at {ref} crashed while lowering: {last}")
-        doc = json.loads(ans.read_text())
-    if "error" in doc:
-        raise BaseError(f"the Python engine at {ref} cannot be imported: {doc['error']}")
+def lower_ref(root: Path, commit: str, only, flavors, want: dict[str, str], ref: str
+              ) -> tuple[list[str], dict[str, dict]]:
+    """(REF's families, outcomes keyed FAMILY/CONFIG@FLAVOR) from REF's own Python engine
+    (:func:`parity.ref_tree.lower_at_ref`, a ``configs`` request)."""
+    doc = lower_at_ref(root, commit, ref, {"kind": "configs", "only": only, "flavors": list(flavors),
+                                           "want": want})
     return doc["families"], doc["units"]
 
 
@@ -367,10 +270,7 @@ def diff_base(ref: str, families, flavors, *, root: Path, workers=None, timeout:
     commit = resolve_ref(root, ref)
     work = lower_working(families, flavors, workers=workers, timeout=timeout)
     want = {k: o["sha256"] for k, o in work.items() if o["status"] == "ok"}
-    with tempfile.TemporaryDirectory(prefix="parity-diff-base-") as tmp:
-        extract(root, commit, Path(tmp))
-        only = [f.name for f in families]
-        ref_families, ref_units = lower_ref(Path(tmp), only, flavors, want, ref)
+    ref_families, ref_units = lower_ref(root, commit, [f.name for f in families], flavors, want, ref)
     # a family narrowed to some configs (FAMILY/NAME) compares only those configs at REF too
     picked = {f.name: {c.name for c in f.configs} for f in families if narrowed.get(f.name)}
     ref_units = {k: v for k, v in ref_units.items()

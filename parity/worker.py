@@ -152,15 +152,6 @@ def run_job(job: tuple, note: Callable[[str], None]) -> Any:
     if kind == "resolve_flavors":
         _, module, names = job
         return resolve_flavors(module, names)
-    if kind == "selftest":  # used by the tests of the pool itself
-        import os
-        import time
-        action = job[1]
-        if action == "sleep":
-            time.sleep(job[2])
-        elif action == "exit":
-            os._exit(job[2])
-        return ("done", job[1:])
     raise ValueError(f"unknown job kind {kind!r}")
 
 

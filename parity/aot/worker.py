@@ -1,5 +1,5 @@
 """One AOT job in a worker process: compile the IR with llvmlite
-(parity/runtime/_compile_worker.compile_text, in this process), link
+(parity/llvm_compile.compile_text in object mode, in this process), link
 with ld.lld (parity/runtime/codeobj.link_object), check the code object
 and read its resources from the metadata note (runtime/elf.py), write the
 file atomically. The parent (:mod:`.build`) runs these in a process pool, so
@@ -27,7 +27,7 @@ def build_one(job: dict) -> dict:
     """``job``: ``kernel``, ``arch``, ``text``, ``out`` (absolute path of the code object).
     Returns ``{"ok": True, "sha256", "bytes", "resources", "compile", "link"}`` or
     ``{"ok": False, "error"}``."""
-    from parity.runtime._compile_worker import CompileError, compile_text
+    from parity.llvm_compile import CompileError, compile_text
     from parity.runtime.codeobj import link_object
     from parity.runtime.elf import check_code_object
     from parity.runtime.errors import CodeObjectError
@@ -36,7 +36,7 @@ def build_one(job: dict) -> dict:
 
     t0 = time.perf_counter()
     try:
-        obj = compile_text(job["text"], job["arch"])
+        obj = compile_text(job["text"], job["arch"], "object")
     except CompileError as exc:
         return {"ok": False, "error": f"compile: {exc}"}
     t1 = time.perf_counter()
@@ -59,5 +59,5 @@ def build_one(job: dict) -> dict:
 
 def versions() -> dict:
     """The LLVM version of llvmlite and the linker's version (checked in the parent before a build)."""
-    from parity.runtime._compile_worker import llvm_version
+    from parity.llvm_compile import llvm_version
     return {"llvm_version": llvm_version(), "linker": _find_linker().version}

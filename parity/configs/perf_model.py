@@ -28,17 +28,16 @@ _PROBLEM = ("N", "C", "H", "W", "K", "Y", "X", "stride_h", "stride_w", "pad_h", 
 
 
 def _catalog(path: str) -> list:
-    """(name, spec) of every layer of a catalog, with emit's vector widths (the
-    folded channels per group when 3, 5, 6 or 7: the padded-pixel small-channel
-    path; else the largest of 8, 4, 2, 1 dividing them)."""
+    """(name, spec) of every layer of a catalog, with emit's vector widths
+    (``conv_implicit_gemm.load_vector`` of the folded channels per group)."""
     from parity.miopen import parse_catalog
+    from python_engine.kernels.conv_implicit_gemm import load_vector
     from python_engine.policy.fold import fold_width
     with open(path, encoding="utf-8") as f:
         layers = parse_catalog(f.read(), path)
     out = []
     for l in layers:
-        folded = fold_width(l.problem)[1]
-        v = folded.cpg if folded.cpg in (3, 5, 6, 7) else next(x for x in (8, 4, 2, 1) if folded.cpg % x == 0)
+        v = load_vector(fold_width(l.problem)[1].cpg)
         out.append((l.name, dict({n: getattr(l.problem, n) for n in _PROBLEM}, dtype=l.dtype, vector_a=v,
                                  vector_b=v)))
     return out

@@ -2,23 +2,21 @@
 
 Lowering: the working tree's Python engine in the gate's worker pool
 (:func:`parity.ir_diff.lower_working`), or for ``--base`` REF's own Python
-engine, extracted with ``git archive`` as ``parity diff --base`` does
-(parity/ir_diff.py), lowering the working tree's config specs. The gate
+engine, extracted with ``git archive`` and run as ``parity diff --base`` runs
+it (parity/ref_tree.py), lowering the working tree's config specs. The gate
 holds both engines to one text, so one engine's IR is the IR.
 
 Compiling: :mod:`.compile_job` in a process pool: llvmlite (LLVM 22.1)
 parses and verifies the text and a target machine for
 ``amdgcn-amd-amdhsa`` / gfx1250 at ``opt=3`` -- the options of the
 runtime's and the AOT build's compile
-(parity/runtime/_compile_worker.compile_text) -- emits the assembly,
+(parity/llvm_compile.compile_text, in its "asm" mode) -- emits the assembly,
 with verbose comments (the loop information :mod:`.loop` reads). Identical
 texts are compiled once.
 """
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,53 +89,14 @@ def lower_working(families, flavor: str, *, workers: int, timeout: float) -> tup
     return _units(families, flavor, outs, {k: dict(v) for k, v in specs.items()})
 
 
-#: Runs in a subprocess with the working directory at the extracted REF tree (the same isolation
-#: as parity/ir_diff.py's REF script): argv request JSON path, answer JSON path. Imports only REF's
-#: python_engine and lowers the working tree's specs with it.
-_REF_SCRIPT = r'''
-import json, os, sys, traceback
-sys.meta_path[:] = [f for f in sys.meta_path if "ScikitBuild" not in type(f).__name__]
-root = os.getcwd()
-sys.path.insert(0, root)
-for m in list(sys.modules):
-    if m.split(".")[0] in ("parity", "python_engine"):
-        del sys.modules[m]
-req = json.load(open(sys.argv[1]))
-try:
-    import python_engine as E
-except Exception as exc:
-    json.dump({"error": traceback.format_exception_only(type(exc), exc)[-1].strip()}, open(sys.argv[2], "w"))
-    sys.exit(0)
-if not os.path.abspath(E.__file__).startswith(root):
-    json.dump({"error": "python_engine was imported from " + E.__file__ + ", not from the ref"}, open(sys.argv[2], "w"))
-    sys.exit(0)
-units = {}
-for u in req["units"]:
-    try:
-        r = E.lower(u["family"], u["spec"], u["arch"], u["flavor"])
-        o = {"status": "ok", "kernel": r.kernel, "text": r.text}
-    except Exception as exc:
-        if type(exc).__name__ == "SpecRejected":
-            o = {"status": "rejected", "reason": str(getattr(exc, "reason", exc))}
-        else:
-            o = {"status": "crash", "error": type(exc).__name__ + ": " + (str(exc).splitlines() or [""])[0]}
-    units[u["key"]] = o
-json.dump({"units": units}, open(sys.argv[2], "w"))
-'''
-
-
 def lower_base(ref: str, families, flavor: str, *, root: Path) -> tuple[str, list[Unit], list[str]]:
     """(commit, units, problem lines): the working tree's accepted configs of ``families`` (their specs,
     archs and ``flavor``) lowered by REF's own Python engine, extracted with ``git archive``
-    (:func:`parity.ir_diff.resolve_ref`, :func:`parity.ir_diff.extract`). Pairing by spec means a
+    (:func:`parity.ref_tree.lower_at_ref`, a ``units`` request). Pairing by spec means a
     config added after REF is still compared; a spec REF rejects is left out with a problem line.
-    Raises :class:`parity.ir_diff.BaseError` for a bad ref or an engine that cannot be imported."""
-    import json
-    import subprocess
-    import sys
-
-    from parity import ir_diff
-    commit = ir_diff.resolve_ref(root, ref)
+    Raises :class:`parity.ref_tree.BaseError` for a bad ref or an engine that cannot be imported."""
+    from parity.ref_tree import lower_at_ref, resolve_ref
+    commit = resolve_ref(root, ref)
     specs = config_specs(families)
     req_units = []
     for f in families:
@@ -145,21 +104,7 @@ def lower_base(ref: str, families, flavor: str, *, root: Path) -> tuple[str, lis
             if c.applies(flavor) and c.expectation(flavor).kind == "ok":
                 req_units.append({"key": f"{f.name}/{c.name}@{flavor}", "family": f.name,
                                   "spec": dict(c.spec), "arch": c.arch, "flavor": flavor})
-    with tempfile.TemporaryDirectory(prefix="parity-perf-base-") as tmp:
-        ir_diff.extract(root, commit, Path(tmp))
-        reqp, ansp = Path(tmp) / ".perf-req.json", Path(tmp) / ".perf-ans.json"
-        reqp.write_text(json.dumps({"units": req_units}))
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-        env["SKBUILD_EDITABLE_SKIP"] = os.pathsep.join([env.get("SKBUILD_EDITABLE_SKIP", ""), "1"])
-        r = subprocess.run([sys.executable, "-c", _REF_SCRIPT, str(reqp), str(ansp)], cwd=tmp, env=env,
-                           capture_output=True, text=True)
-        if r.returncode or not ansp.exists():
-            last = (r.stderr.strip().splitlines() or [f"exit status {r.returncode}"])[-1]
-            raise ir_diff.BaseError(f"the Python engine at {ref} crashed while lowering: {last}")
-        doc = json.loads(ansp.read_text())
-    if "error" in doc:
-        raise ir_diff.BaseError(f"the Python engine at {ref} cannot be imported: {doc['error']}")
-    outs = doc["units"]
+    outs = lower_at_ref(root, commit, ref, {"kind": "units", "units": req_units})["units"]
     units, problems = _units(families, flavor, outs, {k: dict(v) for k, v in specs.items()})
     problems += [f"{k}: rejected at {ref}: {o['reason']}" for k, o in outs.items() if o["status"] == "rejected"]
     return commit, units, problems

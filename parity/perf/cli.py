@@ -44,7 +44,7 @@ def _select(args):
 
 def cmd_perf(args) -> int:
     from parity.config import ConfigError
-    from parity.ir_diff import BaseError
+    from parity.ref_tree import BaseError
     from parity.pool import PoolError
     from parity.project import ProjectError, find_project_root
 
@@ -63,7 +63,7 @@ def cmd_perf(args) -> int:
             root = find_project_root()
             if root is None:
                 raise ProjectError("--base needs a splitk-parity git checkout at or above the working directory")
-            from parity.ir_diff import resolve_ref
+            from parity.ref_tree import resolve_ref
             resolve_ref(root, args.base)
         layers = None
         if args.layers is not None:

@@ -1,14 +1,14 @@
 """One kernel compiled to gfx1250 assembly, in a worker process of :func:`compile_all`.
 
 The compile is the runtime's and the AOT build's
-(parity/runtime/_compile_worker.py: llvmlite's LLVM 22.1, parse,
+(:func:`parity.llvm_compile.compile_text`: llvmlite's LLVM 22.1, parse,
 verify, a target machine for the module's triple -- ``amdgcn-amd-amdhsa`` --
-with ``cpu=<arch>`` and ``opt=3``), emitting assembly instead of the object,
-with verbose comments on (``set_asm_verbosity(True)``, as the validity
-oracle compiles): they carry LLVM's loop information (:mod:`.loop`) and the
-AsmPrinter's resource comments. Verbosity changes comments only, not code.
-The resources come from the same reader as ``parity verify``'s ISA report
-(parity/verify/isa_report.py).
+with ``cpu=<arch>`` and ``opt=3``) in its ``"asm"`` mode: the assembly instead
+of the object, with verbose comments on (``set_asm_verbosity(True)``, as the
+validity oracle compiles): they carry LLVM's loop information (:mod:`.loop`)
+and the AsmPrinter's resource comments. Verbosity changes comments only, not
+code. The resources come from the same reader as ``parity verify``'s ISA
+report (parity/verify/isa_report.py).
 
 LLVM aborts the process on some errors, so jobs run in a process pool
 (spawned, as parity/aot/build.py runs its jobs); a dead worker fails the
@@ -20,28 +20,15 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 
-_machines: dict = {}
-
 
 def compile_asm(text: str, kernel: str, arch: str) -> dict:
     """``{"ok": True, "asm", "report"}`` (report: ISAReport.to_json()) or ``{"ok": False, "stage", "error"}``."""
-    from parity.runtime._compile_worker import _binding
+    from parity.llvm_compile import CompileError, compile_text
     from parity.verify.isa_report import build_report
-    llvm = _binding()
-    stage = "parse"
     try:
-        m = llvm.parse_assembly(text)
-        stage = "verify"
-        m.verify()
-        stage = "compile"
-        key = (m.triple or "amdgcn-amd-amdhsa", arch)
-        if key not in _machines:
-            tm = llvm.Target.from_triple(key[0]).create_target_machine(cpu=arch, opt=3)
-            tm.set_asm_verbosity(True)
-            _machines[key] = tm
-        asm = _machines[key].emit_assembly(m)
-    except RuntimeError as exc:
-        return {"ok": False, "stage": stage, "error": " ".join(str(exc).split())}
+        asm = compile_text(text, arch, "asm")
+    except CompileError as exc:
+        return {"ok": False, "stage": exc.stage, "error": exc.message}
     return {"ok": True, "asm": asm, "report": build_report(asm, kernel, arch).to_json()}
 
 

@@ -2,7 +2,8 @@
 
 LLVM aborts the whole process on some errors ("LLVM ERROR: Cannot select:
 intrinsic ..." for an intrinsic on the wrong target, an assertion for an
-unknown CPU). So every llvmlite call runs in a worker subprocess
+unknown CPU). So every llvmlite call (the set-up of parity/llvm_compile.py)
+runs in a worker subprocess
 (``python -c 'from parity.verify.compile_worker import serve; serve()'``) that reads one JSON job per line
 on stdin and answers one JSON line on a private pipe. Its stderr goes to a
 file the parent reads: when a worker dies, the job it was running is
@@ -30,6 +31,8 @@ from pathlib import Path
 from queue import Empty, Queue
 from typing import Any, Callable, Sequence
 
+from parity.llvm_compile import DEFAULT_TRIPLE, CompileError, one_line, parse_verify, target_machine
+
 DEFAULT_TIMEOUT = 120.0
 _WORKER_MAIN = "from parity.verify.compile_worker import serve; serve()"
 _STDERR_TAIL = 2000
@@ -39,46 +42,19 @@ _REPO = str(Path(__file__).resolve().parents[2])
 # inside the worker
 # ----------------------------------------------------------------------------
 
-_llvm = None
-_tms: dict = {}
 _probe_cache: dict = {}
 
 
-def _binding():
-    global _llvm
-    if _llvm is None:
-        import llvmlite.binding as llvm
-        llvm.initialize_all_targets()
-        llvm.initialize_all_asmprinters()
-        _llvm = llvm
-    return _llvm
-
-
-def _target_machine(cpu: str, triple: str):
-    llvm = _binding()
-    key = (cpu, triple)
-    if key not in _tms:
-        tm = llvm.Target.from_triple(triple).create_target_machine(cpu=cpu, opt=3)
-        tm.set_asm_verbosity(True)  # keeps AMDGPUAsmPrinter's "; Occupancy:" comments
-        _tms[key] = tm
-    return _tms[key]
-
-
 def _err(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
+    return one_line(exc) or type(exc).__name__
 
 
 def _parse_verify(text: str):
-    llvm = _binding()
+    """(module, None) or (None, (stage, message)): :func:`parity.llvm_compile.parse_verify`."""
     try:
-        m = llvm.parse_assembly(text)
-    except RuntimeError as exc:
-        return None, ("parse", _err(exc))
-    try:
-        m.verify()
-    except RuntimeError as exc:
-        return None, ("verify", _err(exc))
-    return m, None
+        return parse_verify(text), None
+    except CompileError as exc:
+        return None, (exc.stage, _err(exc.__cause__))
 
 
 def job_compile(job: dict) -> dict:
@@ -91,8 +67,8 @@ def job_compile(job: dict) -> dict:
     if m.get_function(kernel) is None:
         return {"ok": False, "stage": "verify", "error": f"module defines no function @{kernel}"}
     externals = [f.name for f in m.functions if f.is_declaration and not f.name.startswith("llvm.")]
-    triple = m.triple or "amdgcn-amd-amdhsa"
-    tm = _target_machine(arch, triple)
+    triple = m.triple or DEFAULT_TRIPLE
+    tm = target_machine(triple, arch, asm_comments=True)  # keeps AMDGPUAsmPrinter's "; Occupancy:" comments
     try:
         asm = tm.emit_assembly(m)
         m2, _ = _parse_verify(text)

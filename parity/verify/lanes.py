@@ -48,13 +48,6 @@ LANES: tuple[Lane, ...] = (
 )
 
 
-def lane_for(flavor: str) -> Lane:
-    for lane in LANES:
-        if flavor in lane.flavors:
-            return lane
-    raise ValueError(f"no LLVM lane checks flavor {flavor!r}")
-
-
 @dataclass(frozen=True)
 class LaneStatus:
     lane: Lane
