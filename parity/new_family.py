@@ -83,7 +83,8 @@ class Plan:
 # -- the starting spec ---------------------------------------------------------------------
 
 def _spellable(default) -> bool:
-    return default is None or (isinstance(default, str) and all(" " <= c <= "~" for c in default)) \
+    # a null default would fail the skeleton's own "must not be null" rule
+    return (isinstance(default, str) and all(" " <= c <= "~" for c in default)) \
         or (type(default) is int and INT32_MIN <= default <= INT32_MAX)
 
 
@@ -94,7 +95,7 @@ def starting_fields(mod, kind: str) -> tuple[tuple, str]:
     if any(k not in ("int", "str") for _, k, _ in fields):
         return MINIMAL_FIELDS, "its field kinds are not all int and str"
     if any(not _spellable(d) for _, _, d in fields):
-        return MINIMAL_FIELDS, "a default is not plain ASCII text or a 32-bit integer"
+        return MINIMAL_FIELDS, "a default is null, not plain ASCII text or not a 32-bit integer"
     if kind == "ir" and ("threads", "int") not in [(n, k) for n, k, _ in fields]:
         return MINIMAL_FIELDS, "an IR skeleton needs an int `threads` field"
     if len(set(names)) != len(names) or any(n in RESERVED or keyword.iskeyword(n) for n in names):

@@ -194,3 +194,13 @@ def test_a_failure_half_way_leaves_the_tree_as_it_was(tmp_path, monkeypatch):
         NF.write(root, p)
     assert len(calls) == 5
     assert _tree_digest(root) == before
+
+
+def test_a_template_whose_fields_cannot_build_gives_the_minimal_spec(tmp_path):
+    root = _copy_checkout(tmp_path / "repo")
+    ir = NF.plan(root, "tiny", "conv_implicit_gemm")  # an IR family without a `threads` field
+    assert (ir.kind, ir.fields) == ("ir", NF.MINIMAL_FIELDS) and "threads" in ir.note
+    text = NF.plan(root, "tiny", "conv_launch")  # a text family: any int/str fields will do
+    assert text.kind == "text" and text.note == "" and len(text.fields) == 30
+    assert 'OUTPUT = "text"' in text.new["parity/configs/tiny.py"]
+    assert "TODO" in ir.new["parity/configs/tiny.py"].split("NUMERICS_OPT_OUT = ")[1].splitlines()[0]
