@@ -18,6 +18,7 @@
     parity fuzz     [--only F,..] [--seconds N] [--seed S] [--jobs N] [--out DIR]   differential fuzzer
     parity perf     [--only X,..] [--flavor F] [-j N] [--json PATH] [--base REF] [--check-goals]
                                                                       static performance report (docs/perf.md)
+    parity new-family NAME --like FAMILY                               skeleton of a new family (docs/contributing.md)
 
 X is a family or FAMILY/NAME config (FAMILY/LABEL job for aot), L a layer
 name. Exit status everywhere (docs/cli.md): 0 GREEN, 1 RED (the check found
@@ -382,6 +383,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_perf_command(sub)
     from parity.merge_golden import add_merge_command  # issue 12: git merge driver
     add_merge_command(sub)
+    from parity.new_family import add_command as add_new_family_command  # issue 21: parity new-family
+    add_new_family_command(sub)
     return p
 
 
