@@ -18,8 +18,7 @@ idiom; neither is translated from the other):
 * C++: ``cpp_engine/src/kernels/NAME.{h,cpp}`` (or ``src/families/``),
   ``cpp_engine/include/cpp_engine/NAME.h`` (C struct ``cpe_NAME_spec``,
   ``cpe_NAME_spec_default``, ``cpe_NAME_validate``, ``cpe_NAME_lower``),
-  ``cpp_engine/src/api/NAME.cpp``, the ``families.def`` row and the include of
-  ``src/families/registry.cpp``;
+  ``cpp_engine/src/api/NAME.cpp`` and the ``families.def`` row;
 * the gate: ``parity/configs/NAME.py`` (one placeholder config,
   ``NUMERICS_OPT_OUT``; ``OUTPUT = "text"`` for a text family) and the
   ``docs/families.md`` table row and section.
@@ -625,20 +624,6 @@ def edit_families_def(text: str, name: str, layer: str) -> str:
     return text + f"CPE_FAMILY({name}, cpe_{name}, cpe::{layer}::{name})\n"
 
 
-def edit_registry_cpp(text: str, name: str, layer: str) -> str:
-    """Add ``#include "<layer>/<name>.h"`` to the block of family headers (kept sorted)."""
-    lines = text.split("\n")
-    fam = re.compile(r'^#include "(kernels|families)/\w+\.h"$')
-    lo = next((i for i, ln in enumerate(lines) if fam.match(ln) and ln != '#include "families/registry.h"'), None)
-    if lo is None:
-        raise ScaffoldError("cpp_engine/src/families/registry.cpp: no block of family #includes")
-    hi = lo
-    while hi < len(lines) and fam.match(lines[hi]):
-        hi += 1
-    block = sorted(set(lines[lo:hi]) | {f'#include "{layer}/{name}.h"'})
-    return "\n".join(lines[:lo] + block + lines[hi:])
-
-
 def edit_docs(text: str, row: str, section: str) -> str:
     lines = text.splitlines(keepends=True)
     start = next((i for i, ln in enumerate(lines) if ln.startswith("| family |")), None)
@@ -717,7 +702,6 @@ def plan(root: Path, name: str, like: str) -> Plan:
     edited = {}
     for rel, fn in (("python_engine/families/registry.py", lambda t: edit_python_registry(t, name, layer)),
                     ("cpp_engine/include/cpp_engine/families.def", lambda t: edit_families_def(t, name, layer)),
-                    ("cpp_engine/src/families/registry.cpp", lambda t: edit_registry_cpp(t, name, layer)),
                     ("docs/families.md", lambda t: edit_docs(t, docs_row(name, like, kind, fields),
                                                             docs_section(name, like, kind, fields)))):
         p = root / rel

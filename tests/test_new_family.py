@@ -114,7 +114,7 @@ def test_the_scaffold_writes_every_file_once_and_names_its_twin(copy):
         out = copy.scaffold[name].stdout
         written = [ln.split()[1] for ln in out.splitlines() if ln.startswith("  wrote  ")]
         edited = [ln.split()[1] for ln in out.splitlines() if ln.startswith("  edited ")]
-        assert len(written) == 6 and len(edited) == 4, out
+        assert len(written) == 6 and len(edited) == 3, out
         for rel in written:
             first = (copy.root / rel).read_text().splitlines()[0]
             assert "twin" in first.lower() or rel.startswith("parity/configs/"), f"{rel}: {first}"

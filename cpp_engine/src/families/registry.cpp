@@ -1,13 +1,14 @@
 // The family registry of the C++ engine. Twin of python_engine/families/registry.py.
 #include "families/registry.h"
 
-#include "families/conv_abi.h"
-#include "families/conv_launch.h"
-#include "families/perf_model.h"
-#include "families/split_k_policy.h"
-#include "kernels/conv_fwd_split_k_reduce.h"
-#include "kernels/conv_implicit_gemm.h"
-#include "kernels/ir_core.h"
+// Each family's fields(), declared from its families.def row (the one
+// registration: no per-family #include here).
+#define CPE_FAMILY(name, prefix, cxx_namespace) \
+    namespace cxx_namespace {                   \
+    const std::vector<spec::Field> &fields();   \
+    }
+#include "cpp_engine/families.def"
+#undef CPE_FAMILY
 
 namespace cpe::families::registry {
 
