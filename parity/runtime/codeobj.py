@@ -19,7 +19,6 @@ processes building the same kernel link it once and never read half a file.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -32,6 +31,8 @@ from pathlib import Path
 
 from .elf import check_code_object
 from .errors import CodeObjectError, LinkerMissing
+from .manifest import AotManifest
+from .objects import CodeObject, text_sha256
 
 MIN_LLD_MAJOR = 22
 COMPILE_TIMEOUT = 600.0
@@ -144,41 +145,12 @@ def link_object(obj: bytes, workdir: str, linker: Linker | None = None,
         return f.read()
 
 
-@dataclass(frozen=True)
-class CodeObject:
-    """A linked, validated code object of one kernel."""
-
-    kernel: str
-    arch: str
-    flavor: str
-    text_sha256: str
-    data: bytes
-    metadata: dict       # the kernel's entry of amdhsa.kernels (args, segment sizes, .cluster_dims)
-    path: str | None = None
-
-    @property
-    def cluster_dims(self) -> tuple | None:
-        """The kernel's required cluster shape (``.cluster_dims`` metadata), None when it has none."""
-        c = self.metadata.get(".cluster_dims")
-        if not c or tuple(c) in ((0, 0, 0), (1, 1, 1)):
-            return None
-        return tuple(int(v) for v in c)
-
-    @property
-    def group_segment_bytes(self) -> int:
-        return int(self.metadata.get(".group_segment_fixed_size", 0))
-
-
 def default_cache_dir() -> str:
     env = os.environ.get("SPLITK_CODE_OBJECT_CACHE")
     if env:
         return env
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "splitk-parity", "code-objects")
-
-
-def text_sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class CodeObjectCache:
@@ -191,7 +163,6 @@ class CodeObjectCache:
         self.dir = Path(directory or default_cache_dir())
         self._linker = linker
         if isinstance(manifest, (str, os.PathLike)):
-            from .manifest import AotManifest
             manifest = AotManifest(str(manifest))
         self.manifest = manifest
         self.hits = 0
