@@ -460,3 +460,10 @@ def main(argv=None) -> int:
     add_version(ap)
     add_emit_arguments(ap)
     return run_emit(ap.parse_args(argv))
+
+
+def add_command(sub) -> None:
+    """``parity emit`` on the ``parity`` subparsers (parity/cli.py)."""
+    e = sub.add_parser("emit", help="emit the kernels + launch plan of convolution layers (docs/policy.md)")
+    add_emit_arguments(e)
+    e.set_defaults(func=run_emit)

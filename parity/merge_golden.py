@@ -143,7 +143,7 @@ def install(repo: Path | None = None) -> list[str]:
 
 # -- CLI ---------------------------------------------------------------------
 
-def add_merge_command(sub) -> None:
+def add_command(sub) -> None:
     """Register ``parity merge-golden`` on the parity CLI's subparsers."""
     m = sub.add_parser("merge-golden", help="git merge driver for golden shards (merge by key)")
     m.add_argument("base", nargs="?", metavar="BASE", help="%%O: the merge base's version")

@@ -18,7 +18,7 @@ from parity.cli_common import at_least_one as _at_least_one, finite_seconds
 from .check import VERDICTS
 
 
-def add_fuzz_command(sub) -> None:
+def add_command(sub) -> None:
     """Register ``parity fuzz`` on the ``parity`` subparsers."""
     f = sub.add_parser("fuzz", help="differential fuzzing of both engines' validate and lower (docs/fuzz.md)")
     f.add_argument("--only", metavar="F[,F...]", help="only these families (default all)")

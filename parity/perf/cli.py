@@ -17,7 +17,7 @@ FAMILIES = ("conv_implicit_gemm", "conv_fwd_split_k_reduce")
 DEFAULT_FLAVOR = "llvm23"
 
 
-def add_perf_command(sub) -> None:
+def add_command(sub) -> None:
     p = sub.add_parser("perf", help="static performance report of the compiled conv kernels "
                                     "(main-loop mix, llvm-mca cycles, occupancy; docs/perf.md)")
     add_options(p, only="configs", flavor=True, flavor_default=DEFAULT_FLAVOR)

@@ -552,7 +552,7 @@ def print_report(rep: VerifyReport, *, table: bool = False) -> None:
 
 # --- CLI ----------------------------------------------------------------------
 
-def add_verify_command(sub) -> None:
+def add_command(sub) -> None:
     """Register ``parity verify`` on the parity CLI's subparsers."""
     from parity.report import add_common_options
     v = sub.add_parser("verify", help="check every emitted module with its flavor's LLVM; ISA report")
