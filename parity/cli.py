@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["run"]:  # `parity run ...`: the runtime's own MIOpenDriver-style parser (docs/runtime.md)
         # parity.runtime needs the [runtime] extra (pyelftools, msgpack; hip-python at launch):
         # loaded only for `parity run`, so the other commands start without it.
-        from parity.runtime.cli import main as run_main
+        from parity.runtime.cli import main as run_main  # pyelftools + msgpack ([runtime] extra) via parity.runtime
         return run_quietly_on_broken_pipe(run_main, argv[1:])
     args = build_parser().parse_args(argv)
 

@@ -28,7 +28,7 @@ from parity.runner import engine_module, lower_text, run_gate, resolve_flavors
 def golden_dir(args) -> Path:
     """--golden-dir, else the golden/ of the checkout holding the working
     directory (parity.project); ProjectError outside any checkout."""
-    return resolvegolden_dir(getattr(args, "golden_dir", None))
+    return resolve_golden_dir(getattr(args, "golden_dir", None))
 
 
 def _resolver(engine: str, timeout: float):

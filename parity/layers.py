@@ -23,13 +23,23 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import sys
 import time
 from dataclasses import replace
 
 import numpy as np
 
 from parity import reference as ref
+from parity.cli_common import add_options, die, finish, progress
+from parity.emit import (EmitError, check_target, default_catalog, model_json, parse_plan, plan_layer, select_layers,
+                         us_text)
+from parity.miopen import ProblemInputError, parse_catalog
+from parity.reduce_launch import reduce_launch_reason
+from parity.verify import lanes as L
+from parity.verify.compile_worker import CompileWorkers
+from python_engine.kernels.conv_problem import ConvProblem  # debt: the problem geometry type
+from python_engine.policy.aot import REDUCE_DEGREES, reduce_spec  # debt: the AOT grid's reduce specs
+from python_engine.policy.fold import fold_width  # debt: the width folding
+import python_engine
 
 SCALE_M = 3          # output pixels per side of the scaled copy
 SCALE_KPG = 32       # output channels per group
@@ -57,7 +67,6 @@ def straddles(cpg: int, tile_k: int, Y: int, X: int) -> bool:
 
 
 def _launch_ks_count(E, spec, lp) -> int:
-    from parity.emit import parse_plan
     return parse_plan(E.lower("conv_launch", spec, lp.arch, lp.flavor).text)["ks_count"]
 
 
@@ -78,7 +87,6 @@ def scaled_problem(lp, E):
     ``ks_count`` (never seen: the real channel count always does unless the
     fold changes), the note says the plan was re-resolved on the scaled
     problem."""
-    from python_engine.policy.fold import fold_width
     p, f, cs = lp.layer.problem, lp.fold, lp.conv_spec
     H = _shrink(p.H, p.Ho, p.Y, p.stride_h, p.pad_h, p.dil_h)
     W = _shrink(p.W, p.Wo, p.X, p.stride_w, p.pad_w, p.dil_w)
@@ -130,10 +138,7 @@ def problem_text(p) -> str:
 
 def run_numerics(lp, E, kernels_cache: dict) -> tuple:
     """(ok, detail) of the scaled-down copy in the emulator."""
-    from parity.sim.core import Kernel
-    from parity.emit import parse_plan
-    from python_engine.policy.aot import REDUCE_DEGREES, reduce_spec
-    from parity.reduce_launch import reduce_launch_reason
+    from parity.sim.core import Kernel  # numpy + emulator: off `parity check` start-up
     q, lspec, note = scaled_problem(lp, E)
     plan = parse_plan(E.lower("conv_launch", lspec, lp.arch, lp.flavor).text)
     dt = lp.conv_spec["dtype"]
@@ -204,8 +209,6 @@ def run_numerics(lp, E, kernels_cache: dict) -> tuple:
 def verify_kernels(items: dict, flavor: str, arch: str, jobs: int | None = None) -> dict:
     """hash -> (status, message) for {hash: (kernel, text)} with the LLVM of ``flavor``
     (``jobs`` compile processes, default the CPU count)."""
-    from parity.verify import lanes as L
-    from parity.verify.compile_worker import CompileWorkers
     st = L.statuses()[flavor]
     if not st.available:
         return {h: ("SKIP", f"lane {st.lane.name} missing: {st.problem}") for h in items}
@@ -215,7 +218,6 @@ def verify_kernels(items: dict, flavor: str, arch: str, jobs: int | None = None)
             ok, err = L.run_opt_verify(text)
             out[h] = ("ok", "") if ok else ("FAIL", err.splitlines()[0] if err else "opt failed")
         return out
-    import python_engine
     row = next((dict(r) for r in python_engine.arch_table() if r["name"] == arch), None)
     cw = CompileWorkers(workers=jobs or os.cpu_count() or 1)
     keys = list(items)
@@ -237,15 +239,11 @@ def verify_kernels(items: dict, flavor: str, arch: str, jobs: int | None = None)
 # -- commands -----------------------------------------------------------------------------
 
 def _engines():
-    import cpp_engine
-    import python_engine
+    import cpp_engine  # cpp_engine: its import rebuilds the C++ library and can fail (parity/stale.py)
     return python_engine, cpp_engine
 
 
 def cmd_layers(args) -> int:
-    from parity.cli_common import die, finish, progress
-    from parity.emit import EmitError, check_target, default_catalog, plan_layer, select_layers
-    from parity.miopen import ProblemInputError, parse_catalog
     py, cpp = _engines()
     path = args.file or default_catalog()
     try:
@@ -292,8 +290,6 @@ def _label(c: dict) -> str:
 
 
 def _layers_rows(args, path, layers, plans, rows, failures, ver, uniq, t0, py, bar) -> int:
-    from parity.cli_common import finish
-    from parity.emit import model_json, us_text
     cache: dict = {}
     totals, changed = [0, 0], 0
     print(f"parity layers: {path} ({len(layers)} layers, {args.arch} {args.flavor}); numerics run on a "
@@ -310,7 +306,6 @@ def _layers_rows(args, path, layers, plans, rows, failures, ver, uniq, t0, py, b
         if bar:
             bar(len(layers) + j + 1)
         p = layer.problem
-        from python_engine.kernels.conv_problem import ConvProblem
         fp = ConvProblem(**a.folded)
         tm = a.conv_spec["tile_m"] if args.tile is None else args.tile
         tn = a.conv_spec["tile_n"] if args.tile is None else args.tile

@@ -63,7 +63,7 @@ def cmd_aot(args) -> int:
         return die("--only selects jobs to list, --emit or --check; --build builds the grid (use --shard I/N)")
     # .build and .manifest read code objects through parity.runtime (pyelftools, msgpack:
     # the [runtime] extra), loaded only by the commands that build or read a manifest.
-    from .build import build
+    from .build import build  # pyelftools + msgpack ([runtime] extra) via parity.runtime
     return build(args.flavor, args.build, jobs=args.jobs, shard=shard, json_path=args.json,
                  progress=False if args.no_progress else None)
 
@@ -167,8 +167,8 @@ def _lds_limit() -> int:
 
 def _read(path):
     # parity.runtime needs pyelftools + msgpack (the [runtime] extra): only aot merge / validate load it.
-    from parity.runtime.errors import CodeObjectError
-    from parity.runtime.manifest import read_manifest
+    from parity.runtime.errors import CodeObjectError  # pyelftools + msgpack ([runtime] extra) via parity.runtime
+    from parity.runtime.manifest import read_manifest  # pyelftools + msgpack ([runtime] extra) via parity.runtime
     try:
         return read_manifest(path), None
     except CodeObjectError as e:

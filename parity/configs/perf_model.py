@@ -16,6 +16,8 @@ budget) and the problem rules (rejected with split_k_policy's texts)."""
 import os
 
 from parity.config import Config, reject
+from parity.miopen import parse_catalog
+from python_engine.policy.fold import fold_width  # debt: the width folding
 
 FAMILY = "perf_model"
 OUTPUT = "text"  # lower() returns text, not an LLVM module: parity verify skips it
@@ -28,8 +30,6 @@ def _catalog(path: str) -> list:
     """(name, spec) of every layer of a catalog, with emit's vector widths (the
     folded channels per group when 3, 5, 6 or 7: the padded-pixel small-channel
     path; else the largest of 8, 4, 2, 1 dividing them)."""
-    from parity.miopen import parse_catalog
-    from python_engine.policy.fold import fold_width
     with open(path, encoding="utf-8") as f:
         layers = parse_catalog(f.read(), path)
     out = []

@@ -24,6 +24,7 @@ import re
 import traceback
 
 from parity.engine_outcome import import_engine, lower_outcome, one_line
+from .generate import generate
 
 PASSING = ("IDENTICAL", "BOTH_REJECTED")
 FAILING = ("MISMATCH", "REASON_MISMATCH", "ASYMMETRIC", "CRASH", "INCONSISTENT", "UNCLEAN_REASON")
@@ -100,7 +101,6 @@ def run_batch(seed: int, family: str, start: int, count: int, modules, note) -> 
     """Specs ``start .. start+count-1`` of ``family``: verdict counts and the
     failures as ``(index, verdict, detail)``. ``note`` gets the index before
     each spec, so a worker death is charged to that spec."""
-    from .generate import generate
     counts: dict = {}
     failures = []
     for i in range(start, start + count):

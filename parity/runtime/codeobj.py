@@ -28,11 +28,14 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from filelock import FileLock
+import importlib.util
 
 from .elf import check_code_object
 from .errors import CodeObjectError, LinkerMissing
 from .manifest import AotManifest
 from .objects import CodeObject, text_sha256
+import python_engine as api
 
 MIN_LLD_MAJOR = 22
 COMPILE_TIMEOUT = 600.0
@@ -69,7 +72,6 @@ def _candidates():
     if os.path.exists(p):
         yield (p,)
     try:
-        import importlib.util
         if importlib.util.find_spec("ziglang") is not None:
             yield (sys.executable, "-m", "ziglang", "ld.lld")
     except (ImportError, ValueError):
@@ -188,8 +190,6 @@ class CodeObjectCache:
         return CodeObject(kernel, arch, flavor, text_sha256(text), data, meta, str(p))
 
     def build(self, kernel: str, text: str, arch: str, flavor: str) -> CodeObject:
-        from filelock import FileLock
-
         p = self.path(kernel, text, arch, flavor)
         if self.manifest is not None:
             co = self.manifest.code_object(kernel, text, arch, flavor)
@@ -227,6 +227,5 @@ def build_code_object(text: str, kernel: str, arch: str, linker: Linker | None =
 def build_kernel(family: str, spec: dict, arch: str, flavor: str,
                  cache: CodeObjectCache | None = None) -> CodeObject:
     """Lower ``family``/``spec`` with the Python engine and build (or fetch) its code object."""
-    import python_engine as api
     lo = api.lower(family, spec, arch, flavor)
     return (cache or CodeObjectCache()).build(lo.kernel, lo.text, arch, api.resolve_flavor(flavor))
