@@ -206,6 +206,6 @@ def test_a_planted_back_arrow_fails(tmp_path, plant):
 
     r = _lint_imports(tmp_path)
     assert r.returncode != 0, r.stdout + r.stderr
-    assert re.search(r"Contracts: \d+ kept, 1 broken", r.stdout), r.stdout + r.stderr
+    assert re.search(r"Contracts: \d+ kept, [1-9]\d* broken", r.stdout), r.stdout + r.stderr
     broken = r.stdout.split("Broken contracts", 1)[1]
     assert expect_contract in " ".join(broken.split()), r.stdout
