@@ -15,7 +15,6 @@ import os
 import sys
 import time
 
-import cpp_engine
 import python_engine
 from parity.cli_common import add_options, die, finish, parse_only, progress
 from parity.outputs import OutputError, ensure_dir, write_text_atomic
@@ -70,7 +69,8 @@ def cmd_aot(args) -> int:
 
 def cmd_grid(args) -> int:
     """The grid itself: list the jobs, --emit DIR (the C++ engine's text), --check (both engines)."""
-    py, cpp = python_engine, cpp_engine
+    import cpp_engine as cpp  # cpp_engine: its import rebuilds the C++ library and can fail (parity/stale.py)
+    py = python_engine
     try:
         n, text = cpp.aot_jobs_text(args.flavor)
         flavor = cpp.resolve_flavor(args.flavor)
@@ -176,6 +176,7 @@ def _read(path):
 
 
 def cmd_validate(path: str) -> int:
+    import cpp_engine  # cpp_engine: its import rebuilds the C++ library and can fail (parity/stale.py)
     from . import manifest as M  # reads code objects through parity.runtime (pyelftools, msgpack)
 
     doc, e = _read(path)
