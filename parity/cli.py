@@ -33,7 +33,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from parity import gate_commands, merge_golden
+from parity import gate_commands, merge_golden, stale
 from parity import emit, layers
 from parity.aot import cli as aot_cli
 from parity.cli_common import Parser, add_version, check_only
@@ -44,7 +44,6 @@ from parity.perf import cli as perf_cli
 from parity.project import ProjectError
 from parity.provenance import provenance_line
 from parity.report import canonical_flavor, die, parse_engines
-from parity.stale import check_cpp_build, mark_checked
 from parity.verify import verify
 from parity import numerics_command
 
@@ -109,10 +108,10 @@ def preamble(args) -> int | None:
     elif command == "perf":
         names = ("python",)  # perf lowers with the Python engine only (the gate pins both to one text)
     if "cpp" in names or getattr(args, "command", None) in ("numerics", "layers"):
-        msg = check_cpp_build()
+        msg = stale.check_cpp_build()
         if msg:
             return die(msg)
-        mark_checked()  # workers skip the import-time rebuild
+        stale.mark_checked()  # workers skip the import-time rebuild
     try:
         gdir = gate_commands.golden_dir(args)
     except ProjectError as exc:
