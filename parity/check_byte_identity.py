@@ -25,7 +25,7 @@ from parity.pool import PoolError  # noqa: E402
 from parity.report import (add_common_options, die, failure_lines, progress, select,  # noqa: E402
                            summary_lines)
 from parity.runner import run_gate  # noqa: E402
-from parity.cli import preamble  # noqa: E402 - stale C++ build check + provenance first line (issue 12)
+from parity.preamble import preamble  # noqa: E402 - stale C++ build check + provenance first line (issue 12)
 from parity.verify.verify import print_report, run_verify  # noqa: E402
 
 

@@ -33,19 +33,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from parity import gate_commands, merge_golden, stale
-from parity import emit, layers
+from parity import emit, gate_commands, layers, merge_golden, numerics_command
 from parity.aot import cli as aot_cli
-from parity.cli_common import Parser, add_version, check_only
-from parity.config import CANONICAL_FLAVORS
+from parity.cli_common import Parser, add_version
 from parity.fuzz import cli as fuzz_cli
-from parity.outputs import keep_going_on_broken_pipe, print_first_on_stdout, run_quietly_on_broken_pipe
+from parity.outputs import keep_going_on_broken_pipe, run_quietly_on_broken_pipe
 from parity.perf import cli as perf_cli
-from parity.project import ProjectError
-from parity.provenance import provenance_line
-from parity.report import canonical_flavor, die, parse_engines
+from parity.preamble import GATE_COMMANDS, preamble
 from parity.verify import verify
-from parity import numerics_command
 
 
 # -- parser ------------------------------------------------------------------
@@ -75,58 +70,6 @@ def build_parser() -> argparse.ArgumentParser:
     # needs pyelftools + msgpack, so it is not imported here); listed for --help.
     sub.add_parser("run", add_help=False, help="run one conv layer on a gfx1250 and time it (docs/runtime.md)")
     return p
-
-
-#: Commands whose first line is the provenance line (parity/provenance.py)
-#: and that stop on a stale C++ build (parity/stale.py) before any verdict.
-GATE_COMMANDS = {"check", "write", "list", "show", "diff", "verify", "numerics", "layers", "perf"}
-
-
-def preamble(args) -> int | None:
-    """Stale-build check and provenance line; an exit status when the command must stop.
-    A bad ``--only`` is refused first, so an input error prints nothing on stdout."""
-    bad_only = check_only(args)
-    if bad_only:
-        return die(bad_only)
-    flavor = getattr(args, "flavor", None)
-    if isinstance(flavor, str) and flavor not in CANONICAL_FLAVORS:
-        try:  # an alias resolves through the engine's table; an unknown name stops here
-            canonical_flavor(flavor, "python", getattr(args, "timeout", 30.0))
-        except ValueError as exc:
-            return die(str(exc))
-    engines = getattr(args, "engines", "python,cpp")
-    try:
-        names = parse_engines(engines)
-    except (SystemExit, ValueError):
-        names = ()
-    command = getattr(args, "command", None)
-    # the engines the command really runs: a C++ build error must not stop Python-only work
-    if command == "show":
-        names = (getattr(args, "engine", "python"),)
-    elif command == "diff" and getattr(args, "base", None) is not None:
-        names = ("python",)  # REF's and the working tree's Python engines
-    elif command == "perf":
-        names = ("python",)  # perf lowers with the Python engine only (the gate pins both to one text)
-    if "cpp" in names or getattr(args, "command", None) in ("numerics", "layers"):
-        msg = stale.check_cpp_build()
-        if msg:
-            return die(msg)
-        stale.mark_checked()  # workers skip the import-time rebuild
-    try:
-        gdir = gate_commands.golden_dir(args)
-    except ProjectError as exc:
-        if getattr(args, "command", None) in ("check", "write") or getattr(args, "base", None) is not None:
-            return die(str(exc))
-        gdir = None
-    # show and the engine-vs-engine diff write IR / a patch on stdout: provenance goes to stderr
-    command = getattr(args, "command", "check_byte_identity")
-    text_out = command == "show" or (command == "diff" and getattr(args, "base", None) is None)
-    line = provenance_line(gdir, names or ("python", "cpp"))
-    if text_out:
-        print(line, file=sys.stderr, flush=True)
-    else:  # first on stdout, and only once the command prints: an input error leaves stdout empty
-        print_first_on_stdout(line)
-    return None
 
 
 # Commands whose work is files: a reader that closes stdout must not stop them half way.
