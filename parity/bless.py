@@ -24,9 +24,14 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass, field
+import os
 
 from parity import golden as G
 from parity.config import Family
+from parity.cli_common import finish, only_names
+from parity.config import CANONICAL_FLAVORS
+from parity.report import die, failure_lines, progress, summary_lines
+from parity.verify.verify import FAIL, SKIPPED, run_verify
 
 
 @dataclass
@@ -74,7 +79,7 @@ def numerics_selection(families: list[Family], changed: dict[str, dict[str, set[
     """(family, config) pairs the numerics oracle runs for a bless: every config of a family with a
     numerics plan that has a changed or new entry at ANY flavor and lowers at llvm23 (the emulator
     runs llvm23 text; a kernel change reaches every flavor, so `write --flavor llvm20` cannot skip it)."""
-    from parity.sim import numerics as N
+    from parity.sim import numerics as N  # numpy + emulator: off `parity check` start-up
     touched = {(fam, cfg) for fam, fls in changed.items() for cfgs in fls.values() for cfg in cfgs}
     return {(f.name, c.name) for f in families if f.name in N.PLANS for c in f.configs
             if (f.name, c.name) in touched and c.applies(N.FLAVOR) and c.expectation(N.FLAVOR).kind == "ok"}
@@ -83,10 +88,8 @@ def numerics_selection(families: list[Family], changed: dict[str, dict[str, set[
 def run_oracles(families: list[Family], changed: dict[str, dict[str, set[str]]], *,
                 engine: str = "python", workers: int | None = None, progress=None) -> OracleReport:
     """Run both oracles on the changed units of ``families``."""
-    import os
 
-    from parity.sim import numerics as N
-    from parity.verify.verify import FAIL, SKIPPED, run_verify
+    from parity.sim import numerics as N  # numpy + emulator: off `parity check` start-up
 
     rep = OracleReport()
     t0 = time.perf_counter()
@@ -161,7 +164,6 @@ def new_shard(old: dict | None, flavors, results, sel: set | None) -> dict:
     run's (``sel``: only these config names, from --only FAMILY/NAME; others kept);
     flavors not run are kept as they were. A full write (every canonical
     flavor, no names) drops non-canonical flavors."""
-    from parity.config import CANONICAL_FLAVORS
     old = old or {}
     full = sel is None and tuple(flavors) == CANONICAL_FLAVORS
     new: dict = {} if full else {fl: dict(e) for fl, e in old.items()}
@@ -185,8 +187,6 @@ def write(args, families, flavors, engines, gdir, resolve, run) -> int:
 
     ``--only FAMILY/NAME`` and ``--flavor`` rewrite only those entries and keep
     the rest of each shard (:func:`new_shard`)."""
-    from parity.cli_common import only_names
-    from parity.report import die, failure_lines, summary_lines
 
     names = only_names(args)
     old_shards: dict[str, G.Flavors | None] = {}
@@ -214,7 +214,6 @@ def write(args, families, flavors, engines, gdir, resolve, run) -> int:
         print(f"oracles: SKIPPED (--no-oracles): {nchanged} changed or new lowered entr"
               f"{'y' if nchanged == 1 else 'ies'} blessed without the validity and numerics oracles")
     elif changed:
-        from parity.report import progress
         with progress("oracles") as cb:
             orep = run_oracles(families, changed, engine=engines[0], workers=args.jobs, progress=cb)
         print(f"oracles: {nchanged} changed or new lowered entr{'y' if nchanged == 1 else 'ies'}: "
@@ -273,6 +272,5 @@ def write(args, families, flavors, engines, gdir, resolve, run) -> int:
         return die(f"parity write refuses to bless {fams}: a changed config fails an oracle (listed above); "
                    f"fix the engines, or check with `parity verify --only {fams}` / "
                    f"`parity numerics --only {fams}`")
-    from parity.cli_common import finish
     return finish(args, "write", True, {"golden_dir": str(gdir), "flavors": list(flavors),
                                         "shards": shards_out, "changed_entries": total})

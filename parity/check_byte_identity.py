@@ -25,6 +25,8 @@ from parity.pool import PoolError  # noqa: E402
 from parity.report import (add_common_options, die, failure_lines, progress, select,  # noqa: E402
                            summary_lines)
 from parity.runner import run_gate  # noqa: E402
+from parity.preamble import preamble  # noqa: E402 - stale C++ build check + provenance first line (issue 12)
+from parity.verify.verify import print_report, run_verify  # noqa: E402
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,7 +41,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from parity.cli import preamble  # stale C++ build check + provenance first line (issue 12)
     stop = preamble(args)
     if stop is not None:
         return stop
@@ -60,7 +61,6 @@ def main(argv: list[str] | None = None) -> int:
     green = report.green
     doc = report.to_json()
     if args.verify:  # issue 6: the validity oracle, on the first engine's text
-        from parity.verify.verify import print_report, run_verify
         with progress("verify") as cb:
             vrep = run_verify(families, engine=engines[0], flavors=flavors, workers=args.jobs, progress=cb)
         print_report(vrep)

@@ -41,6 +41,13 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
+from dataclasses import replace
+import importlib.metadata as md
+from parity.config import ConfigError, DEFAULT_PACKAGE, load_families
+from parity.pool import DEFAULT_TIMEOUT
+from parity.project import outside_checkout_note
+from parity.runner import DEFAULT_ENGINES
+import python_engine
 
 EXIT_GREEN, EXIT_RED, EXIT_USAGE = 0, 1, 2
 
@@ -166,12 +173,9 @@ def add_options(p: argparse.ArgumentParser, *, only: str | None = "configs", fla
         p.add_argument("--json", metavar="PATH", type=json_path,
                        help="also write the result as JSON to PATH (schema: docs/cli.md)")
     if timeout:
-        from parity.pool import DEFAULT_TIMEOUT
         p.add_argument("--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT, metavar="S",
                        help=f"per-config timeout in seconds (default {DEFAULT_TIMEOUT:g})")
     if engines:
-        from parity.config import DEFAULT_PACKAGE
-        from parity.runner import DEFAULT_ENGINES
         # development / test injection (not part of the user surface)
         p.add_argument("--engines", default=",".join(DEFAULT_ENGINES), help=argparse.SUPPRESS)
         p.add_argument("--configs", default=DEFAULT_PACKAGE, help=argparse.SUPPRESS)
@@ -218,7 +222,6 @@ def check_only(args) -> str | None:
     if (getattr(args, "only_kind", None) != "configs" or getattr(args, "only", None) is None
             or getattr(args, "configs", None) is None):  # commands with their own --only (numerics plans)
         return None
-    from parity.config import ConfigError, load_families
     try:
         fams, names = parse_only(args.only)
         select_configs(load_families(args.configs, only=fams), names)
@@ -230,9 +233,7 @@ def check_only(args) -> str | None:
 def select_configs(families: list, names: dict[str, set[str]]) -> list:
     """``families`` with the configs of ``names`` ({family: config names}) only;
     ConfigError for a name no family holds."""
-    from dataclasses import replace
 
-    from parity.config import ConfigError
     out = []
     for fam in families:
         want = names.get(fam.name)
@@ -265,7 +266,8 @@ def progress(label: str, total: int | None = None) -> Iterator:
         yield None
         return
     try:
-        from rich.console import Console
+        from rich.console import Console  # rich: only when drawing on a terminal
+        # rich: only when drawing on a terminal
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     except ImportError:
         yield None
@@ -280,7 +282,6 @@ def progress(label: str, total: int | None = None) -> Iterator:
 
 def package_version() -> str:
     """The installed splitk-parity version (pyproject's when run from a source tree)."""
-    import importlib.metadata as md
     try:
         return md.version("splitk-parity")
     except md.PackageNotFoundError:
@@ -293,11 +294,10 @@ def version_text(prog: str) -> str:
     """``<prog> <version>`` and where the engines come from (one line)."""
     parts = [f"{prog} {package_version()}"]
     try:
-        import cpp_engine
+        import cpp_engine  # cpp_engine: its import rebuilds the C++ library and can fail (parity/stale.py)
         parts.append(f"cpp_engine library {cpp_engine.version()} ({cpp_engine.library_path()})")
     except Exception as e:  # noqa: BLE001 - --version must not fail on an unbuilt library
         parts.append(f"cpp_engine unavailable ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})")
-    import python_engine
     parts.append(f"python_engine {Path(python_engine.__file__).resolve().parent}")
     return "; ".join(parts)
 
@@ -359,7 +359,6 @@ def finish(args, command: str, result: str | bool, payload: dict | None = None) 
 
 def note_outside_checkout() -> None:
     """Say in one stderr line when the working directory is in no checkout."""
-    from parity.project import outside_checkout_note
     msg = outside_checkout_note()
     if msg:
         print(msg, file=sys.stderr)

@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Iterable, Mapping
+from parity.project import checkout_configs_dir
 
 #: The flavors every run checks. llvm24 is an alias of llvm23 (resolved by the
 #: engine's flavor table) and is never run separately.
@@ -36,7 +37,6 @@ _NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
 
 class ConfigError(Exception):
     """A family module or a config is malformed (raised at load time)."""
-
 
 @dataclass(frozen=True)
 class Expect:
@@ -202,7 +202,6 @@ def _family_modules(package: str) -> list:
     inside a checkout whose ``parity`` is not the imported one (a non-editable
     install), the checkout's ``parity/configs/*.py`` files
     (:func:`parity.project.checkout_configs_dir`)."""
-    from parity.project import checkout_configs_dir
     d = checkout_configs_dir() if package == DEFAULT_PACKAGE else None
     if d is None:
         pkg = importlib.import_module(package)

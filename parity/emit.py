@@ -24,11 +24,17 @@ import importlib.resources
 import json
 import os
 from dataclasses import dataclass, field
+import importlib
+import sys
+import time
 
 from python_engine.kernels.conv_implicit_gemm import load_vector  # debt: the load-width rule is not in the engine API
 from .miopen import Layer
 from .reduce_launch import reduce_launch_reason
 from python_engine.policy.aot import CLUSTER_SIZES  # debt: the cluster sizes are not in the engine API
+from .miopen import ProblemInputError, parse_catalog, parse_command_line
+from .outputs import OutputError, check_file_names, ensure_dir, out, write_text_atomic
+from parity.cli_common import Parser, add_options, add_version, die, finish, progress
 
 DEFAULT_ARCH = "gfx1250"
 DEFAULT_FLAVOR = "llvm23"
@@ -276,7 +282,6 @@ def write_layer(lp: LayerPlan, out_dir: str) -> list:
     """Write the layer's ``.ll`` files and ``<layer>.plan.json``; returns the
     paths. Every file name is checked against the file system's limit before
     anything is written (EmitError), and each file is written atomically."""
-    from .outputs import OutputError, check_file_names, write_text_atomic
     if os.path.basename(lp.layer.name) != lp.layer.name or lp.layer.name.startswith("."):
         raise EmitError(f"layer name {lp.layer.name!r} would leave the output directory")
     names = [f"{k[3]}.ll" for k in lp.kernels] + [f"{lp.layer.name}.plan.json"]
@@ -325,7 +330,6 @@ def summary_line(lp: LayerPlan) -> str:
 def load_layers(args_line: str | None, catalog: str | None) -> list:
     """The layer of one command-line command (``args_line``, an unsafe ``name:``
     made safe) or of a catalog file. Raises ProblemInputError or OSError."""
-    from .miopen import parse_catalog, parse_command_line
     if args_line is not None:
         return [parse_command_line(args_line)]
     with open(catalog, encoding="utf-8") as f:
@@ -378,7 +382,6 @@ DEFAULT_OUT = os.path.join("out", "emit")
 def add_emit_arguments(ap) -> None:
     """The options of ``emit`` (shared by ``parity emit`` and
     ``parity emit``; the vocabulary of docs/cli.md)."""
-    from parity.cli_common import add_options
     ap.add_argument("command", nargs="?", help="one MIOpenDriver command, quoted (else --catalog)")
     ap.add_argument("--catalog", metavar="FILE", help="a catalog file (default: the shipped parity/data/layers.txt "
                                                        "when no command is given)")
@@ -398,15 +401,9 @@ def add_emit_arguments(ap) -> None:
 
 def run_emit(a) -> int:
     """Run ``emit`` with parsed arguments ``a`` (see :func:`add_emit_arguments`)."""
-    import importlib
-    import sys
-    import time
-    from parity.cli_common import die, finish, progress
-    from .miopen import ProblemInputError
     E = importlib.import_module("python_engine" if a.engine == "python" else "cpp_engine")
     if a.command is not None and a.catalog:
         return die("give one MIOpenDriver command or --catalog FILE, not both")
-    from .outputs import OutputError, ensure_dir, out
     why = check_target(E, a.arch, a.flavor, a.cus)
     if why:
         return die(why)
@@ -456,10 +453,16 @@ def run_emit(a) -> int:
 
 def main(argv=None) -> int:
     """``parity emit``."""
-    from parity.cli_common import Parser, add_version
     ap = Parser(prog="parity emit",
                 description="Emit the kernels and launch plan of convolution layers "
                             "(MIOpenDriver command lines; docs/policy.md, docs/cli.md).")
     add_version(ap)
     add_emit_arguments(ap)
     return run_emit(ap.parse_args(argv))
+
+
+def add_command(sub) -> None:
+    """``parity emit`` on the ``parity`` subparsers (parity/cli.py)."""
+    e = sub.add_parser("emit", help="emit the kernels + launch plan of convolution layers (docs/policy.md)")
+    add_emit_arguments(e)
+    e.set_defaults(func=run_emit)

@@ -43,6 +43,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
+from parity.outputs import write_bytes_atomic
+from parity.project import resolve_golden_dir
 
 FORMAT = 2
 READABLE_FORMATS = (1, 2)
@@ -59,7 +61,6 @@ Flavors = dict  # {flavor: {config: Entry}}
 
 class GoldenError(Exception):
     """A golden shard cannot be used; ``str()`` is one line naming the shard."""
-
 
 class _DuplicateKey(Exception):
     pass
@@ -330,15 +331,13 @@ def write_shard(golden_dir: Path, family: str, flavors: Mapping[str, Mapping[str
     path = shard_path(golden_dir, family)
     path.parent.mkdir(parents=True, exist_ok=True)
     data = render_shard(family, flavors).encode("utf-8")
-    from parity.outputs import write_bytes_atomic
     write_bytes_atomic(path, data, prefix=f".{family}.", suffix=".json.tmp")  # TMP_GLOB matches its temp
     return path
 
 
 def lock(golden_dir: Path, timeout: float = 60.0):
     """An inter-process lock around golden writes."""
-    from filelock import FileLock
-
+    from filelock import FileLock  # filelock (~35 ms): only `parity write` and the merge driver lock
     Path(golden_dir).mkdir(parents=True, exist_ok=True)
     return FileLock(str(Path(golden_dir) / LOCK_NAME), timeout=timeout)
 

@@ -23,13 +23,23 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import sys
 import time
 from dataclasses import replace
 
 import numpy as np
 
 from parity import reference as ref
+from parity.cli_common import add_options, die, finish, progress
+from parity.emit import (EmitError, check_target, default_catalog, model_json, parse_plan, plan_layer, select_layers,
+                         us_text)
+from parity.miopen import ProblemInputError, parse_catalog
+from parity.reduce_launch import reduce_launch_reason
+from parity.verify import lanes as L
+from parity.verify.compile_worker import CompileWorkers
+from python_engine.kernels.conv_problem import ConvProblem  # debt: the problem geometry type
+from python_engine.policy.aot import REDUCE_DEGREES, reduce_spec  # debt: the AOT grid's reduce specs
+from python_engine.policy.fold import fold_width  # debt: the width folding
+import python_engine
 
 SCALE_M = 3          # output pixels per side of the scaled copy
 SCALE_KPG = 32       # output channels per group
@@ -57,7 +67,6 @@ def straddles(cpg: int, tile_k: int, Y: int, X: int) -> bool:
 
 
 def _launch_ks_count(E, spec, lp) -> int:
-    from parity.emit import parse_plan
     return parse_plan(E.lower("conv_launch", spec, lp.arch, lp.flavor).text)["ks_count"]
 
 
@@ -78,7 +87,6 @@ def scaled_problem(lp, E):
     ``ks_count`` (never seen: the real channel count always does unless the
     fold changes), the note says the plan was re-resolved on the scaled
     problem."""
-    from python_engine.policy.fold import fold_width
     p, f, cs = lp.layer.problem, lp.fold, lp.conv_spec
     H = _shrink(p.H, p.Ho, p.Y, p.stride_h, p.pad_h, p.dil_h)
     W = _shrink(p.W, p.Wo, p.X, p.stride_w, p.pad_w, p.dil_w)
@@ -130,10 +138,7 @@ def problem_text(p) -> str:
 
 def run_numerics(lp, E, kernels_cache: dict) -> tuple:
     """(ok, detail) of the scaled-down copy in the emulator."""
-    from parity.sim import Kernel
-    from parity.emit import parse_plan
-    from python_engine.policy.aot import REDUCE_DEGREES, reduce_spec
-    from parity.reduce_launch import reduce_launch_reason
+    from parity.sim import Kernel  # numpy + emulator: off `parity check` start-up
     q, lspec, note = scaled_problem(lp, E)
     plan = parse_plan(E.lower("conv_launch", lspec, lp.arch, lp.flavor).text)
     dt = lp.conv_spec["dtype"]
@@ -204,8 +209,6 @@ def run_numerics(lp, E, kernels_cache: dict) -> tuple:
 def verify_kernels(items: dict, flavor: str, arch: str, jobs: int | None = None) -> dict:
     """hash -> (status, message) for {hash: (kernel, text)} with the LLVM of ``flavor``
     (``jobs`` compile processes, default the CPU count)."""
-    from parity.verify import lanes as L
-    from parity.verify.compile_worker import CompileWorkers
     st = L.statuses()[flavor]
     if not st.available:
         return {h: ("SKIP", f"lane {st.lane.name} missing: {st.problem}") for h in items}
@@ -215,7 +218,6 @@ def verify_kernels(items: dict, flavor: str, arch: str, jobs: int | None = None)
             ok, err = L.run_opt_verify(text)
             out[h] = ("ok", "") if ok else ("FAIL", err.splitlines()[0] if err else "opt failed")
         return out
-    import python_engine
     row = next((dict(r) for r in python_engine.arch_table() if r["name"] == arch), None)
     cw = CompileWorkers(workers=jobs or os.cpu_count() or 1)
     keys = list(items)
@@ -237,15 +239,11 @@ def verify_kernels(items: dict, flavor: str, arch: str, jobs: int | None = None)
 # -- commands -----------------------------------------------------------------------------
 
 def _engines():
-    import cpp_engine
-    import python_engine
+    import cpp_engine  # cpp_engine: its import rebuilds the C++ library and can fail (parity/stale.py)
     return python_engine, cpp_engine
 
 
 def cmd_layers(args) -> int:
-    from parity.cli_common import die, finish, progress
-    from parity.emit import EmitError, check_target, default_catalog, plan_layer, select_layers
-    from parity.miopen import ProblemInputError, parse_catalog
     py, cpp = _engines()
     path = args.file or default_catalog()
     try:
@@ -292,8 +290,6 @@ def _label(c: dict) -> str:
 
 
 def _layers_rows(args, path, layers, plans, rows, failures, ver, uniq, t0, py, bar) -> int:
-    from parity.cli_common import finish
-    from parity.emit import model_json, us_text
     cache: dict = {}
     totals, changed = [0, 0], 0
     print(f"parity layers: {path} ({len(layers)} layers, {args.arch} {args.flavor}); numerics run on a "
@@ -310,7 +306,6 @@ def _layers_rows(args, path, layers, plans, rows, failures, ver, uniq, t0, py, b
         if bar:
             bar(len(layers) + j + 1)
         p = layer.problem
-        from python_engine.kernels.conv_problem import ConvProblem
         fp = ConvProblem(**a.folded)
         tm = a.conv_spec["tile_m"] if args.tile is None else args.tile
         tn = a.conv_spec["tile_n"] if args.tile is None else args.tile
@@ -372,113 +367,8 @@ def _layers_rows(args, path, layers, plans, rows, failures, ver, uniq, t0, py, b
                    "seconds": round(secs, 3)})
 
 
-def cmd_emit(args) -> int:
-    from parity.emit import run_emit
-    return run_emit(args)
-
-
-def cmd_aot(args) -> int:
-    from parity.cli_common import die, finish, parse_only, progress
-    from parity.outputs import OutputError, ensure_dir, write_text_atomic
-    py, cpp = _engines()
-    try:
-        n, text = cpp.aot_jobs_text(args.flavor)
-        flavor = cpp.resolve_flavor(args.flavor)
-    except cpp.SpecRejected as e:
-        return die(f"--flavor: {e.reason}")
-    rows = [ln.split("\t") for ln in text.splitlines()]
-    try:
-        fams, names = parse_only(args.only)
-    except ValueError as e:
-        return die(str(e))
-    if fams:
-        known = sorted({r[0] for r in rows})
-        unknown = [f for f in fams if f not in known]
-        labels = {(r[0], r[2]) for r in rows}
-        missing = [f"{f}/{x}" for f, xs in names.items() for x in sorted(xs) if (f, x) not in labels]
-        if unknown:
-            return die(f"--only: no AOT jobs of famil{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)} "
-                       f"(families of the grid: {', '.join(known)})")
-        if missing:
-            return die(f"--only: no AOT job {', '.join(missing)} at {flavor}")
-    rc = 0
-    problems = []
-    if len(rows) != n:
-        problems.append(f"count_jobs {n} != {len(rows)} enumerated jobs")
-    shard = getattr(args, "shard_range", None)  # (I, N) from parity/aot/cli.py
-    if shard:
-        from parity.aot.shard import shard_of
-        rows = [r for r in rows if shard_of(r[1], shard[1]) == shard[0]]
-        text = "".join("\t".join(r) + "\n" for r in rows)
-    if args.check and py.aot_jobs_text(args.flavor) != (n, text):
-        problems.append("the Python engine's job list differs from the C++ engine's")
-    if fams:
-        rows = [r for r in rows if r[0] in fams and (r[0] not in names or r[2] in names[r[0]])]
-    for p in problems:
-        print(f"error: {p}", file=sys.stderr)
-        rc = 1
-    t0 = time.perf_counter()
-    t_cpp = t_py = 0.0
-    if args.emit:
-        try:
-            ensure_dir(args.emit, "--emit")
-        except OutputError as e:
-            return die(str(e))
-    jobs_out = []
-    with progress("aot", len(rows)) as bar:
-        for i, (fam, h, label, spec_text) in enumerate(rows):
-            spec = {}
-            for kv in spec_text.split(";"):
-                k, v = kv.split("=", 1)
-                spec[k] = int(v) if v.lstrip("-").isdigit() else v
-            job = {"family": fam, "hash": h, "label": label}
-            if args.emit or args.check:
-                t = time.perf_counter()
-                out = cpp.lower(fam, spec, "gfx1250", flavor)
-                t_cpp += time.perf_counter() - t
-                if args.emit:
-                    path = os.path.join(args.emit, f"{label}.ll")
-                    try:
-                        write_text_atomic(path, out.text)
-                    except OSError as e:
-                        return die(f"{e.filename}: {e.strerror}")
-                    job["file"] = path
-                if args.check:
-                    t = time.perf_counter()
-                    mine = py.lower(fam, spec, "gfx1250", flavor)
-                    t_py += time.perf_counter() - t
-                    job["identical"] = (mine.kernel, mine.text) == (out.kernel, out.text)
-                    if not job["identical"]:
-                        print(f"MISMATCH {label}", file=sys.stderr)
-                        rc = 1
-            if not args.emit:
-                print(f"{h}  {label}")
-            jobs_out.append(job)
-            if bar:
-                bar(i + 1)
-    if args.emit:
-        try:
-            write_text_atomic(os.path.join(args.emit, "jobs.tsv"), text)
-        except OSError as e:
-            return die(f"{e.filename}: {e.strerror}")
-    timing = f"; lowered with cpp in {t_cpp:.2f} s" if (args.emit or args.check) else ""
-    if args.check:
-        timing += f", python in {t_py:.2f} s, every job IDENTICAL" if rc == 0 else ", MISMATCH"
-    sel = f"{len(rows)} of {n}" if fams else f"{n}"
-    where = f", shard {shard[0]}/{shard[1]}: {len(rows)} jobs" if shard else ""
-    print(f"{sel} AOT jobs at {flavor} (gfx1250){where}{timing}" + (f"; written to {args.emit}/" if args.emit else ""))
-    return finish(args, "aot", rc == 0, {"flavor": flavor, "count_jobs": n, "jobs": jobs_out,
-                                         "shard": list(shard) if shard else None,
-                                         "checked": bool(args.check), "emit": args.emit, "problems": problems})
-
-
-def add_commands(sub) -> None:
-    from parity.cli_common import add_options
-    from parity.emit import add_emit_arguments
-    e = sub.add_parser("emit", help="emit the kernels + launch plan of convolution layers (docs/policy.md)")
-    add_emit_arguments(e)
-    e.set_defaults(func=cmd_emit)
-
+def add_command(sub) -> None:
+    """``parity layers`` on the ``parity`` subparsers (parity/cli.py)."""
     la = sub.add_parser("layers", help="resolve, emit with both engines, compare, verify and run numerics "
                                        "(scaled down) for every layer of a catalog")
     la.add_argument("file", nargs="?", help="catalog file (default: parity/data/layers.txt)")
@@ -496,6 +386,3 @@ def add_commands(sub) -> None:
     add_options(la, only="layers", flavor=True, flavor_default="llvm23", jobs=True, json=True,
                 timeout=False, engines=False)
     la.set_defaults(func=cmd_layers)
-
-    from parity.aot.cli import add_command  # --build, merge, validate: parity/aot/
-    add_command(sub, cmd_aot)

@@ -30,6 +30,7 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+import json
 
 from parity import golden as G
 
@@ -39,7 +40,6 @@ ATTRIBUTES_LINE = f"golden/*.json merge={DRIVER}"
 
 class MergeError(Exception):
     """A side of the merge is not a shard; one line."""
-
 
 def _flat(flavors: G.Flavors) -> dict[str, G.Entry]:
     return {f"{fl}/{cfg}": e for fl, entries in flavors.items() for cfg, e in entries.items()}
@@ -54,7 +54,6 @@ def _unflat(entries: dict[str, G.Entry]) -> G.Flavors:
 
 
 def _family_of(text: str, name: str) -> str | None:
-    import json
     try:
         doc = json.loads(text)
     except ValueError:
@@ -143,7 +142,7 @@ def install(repo: Path | None = None) -> list[str]:
 
 # -- CLI ---------------------------------------------------------------------
 
-def add_merge_command(sub) -> None:
+def add_command(sub) -> None:
     """Register ``parity merge-golden`` on the parity CLI's subparsers."""
     m = sub.add_parser("merge-golden", help="git merge driver for golden shards (merge by key)")
     m.add_argument("base", nargs="?", metavar="BASE", help="%%O: the merge base's version")

@@ -8,11 +8,11 @@ from __future__ import annotations
 import errno
 import os
 import sys
+import tempfile
 
 
 class OutputError(ValueError):
     """An output path that cannot be used; ``str()`` is one line naming it."""
-
 
 def ensure_dir(path: str, what: str) -> str:
     """Create directory ``path`` if needed and check it is a writable
@@ -55,7 +55,6 @@ def write_bytes_atomic(path, data: bytes, prefix: str | None = None, suffix: str
     ``.<name>.``), fsync'd, mode 0644, then ``os.replace``. A failure (or a
     kill) never leaves a half-written ``path``; the temp file is removed on
     any exception."""
-    import tempfile
     d, base = os.path.split(os.fspath(path))
     fd, tmp = tempfile.mkstemp(prefix=prefix if prefix is not None else f".{base}.", suffix=suffix,
                                dir=d or ".")

@@ -19,6 +19,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from typing import Any, Callable, Sequence
+from parity import worker
 
 # Job = (kind, args) -- dispatched by parity.worker.run_job in the worker.
 Job = tuple
@@ -29,7 +30,6 @@ DEFAULT_STARTUP_TIMEOUT = 120.0
 
 class PoolError(RuntimeError):
     """The pool cannot make progress (workers fail before running anything)."""
-
 
 def _describe_exit(exitcode: int | None) -> str:
     if exitcode is None:
@@ -47,7 +47,6 @@ def _worker_main(conn, modules: tuple[str, ...], extra_path: tuple[str, ...]) ->
     for p in reversed(extra_path):
         if p not in sys.path:
             sys.path.insert(0, p)
-    from parity import worker
 
     worker.serve(conn, modules)
 

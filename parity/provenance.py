@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from importlib.metadata import PackageNotFoundError, version
+from parity.runner import engine_module
 
 DIST = "splitk-parity"
 
 
 def _dist_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
     try:
         return version(DIST)
     except PackageNotFoundError:
@@ -36,7 +37,6 @@ def _location(module: str) -> str | None:
 
 def engine_part(name: str) -> str:
     """``<module> <version> <location>[ ...]`` for an engine name (python, cpp or a module)."""
-    from parity.runner import engine_module
     mod = engine_module(name)
     loc = _location(mod)
     if loc is None:
@@ -44,7 +44,7 @@ def engine_part(name: str) -> str:
     if mod != "cpp_engine":
         return f"{mod} {_dist_version()} {loc}"
     try:
-        import cpp_engine as C
+        import cpp_engine as C  # cpp_engine: its import rebuilds the C++ library and can fail (parity/stale.py)
         digest = getattr(C, "source_digest", lambda: "unknown")()
         return f"cpp_engine {C.version()} {C.library_path()} C++ sources sha256:{digest[:12]}"
     except Exception as exc:  # noqa: BLE001 -- reported, the gate reports CRASH per config

@@ -23,6 +23,10 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+import importlib.util
+import os
+import subprocess
+import sys
 
 DIGEST_DIRS = ("cpp_engine/src", "cpp_engine/include")
 DIGEST_FILES = ("CMakeLists.txt",)
@@ -70,14 +74,12 @@ def check_cpp_build() -> str | None:
     Imports ``cpp_engine`` (with ``editable.rebuild`` that import rebuilds a
     stale library first). An import failure is reported as one line too.
     """
-    import importlib.util
     spec = importlib.util.find_spec("cpp_engine")
     if spec is None:
         return None  # not installed: the gate reports CRASH per config
     try:
-        import cpp_engine
+        import cpp_engine  # cpp_engine: its import rebuilds the C++ library and can fail (parity/stale.py)
     except Exception as exc:  # noqa: BLE001 -- a failed (re)build or a missing library
-        import subprocess
         if isinstance(exc, subprocess.CalledProcessError):  # the editable rebuild on import failed
             return ("cpp_engine: the C++ rebuild on import failed (the compiler's messages are above); "
                     "fix the C++ sources and run the command again (it rebuilds incrementally)")
@@ -99,7 +101,6 @@ CHECKED_ENV = "PARITY_CPP_BUILD_CHECKED"
 
 def mark_checked() -> None:
     """Tell child processes (the gate's workers) that this process rebuilt and checked cpp_engine."""
-    import os
     os.environ[CHECKED_ENV] = "1"
 
 
@@ -111,8 +112,6 @@ def skip_import_rebuild() -> bool:
     digest. Touches only scikit-build-core's redirecting finder
     (``rebuild_flag``); returns whether one was switched off.
     """
-    import os
-    import sys
     if not os.environ.get(CHECKED_ENV):
         return False
     done = False

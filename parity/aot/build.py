@@ -26,6 +26,9 @@ from parity.runtime.manifest import MANIFEST_FORMAT, MANIFEST_VERSION
 from . import manifest as M
 from .shard import shard_of
 from .worker import build_one, versions
+from parity.runtime.errors import CodeObjectError
+from parity.runtime.manifest import read_manifest
+from python_engine.targets.arch import find_arch  # debt: the LDS size limit (arch_table() gives text)
 
 ARCH = "gfx1250"
 MANIFEST = "manifest.json"
@@ -33,8 +36,6 @@ MANIFEST = "manifest.json"
 
 def _old_entries(path: str, llvm: str) -> dict:
     """Entries of a previous manifest at ``path`` built with ``llvm`` (identity -> entry)."""
-    from parity.runtime.errors import CodeObjectError
-    from parity.runtime.manifest import read_manifest
     if not os.path.exists(path):
         return {}
     try:
@@ -60,7 +61,7 @@ class _Progress:
         if enabled:
             from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                                        TimeRemainingColumn)
-            from rich.console import Console
+            from rich.console import Console  # rich: only when drawing on a terminal
             self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                 TimeElapsedColumn(), TimeRemainingColumn(), console=Console(stderr=True),
                                 transient=True)
@@ -80,8 +81,7 @@ def build(flavor: str, out_dir: str, jobs: int | None = None, shard: tuple | Non
           json_path: str | None = None, progress: bool | None = None, out=None, err=None) -> int:
     """Build (see the module docstring). Returns 0 when every selected job is
     built or reused and passes the gate, else 1 (2 for bad arguments)."""
-    import cpp_engine as engine
-    from python_engine.targets.arch import find_arch
+    import cpp_engine as engine  # cpp_engine: its import rebuilds the C++ library and can fail (parity/stale.py)
 
     out = out or sys.stdout
     err = err or sys.stderr

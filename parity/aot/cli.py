@@ -11,13 +11,20 @@ Exit status: 0 done, 1 a failed job / gate / validation / comparison, 2 bad argu
 """
 from __future__ import annotations
 
+import os
 import sys
+import time
+
+import python_engine
+from parity.cli_common import add_options, die, finish, parse_only, progress
+from parity.outputs import OutputError, ensure_dir, write_text_atomic
+from python_engine.targets.arch import find_arch  # debt: the LDS size limit (arch_table() gives text)
+
+from .shard import ShardError, parse_shard, shard_of
 
 
-def add_command(sub, cmd_list) -> None:
-    """Register ``parity aot`` on the ``parity`` subparsers; ``cmd_list`` is the
-    listing / --emit / --check command (parity/layers.py)."""
-    from parity.cli_common import add_options
+def add_command(sub) -> None:
+    """``parity aot`` on the ``parity`` subparsers (parity/cli.py)."""
     a = sub.add_parser("aot", help="the AOT job grid: list, --emit DIR, --check, --build DIR; merge, validate")
     a.add_argument("--emit", metavar="DIR", help="write DIR/<label>.ll and DIR/jobs.tsv")
     a.add_argument("--check", action="store_true", help="lower every job with both engines and compare")
@@ -27,7 +34,7 @@ def add_command(sub, cmd_list) -> None:
     # --only FAMILY[/LABEL], --flavor (default llvm23), --jobs N (with --build), --json PATH
     add_options(a, only="jobs", flavor=True, flavor_default="llvm23", jobs=True, json=True,
                 timeout=False, engines=False)
-    a.set_defaults(func=lambda args: cmd_aot(args, cmd_list), aot_action=None)
+    a.set_defaults(func=cmd_aot, aot_action=None)
     s = a.add_subparsers(dest="aot_action")
     m = s.add_parser("merge", help="join shard manifests; every job of the grid exactly once")
     m.add_argument("manifests", nargs="+", metavar="MANIFEST")
@@ -37,14 +44,11 @@ def add_command(sub, cmd_list) -> None:
     v.add_argument("manifest", metavar="MANIFEST")
 
 
-def cmd_aot(args, cmd_list) -> int:
-    from .shard import ShardError, parse_shard
-
+def cmd_aot(args) -> int:
     if args.aot_action == "merge":
         return cmd_merge(args)
     if args.aot_action == "validate":
         return cmd_validate(args.manifest)
-    from parity.cli_common import die
     try:
         shard = parse_shard(args.shard)
     except ShardError as e:
@@ -53,22 +57,118 @@ def cmd_aot(args, cmd_list) -> int:
         if args.jobs is not None:
             return die("--jobs needs --build DIR (listing, --emit and --check run in one process)")
         args.shard_range = shard
-        return cmd_list(args)
+        return cmd_grid(args)
     if args.only:
         return die("--only selects jobs to list, --emit or --check; --build builds the grid (use --shard I/N)")
-    from .build import build
+    # .build and .manifest read code objects through parity.runtime (pyelftools, msgpack:
+    # the [runtime] extra), loaded only by the commands that build or read a manifest.
+    from .build import build  # pyelftools + msgpack ([runtime] extra) via parity.runtime
     return build(args.flavor, args.build, jobs=args.jobs, shard=shard, json_path=args.json,
                  progress=False if args.no_progress else None)
 
 
+def cmd_grid(args) -> int:
+    """The grid itself: list the jobs, --emit DIR (the C++ engine's text), --check (both engines)."""
+    import cpp_engine as cpp  # cpp_engine: its import rebuilds the C++ library and can fail (parity/stale.py)
+    py = python_engine
+    try:
+        n, text = cpp.aot_jobs_text(args.flavor)
+        flavor = cpp.resolve_flavor(args.flavor)
+    except cpp.SpecRejected as e:
+        return die(f"--flavor: {e.reason}")
+    rows = [ln.split("\t") for ln in text.splitlines()]
+    try:
+        fams, names = parse_only(args.only)
+    except ValueError as e:
+        return die(str(e))
+    if fams:
+        known = sorted({r[0] for r in rows})
+        unknown = [f for f in fams if f not in known]
+        labels = {(r[0], r[2]) for r in rows}
+        missing = [f"{f}/{x}" for f, xs in names.items() for x in sorted(xs) if (f, x) not in labels]
+        if unknown:
+            return die(f"--only: no AOT jobs of famil{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)} "
+                       f"(families of the grid: {', '.join(known)})")
+        if missing:
+            return die(f"--only: no AOT job {', '.join(missing)} at {flavor}")
+    rc = 0
+    problems = []
+    if len(rows) != n:
+        problems.append(f"count_jobs {n} != {len(rows)} enumerated jobs")
+    shard = getattr(args, "shard_range", None)  # (I, N) from parity/aot/cli.py
+    if shard:
+        rows = [r for r in rows if shard_of(r[1], shard[1]) == shard[0]]
+        text = "".join("\t".join(r) + "\n" for r in rows)
+    if args.check and py.aot_jobs_text(args.flavor) != (n, text):
+        problems.append("the Python engine's job list differs from the C++ engine's")
+    if fams:
+        rows = [r for r in rows if r[0] in fams and (r[0] not in names or r[2] in names[r[0]])]
+    for p in problems:
+        print(f"error: {p}", file=sys.stderr)
+        rc = 1
+    t0 = time.perf_counter()
+    t_cpp = t_py = 0.0
+    if args.emit:
+        try:
+            ensure_dir(args.emit, "--emit")
+        except OutputError as e:
+            return die(str(e))
+    jobs_out = []
+    with progress("aot", len(rows)) as bar:
+        for i, (fam, h, label, spec_text) in enumerate(rows):
+            spec = {}
+            for kv in spec_text.split(";"):
+                k, v = kv.split("=", 1)
+                spec[k] = int(v) if v.lstrip("-").isdigit() else v
+            job = {"family": fam, "hash": h, "label": label}
+            if args.emit or args.check:
+                t = time.perf_counter()
+                out = cpp.lower(fam, spec, "gfx1250", flavor)
+                t_cpp += time.perf_counter() - t
+                if args.emit:
+                    path = os.path.join(args.emit, f"{label}.ll")
+                    try:
+                        write_text_atomic(path, out.text)
+                    except OSError as e:
+                        return die(f"{e.filename}: {e.strerror}")
+                    job["file"] = path
+                if args.check:
+                    t = time.perf_counter()
+                    mine = py.lower(fam, spec, "gfx1250", flavor)
+                    t_py += time.perf_counter() - t
+                    job["identical"] = (mine.kernel, mine.text) == (out.kernel, out.text)
+                    if not job["identical"]:
+                        print(f"MISMATCH {label}", file=sys.stderr)
+                        rc = 1
+            if not args.emit:
+                print(f"{h}  {label}")
+            jobs_out.append(job)
+            if bar:
+                bar(i + 1)
+    if args.emit:
+        try:
+            write_text_atomic(os.path.join(args.emit, "jobs.tsv"), text)
+        except OSError as e:
+            return die(f"{e.filename}: {e.strerror}")
+    timing = f"; lowered with cpp in {t_cpp:.2f} s" if (args.emit or args.check) else ""
+    if args.check:
+        timing += f", python in {t_py:.2f} s, every job IDENTICAL" if rc == 0 else ", MISMATCH"
+    sel = f"{len(rows)} of {n}" if fams else f"{n}"
+    where = f", shard {shard[0]}/{shard[1]}: {len(rows)} jobs" if shard else ""
+    print(f"{sel} AOT jobs at {flavor} (gfx1250){where}{timing}" + (f"; written to {args.emit}/" if args.emit else ""))
+    return finish(args, "aot", rc == 0, {"flavor": flavor, "count_jobs": n, "jobs": jobs_out,
+                                         "shard": list(shard) if shard else None,
+                                         "checked": bool(args.check), "emit": args.emit, "problems": problems})
+
+
 def _lds_limit() -> int:
-    from python_engine.targets.arch import find_arch
     return find_arch("gfx1250").lds_bytes
 
 
 def _read(path):
-    from parity.runtime.errors import CodeObjectError
-    from parity.runtime.manifest import read_manifest
+    # parity.runtime needs pyelftools + msgpack (the [runtime] extra): only aot merge / validate load it.
+    from parity.runtime.errors import CodeObjectError  # pyelftools + msgpack ([runtime] extra) via parity.runtime
+    from parity.runtime.manifest import read_manifest  # pyelftools + msgpack ([runtime] extra) via parity.runtime
     try:
         return read_manifest(path), None
     except CodeObjectError as e:
@@ -76,8 +176,8 @@ def _read(path):
 
 
 def cmd_validate(path: str) -> int:
-    import cpp_engine
-    from . import manifest as M
+    import cpp_engine  # cpp_engine: its import rebuilds the C++ library and can fail (parity/stale.py)
+    from . import manifest as M  # reads code objects through parity.runtime (pyelftools, msgpack)
 
     doc, e = _read(path)
     if doc is None:
@@ -96,8 +196,7 @@ def cmd_validate(path: str) -> int:
 
 
 def cmd_merge(args) -> int:
-    import cpp_engine
-    from . import manifest as M
+    from . import manifest as M  # reads code objects through parity.runtime (pyelftools, msgpack)
 
     docs = []
     for p in args.manifests:

@@ -29,6 +29,8 @@ import hashlib
 import json
 import os
 
+from parity.runtime.elf import check_code_object
+from parity.runtime.errors import CodeObjectError
 from parity.runtime.manifest import MANIFEST_FORMAT, MANIFEST_VERSION
 
 from .shard import shard_of
@@ -97,8 +99,6 @@ def validate(doc: dict, path: str, engine, lds_limit: int, check_files: bool = T
     defines it; every code object exists, matches its sha256, is a valid code
     object of its kernel whose metadata agrees with the entry; every job passes
     the gate."""
-    from parity.runtime.elf import amdgpu_metadata, check_code_object, kernel_metadata
-    from parity.runtime.errors import CodeObjectError
 
     errs = []
     for k in HEAD_KEYS:
@@ -164,7 +164,7 @@ def resources(md: dict, arch: str) -> dict:
     """The entry's resource fields from a kernel's metadata (amdhsa.kernels entry,
     AMDGPUUsage "Code Object V3+ Metadata"); occupancy by the gfx1250 rules of
     parity/verify/isa_report.py (None for other arches)."""
-    from parity.verify.isa_report import occupancy_gfx1250
+    from parity.verify.isa_report import occupancy_gfx1250  # PyYAML ([verify] extra) via parity.verify.isa_report
 
     vgprs = int(md.get(".vgpr_count", 0))
     lds = int(md.get(".group_segment_fixed_size", 0))

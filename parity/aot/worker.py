@@ -11,6 +11,11 @@ import hashlib
 import os
 import tempfile
 import time
+from .manifest import resources
+from parity.llvm_compile import CompileError, compile_text, llvm_version
+from parity.runtime.codeobj import find_linker, link_object
+from parity.runtime.elf import check_code_object
+from parity.runtime.errors import CodeObjectError
 
 _linker = None
 
@@ -18,7 +23,6 @@ _linker = None
 def _find_linker():
     global _linker
     if _linker is None:
-        from parity.runtime.codeobj import find_linker
         _linker = find_linker()
     return _linker
 
@@ -27,12 +31,6 @@ def build_one(job: dict) -> dict:
     """``job``: ``kernel``, ``arch``, ``text``, ``out`` (absolute path of the code object).
     Returns ``{"ok": True, "sha256", "bytes", "resources", "compile", "link"}`` or
     ``{"ok": False, "error"}``."""
-    from parity.llvm_compile import CompileError, compile_text
-    from parity.runtime.codeobj import link_object
-    from parity.runtime.elf import check_code_object
-    from parity.runtime.errors import CodeObjectError
-
-    from .manifest import resources
 
     t0 = time.perf_counter()
     try:
@@ -59,5 +57,4 @@ def build_one(job: dict) -> dict:
 
 def versions() -> dict:
     """The LLVM version of llvmlite and the linker's version (checked in the parent before a build)."""
-    from parity.llvm_compile import llvm_version
     return {"llvm_version": llvm_version(), "linker": _find_linker().version}

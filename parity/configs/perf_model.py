@@ -16,6 +16,9 @@ budget) and the problem rules (rejected with split_k_policy's texts)."""
 import os
 
 from parity.config import Config, reject
+from parity.miopen import parse_catalog
+from python_engine.kernels.conv_implicit_gemm import load_vector  # debt: the load-width rule (one copy: emit's)
+from python_engine.policy.fold import fold_width  # debt: the width folding
 
 FAMILY = "perf_model"
 OUTPUT = "text"  # lower() returns text, not an LLVM module: parity verify skips it
@@ -30,9 +33,6 @@ _PROBLEM = ("N", "C", "H", "W", "K", "Y", "X", "stride_h", "stride_w", "pad_h", 
 def _catalog(path: str) -> list:
     """(name, spec) of every layer of a catalog, with emit's vector widths
     (``conv_implicit_gemm.load_vector`` of the folded channels per group)."""
-    from parity.miopen import parse_catalog
-    from python_engine.kernels.conv_implicit_gemm import load_vector
-    from python_engine.policy.fold import fold_width
     with open(path, encoding="utf-8") as f:
         layers = parse_catalog(f.read(), path)
     out = []

@@ -23,7 +23,8 @@ from __future__ import annotations
 import re
 import traceback
 
-from parity import worker
+from parity.engine_outcome import import_engine, lower_outcome, one_line
+from .generate import generate
 
 PASSING = ("IDENTICAL", "BOTH_REJECTED")
 FAILING = ("MISMATCH", "REASON_MISMATCH", "ASYMMETRIC", "CRASH", "INCONSISTENT", "UNCLEAN_REASON")
@@ -33,7 +34,7 @@ _UNCLEAN = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 
 def _validate(module: str, family, spec, arch, flavor) -> dict:
     try:
-        E = worker.import_engine(module)
+        E = import_engine(module)
     except ImportError as exc:
         return {"status": "crash", "error": str(exc)}
     try:
@@ -43,7 +44,7 @@ def _validate(module: str, family, spec, arch, flavor) -> dict:
             raise
         tb = traceback.extract_tb(exc.__traceback__)
         where = f" at {tb[-1].filename}:{tb[-1].lineno}" if tb else ""
-        return {"status": "crash", "error": worker._one_line(f"validate raised {type(exc).__name__}: {exc}{where}")}
+        return {"status": "crash", "error": one_line(f"validate raised {type(exc).__name__}: {exc}{where}")}
     if r is None:
         return {"status": "ok"}
     if not isinstance(r, str):
@@ -91,7 +92,7 @@ def check_spec(family, spec, arch, flavor, modules, note=lambda s: None) -> tupl
     for k, m in enumerate(modules):
         note(f"{k}")
         v = _validate(m, family, spec, arch, flavor)
-        low, _ = worker.lower_outcome(m, family, spec, arch, flavor)
+        low, _ = lower_outcome(m, family, spec, arch, flavor)
         outs += [v, low]
     return verdict(*outs)
 
@@ -100,7 +101,6 @@ def run_batch(seed: int, family: str, start: int, count: int, modules, note) -> 
     """Specs ``start .. start+count-1`` of ``family``: verdict counts and the
     failures as ``(index, verdict, detail)``. ``note`` gets the index before
     each spec, so a worker death is charged to that spec."""
-    from .generate import generate
     counts: dict = {}
     failures = []
     for i in range(start, start + count):

@@ -16,9 +16,11 @@ from pathlib import Path
 from parity.cli_common import at_least_one as _at_least_one, finite_seconds
 
 from .check import VERDICTS
+from .generate import families
+from .run import run_fuzz
 
 
-def add_fuzz_command(sub) -> None:
+def add_command(sub) -> None:
     """Register ``parity fuzz`` on the ``parity`` subparsers."""
     f = sub.add_parser("fuzz", help="differential fuzzing of both engines' validate and lower (docs/fuzz.md)")
     f.add_argument("--only", metavar="F[,F...]", help="only these families (default all)")
@@ -36,11 +38,6 @@ def add_fuzz_command(sub) -> None:
 
 
 def cmd_fuzz(args) -> int:
-    import python_engine
-
-    from .generate import families
-    from .run import run_fuzz
-
     known = families()
     if args.only:
         fams = [p.strip() for p in args.only.split(",") if p.strip()]
@@ -52,7 +49,6 @@ def cmd_fuzz(args) -> int:
     else:
         fams = list(known)
     seconds = args.seconds if args.seconds is not None or args.specs is not None else 60.0
-    del python_engine
 
     def progress(rep):
         if sys.stderr.isatty():

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .values import LyingInt, LyingStr
+from parity.config import load_families
+import python_engine
 
 ARCHES = ("gfx1250", "gfx942", "gfx950", "gfx1100", "gfx1201")
 FLAVORS = ("llvm20", "llvm22", "llvm23", "llvm24")
@@ -83,8 +85,6 @@ def _kind(default) -> str:
 def family_info(family: str) -> FamilyInfo:
     """Fields (from the Python engine's spec field list) and config seeds
     (from parity/configs) of ``family``."""
-    import python_engine
-    from parity.config import load_families
 
     fams = {f.name: f for f in load_families()}
     configs = fams[family].configs if family in fams else ()
@@ -105,7 +105,6 @@ def family_info(family: str) -> FamilyInfo:
 
 def families() -> tuple:
     """Every family the Python engine knows, in its order."""
-    import python_engine
     return tuple(python_engine.FAMILIES)
 
 

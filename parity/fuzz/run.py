@@ -20,6 +20,7 @@ from .check import FAILING, PASSING
 from .generate import generate
 from .repro import write_reproducer
 from .shrink import shrink
+import python_engine
 
 BATCH = 25
 ROUND = 4
@@ -142,7 +143,6 @@ def run_fuzz(families, *, seed: int, seconds: float | None, specs: int | None, j
 
 
 def _shrink_and_write(pool, out_dir, seed, family, index, verdict, detail, modules) -> Path:
-    import python_engine
     spec, arch, flavor, _ = generate(seed, family, index)
     defaults = dict(python_engine.spec_fields(family))
     last = {"detail": detail}

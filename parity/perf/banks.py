@@ -16,8 +16,8 @@ def count(units: list, keys: list[str]) -> tuple[dict, dict, list[str]]:
     """({key: main-loop conflict cycles}, {key: lds_banks report}, problems) for the
     conv_implicit_gemm units named by ``keys`` (one emulated launch each, on the
     default problem of :func:`parity.sim.lds_banks.conv_bank_conflicts`)."""
-    from parity.sim import SimError
-    from parity.sim.lds_banks import conv_bank_conflicts
+    from parity.sim import SimError  # numpy + emulator: off `parity check` start-up
+    from parity.sim.lds_banks import conv_bank_conflicts  # numpy + emulator: off `parity check` start-up
     by_key = {u.key: u for u in units}
     counts, reports, problems = {}, {}, []
     for key in keys:

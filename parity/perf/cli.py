@@ -11,13 +11,23 @@ from __future__ import annotations
 import time
 
 from parity.cli_common import add_options, die, finish, jobs_of, progress
+from . import banks as BK, build as B, layers as L, mca as MCA, run as R, targets as T
+from .measure import attach_bank_conflicts
+from .table import COMPARE_HEAD, compare_rows, render, report_rows
+from parity.config import ConfigError
+from parity.emit import default_catalog
+from parity.ref_tree import BaseError, resolve_ref
+from parity.miopen import ProblemInputError
+from parity.pool import PoolError
+from parity.project import ProjectError, find_project_root
+from parity.report import select
 
 #: The families the report measures (--only may narrow to these or their configs).
 FAMILIES = ("conv_implicit_gemm", "conv_fwd_split_k_reduce")
 DEFAULT_FLAVOR = "llvm23"
 
 
-def add_perf_command(sub) -> None:
+def add_command(sub) -> None:
     p = sub.add_parser("perf", help="static performance report of the compiled conv kernels "
                                     "(main-loop mix, llvm-mca cycles, occupancy; docs/perf.md)")
     add_options(p, only="configs", flavor=True, flavor_default=DEFAULT_FLAVOR)
@@ -32,7 +42,6 @@ def add_perf_command(sub) -> None:
 
 
 def _select(args):
-    from parity.report import select
     if args.only is None:
         args.only = ",".join(FAMILIES)
     families, flavors, _ = select(args)
@@ -43,16 +52,6 @@ def _select(args):
 
 
 def cmd_perf(args) -> int:
-    from parity.config import ConfigError
-    from parity.ref_tree import BaseError
-    from parity.pool import PoolError
-    from parity.project import ProjectError, find_project_root
-
-    from . import build as B
-    from . import mca as MCA
-    from . import run as R
-    from . import targets as T
-    from .table import COMPARE_HEAD, compare_rows, render, report_rows
     t0 = time.perf_counter()
     jobs = jobs_of(args)
     try:
@@ -63,14 +62,10 @@ def cmd_perf(args) -> int:
             root = find_project_root()
             if root is None:
                 raise ProjectError("--base needs a splitk-parity git checkout at or above the working directory")
-            from parity.ref_tree import resolve_ref
             resolve_ref(root, args.base)
         layers = None
         if args.layers is not None:
-            from parity.emit import default_catalog
-            from parity.miopen import ProblemInputError
 
-            from . import layers as L
             catalog = args.layers or default_catalog()
             try:
                 layers = L.predict(catalog, flavor)
@@ -81,8 +76,6 @@ def cmd_perf(args) -> int:
             side = R.measure_units("working tree", units, jobs=jobs, timeout=args.timeout, mca_tool=tool,
                                    progress=cb)
         side.problems[:0] = problems
-        from . import banks as BK
-        from .measure import attach_bank_conflicts
         bank_counts, bank_reports, bank_problems = BK.count(units, T.target_keys())
         attach_bank_conflicts(side.measures, bank_counts)
         side.problems += bank_problems

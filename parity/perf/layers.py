@@ -9,6 +9,7 @@ Times are the model's integer picoseconds, printed in microseconds.
 from __future__ import annotations
 
 from .table import render
+from parity.catalog_model import catalog_predictions
 
 HEAD = ("layer", "M", "Kgemm", "cands", "selected", "us", "runner-up", "us", "seed", "us", "seed/sel")
 
@@ -30,7 +31,6 @@ def _us(row: dict | None) -> str:
 def predict(catalog: str | None, flavor: str) -> list[dict]:
     """``perf_model.catalog_predictions`` of ``catalog`` (None: the shipped one) at
     ``flavor`` on gfx1250. OSError / ProblemInputError for a bad catalog."""
-    from parity.catalog_model import catalog_predictions
     return catalog_predictions(catalog, "gfx1250", flavor)
 
 

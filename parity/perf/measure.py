@@ -104,7 +104,7 @@ def measure(asm: str, kernel: str, isa: dict, spec: dict, *, mca_tool: str | Non
             mca_timeout: float = 120.0) -> Measure:
     """The :class:`Measure` of ``kernel`` from its assembly ``asm`` and ISA report ``isa``
     (parity.verify.isa_report.ISAReport.to_json()); ``mca_tool`` None skips llvm-mca."""
-    from parity.verify.isa_report import occupancy_gfx1250
+    from parity.verify.isa_report import occupancy_gfx1250  # PyYAML ([verify] extra) via parity.verify.isa_report
     m = Measure(kernel)
     for k in ("vgprs", "sgprs", "vgpr_spills", "sgpr_spills", "scratch_bytes", "lds_bytes", "wg_size",
               "occupancy"):

@@ -30,6 +30,15 @@ import shlex
 import sys
 
 from ..miopen import ProblemInputError, decimal_int
+from . import CodeObjectCache, ConvRun, Hip, RuntimeFailure, check_output, find_gfx1250, random_inputs
+from ..emit import EmitError, check_target, plan_layer
+from ..miopen import parse_command_line
+from ..outputs import ensure_dir
+from .codeobj import default_cache_dir
+from .plan import launch_plan
+from parity.cli_common import Parser, add_version, plain, progress
+from python_engine.spec.fields import SpecRejected
+import python_engine as E
 
 ARCH = "gfx1250"
 # run's own options: name -> number of values (everything else is the MIOpenDriver command)
@@ -41,9 +50,7 @@ RUN_OPTIONS = {"--split-k": 1, "--cluster": 1, "--tile": 1, "--waves": 1, "--epi
 class UsageError(ValueError):
     """A bad run option (the message names the flag)."""
 
-
 def _parser() -> argparse.ArgumentParser:
-    from parity.cli_common import Parser, add_version, plain
     doc = plain(__doc__).split("\n\n")
     p = Parser(prog="parity run", usage=doc[1].strip().split("run ", 1)[1],
                description=doc[0] + "\n\n" + doc[2], allow_abbrev=False,
@@ -138,7 +145,6 @@ def overrides(ns) -> dict:
 
 def parse_layer(words):
     """The layer of the MIOpenDriver words (or one quoted command) with the MIOpen parser."""
-    from ..miopen import ProblemInputError, parse_command_line
     if not words:
         raise ProblemInputError("no layer: give one MIOpenDriver command, e.g. convbfp16 -n 1 -c 64 -H 56 "
                                 "-W 56 -k 64 -y 3 -x 3 -p 1 -q 1")
@@ -153,8 +159,6 @@ def parse_layer(words):
 def resolve(argv):
     """``(namespace, layer, LayerPlan)`` of a run command line: the layer with the MIOpen
     parser, the kernel as ``emit`` resolves it with run's overrides."""
-    import python_engine as E
-    from ..emit import check_target, plan_layer
     opts, words = split_argv(argv)
     ns = _parser().parse_args(opts)
     layer = parse_layer(words)
@@ -169,12 +173,6 @@ def resolve(argv):
 
 def main(argv=None, hip=None, out=None) -> int:
     """Exit status: 0 ran (and verified), 1 the result differs from the reference, 2 an error."""
-    from ..emit import EmitError
-    from python_engine.spec.fields import SpecRejected
-    from ..miopen import ProblemInputError
-    from . import CodeObjectCache, ConvRun, Hip, RuntimeFailure, check_output, find_gfx1250, random_inputs
-    from .plan import launch_plan
-    from parity.cli_common import progress
 
     out = out or sys.stdout
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -187,8 +185,6 @@ def main(argv=None, hip=None, out=None) -> int:
         spec = lp.launch_spec
         rspec = next((k[2] for k in lp.kernels if k[0] == "reduce"), None)
         plan = launch_plan(spec, ARCH, ns.flavor)
-        from ..outputs import ensure_dir  # an unusable cache directory is one error line (OutputError)
-        from .codeobj import default_cache_dir
         ensure_dir(ns.cache_dir or default_cache_dir(), "--cache-dir" if ns.cache_dir else "the code object cache")
         cache = CodeObjectCache(ns.cache_dir, manifest=ns.aot_manifest)
         p = layer.problem

@@ -19,7 +19,6 @@ processes building the same kernel link it once and never read half a file.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -29,9 +28,14 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from filelock import FileLock
+import importlib.util
 
 from .elf import check_code_object
 from .errors import CodeObjectError, LinkerMissing
+from .manifest import AotManifest
+from .objects import CodeObject, text_sha256
+import python_engine as api
 
 MIN_LLD_MAJOR = 22
 COMPILE_TIMEOUT = 600.0
@@ -68,7 +72,6 @@ def _candidates():
     if os.path.exists(p):
         yield (p,)
     try:
-        import importlib.util
         if importlib.util.find_spec("ziglang") is not None:
             yield (sys.executable, "-m", "ziglang", "ld.lld")
     except (ImportError, ValueError):
@@ -144,41 +147,12 @@ def link_object(obj: bytes, workdir: str, linker: Linker | None = None,
         return f.read()
 
 
-@dataclass(frozen=True)
-class CodeObject:
-    """A linked, validated code object of one kernel."""
-
-    kernel: str
-    arch: str
-    flavor: str
-    text_sha256: str
-    data: bytes
-    metadata: dict       # the kernel's entry of amdhsa.kernels (args, segment sizes, .cluster_dims)
-    path: str | None = None
-
-    @property
-    def cluster_dims(self) -> tuple | None:
-        """The kernel's required cluster shape (``.cluster_dims`` metadata), None when it has none."""
-        c = self.metadata.get(".cluster_dims")
-        if not c or tuple(c) in ((0, 0, 0), (1, 1, 1)):
-            return None
-        return tuple(int(v) for v in c)
-
-    @property
-    def group_segment_bytes(self) -> int:
-        return int(self.metadata.get(".group_segment_fixed_size", 0))
-
-
 def default_cache_dir() -> str:
     env = os.environ.get("SPLITK_CODE_OBJECT_CACHE")
     if env:
         return env
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "splitk-parity", "code-objects")
-
-
-def text_sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class CodeObjectCache:
@@ -191,7 +165,6 @@ class CodeObjectCache:
         self.dir = Path(directory or default_cache_dir())
         self._linker = linker
         if isinstance(manifest, (str, os.PathLike)):
-            from .manifest import AotManifest
             manifest = AotManifest(str(manifest))
         self.manifest = manifest
         self.hits = 0
@@ -217,8 +190,6 @@ class CodeObjectCache:
         return CodeObject(kernel, arch, flavor, text_sha256(text), data, meta, str(p))
 
     def build(self, kernel: str, text: str, arch: str, flavor: str) -> CodeObject:
-        from filelock import FileLock
-
         p = self.path(kernel, text, arch, flavor)
         if self.manifest is not None:
             co = self.manifest.code_object(kernel, text, arch, flavor)
@@ -256,6 +227,5 @@ def build_code_object(text: str, kernel: str, arch: str, linker: Linker | None =
 def build_kernel(family: str, spec: dict, arch: str, flavor: str,
                  cache: CodeObjectCache | None = None) -> CodeObject:
     """Lower ``family``/``spec`` with the Python engine and build (or fetch) its code object."""
-    import python_engine as api
     lo = api.lower(family, spec, arch, flavor)
     return (cache or CodeObjectCache()).build(lo.kernel, lo.text, arch, api.resolve_flavor(flavor))

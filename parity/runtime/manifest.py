@@ -19,7 +19,9 @@ import hashlib
 import json
 import os
 
+from .elf import check_code_object
 from .errors import CodeObjectError
+from .objects import CodeObject, text_sha256
 
 MANIFEST_FORMAT = "splitk-parity-aot-manifest"
 MANIFEST_VERSION = 1
@@ -68,9 +70,6 @@ class AotManifest:
         """The prebuilt code object of ``kernel`` lowered to ``text`` at ``arch``/``flavor``,
         or None (reason appended to ``misses``). A damaged file (sha256 or ELF check
         fails) raises CodeObjectError: the manifest promised a kernel it cannot give."""
-        from .codeobj import CodeObject, text_sha256
-        from .elf import check_code_object
-
         e = self._by_kernel.get(kernel)
         why = None
         if e is None:

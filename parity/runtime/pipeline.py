@@ -19,7 +19,7 @@ import numpy as np
 
 from python_engine.families import conv_launch as CL  # debt: split_k = -1 resolution and spec normalisation
 from python_engine.kernels import conv_implicit_gemm as CIG  # debt: the family name and binary fields
-from python_engine.kernels.conv_launch import SPEC_FIELDS
+from python_engine.kernels.conv_launch import SPEC_FIELDS  # debt: the conv_launch spec fields
 from python_engine.spec.fields import normalize
 from ..reduce_launch import reduce_launch_reason
 from .cluster import DEFAULT_MAX_CLUSTER_VOLUME
@@ -28,6 +28,10 @@ from .errors import HipUnavailable, LaunchConfigError
 from .hip_api import Hip
 from .launch import Kernel, Launcher, prepare_launch
 from .plan import LaunchPlan, launch_plan
+from parity.reference import cast_bits, conv_abs_fwd, conv_fwd, conv_tolerance
+from python_engine.spec.fields import SpecRejected
+from python_engine.targets.arch import find_arch  # debt: the arch table as objects
+from python_engine.targets.flavors import find_flavor  # debt: the flavor table as objects
 
 REDUCE_THREADS = 256
 REDUCE_VECTOR = 4
@@ -52,9 +56,6 @@ def resolve_auto(spec: dict, arch: str, flavor: str) -> dict:
     ``resolve``, issue 8); other specs unchanged."""
     if spec["split_k"] != -1:
         return spec
-    from python_engine.spec.fields import SpecRejected
-    from python_engine.targets.arch import find_arch
-    from python_engine.targets.flavors import find_flavor
     ar, fl = find_arch(arch), find_flavor(flavor)
     if ar is None or fl is None:
         raise SpecRejected(f"unknown arch {arch!r} or flavor {flavor!r}")
@@ -268,7 +269,6 @@ class ConvRun:
 
 def random_inputs(spec: dict, seed: int = 0) -> tuple:
     """(x float64 rounded to dtype, w likewise, x bits, w bits) for a conv_launch spec."""
-    from parity.reference import cast_bits
 
     s = normalize(CL.FAMILY, CL.FIELDS, spec)
     rng = np.random.default_rng(seed)
@@ -288,7 +288,6 @@ def bits_to_float(bits: np.ndarray, dtype: str) -> np.ndarray:
 
 def check_output(spec: dict, x: np.ndarray, w: np.ndarray, d_bits: np.ndarray) -> tuple:
     """Compare D with the numpy reference (parity/reference.py); (ok, worst error / tolerance, count bad)."""
-    from parity.reference import conv_abs_fwd, conv_fwd, conv_tolerance
 
     s = normalize(CL.FAMILY, CL.FIELDS, spec)
     kw = dict(groups=s["groups"], stride=(s["stride_h"], s["stride_w"]), padding=(s["pad_h"], s["pad_w"]),

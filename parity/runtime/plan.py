@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .errors import LaunchConfigError
+import python_engine as api
 
 
 @dataclass(frozen=True)
@@ -71,5 +72,4 @@ def parse_plan(text: str) -> LaunchPlan:
 def launch_plan(spec: dict, arch: str = "gfx1250", flavor: str = "llvm23") -> LaunchPlan:
     """The plan of a conv_launch spec (binary fields + problem + degree) from the
     Python engine; SpecRejected(reason) when the launch is not admitted."""
-    import python_engine as api
     return parse_plan(api.lower("conv_launch", spec, arch, flavor).text)

@@ -596,7 +596,7 @@ def run_all(only=None, jobs: int = 1, progress=None, families=None, select=None)
 
 # -- CLI ------------------------------------------------------------------------------------
 
-def add_numerics_command(sub) -> None:
+def add_command(sub) -> None:
     from parity.cli_common import add_options
     p = sub.add_parser("numerics", help="run every accepted config through the CPU emulator against numpy")
     add_options(p, only="configs", flavor=True, flavor_default=FLAVOR, jobs=True, json=True,

@@ -87,8 +87,8 @@ def status(lane: Lane) -> LaneStatus:
             return LaneStatus(lane, False, "", f"{OPT_TOOL} not found on PATH ({lane.install_hint})")
         return LaneStatus(lane, True, f"LLVM {_opt_version(p)} ({os.path.basename(p)})")
     try:
-        import llvmlite
-        import llvmlite.binding as llvm
+        import llvmlite  # llvmlite: optional ([verify] extra)
+        import llvmlite.binding as llvm  # llvmlite: optional ([verify] extra)
     except ImportError as exc:
         return LaneStatus(lane, False, "", f"llvmlite not importable: {exc} ({lane.install_hint})")
     v = ".".join(str(x) for x in llvm.llvm_version_info)

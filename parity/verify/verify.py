@@ -37,6 +37,10 @@ from parity.runner import engine_module
 from parity.verify import intrinsics_check as IC
 from parity.verify import lanes as L
 from parity.verify.compile_worker import DEFAULT_TIMEOUT, CompileWorkers
+from parity.cli_common import finish, note_outside_checkout
+from parity.config import ConfigError
+from parity.pool import PoolError
+from parity.report import add_common_options, die, progress, select
 
 PASS, FAIL, SKIPPED, REJECTED = "PASS", "FAIL", "SKIPPED", "REJECTED"
 ENGINES = ("python", "cpp")
@@ -514,8 +518,8 @@ def print_table(rep: VerifyReport, file=None) -> None:
     rows = table_rows(rep)
     if file.isatty():
         try:
-            from rich.console import Console
-            from rich.table import Table
+            from rich.console import Console  # rich: only when drawing on a terminal
+            from rich.table import Table  # rich: only when drawing on a terminal
         except ImportError:
             pass
         else:
@@ -552,9 +556,8 @@ def print_report(rep: VerifyReport, *, table: bool = False) -> None:
 
 # --- CLI ----------------------------------------------------------------------
 
-def add_verify_command(sub) -> None:
+def add_command(sub) -> None:
     """Register ``parity verify`` on the parity CLI's subparsers."""
-    from parity.report import add_common_options
     v = sub.add_parser("verify", help="check every emitted module with its flavor's LLVM; ISA report")
     add_common_options(v)
     v.add_argument("--report", action="store_true", help="print the per-config ISA table")
@@ -566,10 +569,6 @@ def add_verify_command(sub) -> None:
 
 
 def cmd_verify(args) -> int:
-    from parity.config import ConfigError
-    from parity.pool import PoolError
-    from parity.cli_common import finish, note_outside_checkout
-    from parity.report import die, progress, select
     note_outside_checkout()
     try:
         families, flavors, _ = select(args)

@@ -1,0 +1,69 @@
+"""What every gate command does first (``preamble``): refuse a bad ``--only``
+or flavor, stop on a stale C++ build (parity/stale.py), print the provenance
+line (parity/provenance.py). Shared by ``parity`` (parity/cli.py) and
+``python -m parity.check_byte_identity``, below both.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from parity import stale
+from parity.cli_common import check_only
+from parity.config import CANONICAL_FLAVORS
+from parity.outputs import print_first_on_stdout
+from parity.project import ProjectError, resolve_golden_dir
+from parity.provenance import provenance_line
+from parity.report import canonical_flavor, die, parse_engines
+
+
+#: Commands whose first line is the provenance line (parity/provenance.py)
+#: and that stop on a stale C++ build (parity/stale.py) before any verdict.
+GATE_COMMANDS = {"check", "write", "list", "show", "diff", "verify", "numerics", "layers", "perf"}
+
+
+def preamble(args) -> int | None:
+    """Stale-build check and provenance line; an exit status when the command must stop.
+    A bad ``--only`` is refused first, so an input error prints nothing on stdout."""
+    bad_only = check_only(args)
+    if bad_only:
+        return die(bad_only)
+    flavor = getattr(args, "flavor", None)
+    if isinstance(flavor, str) and flavor not in CANONICAL_FLAVORS:
+        try:  # an alias resolves through the engine's table; an unknown name stops here
+            canonical_flavor(flavor, "python", getattr(args, "timeout", 30.0))
+        except ValueError as exc:
+            return die(str(exc))
+    engines = getattr(args, "engines", "python,cpp")
+    try:
+        names = parse_engines(engines)
+    except (SystemExit, ValueError):
+        names = ()
+    command = getattr(args, "command", None)
+    # the engines the command really runs: a C++ build error must not stop Python-only work
+    if command == "show":
+        names = (getattr(args, "engine", "python"),)
+    elif command == "diff" and getattr(args, "base", None) is not None:
+        names = ("python",)  # REF's and the working tree's Python engines
+    elif command == "perf":
+        names = ("python",)  # perf lowers with the Python engine only (the gate pins both to one text)
+    if "cpp" in names or getattr(args, "command", None) in ("numerics", "layers"):
+        msg = stale.check_cpp_build()
+        if msg:
+            return die(msg)
+        stale.mark_checked()  # workers skip the import-time rebuild
+    try:
+        gdir = resolve_golden_dir(getattr(args, "golden_dir", None))
+    except ProjectError as exc:
+        if getattr(args, "command", None) in ("check", "write") or getattr(args, "base", None) is not None:
+            return die(str(exc))
+        gdir = None
+    # show and the engine-vs-engine diff write IR / a patch on stdout: provenance goes to stderr
+    command = getattr(args, "command", "check_byte_identity")
+    text_out = command == "show" or (command == "diff" and getattr(args, "base", None) is None)
+    line = provenance_line(gdir, names or ("python", "cpp"))
+    if text_out:
+        print(line, file=sys.stderr, flush=True)
+    else:  # first on stdout, and only once the command prints: an input error leaves stdout empty
+        print_first_on_stdout(line)
+    return None
