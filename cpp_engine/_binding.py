@@ -4,7 +4,8 @@ What happens where (the order of python_engine/api.py ``_prepare``):
 family name (here), spec shape, unknown fields and field kinds in field order
 (here, same text as python_engine/spec/fields.py), then flavor, arch and the
 family rules (in C++). Values are read as their exact built-in type first
-(an int or str subclass never formats itself). A spec string that is not
+(an int, float or str subclass never formats itself); a float field takes a
+float or an int of magnitude at most 2**53 and goes to C as a double. A spec string that is not
 printable text (a control character such as NUL or newline, a lone surrogate)
 is refused here in field order, with the Python engine's text; the C++ engine
 checks the same for C callers. Strings go to C as UTF-8 bytes kept alive for
@@ -91,6 +92,8 @@ def _exact(value):
     """Same as python_engine/spec/fields.py ``exact``."""
     if type(value) is not int and isinstance(value, int) and not isinstance(value, bool):
         return int.__int__(value)
+    if type(value) is not float and isinstance(value, float):
+        return float.__float__(value)
     if type(value) is not str and isinstance(value, str):
         return str.__str__(value)
     return value
@@ -128,7 +131,7 @@ def _take(p) -> str:
 @dataclass(frozen=True)
 class _Family:
     """One family's C entry points: ``fields`` are ``(name, kind)`` in spec order
-    (kind ``int``, ``str`` or ``bool``), ``ctype`` the spec struct."""
+    (kind ``int``, ``str``, ``bool`` or ``float``), ``ctype`` the spec struct."""
 
     name: str
     fields: tuple
@@ -146,6 +149,8 @@ class _Family:
                 v = None if v == ffi.NULL else ffi.string(v).decode("utf-8")
             elif kind == "bool":
                 v = bool(v)
+            elif kind == "float":
+                v = float(v)
             else:
                 v = int(v)
             out.append((fname, v))
@@ -155,12 +160,22 @@ class _Family:
 def _struct_fields(ctype: str) -> tuple:
     """``(name, kind)`` of every member of the C spec struct ``ctype``, in
     declaration order (= spec order): ``char *`` members are ``str``, ``bool``
-    members ``bool``, integers ``int``. Read from the installed headers through
-    cffi, so the binding never repeats a field list."""
+    members ``bool``, ``double`` members ``float``, integers ``int``. Read from
+    the installed headers through cffi, so the binding never repeats a field list."""
     out = []
     for fname, f in ffi.typeof(ctype).fields:
         t = f.type
-        kind = "str" if t.kind == "pointer" else "bool" if t.cname in ("_Bool", "bool") else "int"
+        if t.kind == "pointer":
+            kind = "str"
+        elif t.cname in ("_Bool", "bool"):
+            kind = "bool"
+        elif t.cname == "double":
+            kind = "float"
+        elif t.kind == "primitive" and t.cname in ("int64_t", "int32_t", "long", "long long", "int"):
+            kind = "int"
+        else:
+            raise TypeError(f"{ctype}.{fname}: C type {t.cname} is not a spec field kind "
+                            "(char *, bool, int64_t, double)")
         out.append((fname, kind))
     return tuple(out)
 
@@ -219,6 +234,11 @@ def _type_reason(name: str, kind: str, value) -> str | None:
     elif kind == "bool":
         if not isinstance(value, bool):
             return f"spec field '{name}' must be true or false"
+    elif kind == "float":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return f"spec field '{name}' must be a number"
+        if isinstance(value, int) and not -(1 << 53) <= value <= (1 << 53):
+            return f"spec field '{name}' is an integer beyond 2**53 (not exactly a double)"
     return None
 
 
@@ -241,7 +261,7 @@ def _normalize(fam: _Family, spec) -> dict:
         r = _type_reason(name, dict(fam.fields)[name], v)
         if r:
             raise SpecRejected(r)
-        out[name] = v
+        out[name] = float(v) if type(v) is int and dict(fam.fields)[name] == "float" else v
     return out
 
 
@@ -266,6 +286,8 @@ def _prepare(family, spec, arch, flavor):
             setattr(cs, name, args.cstr(v))
         elif kind == "bool":
             setattr(cs, name, bool(v))
+        elif kind == "float":
+            setattr(cs, name, float.__float__(v))
         else:
             setattr(cs, name, int(v))
     fl = _name_arg(args, flavor, "flavor")  # the engine checks flavor before arch

@@ -102,7 +102,7 @@ def _probes(f) -> list:
     if f.kind == "bool":
         return [not f.default]
     if f.kind == "float":
-        return [v for v in (-1.5, 0.0, 0.25, 1e300) if v != f.default]
+        return [v for v in (-1.5, 0.0, 0.25, 1e300, float("nan")) if v != f.default]
     return [v for v in ("zz", None, "fp16", "cshuffle") if v != f.default]
 
 

@@ -15,7 +15,7 @@ from parity.cli import main as parity_main
 from parity.fuzz.check import verdict
 from parity.fuzz.generate import families, generate
 from parity.fuzz.run import run_fuzz
-from parity.fuzz.values import LyingInt, LyingStr, code_repr
+from parity.fuzz.values import LyingFloat, LyingInt, LyingStr, code_repr, float_bits, float_from_bits  # noqa: F401 (eval)
 
 FAM = "conv_fwd_split_k_reduce"
 
@@ -68,6 +68,11 @@ def test_code_repr_round_trips_odd_values():
     assert type(back["a"]) is LyingInt and int.__int__(back["a"]) == 5
     assert type(back["b"]) is LyingStr and str.__str__(back["b"]) == "x\x00\ud800"
     assert back["c"][2] == b"\xff" and back["c"][4] == (1,)
+    nans = [float_from_bits(b) for b in (0x7FF0000000000001, 0xFFF8000000000123)]
+    w = {"d": nans + [-0.0, 5e-324, float("-inf")], "e": LyingFloat(float_from_bits(0x7FF8DEADBEEF0001))}
+    back = eval(code_repr(w))  # noqa: S307 - our own text
+    assert [float_bits(x) for x in back["d"]] == [float_bits(x) for x in w["d"]]
+    assert type(back["e"]) is LyingFloat and float_bits(back["e"]) == 0x7FF8DEADBEEF0001
 
 
 def test_verdicts():

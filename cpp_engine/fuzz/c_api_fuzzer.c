@@ -9,15 +9,18 @@
  * or raw bytes: non-UTF-8, control characters, long), then every member of
  * that family's spec struct, starting from its *_spec_default(): an int64_t
  * from a list of interesting values (0, +-1, limits, powers of two) or 8 raw
- * bytes; a string member the default, NULL, a known word, or raw bytes. Then
+ * bytes; a double from a list of interesting values (+-0, +-inf, NaNs with
+ * payloads, the smallest subnormal, DBL_MAX, f32 limits and rounding ties,
+ * 0.5) or 8 raw bytes (any bit pattern); a string member the default, NULL,
+ * a known word, or raw bytes. Then
  * validate and lower run with reason buffers of several sizes (NULL, 0, 1,
  * 7, 1024 bytes) and the output is freed. Invariants, checked with abort():
  * validate and lower agree (both CPE_OK or the same reason), the status is
  * one of the enum's, a returned reason and text are NUL-terminated within
  * their buffers, a lowered module ends with a newline and has no NUL.
  * ASan/UBSan report memory errors, overflow and division by zero.
- * Every struct member is 8 bytes (const char * or int64_t), described per
- * family by a kinds string ('s' string, 'i' integer), one letter per field, read from the
+ * Every struct member is 8 bytes (const char *, int64_t or double), described per
+ * family by a kinds string ('s' string, 'i' integer, 'f' double), one letter per field, read from the
  * registry (cpe_family_fields); the rows come from the X-macro list
  * <cpp_engine/families.def>, so a new family needs no line here. */
 #include <stdint.h>
@@ -73,7 +76,7 @@ static const char *take_raw_string(Bytes *b) {
 static const char *const kWords[] = {
     "bf16", "fp16", "fp32", "mem", "wavelet", "default", "cshuffle", "identity", "bias", "scale", "relu",
     "clamp", "fwd", "bwd_data", "bwd_weight", "plain", "two_stage", "cluster", "reduce", "constants_f32",
-    "constants_f16", "constants_bf16", "lds_barrier", "", "x", "BF16", "gfx1250", "llvm23", "a_b",
+    "constants_f16", "constants_bf16", "lds_barrier", "float_field", "", "x", "BF16", "gfx1250", "llvm23", "a_b",
     "x\nkernel evil\naot yes", "\xc3\x28", "\xed\xa0\x80", "\xc2\x85", "\x7f", "\xf4\x90\x80\x80", "\xe0\x80\xaf",
 };
 static const char *const kFlavors[] = {"llvm20", "llvm22", "llvm23", "llvm24", "llvm21", "LLVM23", ""};
@@ -82,6 +85,39 @@ static const int64_t kInts[] = {
     0, 1, -1, 2, 3, 4, 7, 8, 15, 16, 17, 31, 32, 33, 64, 65, 96, 128, 255, 256, 512, 1024, 1025, 4096, 65535,
     65536, 2147483647, 2147483648LL, -2147483647 - 1, 4294967295LL, 4294967296LL, INT64_MAX, INT64_MIN,
     INT64_MAX - 1, INT64_MIN + 1, 3037000499LL, 3037000500LL, -2, -1000, 1000000007,
+};
+
+/* Bit patterns of interesting doubles (bits, so NaN payloads and -0 are exact). */
+static const uint64_t kDoubleBits[] = {
+    0x0000000000000000ull, /* 0 */
+    0x8000000000000000ull, /* -0 */
+    0x7FF0000000000000ull, /* inf */
+    0xFFF0000000000000ull, /* -inf */
+    0x7FF8000000000000ull, /* quiet NaN */
+    0xFFF8000000000000ull, /* negative quiet NaN */
+    0x7FF0000000000001ull, /* signalling NaN, payload 1 */
+    0x7FF8DEADBEEF0001ull, /* quiet NaN with payload */
+    0xFFFFFFFFFFFFFFFFull, /* all ones: a NaN */
+    0x0000000000000001ull, /* smallest subnormal */
+    0x8000000000000001ull, /* -smallest subnormal */
+    0x000FFFFFFFFFFFFFull, /* largest subnormal */
+    0x0010000000000000ull, /* DBL_MIN */
+    0x7FEFFFFFFFFFFFFFull, /* DBL_MAX */
+    0xFFEFFFFFFFFFFFFFull, /* -DBL_MAX */
+    0x3FE0000000000000ull, /* 0.5 */
+    0x3FF0000000000000ull, /* 1 */
+    0xBFF0000000000000ull, /* -1 */
+    0x3FB999999999999Aull, /* 0.1 */
+    0x47EFFFFFE0000000ull, /* FLT_MAX */
+    0x47EFFFFFF0000000ull, /* FLT_MAX + half an ulp: rounds to inf */
+    0x47EFFFFFEFFFFFFFull, /* just below: rounds to FLT_MAX */
+    0x36A0000000000000ull, /* smallest f32 subnormal */
+    0x3690000000000000ull, /* half of it: a tie, rounds to 0 */
+    0x3690000000000001ull, /* just above the tie: rounds up */
+    0x3810000000000000ull, /* FLT_MIN */
+    0x4340000000000000ull, /* 2^53 */
+    0x3FF0000010000000ull, /* 1 + 2^-24: a tie to even at f32 */
+    0x3FF0000030000000ull, /* 1 + 3*2^-24: a tie to odd at f32 */
 };
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
@@ -107,6 +143,12 @@ static void fill(Bytes *b, void *spec, const char *kinds) {
                 v = (int64_t)((uint64_t)d + (uint64_t)(int8_t)take_u8(b)); /* near the default */
             }
             memcpy(slot, &v, 8);
+        } else if (kinds[i] == 'f') {
+            uint64_t bits = c < 224 ? kDoubleBits[c % N_OF(kDoubleBits)] : (uint64_t)take_i64(b);
+            if (c >= 160 && c < 192) bits ^= (uint64_t)take_u8(b); /* near a listed value: low bits changed */
+            double d;
+            memcpy(&d, &bits, 8);
+            memcpy(slot, &d, 8);
         } else {
             const char *s = c < 200 ? kWords[c % N_OF(kWords)] : c < 215 ? NULL : take_raw_string(b);
             memcpy(slot, &s, 8);

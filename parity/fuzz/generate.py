@@ -11,16 +11,25 @@ of a field, each drawn from one category:
 
 * ``in_range``: a value some config of the family uses for that field;
 * ``boundary``: 0, 1, -1, powers of two and their neighbours, the 32/64-bit
-  limits, a used value +-1, doubled or halved;
-* ``huge``: beyond 64 bits (2**63, 2**64, 10**30, -2**63-1);
+  limits, a used value +-1, doubled or halved; for a float field +-0.0,
+  +-inf, NaNs with payloads (quiet, signalling, negative), the smallest
+  subnormal, the f32 subnormal/normal/max limits and their rounding ties,
+  DBL_MAX, 0.1, an int up to 2**53, a used value negated, halved or doubled;
+* ``huge``: beyond 64 bits (2**63, 2**64, 10**30, -2**63-1); for a float
+  field also ints just beyond 2**53 and 10**400;
 * ``wrong_type``: a value of another kind (str for int, int for str, bool,
-  float, None, list, dict, bytes);
-* ``subclass``: a LyingInt / LyingStr (values.py) of a used value;
+  float, None, list, dict, bytes; for a float field "0.5", "nan", bool,
+  2**53+1);
+* ``subclass``: a LyingInt / LyingFloat / LyingStr (values.py) of a used value;
 * ``text``: a used string with an embedded NUL, a lone surrogate, a control
   character (newline, tab, DEL, U+0085), a forged line, the binding's old
   placeholder text, non-ASCII, case changes, 300 characters;
 * ``missing`` (the field is dropped) and ``unknown`` (a key no family has,
   also a non-str key).
+
+Besides the shipped configs, :data:`EXTRA_BASES` seeds specs no config holds
+(configs would add golden entries): ir_core's ``float_field`` kernel with a few
+``value`` values, so the float field reaches a kernel name and the IR.
 
 Arch and flavor are the config's and a canonical flavor or alias most of the
 time, sometimes another arch of the table or an odd value.
@@ -31,7 +40,7 @@ import random
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .values import LyingInt, LyingStr
+from .values import LyingFloat, LyingInt, LyingStr, float_from_bits
 from parity.config import load_families
 import python_engine
 
@@ -45,6 +54,17 @@ _INT_BOUNDARY = (0, 1, -1, 2, 3, 4, 7, 8, 9, 15, 16, 17, 31, 32, 33, 48, 63, 64,
                  (1 << 32) - 1, 1 << 32, 1 << 53, (1 << 63) - 1, -(1 << 63), -(1 << 31), -2, -1000)
 _INT_HUGE = (1 << 63, 1 << 64, 10 ** 30, -(1 << 63) - 1, -(10 ** 30), (1 << 63) + 7)
 _WRONG = ("8", 8.0, 1.5, float("nan"), True, False, None, [], {}, [8], b"bf16", (1,), "", 0, -1, "null")
+_FLOAT_BOUNDARY = (0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 0.1, -2.5, 3, -7, 1 << 53, -(1 << 53), (1 << 53) - 1, 1 << 24,
+                   (1 << 24) + 1, float("inf"), float("-inf"), float("nan"), float_from_bits(0x7FF0000000000001),
+                   float_from_bits(0x7FF4000000000000), float_from_bits(0xFFF8000000000000),
+                   float_from_bits(0x7FF8DEADBEEF0001), float_from_bits(0xFFFFFFFFFFFFFFFF),
+                   5e-324, -5e-324, 2.2250738585072014e-308, 2.225073858507201e-308, 1.7976931348623157e308,
+                   -1.7976931348623157e308, 1e308, 3.4028234663852886e38, 3.4028235677973366e38,
+                   3.4028235677973362e38, 3.4028235e38, 1.1754943508222875e-38, 1.401298464324817e-45,
+                   7.006492321624085e-46, 7.006492321624087e-46, 1e-40, 65504.0, 65520.0, 1 + 2 ** -24,
+                   1 + 3 * 2 ** -24, 1e300)
+_FLOAT_HUGE = ((1 << 53) + 1, -(1 << 53) - 1, (1 << 53) + 2, 1 << 63, 1 << 64, 10 ** 30, 10 ** 400, -(10 ** 400))
+_FLOAT_WRONG = ("0.5", "nan", "inf", "0x3FE0000000000000", True, False, (1 << 53) + 1, None, [0.5], b"0.5", "")
 _TEXT_FORMS = ("{v}\x00", "\x00{v}", "{v}\ud800", "\udfff", "{v}\n", "x\nkernel evil\naot yes", "{v}\t", "{v}\x7f",
                "{v}\x85", "\x01cpe-unrepresentable-pipeline\x01", "\x01cpe-unrepresentable-dtype\x01", "{V}",
                "{v} ", " {v}", "", "é{v}", "{v}\u200b", "{v}" * 40, "a" * 300, "{v}'", "{v}\\n", "{v};x=1",
@@ -52,10 +72,17 @@ _TEXT_FORMS = ("{v}\x00", "\x00{v}", "{v}\ud800", "\udfff", "{v}\n", "x\nkernel 
 _UNKNOWN_KEYS = ("bogus", "Dtype", "tile", "split_K", "", "dtype ", "x\ny", 5, None, ("dtype",), "\ud800")
 
 
+#: family -> extra ``(spec, arch, flavors)`` seeds (module docstring).
+EXTRA_BASES = {
+    "ir_core": tuple(({"kernel": "float_field", "value": v}, "gfx1250", ("llvm20", "llvm22", "llvm23"))
+                     for v in (0.5, -0.0, 5e-324, 3.4028235e38)),
+}
+
+
 @dataclass(frozen=True)
 class FieldInfo:
-    """One spec field: name, kind (int | str | bool), default, the values the
-    family's configs use for it."""
+    """One spec field: name, kind (int | str | bool | float), default, the
+    values the family's configs use for it."""
 
     name: str
     kind: str
@@ -76,6 +103,8 @@ class FamilyInfo:
 def _kind(default) -> str:
     if isinstance(default, bool):
         return "bool"
+    if isinstance(default, float):
+        return "float"
     if isinstance(default, int):
         return "int"
     return "str"
@@ -88,7 +117,7 @@ def family_info(family: str) -> FamilyInfo:
 
     fams = {f.name: f for f in load_families()}
     configs = fams[family].configs if family in fams else ()
-    bases = tuple((dict(c.spec), c.arch, tuple(c.flavors)) for c in configs)
+    bases = tuple((dict(c.spec), c.arch, tuple(c.flavors)) for c in configs) + EXTRA_BASES.get(family, ())
     fields = []
     for name, default in python_engine.spec_fields(family):
         seen = {default}
@@ -117,6 +146,12 @@ def _boundary(rng: random.Random, f: FieldInfo):
         return rng.choice(_INT_BOUNDARY)
     if f.kind == "bool":
         return rng.choice((True, False))
+    if f.kind == "float":
+        nums = [v for v in f.seen if type(v) in (int, float)]
+        if nums and rng.random() < 0.3:
+            v = float(rng.choice(nums))
+            return rng.choice((-v, v / 2, v * 2, v * 3))
+        return rng.choice(_FLOAT_BOUNDARY)
     strs = [v for v in f.seen if isinstance(v, str)]
     return rng.choice(strs) if strs and rng.random() < 0.7 else rng.choice(("", None, "default", "none"))
 
@@ -135,11 +170,13 @@ def mutate_value(rng: random.Random, f: FieldInfo, category: str):
     if category == "boundary":
         return _boundary(rng, f)
     if category == "huge":
-        return rng.choice(_INT_HUGE)
+        return rng.choice(_FLOAT_HUGE if f.kind == "float" else _INT_HUGE)
     if category == "wrong_type":
-        return rng.choice(_WRONG)
+        return rng.choice(_FLOAT_WRONG if f.kind == "float" and rng.random() < 0.7 else _WRONG)
     if category == "subclass":
         v = rng.choice(f.seen)
+        if f.kind == "float":
+            return LyingFloat(rng.choice((float(v), -0.0, 5e-324, float("inf"), float_from_bits(0x7FF0000000000001))))
         if type(v) is int:
             return LyingInt(v)
         if isinstance(v, str):

@@ -18,7 +18,7 @@ TEMPLATE = '''"""parity fuzz reproducer: {verdict} in family {family}.
 {detail}
 Found by `parity fuzz --seed {seed}` (spec #{index}), shrunk. Run: python {name}
 """
-from parity.fuzz.values import LyingInt, LyingStr  # noqa: F401 (used by SPEC)
+from parity.fuzz.values import LyingFloat, LyingInt, LyingStr, float_from_bits  # noqa: F401 (used by SPEC)
 
 FAMILY = {family_r}
 SPEC = {spec}

@@ -4,8 +4,8 @@ worker).
 
 A candidate is kept when it gives the same verdict as the original. Passes,
 repeated until nothing shrinks or ``budget`` tries are spent: drop a key;
-replace a value by the field's default, by its exact built-in value (an int
-or str subclass), by a shorter string (halves, then single characters that
+replace a value by the field's default, by its exact built-in value (an int,
+float or str subclass), by a shorter string (halves, then single characters that
 still fail) or a smaller int (0, 1, halving towards 0); arch ``gfx1250`` and
 flavor ``llvm23``.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .values import LyingInt, LyingStr
+from .values import LyingFloat, LyingInt, LyingStr
 
 
 def _simpler_values(v, default) -> list:
@@ -22,6 +22,8 @@ def _simpler_values(v, default) -> list:
         out.append(default)
     if isinstance(v, LyingInt):
         out.append(int.__int__(v))
+    if isinstance(v, LyingFloat):
+        out.append(float.__float__(v))
     if isinstance(v, LyingStr):
         out.append(str.__str__(v))
     if isinstance(v, str) and len(v) > 1:

@@ -1,7 +1,20 @@
-"""Odd values the fuzzer puts into specs: int and str subclasses that format
-themselves differently from their value. Module-level classes, so they
-pickle across the worker pool and a reproducer file can import them."""
+"""Odd values the fuzzer puts into specs: int, float and str subclasses that
+format themselves differently from their value, and floats of given bits (NaN
+payloads). Module-level classes, so they pickle across the worker pool and a
+reproducer file can import them."""
 from __future__ import annotations
+
+import struct
+
+
+def float_from_bits(bits: int) -> float:
+    """The float whose IEEE-754 binary64 bits are ``bits`` (NaN payloads kept)."""
+    return struct.unpack("<d", struct.pack("<Q", bits))[0]
+
+
+def float_bits(v: float) -> int:
+    """The IEEE-754 binary64 bits of ``v`` (read as the plain float)."""
+    return struct.unpack("<Q", struct.pack("<d", float.__float__(v)))[0]
 
 
 class LyingInt(int):
@@ -24,6 +37,27 @@ class LyingInt(int):
         return 7
 
 
+class LyingFloat(float):
+    """A float whose ``str``/``format``/``repr``/``float`` give other text or
+    another value than its bits (an engine that formats it, or calls its
+    ``__float__``, prints ``abc`` or 7.0)."""
+
+    def __str__(self) -> str:
+        return "abc"
+
+    def __format__(self, spec: str) -> str:
+        return "abc"
+
+    def __repr__(self) -> str:
+        return f"LyingFloat(float_from_bits(0x{float_bits(self):016X}))"
+
+    def __float__(self) -> float:
+        return 7.0
+
+    def hex(self) -> str:
+        return "abc"
+
+
 class LyingStr(str):
     """A str whose ``str``/``format`` give other text than its characters."""
 
@@ -39,7 +73,10 @@ class LyingStr(str):
 
 def code_repr(v) -> str:
     """Python source that rebuilds ``v`` (dict, list, tuple, str, int, bool,
-    float, bytes, None and the classes above), for reproducer files."""
+    float, bytes, None and the classes above), for reproducer files. A NaN is
+    rebuilt from its bits (its payload kept)."""
+    if isinstance(v, LyingFloat):
+        return f"LyingFloat(float_from_bits(0x{float_bits(v):016X}))"
     if isinstance(v, LyingInt):
         return f"LyingInt({int.__repr__(v)})"
     if isinstance(v, LyingStr):
@@ -51,7 +88,7 @@ def code_repr(v) -> str:
     if isinstance(v, tuple):
         return "(" + "".join(code_repr(x) + ", " for x in v) + ")"
     if isinstance(v, float) and v != v:
-        return "float('nan')"
+        return f"float_from_bits(0x{float_bits(v):016X})"
     if isinstance(v, float) and v in (float("inf"), float("-inf")):
         return f"float('{v}')"
     if v is None or isinstance(v, (bool, int, float, str, bytes)):

@@ -221,6 +221,17 @@ def ir_core_cases(spec: dict, arch: str) -> list:
         want = mix.astype(np.float32)
         return [Case("casts", kern, {"in": x, "out": np.zeros(t, np.float32)},
                      [Launch("k", (1, 1, cz), t, {"in": Buf("in"), "out": Buf("out")})], _exact("out", want))]
+    if kind == "float_field":
+        # value as float32 (numpy's RNE cast; overflow to inf) at byte 0, as
+        # float64 at byte 8; bytes 4..7 untouched.
+        x = float(spec["value"])
+        with np.errstate(over="ignore"):
+            f32 = np.array([x], np.float32)
+        want = np.full(16, 0xA5, np.uint8)
+        want[0:4] = f32.view(np.uint8)
+        want[8:16] = np.array([x], np.float64).view(np.uint8)
+        return [Case("value", kern, {"out": np.full(16, 0xA5, np.uint8)},
+                     [Launch("k", (1, 1, cz), t, {"out": Buf("out")})], _exact("out", want))]
     if kind == "workgroup_ids":
         # Wave 0 of each workgroup stores its linear id (z*ny + y)*nx + x.
         nx, ny, nz = (3, 2, 2) if not cl else (2, 1, cl)

@@ -2,21 +2,27 @@
 
 A family declares its fields once, as data: ``Field(name, kind, default)`` in
 spec order. ``kind`` is ``int``, ``str`` (may be None: "null", which the
-family rules then reject by name) or ``bool``. Type errors are found here, in
+family rules then reject by name), ``bool`` or ``float`` (a C ``double``: a
+float, or an int of magnitude at most 2**53, which becomes the float of the
+same value; NaN and infinities pass, the family rules decide). Type errors are found here, in
 field order, before any family rule; the C++ engine's binding checks the same
 kinds in the same order with the same text.
 
 Values are normalised to their exact built-in type before any rule sees them
-(an ``int`` or ``str`` subclass with its own ``__str__``/``__format__`` is
+(an ``int``, ``float`` or ``str`` subclass with its own ``__str__``/``__format__`` is
 read as the plain value, so it cannot change a kernel name), and a string
 must be printable text: no C0/C1 control character (so no NUL, newline or
 tab), no DEL and no lone surrogate -- a string that cannot cross the C
 boundary, or could forge a line of a text output, is refused up front with
 :func:`text_reason` (the C++ engine checks the same bytes for C callers).
+
+A float value is printed (reasons, kernel names) only as :func:`float_text`:
+``0x`` and the 16 upper-case hex digits of its binary64 bits (docs/ir_text.md).
 """
 from __future__ import annotations
 
 import re
+import struct
 from dataclasses import dataclass
 
 
@@ -30,7 +36,7 @@ class SpecRejected(Exception):
 
 @dataclass(frozen=True)
 class Field:
-    """One spec field: ``name``, ``kind`` (``int``, ``str`` or ``bool``) and default."""
+    """One spec field: ``name``, ``kind`` (``int``, ``str``, ``bool`` or ``float``) and default."""
 
     name: str
     kind: str
@@ -55,13 +61,29 @@ def text_reason(what: str) -> str:
 
 def exact(value):
     """``value`` as its exact built-in type: an int subclass becomes the int
-    of the same value, a str subclass the str of the same characters (their
-    own ``__str__``, ``__format__`` or ``__int__`` are never called)."""
+    of the same value, a float subclass the float of the same bits, a str
+    subclass the str of the same characters (their own ``__str__``,
+    ``__format__``, ``__int__``, ``__float__`` or ``__repr__`` are never called)."""
     if type(value) is not int and isinstance(value, int) and not isinstance(value, bool):
         return int.__int__(value)
+    if type(value) is not float and isinstance(value, float):
+        return float.__float__(value)
     if type(value) is not str and isinstance(value, str):
         return str.__str__(value)
     return value
+
+
+#: The largest magnitude of an int a float field takes (every int up to it is a double exactly).
+FLOAT_INT_LIMIT = 1 << 53
+
+
+def float_text(value: float) -> str:
+    """The one text form of a float field value (reasons, kernel names):
+    ``0x`` + the 16 upper-case hex digits of its IEEE-754 binary64 bits, so
+    -0.0, subnormals and NaN payloads keep their bits (the IR's double
+    constant form, except that a NaN is not canonicalised). Never repr, %g or
+    the locale (same text in the C++ engine, spec/fields.h ``float_text``)."""
+    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", value))[0]
 
 
 def type_reason(f: Field, value) -> str | None:
@@ -79,7 +101,20 @@ def type_reason(f: Field, value) -> str | None:
     elif f.kind == "bool":
         if not isinstance(value, bool):
             return f"spec field '{f.name}' must be true or false"
+    elif f.kind == "float":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return f"spec field '{f.name}' must be a number"
+        if isinstance(value, int) and not -FLOAT_INT_LIMIT <= value <= FLOAT_INT_LIMIT:
+            return f"spec field '{f.name}' is an integer beyond 2**53 (not exactly a double)"
     return None
+
+
+def convert(f: Field, value):
+    """``value`` (of ``f.kind``, checked by :func:`type_reason`) as the engine
+    holds it: an int in a float field becomes the float of the same value."""
+    if f.kind == "float" and type(value) is int:
+        return float(value)
+    return value
 
 
 def unknown_field_reason(family: str, key) -> str:
@@ -130,5 +165,5 @@ def normalize(family: str, fields: tuple, spec) -> dict:
         r = type_reason(f, v)
         if r:
             raise SpecRejected(r)
-        out[f.name] = v
+        out[f.name] = convert(f, v)
     return out

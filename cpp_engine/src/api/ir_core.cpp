@@ -27,6 +27,7 @@ Fam::Spec to_cpp(const cpe_ir_core_spec *spec) {
     s.kernel = api::str_field(spec->kernel, "kernel");
     s.threads = spec->threads;
     s.cluster = spec->cluster;
+    s.value = spec->value;
     return s;
 }
 
@@ -40,6 +41,7 @@ cpe_ir_core_spec cpe_ir_core_spec_default(void) {
     s.kernel = d.kernel->c_str();
     s.threads = d.threads;
     s.cluster = d.cluster;
+    s.value = d.value;
     return s;
 }
 

@@ -31,6 +31,7 @@ std::string fields_text(const std::vector<spec::Field> &fields) {
             case spec::FieldKind::Int: out += 'i'; break;
             case spec::FieldKind::Str: out += 's'; break;
             case spec::FieldKind::Bool: out += 'b'; break;
+            case spec::FieldKind::Float: out += 'f'; break;
         }
     }
     return out;

@@ -25,6 +25,7 @@ const std::vector<spec::Field> &fields() {
         {"kernel", spec::FieldKind::Str},
         {"threads", spec::FieldKind::Int},
         {"cluster", spec::FieldKind::Int},
+        {"value", spec::FieldKind::Float},
     };
     return f;
 }
@@ -34,6 +35,11 @@ const std::vector<std::string> &kernels() {
         "constants_f32", "constants_f16", "constants_bf16", "constants_int", "buffer_copy",
         "lds_barrier",   "loop_phi",      "vector_ops",     "casts",         "workgroup_ids",
     };
+    return k;
+}
+
+const std::vector<std::string> &unlisted_kernels() {
+    static const std::vector<std::string> k{"float_field"};
     return k;
 }
 
@@ -91,6 +97,17 @@ void constants_int(IRBuilder &b, const IrCoreSpec &) {
     }
     const Value p = b.gep(i8(), out, {ci64(off)}, "p");
     b.store(const_float(double_(), 0.1), p, 1);
+    b.ret_void();
+}
+
+// `value` as a float (rounded like every float constant) at byte 0 and as a
+// double at byte 8 of `out`.
+void float_field(IRBuilder &b, const IrCoreSpec &spec) {
+    const Value out = b.fn().param("out");
+    const Value p0 = b.gep(i8(), out, {ci64(0)}, "p");
+    b.store(const_float(float_(), spec.value), p0, 4);
+    const Value p8 = b.gep(i8(), out, {ci64(8)}, "p");
+    b.store(const_float(double_(), spec.value), p8, 8);
     b.ret_void();
 }
 
@@ -265,6 +282,7 @@ const std::map<std::string, KernelDef> &defs() {
         {"casts", {io, casts}},
         {"workgroup_ids",
          {[] { return std::vector<Param>{out_ptr("out"), scalar("nx"), scalar("ny")}; }, workgroup_ids}},
+        {"float_field", {out_only, float_field}},
     };
     return d;
 }
@@ -274,7 +292,9 @@ const std::map<std::string, KernelDef> &defs() {
 std::optional<std::string> validate(const IrCoreSpec &spec, const targets::Arch &arch,
                                     const targets::Flavor &flavor) {
     const auto &ks = kernels();
-    if (!spec.kernel || std::find(ks.begin(), ks.end(), *spec.kernel) == ks.end())
+    const auto &uk = unlisted_kernels();
+    if (!spec.kernel || (std::find(ks.begin(), ks.end(), *spec.kernel) == ks.end() &&
+                         std::find(uk.begin(), uk.end(), *spec.kernel) == uk.end()))
         return "kernel must be one of " + join(ks, ", ") + ", got " + spec::show(spec.kernel);
     const int64_t t = spec.threads;
     const int64_t w = arch.wave_size;
@@ -284,12 +304,16 @@ std::optional<std::string> validate(const IrCoreSpec &spec, const targets::Arch 
     if (c < 0 || c > 16) return "cluster must be 0 (off) or 1..16, got " + dec(c);
     if (c && !flavor.clusters) return std::string("amdgpu-cluster-dims requires flavor llvm23");
     if (c && !arch.clusters) return std::string("amdgpu-cluster-dims requires arch gfx1250");
+    if (std::isnan(spec.value))
+        return "value must not be NaN (the IR prints every NaN as the canonical NaN), got " +
+               spec::float_text(spec.value);
     return std::nullopt;
 }
 
 std::string kernel_name(const IrCoreSpec &spec) {
     std::string name = "ir_core_" + spec.kernel.value() + "_t" + dec(spec.threads);
     if (spec.cluster) name += "_c" + dec(spec.cluster);
+    if (*spec.kernel == "float_field") name += "_v" + spec::float_text(spec.value);
     return name;
 }
 

@@ -2,6 +2,7 @@
 #include "spec/fields.h"
 
 #include <cstdint>
+#include <cstring>
 
 namespace cpe::spec {
 
@@ -46,5 +47,18 @@ std::string text_reason(const std::string &what) {
 }
 
 std::string show(const std::optional<std::string> &v) { return v ? "'" + *v + "'" : "null"; }
+
+std::string float_text(double v) {
+    static const char kDigits[] = "0123456789ABCDEF";
+    uint64_t bits;
+    static_assert(sizeof bits == sizeof v, "double is not 64 bits");
+    std::memcpy(&bits, &v, sizeof bits);
+    std::string s = "0x0000000000000000";
+    for (size_t i = s.size(); i > 2; --i) {
+        s[i - 1] = kDigits[bits & 0xF];
+        bits >>= 4;
+    }
+    return s;
+}
 
 }  // namespace cpe::spec

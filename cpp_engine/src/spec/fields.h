@@ -2,8 +2,10 @@
 // Spec fields and the common front of validation, shared by every family: the
 // bottom layer (includes nothing of src/).
 //
-// A family declares its fields once, in spec order: name and kind (int, str
-// or bool). Kind errors and unknown fields are found by the Python binding
+// A family declares its fields once, in spec order: name and kind (int, str,
+// bool or float: a C double; the binding turns an int of magnitude at most
+// 2**53 into the double of the same value; NaN and infinities reach the family
+// rules). Kind errors and unknown fields are found by the Python binding
 // (cpp_engine/_binding.py) before a spec reaches C++, because a C struct
 // cannot hold a value of the wrong kind; a C caller fills the struct starting
 // from its `*_default()` constructor. A str field may be null (NULL in C,
@@ -28,7 +30,7 @@ public:
     std::string reason() const { return what(); }
 };
 
-enum class FieldKind { Int, Str, Bool };
+enum class FieldKind { Int, Str, Bool, Float };
 
 // One spec field: name and kind (the default lives in the family's spec struct).
 struct Field {
@@ -47,5 +49,13 @@ std::string text_reason(const std::string &what);
 
 // Text of a str field value in a reason: `'value'`, or `null` for no value.
 std::string show(const std::optional<std::string> &v);
+
+// The one text form of a float field value (reasons, kernel names): `0x` + the
+// 16 upper-case hex digits of its IEEE-754 binary64 bits, so -0.0, subnormals
+// and NaN payloads keep their bits (the IR's double constant form, except that
+// a NaN is not canonicalised; docs/ir_text.md). Bits by memcpy, digits by
+// hand: no printf, no iostream, no locale. Same text as
+// python_engine/spec/fields.py `float_text`.
+std::string float_text(double v);
 
 }  // namespace cpe::spec
