@@ -91,10 +91,10 @@ def _spellable(default) -> bool:
 
 def starting_fields(mod, kind: str) -> tuple[tuple, str]:
     """The template's fields ``((name, kind, default), ...)`` or the minimal list, and why."""
-    fields = tuple((f.name, f.kind, f.default) for f in mod.FIELDS)
+    fields = tuple((f.name, f.kind, f.default) for f in mod.FIELDS if f.kind in ("int", "str"))
     names = [f[0] for f in fields]
-    if any(k not in ("int", "str") for _, k, _ in fields):
-        return MINIMAL_FIELDS, "its field kinds are not all int and str"
+    if not fields:
+        return MINIMAL_FIELDS, "it has no int or str field"
     if any(not _spellable(d) for _, _, d in fields):
         return MINIMAL_FIELDS, "a default is null, not plain ASCII text or not a 32-bit integer"
     if kind == "ir" and ("threads", "int") not in [(n, k) for n, k, _ in fields]:
@@ -677,7 +677,10 @@ def plan(root: Path, name: str, like: str) -> Plan:
     ours = {prefix, *(prefix + s for s in ("_spec", "_spec_default", "_validate", "_lower"))}
     defs = Path(root / "cpp_engine/include/cpp_engine/families.def").read_text(encoding="utf-8")
     prefixes = set(re.findall(r"^CPE_FAMILY\(\w+, (\w+), ", defs, re.M))
-    clash = sorted(ours & ids) or sorted(p for p in prefixes if p == prefix)
+    # cpe_NAME_* must be the family's own namespace of C names: `family` would share
+    # cpe_family_count & co. (the registry API), so it is refused like an exact clash.
+    clash = (sorted(ours & ids) or sorted(p for p in prefixes if p == prefix)
+             or sorted(i for i in ids if i.startswith(prefix + "_")))
     if clash:
         raise ScaffoldError(f"family name {name!r} clashes with the C identifier {clash[0]} "
                             "(cpp_engine/include/cpp_engine); pick another name")
@@ -685,8 +688,13 @@ def plan(root: Path, name: str, like: str) -> Plan:
     kind = "text" if fam is not None and fam.output == "text" else "ir"
     layer = "kernels" if kind == "ir" else "families"
     fields, why = starting_fields(BY_NAME[like], kind)
+    dropped = [f"{f.name} ({f.kind})" for f in BY_NAME[like].FIELDS if f.kind not in ("int", "str")]
     origin = (f"the spec fields are {like}'s" if not why
               else f"the minimal spec (`threads` int 256: {like}'s fields do not fit, {why})")
+    if dropped and not why:
+        # The templates write int and str fields; a bool or float field is added by hand
+        # (docs/contributing.md, "Spec fields").
+        origin += f" (its int and str fields; not copied: {', '.join(dropped)})"
     py = render_python(name, like, kind, fields, origin.replace("`", "``"))
     h, cpp = render_cxx(name, like, kind, fields, origin)
     ch, api = render_c_api(name, kind, fields)

@@ -42,7 +42,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...] | None, int, str], ...] = (
     ("api", None, 8, "api"),
 )
 FOLDERS = frozenset(folder for folder, _, _, _ in LAYERS)
-INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
+# Quoted and angle-bracket includes: the build puts cpp_engine/src on the include
+# path, so `#include <kernels/common.h>` reaches a src header too.
+INCLUDE = re.compile(r'^\s*#\s*include\s*(?:"([^"]+)"|<([^>]+)>)')
 
 
 def layer_of(rel: str) -> tuple[int, str] | None:
@@ -111,7 +113,15 @@ def check(src: Path, shown: str) -> tuple[list[str], int, int]:
             m = INCLUDE.match(line)
             if not m:
                 continue
-            inc = os.path.normpath(m.group(1)).replace(os.sep, "/")
+            raw = m.group(1) or m.group(2)
+            if raw.startswith("."):  # relative to the including file ("../kernels/common.h")
+                joined = os.path.normpath(os.path.join(os.path.dirname(rel), raw)).replace(os.sep, "/")
+                if joined.startswith("../"):
+                    problems.append(f"{where}:{lineno}: includes {raw}, which leaves {shown}")
+                    continue
+                inc = joined
+            else:
+                inc = os.path.normpath(raw).replace(os.sep, "/")
             if inc not in known:
                 if inc.split("/", 1)[0] in FOLDERS:
                     problems.append(f"{where}:{lineno}: includes {inc}, which is not a file under {shown}")

@@ -88,3 +88,21 @@ def test_stale_include_path(tmp_path):
     assert r.stdout.splitlines() == [
         f"{src}/policy/fold.cpp:{line}: includes kernels/spec.h, which is not a file under {src}"
     ]
+
+
+def test_relative_and_angle_bracket_back_arrows_fail(tmp_path):
+    """`#include "../kernels/common.h"` and `#include <kernels/common.h>` compile
+    (cpp_engine/src is on the include path) and are back-arrows like any other."""
+    src = copy_src(tmp_path)
+    path = src / "targets" / "arch.cpp"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    last = max(i for i, line in enumerate(lines) if line.startswith("#include"))
+    lines[last + 1:last + 1] = ['#include "../kernels/common.h"\n', "#include <kernels/common.h>\n",
+                                '#include "../../outside.h"\n']
+    path.write_text("".join(lines), encoding="utf-8")
+    r = run(str(src))
+    assert r.returncode == 1
+    want = [f"{src}/targets/arch.cpp:{last + 2}: includes kernels/common.h (layer 5 kernels) from layer 3 targets",
+            f"{src}/targets/arch.cpp:{last + 3}: includes kernels/common.h (layer 5 kernels) from layer 3 targets",
+            f"{src}/targets/arch.cpp:{last + 4}: includes ../../outside.h, which leaves {src}"]
+    assert [ln for ln in r.stdout.splitlines() if "arch.cpp" in ln] == want

@@ -167,6 +167,7 @@ def test_the_include_layers_stay_clean(copy):
     (["common", "--like", "ir_core"], "exists"),            # python_engine/kernels/common.py
     (["reduce", "--like", "ir_core"], "clashes with the C identifier cpe_reduce"),
     (["output", "--like", "ir_core"], "clashes with the C identifier cpe_output"),
+    (["family", "--like", "ir_core"], "clashes with the C identifier cpe_family_count"),
     (["delete", "--like", "ir_core"], "reserved"),
     (["fresh", "--like", "nope"], "--like 'nope' is not a family"),
 ])

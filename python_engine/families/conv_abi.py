@@ -1,6 +1,7 @@
 """Family ``conv_abi``: the convolution kernels' argument lists as text
 (DESIGN §4), so both engines' argument order, types and attributes compare
 byte for byte and sit in a golden shard like any kernel.
+Twin: cpp_engine/src/families/conv_abi.{h,cpp}.
 
 The argument lists themselves are data in :mod:`.conv_abi` (``args``,
 ``params``, ``text``); this module is the family wrapper: spec fields, rules

@@ -1,4 +1,5 @@
 """IRBuilder: appends instructions to the current block of a function.
+Twin: cpp_engine/src/ir/builder.{h,cpp}.
 
 Each method formats its instruction at call time, taking the next name from the
 function counter, so the order of builder calls decides the printed bytes.

@@ -1,4 +1,5 @@
 """Constant text forms (DESIGN §2).
+Twin: cpp_engine/src/ir/constants.{h,cpp}.
 
 Integers print in decimal; ``float`` and ``double`` as ``0x`` plus the 16 hex
 digits (upper case) of the value widened to IEEE double; ``half`` as ``0xH``

@@ -1,4 +1,5 @@
 """Functions, parameters, basic blocks, instructions, and the module.
+Twin: cpp_engine/src/ir/function.{h,cpp}.
 
 Names: every register and block label inside a function is ``hint`` followed
 by the function's one counter (``%acc12``, ``loop3``), given when the builder

@@ -1,4 +1,5 @@
 """The LLVM text printer (DESIGN §2).
+Twin: cpp_engine/src/ir/printer.{h,cpp}.
 
 Section order: header (datalayout, target triple), LDS globals, intrinsic
 declarations (table order), the kernel ``define``, attribute groups, metadata;

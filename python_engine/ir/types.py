@@ -1,4 +1,5 @@
 """LLVM IR types used by the engines (DESIGN §2).
+Twin: cpp_engine/src/ir/types.{h,cpp}.
 
 A type is an immutable value with its printed text. Scalar types are module
 constants; vector and pointer types are built by :func:`vec` and :func:`ptr`

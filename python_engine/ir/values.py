@@ -1,4 +1,5 @@
 """Values: SSA registers, parameters, constants and globals.
+Twin: cpp_engine/src/ir/values.{h,cpp}.
 
 A value is its type plus the text that names it in an operand (``%acc12``,
 ``0x3FF0000000000000``, ``@lds_a``). Constants are built by the helpers below,

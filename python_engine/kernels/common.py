@@ -1,4 +1,4 @@
-"""Helpers shared by kernel families: module creation, kernel attributes, params."""
+"""Helpers shared by kernel families: module creation, kernel attributes, params. Twin: cpp_engine/src/kernels/common.{h,cpp}."""
 from __future__ import annotations
 
 from ..ir import types as T

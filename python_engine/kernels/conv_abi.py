@@ -1,6 +1,7 @@
 """The convolution kernel argument lists, defined once as data (DESIGN §4,
 family ``conv_abi``): one list per variant, printed as text so both engines'
 argument order, types and attributes compare byte for byte.
+Twin: cpp_engine/src/kernels/conv_abi.{h,cpp}.
 
 Variants:
 - ``plain``: the forward kernel with ``split_k == 1``.

@@ -1,4 +1,5 @@
 """Family ``conv_fwd_split_k_reduce``: Stage 2 of two-stage split-K.
+Twin: cpp_engine/src/kernels/conv_fwd_split_k_reduce.{h,cpp}.
 
 Folds the fp32 partial slabs ``ws[ks_count][M][K]`` (contiguous, fp32) written
 by the forward kernel into ``D[M][K]`` (bf16 or fp16):

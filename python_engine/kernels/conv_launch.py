@@ -2,7 +2,8 @@
 one split-K degree, for a spec whose ``split_k`` is explicit (docs/conv_launch.md).
 The family ``conv_launch`` (families/conv_launch.py) resolves ``split_k = -1``
 through the policy first, then calls :func:`validate`, :func:`kernel_name`
-and :func:`plan_text` here. Twin: cpp_engine/src/kernels/conv_launch.cpp.
+and :func:`plan_text` here.
+Twin: cpp_engine/src/kernels/conv_launch.{h,cpp}.
 
 The spec is one flat record, fields in this fixed order: every
 ``ImplicitGemmConvSpec`` field (the binary, :data:`conv_implicit_gemm.FIELDS`),

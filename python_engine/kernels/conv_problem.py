@@ -1,5 +1,6 @@
 """The forward 2-D convolution problem (DESIGN §4): extents, derived sizes and
 the problem block of kernel argument values.
+Twin: cpp_engine/src/kernels/conv_problem.{h,cpp}.
 
 Layouts: input NHWC, weights KYXC (per group ``[kpg][Y][X][cpg]``), output
 NHWK, ``G`` groups packed in the channel dimension (``C = G*cpg``,

@@ -1,5 +1,6 @@
 """Family ``ir_core``: small kernels that between them exercise every printer
 rule of DESIGN §2 and every flavor-dependent line of §3.
+Twin: cpp_engine/src/kernels/ir_core.{h,cpp}.
 
 Spec fields (in order): ``kernel`` (one of :data:`KERNELS` or :data:`UNLISTED_KERNELS`), ``threads``
 (work-group size, a multiple of the arch wave size, at most 1024), ``cluster``

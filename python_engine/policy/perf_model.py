@@ -1,7 +1,8 @@
 """The perf model: a gfx1250 roofline that predicts the time of a forward
 convolution for every admitted candidate (tile x split-K degree x binary) and
 selects the fastest (docs/perf_model.md; ties: less L2 traffic, fewer
-workgroups, then candidate order). Twin: cpp_engine/src/policy/perf_model.{h,cpp}.
+workgroups, then candidate order).
+Twin: cpp_engine/src/policy/perf_model.{h,cpp}.
 
 Integer arithmetic only (cycles, bytes, picoseconds; every division rounds up
 with :func:`_ceil`), so both engines print the same numbers. The constants are

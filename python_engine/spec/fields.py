@@ -1,4 +1,5 @@
 """Spec fields and the common front of validation, shared by every family.
+Twin: cpp_engine/src/spec/fields.{h,cpp}.
 
 A family declares its fields once, as data: ``Field(name, kind, default)`` in
 spec order. ``kind`` is ``int``, ``str`` (may be None: "null", which the

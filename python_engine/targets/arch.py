@@ -1,4 +1,5 @@
 """The arch table: the GPU targets the engines know.
+Twin: cpp_engine/src/targets/arch.{h,cpp}.
 
 Only gfx1250 has the kernels of this project; the others are known so that a
 request for them is rejected with a reason rather than an unknown-arch error.

@@ -1,4 +1,5 @@
 """The flavor table (DESIGN §3): one row per LLVM toolchain generation.
+Twin: cpp_engine/src/targets/flavors.{h,cpp}.
 
 Facts and their sources:
 - datalayout strings: LLVM ``AMDGPUTargetMachine.cpp`` (computeDataLayout).

@@ -1,5 +1,6 @@
 """The intrinsic table: every intrinsic either engine may declare, keyed by a
 stable name, in the order the printer declares them (DESIGN §2).
+Twin: cpp_engine/src/targets/intrinsics.{h,cpp}.
 
 Each row is ``(key, name, return type, parameter types)``; a row may override
 those per flavor. Signatures follow LLVM ``IntrinsicsAMDGPU.td`` (and the

@@ -1,4 +1,5 @@
 // C API of family conv_implicit_gemm (include/cpp_engine/conv_implicit_gemm.h):
+// Twin: python_engine/api.py (the engine API that these C entry points give C callers).
 // converts the C spec and runs the shared validate/lower bodies of api/c_api.h.
 #include "cpp_engine/conv_implicit_gemm.h"
 

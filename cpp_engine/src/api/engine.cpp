@@ -1,4 +1,5 @@
 // C API: shared entry points of cpp_engine.h (version, tables, free).
+// Twin: python_engine/api.py (the engine API that these C entry points give C callers).
 #include <cstdlib>
 #include <stdexcept>
 #include <string>

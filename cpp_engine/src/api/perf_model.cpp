@@ -1,4 +1,5 @@
 // C API of family perf_model (include/cpp_engine/perf_model.h).
+// Twin: python_engine/api.py (the engine API that these C entry points give C callers).
 #include "cpp_engine/perf_model.h"
 
 #include <stdexcept>

@@ -1,4 +1,5 @@
 // C API of family split_k_policy and the AOT job grid
+// Twin: python_engine/api.py (the engine API that these C entry points give C callers).
 // (include/cpp_engine/split_k_policy.h).
 #include "cpp_engine/split_k_policy.h"
 

@@ -1,4 +1,5 @@
 // SHA-256 (FIPS 180-4), straightforward one-shot implementation.
+// No Python twin (a twin-less helper): the Python engine uses hashlib.sha256.
 #include "policy/sha256.h"
 
 #include <cstdint>

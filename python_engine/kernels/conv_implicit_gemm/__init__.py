@@ -1,5 +1,6 @@
 """Family ``conv_implicit_gemm``: the forward implicit-GEMM convolution on gfx1250
 (WMMA 16x16x32, wave32), plain, two-stage split-K (Stage 1) and cluster split-K.
+Twin: cpp_engine/src/kernels/conv_implicit_gemm.h (the family header).
 
 The family surface (twin: cpp_engine/src/kernels/conv_implicit_gemm.h, the
 family header). docs/conv_implicit_gemm.md is the full description (the C++
