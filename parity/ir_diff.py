@@ -31,9 +31,12 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from parity.config import CANONICAL_FLAVORS, ConfigError
+from parity.cli_common import parse_only, select_configs
+from parity.config import CANONICAL_FLAVORS, ConfigError, load_families
 from parity.pool import PoolError, WorkerPool
+from parity.project import ProjectError, find_project_root
 from parity.ref_tree import BaseError, lower_at_ref, resolve_ref
+from parity.report import canonical_flavor, check_writable, die, split_csv, write_json
 
 LIST_LIMIT = 8  # configs named per hunk / per added-removed line before "... and N more"
 
@@ -280,10 +283,6 @@ def diff_base(ref: str, families, flavors, *, root: Path, workers=None, timeout:
 
 
 def cmd_diff_base(args) -> int:
-    from parity.project import ProjectError, find_project_root
-    from parity.report import canonical_flavor, check_writable, die, split_csv, write_json
-    from parity.cli_common import parse_only, select_configs
-    from parity.config import load_families
     try:
         root = find_project_root()
         if root is None:

@@ -54,7 +54,7 @@ def binding():
     Raises ImportError when llvmlite is not installed."""
     global _llvm
     if _llvm is None:
-        import llvmlite.binding as llvm
+        import llvmlite.binding as llvm  # optional: the [verify] / [runtime] extras; loaded on first use
         llvm.initialize_all_targets()
         llvm.initialize_all_asmprinters()
         _llvm = llvm

@@ -44,6 +44,7 @@ from string import Template
 
 from parity.cli_common import EXIT_USAGE, ERROR_PREFIX
 from parity.config import load_families
+from parity.project import find_project_root
 from python_engine.families.registry import BY_NAME, FAMILIES  # debt: the scaffold reads the field kinds of the registry it extends
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
@@ -763,7 +764,6 @@ def report(root: Path, p: Plan) -> str:
 
 
 def cmd_new_family(args) -> int:
-    from parity.project import find_project_root
     root = find_project_root()
     if root is None:
         print(f"{ERROR_PREFIX}new-family: no splitk-parity checkout at or above {Path.cwd()}", file=sys.stderr)

@@ -59,6 +59,7 @@ class _Progress:
     def __init__(self, total: int, label: str, enabled: bool):
         self.bar = None
         if enabled:
+            # rich: only when a bar is drawn on a terminal
             from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                                        TimeRemainingColumn)
             from rich.console import Console  # rich: only when drawing on a terminal

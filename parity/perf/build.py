@@ -20,6 +20,10 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+import python_engine
+from parity import ir_diff
+from parity.ref_tree import lower_at_ref, resolve_ref
+
 ARCH = "gfx1250"
 
 
@@ -68,12 +72,10 @@ def with_defaults(family: str, spec: dict) -> dict:
     """``spec`` over the working tree's field defaults of ``family`` (the kernel's FIELDS), so
     tile fields a config leaves out are known (a base ref is read with today's defaults)."""
     try:
-        import importlib
-        mod = importlib.import_module(f"python_engine.kernels.{family}")
-        fields = mod.FIELDS
-    except (ImportError, AttributeError):
+        fields = python_engine.spec_fields(family)
+    except python_engine.SpecRejected:
         return dict(spec)
-    return {**{f.name: f.default for f in fields}, **spec}
+    return {**dict(fields), **spec}
 
 
 def config_specs(families) -> dict[str, dict]:
@@ -83,7 +85,6 @@ def config_specs(families) -> dict[str, dict]:
 
 def lower_working(families, flavor: str, *, workers: int, timeout: float) -> tuple[list[Unit], list[str]]:
     """The working tree's accepted configs of ``families`` at ``flavor`` (rejections left out)."""
-    from parity import ir_diff
     outs = ir_diff.lower_working(families, (flavor,), workers=workers, timeout=timeout)
     specs = config_specs(families)
     return _units(families, flavor, outs, {k: dict(v) for k, v in specs.items()})
@@ -95,7 +96,6 @@ def lower_base(ref: str, families, flavor: str, *, root: Path) -> tuple[str, lis
     (:func:`parity.ref_tree.lower_at_ref`, a ``units`` request). Pairing by spec means a
     config added after REF is still compared; a spec REF rejects is left out with a problem line.
     Raises :class:`parity.ref_tree.BaseError` for a bad ref or an engine that cannot be imported."""
-    from parity.ref_tree import lower_at_ref, resolve_ref
     commit = resolve_ref(root, ref)
     specs = config_specs(families)
     req_units = []
@@ -113,7 +113,7 @@ def lower_base(ref: str, families, flavor: str, *, root: Path) -> tuple[str, lis
 def compile_units(units: list[Unit], *, workers: int, on_result=None) -> dict[str, dict]:
     """``sha256@arch`` -> :func:`.compile_job.compile_asm`'s answer (``ok``, ``asm``, ``report`` = the
     ISA report) for every distinct (text, arch) of ``units``, on ``workers`` processes."""
-    from .compile_job import compile_all
+    from .compile_job import compile_all  # PyYAML ([verify] extra) via isa_report: off the CLI start-up
     todo: dict[str, Unit] = {}
     for u in units:
         todo.setdefault(u.sha256 + "@" + u.arch, u)

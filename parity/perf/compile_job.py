@@ -20,11 +20,12 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 
+from parity.llvm_compile import CompileError, compile_text
+
 
 def compile_asm(text: str, kernel: str, arch: str) -> dict:
     """``{"ok": True, "asm", "report"}`` (report: ISAReport.to_json()) or ``{"ok": False, "stage", "error"}``."""
-    from parity.llvm_compile import CompileError, compile_text
-    from parity.verify.isa_report import build_report
+    from parity.verify.isa_report import build_report  # PyYAML ([verify] extra): compile side only
     try:
         asm = compile_text(text, arch, "asm")
     except CompileError as exc:

@@ -38,6 +38,8 @@ import re
 
 import numpy as np
 
+from python_engine.kernels import conv_implicit_gemm as C  # debt: the conv kernel's fields and geometry
+
 from . import numerics as NU
 from .errors import SimError
 
@@ -125,7 +127,6 @@ def conv_bank_conflicts(spec: dict, arch: str = "gfx1250", problem: dict | None 
     (wave-instructions), ``phases`` and ``conflict_cycles`` (ints). Categories:
     :data:`CONV_CATEGORIES` (absent ones are zero). Raises ``SimError`` when the
     plan does not admit the problem."""
-    from python_engine.kernels import conv_implicit_gemm as C
     lowerer = lowerer or NU._Lowerer()
     full = {f.name: spec.get(f.name, f.default) for f in C.FIELDS}
     d = NU.conv_degree(full)

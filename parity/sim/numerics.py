@@ -27,7 +27,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+import python_engine
 from parity import reference as ref
+from parity.cli_common import (add_options, die, finish, jobs_of, note_outside_checkout, parse_only, progress,
+                               select_configs)
+from parity.config import ConfigError, load_families
+from parity.report import canonical_flavor
+from python_engine.kernels import conv_implicit_gemm as C  # debt: the conv kernel's geometry (tile classes)
+from python_engine.kernels.ir_core import FLOAT_VALUES, INT_VALUES, SUBNORMAL  # debt: ir_core's constant lists
 from parity.sim.errors import SimError
 from parity.sim.kernel import Kernel
 
@@ -144,7 +151,6 @@ def _exact(name: str, want: np.ndarray):
 
 
 def ir_core_cases(spec: dict, arch: str) -> list:
-    from python_engine.kernels.ir_core import FLOAT_VALUES, INT_VALUES, SUBNORMAL
     kind, t, cl = spec["kernel"], spec["threads"], spec["cluster"]
     kern = {"k": ("ir_core", spec, arch)}
     cz = cl or 1
@@ -369,7 +375,6 @@ def conv_cases(spec: dict, arch: str, lowerer=None, problems=None) -> list:
     Grid, block, cluster shape, ks, ks_count, workspace bytes and every argument
     come from the conv_launch plan of (spec, problem, degree); a problem the plan
     does not admit is a :class:`Skipped`, and a config no problem admits fails."""
-    from python_engine.kernels import conv_implicit_gemm as C
     lowerer = lowerer or _Lowerer()
     dt = spec.get("dtype", "bf16")
     full = {f.name: spec.get(f.name, f.default) for f in C.FIELDS}
@@ -541,9 +546,8 @@ def run_config(family: str, cfg_name: str, spec: dict, arch: str, lowerer=None) 
 def _with_defaults(family: str, spec: dict) -> dict:
     """``spec`` with the engine's defaults for missing fields (the kernels are
     lowered from the config's own spec; the plan needs every field)."""
-    import python_engine.api as api
     try:
-        fields = api.spec_fields(family)
+        fields = python_engine.spec_fields(family)
     except Exception:
         return dict(spec)
     return {**{n: d for n, d in fields}, **spec}
@@ -553,7 +557,6 @@ def accepted_configs(only=None, flavor: str = FLAVOR, families=None) -> list:
     """(family, config name, spec, arch) of every config expected to lower at
     ``flavor`` in every family that has a numerics plan. ``families``: the
     already selected families (``--only`` with FAMILY/NAME items), else all."""
-    from parity.config import load_families
     out = []
     for fam in (families if families is not None else load_families()):
         if fam.name not in PLANS or (only and fam.name not in only):
@@ -608,7 +611,6 @@ def run_all(only=None, jobs: int = 1, progress=None, families=None, select=None)
 # -- CLI ------------------------------------------------------------------------------------
 
 def add_command(sub) -> None:
-    from parity.cli_common import add_options
     p = sub.add_parser("numerics", help="run every accepted config through the CPU emulator against numpy")
     add_options(p, only="configs", flavor=True, flavor_default=FLAVOR, jobs=True, json=True,
                 timeout=False, engines=False)
@@ -617,9 +619,6 @@ def add_command(sub) -> None:
 
 
 def cmd_numerics(args) -> int:
-    from parity.cli_common import die, finish, jobs_of, note_outside_checkout, parse_only, progress, select_configs
-    from parity.config import ConfigError, load_families
-    from parity.report import canonical_flavor
     note_outside_checkout()
     try:
         if canonical_flavor(args.flavor) != FLAVOR:

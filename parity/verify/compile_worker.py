@@ -19,6 +19,7 @@ report), ``probe`` (intrinsic existence by wrong-signature declarations),
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import signal
@@ -32,6 +33,7 @@ from queue import Empty, Queue
 from typing import Any, Callable, Sequence
 
 from parity.llvm_compile import DEFAULT_TRIPLE, CompileError, one_line, parse_verify, target_machine
+from parity.verify.intrinsics_check import DeclError, parse_decl, right_signature_module, wrong_signature_modules
 
 DEFAULT_TIMEOUT = 120.0
 _WORKER_MAIN = "from parity.verify.compile_worker import serve; serve()"
@@ -58,7 +60,7 @@ def _parse_verify(text: str):
 
 
 def job_compile(job: dict) -> dict:
-    from parity.verify.isa_report import build_report
+    from parity.verify.isa_report import build_report  # PyYAML ([verify] extra): worker side only
 
     text, kernel, arch = job["text"], job["kernel"], job["arch"]
     m, err = _parse_verify(text)
@@ -78,7 +80,7 @@ def job_compile(job: dict) -> dict:
     rep = build_report(asm, kernel, arch, object_bytes=len(obj))
     desc = None
     if job.get("arch_row"):
-        from parity.verify.descriptor import check_descriptors
+        from parity.verify.descriptor import check_descriptors  # PyYAML via isa_report: worker side only
         desc = check_descriptors(asm, text, kernel, job["arch_row"]).to_json()
     out = {"ok": True, "report": rep.to_json(), "externals": externals, "descriptors": desc,
            "elf": obj[:4] == b"\x7fELF" and len(obj) > 18 and int.from_bytes(obj[18:20], "little") == 224}
@@ -88,8 +90,6 @@ def job_compile(job: dict) -> dict:
 
 
 def _probe_one(line: str, check_right: bool) -> dict:
-    from parity.verify.intrinsics_check import (DeclError, parse_decl, right_signature_module,
-                                                wrong_signature_modules)
     try:
         d = parse_decl(line)
     except DeclError as exc:
@@ -121,7 +121,6 @@ def job_probe(job: dict) -> dict:
 
 
 def job_tables(job: dict) -> dict:
-    import importlib
     try:
         E = importlib.import_module(job["module"])
     except BaseException as exc:  # noqa: BLE001
