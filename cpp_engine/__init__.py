@@ -7,9 +7,9 @@ include/cpp_engine/*.h, sources in src/); this package is its Python binding
 C/C++ programs that embed the engine (``find_package(cpp_engine CONFIG)``).
 """
 from ._binding import (ENGINE, FAMILIES, EngineError, Lowered, SpecRejected, aot_jobs_text, arch_table, cmake_prefix,
-                       flavor_table, intrinsic_table, kernel_name, library_path, lower, resolve_flavor,
-                       source_digest, spec_fields, validate, version)
+                       flavor_table, intrinsic_table, kernel_name, library_path, load_vector, lower,
+                       resolve_flavor, source_digest, spec_fields, validate, version)
 
 __all__ = ["ENGINE", "FAMILIES", "EngineError", "Lowered", "SpecRejected", "aot_jobs_text", "arch_table", "cmake_prefix",
-           "flavor_table", "intrinsic_table", "kernel_name", "library_path", "lower", "resolve_flavor",
+           "flavor_table", "intrinsic_table", "kernel_name", "library_path", "load_vector", "lower", "resolve_flavor",
            "source_digest", "spec_fields", "validate", "version"]

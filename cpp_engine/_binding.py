@@ -338,6 +338,22 @@ def kernel_name(family: str, spec: dict, arch: str, flavor: str) -> str:
     return lower(family, spec, arch, flavor).kernel
 
 
+#: The one reason :func:`load_vector` gives (the same text as python_engine/api.py).
+CPG_REASON = "cpg must be an integer in 1 .. 2**63-1 (channels per group)"
+
+
+def load_vector(cpg: int) -> int:
+    """The A/B load width in elements for ``cpg`` channels per group
+    (``cpe_conv_load_vector``; the rule of python_engine/api.py ``load_vector``).
+    Raises SpecRejected for a ``cpg`` that is not an integer in 1 .. 2**63-1."""
+    if isinstance(cpg, bool) or not isinstance(cpg, int):
+        raise SpecRejected(CPG_REASON)
+    cpg = int.__int__(cpg)
+    if not 1 <= cpg < (1 << 63):
+        raise SpecRejected(CPG_REASON)
+    return int(lib.cpe_conv_load_vector(cpg))
+
+
 def resolve_flavor(name: str) -> str:
     """Canonical flavor of ``name`` (``llvm24`` -> ``llvm23``); SpecRejected if unknown."""
     args = _Args()

@@ -5,7 +5,7 @@ Python engine's perf model directly (a debt: the C++ engine gives the same
 numbers as the ``perf_model`` family's text)."""
 from __future__ import annotations
 
-from python_engine.kernels import conv_implicit_gemm as CIG  # debt: the load-width rule
+import python_engine
 from python_engine.policy.fold import fold_width  # debt: the width folding
 from python_engine.policy.perf_model import layer_predictions, select_by_model  # debt: the perf model rows
 
@@ -28,7 +28,7 @@ def catalog_predictions(path: str | None = None, arch="gfx1250", flavor="llvm23"
     out = []
     for layer in layers:
         cpg = fold_width(layer.problem)[1].cpg
-        v = CIG.load_vector(cpg)
+        v = python_engine.load_vector(cpg)
         spec = {"dtype": layer.dtype if layer.dtype != "fp32" else "bf16", "vector_a": v, "vector_b": v}
         ms = select_by_model(layer.problem, arch, flavor, spec, cus)
         rows = layer_predictions(layer.problem, arch, flavor, spec, cus)

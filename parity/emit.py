@@ -12,7 +12,7 @@ and ``conv_fwd_split_k_reduce`` (the IR) — so ``engine`` may be
 
 Per layer: ``<dir>/<layer>.plan.json`` and one ``<kernel>.ll`` per kernel the
 layer needs (Stage 1, the reduce kernel when Stage 2 runs). Vector widths are
-``conv_implicit_gemm.load_vector`` of the folded problem's channels per group:
+the engine API's ``load_vector`` of the folded problem's channels per group:
 ``cpg`` itself for 3, 5, 6 and 7 (the padded-pixel loads), else the largest of
 8, 4, 2, 1 dividing it.
 ``--dtype`` is the precision of plain ``conv`` (fp32) lines only; a
@@ -28,7 +28,6 @@ import importlib
 import sys
 import time
 
-from python_engine.kernels.conv_implicit_gemm import load_vector  # debt: the load-width rule is not in the engine API
 from .miopen import Layer
 from .reduce_launch import reduce_launch_reason
 from python_engine.policy.aot import CLUSTER_SIZES  # debt: the cluster sizes are not in the engine API
@@ -246,7 +245,7 @@ def plan_layer(E, layer: Layer, arch: str = DEFAULT_ARCH, flavor: str = DEFAULT_
     folded = _kv(pol["folded"]) if "folded" in pol else prob
     cpg = folded["C"] // folded["groups"]
     # the widest vector dividing cpg; cpg 3, 5, 6, 7: the padded-pixel (small-channel) path
-    v = load_vector(cpg)
+    v = E.load_vector(cpg)
     if not given_vec and v != 8:
         pspec = dict(pspec, vector_a=v, vector_b=v)
         text = E.lower(fam, pspec, arch, flavor).text

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from .families.registry import BY_NAME as _BY_FAMILY
 from .families.registry import FAMILIES
+from .kernels.conv_implicit_gemm import load_vector as _load_vector
 from .ir.printer import print_module
 from .policy import aot
 from .spec.fields import SpecRejected, normalize, unknown_family_reason
@@ -82,6 +83,24 @@ def aot_jobs_text(flavor: str) -> tuple:
     if fl is None:
         raise SpecRejected(unknown_flavor_reason(flavor))
     return aot.count_jobs(fl), aot.jobs_text(fl)
+
+
+def load_vector(cpg: int) -> int:
+    """The A/B load width in elements (``vector_a`` / ``vector_b``) for a layer
+    with ``cpg`` channels per group, as the launch side picks it: ``cpg`` itself
+    for 3, 5, 6, 7 (one zero-padded pixel per load), else the widest of 8, 4, 2,
+    1 dividing ``cpg`` (kernels/conv_implicit_gemm/lds.py). Raises SpecRejected
+    for a ``cpg`` that is not an integer in 1 .. 2**63-1 (not a bool)."""
+    if isinstance(cpg, bool) or not isinstance(cpg, int):
+        raise SpecRejected(CPG_REASON)
+    cpg = int.__int__(cpg)  # an int subclass is read as its value (its own methods are never called)
+    if not 1 <= cpg < (1 << 63):
+        raise SpecRejected(CPG_REASON)
+    return _load_vector(cpg)
+
+
+#: The one reason :func:`load_vector` gives (the same text in cpp_engine's binding).
+CPG_REASON = "cpg must be an integer in 1 .. 2**63-1 (channels per group)"
 
 
 def resolve_flavor(name: str) -> str:

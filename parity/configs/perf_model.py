@@ -17,7 +17,7 @@ import os
 
 from parity.config import Config, reject
 from parity.miopen import parse_catalog
-from python_engine.kernels.conv_implicit_gemm import load_vector  # debt: the load-width rule (one copy: emit's)
+from python_engine import load_vector
 from python_engine.policy.fold import fold_width  # debt: the width folding
 
 FAMILY = "perf_model"

@@ -58,6 +58,12 @@ typedef struct cpe_conv_spec {
  * identity, split_k 1, no cluster, no prefix). */
 CPE_API cpe_conv_spec cpe_conv_spec_default(void);
 
+/* The A/B load width in elements (the spec's vector_a / vector_b) for a layer
+ * with `cpg` channels per group, as the launch side picks it: cpg itself for 3,
+ * 5, 6, 7 (one zero-padded pixel per load), else the widest of 8, 4, 2, 1
+ * dividing cpg. Returns 0 when cpg < 1 (no width). */
+CPE_API int64_t cpe_conv_load_vector(int64_t cpg);
+
 /* CPE_OK when (spec, arch, flavor) lowers; else CPE_REJECTED with the first
  * failing rule's reason written NUL-terminated into reason[reason_len]. After
  * the unknown flavor/arch checks the rules are, in order: dtype; tile (WMMA

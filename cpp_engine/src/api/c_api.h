@@ -1,7 +1,7 @@
 // Internal helpers of the C API (not installed): the exception boundary,
-// Twin: python_engine/api.py (the engine API that these C entry points give C callers).
 // reason/output buffers and C string conversion. Each family's C entry points
 // (src/api/<family>.cpp) are thin wrappers built from these.
+// Twin: python_engine/api.py (the engine API that these C entry points give C callers).
 #pragma once
 
 #include <cstddef>

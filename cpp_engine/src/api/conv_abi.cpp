@@ -1,6 +1,6 @@
 // C API of family conv_abi (include/cpp_engine/conv_abi.h): converts the C
-// Twin: python_engine/api.py (the engine API that these C entry points give C callers).
 // spec; lower returns the family's text (not an LLVM module).
+// Twin: python_engine/api.py (the engine API that these C entry points give C callers).
 #include "cpp_engine/conv_abi.h"
 
 #include <stdexcept>

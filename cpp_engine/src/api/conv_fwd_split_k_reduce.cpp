@@ -1,6 +1,6 @@
 // C API of family conv_fwd_split_k_reduce (include/cpp_engine/conv_fwd_split_k_reduce.h): converts the C spec and
-// Twin: python_engine/api.py (the engine API that these C entry points give C callers).
 // runs the shared validate/lower bodies of api/c_api.h.
+// Twin: python_engine/api.py (the engine API that these C entry points give C callers).
 #include "cpp_engine/conv_fwd_split_k_reduce.h"
 
 #include <stdexcept>

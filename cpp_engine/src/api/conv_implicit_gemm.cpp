@@ -1,6 +1,6 @@
 // C API of family conv_implicit_gemm (include/cpp_engine/conv_implicit_gemm.h):
-// Twin: python_engine/api.py (the engine API that these C entry points give C callers).
 // converts the C spec and runs the shared validate/lower bodies of api/c_api.h.
+// Twin: python_engine/api.py (the engine API that these C entry points give C callers).
 #include "cpp_engine/conv_implicit_gemm.h"
 
 #include <stdexcept>
@@ -33,6 +33,8 @@ Fam::Spec to_cpp(const cpe_conv_spec *spec) {
 }  // namespace
 
 extern "C" {
+
+int64_t cpe_conv_load_vector(int64_t cpg) { return cpg < 1 ? 0 : kernels::conv_implicit_gemm::load_vector(cpg); }
 
 cpe_conv_spec cpe_conv_spec_default(void) {
     static const Fam::Spec d;  // the defaults live in the C++ spec struct

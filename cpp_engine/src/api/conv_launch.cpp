@@ -1,6 +1,6 @@
 // C API of family conv_launch (include/cpp_engine/conv_launch.h): converts the
-// Twin: python_engine/api.py (the engine API that these C entry points give C callers).
 // flat C spec; lower returns the launch plan text (not an LLVM module).
+// Twin: python_engine/api.py (the engine API that these C entry points give C callers).
 #include "cpp_engine/conv_launch.h"
 
 #include <cstdlib>

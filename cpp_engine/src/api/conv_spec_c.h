@@ -1,9 +1,9 @@
 // Internal helpers of the C API (not installed): the conversions between the
-// Twin: python_engine/api.py (the engine API that these C entry points give C callers).
 // C++ conv specs and the flat C structs that spell them out. cpe_conv_spec,
 // cpe_conv_launch_spec and cpe_split_k_policy_spec share the binary's members
 // (the conv_implicit_gemm fields), and the last two the problem's, by name, so
 // one template per part serves each struct.
+// Twin: python_engine/api.py (the engine API that these C entry points give C callers).
 #pragma once
 
 #include "api/c_api.h"

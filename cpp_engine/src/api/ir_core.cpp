@@ -1,6 +1,6 @@
 // C API of family ir_core (include/cpp_engine/ir_core.h): converts the C spec and
-// Twin: python_engine/api.py (the engine API that these C entry points give C callers).
 // runs the shared validate/lower bodies of api/c_api.h.
+// Twin: python_engine/api.py (the engine API that these C entry points give C callers).
 #include "cpp_engine/ir_core.h"
 
 #include <stdexcept>

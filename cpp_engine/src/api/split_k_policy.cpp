@@ -1,6 +1,6 @@
 // C API of family split_k_policy and the AOT job grid
-// Twin: python_engine/api.py (the engine API that these C entry points give C callers).
 // (include/cpp_engine/split_k_policy.h).
+// Twin: python_engine/api.py (the engine API that these C entry points give C callers).
 #include "cpp_engine/split_k_policy.h"
 
 #include <stdexcept>

@@ -1,7 +1,7 @@
 // The convolution kernel argument lists, defined once as data (DESIGN §4,
-// Twin of python_engine/kernels/conv_abi.py.
 // family conv_abi): one list per variant, printed as text so both engines'
 // argument order, types and attributes compare byte for byte.
+// Twin of python_engine/kernels/conv_abi.py.
 // Twin of python_engine/kernels/conv_abi.py.
 //
 // Variants:

@@ -1,8 +1,8 @@
 // Exact integer helpers shared by conv_launch and the split-K policy: 128-bit
-// No Python twin (a twin-less helper): Python integers are exact, so the Python engine needs none.
 // arithmetic for admission and policy products (every extent is held below
 // 2^31, so no product of a few of them overflows), printed as Python prints
 // an int.
+// No Python twin (a twin-less helper): Python integers are exact, so the Python engine needs none.
 #pragma once
 
 #include <string>

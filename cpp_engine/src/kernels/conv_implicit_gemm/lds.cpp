@@ -48,6 +48,14 @@ bool is_pixel_vector(int64_t v) { return v == 3 || v == 5 || v == 6 || v == 7; }
 
 int64_t pixel_slot(int64_t v) { return v == 3 ? 4 : is_pixel_vector(v) ? 8 : v; }
 
+int64_t load_vector(int64_t cpg) {
+    if (is_pixel_vector(cpg)) return cpg;
+    for (int64_t x : {8, 4, 2}) {
+        if (cpg % x == 0) return x;
+    }
+    return 1;
+}
+
 std::vector<int64_t> pixel_pieces(int64_t v) {
     if (!is_pixel_vector(v)) return {2 * v};
     std::vector<int64_t> out;

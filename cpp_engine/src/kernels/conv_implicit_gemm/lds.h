@@ -80,6 +80,12 @@ int64_t lds_bytes(const ConvSpec &spec);
 bool is_pixel_vector(int64_t v);
 // Elements one load slot fills along K: v, or 4 (v = 3) / 8 (v = 5, 6, 7).
 int64_t pixel_slot(int64_t v);
+
+// The A/B load width (elements) the launch side picks for `cpg` >= 1 channels per
+// group: cpg itself for 3, 5, 6, 7 (the padded-pixel path), else the widest of 8,
+// 4, 2, 1 dividing cpg (every vector of a slot stays inside one pixel). Twin of
+// python_engine/kernels/conv_implicit_gemm/lds.py `load_vector`.
+int64_t load_vector(int64_t cpg);
 // Byte sizes of the buffer loads of one v-element slot, in address order: {2*v},
 // or for a padded pixel the widest first (3: 4+2, 5: 8+2, 6: 8+4, 7: 8+4+2).
 std::vector<int64_t> pixel_pieces(int64_t v);
