@@ -13,6 +13,7 @@ config error).
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 

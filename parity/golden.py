@@ -44,7 +44,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 from parity.outputs import write_bytes_atomic
-from parity.project import resolve_golden_dir
 
 FORMAT = 2
 READABLE_FORMATS = (1, 2)

@@ -13,8 +13,6 @@ of a MISMATCH does (the ``show``/``diff`` jobs return the text on request).
 
 from __future__ import annotations
 
-import os
-import time
 from typing import Any, Callable
 
 from parity.engine_outcome import MAX_LINE, lower_outcome, import_engine, one_line

@@ -106,7 +106,6 @@ def cmd_grid(args) -> int:
     for p in problems:
         print(f"error: {p}", file=sys.stderr)
         rc = 1
-    t0 = time.perf_counter()
     t_cpp = t_py = 0.0
     if args.emit:
         try:

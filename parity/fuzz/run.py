@@ -16,7 +16,7 @@ from typing import Callable
 
 from parity.pool import WorkerPool
 
-from .check import FAILING, PASSING
+from .check import PASSING
 from .generate import generate
 from .repro import write_reproducer
 from .shrink import shrink
