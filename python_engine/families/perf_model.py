@@ -49,10 +49,10 @@ def text(spec: dict, arch, flavor) -> str:
     ms = decide(spec, arch, flavor)
     p = ms.problem
     lines = [f"perf_model {arch.name} {flavor.canonical}",
-             f"problem {SKP._problem_text(LAUNCH.problem_of(spec))}",
+             f"problem {SKP.problem_text(LAUNCH.problem_of(spec))}",
              f"fold {ms.fold}"]
     if ms.fold > 1:
-        lines.append(f"folded {SKP._problem_text(p)}")
+        lines.append(f"folded {SKP.problem_text(p)}")
     lines += [f"gemm M={p.M} kpg={p.kpg} groups={p.groups} Kgemm={p.Kgemm}",
               f"cus {ms.cus}",
               "roofline " + (" ".join(f"{k}={v}" for k, v in arch.roofline) or "none"),
@@ -83,15 +83,8 @@ def text(spec: dict, arch, flavor) -> str:
               f"admission {'ok' if sel.admission is None else sel.admission}",
               f"kernel {sel.identity.kernel_name()}",
               f"identity {sel.identity.hash()} {sel.identity.label()}",
-              f"spec {SKP._spec_text(sel.spec)}"]
-    if sel.reduce_identity is not None:
-        lines += [f"reduce {sel.reduce_identity.kernel_name()}",
-                  f"reduce_identity {sel.reduce_identity.hash()} {sel.reduce_identity.label()}",
-                  f"reduce_spec {SKP._spec_text(sel.reduce_spec)}"]
-    else:
-        lines.append("reduce none")
-    lines.append(f"aot {'yes' if sel.aot else 'no'}: {sel.aot_note}")
-    return "\n".join(lines) + "\n"
+              f"spec {SKP.spec_text(sel.spec)}"]
+    return "\n".join(lines + SKP.reduce_and_aot_lines(sel)) + "\n"
 
 
 def build(spec: dict, arch, flavor):

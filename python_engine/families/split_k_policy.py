@@ -44,11 +44,11 @@ def validate(spec: dict, arch, flavor) -> str | None:
     return None
 
 
-def _problem_text(p: ConvProblem) -> str:
+def problem_text(p: ConvProblem) -> str:
     return " ".join(f"{n}={getattr(p, n)}" for n in PROBLEM_NAMES)
 
 
-def _spec_text(s: dict) -> str:
+def spec_text(s: dict) -> str:
     return ";".join(f"{k}={'' if v is None else v}" for k, v in s.items())
 
 
@@ -68,11 +68,11 @@ def text(spec: dict, arch, flavor) -> str:
     cus = spec["cus"] or arch.cus
     lines = [
         f"split_k_policy {arch.name} {flavor.canonical}",
-        f"problem {_problem_text(LAUNCH.problem_of(spec))}",
+        f"problem {problem_text(LAUNCH.problem_of(spec))}",
         f"fold {sel.fold}",
     ]
     if sel.fold > 1:
-        lines.append(f"folded {_problem_text(p)}")
+        lines.append(f"folded {problem_text(p)}")
     lines += [
         f"gemm M={p.M} kpg={p.kpg} groups={p.groups} Kgemm={p.Kgemm}",
         f"cus {cus}",
@@ -86,17 +86,23 @@ def text(spec: dict, arch, flavor) -> str:
     if sel.identity is not None:
         lines += [f"kernel {sel.identity.kernel_name()}",
                   f"identity {sel.identity.hash()} {sel.identity.label()}",
-                  f"spec {_spec_text(sel.spec)}"]
+                  f"spec {spec_text(sel.spec)}"]
     else:
         lines.append("kernel none")
-    if sel.reduce_identity is not None:
-        lines += [f"reduce {sel.reduce_identity.kernel_name()}",
-                  f"reduce_identity {sel.reduce_identity.hash()} {sel.reduce_identity.label()}",
-                  f"reduce_spec {_spec_text(sel.reduce_spec)}"]
+    return "\n".join(lines + reduce_and_aot_lines(sel)) + "\n"
+
+
+def reduce_and_aot_lines(sel) -> list:
+    """The ``reduce`` / ``reduce_identity`` / ``reduce_spec`` (or ``reduce none``)
+    and ``aot`` lines of a Selection: the tail of this family's text and of
+    ``perf_model``'s (families/perf_model.py)."""
+    if sel.reduce_identity is None:
+        lines = ["reduce none"]
     else:
-        lines.append("reduce none")
-    lines.append(f"aot {'yes' if sel.aot else 'no'}: {sel.aot_note}")
-    return "\n".join(lines) + "\n"
+        lines = [f"reduce {sel.reduce_identity.kernel_name()}",
+                 f"reduce_identity {sel.reduce_identity.hash()} {sel.reduce_identity.label()}",
+                 f"reduce_spec {spec_text(sel.reduce_spec)}"]
+    return lines + [f"aot {'yes' if sel.aot else 'no'}: {sel.aot_note}"]
 
 
 def build(spec: dict, arch, flavor):

@@ -19,13 +19,6 @@ using policy::select_binary;
 namespace aot = policy::aot;
 namespace model = policy::perf_model;
 
-std::string problem_text(const kernels::conv_problem::ConvProblem &p) {
-    return "N=" + dec(p.N) + " C=" + dec(p.C) + " H=" + dec(p.H) + " W=" + dec(p.W) + " K=" + dec(p.K) +
-           " Y=" + dec(p.Y) + " X=" + dec(p.X) + " stride_h=" + dec(p.stride_h) + " stride_w=" + dec(p.stride_w) +
-           " pad_h=" + dec(p.pad_h) + " pad_w=" + dec(p.pad_w) + " dil_h=" + dec(p.dil_h) +
-           " dil_w=" + dec(p.dil_w) + " groups=" + dec(p.groups);
-}
-
 model::ModelSelection decide(const Spec &spec, const targets::Arch &arch, const targets::Flavor &flavor) {
     return model::select_by_model(kernels::conv_launch::problem_of(spec.launch), arch, flavor, spec.launch.conv,
                                        spec.cus);
@@ -54,9 +47,9 @@ std::pair<std::string, std::string> build(const Spec &spec, const targets::Arch 
     const model::ModelSelection ms = decide(spec, arch, flavor);
     const kernels::conv_problem::ConvProblem &p = ms.problem;
     std::string t = "perf_model " + arch.name + " " + flavor.canonical + "\n";
-    t += "problem " + problem_text(kernels::conv_launch::problem_of(spec.launch)) + "\n";
+    t += "problem " + split_k_policy::problem_text(kernels::conv_launch::problem_of(spec.launch)) + "\n";
     t += "fold " + dec(ms.fold) + "\n";
-    if (ms.fold > 1) t += "folded " + problem_text(p) + "\n";
+    if (ms.fold > 1) t += "folded " + split_k_policy::problem_text(p) + "\n";
     t += "gemm M=" + dec(p.M()) + " kpg=" + dec(p.kpg()) + " groups=" + dec(p.groups) + " Kgemm=" + dec(p.Kgemm()) +
          "\n";
     t += "cus " + dec(ms.cus) + "\n";
@@ -98,14 +91,7 @@ std::pair<std::string, std::string> build(const Spec &spec, const targets::Arch 
     t += "kernel " + sel.identity->kernel_name() + "\n";
     t += "identity " + sel.identity->hash() + " " + sel.identity->label() + "\n";
     t += "spec " + aot::conv_spec_text(sel.spec) + "\n";
-    if (sel.reduce_identity) {
-        t += "reduce " + sel.reduce_identity->kernel_name() + "\n";
-        t += "reduce_identity " + sel.reduce_identity->hash() + " " + sel.reduce_identity->label() + "\n";
-        t += "reduce_spec " + aot::reduce_spec_text(*sel.reduce_spec) + "\n";
-    } else {
-        t += "reduce none\n";
-    }
-    t += std::string("aot ") + (sel.aot ? "yes" : "no") + ": " + sel.aot_note + "\n";
+    t += split_k_policy::reduce_and_aot_text(sel);
     return {name_of(ms), t};
 }
 

@@ -16,6 +16,12 @@ using policy::Selection;
 using policy::select_binary;
 namespace aot = policy::aot;
 
+Selection decide(const PolicySpec &spec, const targets::Arch &arch, const targets::Flavor &flavor) {
+    return select_binary(spec.launch.conv, kernels::conv_launch::problem_of(spec.launch), arch, flavor, spec.cus);
+}
+
+}  // namespace
+
 std::string problem_text(const kernels::conv_problem::ConvProblem &p) {
     return "N=" + dec(p.N) + " C=" + dec(p.C) + " H=" + dec(p.H) + " W=" + dec(p.W) + " K=" + dec(p.K) +
            " Y=" + dec(p.Y) + " X=" + dec(p.X) + " stride_h=" + dec(p.stride_h) + " stride_w=" + dec(p.stride_w) +
@@ -23,11 +29,18 @@ std::string problem_text(const kernels::conv_problem::ConvProblem &p) {
            " dil_w=" + dec(p.dil_w) + " groups=" + dec(p.groups);
 }
 
-Selection decide(const PolicySpec &spec, const targets::Arch &arch, const targets::Flavor &flavor) {
-    return select_binary(spec.launch.conv, kernels::conv_launch::problem_of(spec.launch), arch, flavor, spec.cus);
+std::string reduce_and_aot_text(const policy::Selection &sel) {
+    std::string t;
+    if (sel.reduce_identity) {
+        t += "reduce " + sel.reduce_identity->kernel_name() + "\n";
+        t += "reduce_identity " + sel.reduce_identity->hash() + " " + sel.reduce_identity->label() + "\n";
+        t += "reduce_spec " + aot::reduce_spec_text(*sel.reduce_spec) + "\n";
+    } else {
+        t += "reduce none\n";
+    }
+    t += std::string("aot ") + (sel.aot ? "yes" : "no") + ": " + sel.aot_note + "\n";
+    return t;
 }
-
-}  // namespace
 
 const std::vector<spec::Field> &fields() {
     static const std::vector<spec::Field> f = [] {
@@ -83,14 +96,7 @@ std::pair<std::string, std::string> build(const PolicySpec &spec, const targets:
     } else {
         t += "kernel none\n";
     }
-    if (sel.reduce_identity) {
-        t += "reduce " + sel.reduce_identity->kernel_name() + "\n";
-        t += "reduce_identity " + sel.reduce_identity->hash() + " " + sel.reduce_identity->label() + "\n";
-        t += "reduce_spec " + aot::reduce_spec_text(*sel.reduce_spec) + "\n";
-    } else {
-        t += "reduce none\n";
-    }
-    t += std::string("aot ") + (sel.aot ? "yes" : "no") + ": " + sel.aot_note + "\n";
+    t += reduce_and_aot_text(sel);
     return {"split_k_policy_d" + dec(sel.decision.degree) + "_" + sel.binary, t};
 }
 
