@@ -2,15 +2,13 @@
 engine in a process whose LC_NUMERIC is a comma-decimal locale."""
 from __future__ import annotations
 
-import hashlib
-import locale
 import os
 import subprocess
 import sys
 
 import pytest
+from locale_helpers import comma_locale
 
-COMMA_LOCALES = ("de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8")
 
 DIGEST = r"""
 import hashlib, sys, itertools, importlib
@@ -49,20 +47,8 @@ def test_hash_seed_independent(module):
     assert len(a) == 64 and a == b
 
 
-def _comma_locale() -> str | None:
-    for name in COMMA_LOCALES:
-        try:
-            locale.setlocale(locale.LC_NUMERIC, name)
-        except locale.Error:
-            continue
-        finally:
-            locale.setlocale(locale.LC_NUMERIC, "C")
-        return name
-    return None
-
-
 def test_cpp_engine_locale_independent():
-    loc = _comma_locale()
+    loc = comma_locale()
     if loc is None:
         if os.environ.get("CI"):
             pytest.fail("CI must provide a comma-decimal locale (de_DE.UTF-8); .ci/run installs it")

@@ -6,7 +6,6 @@ same under a comma-decimal locale, the modules verify with llvmlite, and the
 numerics plan checks the stored bits against numpy."""
 from __future__ import annotations
 
-import locale
 import os
 import struct
 import subprocess
@@ -14,6 +13,7 @@ import sys
 
 import numpy as np
 import pytest
+from locale_helpers import comma_locale
 
 import cpp_engine
 import python_engine
@@ -197,18 +197,6 @@ sys.stdout.buffer.write("\x00".join(out).encode())
 """
 
 
-def _comma_locale() -> str | None:
-    for name in ("de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8"):
-        try:
-            locale.setlocale(locale.LC_NUMERIC, name)
-        except locale.Error:
-            continue
-        finally:
-            locale.setlocale(locale.LC_NUMERIC, "C")
-        return name
-    return None
-
-
 def _run(module: str, loc: str | None) -> bytes:
     """The outputs of ``module`` in a process whose locale (setlocale(LC_ALL, ""))
     is ``loc`` (LC_NUMERIC included), else C."""
@@ -221,7 +209,7 @@ def _run(module: str, loc: str | None) -> bytes:
 
 
 def test_text_form_is_locale_independent():
-    loc = _comma_locale()
+    loc = comma_locale()
     if loc is None:
         if os.environ.get("CI"):
             pytest.fail("CI must provide a comma-decimal locale (de_DE.UTF-8); .ci/run installs it")
