@@ -21,6 +21,7 @@ each.
 from __future__ import annotations
 
 import re
+from collections import deque
 from dataclasses import dataclass
 
 from parity.proof import domain as D
@@ -46,12 +47,22 @@ _VINT = re.compile(r"i\d+ (-?\d+|true|false)")
 _GLOBAL = re.compile(r"@([-\w.$]+) = internal addrspace\(3\) global \[(\d+) x ([a-z0-9]+)\] poison, align (\d+)$")
 _DEFINE = re.compile(r"define amdgpu_kernel void @([-\w.$]+)\((.*)\)(?: #\d+)? \{$")
 _PARAM = re.compile(rf"({_TYPE})(?: [a-z_]+(?:\([a-z_, ]*\))?)* %([-\w.$]+)(?:, |$)")
+_USES = re.compile(r"%([-\w.$]+)")
 _WGS = re.compile(r'"amdgpu-flat-work-group-size"="(\d+),(\d+)"')
 
 _SIZES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "half": 2, "bfloat": 2, "float": 4, "double": 8}
 INT_BIN = {"add", "sub", "mul", "udiv", "sdiv", "urem", "srem", "shl", "lshr", "ashr", "and", "or", "xor"}
 _SKIP = {"br", "ret", "fence", "fadd", "fsub", "fmul", "fdiv", "frem", "fneg", "fcmp", "fptrunc", "fpext",
          "fptosi", "fptoui", "sitofp", "uitofp", "icmp", "bitcast", "ptrtoint", "inttoptr", "addrspacecast"}
+_TYPED = {"phi", "extractelement", "insertelement", "shufflevector"}
+_FLOATY = re.compile(r"(?:<\d+ x )?(?:half|bfloat|float|double)\b")
+
+
+def _not_address(rest: str) -> bool:
+    """The instruction's first type (its result type for phi / vector ops) is a float kind."""
+    return _FLOATY.match(rest) is not None
+
+
 _BUF_LOAD = re.compile(r"llvm\.amdgcn\.raw\.(?:ptr\.)?buffer\.load\.")
 _BUF_STORE = re.compile(r"llvm\.amdgcn\.raw\.(?:ptr\.)?buffer\.store\.")
 
@@ -195,6 +206,8 @@ def _decode(raw: str, ln: int):
     if op == "store":
         g = _STORE.match(rest) or bad()
         return (ln, text, op, dst, (g.group(1), int(g.group(3) or 0), g.group(4), int(g.group(5))))
+    if dst and op in _TYPED and _not_address(rest):
+        return (ln, text, "unknown", dst, None)
     if op == "select":
         g = _SEL.match(rest) or bad()
         return (ln, text, op, dst, (g.group(1), g.group(2), g.group(4)))
@@ -273,11 +286,39 @@ class Interp:
             return out
         return None  # poison, undef, float constants
 
-    def run(self, max_rounds: int = 200) -> None:
-        for _ in range(max_rounds):
-            if not self._round():
-                return
-        raise ProofParseError(f"no fixpoint after {max_rounds} rounds")
+    def run(self, max_evals: int = 2_000_000) -> None:
+        """Worklist to a fixpoint: every instruction once in text order, then
+        the users of each value that changed (SSA def-use), until none changes."""
+        flat = []
+        for _, ins in self.mod.blocks:
+            for x in ins:
+                if x[2] == "unknown":  # float arithmetic, compares, casts: no address flows through
+                    self.env[x[3]] = None
+                else:
+                    flat.append(x)
+        users: dict = {}
+        for i, x in enumerate(flat):
+            for u in _USES.findall(x[1].partition(" = ")[2] if x[3] else x[1]):
+                users.setdefault(u, []).append(i)
+        queued = [True] * len(flat)
+        work = deque(range(len(flat)))
+        ev = self._eval
+        n = 0
+        while work:
+            i = work.popleft()
+            queued[i] = False
+            x = flat[i]
+            n += 1
+            if n > max_evals:
+                raise ProofParseError(f"no fixpoint after {max_evals} evaluations")
+            r = ev(x)
+            if r is _BOTTOM or x[3] is None:
+                continue
+            if self._set(x[3], r):
+                for j in users.get(x[3], ()):
+                    if not queued[j]:
+                        queued[j] = True
+                        work.append(j)
 
     def _set(self, dst, v) -> bool:
         old = self.env.get(dst, _BOTTOM)
@@ -289,18 +330,6 @@ class Interp:
             self.env[dst] = v
             return True
         return False
-
-    def _round(self) -> bool:
-        changed = False
-        ev = self._eval
-        for label, ins in self.mod.blocks:
-            for x in ins:
-                r = ev(x)
-                if r is _BOTTOM:
-                    continue
-                if x[3] is not None and self._set(x[3], r):
-                    changed = True
-        return changed
 
     def _eval(self, x):
         ln, text, op, dst, p = x

@@ -12,6 +12,7 @@ access of that width, exceeds what is proved.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from parity.escape import shown
@@ -80,7 +81,8 @@ def prove_module(ir_text: str, family: str, config_name: str, spec: dict, arch: 
     an unreadable one is a report with ``error`` and one failure line."""
     rep = ProofReport(family, config_name, flavor, arch)
     try:
-        mod, accesses = analyse(ir_text, A.arg_multiples(family, spec or {}), A.PTR_ARG_ALIGN)
+        bits = tuple(sorted(A.arg_multiples(family, spec or {}).items()))
+        mod, accesses = _analyse(ir_text, bits)
     except (ProofParseError, ValueError, KeyError, IndexError) as exc:
         rep.error = str(exc)
         rep.failures.append(f"{shown(family)}/{shown(config_name)}@{flavor}: the proof cannot read the module: "
@@ -102,6 +104,13 @@ def prove_module(ir_text: str, family: str, config_name: str, spec: dict, arch: 
         else:
             rep.left_to_sampling.append((acc, _why_not_bounded(acc)))
     return rep
+
+
+@functools.lru_cache(maxsize=64)
+def _analyse(ir_text: str, bits: tuple):
+    """analyse() memoised on the text: the gate lowers the same text for several
+    flavors and configs (identical bytes give identical results)."""
+    return analyse(ir_text, dict(bits), A.PTR_ARG_ALIGN)
 
 
 def _why_not_bounded(acc: Access) -> str:

@@ -18,7 +18,11 @@ A run:
    has ``allow_spill="reason"``), LDS within the arch limit, ``.cluster_dims``
    in the metadata exactly when the kernel has ``amdgpu-cluster-dims``;
    and the descriptor words every buffer instruction receives equal the arch
-   table's buffer resource (parity.verify.descriptor).
+   table's buffer resource (parity.verify.descriptor);
+5. proves every module's memory accesses aligned for every admissible problem
+   (parity.proof, docs/proof.md), in a thread while LLVM compiles: a declared
+   ``align N`` (or a buffer access wider than the arch accepts unaligned)
+   above the proved alignment fails the unit.
 """
 
 from __future__ import annotations
@@ -26,11 +30,14 @@ from __future__ import annotations
 import os
 import re
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from parity.config import CANONICAL_FLAVORS, Family, load_families
+from parity.proof import assumptions as proof_assumptions
+from parity.proof import ProofReport, prove_module, summarise
 from parity.pool import DEFAULT_TIMEOUT as LOWER_TIMEOUT
 from parity.pool import WorkerPool
 from parity.runner import engine_module
@@ -60,6 +67,7 @@ class UnitResult:
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     isa: dict | None = None
+    proof: dict | None = None
 
     @property
     def key(self) -> str:
@@ -73,7 +81,7 @@ class UnitResult:
         return {"family": self.family, "config": self.config, "flavor": self.flavor, "arch": self.arch,
                 "lane": self.lane, "llvm": self.llvm, "kernel": self.kernel, "status": self.status,
                 "passed": not self.failed, "errors": list(self.errors), "notes": list(self.notes),
-                "isa": self.isa}
+                "isa": self.isa, "proof": self.proof}
 
 
 @dataclass
@@ -86,6 +94,8 @@ class VerifyReport:
     intrinsic_notes: list[str]
     intrinsics_checked: int
     restarts: int = 0
+    proofs: list = field(default_factory=list)
+    proof_seconds: float = 0.0
 
     def failures(self) -> list[UnitResult]:
         return [r for r in self.results if r.failed]
@@ -155,6 +165,8 @@ class VerifyReport:
             "intrinsics": {"checked": self.intrinsics_checked, "problems": list(self.intrinsic_problems),
                            "notes": list(self.intrinsic_notes)},
             "summary": self.summary(),
+            "proof": {"seconds": round(self.proof_seconds, 3),
+                      "families": {f: sm.to_json() for f, sm in sorted(summarise(self.proofs).items())}},
             "results": [r.to_json() for r in self.results],
         }
 
@@ -333,6 +345,7 @@ def run_verify(
     results: list[UnitResult] = []
     compile_jobs: list[tuple[UnitResult, dict, str]] = []
     opt_jobs: list[tuple[UnitResult, str]] = []
+    proof_jobs: list[tuple[UnitResult, str, object]] = []
     extra_decls: set[str] = set()
     for (fam, cfg, fl), out in zip(units, lowered):
         st = lanes[fl]
@@ -363,6 +376,7 @@ def run_verify(
                 extra_decls.add(d.text)
         u._decls = decls  # type: ignore[attr-defined]
         u._cfg = cfg  # type: ignore[attr-defined]
+        proof_jobs.append((u, text, cfg))
         if not st.available:
             u.status = SKIPPED
             u.notes.append(f"lane {st.lane.name} missing: {st.problem}")
@@ -388,6 +402,8 @@ def run_verify(
         if progress is not None:
             progress(done, total)
 
+    proof_pool = ThreadPoolExecutor(max_workers=1)  # overlaps the LLVM workers (subprocesses)
+    proof_future = proof_pool.submit(_prove_all, proof_jobs)
     answers = cw.run([j for _, j, _ in compile_jobs], on_result=tick)
     for (u, _, text), a in zip(compile_jobs, answers):
         if not a.get("ok"):
@@ -424,6 +440,14 @@ def run_verify(
             elif err:
                 u.notes.append(f"opt stderr: {_first_line(err)}")
 
+    proofs, proof_seconds = proof_future.result()
+    proof_pool.shutdown()
+    for (u, _, _), pr in zip(proof_jobs, proofs):
+        u.proof = pr.counts()
+        for f in pr.failures:
+            u.errors.append(f"alignment proof: {f}")
+        if pr.failures and u.status == SKIPPED:
+            u.status = FAIL  # the proof needs no LLVM: its verdict stands without the lane
     for u in results:
         for d in getattr(u, "_decls", []):
             if not d.is_intrinsic_name:
@@ -441,7 +465,21 @@ def run_verify(
             if hasattr(u, a):
                 delattr(u, a)
     return VerifyReport(engine, tuple(flavors), {fl: lanes[fl] for fl in CANONICAL_FLAVORS},
-                        results, t_problems, t_notes, n_checked, cw.restarts)
+                        results, t_problems, t_notes, n_checked, cw.restarts, proofs, proof_seconds)
+
+
+def _prove_all(jobs) -> tuple[list, float]:
+    """parity.proof over every lowered unit; (reports in job order, CPU seconds)."""
+    t0 = time.thread_time()
+    out = []
+    for u, text, cfg in jobs:
+        try:
+            out.append(prove_module(text, u.family, u.config, dict(cfg.spec), u.arch, u.flavor))
+        except Exception as exc:  # noqa: BLE001 -- a bug in the proof is a failed unit, not a traceback
+            r = ProofReport(u.family, u.config, u.flavor, u.arch)
+            r.failures.append(f"the proof crashed: {type(exc).__name__}: {exc}")
+            out.append(r)
+    return out, time.thread_time() - t0
 
 
 # --- output -------------------------------------------------------------------
@@ -495,6 +533,10 @@ def summary_lines(rep: VerifyReport) -> list[str]:
                  f"v_wmma {s['wmma']}, buffer descriptors checked {s['descriptors_checked']}")
     lines.append(f"verify: {s['intrinsics_checked']} intrinsic declarations checked against LLVM 22.1"
                  + (f"; {len(rep.intrinsic_problems)} problem(s)" if rep.intrinsic_problems else ""))
+    for sm in sorted(summarise(rep.proofs).values(), key=lambda x: x.family):
+        lines.append(f"verify: {sm.line()}")
+    lines.append(f"verify: alignment proof of {len(rep.proofs)} modules took {rep.proof_seconds:.1f} s CPU "
+                 f"(docs/proof.md; {len(proof_assumptions.TABLE)} declared assumptions)")
     return lines
 
 
