@@ -48,6 +48,15 @@ ARG_MULTIPLES = {
     "conv_implicit_gemm": {"K": 2, "kpg": 2},
 }
 
+#: {family: {argument: low bits known zero}} of the byte-count arguments: the
+#: launch plans pass a tensor's elements times its element size
+#: (conv_launch ``_byte_counts``: x, w, d are bf16/fp16, 2 bytes; ws and bias
+#: fp32, 4 bytes; the reduce's ws_bytes and d_bytes likewise).
+BYTE_COUNT_MULTIPLES = {
+    "conv_implicit_gemm": {"x_bytes": 1, "w_bytes": 1, "d_bytes": 1, "ws_bytes": 2, "bias_bytes": 2},
+    "conv_fwd_split_k_reduce": {"ws_bytes": 2, "d_bytes": 1},
+}
+
 TABLE: tuple[Assumption, ...] = (
     Assumption("ptr_arg_align",
                f"every pointer kernel argument is {PTR_ARG_ALIGN}-byte aligned",
@@ -64,6 +73,11 @@ TABLE: tuple[Assumption, ...] = (
                "conv_implicit_gemm with the cshuffle epilogue or a cluster: K and kpg are multiples of 4",
                "conv_launch admission rule (python_engine/kernels/conv_launch.py validate, "
                "cpp_engine/src/kernels/conv_launch.cpp)", "rule"),
+    Assumption("byte_counts",
+               "x_bytes, w_bytes, d_bytes are multiples of 2, ws_bytes and bias_bytes of 4 "
+               "(element counts times the element size)",
+               "the launch plans: conv_launch _byte_counts (python_engine/kernels/conv_launch.py, "
+               "twin cpp_engine/src/kernels/conv_launch.cpp); parity/reduce_launch.py", "rule"),
     Assumption("slab_layout",
                "split-K slab s of the fp32 workspace ws_ptr starts at byte 4*s*M*K (M*K any value: "
                "the proof takes M, K, ks_count as unknown integers and derives the slab offsets from the IR)",
@@ -78,11 +92,10 @@ TABLE: tuple[Assumption, ...] = (
 
 def arg_multiples(family: str, spec: dict) -> dict[str, int]:
     """{argument name: low zero bits} the admission rules guarantee for ``spec``."""
-    rows = ARG_MULTIPLES.get(family, {})
-    if family == "conv_implicit_gemm":
-        if not (spec.get("epilogue") == "cshuffle" or spec.get("split_k_cluster")):
-            return {}
-    return dict(rows)
+    out = dict(BYTE_COUNT_MULTIPLES.get(family, {}))
+    if family != "conv_implicit_gemm" or spec.get("epilogue") == "cshuffle" or spec.get("split_k_cluster"):
+        out.update(ARG_MULTIPLES.get(family, {}))
+    return out
 
 
 def buffer_align(arch: str, nbytes: int) -> int:

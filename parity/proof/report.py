@@ -68,7 +68,7 @@ def needed(acc: Access, arch: str) -> tuple[int, str]:
 
 
 def _space(acc: Access) -> str:
-    return {1: "global", 3: "LDS", 8: "buffer"}.get(acc.space, f"addrspace({acc.space})")
+    return {1: "global ", 3: "LDS ", 8: ""}.get(acc.space, f"addrspace({acc.space}) ")
 
 
 def prove_module(ir_text: str, family: str, config_name: str, spec: dict, arch: str, flavor: str) -> ProofReport:
@@ -97,7 +97,7 @@ def prove_module(ir_text: str, family: str, config_name: str, spec: dict, arch: 
         else:
             rep.failures.append(
                 f"{shown(family)}/{shown(config_name)}@{flavor}: @{shown(mod.kernel)} line {acc.line}: "
-                f"{_space(acc)} {acc.kind} of {acc.nbytes} bytes `{shown(acc.text)}`: {why}, "
+                f"{_space(acc)}{acc.kind} of {acc.nbytes} bytes `{shown(acc.text)}`: {why}, "
                 f"proved align {acc.proved}")
         if acc.in_bounds:
             rep.proved_in_bounds.append(acc)

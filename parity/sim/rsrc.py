@@ -87,10 +87,11 @@ BUFFER_UNALIGNED = {"gfx9": (16, 1), "gfx11": (16, 1), "gfx1250": (16, 1)}
 def buffer_align_needed(arch: str, nbytes: int) -> int:
     """Byte alignment ``arch``'s hardware needs for a raw buffer access of
     ``nbytes`` bytes (BUFFER_UNALIGNED; an access wider than the table's widest,
-    or an arch it does not know, needs natural alignment ``nbytes``)."""
+    or an arch it does not know, needs natural alignment ``nbytes``; no access
+    needs more than its own width)."""
     layout = ARCH_LAYOUT.get(arch)
     widest, need = BUFFER_UNALIGNED.get(layout, (0, 0))
-    return need if nbytes <= widest else nbytes
+    return min(need, nbytes) if nbytes <= widest else nbytes
 
 
 class RsrcRefused(ValueError):
