@@ -18,6 +18,7 @@ from parity.ir_diff import add_base_options, cmd_diff_base
 from parity.config import CANONICAL_FLAVORS, ConfigError, load_families
 from parity.pool import PoolError, WorkerPool
 from parity.project import ProjectError, resolve_golden_dir
+from parity.provenance import ALLOW_FOREIGN
 from parity.report import (add_common_options, canonical_flavor, die, failure_lines, parse_engines,
                            progress, select, summary_lines)
 from parity.runner import engine_module, lower_text, run_gate, resolve_flavors
@@ -299,15 +300,22 @@ def cmd_diff(args) -> int:
 
 # -- parser ------------------------------------------------------------------
 
+def _allow_foreign(p) -> None:
+    p.add_argument(ALLOW_FOREIGN, action="store_true",
+                   help="use the imported engines even when they are not this checkout's (docs/gate.md)")
+
+
 def add_command(sub) -> None:
     c = sub.add_parser("check", help="byte identity and goldens in one verdict")
     add_common_options(c)
+    _allow_foreign(c)
     c.add_argument("--golden-dir", metavar="DIR",
                    help="golden shard directory (default: golden/ of the checkout holding the working directory)")
     c.set_defaults(func=cmd_check)
 
     w = sub.add_parser("write", help="re-bless golden shards from what both engines agree on")
     add_common_options(w)
+    _allow_foreign(w)
     w.add_argument("--golden-dir", metavar="DIR",
                    help="golden shard directory (default: golden/ of the checkout holding the working directory)")
     w.add_argument("--no-oracles", action="store_true",
@@ -331,4 +339,5 @@ def add_command(sub) -> None:
     d.add_argument("--flavor", default=None, help="flavor (default llvm23; with --base: all)")
     add_base_options(d)
     add_common_options(d, flavor=False, json=False)
+    _allow_foreign(d)
     d.set_defaults(func=cmd_diff)
