@@ -62,6 +62,7 @@ class UnitResult:
     arch: str
     lane: str = ""
     llvm: str = ""
+    llvm_also: str = ""
     kernel: str = ""
     status: str = FAIL
     errors: list[str] = field(default_factory=list)
@@ -79,7 +80,7 @@ class UnitResult:
 
     def to_json(self) -> dict:
         return {"family": self.family, "config": self.config, "flavor": self.flavor, "arch": self.arch,
-                "lane": self.lane, "llvm": self.llvm, "kernel": self.kernel, "status": self.status,
+                "lane": self.lane, "llvm": self.llvm, "llvm_also": self.llvm_also, "kernel": self.kernel, "status": self.status,
                 "passed": not self.failed, "errors": list(self.errors), "notes": list(self.notes),
                 "isa": self.isa, "proof": self.proof}
 
@@ -96,12 +97,15 @@ class VerifyReport:
     restarts: int = 0
     proofs: list = field(default_factory=list)
     proof_seconds: float = 0.0
+    also: dict = field(default_factory=dict)   # flavor -> LaneStatus of its second checker (LLVM 23 opt)
 
     def failures(self) -> list[UnitResult]:
         return [r for r in self.results if r.failed]
 
     def skipped_lanes(self) -> list[str]:
-        return sorted({fl for fl in self.flavors if not self.lanes[fl].available})
+        out = {fl for fl in self.flavors if not self.lanes[fl].available}
+        out |= {f"{fl} ({st.lane.name})" for fl, st in self.also.items() if fl in self.flavors and not st.available}
+        return sorted(out)
 
     @property
     def result(self) -> str:
@@ -138,6 +142,7 @@ class VerifyReport:
             "skipped": sum(1 for r in self.results if r.status == SKIPPED),
             "rejected": sum(1 for r in self.results if r.status == REJECTED),
             "verified_opt19": sum(1 for r in self.results if r.lane == L.OPT_TOOL and r.status == PASS),
+            "verified_llvm23_opt": sum(1 for r in self.results if r.llvm_also and r.status == PASS),
             "compiled": len(compiled),
             "max_vgprs": mx("vgprs"), "max_sgprs": mx("sgprs"),
             "vgpr_spills": sum(x.get("vgpr_spills") or 0 for x in isa),
@@ -160,7 +165,10 @@ class VerifyReport:
             "flavors": list(self.flavors),
             "ci": L.ci(),
             "lanes": {fl: {"lane": st.lane.name, "available": st.available, "llvm": st.version,
-                           "problem": st.problem, "compiles": st.lane.compiles}
+                           "problem": st.problem, "compiles": st.lane.compiles,
+                           "also": ({"lane": self.also[fl].lane.name, "available": self.also[fl].available,
+                                     "llvm": self.also[fl].version, "problem": self.also[fl].problem}
+                                    if fl in self.also else None)}
                       for fl, st in self.lanes.items() if fl in self.flavors},
             "intrinsics": {"checked": self.intrinsics_checked, "problems": list(self.intrinsic_problems),
                            "notes": list(self.intrinsic_notes)},
@@ -337,6 +345,7 @@ def run_verify(
             raise ValueError(f"flavor {fl!r} is not canonical (resolve aliases first)")
     n = workers or os.cpu_count() or 1
     lanes = lanes or L.statuses()
+    also = {fl: st for fl in flavors if (st := L.also_status(fl)) is not None}
     units = [(fam, cfg, fl) for fam in families for cfg in fam.configs for fl in flavors if cfg.applies(fl)]
     lowered = _lower_all(units, engine, n, lower_timeout)
     cw = CompileWorkers(workers=n, timeout=timeout)
@@ -345,6 +354,7 @@ def run_verify(
     results: list[UnitResult] = []
     compile_jobs: list[tuple[UnitResult, dict, str]] = []
     opt_jobs: list[tuple[UnitResult, str]] = []
+    opt23_jobs: list[tuple[UnitResult, str]] = []
     proof_jobs: list[tuple[UnitResult, str, object]] = []
     extra_decls: set[str] = set()
     for (fam, cfg, fl), out in zip(units, lowered):
@@ -377,6 +387,9 @@ def run_verify(
         u._decls = decls  # type: ignore[attr-defined]
         u._cfg = cfg  # type: ignore[attr-defined]
         proof_jobs.append((u, text, cfg))
+        if fl in also and also[fl].available:
+            u.llvm_also = also[fl].version
+            opt23_jobs.append((u, text))
         if not st.available:
             u.status = SKIPPED
             u.notes.append(f"lane {st.lane.name} missing: {st.problem}")
@@ -393,7 +406,7 @@ def run_verify(
         else:
             t_problems.append(f"intrinsic probe of module declarations failed: {res.get('error')}")
 
-    total = len(compile_jobs) + len(opt_jobs)
+    total = len(compile_jobs) + len(opt_jobs) + len(opt23_jobs)
     done = 0
 
     def tick(*_):
@@ -433,12 +446,23 @@ def run_verify(
         tick()
         return ok, err
 
+    def opt23_one(job):
+        u, text = job
+        ok, err = L.run_opt23_verify(text, timeout=timeout)
+        tick()
+        return ok, err
+
     with ThreadPoolExecutor(max_workers=n) as ex:
         for (u, _), (ok, err) in zip(opt_jobs, ex.map(opt_one, opt_jobs)):
             if not ok:
                 u.errors.append(f"{u.llvm} rejects the llvm20 text: {_first_line(err)}")
             elif err:
                 u.notes.append(f"opt stderr: {_first_line(err)}")
+        for (u, _), (ok, err) in zip(opt23_jobs, ex.map(opt23_one, opt23_jobs)):
+            if not ok:
+                u.errors.append(f"{u.llvm_also} rejects the {u.flavor} text: {_first_line(err)}")
+            elif err:
+                u.notes.append(f"LLVM 23 opt stderr: {_first_line(err)}")
 
     proofs, proof_seconds = proof_future.result()
     proof_pool.shutdown()
@@ -465,7 +489,7 @@ def run_verify(
             if hasattr(u, a):
                 delattr(u, a)
     return VerifyReport(engine, tuple(flavors), {fl: lanes[fl] for fl in CANONICAL_FLAVORS},
-                        results, t_problems, t_notes, n_checked, cw.restarts, proofs, proof_seconds)
+                        results, t_problems, t_notes, n_checked, cw.restarts, proofs, proof_seconds, also)
 
 
 def _prove_all(jobs) -> tuple[list, float]:
@@ -496,11 +520,17 @@ def lane_lines(rep: VerifyReport) -> list[str]:
         st = rep.lanes[fl]
         what = ("parse, verify(), compile (O3) to assembly + code object" if st.lane.compiles
                 else "parse + -passes=verify")
+        also = rep.also.get(fl)
+        more = f"; and by {also.version}: parse + -passes=verify" if also is not None and also.available else ""
         if st.available:
-            out.append(f"lane {fl}: checked by {st.version}: {what}")
+            out.append(f"lane {fl}: checked by {st.version}: {what}{more}")
         else:
             tag = "FAILED (CI)" if L.ci() else "SKIPPED"
-            out.append(f"lane {fl}: {tag} -- {st.problem}; {fl} text is NOT checked")
+            out.append(f"lane {fl}: {tag} -- {st.problem}; {fl} text is NOT checked by it{more}")
+        if also is not None and not also.available:
+            tag = "FAILED (CI)" if L.ci() else "SKIPPED"
+            out.append(f"lane {fl}: {also.lane.name} {tag} -- {also.problem}; {fl} text is not checked by "
+                       "its own LLVM release")
     return out
 
 
@@ -527,7 +557,8 @@ def summary_lines(rep: VerifyReport) -> list[str]:
     lines = [f"verify: engine {rep.engine}; {s['units']} units: {s['passed']} passed, {s['failed']} failed, "
              f"{s['skipped']} skipped, {s['rejected']} rejected by the engine (not compiled)"]
     lines.append(f"verify: compiled {s['compiled']} kernels (llvmlite), verified {s['verified_opt19']} "
-                 f"llvm20 modules ({L.OPT_TOOL}); max VGPRs {s['max_vgprs']}, max SGPRs {s['max_sgprs']}, "
+                 f"llvm20 modules ({L.OPT_TOOL}) and {s['verified_llvm23_opt']} llvm23 modules "
+                 f"({L.OPT23_TOOL}); max VGPRs {s['max_vgprs']}, max SGPRs {s['max_sgprs']}, "
                  f"spills {s['vgpr_spills']} VGPR / {s['sgpr_spills']} SGPR, max scratch {s['max_scratch_bytes']} B, "
                  f"max LDS {s['max_lds_bytes']} B, min occupancy {s['min_occupancy']} waves/SIMD, "
                  f"v_wmma {s['wmma']}, buffer descriptors checked {s['descriptors_checked']}")
