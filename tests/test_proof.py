@@ -210,3 +210,18 @@ def test_assumption_table_is_declared_once_with_sources():
     assert len(table_lines()) == len(TABLE)
     assert np.all([rsrc.buffer_align_needed(ARCH, n) == 1 for n in (2, 4, 8, 16)])
     assert rsrc.buffer_align_needed(ARCH, 32) == 32
+
+
+def test_an_address_that_never_gets_a_value_is_not_proved():
+    """A pointer defined only through a phi cycle (no entry value) stays bottom:
+    its access is still reported, with nothing proved."""
+    text = HAND.replace("  ret void\n}", """  br label %loop
+loop:
+  %q = phi ptr addrspace(1) [ %q, %loop ]
+  %w = load <2 x float>, ptr addrspace(1) %q, align 8
+  br label %loop
+}""", 1)
+    r = prove_module(text, "ir_core", "hand", {}, ARCH, "llvm23")
+    [acc] = [a for a in r.accesses if a.nbytes == 8]
+    assert acc.proved == 1 and acc.base is None
+    assert any("declared align 8, proved align 1" in f for f in r.failures)

@@ -319,6 +319,16 @@ class Interp:
                     if not queued[j]:
                         queued[j] = True
                         work.append(j)
+        for x in flat:  # an access whose address never got a value: known nothing about it
+            if x[0] not in self.accesses and (x[2] in ("load", "store") or (
+                    x[2] == "call" and (_BUF_LOAD.match(x[4][1]) or _BUF_STORE.match(x[4][1])))):
+                if x[2] == "call":
+                    load = _BUF_LOAD.match(x[4][1])
+                    t = x[4][0] if load else x[4][2][0][0]
+                    self._access(x, "buffer load" if load else "buffer store", 8, None, type_size(t), None)
+                else:
+                    t, space, _, align = x[4]
+                    self._access(x, x[2], space, None, type_size(t), align)
 
     def _set(self, dst, v) -> bool:
         old = self.env.get(dst, _BOTTOM)
