@@ -20,10 +20,12 @@ MASK = {w: (1 << w) - 1 for w in range(0, 129)}
 
 
 def top(w: int):
+    """The unknown ``w``-bit integer: no known bits, the whole unsigned range."""
     return (w, 0, 0, 0, MASK[w])
 
 
 def const(w: int, c: int):
+    """The ``w``-bit constant ``c`` (taken modulo 2**w)."""
     c &= MASK[w]
     return (w, w, c, c, c)
 
@@ -47,6 +49,7 @@ def _low(known: int) -> int:
 
 
 def join(a, b):
+    """Least upper bound of two integer values (None, unknown, absorbs)."""
     if a is None or b is None:
         return None
     if a == b:
@@ -83,6 +86,7 @@ def _mk(w, k, r, lo, hi, nuw=False):
 
 
 def add(a, b, nuw=False):
+    """``add``; ``nuw``: an overflowing result is poison, so the interval is clamped."""
     w, ka, ra, la, ha = a
     _, kb, rb, lb, hb = b
     k = min(ka, kb)
@@ -90,6 +94,7 @@ def add(a, b, nuw=False):
 
 
 def sub(a, b, nuw=False):
+    """``sub``; ``nuw`` as in :func:`add`."""
     w, ka, ra, la, ha = a
     _, kb, rb, lb, hb = b
     k = min(ka, kb)
@@ -97,6 +102,7 @@ def sub(a, b, nuw=False):
 
 
 def mul(a, b, nuw=False):
+    """``mul``: known low bits ``min(ka + tz(rb), kb + tz(ra))``."""
     w, ka, ra, la, ha = a
     _, kb, rb, lb, hb = b
     k = min(w, ka + tz(rb, kb), kb + tz(ra, ka))
@@ -104,10 +110,12 @@ def mul(a, b, nuw=False):
 
 
 def is_const(v) -> bool:
+    """True when ``v`` is one constant."""
     return v is not None and v[1] == v[0]
 
 
 def shl(a, b, nuw=False):
+    """``shl`` by a constant (else unknown)."""
     w = a[0]
     if not is_const(b) or b[2] >= w:
         return top(w)
@@ -117,6 +125,7 @@ def shl(a, b, nuw=False):
 
 
 def lshr(a, b):
+    """``lshr`` by a constant (else unknown)."""
     w = a[0]
     if not is_const(b) or b[2] >= w:
         return top(w)
@@ -129,6 +138,7 @@ def lshr(a, b):
 
 
 def ashr(a, b):
+    """``ashr``: as ``lshr`` for a non-negative value, else unknown."""
     w = a[0]
     if a[4] <= MASK[w] >> 1:
         return lshr(a, b)
@@ -142,6 +152,7 @@ def _bits(v):
 
 
 def band(a, b):
+    """``and``: a result bit is known where both are, or where either is known 0."""
     w = a[0]
     KA, ra = _bits(a)
     KB, rb = _bits(b)
@@ -151,6 +162,7 @@ def band(a, b):
 
 
 def bor(a, b, disjoint=False):
+    """``or`` (``disjoint``: as ``add``): known where both are, or either is known 1."""
     if disjoint:
         return add(a, b)
     w = a[0]
@@ -163,6 +175,7 @@ def bor(a, b, disjoint=False):
 
 
 def bxor(a, b):
+    """``xor``."""
     w = a[0]
     k = min(a[1], b[1])
     hi = (1 << max(a[4].bit_length(), b[4].bit_length())) - 1
@@ -170,6 +183,7 @@ def bxor(a, b):
 
 
 def udiv(a, b):
+    """``udiv``: by a power of two as ``lshr``, by another constant through the interval."""
     w = a[0]
     if is_const(a) and is_const(b) and b[2]:
         return const(w, a[2] // b[2])
@@ -182,6 +196,7 @@ def udiv(a, b):
 
 
 def urem(a, b):
+    """``urem``: by a power of two as ``and``; by a constant c keeps ``tz(c)`` low bits."""
     w = a[0]
     if is_const(a) and is_const(b) and b[2]:
         return const(w, a[2] % b[2])
@@ -197,15 +212,18 @@ def urem(a, b):
 
 
 def nonneg(a) -> bool:
+    """True when every value ``a`` stands for is non-negative as a signed integer."""
     return a[4] <= MASK[a[0]] >> 1
 
 
 def zext(a, W: int):
+    """``zext`` to ``W`` bits."""
     w, k, r, lo, hi = a
     return (W, W if k == w else k, r, lo, hi)
 
 
 def sext(a, W: int):
+    """``sext`` to ``W`` bits (low bits kept; a possibly negative value loses its interval)."""
     w, k, r, lo, hi = a
     if nonneg(a):
         return zext(a, W)
@@ -215,6 +233,7 @@ def sext(a, W: int):
 
 
 def trunc(a, W: int):
+    """``trunc`` to ``W`` bits."""
     w, k, r, lo, hi = a
     k = min(k, W)
     if hi <= MASK[W]:

@@ -49,6 +49,7 @@ class ProofReport:
         return not self.failures
 
     def counts(self) -> dict:
+        """{accesses, proved_aligned, proved_in_bounds, left_to_sampling}: counts."""
         return {"accesses": len(self.accesses), "proved_aligned": len(self.proved_aligned),
                 "proved_in_bounds": len(self.proved_in_bounds), "left_to_sampling": len(self.left_to_sampling)}
 
@@ -138,6 +139,7 @@ class FamilySummary:
     failures: int = 0
 
     def add(self, rep: ProofReport) -> None:
+        """Count one module's report."""
         self.modules += 1
         self.accesses += len(rep.accesses)
         self.proved_aligned += len(rep.proved_aligned)
@@ -146,6 +148,7 @@ class FamilySummary:
         self.failures += len(rep.failures)
 
     def line(self) -> str:
+        """One report line: ``proof FAMILY: N modules, A accesses, ...``."""
         return (f"proof {self.family}: {self.modules} modules, {self.accesses} accesses, "
                 f"{self.proved_aligned} proved aligned, {self.proved_in_bounds} proved in bounds, "
                 f"{self.left_to_sampling} left to sampling, {self.failures} failures")
@@ -157,6 +160,7 @@ class FamilySummary:
 
 
 def summarise(reports) -> dict[str, FamilySummary]:
+    """{family: FamilySummary} over an iterable of ProofReport."""
     out: dict[str, FamilySummary] = {}
     for r in reports:
         out.setdefault(r.family, FamilySummary(r.family)).add(r)
