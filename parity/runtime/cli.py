@@ -45,6 +45,7 @@ from ..outputs import ensure_dir
 from .codeobj import default_cache_dir
 from .plan import launch_plan
 from parity.cli_common import Parser, add_version, plain, progress
+from parity.escape import shown
 from python_engine.spec.fields import SpecRejected
 import python_engine as E
 
@@ -164,7 +165,7 @@ def split_mode(ns):
         d = -2
     if d < -1:
         raise UsageError(f"--split-k must be auto, -1 (the policy's degree), 0 (a sweep) or a degree >= 1 "
-                         f"(1 = no split), got {ns.split_k!r}")
+                         f"(1 = no split), got '{shown(ns.split_k)}'")
     return "policy" if d == -1 else "sweep" if d == 0 else d
 
 
@@ -180,7 +181,7 @@ def sweep_degrees(ns) -> list:
             d = 0
         if d < 1:
             raise UsageError(f"--split-k-degrees must be degrees >= 1 joined by commas (e.g. 2,4,8), "
-                             f"got {ns.split_k_degrees!r}")
+                             f"got '{shown(ns.split_k_degrees)}'")
         if d not in out:
             out.append(d)
     return out
@@ -210,7 +211,7 @@ def resolve(argv):
     if why:
         raise UsageError(why)
     if ns.select not in SELECTIONS:
-        raise UsageError(f"--select must be one of {', '.join(SELECTIONS)}, got {ns.select!r}")
+        raise UsageError(f"--select must be one of {', '.join(SELECTIONS)}, got '{shown(ns.select)}'")
     if ns.split_k_degrees is not None and split_mode(ns) != "sweep":
         raise UsageError("--split-k-degrees needs --split-k 0 (the sweep)")
     given = spec.get("split_k", -1) != -1 or "tile_m" in spec or "waves_m" in spec or \
