@@ -56,22 +56,46 @@ def drop_ssa_numbers(text: str) -> str:
     return _LABEL_NUMBER.sub(r"\1#:", _SSA_NUMBER.sub(r"%\1#", text))
 
 
-def hunks(a: str, b: str) -> list[tuple[str, ...]]:
-    """The unified-diff hunks (3 lines of context) of a -> b, each as its lines without the @@ header."""
-    out, cur = [], None
-    for line in difflib.unified_diff(a.splitlines(), b.splitlines(), lineterm="", n=3):
-        if line.startswith("---") or line.startswith("+++"):
-            if cur is None:
-                continue
-        if line.startswith("@@"):
-            if cur:
-                out.append(tuple(cur))
-            cur = []
+def _ops(la: list[str], lb: list[str], norm) -> list[tuple[str, str]]:
+    """The whole diff of la -> lb as (" " | "-" | "+", line) with ``norm`` applied to every line.
+
+    Lines are aligned on the texts as printed (value numbers make most lines
+    unique, so the alignment is the natural one even in an unrolled loop); a
+    replaced block is aligned again on its normalised lines, so a line that
+    only changed its number is context, not change."""
+    out: list[tuple[str, str]] = []
+    sm = difflib.SequenceMatcher(None, la, lb, autojunk=False)
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        a, b = [norm(x) for x in la[i1:i2]], [norm(x) for x in lb[j1:j2]]
+        if tag == "equal":
+            out += [(" ", x) for x in a]
             continue
-        if cur is not None:
-            cur.append(line)
-    if cur:
-        out.append(tuple(cur))
+        inner = difflib.SequenceMatcher(None, a, b, autojunk=False)
+        for t, p1, p2, q1, q2 in inner.get_opcodes():
+            if t == "equal":
+                out += [(" ", x) for x in a[p1:p2]]
+            else:
+                out += [("-", x) for x in a[p1:p2]] + [("+", x) for x in b[q1:q2]]
+    return out
+
+
+def hunks(a: str, b: str, normalise: bool = False, context: int = 3) -> list[tuple[str, ...]]:
+    """The unified-diff hunks (``context`` lines of context) of a -> b, each as its lines
+    without the @@ header; ``normalise``: lines compared and shown after :func:`drop_ssa_numbers`."""
+    norm = drop_ssa_numbers if normalise else (lambda x: x)
+    ops = _ops(a.splitlines(), b.splitlines(), norm)
+    changed = [i for i, (t, _) in enumerate(ops) if t != " "]
+    out: list[tuple[str, ...]] = []
+    k = 0
+    while k < len(changed):
+        lo = max(0, changed[k] - context)
+        end = changed[k]
+        while k + 1 < len(changed) and changed[k + 1] - end <= 2 * context:
+            k += 1
+            end = changed[k]
+        hi = min(len(ops), end + context + 1)
+        out.append(tuple(t + x for t, x in ops[lo:hi]))
+        k += 1
     return out
 
 
@@ -166,12 +190,10 @@ class Grouper:
 
     def add_text(self, cfg: str, fl: str, old: str, new: str) -> None:
         """An entry whose text changed (``old`` -> ``new``)."""
-        if self.normalise:
-            old, new = drop_ssa_numbers(old), drop_ssa_numbers(new)
-        if old == new:
+        if self.normalise and drop_ssa_numbers(old) == drop_ssa_numbers(new):
             self._add(RENUMBERED, (), "", cfg, fl)
             return
-        hs = hunks(old, new)
+        hs = hunks(old, new, self.normalise)
         g = self._add(TEXT, change_key(hs, self.ignore_types), "", cfg, fl)
         if not g.hunks:
             g.hunks = hs
