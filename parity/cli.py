@@ -5,6 +5,7 @@
     parity list     [--only X,..] [--flavor F] [-j N] [--json PATH]   configs and their verdicts
     parity show     FAMILY/NAME [--flavor F] [--engine E]              print one engine's IR
     parity diff     FAMILY/NAME [--flavor F]                           unified diff of the two engines' IR
+    parity review   [--list | --accept GROUP... | --reject GROUP...]   accept/reject the changes a RED check left
     parity verify   [--only X,..] [--flavor F] [-j N] [--json PATH] [--report] [--engine E]
                                                                       LLVM validity + ISA report (docs/verify.md)
     parity numerics [--only X,..] [--flavor F] [-j N] [--json PATH] [-v]   CPU emulator vs numpy (docs/sim.md)
@@ -34,7 +35,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from parity import emit, gate_commands, layers, merge_golden, new_family
+from parity import emit, gate_commands, layers, merge_golden, new_family, review
 from parity.aot import cli as aot_cli
 from parity.cli_common import Parser, add_version
 from parity.fuzz import cli as fuzz_cli
@@ -51,6 +52,7 @@ from parity.verify import verify
 #: which adds its subcommand(s) to the ``parity`` subparsers.
 COMMAND_MODULES = (
     gate_commands,       # check, write, list, show, diff
+    review,              # issue 23: review the pending golden changes a RED check left
     verify,              # issue 6: the validity oracle
     numerics,            # issue 7: the numerics oracle (parity/sim/numerics.py)
     emit,                # issue 8: a layer's kernels + launch plan
@@ -76,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # Commands whose work is files: a reader that closes stdout must not stop them half way.
-FILE_WRITING_COMMANDS = ("write", "aot", "emit", "merge-golden")
+FILE_WRITING_COMMANDS = ("write", "review", "aot", "emit", "merge-golden")
 
 
 def main(argv: list[str] | None = None) -> int:
