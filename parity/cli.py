@@ -16,6 +16,7 @@
     parity diff     --base REF [FAMILY[/NAME]] [--only X,..] [--flavor F] [--stat] [--json PATH]
                                                                       the IR changes since a git ref
     parity merge-golden %O %A %B %P | --install                        git merge driver for golden/
+    parity golden-textconv FILE | --install                            git diff driver: golden/ shown as IR
     parity fuzz     [--only F,..] [--seconds N] [--seed S] [--jobs N] [--out DIR]   differential fuzzer
     parity perf     [--only X,..] [--flavor F] [-j N] [--json PATH] [--base REF] [--check-goals]
                                                                       static performance report (docs/perf.md)
@@ -35,7 +36,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from parity import emit, gate_commands, layers, merge_golden, new_family, review
+from parity import emit, gate_commands, golden_textconv, layers, merge_golden, new_family, review
 from parity.aot import cli as aot_cli
 from parity.cli_common import Parser, add_version
 from parity.fuzz import cli as fuzz_cli
@@ -61,6 +62,7 @@ COMMAND_MODULES = (
     fuzz_cli,            # issue 14: differential fuzzer
     perf_cli,            # issue 16: static performance report
     merge_golden,        # issue 12: git merge driver
+    golden_textconv,     # issue 23: git diff driver (a golden change shown as IR)
     new_family,          # issue 21: a registered skeleton of a new family in both engines
 )
 
