@@ -58,9 +58,11 @@ def preamble(args) -> int | None:
         if getattr(args, "command", None) in ("check", "write", "review") or getattr(args, "base", None) is not None:
             return die(str(exc))
         gdir = None
-    # show and the engine-vs-engine diff write IR / a patch on stdout: provenance goes to stderr
+    # show, the engine-vs-engine diff and the markdown page write IR / a patch / a page on stdout:
+    # provenance goes to stderr
     command = getattr(args, "command", "check_byte_identity")
-    text_out = command == "show" or (command == "diff" and getattr(args, "base", None) is None)
+    text_out = command == "show" or (command == "diff" and (getattr(args, "base", None) is None
+                                                           or getattr(args, "format", "text") == "markdown"))
     line = provenance_line(gdir, names or ("python", "cpp"))
     if text_out:
         print(line, file=sys.stderr, flush=True)
