@@ -176,7 +176,7 @@ def totals(diffs: dict[str, FamilyDiff]) -> tuple[int, int]:
 
 # -- output ----------------------------------------------------------------------
 
-class _Paint:
+class Paint:
     def __init__(self, on: bool):
         self.on = on
 
@@ -186,7 +186,7 @@ class _Paint:
 
 def group_lines(g: ChangeGroup, i: int, n: int, paint=None) -> list[str]:
     """A change group as text: its header line, then (text changes) the hunks of its first entry."""
-    paint = paint or _Paint(False)
+    paint = paint or Paint(False)
     lines = [paint("36", f"  @@ group {i}/{n} [{g.gid}] {g.title()}")]
     for k, h in enumerate(g.hunks):
         if k:
@@ -199,7 +199,7 @@ def group_lines(g: ChangeGroup, i: int, n: int, paint=None) -> list[str]:
 
 def report_lines(diffs: dict[str, FamilyDiff], ref: str, commit: str, flavors, *, stat: bool,
                  color: bool, verdicts: dict | None = None) -> list[str]:
-    paint = _Paint(color)
+    paint = Paint(color)
     lines = [f"IR changes from {shown(ref)} ({commit[:12]}, its own Python engine) to the working tree"]
     width = max([len(n) for n in diffs] + [8])
     for name, d in diffs.items():

@@ -35,7 +35,8 @@ from parity.bless import restrict_family, write
 from parity.change_groups import OUTCOME, REMOVED, ChangeGroup
 from parity.config import CANONICAL_FLAVORS, ConfigError, load_families
 from parity.escape import shown
-from parity.ir_diff import compare, group_lines, lower_ref, lower_working
+from parity.diff_page import group_verdicts, verdict_text
+from parity.ir_diff import Paint, compare, group_lines, lower_ref, lower_working
 from parity.pool import PoolError
 from parity.project import ProjectError, find_project_root, resolve_golden_dir
 from parity.ref_tree import BaseError, resolve_ref
@@ -128,7 +129,15 @@ def find_groups(groups: list[ChangeGroup], ids: list[str]) -> list[ChangeGroup]:
 
 # -- deciding ------------------------------------------------------------------------
 
-def ask(groups: list[ChangeGroup], read=input, say=print) -> dict[str, str]:
+def show_group(g: ChangeGroup, i: int, n: int, verdicts: dict | None, paint=None) -> list[str]:
+    """A group's lines (parity/ir_diff.py's), with its oracle verdict when the oracles ran."""
+    lines = group_lines(g, i, n, paint)
+    v = verdict_text(verdicts, g)
+    return lines[:1] + ([f"    {v}"] if v else []) + lines[1:]
+
+
+def ask(groups: list[ChangeGroup], read=input, say=print, verdicts: dict | None = None,
+        paint=None) -> dict[str, str]:
     """Walk ``groups`` on a terminal; ``gid -> decision`` for the groups decided before a quit."""
     decisions: dict[str, str] = {}
     rest_of: set[str] = set()
@@ -138,7 +147,7 @@ def ask(groups: list[ChangeGroup], read=input, say=print) -> dict[str, str]:
             continue
         say("")
         say(f"review {i}/{len(groups)}: {g.family}")
-        for line in group_lines(g, i, len(groups)):
+        for line in show_group(g, i, len(groups), verdicts, paint):
             say(line)
         while True:
             try:
@@ -263,16 +272,21 @@ def cmd_review(args) -> int:
         return die(str(exc))
     total = sum(len(g.entries) for g in groups)
     print(f"pending changes from {shown(args.base)} ({commit[:12]}, its own Python engine) to the working tree")
+    verdicts = None
+    if args.oracles:
+        with progress("oracles") as cb:
+            verdicts = group_verdicts(families, groups, workers=args.jobs, progress=cb)
     if args.list:
         for i, g in enumerate(groups, 1):
-            for line in group_lines(g, i, len(groups)):
+            for line in show_group(g, i, len(groups), verdicts):
                 print(line)
         print(f"groups: {len(groups)}, entries: {total}")
         return 0
     if args.accept or args.reject:
         decisions = {g.gid: d for d, gs in picked.items() for g in gs}
     else:
-        decisions = ask(groups)
+        decisions = ask(groups, verdicts=verdicts,
+                        paint=Paint(sys.stdout.isatty() and not os.environ.get("NO_COLOR")))
     try:
         return apply(decisions, groups, pend, families, gdir, resolve, args)
     except (G.GoldenError, P.PendingError, PoolError, ValueError) as exc:
@@ -287,6 +301,9 @@ def add_command(sub) -> None:
     r.add_argument("--list", action="store_true", help="print the pending change groups with their ids")
     r.add_argument("--accept", nargs="+", metavar="GROUP", help="accept these groups (ids from --list)")
     r.add_argument("--reject", nargs="+", metavar="GROUP", help="reject these groups (ids from --list)")
+    r.add_argument("--oracles", action="store_true",
+                   help="run the validity and numerics oracles on every pending group first and show each "
+                        "group's verdict (accepting runs them anyway)")
     r.add_argument("--base", metavar="REF", default="HEAD",
                    help="the git ref whose Python engine gives the old IR (default HEAD)")
     r.add_argument("--golden-dir", metavar="DIR",
