@@ -221,10 +221,9 @@ def report_lines(diffs: dict[str, FamilyDiff], ref: str, commit: str, flavors, *
         if stat:
             continue
         for i, g in enumerate(d.groups, 1):
-            lines += group_lines(g, i, len(d.groups), paint)
+            gl = group_lines(g, i, len(d.groups), paint)
             v = verdict_text(verdicts, g)
-            if v:
-                lines.insert(len(lines) - sum(len(h) + (k > 0) for k, h in enumerate(g.hunks)), f"    {v}")
+            lines += gl[:1] + ([f"    {v}"] if v else []) + gl[1:]
     if not any(d.differs for d in diffs.values()):
         lines.append("no IR change")
     groups, entries = totals(diffs)

@@ -197,6 +197,11 @@ def apply(decisions: dict[str, str], groups: list[ChangeGroup], pend: dict[str, 
     if not keys:
         return 0
     by_name = {f.name: f for f in families}
+    for fam in [f for f in keys if f not in by_name]:
+        print(f"{fam}: the family no longer exists; its shard is removed by `parity write` (not by review)")
+        del keys[fam]
+    if not keys:
+        return 1
     chosen = []
     for fam, ks in keys.items():
         want: dict[str, set[str]] = {}

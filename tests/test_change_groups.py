@@ -112,3 +112,16 @@ def test_markdown_page_shows_groups_configs_and_the_ir_change():
     page = markdown_page(diffs, "main", "0123456789abcdef", ("llvm23",), verdicts)
     assert "✅ oracles: PASS (validity and numerics)" in page
     assert "❌ oracles: FAIL (1): new@llvm23: validity oracle: bad" in page
+
+
+def test_text_report_puts_each_groups_verdict_under_its_header():
+    work = {"f/a@llvm23": {"status": "ok", "sha256": "1", "text": STORE.replace("align 16", "align 2")}}
+    ref = {"f/a@llvm23": {"status": "ok", "sha256": "2", "text": STORE}}
+    diffs = D.compare(work, ref, ["f"], ["f"])
+    [g] = diffs["f"].groups
+    lines = D.report_lines(diffs, "HEAD", "0" * 40, ("llvm23",), stat=False, color=False,
+                           verdicts={g.gid: ["a@llvm23: numerics oracle: wrong"]})
+    i = next(k for k, l in enumerate(lines) if l.startswith("  @@ group 1/1"))
+    assert lines[i + 1] == "    oracles: FAIL (1): a@llvm23: numerics oracle: wrong"
+    assert lines[i + 2] == "   %out# = fptrunc <8 x float> %sum# to <8 x bfloat>"
+    assert lines[-1] == "groups: 1, entries: 1"
