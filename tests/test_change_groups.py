@@ -123,5 +123,5 @@ def test_text_report_puts_each_groups_verdict_under_its_header():
                            verdicts={g.gid: ["a@llvm23: numerics oracle: wrong"]})
     i = next(k for k, l in enumerate(lines) if l.startswith("  @@ group 1/1"))
     assert lines[i + 1] == "    oracles: FAIL (1): a@llvm23: numerics oracle: wrong"
-    assert lines[i + 2] == "   %out# = fptrunc <8 x float> %sum# to <8 x bfloat>"
+    assert lines[i + 2] == "     %out# = fptrunc <8 x float> %sum# to <8 x bfloat>"
     assert lines[-1] == "groups: 1, entries: 1"
