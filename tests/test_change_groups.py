@@ -125,3 +125,25 @@ def test_text_report_puts_each_groups_verdict_under_its_header():
     assert lines[i + 1] == "    oracles: FAIL (1): a@llvm23: numerics oracle: wrong"
     assert lines[i + 2] == "     %out# = fptrunc <8 x float> %sum# to <8 x bfloat>"
     assert lines[-1] == "groups: 1, entries: 1"
+
+
+def test_group_verdicts_run_the_oracles_on_exactly_the_groups_entries(monkeypatch):
+    from parity import bless
+    from parity.config import Config, Family
+    from parity.diff_page import group_verdicts
+    fam = Family("f", tuple(Config(n, arch="gfx1250", spec={}) for n in ("a", "b", "c")))
+    g1 = C.ChangeGroup("f", C.TEXT, ("1",), entries=[("a", "llvm23"), ("a", "llvm20")])
+    g2 = C.ChangeGroup("f", C.TEXT, ("2",), entries=[("b", "llvm22")])
+    g3 = C.ChangeGroup("f", C.REMOVED, ("3",), entries=[("gone", "llvm23")])
+    seen = {}
+
+    def fake_run_oracles(families, changed, **kw):
+        seen["changed"] = changed
+        rep = bless.OracleReport()
+        rep.add("f", "a@llvm20: validity oracle: bad")
+        rep.add("f", "b@llvm23: numerics oracle: off by one")  # numerics runs llvm23 text of config b
+        return rep
+    monkeypatch.setattr(bless, "run_oracles", fake_run_oracles)
+    v = group_verdicts([fam], [g1, g2, g3])
+    assert seen["changed"] == {"f": {"llvm23": {"a"}, "llvm20": {"a"}, "llvm22": {"b"}}}
+    assert v == {g1.gid: ["a@llvm20: validity oracle: bad"], g2.gid: ["b@llvm23: numerics oracle: off by one"]}
