@@ -206,3 +206,64 @@ def test_write_mode_new_adds_missing_entries_only(repo, capsys):
     assert f"ADDED conv_abi/{gone}@{fl}" in out and "1 golden entry changed" in out
     rc, out, err = run(capsys, "write", "--only", "conv_abi")  # --mode all (default): the rest too
     assert rc == 0 and G.load_shard(gdir, "conv_abi")[fl][changed] != s[fl][changed]
+
+
+def _read_until(fd, token: bytes, seconds: float = 600) -> bytes:
+    import os
+    import select
+    import time
+    buf, end = b"", time.monotonic() + seconds
+    while token not in buf:
+        left = end - time.monotonic()
+        assert left > 0, buf[-2000:]
+        r, _, _ = select.select([fd], [], [], left)
+        if r:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            buf += chunk
+    return buf
+
+
+def test_review_on_a_terminal_accepts_one_group_and_rejects_another(repo):
+    """`parity review` on a pseudo-terminal, answered a then r: the accepted group's entries
+    are written, the rejected one's are not, nothing stays pending."""
+    import os
+    import pty
+    import sys
+    f = repo / REDUCE_PY
+    text = f.read_text()
+    f.write_text(text.replace('            x = b.load(vt, p, 4, "slab")', '            x = b.load(vt, p, 8, "slab")'))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "ref")
+    f.write_text(text)  # the working tree's engine is this checkout's again (python -m imports it from here)
+    planted = plant(repo, D2 + D0)
+    env = dict(os.environ, NO_COLOR="1", COLUMNS="200")
+    env.pop("CI", None)
+    r = subprocess.run([sys.executable, "-m", "parity", "check", "--only", FAM], cwd=repo, env=env,
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and "pending: 3 entries" in r.stdout
+    master, slave = pty.openpty()
+    p = subprocess.Popen([sys.executable, "-m", "parity", "review"], cwd=repo, env=env,
+                         stdin=slave, stdout=slave, stderr=slave, close_fds=True)
+    os.close(slave)
+    try:
+        first = _read_until(master, b"[q]uit > ")
+        assert b"review 1/2" in first and b"IR change: 2 entries" in first
+        os.write(master, b"a\n")
+        second = _read_until(master, b"[q]uit > ")
+        assert b"review 2/2" in second and b"the golden entry differs" in second
+        os.write(master, b"r\n")
+        rest = _read_until(master, b"entries written to golden/")
+        assert p.wait(timeout=120) == 0, rest[-2000:]
+    finally:
+        if p.poll() is None:
+            p.kill()
+        os.close(master)
+    assert b"accepted: 2 of 2 entries written to golden/" in rest
+    after = shard(repo)
+    assert {(fl, c) for fl in after for c in after[fl] if after[fl][c] != planted[fl][c]} == set(D2)
+    assert not P.pending_path(repo / "golden", FAM).exists()
