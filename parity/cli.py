@@ -79,7 +79,18 @@ def build_parser() -> argparse.ArgumentParser:
 FILE_WRITING_COMMANDS = ("write", "aot", "emit", "merge-golden")
 
 
+def _never_unencodable() -> None:
+    """A character the terminal's encoding lacks (or a lone surrogate that reached a print)
+    is written as a backslash escape, never a UnicodeEncodeError traceback."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, OSError):
+            pass
+
+
 def main(argv: list[str] | None = None) -> int:
+    _never_unencodable()
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["run"]:  # `parity run ...`: the runtime's own MIOpenDriver-style parser (docs/runtime.md)
         # parity.runtime needs the [runtime] extra (pyelftools, msgpack; hip-python at launch):

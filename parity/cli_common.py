@@ -44,6 +44,7 @@ from typing import Iterator
 from dataclasses import replace
 import importlib.metadata as md
 from parity.config import ConfigError, DEFAULT_PACKAGE, load_families
+from parity.escape import shown
 from parity.pool import DEFAULT_TIMEOUT
 from parity.project import outside_checkout_note
 from parity.runner import DEFAULT_ENGINES
@@ -319,9 +320,20 @@ def add_version(p: argparse.ArgumentParser) -> None:
 # -- results -----------------------------------------------------------------------------
 
 def die(msg: str, code: int = EXIT_USAGE) -> int:
-    """Print ``error: <msg>`` on stderr; return ``code`` (default 2, usage / input)."""
-    print(f"{ERROR_PREFIX}{msg}", file=sys.stderr)
+    """Print ``error: <msg>`` on stderr as one line; return ``code`` (default 2, usage / input).
+
+    Callers pass names from outside through :func:`parity.escape.shown`; as a
+    last guard any line break, control, separator or surrogate left in ``msg``
+    is escaped here too (backslashes are kept, so text already escaped is not
+    escaped twice)."""
+    print(f"{ERROR_PREFIX}{one_line(msg)}", file=sys.stderr)
     return code
+
+
+def one_line(text: object) -> str:
+    """``text`` with every character :func:`parity.escape.shown` escapes, except the
+    backslash, escaped: one printable line, safe to encode."""
+    return "\\".join(shown(part, limit=10**9) for part in str(text).split("\\")) if text else ""
 
 
 def report_doc(command: str, result: str, payload: dict | None = None) -> dict:
