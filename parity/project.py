@@ -13,6 +13,8 @@ goldens, and ``parity write`` never writes into site-packages.
 
 from __future__ import annotations
 
+from parity.escape import shown
+
 import re
 from pathlib import Path
 
@@ -57,12 +59,12 @@ def resolve_golden_dir(explicit: str | Path | None = None, start: Path | str | N
     if explicit is not None:
         p = Path(explicit)
         if not p.is_dir():
-            raise ProjectError(f"--golden-dir {explicit}: not a directory")
+            raise ProjectError(f"--golden-dir {shown(explicit)}: not a directory")
         return p.resolve()
     root = find_project_root(start)
     if root is None:
         where = Path(start if start is not None else Path.cwd()).resolve()
-        raise ProjectError(f"no {PROJECT_NAME} checkout at or above {where} (looked for pyproject.toml "
+        raise ProjectError(f"no {PROJECT_NAME} checkout at or above {shown(where)} (looked for pyproject.toml "
                            f"and golden/); run inside a checkout or pass --golden-dir DIR")
     return root / "golden"
 
