@@ -68,7 +68,7 @@ class Parser(argparse.ArgumentParser):
     with ``add_subparsers().add_parser`` are Parsers too."""
 
     def error(self, message):  # noqa: D102 - argparse API
-        self.exit(EXIT_USAGE, f"{ERROR_PREFIX}{self.prog}: {message} (see `{self.prog} --help`)\n")
+        self.exit(EXIT_USAGE, f"{ERROR_PREFIX}{self.prog}: {one_line(message)} (see `{self.prog} --help`)\n")
 
 
 _RST = [(re.compile(r":(?:mod|func|class|data|meth|attr):`~?([^`]+)`"), r"\1"),
