@@ -1,40 +1,24 @@
-"""OS conditions for the gate's robustness tests and its fuzz lane (issue 24): a
-stub gate environment on disk, ``parity`` run as a real process, and ways to
-make the file system refuse (no capability to override permissions, a tiny
-or read-only tmpfs, a file-size limit, a held golden lock)."""
+"""OS conditions for the gate's robustness tests (issue 24): a stub gate
+environment on disk and ``parity`` run as a real process. The ways to make
+the file system refuse are the fuzz lane's own (parity/fuzz/gate_env.py)."""
 from __future__ import annotations
 
-import ctypes
 import os
-import resource
-import signal
 import subprocess
 import sys
 import uuid
 from pathlib import Path
 
 import gate_stubs
+from parity.fuzz.gate_env import drop_capabilities, fill, limit_file_size, remount, umount  # noqa: F401
+from parity.fuzz.gate_env import mount_tmpfs as _mount_tmpfs
 
 FAM_B = gate_stubs.GREEN_FAMILY.replace('FAMILY = "fam_a"', 'FAMILY = "fam_b"')
 
-_PR_CAPBSET_DROP = 24
 
 
-def drop_capabilities() -> None:
-    """preexec_fn: drop every capability from the bounding set, so the exec'd
-    process (root or not) obeys file modes like any user (no CAP_DAC_OVERRIDE)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    for cap in range(64):
-        libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)
 
 
-def limit_file_size(nbytes: int):
-    """preexec_fn: RLIMIT_FSIZE of ``nbytes`` (a write past it fails with EFBIG;
-    SIGXFSZ ignored so the process is told, not killed)."""
-    def apply():
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (nbytes, nbytes))
-    return apply
 
 
 class StubGate:
@@ -90,33 +74,13 @@ def snapshot(d: Path) -> dict:
     return out
 
 
-def mount_tmpfs(where: Path, size: str = "64k", ro: bool = False) -> bool:
-    """Mount a tmpfs of ``size`` at ``where`` (True), or False when this process may not mount."""
-    where.mkdir(parents=True, exist_ok=True)
-    opts = f"size={size}" + (",ro" if ro else "")
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", str(where)], capture_output=True)
-    return r.returncode == 0
 
 
-def remount(where: Path, opts: str) -> bool:
-    r = subprocess.run(["mount", "-o", f"remount,{opts}", str(where)], capture_output=True)
-    return r.returncode == 0
 
 
-def umount(where: Path) -> None:
-    subprocess.run(["umount", "-l", str(where)], capture_output=True)
 
 
-def fill(directory: Path) -> None:
-    """Fill the file system of ``directory`` to the last byte."""
-    fd = os.open(Path(directory) / "filler", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        for size in (65536, 4096, 1):
-            while True:
-                try:
-                    if os.write(fd, b"\0" * size) < size:
-                        break
-                except OSError:
-                    break
-    finally:
-        os.close(fd)
+
+def mount_tmpfs(where: Path, size: str = "64k") -> bool:
+    """Mount a tmpfs of ``size`` at ``where``; False when this process may not mount."""
+    return _mount_tmpfs(where, size)

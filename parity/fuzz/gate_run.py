@@ -116,6 +116,7 @@ def _child_main(argv: list[str], case: Case, out_path: str, err_path: str) -> No
         os.environ.clear()
         os.environ.update(case.env)
         os.chdir(case.cwd)
+        _limit_memory()
         sys.path[:0] = case.sys_path
         for fn in case.preexec:
             fn()
@@ -142,6 +143,20 @@ def _child_main(argv: list[str], case: Case, out_path: str, err_path: str) -> No
             os._exit(TRACEBACK_EXIT)
 
 
+#: Heap a case may use (RLIMIT_DATA, bytes): a command that reads a device or a huge file
+#: until it runs out of memory (issue 24 finding 13) must fail inside its case, not
+#: crowd out the machine. Far above what any gate command needs.
+CASE_MEMORY = 2 * 2**30
+
+
+def _limit_memory() -> None:
+    import resource
+    try:
+        resource.setrlimit(resource.RLIMIT_DATA, (CASE_MEMORY, CASE_MEMORY))
+    except (ValueError, OSError):
+        pass
+
+
 def run_child(world: World, argv: list[str], case: Case, bound: float) -> tuple[int | None, str, str, float]:
     """(exit status or None for a hang or signal, stdout, stderr, seconds) of one case."""
     fd_o, out_path = tempfile.mkstemp(prefix="gate-out.", dir=world.root)
@@ -156,7 +171,7 @@ def run_child(world: World, argv: list[str], case: Case, bound: float) -> tuple[
                 try:
                     p = subprocess.Popen(cmd, stdout=fo, stderr=fe, stdin=subprocess.DEVNULL, env=case.env,
                                          cwd=case.cwd, start_new_session=True,
-                                         preexec_fn=(lambda: [f() for f in case.preexec]) if case.preexec else None)
+                                         preexec_fn=lambda: [f() for f in (_limit_memory, *case.preexec)])
                 except OSError as exc:
                     return TRACEBACK_EXIT, "", f"cannot start: {exc}", 0.0
                 status = _wait(p.pid, bound, popen=p)
