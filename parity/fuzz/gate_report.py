@@ -1,13 +1,15 @@
-"""``parity fuzz --gate [--seconds N] [--only KIND|GROUP,..] [--seed S]``: the
+"""``parity fuzz --gate [--seconds N] [--only KIND|GROUP,..] [--seed S] [--jobs N]``: the
 command over parity/fuzz/gate_run.py. Prints one line per kind (its group,
 the commands tried, the verdict counts), every failure (kind, command,
 verdict, detail; a kind that needs another branch's fixes says which), the
 kinds skipped on this machine and why, then ``kinds K cases N seconds S seed
 S`` and ``RESULT: GREEN`` or ``RESULT: RED``. Exit 0 when every case kept the
 contract, 1 otherwise, 2 on bad arguments. Default 60 seconds; every kind
-runs at least once whatever the bound."""
+runs at least once whatever the bound; ``--jobs`` cases at a time (default
+two, or one on a one-CPU machine)."""
 from __future__ import annotations
 
+import os
 import secrets
 import sys
 
@@ -34,7 +36,8 @@ def cmd_fuzz_gate(args) -> int:
         if sys.stderr.isatty():
             print(f"\r{rep.cases} cases, {len(rep.failures)} failing", end="", file=sys.stderr)
 
-    rep = run_gate_fuzz(seconds, seed, args.parity_main, only=only, progress=progress)
+    jobs = args.jobs or min(2, os.cpu_count() or 1)
+    rep = run_gate_fuzz(seconds, seed, args.parity_main, only=only, progress=progress, jobs=jobs)
     if sys.stderr.isatty():
         print(file=sys.stderr)
     by_name = {k.name: k for k in KINDS}

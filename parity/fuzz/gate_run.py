@@ -157,41 +157,92 @@ def _limit_memory() -> None:
         pass
 
 
-def run_child(world: World, argv: list[str], case: Case, bound: float) -> tuple[int | None, str, str, float]:
-    """(exit status or None for a hang or signal, stdout, stderr, seconds) of one case."""
+@dataclass
+class _Running:
+    """One case in flight: its child process and where its output goes."""
+
+    kind: Kind
+    case: Case
+    cdir: Path
+    before: dict
+    out_path: str
+    err_path: str
+    t0: float
+    pid: int = 0
+    popen: subprocess.Popen | None = None
+    status: int | None = None
+    done: bool = False
+
+
+def _start(world: World, kind: Kind, case: Case, cdir: Path, before: dict) -> _Running:
+    """Start the case's command (a fork, or ``python -m parity`` for a fresh interpreter)."""
+    argv = case.argv()
     fd_o, out_path = tempfile.mkstemp(prefix="gate-out.", dir=world.root)
     fd_e, err_path = tempfile.mkstemp(prefix="gate-err.", dir=world.root)
     os.close(fd_o)
     os.close(fd_e)
-    t0 = time.monotonic()
-    try:
-        if case.fresh:
-            cmd = [sys.executable, "-m", "parity", *argv]
-            with open(out_path, "wb") as fo, open(err_path, "wb") as fe:
-                try:
-                    p = subprocess.Popen(cmd, stdout=fo, stderr=fe, stdin=subprocess.DEVNULL, env=case.env,
-                                         cwd=case.cwd, start_new_session=True,
-                                         preexec_fn=lambda: [f() for f in (_limit_memory, *case.preexec)])
-                except OSError as exc:
-                    return TRACEBACK_EXIT, "", f"cannot start: {exc}", 0.0
-                status = _wait(p.pid, bound, popen=p)
-        else:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            pid = os.fork()
-            if pid == 0:
-                _child_main(argv, case, out_path, err_path)
-            status = _wait(pid, bound)
-        secs = time.monotonic() - t0
-        out = Path(out_path).read_bytes().decode("utf-8", errors="surrogateescape")
-        err = Path(err_path).read_bytes().decode("utf-8", errors="surrogateescape")
-        return status, out, err, secs
-    finally:
-        for p in (out_path, err_path):
+    run = _Running(kind, case, cdir, before, out_path, err_path, time.monotonic())
+    if case.fresh:
+        with open(out_path, "wb") as fo, open(err_path, "wb") as fe:
             try:
-                os.unlink(p)
-            except OSError:
-                pass
+                run.popen = subprocess.Popen(
+                    [sys.executable, "-m", "parity", *argv], stdout=fo, stderr=fe, stdin=subprocess.DEVNULL,
+                    env=case.env, cwd=case.cwd, start_new_session=True,
+                    preexec_fn=lambda: [f() for f in (_limit_memory, *case.preexec)])
+            except OSError as exc:
+                fe.write(f"cannot start: {exc}\n".encode())
+                run.status, run.done = TRACEBACK_EXIT, True
+                return run
+        run.pid = run.popen.pid
+    else:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            _child_main(argv, case, out_path, err_path)
+        run.pid = pid
+    return run
+
+
+def _poll(run: _Running) -> bool:
+    """True once the case's process has ended or was killed at its bound."""
+    if run.done:
+        return True
+    done, status = os.waitpid(run.pid, os.WNOHANG)
+    if done:
+        code = os.waitstatus_to_exitcode(status)
+        if run.popen is not None:
+            run.popen.returncode = code
+        _kill_group(run.pid)  # workers a dead parent left behind
+        run.status, run.done = (code if code >= 0 else None), True
+    elif time.monotonic() - run.t0 > run.kind.bound:
+        _kill_group(run.pid)
+        os.waitpid(run.pid, 0)
+        if run.popen is not None:
+            run.popen.returncode = -9
+        run.status, run.done = None, True
+    return run.done
+
+
+def _output(run: _Running) -> tuple[str, str]:
+    out, err = (Path(p).read_bytes().decode("utf-8", errors="surrogateescape") for p in (run.out_path, run.err_path))
+    for p in (run.out_path, run.err_path):
+        try:
+            os.unlink(p)
+        except OSError:
+            pass
+    return out, err
+
+
+def run_child(world: World, argv: list[str], case: Case, bound: float) -> tuple[int | None, str, str, float]:
+    """(exit status or None for a hang or signal, stdout, stderr, seconds) of one command, waited for."""
+    kind = Kind("run", "run", lambda c: None, (case.command,), bound=bound)
+    case.raw = argv
+    run = _start(world, kind, case, case.dir, {})
+    while not _poll(run):
+        time.sleep(0.02)
+    out, err = _output(run)
+    return run.status, out, err, time.monotonic() - run.t0
 
 
 def _wait(pid: int, bound: float, popen=None) -> int | None:
@@ -263,38 +314,60 @@ def judge(kind: Kind, case: Case, status: int | None, out: str, err: str, secs: 
     return PASS, ""
 
 
-def run_gate_fuzz(seconds: float, seed: int, main, only: list[str] | None = None, progress=None) -> GateReport:
-    """Run the kinds round-robin (every kind once, in a shuffled order, then again) until
-    ``seconds`` have passed and every kind ran at least once. ``main`` is ``parity.cli.main``."""
+def run_gate_fuzz(seconds: float, seed: int, main, only: list[str] | None = None, progress=None,
+                  jobs: int = 2) -> GateReport:
+    """Run the kinds round-robin (every kind once, in a seeded shuffled order, then again)
+    until ``seconds`` have passed and every kind ran at least once, ``jobs`` cases at a
+    time. ``main`` is ``parity.cli.main``."""
     rep = GateReport(seed=seed)
     rng = random.Random(seed)
     kinds = [k for k in KINDS if not only or k.name in only or k.group in only]
     t0 = time.monotonic()
     base = Path(tempfile.mkdtemp(prefix="parity-fuzz-gate."))
-    try:
-        world = World(base / "world", seed, main)
+
+    def schedule():
         round_no = 0
-        while True:
+        while round_no == 0 or time.monotonic() - t0 < seconds:
             order = list(kinds)
             rng.shuffle(order)
             for kind in order:
                 if round_no > 0 and time.monotonic() - t0 >= seconds:
+                    return
+                yield kind, round_no
+            round_no += 1
+
+    running: list[_Running] = []
+    try:
+        world = World(base / "world", seed, main)
+        todo = schedule()
+        more = True
+        while more or running:
+            while more and len(running) < max(1, jobs):
+                try:
+                    kind, round_no = next(todo)
+                except StopIteration:
+                    more = False
                     break
-                _one(world, kind, rng, base, rep, round_no)
+                run = _setup(world, kind, rng, base, rep, round_no)
+                if run is not None:
+                    running.append(run)
+            for run in [r for r in running if _poll(r)]:
+                running.remove(run)
+                _finish(run, rep)
                 if progress:
                     progress(rep)
-            else:
-                round_no += 1
-                if time.monotonic() - t0 < seconds:
-                    continue
-            break
+            time.sleep(0.02)
     finally:
+        for run in running:
+            _kill_group(run.pid)
         _cleanup(base)
     rep.seconds = time.monotonic() - t0
     return rep
 
 
-def _one(world: World, kind: Kind, rng: random.Random, base: Path, rep: GateReport, round_no: int) -> None:
+def _setup(world: World, kind: Kind, rng: random.Random, base: Path, rep: GateReport,
+           round_no: int) -> _Running | None:
+    """Make the kind's input in a fresh case directory and start its command (None: skipped)."""
     command = kind.commands[round_no % len(kind.commands)]
     cdir = Path(tempfile.mkdtemp(prefix=f"{kind.name}.", dir=base))
     case = Case(world, cdir / "golden", random.Random(rng.getrandbits(64)), command)
@@ -302,26 +375,31 @@ def _one(world: World, kind: Kind, rng: random.Random, base: Path, rep: GateRepo
     for name, data in world.shards.items():
         (case.golden / name).write_bytes(data)
     try:
+        kind.make(case)
+        return _start(world, kind, case, cdir, gate_env.snapshot(case.golden))
+    except SkipKind as exc:
+        rep.skipped[kind.name] = str(exc)
+    except Exception as exc:  # noqa: BLE001 - a bug of the lane itself: reported, the run goes on
+        rep.add(Outcome(kind.name, command, "SETUP_ERROR", f"{type(exc).__name__}: {exc}"))
+    _teardown(case, cdir)
+    return None
+
+
+def _finish(run: _Running, rep: GateReport) -> None:
+    out, err = _output(run)
+    secs = time.monotonic() - run.t0
+    verdict, detail = judge(run.kind, run.case, run.status, out, err, secs, run.kind.bound, run.before)
+    rep.add(Outcome(run.kind.name, run.case.command, verdict, detail, secs))
+    _teardown(run.case, run.cdir)
+
+
+def _teardown(case: Case, cdir: Path) -> None:
+    for fn in reversed(case.cleanup):
         try:
-            kind.make(case)
-        except SkipKind as exc:
-            rep.skipped[kind.name] = str(exc)
-            return
-        except Exception as exc:  # noqa: BLE001 - a bug of the lane itself: reported, the run goes on
-            rep.add(Outcome(kind.name, command, "SETUP_ERROR", f"{type(exc).__name__}: {exc}"))
-            return
-        before = gate_env.snapshot(case.golden)
-        argv = case.argv()
-        status, out, err, secs = run_child(world, argv, case, kind.bound)
-        verdict, detail = judge(kind, case, status, out, err, secs, kind.bound, before)
-        rep.add(Outcome(kind.name, command, verdict, detail, secs))
-    finally:
-        for fn in reversed(case.cleanup):
-            try:
-                fn()
-            except Exception:  # noqa: BLE001 - cleanup of a scratch case
-                pass
-        _cleanup(cdir)
+            fn()
+        except Exception:  # noqa: BLE001 - cleanup of a scratch case
+            pass
+    _cleanup(cdir)
 
 
 def _cleanup(path: Path) -> None:
