@@ -42,7 +42,7 @@ def add_command(sub) -> None:
 
 
 def cmd_fuzz(args) -> int:
-    if args.gate:
+    if getattr(args, "gate", False):
         from .gate_report import cmd_fuzz_gate  # the gate lane: its kinds load only when asked for
         return cmd_fuzz_gate(args)
     known = families()

@@ -37,7 +37,11 @@ def cmd_fuzz_gate(args) -> int:
             print(f"\r{rep.cases} cases, {len(rep.failures)} failing", end="", file=sys.stderr)
 
     jobs = args.jobs or min(2, os.cpu_count() or 1)
-    rep = run_gate_fuzz(seconds, seed, args.parity_main, only=only, progress=progress, jobs=jobs)
+    main = getattr(args, "parity_main", None)
+    if main is None:  # `parity`'s own main hands itself in (parity.cli imports this package)
+        print("error: parity fuzz --gate runs from the `parity` command (parity.cli.main)", file=sys.stderr)
+        return 2
+    rep = run_gate_fuzz(seconds, seed, main, only=only, progress=progress, jobs=jobs)
     if sys.stderr.isatty():
         print(file=sys.stderr)
     by_name = {k.name: k for k in KINDS}
