@@ -354,8 +354,12 @@ def write_json(path: str | Path, doc: dict) -> None:
     """Write ``doc`` as sorted, indented JSON (atomically: a temp file renamed)."""
     p = Path(path)
     tmp = p.with_name(f".{p.name}.tmp{os.getpid()}")
-    tmp.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, p)
+    try:
+        tmp.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        os.replace(tmp, p)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # never a half-written report left behind
+        raise
 
 
 def finish(args, command: str, result: str | bool, payload: dict | None = None) -> int:
@@ -365,7 +369,10 @@ def finish(args, command: str, result: str | bool, payload: dict | None = None) 
         result = "GREEN" if result else "RED"
     path = getattr(args, "json", None)
     if path:
-        write_json(path, report_doc(command, result, payload))
+        try:
+            write_json(path, report_doc(command, result, payload))
+        except OSError as exc:  # full disk, file-size limit, a path gone since the check
+            return die(f"--json {shown(path)}: cannot write: {shown(exc.strerror or exc)}")
     return EXIT_GREEN if result == "GREEN" else EXIT_RED
 
 

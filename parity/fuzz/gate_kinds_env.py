@@ -91,6 +91,16 @@ def _json_into(where):
             target = case.dir / "nope" / "r.json"
         elif where == "hostile_parent":
             target = case.dir / os.fsdecode(fsname("j" + case.hostile())) / "r.json"
+        elif where == "file_size_limit":
+            target = case.dir / "r.json"
+            case.preexec.append(gate_env.limit_file_size(64))
+        elif where == "full_fs":
+            fs = case.dir / "jfs"
+            if not gate_env.mount_tmpfs(fs, "64k"):
+                raise SkipKind("cannot mount a tmpfs (needs root); cli_json_file_size_limit covers it")
+            case.cleanup.append(lambda: gate_env.umount(fs))
+            gate_env.fill(fs)
+            target = fs / "r.json"
         else:  # unwritable
             d = case.dir / "ro"
             d.mkdir()
@@ -268,6 +278,8 @@ KINDS = [
     Kind("cli_json_missing_parent", "cli", _json_into("missing_parent"), ALL3, REFUSED),
     Kind("cli_json_hostile_parent", "cli", _json_into("hostile_parent"), ALL3, REFUSED),
     Kind("cli_json_unwritable", "cli", _json_into("unwritable"), ALL3, REFUSED),
+    Kind("cli_json_file_size_limit", "cli", _json_into("file_size_limit"), ("check", "list"), REFUSED),
+    Kind("cli_json_full_fs", "cli", _json_into("full_fs"), ("check", "list"), REFUSED),
     Kind("cli_unknown_option_hostile", "cli", _opt(lambda c: "--x" + c.hostile()), ALL3, REFUSED),
     Kind("cli_lock_timeout_nan", "cli", _opt("--lock-timeout", "nan"), ("write",), REFUSED),
     Kind("cli_lock_timeout_zero", "cli", _opt("--lock-timeout", "0"), ("write",), REFUSED),

@@ -101,15 +101,15 @@ class World:
         return env
 
 
-def _child_main(argv: list[str], case: Case, out_path: str, err_path: str) -> None:
+def _child_main(argv: list[str], case: Case, out_fd: int, err_fd: int) -> None:
     """In the forked child: set the case's world up, run parity's main, exit with its status."""
     try:
         os.setpgrp()
-        for fd, path, mode in ((0, os.devnull, os.O_RDONLY), (1, out_path, os.O_WRONLY | os.O_TRUNC),
-                               (2, err_path, os.O_WRONLY | os.O_TRUNC)):
-            f = os.open(path, mode)
-            os.dup2(f, fd)
-            os.close(f)
+        f = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(f, 0)
+        os.close(f)
+        os.dup2(out_fd, 1)  # pipes, not files: a file-size limit of the case never cuts its output
+        os.dup2(err_fd, 2)
         sys.stdin = open(0, "r", closefd=False)
         sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", line_buffering=True)
         sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", line_buffering=True)
@@ -157,17 +157,21 @@ def _limit_memory() -> None:
         pass
 
 
+#: Output kept per stream of a case (bytes); the rest is read and dropped.
+MAX_OUTPUT = 4 * 2**20
+
+
 @dataclass
 class _Running:
-    """One case in flight: its child process and where its output goes."""
+    """One case in flight: its child process and the pipes its output comes through."""
 
     kind: Kind
     case: Case
     cdir: Path
     before: dict
-    out_path: str
-    err_path: str
     t0: float
+    fds: list = field(default_factory=list)  # read ends: stdout, stderr
+    bufs: list = field(default_factory=lambda: [bytearray(), bytearray()])
     pid: int = 0
     popen: subprocess.Popen | None = None
     status: int | None = None
@@ -177,43 +181,67 @@ class _Running:
 def _start(world: World, kind: Kind, case: Case, cdir: Path, before: dict) -> _Running:
     """Start the case's command (a fork, or ``python -m parity`` for a fresh interpreter)."""
     argv = case.argv()
-    fd_o, out_path = tempfile.mkstemp(prefix="gate-out.", dir=world.root)
-    fd_e, err_path = tempfile.mkstemp(prefix="gate-err.", dir=world.root)
-    os.close(fd_o)
-    os.close(fd_e)
-    run = _Running(kind, case, cdir, before, out_path, err_path, time.monotonic())
-    if case.fresh:
-        with open(out_path, "wb") as fo, open(err_path, "wb") as fe:
+    run = _Running(kind, case, cdir, before, time.monotonic())
+    (ro, wo), (re_, we) = os.pipe(), os.pipe()
+    for fd in (ro, re_):
+        os.set_blocking(fd, False)
+    run.fds = [ro, re_]
+    try:
+        if case.fresh:
             try:
                 run.popen = subprocess.Popen(
-                    [sys.executable, "-m", "parity", *argv], stdout=fo, stderr=fe, stdin=subprocess.DEVNULL,
+                    [sys.executable, "-m", "parity", *argv], stdout=wo, stderr=we, stdin=subprocess.DEVNULL,
                     env=case.env, cwd=case.cwd, start_new_session=True,
                     preexec_fn=lambda: [f() for f in (_limit_memory, *case.preexec)])
             except OSError as exc:
-                fe.write(f"cannot start: {exc}\n".encode())
+                run.bufs[1] += f"cannot start: {exc}\n".encode()
                 run.status, run.done = TRACEBACK_EXIT, True
                 return run
-        run.pid = run.popen.pid
-    else:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:
-            _child_main(argv, case, out_path, err_path)
-        run.pid = pid
+            run.pid = run.popen.pid
+        else:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:
+                os.close(ro)
+                os.close(re_)
+                _child_main(argv, case, wo, we)
+            run.pid = pid
+    finally:
+        os.close(wo)
+        os.close(we)
     return run
+
+
+def _drain(run: _Running) -> None:
+    for i, fd in enumerate(run.fds):
+        if fd < 0:
+            continue
+        while True:
+            try:
+                chunk = os.read(fd, 65536)
+            except BlockingIOError:
+                break
+            except OSError:
+                chunk = b""
+            if not chunk:
+                os.close(fd)
+                run.fds[i] = -1
+                break
+            if len(run.bufs[i]) < MAX_OUTPUT:
+                run.bufs[i] += chunk[: MAX_OUTPUT - len(run.bufs[i])]
 
 
 def _poll(run: _Running) -> bool:
     """True once the case's process has ended or was killed at its bound."""
     if run.done:
         return True
+    _drain(run)
     done, status = os.waitpid(run.pid, os.WNOHANG)
     if done:
         code = os.waitstatus_to_exitcode(status)
         if run.popen is not None:
             run.popen.returncode = code
-        _kill_group(run.pid)  # workers a dead parent left behind
         run.status, run.done = (code if code >= 0 else None), True
     elif time.monotonic() - run.t0 > run.kind.bound:
         _kill_group(run.pid)
@@ -225,13 +253,17 @@ def _poll(run: _Running) -> bool:
 
 
 def _output(run: _Running) -> tuple[str, str]:
-    out, err = (Path(p).read_bytes().decode("utf-8", errors="surrogateescape") for p in (run.out_path, run.err_path))
-    for p in (run.out_path, run.err_path):
-        try:
-            os.unlink(p)
-        except OSError:
-            pass
-    return out, err
+    _drain(run)
+    _kill_group(run.pid)  # workers a dead parent left behind (they hold the pipes open)
+    deadline = time.monotonic() + 5.0
+    while any(fd >= 0 for fd in run.fds) and time.monotonic() < deadline:
+        _drain(run)
+        time.sleep(0.01)
+    for i, fd in enumerate(run.fds):
+        if fd >= 0:
+            os.close(fd)
+            run.fds[i] = -1
+    return tuple(bytes(b).decode("utf-8", errors="surrogateescape") for b in run.bufs)
 
 
 def run_child(world: World, argv: list[str], case: Case, bound: float) -> tuple[int | None, str, str, float]:
@@ -243,27 +275,6 @@ def run_child(world: World, argv: list[str], case: Case, bound: float) -> tuple[
         time.sleep(0.02)
     out, err = _output(run)
     return run.status, out, err, time.monotonic() - run.t0
-
-
-def _wait(pid: int, bound: float, popen=None) -> int | None:
-    """The exit status of ``pid``; None when it ran past ``bound`` (its process group is
-    killed) or died by a signal (negative status kept as None)."""
-    deadline = time.monotonic() + bound
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            if popen is not None:
-                popen.returncode = os.waitstatus_to_exitcode(status)
-            code = os.waitstatus_to_exitcode(status)
-            _kill_group(pid)  # workers a dead parent left behind
-            return code if code >= 0 else None
-        if time.monotonic() > deadline:
-            _kill_group(pid)
-            os.waitpid(pid, 0)
-            if popen is not None:
-                popen.returncode = -9
-            return None
-        time.sleep(0.02)
 
 
 def _kill_group(pid: int) -> None:
