@@ -44,6 +44,7 @@ from typing import Iterator
 from dataclasses import replace
 import importlib.metadata as md
 from parity.config import ConfigError, DEFAULT_PACKAGE, load_families
+from parity.escape import shown
 from parity.pool import DEFAULT_TIMEOUT
 from parity.project import outside_checkout_note
 from parity.runner import DEFAULT_ENGINES
@@ -67,7 +68,8 @@ class Parser(argparse.ArgumentParser):
     with ``add_subparsers().add_parser`` are Parsers too."""
 
     def error(self, message):  # noqa: D102 - argparse API
-        self.exit(EXIT_USAGE, f"{ERROR_PREFIX}{self.prog}: {message} (see `{self.prog} --help`)\n")
+        # argparse echoes unrecognized arguments as given: one escaped line (issue 24)
+        self.exit(EXIT_USAGE, f"{ERROR_PREFIX}{self.prog}: {shown(message, 2000)} (see `{self.prog} --help`)\n")
 
 
 _RST = [(re.compile(r":(?:mod|func|class|data|meth|attr):`~?([^`]+)`"), r"\1"),
@@ -84,28 +86,52 @@ def plain(text: str) -> str:
 
 # -- option types -------------------------------------------------------------------------
 
-def at_least_one(flag: str):
-    """argparse type for ``flag``: an integer >= 1 (the error names the flag)."""
+#: An integer option's text: ASCII digits with an optional sign, at most 18 digits.
+_ASCII_INT = re.compile(r"[+-]?[0-9]{1,18}")
+
+
+def ascii_int_value(text: str) -> int | None:
+    """The integer ``text`` spells in ASCII decimal (optional sign, at most 18
+    digits, nothing else), or None. Python's ``int()`` also takes non-ASCII
+    digits (``'١٢'``), ``_`` separators and spaces; no option of ours does."""
+    return int(text, 10) if isinstance(text, str) and _ASCII_INT.fullmatch(text) else None
+
+
+def integer(flag: str, lo: int | None = None, hi: int | None = None):
+    """argparse type for the integer option ``flag``: ASCII decimal digits
+    only (:func:`ascii_int_value`), in ``lo..hi`` when given; the error names
+    the flag and shows the text escaped (parity.escape.shown)."""
     def parse(text: str) -> int:
-        try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{flag} wants an integer, got {text!r}") from None
-        if v < 1:
-            raise argparse.ArgumentTypeError(f"{flag} must be at least 1, got {v}")
+        v = ascii_int_value(text)
+        if v is None:
+            raise argparse.ArgumentTypeError(f"{flag} wants an integer, got '{shown(text)}' "
+                                             "(ASCII digits, optional sign)")
+        if lo is not None and v < lo:
+            raise argparse.ArgumentTypeError(f"{flag} must be at least {lo}, got {v}")
+        if hi is not None and v > hi:
+            raise argparse.ArgumentTypeError(f"{flag} must be at most {hi}, got {v}")
         return v
     return parse
 
 
+def at_least_one(flag: str):
+    """argparse type for ``flag``: an integer >= 1 in ASCII digits (the error names the flag)."""
+    return integer(flag, lo=1)
+
+
+#: A number of seconds: ASCII decimal, optional fraction and exponent (float() alone also takes
+#: non-ASCII digits, ``_`` separators, spaces, ``inf`` and ``nan``).
+_ASCII_DECIMAL = re.compile(r"[+-]?(?:[0-9]{1,18}(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?")
+
+
 def finite_seconds(flag: str):
-    """argparse type for ``flag``: a finite number of seconds > 0 (the error names the flag)."""
+    """argparse type for ``flag``: a finite number of seconds > 0 in ASCII decimal (the error names the flag)."""
     def parse(text: str) -> float:
-        try:
-            v = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{flag} wants seconds, got {text!r}") from None
+        if not _ASCII_DECIMAL.fullmatch(text):
+            raise argparse.ArgumentTypeError(f"{flag} wants seconds (ASCII decimal), got '{shown(text)}'")
+        v = float(text)
         if not math.isfinite(v) or v <= 0:
-            raise argparse.ArgumentTypeError(f"{flag} must be a finite number of seconds > 0, got {text!r}")
+            raise argparse.ArgumentTypeError(f"{flag} must be a finite number of seconds > 0, got '{shown(text)}'")
         return v
     return parse
 
