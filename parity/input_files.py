@@ -31,7 +31,8 @@ import stat
 from parity.escape import shown
 
 __all__ = ["InputFileError", "MAX_CATALOG_BYTES", "MAX_CATALOG_LINE_BYTES", "MAX_MANIFEST_BYTES",
-           "MAX_CODE_OBJECT_BYTES", "read_bytes", "read_text", "check_text", "bad_text_char"]
+           "MAX_CODE_OBJECT_BYTES", "MAX_CONFIG_BYTES", "check_regular", "read_bytes", "read_text", "check_text",
+           "bad_text_char"]
 
 #: The largest catalog file (bytes): 400 times the shipped parity/data/layers.txt
 #: (10 kB, 51 layers), about 20,000 layers of MIOpenDriver lines.
@@ -42,6 +43,8 @@ MAX_CATALOG_LINE_BYTES = 4096
 MAX_MANIFEST_BYTES = 64 << 20
 #: The largest code object a manifest may name (bytes).
 MAX_CODE_OBJECT_BYTES = 256 << 20
+#: The largest configs module (``parity/configs/<family>.py``, bytes); the largest shipped is under 64 kB.
+MAX_CONFIG_BYTES = 4 << 20
 
 
 class InputFileError(ValueError):
@@ -62,11 +65,10 @@ def _size_text(n: int) -> str:
     return f"{n} bytes" if n < 1 << 20 else f"{n} bytes ({n / (1 << 20):.1f} MiB)"
 
 
-def read_bytes(path, what: str, max_bytes: int) -> bytes:
-    """The bytes of the regular file ``path`` (``what`` names it in messages:
-    "catalog", "AOT manifest"). Raises InputFileError when it does not exist,
-    is not a regular file (checked before open and on the open descriptor),
-    is larger than ``max_bytes``, or cannot be read."""
+def check_regular(path, what: str, max_bytes: int) -> None:
+    """InputFileError unless ``path`` is an existing regular file of at most
+    ``max_bytes`` bytes (``os.stat``, nothing opened): for a file another
+    reader opens (Python's import of a configs module)."""
     name = shown(os.fspath(path))
     try:
         st = os.stat(path)
@@ -79,6 +81,15 @@ def read_bytes(path, what: str, max_bytes: int) -> bytes:
     if st.st_size > max_bytes:
         raise InputFileError(f"{what} {name}: is {_size_text(st.st_size)}; a {what} is at most "
                              f"{_size_text(max_bytes)}")
+
+
+def read_bytes(path, what: str, max_bytes: int) -> bytes:
+    """The bytes of the regular file ``path`` (``what`` names it in messages:
+    "catalog", "AOT manifest"). Raises InputFileError when it does not exist,
+    is not a regular file (checked before open and on the open descriptor),
+    is larger than ``max_bytes``, or cannot be read."""
+    check_regular(path, what, max_bytes)
+    name = shown(os.fspath(path))
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except OSError as exc:

@@ -320,3 +320,17 @@ def test_read_bytes_refuses_a_file_that_grows_past_its_cap(tmp_path):
     assert read_bytes(p, "thing", 10) == b"x" * 10
     with pytest.raises(InputFileError, match="is 10 bytes; a thing is at most 9 bytes"):
         read_bytes(p, "thing", 9)
+
+
+def test_configs_module_that_is_a_fifo_is_refused_before_import(tmp_path, monkeypatch, capsys):
+    from parity.config import ConfigError, load_families
+    pkg = tmp_path / "fifo_configs_pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    os.mkfifo(pkg / "zz_family.py")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ConfigError) as ei:
+        load_families("fifo_configs_pkg")
+    assert str(ei.value) == f"configs module {pkg / 'zz_family.py'}: is a named pipe (FIFO), not a regular file"
+    line = _one_error(capsys, _main(["list", "--configs", "fifo_configs_pkg"]))
+    assert "is a named pipe (FIFO)" in line
