@@ -127,11 +127,10 @@ _ASCII_DECIMAL = re.compile(r"[+-]?(?:[0-9]{1,18}(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][
 def finite_seconds(flag: str):
     """argparse type for ``flag``: a finite number of seconds > 0 in ASCII decimal (the error names the flag)."""
     def parse(text: str) -> float:
-        if not _ASCII_DECIMAL.fullmatch(text):
-            raise argparse.ArgumentTypeError(f"{flag} wants seconds (ASCII decimal), got '{shown(text)}'")
-        v = float(text)
+        v = float(text) if _ASCII_DECIMAL.fullmatch(text) else math.nan
         if not math.isfinite(v) or v <= 0:
-            raise argparse.ArgumentTypeError(f"{flag} must be a finite number of seconds > 0, got '{shown(text)}'")
+            raise argparse.ArgumentTypeError(f"{flag} must be a finite number of seconds > 0 (ASCII decimal), "
+                                             f"got '{shown(text)}'")
         return v
     return parse
 

@@ -395,7 +395,8 @@ def add_emit_arguments(ap) -> None:
     ap.add_argument("--arch", default=DEFAULT_ARCH)
     ap.add_argument("--dtype", choices=("bf16", "fp16"),
                     help="the precision of plain 'conv' (fp32) layers; convbfp16/convfp16 layers keep theirs")
-    ap.add_argument("--cus", type=integer("--cus"), default=0, help="the device's CU count (default 0: the arch table's)")
+    ap.add_argument("--cus", type=integer("--cus"), default=0,
+                    help="the device's CU count (default 0: the arch table's)")
     ap.add_argument("--select", default="model", choices=SELECTIONS,
                     help="model (default): tile, degree and binary by the perf model's lowest predicted time "
                          "(docs/perf_model.md); seed: the seed's degree policy on the 64x64 tile")
@@ -461,9 +462,10 @@ def run_emit(a) -> int:
                "layers": written, "failed": failed}
     if failed:
         print(f"error: {len(failed)} of {len(layers)} layer(s) failed; {len(layers) - len(failed)} written "
-              f"into {a.out}/", file=sys.stderr)
+              f"into {shown(a.out)}/", file=sys.stderr)
         return finish(a, "emit", False, payload)
-    out(f"{len(layers)} layer(s) with the {a.engine} engine into {a.out}/ in {time.perf_counter() - t0:.2f} s")
+    out(f"{len(layers)} layer(s) with the {a.engine} engine into {shown(a.out)}/ in "
+        f"{time.perf_counter() - t0:.2f} s")
     return finish(a, "emit", True, payload)
 
 

@@ -324,7 +324,7 @@ def _label(c: dict) -> str:
 def _layers_rows(args, path, layers, plans, rows, failures, ver, uniq, t0, py, bar) -> int:
     cache: dict = {}
     totals, changed = [0, 0], 0
-    print(f"parity layers: {path} ({len(layers)} layers, {args.arch} {args.flavor}); numerics run on a "
+    print(f"parity layers: {shown(path)} ({len(layers)} layers, {args.arch} {args.flavor}); numerics run on a "
           f"SCALED-DOWN copy of each layer (batch 1, <= {SCALE_M}x{SCALE_M} output pixels, <= {SCALE_KPG} output "
           f"channels per group, {SCALE_GROUPS} groups if even, <= {SCALE_GROUPS_ODD} if odd, channels per group cut "
           f"to the fewest the same binary admits at the same degree with the real ks_count, K tiles straddling "

@@ -43,8 +43,10 @@
  * type interning tables (src/ir/types.cpp: derived types are created once
  * and never changed or freed; one mutex guards lookup and insertion) and the
  * AOT job-hash cache of each flavor (src/policy/aot.cpp has_job: filled once
- * under a mutex, read-only after). Neither changes any output. The last
- * reason (above) is per thread (thread_local), never shared. The caller's
+ * under a mutex, read-only after). Neither changes any output. The
+ * engine's tables (flavors, arches, intrinsics, families) are built once on
+ * first use (C++11 thread-safe static initialization) and only read after.
+ * The last reason (above) is per thread (thread_local), never shared. The caller's
  * floating-point environment is saved and restored around each call.
  */
 #ifndef CPP_ENGINE_CPP_ENGINE_H
