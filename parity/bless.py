@@ -64,7 +64,7 @@ def changed_units(report, old_shards: dict[str, G.Flavors | None]) -> dict[str, 
     return out
 
 
-def _restricted(fam: Family, flavor_cfgs: dict[str, set[str]]) -> Family:
+def restrict_family(fam: Family, flavor_cfgs: dict[str, set[str]]) -> Family:
     """``fam`` with only the changed configs, each at only its changed flavors."""
     cfgs = []
     for c in fam.configs:
@@ -93,7 +93,7 @@ def run_oracles(families: list[Family], changed: dict[str, dict[str, set[str]]],
 
     rep = OracleReport()
     t0 = time.perf_counter()
-    subset = [_restricted(f, changed[f.name]) for f in families if f.name in changed]
+    subset = [restrict_family(f, changed[f.name]) for f in families if f.name in changed]
     subset = [f for f in subset if f.configs]
     ir = [f for f in subset if f.output == "llvm_ir"]
     if ir:
@@ -159,12 +159,24 @@ def load_for_write(gdir, name: str, resolve) -> tuple[G.Flavors | None, str | No
     return agreed, "holds git conflict markers; regenerating it (entries both sides agree on kept as the old state)"
 
 
-def new_shard(old: dict | None, flavors, results, sel: set | None) -> dict:
+def new_shard(old: dict | None, flavors, results, sel: set | None, keys: set | None = None) -> dict:
     """The shard after a write: the selected flavors' entries replaced by the
     run's (``sel``: only these config names, from --only FAMILY/NAME; others kept);
     flavors not run are kept as they were. A full write (every canonical
-    flavor, no names) drops non-canonical flavors."""
+    flavor, no names) drops non-canonical flavors. ``keys``: a set of
+    ``(flavor, config)``: exactly those entries are replaced by the run's (or
+    removed when the run has none), every other entry is kept."""
     old = old or {}
+    if keys is not None:
+        new = {fl: dict(e) for fl, e in old.items()}
+        for fl, cfg in keys:
+            new.get(fl, {}).pop(cfg, None)
+        for r in results:
+            if (r.flavor, r.config) in keys:
+                entry = r.golden_entry()
+                assert entry is not None and r.passed
+                new.setdefault(r.flavor, {})[r.config] = entry
+        return {fl: e for fl, e in new.items() if e or fl in CANONICAL_FLAVORS}
     full = sel is None and tuple(flavors) == CANONICAL_FLAVORS
     new: dict = {} if full else {fl: dict(e) for fl, e in old.items()}
     for fl in CANONICAL_FLAVORS:
@@ -182,11 +194,24 @@ def new_shard(old: dict | None, flavors, results, sel: set | None) -> dict:
     return new
 
 
-def write(args, families, flavors, engines, gdir, resolve, run) -> int:
+def new_keys(report, old_shards: dict) -> dict[str, set]:
+    """``--mode new``: ``family -> {(flavor, config)}`` of the entries the run agrees on
+    that have no golden entry yet (MISSING); every existing entry is kept as it is."""
+    out: dict[str, set] = {}
+    for r in report.results:
+        if r.golden_entry() is not None and r.config not in ((old_shards.get(r.family) or {}).get(r.flavor) or {}):
+            out.setdefault(r.family, set()).add((r.flavor, r.config))
+    return out
+
+
+def write(args, families, flavors, engines, gdir, resolve, run, keys: dict | None = None) -> int:
     """The body of ``parity write`` after argument checks: run, oracles, write. Returns the exit status.
 
     ``--only FAMILY/NAME`` and ``--flavor`` rewrite only those entries and keep
-    the rest of each shard (:func:`new_shard`)."""
+    the rest of each shard (:func:`new_shard`). ``keys`` (``family -> {(flavor,
+    config)}``, from ``parity review``) and ``--mode new`` (:func:`new_keys`)
+    write exactly those entries: the oracles run on those of them that change,
+    every other entry of the shard is kept."""
 
     names = only_names(args)
     old_shards: dict[str, G.Flavors | None] = {}
@@ -195,8 +220,9 @@ def write(args, families, flavors, engines, gdir, resolve, run) -> int:
         if note:
             print(f"golden {n}.json: {note}")
     fams = [f.name for f in families]
-    gone = [] if args.only or getattr(args, "flavor", None) else [n for n in G.shard_families(gdir)
-                                                                   if n not in set(fams)]
+    mode_new = getattr(args, "mode", "all") == "new"
+    gone = [] if args.only or getattr(args, "flavor", None) or keys is not None or mode_new \
+        else [n for n in G.shard_families(gdir) if n not in set(fams)]
     report = run()
     if not report.green:
         for line in summary_lines(report):
@@ -207,7 +233,14 @@ def write(args, families, flavors, engines, gdir, resolve, run) -> int:
         return die(f"parity write refuses: {nfail} config verdict(s) fail"
                    + ("" if nfail else " (a family compared nothing or has no configs)")
                    + "; only what both engines agree on can be blessed (`parity check` lists them)")
+    if mode_new:
+        keys = new_keys(report, old_shards)
     changed = changed_units(report, old_shards)
+    if keys is not None:
+        changed = {fam: {fl: {c for c in cs if (fl, c) in keys.get(fam, set())} for fl, cs in fls.items()}
+                   for fam, fls in changed.items()}
+        changed = {fam: {fl: cs for fl, cs in fls.items() if cs} for fam, fls in changed.items()}
+        changed = {fam: fls for fam, fls in changed.items() if fls}
     nchanged = sum(len(c) for fl in changed.values() for c in fl.values())
     refused: dict[str, list[str]] = {}
     if getattr(args, "no_oracles", False):
@@ -237,7 +270,8 @@ def write(args, families, flavors, engines, gdir, resolve, run) -> int:
                         print(f"  {msg}")
                     continue
                 old = old_shards[fam.name]
-                new = new_shard(old, flavors, report.by_family(fam.name), names.get(fam.name))
+                new = new_shard(old, flavors, report.by_family(fam.name), names.get(fam.name),
+                                None if keys is None else keys.get(fam.name, set()))
                 changes = G.diff_flavors(fam.name, old or {}, new)
                 rendered = G.render_shard(fam.name, new).encode()
                 if not path.exists() or path.read_bytes() != rendered:

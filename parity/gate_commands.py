@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from parity import golden as G
+from parity import pending
 from parity.bless import write
 from parity.cli_common import finish, note_outside_checkout, only_names
 from parity.ir_diff import add_base_options, cmd_diff_base
@@ -134,6 +135,19 @@ def _find_config(args, ref: str):
                          f"(known: {', '.join(c.name for c in family.configs) or 'none'})") from None
 
 
+def _save_pending(args, gdir: Path, report, shards: dict, families, flavors) -> int:
+    """Pending entries for ``parity review`` (parity/pending.py) of the families this check ran
+    whole; 0 under CI, for a narrowed run, or when they cannot be written (said on one line)."""
+    if tuple(flavors) != CANONICAL_FLAVORS or not Path(gdir).is_dir():
+        return 0
+    whole = {f.name for f in families} - set(only_names(args))
+    try:
+        return pending.save_from_check(gdir, report, shards, whole)
+    except OSError as exc:
+        print(f"pending: not written ({exc.strerror or exc}); `parity review` needs them")
+        return 0
+
+
 # -- subcommands -------------------------------------------------------------
 
 def cmd_check(args) -> int:
@@ -182,6 +196,10 @@ def cmd_check(args) -> int:
     for p in G.stale_temp_files(gdir):
         print(f"golden: stale temp file {p.name} (left by a killed `parity write`; "
               "the next `parity write` removes it)")
+    npending = _save_pending(args, gdir, report, shards, families, flavors)
+    if npending:
+        print(f"pending: {npending} entr{'y' if npending == 1 else 'ies'} left in {gdir}/*.json.new; "
+              "review them with `parity review`")
     if any(f.kind == G.CONFLICT for f in findings):
         print("hint: CONFLICT entries are merge conflicts left by `parity merge-golden`; "
               "run `parity write` to regenerate them, then commit golden/")
@@ -312,6 +330,9 @@ def add_command(sub) -> None:
                    help="golden shard directory (default: golden/ of the checkout holding the working directory)")
     w.add_argument("--no-oracles", action="store_true",
                    help="bless without running the validity and numerics oracles on the changed configs")
+    w.add_argument("--mode", choices=("all", "new"), default="all",
+                   help="all: every entry that changed or is new (default); new: only entries with no "
+                        "golden entry yet (MISSING), every existing entry kept")
     w.set_defaults(func=cmd_write)
 
     ls = sub.add_parser("list", help="configs with their verdicts")
