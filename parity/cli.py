@@ -34,6 +34,7 @@ Nothing here reads the environment for flavor or arch; ``CI`` only gates
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from parity import emit, gate_commands, golden_textconv, layers, merge_golden, new_family, review
@@ -83,14 +84,32 @@ def build_parser() -> argparse.ArgumentParser:
 FILE_WRITING_COMMANDS = ("write", "review", "aot", "emit", "merge-golden")
 
 
+def _never_unencodable() -> None:
+    """A character the terminal's encoding lacks (or a lone surrogate that reached a print)
+    is written as a backslash escape, never a UnicodeEncodeError traceback."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, OSError):
+            pass
+
+
 def main(argv: list[str] | None = None) -> int:
+    _never_unencodable()
     argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        os.getcwd()  # worker processes start in it: a deleted one is refused here, not in a traceback
+    except OSError as exc:
+        print(f"error: parity: the working directory cannot be used ({exc.strerror}); "
+              "cd to an existing directory", file=sys.stderr)
+        return 2
     if argv[:1] == ["run"]:  # `parity run ...`: the runtime's own MIOpenDriver-style parser (docs/runtime.md)
         # parity.runtime needs the [runtime] extra (pyelftools, msgpack; hip-python at launch):
         # loaded only for `parity run`, so the other commands start without it.
         from parity.runtime.cli import main as run_main  # pyelftools + msgpack ([runtime] extra) via parity.runtime
         return run_quietly_on_broken_pipe(run_main, argv[1:])
     args = build_parser().parse_args(argv)
+    args.parity_main = main  # `parity fuzz --gate` runs this entry point in forked children (parity/fuzz/gate_run.py)
 
     def run(_):
         if args.command in FILE_WRITING_COMMANDS:
