@@ -44,7 +44,7 @@ from parity.runner import engine_module
 from parity.verify import intrinsics_check as IC
 from parity.verify import lanes as L
 from parity.verify.compile_worker import DEFAULT_TIMEOUT, CompileWorkers
-from parity.cli_common import finish, note_outside_checkout
+from parity.cli_common import finish, finite_seconds, note_outside_checkout
 from parity.config import ConfigError
 from parity.pool import PoolError
 from parity.report import add_common_options, die, progress, select
@@ -636,7 +636,7 @@ def add_command(sub) -> None:
     v.add_argument("--report", action="store_true", help="print the per-config ISA table")
     v.add_argument("--engine", default="python", choices=ENGINES,
                    help="whose text to verify (default python; byte identity makes them equal)")
-    v.add_argument("--compile-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
+    v.add_argument("--compile-timeout", type=finite_seconds("--compile-timeout"), default=DEFAULT_TIMEOUT, metavar="S",
                    help=f"per-module LLVM timeout in seconds (default {DEFAULT_TIMEOUT:g})")
     v.set_defaults(func=cmd_verify)
 

@@ -27,6 +27,11 @@ char *dup_c(const std::string &s) {
     return p;
 }
 
+std::string &last_reason() noexcept {
+    thread_local std::string text;  // per thread: calls on other threads never see it
+    return text;
+}
+
 std::string print_module_text(const ir::Module &m) { return ir::print_module(m); }
 
 void fill_output(cpe_output *out, const std::string &kernel, const std::string &text) {
@@ -74,6 +79,12 @@ void cpe_output_free(cpe_output *out) {
 void cpe_free(char *s) { std::free(s); }
 
 const char *cpe_version(void) { return CPE_VERSION_STRING; }
+
+size_t cpe_last_reason(char *buf, size_t len) {
+    const std::string &r = api::last_reason();
+    api::write_c(buf, len, r);
+    return r.size() + 1;
+}
 
 char *cpe_flavor_table_text(void) {
     return api::text_or_null([] {
