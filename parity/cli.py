@@ -41,7 +41,7 @@ from parity.fuzz import cli as fuzz_cli
 from parity.outputs import keep_going_on_broken_pipe, run_quietly_on_broken_pipe
 from parity.perf import cli as perf_cli
 from parity.preamble import GATE_COMMANDS, preamble
-from parity.sim import numerics
+from parity.sim import numerics_cli as numerics
 from parity.verify import verify
 
 
