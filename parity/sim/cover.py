@@ -179,3 +179,33 @@ def required_classes(family: str, spec: dict) -> tuple:
     if family == "conv_fwd_split_k_reduce":
         return reduce_required(spec)
     return ()
+
+
+#: the large term of the order probes: exact in bf16 (2^20) and, as 2 * 2^14, in fp16
+ORDER_BIG = {"bf16": (1.0, 2.0 ** 20), "fp16": (2.0, 2.0 ** 14)}
+
+
+def order_probe(xs, ws_, dt: str, groups: int):
+    """Inputs (float32 NHWC ``xs``, KYXC ``ws_``, already representable in ``dt``) of a
+    1x1 problem whose slab fold is order-sensitive: in every group, its first channel
+    (the first slice) adds +P and its last channel (the last slice with data) -P to
+    every output, P = 2^20 (bf16) or 2^15 (fp16), so summing the slabs from slab 0
+    absorbs the middle slabs' low bits into +P before -P cancels it, and any other
+    order gives other bits (a reversed fold is visible in D, not only in fp32)."""
+    x1, w1 = ORDER_BIG[dt]
+    xs, ws_ = xs.copy(), ws_.copy()
+    cpg = ws_.shape[-1]
+    for g in range(groups):
+        xs[..., g * cpg] = xs[..., g * cpg + cpg - 1] = x1
+    ws_[..., 0] = w1
+    ws_[..., -1] = -w1
+    return xs, ws_
+
+
+def reduce_order_probe(ws, ns: int) -> None:
+    """Make 8 elements after the first ``ns`` of a ``[ks][M*K]`` workspace order-sensitive
+    (in place; ks >= 3): slab 0 holds +2^20, the last slab -2^20, the middle slabs
+    their random values, so only the sum from slab 0 in order gives the reference bits."""
+    if ws.shape[0] >= 3 and ws.shape[1] >= ns + 8:
+        ws[0, ns:ns + 8] = 2.0 ** 20
+        ws[-1, ns:ns + 8] = -2.0 ** 20

@@ -114,6 +114,7 @@ def reduce_cases(spec: dict, arch: str) -> list:
             ns = min(mk, REDUCE_SPECIALS.size)
             ws[0, :ns] = REDUCE_SPECIALS[:ns]
             ws[1:, :ns] = 0.0
+            cover.reduce_order_probe(ws, ns)
             d = np.full(mk, 0xDEAD, np.uint16)
             grid = (math.ceil(mk / (t * v)), 1, 1)
             want = ref.ref_cast_bits(ref.split_k_sum(ws.reshape(ks, M, K)).ravel(), dt)
@@ -126,12 +127,19 @@ def reduce_cases(spec: dict, arch: str) -> list:
                 k = int(np.argmin(okm))
                 return [f"D[{k}] = {int(got[k]):#06x}, want {int(want[k]):#06x} "
                         f"({int((~okm).sum())} of {okm.size} elements differ)"]
-            out.append(Case(
-                f"M{M}_K{K}_ks{ks}", {"reduce": ("conv_fwd_split_k_reduce", spec, arch)},
-                {"ws": ws, "d": d},
-                [Launch("reduce", grid, t, {"ws_ptr": Buf("ws"), "ws_bytes": ws.nbytes, "d_ptr": Buf("d"),
-                                            "d_bytes": d.nbytes, "M": M, "K": K, "ks_count": ks})],
-                check, classes=cover.reduce_classes(spec, M, K, ks)))
+            kern = {"reduce": ("conv_fwd_split_k_reduce", spec, arch)}
+            args = {"ws_ptr": Buf("ws"), "ws_bytes": ws.nbytes, "d_ptr": Buf("d"), "d_bytes": d.nbytes, "M": M,
+                    "K": K, "ks_count": ks}
+            launches = [Launch("reduce", grid, t, args)]
+            bufs = {"ws": ws, "d": d}
+            if deg and M * K >= 32 * v:  # invariant unrolled == loop, on the problems with a vector path
+                kern["loop"] = ("conv_fwd_split_k_reduce", INV.loop_twin_spec(spec), arch)
+                bufs["d2"] = d.copy()
+                launches.append(Launch("loop", grid, t, {**args, "d_ptr": Buf("d2")}))
+                check = _and_then(check, lambda b, d=deg: INV.same_bits(
+                    "unrolled == loop", b["d"], b["d2"], (f"degree {d}", f"degree 0, ks_count {d}")))
+            out.append(Case(f"M{M}_K{K}_ks{ks}", kern, bufs, launches, check,
+                            classes=cover.reduce_classes(spec, M, K, ks)))
     return out
 
 
@@ -414,6 +422,8 @@ def conv_cases(spec: dict, arch: str, lowerer=None, problems=None) -> list:
             rng.standard_normal((N, H, W, Cc)).astype(np.float16).astype(np.float32)
         ws_ = ref.round_bf16(rng.standard_normal((K, Y, X, cpg))) if dt == "bf16" else \
             rng.standard_normal((K, Y, X, cpg)).astype(np.float16).astype(np.float32)
+        if S and _order_probed(pname):  # the fold order shows in D (cluster == two-stage)
+            xs, ws_ = cover.order_probe(xs, ws_, dt, G)
         bias = rng.standard_normal(K).astype(np.float32)
         kw = dict(groups=G, stride=st, padding=pd, dilation=dl)
         r64 = ref.conv_fwd(xs, ws_, **kw)
@@ -481,7 +491,7 @@ def _invariant_twin(full, pname, prob, degree, arch, lowerer, kern, bufs, launch
     carrying data) or a two-stage config's plain twin (``plain ~ split``, on
     ``cover_full_tile``). The twin writes D into ``d2`` (workspace ``ws2``)."""
     S = full["split_k_cluster"]
-    if S and (pname == "cover_full_tile" or pname.endswith("_3x3_pad_stride")):
+    if S and _order_probed(pname):
         twin, deg, name = INV.cluster_twin_spec(full), degree, "cluster == two-stage"
     elif not S and full["split_k"] > 1 and pname == "cover_full_tile":
         twin, deg, name = INV.plain_twin_spec(full), 1, "plain ~ split"
@@ -508,6 +518,12 @@ def _invariant_twin(full, pname, prob, degree, arch, lowerer, kern, bufs, launch
     if name == "cluster == two-stage":
         return lambda b: INV.same_bits(name, b["d"], b["d2"], labels)
     return lambda b: INV.within(name, b["d"], b["d2"], tol, dt, labels)
+
+
+def _order_probed(pname: str) -> bool:
+    """The cluster problems that run the order probe and the two-stage twin (1x1: the
+    full wide-D tile, and the narrow-D problem with every slice carrying data)."""
+    return pname == "cover_full_tile" or pname.endswith("_1x1_groups")
 
 
 def _variant_name(full: dict) -> str:
@@ -574,7 +590,10 @@ def run_case(case: Case, lowerer, orders=("forward", "reverse")) -> tuple:
     return case.check(bufs), n
 
 
-def run_config(family: str, cfg_name: str, spec: dict, arch: str, lowerer=None) -> Outcome:
+def run_config(family: str, cfg_name: str, spec: dict, arch: str, lowerer=None, first_failure: bool = False
+               ) -> Outcome:
+    """Run every case of one config; ``first_failure``: stop at the first failing case
+    (``parity mutate``: a mutant is killed by one)."""
     lowerer = lowerer or _Lowerer()
     o = Outcome(family, cfg_name, True)
     t0 = time.perf_counter()
@@ -605,6 +624,8 @@ def run_config(family: str, cfg_name: str, spec: dict, arch: str, lowerer=None) 
             o.launches += len(case.launches)
             o.instructions += n
             o.problems += [f"{case.name}: {p}" for p in probs]
+            if first_failure and o.problems:
+                break
         if own is not None:
             o.coverage = own.coverage.summary()
             o.classes = {c: c in hit for c in cover.required_classes(family, spec)}

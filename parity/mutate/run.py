@@ -1,0 +1,224 @@
+"""The oracles a mutant must pass, and the kill-rate report of ``parity mutate``.
+
+A mutant (parity/mutate/operators.py) of an accepted config's llvm23 kernel is
+*killed* by the first oracle of :data:`ORACLES` that fails on it, in order:
+
+1. ``llvm``: llvmlite (LLVM 22.1) parses and verifies the module (the validity
+   oracle's first step, parity/llvm_compile.py);
+2. ``numerics``: the config's numerics plan (parity/sim/numerics.py: covering
+   problems, cross-form invariants) with the mutant in place of the config's own
+   kernel, stopped at the first failing case.
+
+An oracle is a function ``(Job) -> list[str]`` (failures; empty = passed) added
+with :func:`register_oracle`; the static proof of parity/proof is registered
+the same way (one line, :func:`_register_proof`). A mutant no oracle kills
+*survived*; one proved the same (:func:`parity.mutate.operators.equivalent_reason`)
+is *equivalent* and not run. The kill rate is killed / (killed + survived).
+"""
+from __future__ import annotations
+
+import difflib
+import importlib.util
+import multiprocessing as mp
+import random
+import time
+import zlib
+from dataclasses import dataclass, field
+
+from parity.mutate import operators as OPS
+from parity.sim import numerics as N
+
+
+@dataclass
+class Job:
+    """One mutant to judge: its config and the mutant text."""
+
+    family: str
+    config: str
+    spec: dict
+    arch: str
+    original: str
+    mutant: OPS.Mutant
+
+
+@dataclass
+class Verdict:
+    family: str
+    config: str
+    kind: str
+    line: int
+    what: str
+    status: str                 # killed | survived | equivalent
+    oracle: str = ""            # the oracle that killed it
+    reason: str = ""            # its first failure, or why equivalent
+    diff: str = ""              # survivors: the unified diff
+    seconds: float = 0.0
+
+
+ORACLES: list = []
+
+
+def register_oracle(name: str, fn, before: str | None = None) -> None:
+    """Add oracle ``name`` (``fn(job) -> list[str]`` of failures) to :data:`ORACLES`,
+    before the oracle named ``before`` (else last)."""
+    at = next((k for k, (n, _) in enumerate(ORACLES) if n == before), len(ORACLES))
+    ORACLES.insert(at, (name, fn))
+
+
+def _llvm_oracle(job: Job) -> list:
+    from parity.llvm_compile import CompileError, parse_verify
+    try:
+        parse_verify(job.mutant.text)
+    except CompileError as e:
+        return [str(e)]
+    return []
+
+
+def _numerics_oracle(job: Job) -> list:
+    lw = N.TextLowerer(job.family, job.spec, job.arch, job.mutant.text)
+    return N.run_config(job.family, job.config, job.spec, job.arch, lw, first_failure=True).problems
+
+
+def _proof_oracle(job: Job) -> list:
+    from parity.proof import prove_module  # the static alignment/bounds proof (issue 22 item 1)
+    return list(prove_module(job.mutant.text, job.family, job.config, job.spec, job.arch, N.FLAVOR).failures)
+
+
+def _register_proof() -> None:
+    """The proof runs between llvm and numerics once parity/proof exists (the oracle-proof branch)."""
+    if importlib.util.find_spec("parity.proof") is not None:
+        register_oracle("proof", _proof_oracle, before="numerics")
+
+
+register_oracle("llvm", _llvm_oracle)
+register_oracle("numerics", _numerics_oracle)
+_register_proof()
+
+
+def judge(job: Job) -> Verdict:
+    """Run ``job``'s mutant through :data:`ORACLES` (after the equivalence rules)."""
+    m = job.mutant
+    v = Verdict(job.family, job.config, m.kind, m.line, m.what, "survived")
+    t0 = time.perf_counter()
+    eq = OPS.equivalent_reason(job.original, m)
+    if eq:
+        v.status, v.reason = "equivalent", eq
+        return v
+    for name, fn in ORACLES:
+        try:
+            fails = fn(job)
+        except Exception as e:  # an oracle that crashes on a mutant has noticed it
+            fails = [f"{type(e).__name__}: {e}"]
+        if fails:
+            v.status, v.oracle, v.reason = "killed", name, fails[0].split("\n")[0][:300]
+            break
+    else:
+        v.diff = "".join(difflib.unified_diff(job.original.splitlines(True), m.text.splitlines(True),
+                                              f"{job.config}.ll", f"{job.config}.mutant.ll", n=2))
+    v.seconds = time.perf_counter() - t0
+    return v
+
+
+def plan(configs: list, seed: int, per_kind: int | None = None, kinds=OPS.KINDS, lowerer=None) -> list:
+    """Jobs for ``configs`` ((family, name, spec, arch)): per config and kind up to
+    ``per_kind`` sites (all when None), drawn with a generator seeded by ``seed``
+    and the config name; then shuffled (seeded) so a time-bounded run samples
+    every kind and config."""
+    lw = lowerer or N._Lowerer()
+    jobs = []
+    for fam, name, spec, arch in configs:
+        full = N._with_defaults(fam, spec)
+        text = lw.text(fam, full, arch)
+        rng = random.Random(seed * 1_000_003 + zlib.crc32(f"{fam}/{name}".encode()))
+        for k in kinds:
+            ss = OPS.sites(text, k)
+            if per_kind is not None and len(ss) > per_kind:
+                ss = sorted(rng.sample(ss, per_kind))
+            jobs += [Job(fam, name, full, arch, text, OPS.apply(text, k, s)) for s in ss]
+    random.Random(seed).shuffle(jobs)
+    return jobs
+
+
+def run(jobs: list, seconds: float | None = None, n_jobs: int = 1, progress=None) -> list:
+    """Judge ``jobs`` in order until done or ``seconds`` have passed (the job under
+    way finishes); ``progress(verdict, done, total)`` after each."""
+    t_end = None if seconds is None else time.perf_counter() + seconds
+    out = []
+    if n_jobs <= 1:
+        for j in jobs:
+            if t_end is not None and time.perf_counter() >= t_end:
+                break
+            out.append(judge(j))
+            if progress:
+                progress(out[-1], len(out), len(jobs))
+        return out
+    with mp.get_context("fork").Pool(n_jobs) as pool:
+        for v in pool.imap(judge, jobs, chunksize=1):
+            out.append(v)
+            if progress:
+                progress(v, len(out), len(jobs))
+            if t_end is not None and time.perf_counter() >= t_end:
+                pool.terminate()
+                break
+    return out
+
+
+@dataclass
+class Report:
+    verdicts: list
+    per_kind: dict = field(default_factory=dict)
+    killed_by: dict = field(default_factory=dict)
+
+    @property
+    def killed(self) -> int:
+        return sum(1 for v in self.verdicts if v.status == "killed")
+
+    @property
+    def survived(self) -> int:
+        return sum(1 for v in self.verdicts if v.status == "survived")
+
+    @property
+    def equivalent(self) -> int:
+        return sum(1 for v in self.verdicts if v.status == "equivalent")
+
+    @property
+    def kill_rate(self) -> float | None:
+        n = self.killed + self.survived
+        return None if n == 0 else self.killed / n
+
+
+def report(verdicts: list) -> Report:
+    """Counts per mutation kind (killed / survived / equivalent) and per killing oracle."""
+    r = Report(verdicts)
+    for k in OPS.KINDS:
+        vs = [v for v in verdicts if v.kind == k]
+        r.per_kind[k] = {s: sum(1 for v in vs if v.status == s) for s in ("killed", "survived", "equivalent")}
+    for v in verdicts:
+        if v.status == "killed":
+            r.killed_by[v.oracle] = r.killed_by.get(v.oracle, 0) + 1
+    return r
+
+
+def render(r: Report) -> str:
+    """The text report: a line per kind, the oracles that killed, the rate, every survivor with its diff."""
+    lines = [f"{'kind':<14} {'killed':>7} {'survived':>9} {'equivalent':>11}"]
+    for k, c in r.per_kind.items():
+        lines.append(f"{k:<14} {c['killed']:>7} {c['survived']:>9} {c['equivalent']:>11}")
+    by = ", ".join(f"{n} {c}" for n, c in r.killed_by.items()) or "none"
+    rate = "n/a (no non-equivalent mutant ran)" if r.kill_rate is None else f"{100 * r.kill_rate:.1f} %"
+    lines.append(f"{len(r.verdicts)} mutants: {r.killed} killed ({by}), {r.survived} survived, "
+                 f"{r.equivalent} equivalent; kill rate {rate}")
+    for v in r.verdicts:
+        if v.status == "survived":
+            lines.append(f"SURVIVED {v.family}/{v.config} {v.kind} line {v.line}: {v.what}")
+            lines += ["    " + ln for ln in v.diff.rstrip("\n").split("\n")]
+    return "\n".join(lines)
+
+
+def to_json(r: Report, seed: int, seconds) -> dict:
+    return {"seed": seed, "seconds": seconds, "mutants": len(r.verdicts), "killed": r.killed,
+            "survived": r.survived, "equivalent": r.equivalent, "kill_rate": r.kill_rate,
+            "killed_by": r.killed_by, "per_kind": r.per_kind,
+            "verdicts": [{"family": v.family, "config": v.config, "kind": v.kind, "line": v.line, "what": v.what,
+                          "status": v.status, "oracle": v.oracle, "reason": v.reason, "diff": v.diff}
+                         for v in r.verdicts]}
