@@ -253,7 +253,26 @@ def equivalent_reason(original: str, m: Mutant) -> str:
         return f"{m.what.split(' ')[0]} is commutative"
     if m.kind == "slab_reverse" and m.what.startswith("fadd chain of 2 "):
         return "a two-term fadd is commutative"
+    if m.kind == "cmp_boundary" and _min_max_idiom(m.text, m.line - 1):
+        return "the compare only picks between its own two operands (a min/max), equal at the boundary"
     return ""
+
+
+def _min_max_idiom(text: str, i: int) -> bool:
+    """Line ``i`` is ``%c = icmp P a, b`` and %c's only use is ``select %c, a, b`` or
+    ``select %c, b, a``: at a == b both arms are equal, so a strict/non-strict change
+    of P selects the same value."""
+    lines = text.split("\n")
+    c = _CMP.match(lines[i])
+    if not c:
+        return False
+    name = c.group(1).strip().split(" ")[0]
+    a, b = c.group(5).strip(), c.group(6).strip()
+    uses = [ln for k, ln in enumerate(lines) if k != i and re.search(re.escape(name) + r"\b", ln)]
+    if len(uses) != 1:
+        return False
+    s = _SEL.match(uses[0])
+    return bool(s) and s.group(3).strip() == name and {s.group(5), s.group(7)} == {a, b}
 
 
 def mutants(text: str, kinds=KINDS) -> list:

@@ -203,9 +203,10 @@ def order_probe(xs, ws_, dt: str, groups: int):
 
 
 def reduce_order_probe(ws, ns: int) -> None:
-    """Make 8 elements after the first ``ns`` of a ``[ks][M*K]`` workspace order-sensitive
-    (in place; ks >= 3): slab 0 holds +2^20, the last slab -2^20, the middle slabs
+    """Make the 8 elements after the first ``ns`` and the last 8 of a ``[ks][M*K]``
+    workspace order-sensitive (in place; ks >= 3): slab 0 holds +2^20, the last slab -2^20, the middle slabs
     their random values, so only the sum from slab 0 in order gives the reference bits."""
-    if ws.shape[0] >= 3 and ws.shape[1] >= ns + 8:
-        ws[0, ns:ns + 8] = 2.0 ** 20
-        ws[-1, ns:ns + 8] = -2.0 ** 20
+    if ws.shape[0] >= 3 and ws.shape[1] >= ns + 16:
+        for sl in (slice(ns, ns + 8), slice(ws.shape[1] - 8, None)):  # the vector path and the tail
+            ws[0, sl] = 2.0 ** 20
+            ws[-1, sl] = -2.0 ** 20
