@@ -81,8 +81,8 @@ class Coverage:
         return out
 
 
-_DEF = re.compile(r"^%([A-Za-z_][A-Za-z0-9_.]*?)\d+ = ")
-_COND = re.compile(r"^br i1 %([A-Za-z_][A-Za-z0-9_.]*?)\d+,")
+_DEF = re.compile(r"^%([A-Za-z_][A-Za-z0-9_.]*?)\d* = ")
+_COND = re.compile(r"^br i1 %([A-Za-z_][A-Za-z0-9_.]*?)\d*,")
 
 
 def site_hints(site: Site) -> tuple:
