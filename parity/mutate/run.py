@@ -158,10 +158,20 @@ def _alignment_holds(job: Job) -> bool:
     return int(m.group(4)) <= min(16, size * math.gcd(v, s))
 
 
+def _extra_k_tile(job: Job) -> bool:
+    """Conv K loop: the back-edge bound ``t_next < ntiles`` loosened: the extra K tile
+    lies past the slice end, where every A and B load is masked (``k < k_end`` fails:
+    the out-of-range buffer offset reads zero), so WMMA adds exact zeros to the
+    accumulator."""
+    ln = _line(job.mutant.text, job.mutant.line)
+    return job.family == "conv_implicit_gemm" and job.mutant.kind in ("loop_bound", "cmp_boundary") and \
+        _hint_of(ln) == "again" and re.search(r"%ntiles\d+$|%mut_bound\d+$", ln) is not None
+
+
 #: survivors argued equivalent (docs/sim.md, "Mutation lane"): (name, predicate(job)); a
 #: survivor one of them matches is counted equivalent with the argument as its reason
 ARGUED = (("surplus tail iteration", _surplus_tail), ("wave path boundary", _wave_path_boundary),
-          ("alignment holds", _alignment_holds))
+          ("alignment holds", _alignment_holds), ("extra K tile", _extra_k_tile))
 
 
 def judge(job: Job) -> Verdict:

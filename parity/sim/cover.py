@@ -80,7 +80,7 @@ def conv_cover_problems(full: dict) -> tuple:
     :func:`problem_degree` (two-stage binaries run them at degree 2: the ``_spk``
     binary is the same for every degree, and 2 gives a first slice of two K tiles):
 
-    * ``cover_full_tile``: a full M tile and a one-row one (M = tile_m + 1), one
+    * ``cover_full_tile``: a full M tile and one of 7 rows (M = tile_m + 7), one
       full N tile (kpg = tile_n), a reduction that gives each slice two K tiles
       with the last one partial (1x1: cpg = tile_k + 8 plain, 2*tile_k + 8
       two-stage at degree 2, S*tile_k + 8 cluster; padded-pixel widths: 5x5,
@@ -88,11 +88,15 @@ def conv_cover_problems(full: dict) -> tuple:
       prologue and the K loop, every row mask goes both ways, and every fold row
       of every cluster rank holds data;
     * ``cover_narrow``: a full N tile and a 4-column one (kpg = tile_n + 4: the
-      narrow D / slab stores on a full tile), M = tile_m, the shortest reduction
-      (1x1, cpg 8, or cpg = vector_a: shorter than one K tile);
+      narrow D / slab stores on a full tile), M = tile_m + 8, the shortest
+      reduction (1x1, cpg 8, or cpg = vector_a: shorter than one K tile);
     * ``cover_odd_slab`` (split forms that admit an odd K: the default epilogue,
-      no cluster): M = tile_m + 1, K = tile_n + 3, both odd, so slab 1 starts at
-      an odd element, and the scalar D / slab stores run on a full tile.
+      no cluster): M = tile_m + 5, K = tile_n + 3, both odd, so slab 1 starts at
+      an odd element, and the scalar D / slab stores run on a full tile;
+    * ``cover_rows`` (split forms): M = tile_m + 2, kpg 8, the shortest reduction.
+    With the fixed problems the last M tile ends at every row phase M % 8 (a
+    lane's WMMA rows are 8h + e): a row mask off by one stores row M, which in a
+    workspace is the next slab's row 0 (a race the shadow detector names).
     The fixed problems supply partial M and N tiles with several rows and columns."""
     tm, tn, tk, va = full["tile_m"], full["tile_n"], full["tile_k"], full["vector_a"]
     S = full["split_k_cluster"]
@@ -109,9 +113,11 @@ def conv_cover_problems(full: dict) -> tuple:
 
     def prob(name, g, W, K):
         return (name, 1, g["C"], 1, W, K, g["Y"], g["X"], (1, 1), g["pad"], (1, 1), 1)
-    out = [prob("cover_full_tile", big, tm + 1, tn), prob("cover_narrow", small, tm, tn + 4)]
+    out = [prob("cover_full_tile", big, tm + 7, tn), prob("cover_narrow", small, tm + 8, tn + 4)]
     if conv_split(full) and not S and full["epilogue"] == "default":
-        out.append(prob("cover_odd_slab", odd, tm + 1, tn + 3))
+        out.append(prob("cover_odd_slab", odd, tm + 5, tn + 3))
+    if conv_split(full):
+        out.append(prob("cover_rows", small, tm + 2, C.OUT_VEC * 2))
     return tuple(out)
 
 
