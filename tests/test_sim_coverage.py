@@ -162,3 +162,32 @@ def test_reversed_cluster_fold_breaks_the_two_stage_invariant(spec):
     bad = _conv_problem_run(spec, ("cover_full_tile",), lambda t: rev)
     assert len(bad) == 1 and "invariant 'cluster == two-stage' violated" in bad[0], bad
     assert "(cluster S=4)" in bad[0] and "(two-stage split_k=4)" in bad[0]
+
+
+def test_numerics_ir_option_runs_the_config_plan_on_a_file(tmp_path, capsys):
+    from parity.cli import main as parity_main
+    spec = {"dtype": "bf16", "vector": 2, "threads": 64, "degree": 4}
+    text = api.lower("conv_fwd_split_k_reduce", N._with_defaults("conv_fwd_split_k_reduce", spec), ARCH,
+                     "llvm23").text
+    good, bad = tmp_path / "good.ll", tmp_path / "bad.ll"
+    good.write_text(text)
+    bad.write_text(re.sub(r"(= load <2 x float>, ptr addrspace\(1\) %pws\d+), align 4", r"\1, align 8", text))
+    ref = "conv_fwd_split_k_reduce/bf16_v2_t64_d4"
+    assert parity_main(["numerics", "--ir", str(good), ref, "--coverage"]) == 0
+    out = capsys.readouterr().out
+    assert "PASS conv_fwd_split_k_reduce/bf16_v2_t64_d4 with the IR of" in out
+    assert "coverage: branches 3/3 both ways, selects 1/1 both ways, tile classes 3/3" in out
+    assert parity_main(["numerics", "--ir", str(bad), ref]) == 1
+    assert "M65_K1_ks4: Misaligned" in capsys.readouterr().out
+    assert parity_main(["numerics", "--ir", str(tmp_path / "missing.ll"), ref]) == 2
+    err = capsys.readouterr().err.strip().split("\n")
+    assert len(err) == 1 and err[0].startswith("error: --ir: cannot read")
+    assert parity_main(["numerics", "--ir", str(good), "nosuch_config"]) == 2
+
+
+def test_config_uncovered_must_map_hints_to_reasons():
+    from parity.config import Config, ConfigError
+    assert dict(Config("a", arch="gfx1250", uncovered={"any_tile": "why"}).uncovered) == {"any_tile": "why"}
+    for bad in ({"any tile": "why"}, {"any_tile": ""}, ["any_tile"]):
+        with pytest.raises(ConfigError, match="uncovered must map SSA hints"):
+            Config("a", arch="gfx1250", uncovered=bad)
