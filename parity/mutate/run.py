@@ -207,7 +207,7 @@ def plan(configs: list, seed: int, per_kind: int | None = None, kinds=OPS.KINDS,
     """Jobs for ``configs`` ((family, name, spec, arch)): per config and kind up to
     ``per_kind`` sites (all when None), drawn with a generator seeded by ``seed``
     and the config name; then shuffled (seeded) so a time-bounded run samples
-    every kind and config."""
+    every kind and config; cheaper kernels first, the families interleaved."""
     lw = lowerer or N._Lowerer()
     jobs = []
     for fam, name, spec, arch in configs:
@@ -220,7 +220,23 @@ def plan(configs: list, seed: int, per_kind: int | None = None, kinds=OPS.KINDS,
                 ss = sorted(rng.sample(ss, per_kind))
             jobs += [Job(fam, name, full, arch, text, OPS.apply(text, k, s)) for s in ss]
     random.Random(seed).shuffle(jobs)
-    return jobs
+    # cheap kernels first (a time-bounded run judges more mutants and overruns less: a
+    # surviving mutant runs its config's whole plan), the families interleaved
+    order = {}
+    for j in jobs:
+        order.setdefault(j.family, []).append(j)
+    for fam in order:
+        order[fam].sort(key=lambda j: _cost_bucket(j))
+    out = []
+    lists = list(order.values())
+    for k in range(max((len(x) for x in lists), default=0)):
+        out += [x[k] for x in lists if k < len(x)]
+    return out
+
+
+def _cost_bucket(job: Job) -> int:
+    """log2 of a kernel's emulation cost: its text length times the cluster size."""
+    return int(math.log2(len(job.original) * max(1, job.spec.get("split_k_cluster", 0) or 1)))
 
 
 def run(jobs: list, seconds: float | None = None, n_jobs: int = 1, progress=None) -> list:
