@@ -191,3 +191,20 @@ def test_config_uncovered_must_map_hints_to_reasons():
     for bad in ({"any tile": "why"}, {"any_tile": ""}, ["any_tile"]):
         with pytest.raises(ConfigError, match="uncovered must map SSA hints"):
             Config("a", arch="gfx1250", uncovered=bad)
+
+
+def test_bless_selection_refuses_align8_slab_loads(monkeypatch):
+    """What `parity write` runs on a changed config (parity/bless.py: run_all with
+    ``select``), with both engines' text changed alike (the lowerer's text
+    edited): the config fails and the failure names the access."""
+    real = N._Lowerer.text
+
+    def edited(self, family, spec, arch, flavor=N.FLAVOR):
+        t = real(self, family, spec, arch, flavor)
+        return re.sub(r"(= load <2 x float>, ptr addrspace\(1\) %pws\d+), align 4", r"\1, align 8", t)
+    monkeypatch.setattr(N._Lowerer, "text", edited)
+    monkeypatch.setattr(N, "_LOWERER", None)
+    sel = {("conv_fwd_split_k_reduce", "bf16_v2_t64_d4")}
+    outs = N.run_all(["conv_fwd_split_k_reduce"], jobs=1, select=sel)
+    assert [(o.config, o.ok) for o in outs] == [("bf16_v2_t64_d4", False)]
+    assert any("Misaligned" in p and "declared align 8" in p for p in outs[0].problems)
