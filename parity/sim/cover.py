@@ -88,7 +88,8 @@ def conv_cover_problems(full: dict) -> tuple:
       prologue and the K loop, every row mask goes both ways, and every fold row
       of every cluster rank holds data;
     * ``cover_narrow``: a full N tile and a 4-column one (kpg = tile_n + 4: the
-      narrow D / slab stores on a full tile), M = tile_m + 8, the shortest
+      narrow D / slab stores on a full tile), M = tile_m + 1 (a one-row tile: every
+      A row slot's mask goes false), the shortest
       reduction (1x1, cpg 8, or cpg = vector_a: shorter than one K tile);
     * ``cover_odd_slab`` (split forms that admit an odd K: the default epilogue,
       no cluster): M = tile_m + 5, K = tile_n + 3, both odd, so slab 1 starts at
@@ -113,7 +114,7 @@ def conv_cover_problems(full: dict) -> tuple:
 
     def prob(name, g, W, K):
         return (name, 1, g["C"], 1, W, K, g["Y"], g["X"], (1, 1), g["pad"], (1, 1), 1)
-    out = [prob("cover_full_tile", big, tm + 7, tn), prob("cover_narrow", small, tm + 8, tn + 4)]
+    out = [prob("cover_full_tile", big, tm + 7, tn), prob("cover_narrow", small, tm + 1, tn + 4)]
     if conv_split(full) and not S and full["epilogue"] == "default":
         out.append(prob("cover_odd_slab", odd, tm + 5, tn + 3))
     if conv_split(full):
