@@ -585,7 +585,8 @@ def run_case(case: Case, lowerer, orders=("forward", "reverse")) -> tuple:
             if lds != la.lds_bytes:
                 raise SimError(f"the launch plan says lds_bytes {la.lds_bytes}, kernel {k.name} allocates {lds}")
         args = {p: (bufs[v.name] if isinstance(v, Buf) else v) for p, v in la.args.items()}
-        st = k.launch(la.grid, la.block, args, cluster=la.cluster, orders=orders)
+        st = k.launch(la.grid, la.block, args, cluster=la.cluster, orders=orders,
+                      max_instructions=getattr(lowerer, "max_instructions", 200_000_000))
         n += st.instructions
     return case.check(bufs), n
 
@@ -712,6 +713,9 @@ class TextLowerer(_Lowerer):
 
     def __init__(self, family: str, spec: dict, arch: str, text: str, coverage: bool = False):
         super().__init__("python", coverage)
+        #: per launch: a text that runs longer hangs (a mutated loop bound), the largest
+        #: plan launch runs a few million wave-instructions
+        self.max_instructions = 10_000_000
         self.target = (family, repr(sorted(_with_defaults(family, spec).items())), arch)
         self.replacement = text
 
