@@ -585,8 +585,11 @@ def run_case(case: Case, lowerer, orders=("forward", "reverse")) -> tuple:
             if lds != la.lds_bytes:
                 raise SimError(f"the launch plan says lds_bytes {la.lds_bytes}, kernel {k.name} allocates {lds}")
         args = {p: (bufs[v.name] if isinstance(v, Buf) else v) for p, v in la.args.items()}
+        cap = getattr(lowerer, "max_instructions", None)
+        if cap is not None:  # per wave: its static instructions, 64 times over (loops, retries)
+            cap = 64 * k.n_instructions * math.prod(la.grid) * (la.block // 32)
         st = k.launch(la.grid, la.block, args, cluster=la.cluster, orders=orders,
-                      max_instructions=getattr(lowerer, "max_instructions", 200_000_000))
+                      max_instructions=cap or 200_000_000)
         n += st.instructions
     return case.check(bufs), n
 
@@ -713,9 +716,10 @@ class TextLowerer(_Lowerer):
 
     def __init__(self, family: str, spec: dict, arch: str, text: str, coverage: bool = False):
         super().__init__("python", coverage)
-        #: per launch: a text that runs longer hangs (a mutated loop bound), the largest
-        #: plan launch runs a few million wave-instructions
-        self.max_instructions = 10_000_000
+        #: per launch (run_case): 64 times the kernel's static instruction count per
+        #: wave; a text that runs longer hangs (a mutated loop bound). The plans' loops
+        #: run at most a few dozen K tiles or slabs.
+        self.max_instructions = "per wave"
         self.target = (family, repr(sorted(_with_defaults(family, spec).items())), arch)
         self.replacement = text
 
