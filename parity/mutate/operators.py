@@ -84,6 +84,7 @@ def sites(text: str, kind: str) -> list:
             if op in ("br", "phi", "ret", "switch") or "@llvm.amdgcn" in ln:
                 continue
             out += [(i, k) for k, _ in enumerate(_INTC.finditer(ln.split(", align ")[0]))]
+            out += [(i, f"imm{g}") for g in _immediates(ln)]
         elif kind in ("cmp_negate", "cmp_boundary"):
             c = _CMP.match(ln)
             if c and c.group(3) in (NEGATE if kind == "cmp_negate" else BOUNDARY):
@@ -113,6 +114,15 @@ def sites(text: str, kind: str) -> list:
         else:
             raise ValueError(f"unknown mutation kind {kind!r} (kinds: {', '.join(KINDS)})")
     return out
+
+
+def _immediates(ln: str) -> list:
+    """Regex groups (5, 6) of a binary op or compare whose operand is an integer literal."""
+    m = _BIN.match(ln) or _CMP.match(ln)
+    if not m or (m is _BIN.match(ln) and m.group(2) not in BINOPS) or m.group(4).startswith("<") \
+            or m.group(4) in ("float", "half", "bfloat", "double"):
+        return []
+    return [g for g in (5, 6) if re.fullmatch(r"-?\d+", m.group(g).strip())]
 
 
 def _defs(lines: list, body: range) -> dict:
@@ -170,7 +180,13 @@ def apply(text: str, kind: str, site) -> Mutant:
     i, k = site
     ln = lines[i]
     what = ""
-    if kind in ("const_inc", "const_dec"):
+    if kind in ("const_inc", "const_dec") and isinstance(k, str):
+        g = int(k[3:])
+        m = _BIN.match(ln) or _CMP.match(ln)
+        v = int(m.group(g)) + (1 if kind == "const_inc" else -1)
+        lines[i] = ln[:m.start(g)] + str(v) + ln[m.end(g):]
+        what = f"{m.group(2)} operand {m.group(g)} -> {v}"
+    elif kind in ("const_inc", "const_dec"):
         head, sep, tail = ln.partition(", align ")
         ms = list(_INTC.finditer(head))
         c = ms[k]

@@ -192,28 +192,32 @@ def required_classes(family: str, spec: dict) -> tuple:
 ORDER_BIG = {"bf16": (1.0, 2.0 ** 20), "fp16": (2.0, 2.0 ** 14)}
 
 
-def order_probe(xs, ws_, dt: str, groups: int):
+def order_probe(xs, ws_, dt: str, groups: int, ks: int):
     """Inputs (float32 NHWC ``xs``, KYXC ``ws_``, already representable in ``dt``) of a
     1x1 problem whose slab fold is order-sensitive: in every group, its first channel
-    (the first slice) adds +P and its last channel (the last slice with data) -P to
-    every output, P = 2^20 (bf16) or 2^15 (fp16), so summing the slabs from slab 0
-    absorbs the middle slabs' low bits into +P before -P cancels it, and any other
-    order gives other bits (a reversed fold is visible in D, not only in fp32)."""
+    (slice 0) adds +P and channel ``ks`` (slice 1) -P to every output, P = 2^20
+    (bf16) or 2^15 (fp16). Folded from slab 0, +P and -P cancel exactly before the
+    other slabs are added; folded in another order the other slabs' low bits are
+    absorbed into +-P first, so D gets other bits (a reversed fold shows in D, not
+    only in fp32)."""
     x1, w1 = ORDER_BIG[dt]
     xs, ws_ = xs.copy(), ws_.copy()
     cpg = ws_.shape[-1]
+    c2 = ks if ks < cpg else cpg - 1
     for g in range(groups):
-        xs[..., g * cpg] = xs[..., g * cpg + cpg - 1] = x1
+        xs[..., g * cpg] = xs[..., g * cpg + c2] = x1
     ws_[..., 0] = w1
-    ws_[..., -1] = -w1
+    ws_[..., c2] = -w1
     return xs, ws_
 
 
 def reduce_order_probe(ws, ns: int) -> None:
     """Make the 8 elements after the first ``ns`` and the last 8 of a ``[ks][M*K]``
-    workspace order-sensitive (in place; ks >= 3): slab 0 holds +2^20, the last slab -2^20, the middle slabs
-    their random values, so only the sum from slab 0 in order gives the reference bits."""
+    workspace order-sensitive (in place; ks >= 3): slab 0 holds +2^20, slab 1 -2^20, the
+    other slabs their random values: summed from slab 0 the two cancel exactly first,
+    in another order the others' low bits are absorbed, so only that order gives the
+    reference bits."""
     if ws.shape[0] >= 3 and ws.shape[1] >= ns + 16:
         for sl in (slice(ns, ns + 8), slice(ws.shape[1] - 8, None)):  # the vector path and the tail
             ws[0, sl] = 2.0 ** 20
-            ws[-1, sl] = -2.0 ** 20
+            ws[1, sl] = -2.0 ** 20

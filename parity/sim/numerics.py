@@ -423,7 +423,7 @@ def conv_cases(spec: dict, arch: str, lowerer=None, problems=None) -> list:
         ws_ = ref.round_bf16(rng.standard_normal((K, Y, X, cpg))) if dt == "bf16" else \
             rng.standard_normal((K, Y, X, cpg)).astype(np.float16).astype(np.float32)
         if S and _order_probed(pname):  # the fold order shows in D (cluster == two-stage)
-            xs, ws_ = cover.order_probe(xs, ws_, dt, G)
+            xs, ws_ = cover.order_probe(xs, ws_, dt, G, plan["ks"])
         bias = rng.standard_normal(K).astype(np.float32)
         kw = dict(groups=G, stride=st, padding=pd, dilation=dl)
         r64 = ref.conv_fwd(xs, ws_, **kw)
