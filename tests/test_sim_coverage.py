@@ -86,11 +86,13 @@ def test_conv_classes_and_requirements():
     req = cover.conv_required(full)
     assert {"fold_rows", "every_slice", "empty_slices"} <= set(req) and "odd_slab" not in req
     probs = {p[0]: p for p in cover.conv_cover_problems(full)}
-    # the full tile: W = tile_m + 7 pixels (a full M tile and a 7-row one), kpg = tile_n
-    assert probs["cover_full_tile"][4] == 135 and probs["cover_full_tile"][5] == 128
-    plan = {"args": {"M": "135", "kpg": "128", "K": "128"}, "ks": 128, "ks_count": 15, "data_slices": 8}
-    assert cover.conv_classes(full, plan, 15 * 64 + 8) == {"interior", "last_m", "last_k", "fold_rows",
-                                                             "empty_slices"}
+    # the cluster's full tile: W = tile_m pixels (one full M tile: rows 120-127 fold), kpg = tile_n
+    assert probs["cover_full_tile"][4] == 128 and probs["cover_full_tile"][5] == 128
+    assert probs["cover_narrow"][4] == 129 and probs["cover_narrow"][5] == 132
+    plan = {"args": {"M": "128", "kpg": "128", "K": "128"}, "ks": 128, "ks_count": 15, "data_slices": 8}
+    assert cover.conv_classes(full, plan, 15 * 64 + 8) == {"interior", "last_k", "fold_rows", "empty_slices"}
+    plain = N._with_defaults("conv_implicit_gemm", {})
+    assert [p[4] for p in cover.conv_cover_problems(plain)] == [71, 65]
 
 
 def _reduce_run(spec, edit):

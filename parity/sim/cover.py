@@ -80,7 +80,8 @@ def conv_cover_problems(full: dict) -> tuple:
     :func:`problem_degree` (two-stage binaries run them at degree 2: the ``_spk``
     binary is the same for every degree, and 2 gives a first slice of two K tiles):
 
-    * ``cover_full_tile``: a full M tile and one of 7 rows (M = tile_m + 7), one
+    * ``cover_full_tile``: a full M tile and one of 7 rows (M = tile_m + 7; cluster:
+      M = tile_m, the full tile only), one
       full N tile (kpg = tile_n), a reduction that gives each slice two K tiles
       with the last one partial (1x1: cpg = tile_k + 8 plain, 2*tile_k + 8
       two-stage at degree 2, S*tile_k + 8 cluster; padded-pixel widths: 5x5,
@@ -114,7 +115,9 @@ def conv_cover_problems(full: dict) -> tuple:
 
     def prob(name, g, W, K):
         return (name, 1, g["C"], 1, W, K, g["Y"], g["X"], (1, 1), g["pad"], (1, 1), 1)
-    out = [prob("cover_full_tile", big, tm + 7, tn), prob("cover_narrow", small, tm + 1, tn + 4)]
+    # cluster: one full M tile (its S slices and the two-stage twin make it the dearest
+    # problem; cover_narrow and the cl problems give the partial M tiles)
+    out = [prob("cover_full_tile", big, tm if S else tm + 7, tn), prob("cover_narrow", small, tm + 1, tn + 4)]
     if conv_split(full) and not S and full["epilogue"] == "default":
         out.append(prob("cover_odd_slab", odd, tm + 5, tn + 3))
     if conv_split(full):
