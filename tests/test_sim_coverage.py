@@ -74,7 +74,7 @@ def test_judge_declared_reason_and_classes():
 
 def test_reduce_cover_problem_reaches_odd_slab_on_the_vector_path():
     spec = {"dtype": "bf16", "vector": 2, "threads": 64, "degree": 4}
-    assert cover.reduce_cover_problems(spec) == ((65, 1),)
+    assert cover.reduce_cover_problems(spec) == ((65, 1), (127, 1), (256, 1))
     assert cover.reduce_classes(spec, 65, 1, 4) == {"interior", "partial_vector", "odd_slab"}
     assert cover.reduce_classes(spec, 7, 9, 4) == {"partial_vector"}      # no full wave: no vector path
     assert "odd_slab" not in cover.reduce_required({**spec, "degree": 1})

@@ -107,13 +107,24 @@ def _line(text: str, n: int) -> str:
     return lines[n - 1] if 0 < n <= len(lines) else ""
 
 
-def _surplus_tail(job: Job) -> bool:
-    """Reduce tail loop: the back-edge bound (``again``) loosened: the extra iteration's
-    element is clamped (``jc = select inside, j, last``) to a neighbour's or the last
-    element, whose value it recomputes identically and re-stores unchanged."""
+def _changed_line(job: Job) -> str:
+    """The mutated instruction (after an inserted ``%mut_*`` line, the one it feeds)."""
     ln = _line(job.mutant.text, job.mutant.line)
-    return job.family == "conv_fwd_split_k_reduce" and _hint_of(ln) == "again" and \
-        job.mutant.kind in ("loop_bound", "cmp_boundary") and "= select i1 %inside" in job.original
+    return _line(job.mutant.text, job.mutant.line + 1) if ln.startswith("  %mut_") else ln
+
+
+def _surplus_tail(job: Job) -> bool:
+    """Reduce tail loop: the back-edge bound (``again``: i + 1 < vector) loosened (or, at
+    vector 1, changed at all: the loop runs once either way): the extra iteration's
+    element is clamped (``jc = select inside, j, last``) to a neighbour's or the last
+    element, whose value it recomputes identically and re-stores unchanged; at vector
+    1 the step ``inext = i + 1`` changed likewise ends the one-trip loop."""
+    if job.family != "conv_fwd_split_k_reduce" or "= select i1 %inside" not in job.original:
+        return False
+    ln, k = _changed_line(job), job.mutant.kind
+    loose = k in ("loop_bound", "cmp_boundary", "const_inc") or (k == "const_dec" and job.spec["vector"] == 1)
+    return (_hint_of(ln) == "again" and loose) or (
+        _hint_of(ln) == "inext" and job.spec["vector"] == 1 and k == "const_inc")
 
 
 def _wave_path_boundary(job: Job) -> bool:
@@ -163,15 +174,25 @@ def _extra_k_tile(job: Job) -> bool:
     lies past the slice end, where every A and B load is masked (``k < k_end`` fails:
     the out-of-range buffer offset reads zero), so WMMA adds exact zeros to the
     accumulator."""
-    ln = _line(job.mutant.text, job.mutant.line)
+    ln = _changed_line(job)
     return job.family == "conv_implicit_gemm" and job.mutant.kind in ("loop_bound", "cmp_boundary") and \
         _hint_of(ln) == "again" and re.search(r"%ntiles\d+$|%mut_bound\d+$", ln) is not None
+
+
+def _one_wave_sync(job: Job) -> bool:
+    """A workgroup of one wave (``amdgpu-flat-work-group-size`` 32): a deleted
+    ``s.barrier`` or workgroup-scope fence orders nothing (a wave's own accesses are
+    in program order)."""
+    gone = job.mutant.what
+    return job.mutant.kind == "drop_sync" and '"amdgpu-flat-work-group-size"="32,32"' in job.original and (
+        "@llvm.amdgcn.s.barrier()" in gone or 'syncscope("workgroup")' in gone)
 
 
 #: survivors argued equivalent (docs/sim.md, "Mutation lane"): (name, predicate(job)); a
 #: survivor one of them matches is counted equivalent with the argument as its reason
 ARGUED = (("surplus tail iteration", _surplus_tail), ("wave path boundary", _wave_path_boundary),
-          ("alignment holds", _alignment_holds), ("extra K tile", _extra_k_tile))
+          ("alignment holds", _alignment_holds), ("extra K tile", _extra_k_tile),
+          ("one-wave workgroup", _one_wave_sync))
 
 
 def judge(job: Job) -> Verdict:

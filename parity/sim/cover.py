@@ -49,8 +49,12 @@ def reduce_cover_problems(spec: dict) -> tuple:
     """(M, K) problems added to REDUCE_PROBLEMS for one reduce spec: M*K =
     32*vector + 1, odd, so wave 0 runs the vector path over slab 1 starting at
     element 32*vector + 1 (byte 4*(32*vector+1): a 4-, never 8-byte boundary), and
-    the next wave takes the one-element tail."""
-    return ((WAVE * spec["vector"] + 1, 1),)
+    the next wave takes the one-element tail; M*K = 64*vector - 1, so wave 1 ends one
+    element past M*K (a wave-end bound one short takes the vector path out of bounds);
+    M*K = 2*threads*vector, two full workgroups (a workgroup base off by one leaves
+    the last elements unwritten)."""
+    v, t = spec["vector"], spec["threads"]
+    return ((WAVE * v + 1, 1), (2 * WAVE * v - 1, 1), (2 * t * v, 1))
 
 
 def reduce_classes(spec: dict, M: int, K: int, ks: int) -> frozenset:
