@@ -132,10 +132,12 @@ def _wave_path_boundary(job: Job) -> bool:
     (wend <= mk) strict/non-strict: a wave starting at mk takes the tail path, whose
     every element is clamped to the last one (recomputed identically, re-stored
     unchanged); a wave ending at mk takes the tail path instead of the vector path,
-    which sums the same slabs in the same order."""
+    which sums the same slabs in the same order (so does a wave end ``wend`` one
+    long: a wave that fits exactly takes the tail path)."""
     ln = _line(job.mutant.text, job.mutant.line)
-    return job.family == "conv_fwd_split_k_reduce" and job.mutant.kind == "cmp_boundary" and \
-        _hint_of(ln) in ("live", "full")
+    return job.family == "conv_fwd_split_k_reduce" and (
+        (job.mutant.kind == "cmp_boundary" and _hint_of(ln) in ("live", "full"))
+        or (job.mutant.kind == "const_inc" and _hint_of(ln) == "wend"))
 
 
 def _alignment_holds(job: Job) -> bool:
