@@ -1,11 +1,13 @@
 """Benchmark of the numerics oracle (parity/sim).
 
-    python bench/sim.py [--jobs N] [--skip-numerics]
+    python bench/sim.py [--jobs N] [--skip-numerics] [--only F]
 
 Prints the emulator's speed (wave-instructions per second, decode time) on a
-reduce kernel launch over a few thousand elements, one forward conv launch
-(the python_engine conv_implicit_gemm kernel, built directly while the family
-is unregistered) and the wall time of a full ``parity numerics``.
+reduce kernel launch over a few thousand elements, with branch/select coverage
+recording off and on, one forward conv launch (the python_engine
+conv_implicit_gemm kernel, built directly while the family is unregistered) and
+the wall time of a full ``parity numerics --coverage`` (covering problems,
+cross-form invariants and coverage accounting included).
 """
 from __future__ import annotations
 
@@ -40,6 +42,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", "-j", type=int, default=0)
     ap.add_argument("--skip-numerics", action="store_true")
+    ap.add_argument("--only", default=None, help="parity numerics --only (default: every family)")
     a = ap.parse_args(argv)
 
     text = api.lower("conv_fwd_split_k_reduce", {"dtype": "bf16", "vector": 4, "threads": 256, "degree": 0},
@@ -54,6 +57,7 @@ def main(argv=None) -> int:
     grid = (-(-M * K // 1024), 1, 1)
     _rate(f"reduce M*K={M * K} ks={ks}", k, grid, 256, args)
     _rate(f"reduce M*K={M * K} ks={ks}, shadow race detector off", k, grid, 256, args, shadow=False)
+    _rate(f"reduce M*K={M * K} ks={ks}, coverage recording on", Kernel(text, coverage=True), grid, 256, args)
 
     try:
         from parity.sim import numerics as N
@@ -75,7 +79,8 @@ def main(argv=None) -> int:
         print(f"conv_implicit_gemm: not benchmarked ({type(e).__name__}: {e})")
 
     if not a.skip_numerics:
-        argv = ["numerics"] + (["-j", str(a.jobs)] if a.jobs else [])
+        argv = ["numerics", "--coverage"] + (["-j", str(a.jobs)] if a.jobs else []) + \
+            (["--only", a.only] if a.only else [])
         buf = io.StringIO()
         t0 = time.perf_counter()
         with contextlib.redirect_stdout(buf):
@@ -84,7 +89,7 @@ def main(argv=None) -> int:
         tail = [ln for ln in buf.getvalue().splitlines() if ln and not ln.startswith(" ")][-6:]
         for ln in tail:
             print(f"  {ln}")
-        print(f"parity numerics: exit {rc}, wall {wall:.1f} s")
+        print(f"parity numerics --coverage{' --only ' + a.only if a.only else ''}: exit {rc}, wall {wall:.1f} s")
     return 0
 
 

@@ -8,7 +8,9 @@
     parity review   [--list | --accept GROUP... | --reject GROUP...]   accept/reject the changes a RED check left
     parity verify   [--only X,..] [--flavor F] [-j N] [--json PATH] [--report] [--engine E]
                                                                       LLVM validity + ISA report (docs/verify.md)
-    parity numerics [--only X,..] [--flavor F] [-j N] [--json PATH] [-v]   CPU emulator vs numpy (docs/sim.md)
+    parity numerics [--only X,..] [--flavor F] [-j N] [--json PATH] [-v] [--coverage] [--ir FILE CONFIG]
+                                                                    CPU emulator vs numpy (docs/sim.md)
+    parity mutate   [--only X,..] [--seconds N] [--seed S] [-j N] [--json PATH]   IR mutants: the kill rate
     parity emit     [COMMAND | --catalog FILE] [--only L,..] [--engine E] [--out DIR] [--json PATH]
     parity layers   [FILE] [--only L,..] [--flavor F] [-j N] [--json PATH]   every catalog layer, end to end
     parity aot      [--flavor F] [--only X,..] [--emit DIR] [--check] [--json PATH]   the AOT job grid
@@ -41,10 +43,11 @@ from parity import emit, gate_commands, golden_textconv, layers, merge_golden, n
 from parity.aot import cli as aot_cli
 from parity.cli_common import Parser, add_version
 from parity.fuzz import cli as fuzz_cli
+from parity.mutate import cli as mutate_cli
 from parity.outputs import keep_going_on_broken_pipe, run_quietly_on_broken_pipe
 from parity.perf import cli as perf_cli
 from parity.preamble import GATE_COMMANDS, preamble
-from parity.sim import numerics
+from parity.sim import numerics_cli as numerics
 from parity.verify import verify
 
 
@@ -61,6 +64,7 @@ COMMAND_MODULES = (
     layers,              # issue 8: every catalog layer, end to end
     aot_cli,             # issue 8: the AOT job grid, --build, merge, validate
     fuzz_cli,            # issue 14: differential fuzzer
+    mutate_cli,          # issue 22: IR mutants through the oracles, the kill rate
     perf_cli,            # issue 16: static performance report
     merge_golden,        # issue 12: git merge driver
     golden_textconv,     # issue 23: git diff driver (a golden change shown as IR)

@@ -35,6 +35,7 @@ from parity.project import checkout_configs_dir
 CANONICAL_FLAVORS: tuple[str, ...] = ("llvm20", "llvm22", "llvm23")
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
+_HINT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 
 
 class ConfigError(Exception):
@@ -99,6 +100,10 @@ class Config:
     #: Non-empty = this config may spill registers / use scratch in `parity verify`;
     #: the text is the reason (docs/verify.md). Empty (default) = a spill fails.
     allow_spill: str = ""
+    #: SSA hint (the name before its counter, e.g. ``any_tile``) -> why its branch or
+    #: select cannot go both ways on any admitted problem; ``parity numerics
+    #: --coverage`` accepts those sites below 100 % (docs/sim.md, "Coverage").
+    uncovered: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME_RE.match(self.name):
@@ -114,6 +119,11 @@ class Config:
         if not isinstance(self.allow_spill, str):
             raise ConfigError(f"config {self.name}: allow_spill must be a str (the reason), "
                               f"got {self.allow_spill!r}")
+        if not isinstance(self.uncovered, Mapping) or not all(
+                isinstance(k, str) and _HINT_RE.match(k) and isinstance(v, str) and v
+                for k, v in self.uncovered.items()):
+            raise ConfigError(f"config {self.name}: uncovered must map SSA hints (identifiers) to "
+                              f"non-empty reasons, got {self.uncovered!r}")
         if not isinstance(self.expect, Expect):
             raise ConfigError(f"config {self.name}: expect must be ok() or reject(reason)")
         flavors = (self.flavors,) if isinstance(self.flavors, str) else tuple(self.flavors)
@@ -134,6 +144,7 @@ class Config:
         object.__setattr__(self, "flavors", tuple(f for f in CANONICAL_FLAVORS if f in flavors))
         object.__setattr__(self, "spec", MappingProxyType(dict(self.spec)))
         object.__setattr__(self, "per_flavor", MappingProxyType(dict(self.per_flavor)))
+        object.__setattr__(self, "uncovered", MappingProxyType(dict(self.uncovered)))
 
     def expectation(self, flavor: str) -> Expect:
         return self.per_flavor.get(flavor, self.expect)

@@ -277,3 +277,33 @@ CONFIGS += [
     Config("plain_mem_default_va6_vb6_fp16", arch="gfx1250", spec={"dtype": "fp16", "vector_a": 6, "vector_b": 6}),
     Config("plain_mem_default_va7_vb7_bf16", arch="gfx1250", spec={"vector_a": 7, "vector_b": 7}),
 ]
+
+# -- branches and selects no admitted problem can send both ways (parity numerics --coverage,
+# docs/sim.md "Coverage"): declared per config from its spec ---------------------------------
+_ONE_SLICE_LIVE = ("the launch plan gives every slice data (plain: one slice over Kgemm >= 1; two-stage: "
+                   "ks_count = the slices with data), so `{}` never sees an empty slice; only the cluster "
+                   "form launches trailing empty slices")
+_CLUSTER_SLAB = ("the cluster form admits kpg and K multiples of 4 only (its fold stores 4 channels), so the "
+                 "slab store never takes its narrow (scalar) path `slab_narrow` (`ws_wide` is always true)")
+_PIXEL_STEP = ("padded-pixel width {}: a K tile of tile_k elements is a whole number of {}-element pixel "
+               "slots, so the channel carry `{}` of the im2col walk never fires (tile_k % slot == 0)")
+
+
+def _uncovered(c: Config) -> Config:
+    s = c.spec
+    if c.expect.kind != "ok" and "llvm23" not in c.per_flavor:
+        return c
+    out = {}
+    if not s.get("split_k_cluster"):
+        out["k_span_nz"] = _ONE_SLICE_LIVE.format("k_live")
+        out["any_tile"] = _ONE_SLICE_LIVE.format("any_tile")
+    if s.get("split_k_cluster") and s.get("epilogue", "default") == "default":
+        out["ws_wide"] = out["slab_narrow"] = _CLUSTER_SLAB
+    if s.get("vector_a") in (3, 5, 6, 7):
+        slot = 4 if s["vector_a"] == 3 else 8
+        for h in ("k_cw", "k_xs", "k_ks"):
+            out[h] = _PIXEL_STEP.format(s["vector_a"], slot, "k_cyc")
+    return Config(**{**c.__dict__, "uncovered": out}) if out else c
+
+
+CONFIGS = [_uncovered(_c) for _c in CONFIGS]

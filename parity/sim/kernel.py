@@ -36,16 +36,21 @@ from . import ir
 from .errors import SimError, Unsupported
 from .launch import LaunchStats, run_launch
 from .memory import WAVE
+from .coverage import Coverage, Site
 from .ops import DBlock, compile_ins, where_of
 
 
 class Kernel:
     """A parsed and decoded kernel, ready to launch any number of times."""
 
-    def __init__(self, text: str, check_poison: bool = True, arch: str = "gfx1250"):
+    def __init__(self, text: str, check_poison: bool = True, arch: str = "gfx1250", coverage: bool = False):
         """``arch`` picks how buffer resources are decoded and range-checked
-        (parity/sim/rsrc.py: the V# layout and out-of-range rules per arch)."""
+        (parity/sim/rsrc.py: the V# layout and out-of-range rules per arch).
+        ``coverage``: record which way every conditional branch and select goes
+        (``self.coverage``, a :class:`parity.sim.coverage.Coverage`; None when off,
+        and then the decoded closures carry no recording at all)."""
         self.arch = arch
+        self.coverage = Coverage() if coverage else None
         self.module = ir.parse(text)
         self.name = self.module.kernel
         self.check_poison = check_poison
@@ -122,6 +127,10 @@ class Kernel:
                     raise e.at(where)
                 except (KeyError, ValueError, TypeError, ir.ParseError) as e:
                     raise Unsupported(f"cannot decode: {e}", where) from e
+                if self.coverage is not None and (
+                        ins.op == "select" or (ins.op == "br" and len(ins.extra["targets"]) == 2)):
+                    fn = self.coverage.wrap(fn, self.operand(ins.ops[0], where),
+                                            Site("br" if ins.op == "br" else "select", ins.text, ins.block, ins.line))
                 db.ops.append(fn)
                 db.texts.append(where)
         self.nslots = len(self.slots)

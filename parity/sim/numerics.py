@@ -29,12 +29,11 @@ import numpy as np
 
 import python_engine
 from parity import reference as ref
-from parity.cli_common import (add_options, die, finish, jobs_of, note_outside_checkout, parse_only, progress,
-                               select_configs)
-from parity.config import ConfigError, load_families
-from parity.report import canonical_flavor
+from parity.config import load_families
 from python_engine.kernels import conv_implicit_gemm as C  # debt: the conv kernel's geometry (tile classes)
 from python_engine.kernels.ir_core import FLOAT_VALUES, INT_VALUES, SUBNORMAL  # debt: ir_core's constant lists
+from parity.sim import cover
+from parity.sim import invariants as INV
 from parity.sim.errors import SimError
 from parity.sim.kernel import Kernel
 
@@ -68,6 +67,7 @@ class Case:
     check: object        # callable(buffers) -> list[str] of problems
     expect_error: object = None  # a SimError subclass the emulator must raise instead (and where)
     expect_where: str = ""
+    classes: frozenset = frozenset()  # tile classes the case hits (parity/sim/cover.py)
 
 
 @dataclass
@@ -81,6 +81,8 @@ class Outcome:
     seconds: float = 0.0
     problems: list = field(default_factory=list)
     expected_errors: int = 0
+    coverage: dict = None     # Coverage.summary() of the config's own kernel (coverage runs only)
+    classes: dict = None      # tile class -> hit (coverage runs only; parity/sim/cover.py)
     skipped: list = field(default_factory=list)   # Skipped problems (not admitted by the launch plan)
 
 
@@ -104,7 +106,7 @@ def reduce_cases(spec: dict, arch: str) -> list:
     out = []
     rng = np.random.default_rng(1234 + v * 7 + t + deg)
     kss = REDUCE_KS_DEGREE0 if deg == 0 else (deg,)
-    for (M, K) in REDUCE_PROBLEMS:
+    for (M, K) in REDUCE_PROBLEMS + cover.reduce_cover_problems(spec):
         for ks in kss:
             mk = M * K
             scale = rng.choice([1.0, 300.0, 1e-3], size=(ks, mk)).astype(np.float32)
@@ -112,6 +114,7 @@ def reduce_cases(spec: dict, arch: str) -> list:
             ns = min(mk, REDUCE_SPECIALS.size)
             ws[0, :ns] = REDUCE_SPECIALS[:ns]
             ws[1:, :ns] = 0.0
+            cover.reduce_order_probe(ws, ns)
             d = np.full(mk, 0xDEAD, np.uint16)
             grid = (math.ceil(mk / (t * v)), 1, 1)
             want = ref.ref_cast_bits(ref.split_k_sum(ws.reshape(ks, M, K)).ravel(), dt)
@@ -124,12 +127,19 @@ def reduce_cases(spec: dict, arch: str) -> list:
                 k = int(np.argmin(okm))
                 return [f"D[{k}] = {int(got[k]):#06x}, want {int(want[k]):#06x} "
                         f"({int((~okm).sum())} of {okm.size} elements differ)"]
-            out.append(Case(
-                f"M{M}_K{K}_ks{ks}", {"reduce": ("conv_fwd_split_k_reduce", spec, arch)},
-                {"ws": ws, "d": d},
-                [Launch("reduce", grid, t, {"ws_ptr": Buf("ws"), "ws_bytes": ws.nbytes, "d_ptr": Buf("d"),
-                                            "d_bytes": d.nbytes, "M": M, "K": K, "ks_count": ks})],
-                check))
+            kern = {"reduce": ("conv_fwd_split_k_reduce", spec, arch)}
+            args = {"ws_ptr": Buf("ws"), "ws_bytes": ws.nbytes, "d_ptr": Buf("d"), "d_bytes": d.nbytes, "M": M,
+                    "K": K, "ks_count": ks}
+            launches = [Launch("reduce", grid, t, args)]
+            bufs = {"ws": ws, "d": d}
+            if deg and M * K >= 32 * v:  # invariant unrolled == loop, on the problems with a vector path
+                kern["loop"] = ("conv_fwd_split_k_reduce", INV.loop_twin_spec(spec), arch)
+                bufs["d2"] = d.copy()
+                launches.append(Launch("loop", grid, t, {**args, "d_ptr": Buf("d2")}))
+                check = _and_then(check, lambda b, d=deg: INV.same_bits(
+                    "unrolled == loop", b["d"], b["d2"], (f"degree {d}", f"degree 0, ks_count {d}")))
+            out.append(Case(f"M{M}_K{K}_ks{ks}", kern, bufs, launches, check,
+                            classes=cover.reduce_classes(spec, M, K, ks)))
     return out
 
 
@@ -382,13 +392,14 @@ def conv_cases(spec: dict, arch: str, lowerer=None, problems=None) -> list:
     degree = conv_degree(full)
     cl_probs = cluster_problems(S, full["tile_k"]) if S else ()
     if problems is None:
-        problems = CONV_PROBLEMS + cl_probs
+        problems = CONV_PROBLEMS + cl_probs + cover.conv_cover_problems(full)
     rng = np.random.default_rng(99)
     out, skipped = [], []
     for (pname, N, Cc, H, W, K, Y, X, st, pd, dl, G) in problems:
         prob = dict(N=N, C=Cc, H=H, W=W, K=K, Y=Y, X=X, stride_h=st[0], stride_w=st[1], pad_h=pd[0],
                     pad_w=pd[1], dil_h=dl[0], dil_w=dl[1], groups=G)
-        text, reason = lowerer.launch_plan({**full, **prob, "degree": degree}, arch)
+        text, reason = lowerer.launch_plan({**full, **prob, "degree": cover.problem_degree(full, pname, degree)},
+                                           arch)
         if reason:
             skipped.append(Skipped(pname, reason))
             continue
@@ -411,6 +422,8 @@ def conv_cases(spec: dict, arch: str, lowerer=None, problems=None) -> list:
             rng.standard_normal((N, H, W, Cc)).astype(np.float16).astype(np.float32)
         ws_ = ref.round_bf16(rng.standard_normal((K, Y, X, cpg))) if dt == "bf16" else \
             rng.standard_normal((K, Y, X, cpg)).astype(np.float16).astype(np.float32)
+        if S and _order_probed(pname):  # the fold order shows in D (cluster == two-stage)
+            xs, ws_ = cover.order_probe(xs, ws_, dt, G, plan["ks"])
         bias = rng.standard_normal(K).astype(np.float32)
         kw = dict(groups=G, stride=st, padding=pd, dilation=dl)
         r64 = ref.conv_fwd(xs, ws_, **kw)
@@ -454,12 +467,72 @@ def conv_cases(spec: dict, arch: str, lowerer=None, problems=None) -> list:
             k = tuple(int(i) for i in np.unravel_index(int(np.argmax(bad)), e.shape))
             return [f"D{list(k)} (n, ho, wo, k) = {float(got[k])!r}, want {float(e[k])!r} +- {float(tol[k]):.3g} ({int(bad.sum())} of {bad.size} "
                     f"outside the tolerance)"]
+        inv = _invariant_twin(full, pname, prob, degree, arch, lowerer, kern, bufs, launches, dt, tol)
+        if inv is not None:
+            check = _and_then(check, inv)
         data = f"d{plan['data_slices']}" if "data_slices" in plan else ""  # cluster: the slices with data
-        out.append(Case(f"{pname}_ks{plan['ks']}x{plan['ks_count']}{data}", kern, bufs, launches, check))
+        kr = Y * X * C.pixel_slot(full["vector_a"]) if full["vector_a"] in C.PIXEL_VECTORS else int(a["Kgemm"])
+        out.append(Case(f"{pname}_ks{plan['ks']}x{plan['ks_count']}{data}", kern, bufs, launches, check,
+                        classes=cover.conv_classes(full, plan, kr)))
     if not out:
         raise SimError("no conv problem is admitted by the conv_launch plan for this config: "
                        + "; ".join(f"{s.name}: {s.reason}" for s in skipped))
     return out + skipped
+
+
+def _and_then(first, second):
+    return lambda b: first(b) + second(b)
+
+
+def _invariant_twin(full, pname, prob, degree, arch, lowerer, kern, bufs, launches, dt, tol):
+    """Add the launches of a cross-form invariant (parity/sim/invariants.py) to a
+    conv case and return its check, or None: a cluster config's two-stage twin
+    (``cluster == two-stage``, on the problems with every slice or every fold row
+    carrying data) or a two-stage config's plain twin (``plain ~ split``, on
+    ``cover_full_tile``). The twin writes D into ``d2`` (workspace ``ws2``)."""
+    S = full["split_k_cluster"]
+    if S and _order_probed(pname):
+        twin, deg, name = INV.cluster_twin_spec(full), degree, "cluster == two-stage"
+    elif not S and full["split_k"] > 1 and pname == "cover_full_tile":
+        twin, deg, name = INV.plain_twin_spec(full), 1, "plain ~ split"
+    else:
+        return None
+    text, reason = lowerer.launch_plan({**twin, **prob, "degree": deg}, arch)
+    if reason:
+        raise SimError(f"{pname}: invariant {name!r}: the twin {_variant_name(twin)} is not admitted: {reason}")
+    plan = parse_launch_plan(text)
+    ren = {"d": "d2", "ws": "ws2"}
+    bufs["d2"] = bufs["d"].copy()
+    if plan["workspace_bytes"]:
+        bufs["ws2"] = np.full(plan["workspace_bytes"] // 4, np.nan, np.float32)
+    kern["twin"] = ("conv_implicit_gemm", twin, arch)
+    launches.append(Launch("twin", plan["grid"], plan["block"][0], _renamed(_plan_args(plan["args"], CONV_CALLER), ren),
+                           cluster=plan["cluster"] or (1, 1, 1), kernel_name=plan["kernel"]))
+    if plan["needs_stage2"]:
+        kern["reduce"] = ("conv_fwd_split_k_reduce", {"dtype": dt, **CONV_REDUCE}, arch)
+        r = plan["stage2_args"]
+        per_wg = CONV_REDUCE["threads"] * CONV_REDUCE["vector"]
+        launches.append(Launch("reduce", (math.ceil(int(r["M"]) * int(r["K"]) / per_wg), 1, 1),
+                               CONV_REDUCE["threads"], _renamed(_plan_args(r, CONV_CALLER), ren)))
+    labels = (_variant_name(full), _variant_name(twin))
+    if name == "cluster == two-stage":
+        return lambda b: INV.same_bits(name, b["d"], b["d2"], labels)
+    return lambda b: INV.within(name, b["d"], b["d2"], tol, dt, labels)
+
+
+def _order_probed(pname: str) -> bool:
+    """The cluster problems that run the order probe and the two-stage twin (1x1: the
+    full wide-D tile, and the narrow-D problem with every slice carrying data)."""
+    return pname == "cover_full_tile" or pname.endswith("_1x1_groups")
+
+
+def _variant_name(full: dict) -> str:
+    S = full["split_k_cluster"]
+    return f"cluster S={S}" if S else f"two-stage split_k={full['split_k']}" if full["split_k"] > 1 else "plain"
+
+
+def _renamed(args: dict, ren: dict) -> dict:
+    return {n: Buf(ren.get(v.name, v.name)) if isinstance(v, Buf) else v for n, v in args.items()}
 
 
 PLANS = {
@@ -472,16 +545,23 @@ PLANS = {
 # -- running ----------------------------------------------------------------------------------
 
 class _Lowerer:
-    def __init__(self, engine: str = "python"):
+    """Lowers (and decodes once) the kernels cases name. ``coverage``: decode
+    them with branch/select recording (:mod:`parity.sim.coverage`)."""
+
+    def __init__(self, engine: str = "python", coverage: bool = False):
         self.E = importlib.import_module("python_engine" if engine == "python" else "cpp_engine")
         self.kernels: dict = {}
+        self.coverage = coverage
+
+    def text(self, family, spec, arch, flavor=FLAVOR) -> str:
+        return self.E.lower(family, spec, arch, flavor).text
 
     def kernel(self, family, spec, arch, flavor=FLAVOR) -> Kernel:
         key = (family, repr(sorted(spec.items())), arch, flavor)
         k = self.kernels.get(key)
         if k is None:
-            text = self.E.lower(family, spec, arch, flavor).text
-            k = self.kernels[key] = Kernel(text, arch=arch)
+            k = self.kernels[key] = Kernel(self.text(family, spec, arch, flavor), arch=arch,
+                                           coverage=self.coverage)
         return k
 
     def launch_plan(self, spec: dict, arch: str, flavor=FLAVOR) -> tuple:
@@ -505,19 +585,31 @@ def run_case(case: Case, lowerer, orders=("forward", "reverse")) -> tuple:
             if lds != la.lds_bytes:
                 raise SimError(f"the launch plan says lds_bytes {la.lds_bytes}, kernel {k.name} allocates {lds}")
         args = {p: (bufs[v.name] if isinstance(v, Buf) else v) for p, v in la.args.items()}
-        st = k.launch(la.grid, la.block, args, cluster=la.cluster, orders=orders)
+        cap = getattr(lowerer, "max_instructions", None)
+        if cap is not None:  # per wave: its static instructions, 64 times over (loops, retries)
+            cap = 64 * k.n_instructions * math.prod(la.grid) * (la.block // 32)
+        st = k.launch(la.grid, la.block, args, cluster=la.cluster, orders=orders,
+                      max_instructions=cap or 200_000_000)
         n += st.instructions
     return case.check(bufs), n
 
 
-def run_config(family: str, cfg_name: str, spec: dict, arch: str, lowerer=None) -> Outcome:
+def run_config(family: str, cfg_name: str, spec: dict, arch: str, lowerer=None, first_failure: bool = False
+               ) -> Outcome:
+    """Run every case of one config; ``first_failure``: stop at the first failing case
+    (``parity mutate``: a mutant is killed by one)."""
     lowerer = lowerer or _Lowerer()
     o = Outcome(family, cfg_name, True)
     t0 = time.perf_counter()
     try:
         plan = PLANS[family][0]
         spec = _with_defaults(family, spec)
+        own = None
+        if getattr(lowerer, "coverage", False):
+            own = lowerer.kernel(family, spec, arch)
+            own.coverage.reset()
         cases = plan(spec, arch, lowerer) if plan is conv_cases else plan(spec, arch)
+        hit = set().union(*(c.classes for c in cases if isinstance(c, Case)))
         o.skipped = [c for c in cases if isinstance(c, Skipped)]
         for case in (c for c in cases if not isinstance(c, Skipped)):
             try:
@@ -536,6 +628,11 @@ def run_config(family: str, cfg_name: str, spec: dict, arch: str, lowerer=None) 
             o.launches += len(case.launches)
             o.instructions += n
             o.problems += [f"{case.name}: {p}" for p in probs]
+            if first_failure and o.problems:
+                break
+        if own is not None:
+            o.coverage = own.coverage.summary()
+            o.classes = {c: c in hit for c in cover.required_classes(family, spec)}
     except Exception as e:  # lowering failed, plan failed, emulator bug: a failure, not a skip
         o.problems.append(f"{type(e).__name__}: {e}")
     o.ok = not o.problems
@@ -573,20 +670,24 @@ def _worker(item):
 
 
 _LOWERER = None
+_COVERAGE = False   # set by run_all before the worker processes fork
 
 
 def _worker_lowerer():
     global _LOWERER
-    if _LOWERER is None:
-        _LOWERER = _Lowerer()
+    if _LOWERER is None or _LOWERER.coverage != _COVERAGE:
+        _LOWERER = _Lowerer(coverage=_COVERAGE)
     return _LOWERER
 
 
-def run_all(only=None, jobs: int = 1, progress=None, families=None, select=None) -> list:
+def run_all(only=None, jobs: int = 1, progress=None, families=None, select=None, coverage: bool = False) -> list:
     """Run every accepted config (:func:`accepted_configs`) in ``jobs`` processes;
     ``progress(outcome, done, total)`` after each config. ``select``, a set of
     (family, config name), narrows it further (``parity write`` runs only the
-    configs whose llvm23 text changed)."""
+    configs whose llvm23 text changed). ``coverage``: record branch/select
+    coverage and tile classes (``Outcome.coverage`` / ``Outcome.classes``)."""
+    global _COVERAGE
+    _COVERAGE = coverage
     items = accepted_configs(only, families=families)
     if select is not None:
         items = [it for it in items if (it[0], it[1]) in select]
@@ -608,79 +709,33 @@ def run_all(only=None, jobs: int = 1, progress=None, families=None, select=None)
     return out
 
 
-# -- CLI ------------------------------------------------------------------------------------
+class TextLowerer(_Lowerer):
+    """A lowerer that hands out ``text`` (an IR module, e.g. a mutant or ``parity
+    numerics --ir FILE``) in place of ``family``'s kernel of ``spec``; every other
+    kernel a case needs (Stage 2, the two-stage twin) is lowered as usual."""
 
-def add_command(sub) -> None:
-    p = sub.add_parser("numerics", help="run every accepted config through the CPU emulator against numpy")
-    add_options(p, only="configs", flavor=True, flavor_default=FLAVOR, jobs=True, json=True,
-                timeout=False, engines=False)
-    p.add_argument("-v", "--verbose", action="store_true", help="one line per config")
-    p.set_defaults(func=cmd_numerics)
+    def __init__(self, family: str, spec: dict, arch: str, text: str, coverage: bool = False):
+        super().__init__("python", coverage)
+        #: per launch (run_case): 64 times the kernel's static instruction count per
+        #: wave; a text that runs longer hangs (a mutated loop bound). The plans' loops
+        #: run at most a few dozen K tiles or slabs.
+        self.max_instructions = "per wave"
+        self.target = (family, repr(sorted(_with_defaults(family, spec).items())), arch)
+        self.replacement = text
+
+    def text(self, family, spec, arch, flavor=FLAVOR) -> str:
+        if (family, repr(sorted(spec.items())), arch) == self.target and flavor == FLAVOR:
+            return self.replacement
+        return super().text(family, spec, arch, flavor)
 
 
-def cmd_numerics(args) -> int:
-    note_outside_checkout()
-    try:
-        if canonical_flavor(args.flavor) != FLAVOR:
-            raise ValueError(f"--flavor: numerics runs the {FLAVOR} text (the emulator reads that flavor's IR, "
-                             f"docs/sim.md), got {args.flavor!r}")
-        fams, names = parse_only(args.only)
-        if fams:
-            unknown = [f for f in fams if f not in PLANS]
-            if unknown:
-                raise ValueError(f"--only: no numerics plan for {', '.join(unknown)} (plans: {', '.join(PLANS)})")
-        families = select_configs(load_families(only=fams), names)
-    except (ConfigError, ValueError) as exc:
-        return die(str(exc))
-    only = fams
-    jobs = jobs_of(args)
-    t0 = time.perf_counter()
-
-    with progress("numerics") as bar:
-        def prog(o, done, total):
-            if bar:
-                bar(done, total)
-            if args.verbose or not o.ok:
-                print(f"{'PASS' if o.ok else 'FAIL'} {o.family}/{o.config}: {o.cases} cases, {o.launches} launches "
-                      f"x 2 orders, {o.instructions} wave-instructions, {o.seconds:.2f}s", flush=True)
-            for p in o.problems:
-                print(f"    {p}", flush=True)
-            if args.verbose:
-                for sk in o.skipped:
-                    print(f"    skipped {sk.name}: not admitted by the launch plan: {sk.reason}", flush=True)
-        res = run_all(only, jobs, prog, families=families)
-    wall = time.perf_counter() - t0
-    fams_run = sorted({o.family for o in res} | set(only or []))
-    green = bool(res)
-    per_family = {}
-    for f in fams_run:
-        rs = [o for o in res if o.family == f]
-        bad = [o for o in rs if not o.ok]
-        xe = sum(o.expected_errors for o in rs)
-        nsk = sum(len(o.skipped) for o in rs)
-        print(f"{f}: {len(rs) - len(bad)}/{len(rs)} configs pass, {sum(o.cases for o in rs)} cases"
-              + (f" ({xe} expected to be rejected by the emulator)" if xe else "")
-              + (f", {nsk} problem(s) skipped as not admitted by the launch plan (another problem of "
-                 f"the config admitted)" if nsk else "")
-              + f", {sum(o.launches for o in rs)} launches x 2 wave orders; tolerance: {PLANS[f][1]}")
-        green = green and not bad and bool(rs)
-        per_family[f] = {"configs": len(rs), "passed": len(rs) - len(bad), "cases": sum(o.cases for o in rs),
-                         "expected_errors": xe, "skipped_problems": nsk,
-                         "launches": sum(o.launches for o in rs), "tolerance": PLANS[f][1]}
-    for f in PLANS:
-        if f not in fams_run and not only:
-            print(f"{f}: no accepted configs (family not registered yet)")
-    if not only:
-        for fam in families:
-            if fam.numerics_opt_out:
-                print(f"{fam.name}: no numerics plan: {fam.numerics_opt_out}")
-    instr = sum(o.instructions for o in res)
-    print(f"{instr} wave-instructions in {wall:.1f}s wall ({jobs} jobs)")
-    print(f"RESULT: {'GREEN' if green else 'RED'}")
-    sys.stdout.flush()
-    payload = {"flavor": FLAVOR, "jobs": jobs, "seconds": round(wall, 3), "wave_instructions": instr,
-               "families": per_family,
-               "configs": [{"family": o.family, "config": o.config, "ok": o.ok, "cases": o.cases,
-                            "launches": o.launches, "problems": list(o.problems),
-                            "skipped": [sk.name for sk in o.skipped]} for o in res]}
-    return finish(args, "numerics", green, payload)
+def find_config(ref: str, families=None) -> tuple:
+    """``(family, config name, spec, arch)`` of the accepted llvm23 config named by
+    ``ref`` (``FAMILY/NAME`` or a NAME unique over the families with a plan).
+    Raises ``ValueError`` naming the rule."""
+    fam, _, name = ref.rpartition("/")
+    hits = [it for it in accepted_configs(families=families) if it[1] == name and (not fam or it[0] == fam)]
+    if len(hits) != 1:
+        why = "no accepted llvm23 config with a numerics plan is" if not hits else "several configs are"
+        raise ValueError(f"{why} named {ref!r} (use FAMILY/NAME)")
+    return hits[0]

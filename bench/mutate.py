@@ -1,0 +1,46 @@
+"""The mutation lane in full: every mutation kind at every site of every accepted
+conv_implicit_gemm and conv_fwd_split_k_reduce config (or a sample), and the
+kill rate.
+
+    python bench/mutate.py [--per-kind K] [--seconds N] [--seed S] [-j N] [--only F] [--json PATH]
+
+``--per-kind 0`` (the default here) draws every site; CI runs a bounded sample
+(``parity mutate --seconds 60``). Prints ``parity mutate``'s report: per kind
+killed / survived / equivalent, the oracle that killed, the kill rate, every
+survivor with its diff, and the wall time.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from parity.cli import main as parity_main  # noqa: E402
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--per-kind", type=int, default=0)
+    ap.add_argument("--seconds", type=float, default=None)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--jobs", "-j", type=int, default=0)
+    ap.add_argument("--only", default=None)
+    ap.add_argument("--json", default=None)
+    a = ap.parse_args(argv)
+    args = ["mutate", "--per-kind", str(a.per_kind), "--seed", str(a.seed)]
+    args += ["--seconds", str(a.seconds)] if a.seconds else []
+    args += ["-j", str(a.jobs)] if a.jobs else []
+    args += ["--only", a.only] if a.only else []
+    args += ["--json", a.json] if a.json else []
+    t0 = time.perf_counter()
+    rc = parity_main(args)
+    print(f"bench/mutate.py: parity {' '.join(args)}: exit {rc}, wall {time.perf_counter() - t0:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,4 @@
+"""``parity mutate``: IR mutants of accepted kernels, run through the oracles, to
+measure them (docs/sim.md, "Mutation lane"). operators.py: the catalog of text
+mutations; run.py: the oracles a mutant must pass and the kill-rate report;
+cli.py: the command."""

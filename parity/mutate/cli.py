@@ -1,0 +1,72 @@
+"""``parity mutate``: the mutation lane (docs/sim.md, "Mutation lane").
+
+``parity mutate [--only F] [--seconds N] [--seed S] [--per-kind K] [-j N] [--json PATH]``
+lowers every accepted llvm23 config of conv_implicit_gemm and
+conv_fwd_split_k_reduce (or the ``--only`` selection), draws up to K sites per
+mutation kind and config (seeded), runs the oracles of parity/mutate/run.py on
+each mutant until done or ``--seconds`` have passed, and prints per kind killed
+/ survived / equivalent, the oracles that killed, the kill rate, and every
+survivor with its diff. Exit 0 when the kill rate is at least ``--goal``
+(default 95 %) and at least one mutant ran, 1 otherwise, 2 for bad input.
+"""
+from __future__ import annotations
+
+import time
+
+from parity.cli_common import add_options, die, finish, finite_seconds, jobs_of, parse_only, select_configs
+from parity.config import ConfigError, load_families
+from parity.escape import shown
+from parity.mutate import operators as OPS
+from parity.mutate import run as R
+from parity.sim import numerics as N
+
+FAMILIES = ("conv_implicit_gemm", "conv_fwd_split_k_reduce")
+
+
+def add_command(sub) -> None:
+    p = sub.add_parser("mutate", help="IR mutants of accepted kernels through the oracles: the kill rate")
+    add_options(p, only="configs", flavor=False, jobs=True, json=True, timeout=False, engines=False)
+    p.add_argument("--seconds", type=finite_seconds("--seconds"), default=None,
+                   help="stop judging new mutants after this many seconds (default: all)")
+    p.add_argument("--seed", type=int, default=0, help="the sampling seed (default 0)")
+    p.add_argument("--per-kind", type=int, default=2, metavar="K",
+                   help="sites drawn per mutation kind and config (default 2; 0 = every site)")
+    p.add_argument("--kinds", default=None, help=f"comma-separated mutation kinds (default all: {', '.join(OPS.KINDS)})")
+    p.add_argument("--goal", type=float, default=95.0, help="the kill rate in %% that passes (default 95)")
+    p.set_defaults(func=cmd_mutate)
+
+
+def cmd_mutate(args) -> int:
+    try:
+        fams, names = parse_only(args.only)
+        fams = fams or list(FAMILIES)
+        bad = [f for f in fams if f not in N.PLANS]
+        if bad:
+            raise ValueError(f"--only: no numerics plan for {', '.join(shown(b) for b in bad)}")
+        kinds = tuple(args.kinds.split(",")) if args.kinds else OPS.KINDS
+        unknown = [k for k in kinds if k not in OPS.KINDS]
+        if unknown:
+            raise ValueError(f"--kinds: unknown mutation kind {', '.join(shown(u) for u in unknown)} "
+                             f"(kinds: {', '.join(OPS.KINDS)})")
+        if args.per_kind < 0:
+            raise ValueError(f"--per-kind must be 0 (every site) or more, got {args.per_kind}")
+        families = select_configs(load_families(only=fams), names)
+    except (ConfigError, ValueError) as exc:
+        return die(str(exc))
+    configs = N.accepted_configs(fams, families=families)
+    t0 = time.perf_counter()
+    jobs = R.plan(configs, args.seed, per_kind=args.per_kind or None, kinds=kinds)
+    print(f"mutate: {len(jobs)} mutants of {len(configs)} config(s), seed {args.seed}, "
+          f"{args.per_kind or 'every'} site(s) per kind and config"
+          + (f", at most {args.seconds:g}s" if args.seconds is not None else ""), flush=True)
+    verdicts = R.run(jobs, args.seconds, jobs_of(args))
+    rep = R.report(verdicts)
+    print(R.render(rep))
+    wall = time.perf_counter() - t0
+    rate = rep.kill_rate
+    green = rate is not None and 100 * rate >= args.goal
+    print(f"{len(verdicts)} of {len(jobs)} mutants judged in {wall:.1f}s; goal {args.goal:g} %")
+    print(f"RESULT: {'GREEN' if green else 'RED'}")
+    payload = R.to_json(rep, args.seed, round(wall, 3))
+    payload.update(planned=len(jobs), goal=args.goal)
+    return finish(args, "mutate", green, payload)

@@ -1,0 +1,296 @@
+"""The mutation catalog of ``parity mutate``: text-level mutations of an LLVM IR
+module as the engines print it (docs/ir_text.md).
+
+Every operator lists its *sites* in a module (:func:`sites`) and applies one
+(:func:`apply`), returning the mutated text. Operators preserve types and SSA
+form, so a mutant is a module the emulator parses and LLVM verifies; what they
+change is meaning. A mutant whose text equals the original, or that is proved
+the same by a rule stated here (a commutative operation's operands swapped; a
+two-term fadd chain reversed, fadd being commutative), is *equivalent* and never
+run.
+
+=================  ====================================================================
+kind               mutation
+=================  ====================================================================
+``const_inc``      an integer constant operand of an instruction, plus 1
+``const_dec``      the same, minus 1
+``cmp_negate``     an icmp/fcmp predicate replaced by its negation (ult -> uge, ...)
+``cmp_boundary``   a strict predicate made non-strict or back (ult <-> ule, ...)
+``swap_operands``  the two operands of a binary operation or compare swapped
+``drop_sync``      an ``s.barrier`` / ``s.cluster.barrier`` call or a fence deleted
+``align_double``   a load/store's declared ``align N`` made ``align 2N``
+``gep_index``      a getelementptr's last index plus 1 (a constant; else an inserted add)
+``loop_bound``     the compare of a loop's back edge: its second operand plus 1
+``select_swap``    a select's two value operands swapped
+``slab_reverse``   a chain of fadds (a slab fold) summed in reverse order
+=================  ====================================================================
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+KINDS = ("const_inc", "const_dec", "cmp_negate", "cmp_boundary", "swap_operands", "drop_sync", "align_double",
+         "gep_index", "loop_bound", "select_swap", "slab_reverse")
+
+NEGATE = {"eq": "ne", "ne": "eq", "ult": "uge", "uge": "ult", "ugt": "ule", "ule": "ugt", "slt": "sge",
+          "sge": "slt", "sgt": "sle", "sle": "sgt",
+          "oeq": "une", "une": "oeq", "one": "ueq", "ueq": "one", "olt": "uge", "oge": "ult", "ogt": "ule",
+          "ole": "ugt"}
+BOUNDARY = {"ult": "ule", "ule": "ult", "ugt": "uge", "uge": "ugt", "slt": "sle", "sle": "slt", "sgt": "sge",
+            "sge": "sgt", "olt": "ole", "ole": "olt", "ogt": "oge", "oge": "ogt"}
+COMMUTATIVE = {"add", "mul", "and", "or", "xor", "fadd", "fmul"}
+BINOPS = COMMUTATIVE | {"sub", "udiv", "sdiv", "urem", "srem", "shl", "lshr", "ashr", "fsub", "fdiv"}
+
+_INS = re.compile(r"^  (?:(%[\w.]+) = )?(\w+)")
+_BIN = re.compile(r"^(  %[\w.]+ = )(\w+)((?: (?:nuw|nsw|exact|fast|nnan|ninf|nsz|arcp|contract|afn|reassoc))*) "
+                  r"(<[^>]+>|\w+) ([^,]+), (.+)$")
+_CMP = re.compile(r"^(  %[\w.]+ = )(icmp|fcmp) (\w+) (<[^>]+>|\w+) ([^,]+), (.+)$")
+_SEL = re.compile(r"^(  %[\w.]+ = select )(<[^>]+>|i1) ([^,]+), (.+?) ([^, ]+), (.+?) ([^, ]+)$")
+_INTC = re.compile(r"\b(i8|i16|i32|i64) (-?\d+)\b")
+_ALIGN = re.compile(r", align (\d+)$")
+_GEP = re.compile(r"^(  (%[\w.]+) = getelementptr (?:inbounds )?.*, )(i32|i64) (%[\w.]+|-?\d+)$")
+_FADD = re.compile(r"^  (%[\w.]+) = fadd (<[^>]+>|\w+) (%[\w.]+), (%[\w.]+)$")
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One mutation: ``kind``, the 1-based ``line`` it changes, a short ``what``, the mutated ``text``."""
+
+    kind: str
+    line: int
+    what: str
+    text: str
+
+
+def _body(lines: list) -> range:
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("define "))
+    end = next(i for i in range(start, len(lines)) if lines[i] == "}")
+    return range(start + 1, end)
+
+
+def sites(text: str, kind: str) -> list:
+    """Every site of ``kind`` in ``text``: a list of opaque site keys (line index, detail)."""
+    lines = text.split("\n")
+    body = _body(lines)
+    out = []
+    for i in body:
+        ln = lines[i]
+        if not ln.startswith("  "):
+            continue
+        m = _INS.match(ln)
+        op = m.group(2) if m else ""
+        if kind in ("const_inc", "const_dec"):
+            if op in ("br", "phi", "ret", "switch") or "@llvm.amdgcn" in ln:
+                continue
+            out += [(i, k) for k, _ in enumerate(_INTC.finditer(ln.split(", align ")[0]))]
+            out += [(i, f"imm{g}") for g in _immediates(ln)]
+        elif kind in ("cmp_negate", "cmp_boundary"):
+            c = _CMP.match(ln)
+            if c and c.group(3) in (NEGATE if kind == "cmp_negate" else BOUNDARY):
+                out.append((i, 0))
+        elif kind == "swap_operands":
+            if (_BIN.match(ln) and _BIN.match(ln).group(2) in BINOPS) or _CMP.match(ln):
+                out.append((i, 0))
+        elif kind == "drop_sync":
+            if ln.strip().startswith("fence ") or "@llvm.amdgcn.s.barrier()" in ln \
+                    or "@llvm.amdgcn.s.cluster.barrier()" in ln:
+                out.append((i, 0))
+        elif kind == "align_double":
+            if op in ("load", "store") and _ALIGN.search(ln):
+                out.append((i, 0))
+        elif kind == "gep_index":
+            if _GEP.match(ln):
+                out.append((i, 0))
+        elif kind == "select_swap":
+            if _SEL.match(ln):
+                out.append((i, 0))
+        elif kind == "loop_bound":
+            out += _loop_bound_sites(lines, body, i)
+        elif kind == "slab_reverse":
+            chain = _fadd_chain(lines, body, i)
+            if chain:
+                out.append((i, 0))
+        else:
+            raise ValueError(f"unknown mutation kind {kind!r} (kinds: {', '.join(KINDS)})")
+    return out
+
+
+def _immediates(ln: str) -> list:
+    """Regex groups (5, 6) of a binary op or compare whose operand is an integer literal."""
+    m = _BIN.match(ln) or _CMP.match(ln)
+    if not m or (m is _BIN.match(ln) and m.group(2) not in BINOPS) or m.group(4).startswith("<") \
+            or m.group(4) in ("float", "half", "bfloat", "double"):
+        return []
+    return [g for g in (5, 6) if re.fullmatch(r"-?\d+", m.group(g).strip())]
+
+
+def _defs(lines: list, body: range) -> dict:
+    return {m.group(1): i for i in body for m in [_INS.match(lines[i])] if m and m.group(1)}
+
+
+def _loop_bound_sites(lines, body, i) -> list:
+    """The compare feeding a back edge ``br i1 %c, label %B, ...`` in block B (or a
+    block above it): ``[(compare line, 0)]``."""
+    ln = lines[i]
+    m = re.match(r"^  br i1 (%[\w.]+), label %([\w.]+), label %([\w.]+)$", ln)
+    if not m:
+        return []
+    labels = {re.match(r"^([\w.]+):", lines[j]).group(1): j for j in body if re.match(r"^[\w.]+:", lines[j])}
+    if not any(t in labels and labels[t] < i for t in (m.group(2), m.group(3))):
+        return []
+    d = _defs(lines, body).get(m.group(1))
+    if d is None or not _CMP.match(lines[d]):
+        return []
+    return [(d, 0)]
+
+
+def _fadd_chain(lines, body, i) -> list:
+    """Line indices of the fadd chain headed at line ``i`` (``%a = fadd x, y``;
+    ``%b = fadd %a, z`` ...; each link's result used only by the next), or [] when
+    line ``i`` heads no chain of at least 2 links in one block."""
+    m = _FADD.match(lines[i])
+    if not m:
+        return []
+    text_after = "\n".join(lines[j] for j in body)
+    prev_uses = [j for j in body if j != i and re.search(re.escape(m.group(3)) + r"\b", lines[j])]
+    if prev_uses and _FADD.match(lines[prev_uses[0]]) and _FADD.match(lines[prev_uses[0]]).group(1) == m.group(3):
+        return []  # not a head: the first operand is itself a link
+    chain = [i]
+    j = i
+    while True:
+        name = _FADD.match(lines[j]).group(1)
+        uses = [k for k in body if k != j and re.search(re.escape(name) + r"\b", lines[k])]
+        if len(uses) != 1:
+            break
+        n = _FADD.match(lines[uses[0]])
+        if not n or n.group(3) != name or lines[uses[0]].startswith("  ") is False:
+            break
+        if any(re.match(r"^[\w.]+:", lines[k]) for k in range(j, uses[0])):
+            break  # another block
+        chain.append(uses[0])
+        j = uses[0]
+    del text_after
+    return chain if len(chain) >= 2 else []
+
+
+def apply(text: str, kind: str, site) -> Mutant:
+    """The mutant of ``text`` at ``site`` (from :func:`sites`)."""
+    lines = text.split("\n")
+    i, k = site
+    ln = lines[i]
+    what = ""
+    if kind in ("const_inc", "const_dec") and isinstance(k, str):
+        g = int(k[3:])
+        m = _BIN.match(ln) or _CMP.match(ln)
+        v = int(m.group(g)) + (1 if kind == "const_inc" else -1)
+        lines[i] = ln[:m.start(g)] + str(v) + ln[m.end(g):]
+        what = f"{m.group(2)} operand {m.group(g)} -> {v}"
+    elif kind in ("const_inc", "const_dec"):
+        head, sep, tail = ln.partition(", align ")
+        ms = list(_INTC.finditer(head))
+        c = ms[k]
+        v = int(c.group(2)) + (1 if kind == "const_inc" else -1)
+        head = head[:c.start()] + f"{c.group(1)} {v}" + head[c.end():]
+        lines[i] = head + sep + tail
+        what = f"{c.group(0)} -> {c.group(1)} {v}"
+    elif kind in ("cmp_negate", "cmp_boundary"):
+        c = _CMP.match(ln)
+        new = (NEGATE if kind == "cmp_negate" else BOUNDARY)[c.group(3)]
+        lines[i] = f"{c.group(1)}{c.group(2)} {new} {c.group(4)} {c.group(5)}, {c.group(6)}"
+        what = f"{c.group(3)} -> {new}"
+    elif kind == "swap_operands":
+        b = _BIN.match(ln)
+        if b and b.group(2) in BINOPS:
+            lines[i] = f"{b.group(1)}{b.group(2)}{b.group(3)} {b.group(4)} {b.group(6)}, {b.group(5)}"
+            what = f"{b.group(2)} operands swapped"
+        else:
+            c = _CMP.match(ln)
+            lines[i] = f"{c.group(1)}{c.group(2)} {c.group(3)} {c.group(4)} {c.group(6)}, {c.group(5)}"
+            what = f"{c.group(2)} {c.group(3)} operands swapped"
+    elif kind == "drop_sync":
+        del lines[i]
+        what = f"deleted `{ln.strip()}`"
+    elif kind == "align_double":
+        a = _ALIGN.search(ln)
+        n = int(a.group(1))
+        lines[i] = ln[:a.start()] + f", align {2 * n}"
+        what = f"align {n} -> align {2 * n}"
+    elif kind == "gep_index":
+        g = _GEP.match(ln)
+        idx = g.group(4)
+        if idx.lstrip("-").isdigit():
+            lines[i] = f"{g.group(1)}{g.group(3)} {int(idx) + 1}"
+        else:
+            tmp = f"%mut_idx{i}"
+            lines[i] = f"{g.group(1)}{g.group(3)} {tmp}"
+            lines.insert(i, f"  {tmp} = add {g.group(3)} {idx}, 1")
+        what = f"{g.group(2)}: last index + 1"
+    elif kind == "loop_bound":
+        c = _CMP.match(ln)
+        rhs = c.group(6)
+        if rhs.lstrip("-").isdigit():
+            lines[i] = f"{c.group(1)}{c.group(2)} {c.group(3)} {c.group(4)} {c.group(5)}, {int(rhs) + 1}"
+        else:
+            tmp = f"%mut_bound{i}"
+            lines[i] = f"{c.group(1)}{c.group(2)} {c.group(3)} {c.group(4)} {c.group(5)}, {tmp}"
+            lines.insert(i, f"  {tmp} = add {c.group(4)} {rhs}, 1")
+        what = "loop bound + 1"
+    elif kind == "select_swap":
+        s = _SEL.match(ln)
+        lines[i] = f"{s.group(1)}{s.group(2)} {s.group(3)}, {s.group(6)} {s.group(7)}, {s.group(4)} {s.group(5)}"
+        what = "select arms swapped"
+    elif kind == "slab_reverse":
+        body = _body(lines)
+        chain = _fadd_chain(lines, body, i)
+        ms = [_FADD.match(lines[j]) for j in chain]
+        leaves = [ms[0].group(3)] + [m.group(4) for m in ms]
+        names = [m.group(1) for m in ms]
+        ty = ms[0].group(2)
+        rev = leaves[::-1]
+        new = [f"  {names[0]} = fadd {ty} {rev[0]}, {rev[1]}"]
+        new += [f"  {names[n]} = fadd {ty} {names[n - 1]}, {rev[n + 1]}" for n in range(1, len(names))]
+        for j in chain:
+            lines[j] = None
+        last = chain[-1]
+        lines[last:last + 1] = new
+        lines = [x for x in lines if x is not None]
+        what = f"fadd chain of {len(leaves)} terms summed in reverse"
+    else:
+        raise ValueError(f"unknown mutation kind {kind!r}")
+    return Mutant(kind, i + 1, what, "\n".join(lines))
+
+
+def equivalent_reason(original: str, m: Mutant) -> str:
+    """Why ``m`` is equivalent to ``original`` (proved by a rule), or '' when it is not known to be."""
+    if m.text == original:
+        return "the text does not change"
+    if m.kind == "swap_operands" and m.what.split(" ")[0] in COMMUTATIVE:
+        return f"{m.what.split(' ')[0]} is commutative"
+    if m.kind == "slab_reverse" and m.what.startswith("fadd chain of 2 "):
+        return "a two-term fadd is commutative"
+    if m.kind == "cmp_boundary" and _min_max_idiom(m.text, m.line - 1):
+        return "the compare only picks between its own two operands (a min/max), equal at the boundary"
+    return ""
+
+
+def _min_max_idiom(text: str, i: int) -> bool:
+    """Line ``i`` is ``%c = icmp P a, b`` and %c's only use is ``select %c, a, b`` or
+    ``select %c, b, a``: at a == b both arms are equal, so a strict/non-strict change
+    of P selects the same value."""
+    lines = text.split("\n")
+    c = _CMP.match(lines[i])
+    if not c:
+        return False
+    name = c.group(1).strip().split(" ")[0]
+    a, b = c.group(5).strip(), c.group(6).strip()
+    uses = [ln for k, ln in enumerate(lines) if k != i and re.search(re.escape(name) + r"\b", ln)]
+    if len(uses) != 1:
+        return False
+    s = _SEL.match(uses[0])
+    return bool(s) and s.group(3).strip() == name and {s.group(5), s.group(7)} == {a, b}
+
+
+def mutants(text: str, kinds=KINDS) -> list:
+    """Every mutant of ``text`` for ``kinds``, in (kind, site) order."""
+    return [apply(text, k, s) for k in kinds for s in sites(text, k)]

@@ -1,0 +1,347 @@
+"""The oracles a mutant must pass, and the kill-rate report of ``parity mutate``.
+
+A mutant (parity/mutate/operators.py) of an accepted config's llvm23 kernel is
+*killed* by the first oracle of :data:`ORACLES` that fails on it, in order:
+
+1. ``llvm``: llvmlite (LLVM 22.1) parses and verifies the module (the validity
+   oracle's first step, parity/llvm_compile.py);
+2. ``numerics``: the config's numerics plan (parity/sim/numerics.py: covering
+   problems, cross-form invariants) with the mutant in place of the config's own
+   kernel, stopped at the first failing case.
+
+An oracle is a function ``(Job) -> list[str]`` (failures; empty = passed) added
+with :func:`register_oracle`; the static proof of parity/proof is registered
+the same way (one line, :func:`_register_proof`). A mutant no oracle kills
+*survived*; one proved the same (:func:`parity.mutate.operators.equivalent_reason`)
+is *equivalent* and not run. The kill rate is killed / (killed + survived).
+"""
+from __future__ import annotations
+
+import difflib
+import math
+import importlib.util
+import multiprocessing as mp
+import random
+import re
+import time
+import zlib
+from dataclasses import dataclass, field
+
+from parity.mutate import operators as OPS
+from parity.sim import numerics as N
+
+
+@dataclass
+class Job:
+    """One mutant to judge: its config and the mutant text."""
+
+    family: str
+    config: str
+    spec: dict
+    arch: str
+    original: str
+    mutant: OPS.Mutant
+
+
+@dataclass
+class Verdict:
+    family: str
+    config: str
+    kind: str
+    line: int
+    what: str
+    status: str                 # killed | survived | equivalent
+    oracle: str = ""            # the oracle that killed it
+    reason: str = ""            # its first failure, or why equivalent
+    diff: str = ""              # survivors: the unified diff
+    seconds: float = 0.0
+
+
+ORACLES: list = []
+
+
+def register_oracle(name: str, fn, before: str | None = None) -> None:
+    """Add oracle ``name`` (``fn(job) -> list[str]`` of failures) to :data:`ORACLES`,
+    before the oracle named ``before`` (else last)."""
+    at = next((k for k, (n, _) in enumerate(ORACLES) if n == before), len(ORACLES))
+    ORACLES.insert(at, (name, fn))
+
+
+def _llvm_oracle(job: Job) -> list:
+    from parity.llvm_compile import CompileError, parse_verify
+    try:
+        parse_verify(job.mutant.text)
+    except CompileError as e:
+        return [str(e)]
+    return []
+
+
+def _numerics_oracle(job: Job) -> list:
+    lw = N.TextLowerer(job.family, job.spec, job.arch, job.mutant.text)
+    return N.run_config(job.family, job.config, job.spec, job.arch, lw, first_failure=True).problems
+
+
+def _proof_oracle(job: Job) -> list:
+    from parity.proof import prove_module  # the static alignment/bounds proof (issue 22 item 1)
+    return list(prove_module(job.mutant.text, job.family, job.config, job.spec, job.arch, N.FLAVOR).failures)
+
+
+def _register_proof() -> None:
+    """The proof runs between llvm and numerics once parity/proof exists (the oracle-proof branch)."""
+    if importlib.util.find_spec("parity.proof") is not None:
+        register_oracle("proof", _proof_oracle, before="numerics")
+
+
+register_oracle("llvm", _llvm_oracle)
+register_oracle("numerics", _numerics_oracle)
+_register_proof()
+
+
+def _hint_of(line: str) -> str:
+    m = re.match(r"^  %([A-Za-z_][\w.]*?)\d+ = ", line)
+    return m.group(1) if m else ""
+
+
+def _line(text: str, n: int) -> str:
+    lines = text.split("\n")
+    return lines[n - 1] if 0 < n <= len(lines) else ""
+
+
+def _changed_line(job: Job) -> str:
+    """The mutated instruction (after an inserted ``%mut_*`` line, the one it feeds)."""
+    ln = _line(job.mutant.text, job.mutant.line)
+    return _line(job.mutant.text, job.mutant.line + 1) if ln.startswith("  %mut_") else ln
+
+
+def _surplus_tail(job: Job) -> bool:
+    """Reduce tail loop: the back-edge bound (``again``: i + 1 < vector) loosened (or, at
+    vector 1, changed at all: the loop runs once either way): the extra iteration's
+    element is clamped (``jc = select inside, j, last``) to a neighbour's or the last
+    element, whose value it recomputes identically and re-stores unchanged; at vector
+    1 the step ``inext = i + 1`` changed likewise ends the one-trip loop."""
+    if job.family != "conv_fwd_split_k_reduce" or "= select i1 %inside" not in job.original:
+        return False
+    ln, k = _changed_line(job), job.mutant.kind
+    loose = k in ("loop_bound", "cmp_boundary", "const_inc") or (k == "const_dec" and job.spec["vector"] == 1)
+    return (_hint_of(ln) == "again" and loose) or (
+        _hint_of(ln) == "inext" and job.spec["vector"] == 1 and k == "const_inc")
+
+
+def _wave_path_boundary(job: Job) -> bool:
+    """Reduce wave paths at their boundary: ``live`` (wfirst < mk) or ``full``
+    (wend <= mk) strict/non-strict: a wave starting at mk takes the tail path, whose
+    every element is clamped to the last one (recomputed identically, re-stored
+    unchanged); a wave ending at mk takes the tail path instead of the vector path,
+    which sums the same slabs in the same order (so does a wave end ``wend`` one
+    long: a wave that fits exactly takes the tail path)."""
+    ln = _line(job.mutant.text, job.mutant.line)
+    return job.family == "conv_fwd_split_k_reduce" and (
+        (job.mutant.kind == "cmp_boundary" and _hint_of(ln) in ("live", "full"))
+        or (job.mutant.kind == "const_inc" and _hint_of(ln) == "wend"))
+
+
+def _alignment_holds(job: Job) -> bool:
+    """Reduce access through ``gep T, %ws_ptr|%d_ptr, i64 %off`` with ``off = elem +
+    s*mk`` (slab s, ``elem = thread * v``): its byte offset ``size(T) * (v*thread +
+    s*M*K)`` is a multiple of ``size(T) * gcd(v, s)`` for every M, K (``gcd(v, 0) = v``),
+    so a doubled ``align`` at most that (and 16, the buffer bases' alignment, an ABI
+    assumption) still holds: an even slab and slab 0 of a vector of two or more."""
+    if job.family != "conv_fwd_split_k_reduce" or job.mutant.kind != "align_double":
+        return False
+    ln = _line(job.mutant.text, job.mutant.line)
+    m = re.search(r"(?:load|store) (?:<(\d+) x )?(float|bfloat|half)>?.* (%[\w.]+), align (\d+)$", ln)
+    if not m:
+        return False
+    defs = {d.group(1): d.group(2) for d in re.finditer(r"^  (%[\w.]+) = (.*)$", job.original, re.M)}
+    gep = re.match(r"getelementptr inbounds (float|bfloat|half), ptr addrspace\(1\) %(ws_ptr|d_ptr), i64 (%[\w.]+)$",
+                   defs.get(m.group(3), ""))
+    if not gep:
+        return False
+    var, s = gep.group(3), 0
+    while not re.match(r"^%elem\d+$", var):
+        step = re.match(r"^add nuw nsw i64 (%[\w.]+), %mk\d+$", defs.get(var, ""))
+        if not step:
+            return False
+        var, s = step.group(1), s + 1
+    mv = re.search(r"mul nuw nsw i64 %thread\d+, (\d+)$", defs.get(var, ""))
+    if not mv:
+        return False
+    v = int(mv.group(1))
+    size = {"float": 4, "bfloat": 2, "half": 2}[m.group(2)]
+    return int(m.group(4)) <= min(16, size * math.gcd(v, s))
+
+
+def _extra_k_tile(job: Job) -> bool:
+    """Conv K loop: the back-edge bound ``t_next < ntiles`` loosened: the extra K tile
+    lies past the slice end, where every A and B load is masked (``k < k_end`` fails:
+    the out-of-range buffer offset reads zero), so WMMA adds exact zeros to the
+    accumulator."""
+    ln = _changed_line(job)
+    return job.family == "conv_implicit_gemm" and job.mutant.kind in ("loop_bound", "cmp_boundary") and \
+        _hint_of(ln) == "again" and re.search(r"%ntiles\d+$|%mut_bound\d+$", ln) is not None
+
+
+def _one_wave_sync(job: Job) -> bool:
+    """A workgroup of one wave (``amdgpu-flat-work-group-size`` 32): a deleted
+    ``s.barrier`` or workgroup-scope fence orders nothing (a wave's own accesses are
+    in program order)."""
+    gone = job.mutant.what
+    return job.mutant.kind == "drop_sync" and '"amdgpu-flat-work-group-size"="32,32"' in job.original and (
+        "@llvm.amdgcn.s.barrier()" in gone or 'syncscope("workgroup")' in gone)
+
+
+#: survivors argued equivalent (docs/sim.md, "Mutation lane"): (name, predicate(job)); a
+#: survivor one of them matches is counted equivalent with the argument as its reason
+ARGUED = (("surplus tail iteration", _surplus_tail), ("wave path boundary", _wave_path_boundary),
+          ("alignment holds", _alignment_holds), ("extra K tile", _extra_k_tile),
+          ("one-wave workgroup", _one_wave_sync))
+
+
+def judge(job: Job) -> Verdict:
+    """Run ``job``'s mutant through :data:`ORACLES` (after the equivalence rules)."""
+    m = job.mutant
+    v = Verdict(job.family, job.config, m.kind, m.line, m.what, "survived")
+    t0 = time.perf_counter()
+    eq = OPS.equivalent_reason(job.original, m)
+    if eq:
+        v.status, v.reason = "equivalent", eq
+        return v
+    for name, fn in ORACLES:
+        try:
+            fails = fn(job)
+        except Exception as e:  # an oracle that crashes on a mutant has noticed it
+            fails = [f"{type(e).__name__}: {e}"]
+        if fails:
+            v.status, v.oracle, v.reason = "killed", name, fails[0].split("\n")[0][:300]
+            break
+    else:
+        why = next((n for n, pred in ARGUED if pred(job)), None)
+        if why is not None:
+            v.status, v.reason = "equivalent", f"argued: {why} (docs/sim.md)"
+            v.seconds = time.perf_counter() - t0
+            return v
+        v.diff = "".join(difflib.unified_diff(job.original.splitlines(True), m.text.splitlines(True),
+                                              f"{job.config}.ll", f"{job.config}.mutant.ll", n=2))
+    v.seconds = time.perf_counter() - t0
+    return v
+
+
+def plan(configs: list, seed: int, per_kind: int | None = None, kinds=OPS.KINDS, lowerer=None) -> list:
+    """Jobs for ``configs`` ((family, name, spec, arch)): per config and kind up to
+    ``per_kind`` sites (all when None), drawn with a generator seeded by ``seed``
+    and the config name; then shuffled (seeded) so a time-bounded run samples
+    every kind and config; cheaper kernels first, the families interleaved."""
+    lw = lowerer or N._Lowerer()
+    jobs = []
+    for fam, name, spec, arch in configs:
+        full = N._with_defaults(fam, spec)
+        text = lw.text(fam, full, arch)
+        rng = random.Random(seed * 1_000_003 + zlib.crc32(f"{fam}/{name}".encode()))
+        for k in kinds:
+            ss = OPS.sites(text, k)
+            if per_kind is not None and len(ss) > per_kind:
+                ss = sorted(rng.sample(ss, per_kind))
+            jobs += [Job(fam, name, full, arch, text, OPS.apply(text, k, s)) for s in ss]
+    random.Random(seed).shuffle(jobs)
+    # cheap kernels first (a time-bounded run judges more mutants and overruns less: a
+    # surviving mutant runs its config's whole plan), the families interleaved
+    order = {}
+    for j in jobs:
+        order.setdefault(j.family, []).append(j)
+    for fam in order:
+        order[fam].sort(key=lambda j: _cost_bucket(j))
+    out = []
+    lists = list(order.values())
+    for k in range(max((len(x) for x in lists), default=0)):
+        out += [x[k] for x in lists if k < len(x)]
+    return out
+
+
+def _cost_bucket(job: Job) -> int:
+    """log2 of a kernel's emulation cost: its text length times the cluster size."""
+    return int(math.log2(len(job.original) * max(1, job.spec.get("split_k_cluster", 0) or 1)))
+
+
+def run(jobs: list, seconds: float | None = None, n_jobs: int = 1, progress=None) -> list:
+    """Judge ``jobs`` in order until done or ``seconds`` have passed (the job under
+    way finishes); ``progress(verdict, done, total)`` after each."""
+    t_end = None if seconds is None else time.perf_counter() + seconds
+    out = []
+    if n_jobs <= 1:
+        for j in jobs:
+            if t_end is not None and time.perf_counter() >= t_end:
+                break
+            out.append(judge(j))
+            if progress:
+                progress(out[-1], len(out), len(jobs))
+        return out
+    with mp.get_context("fork").Pool(n_jobs) as pool:
+        for v in pool.imap(judge, jobs, chunksize=1):
+            out.append(v)
+            if progress:
+                progress(v, len(out), len(jobs))
+            if t_end is not None and time.perf_counter() >= t_end:
+                pool.terminate()
+                break
+    return out
+
+
+@dataclass
+class Report:
+    verdicts: list
+    per_kind: dict = field(default_factory=dict)
+    killed_by: dict = field(default_factory=dict)
+
+    @property
+    def killed(self) -> int:
+        return sum(1 for v in self.verdicts if v.status == "killed")
+
+    @property
+    def survived(self) -> int:
+        return sum(1 for v in self.verdicts if v.status == "survived")
+
+    @property
+    def equivalent(self) -> int:
+        return sum(1 for v in self.verdicts if v.status == "equivalent")
+
+    @property
+    def kill_rate(self) -> float | None:
+        n = self.killed + self.survived
+        return None if n == 0 else self.killed / n
+
+
+def report(verdicts: list) -> Report:
+    """Counts per mutation kind (killed / survived / equivalent) and per killing oracle."""
+    r = Report(verdicts)
+    for k in OPS.KINDS:
+        vs = [v for v in verdicts if v.kind == k]
+        r.per_kind[k] = {s: sum(1 for v in vs if v.status == s) for s in ("killed", "survived", "equivalent")}
+    for v in verdicts:
+        if v.status == "killed":
+            r.killed_by[v.oracle] = r.killed_by.get(v.oracle, 0) + 1
+    return r
+
+
+def render(r: Report) -> str:
+    """The text report: a line per kind, the oracles that killed, the rate, every survivor with its diff."""
+    lines = [f"{'kind':<14} {'killed':>7} {'survived':>9} {'equivalent':>11}"]
+    for k, c in r.per_kind.items():
+        lines.append(f"{k:<14} {c['killed']:>7} {c['survived']:>9} {c['equivalent']:>11}")
+    by = ", ".join(f"{n} {c}" for n, c in r.killed_by.items()) or "none"
+    rate = "n/a (no non-equivalent mutant ran)" if r.kill_rate is None else f"{100 * r.kill_rate:.1f} %"
+    lines.append(f"{len(r.verdicts)} mutants: {r.killed} killed ({by}), {r.survived} survived, "
+                 f"{r.equivalent} equivalent; kill rate {rate}")
+    for v in r.verdicts:
+        if v.status == "survived":
+            lines.append(f"SURVIVED {v.family}/{v.config} {v.kind} line {v.line}: {v.what}")
+            lines += ["    " + ln for ln in v.diff.rstrip("\n").split("\n")]
+    return "\n".join(lines)
+
+
+def to_json(r: Report, seed: int, seconds) -> dict:
+    return {"seed": seed, "seconds": seconds, "mutants": len(r.verdicts), "killed": r.killed,
+            "survived": r.survived, "equivalent": r.equivalent, "kill_rate": r.kill_rate,
+            "killed_by": r.killed_by, "per_kind": r.per_kind,
+            "verdicts": [{"family": v.family, "config": v.config, "kind": v.kind, "line": v.line, "what": v.what,
+                          "status": v.status, "oracle": v.oracle, "reason": v.reason, "diff": v.diff}
+                         for v in r.verdicts]}

@@ -1,0 +1,230 @@
+"""Covering problem sets: problems derived from a config's geometry, and the
+tile classes each case hits (docs/sim.md, "Coverage").
+
+The numerics plans run a fixed problem list (parity/sim/numerics.py) plus the
+few problems derived here from the config's tile, vector widths, degree,
+cluster size and padded-pixel width, chosen so that, together, every
+conditional branch and select of the kernel goes both ways in the emulator
+(recorded by :mod:`parity.sim.coverage`) and every tile class is hit:
+
+=================  ===================================================================
+class              hit by a case when
+=================  ===================================================================
+``interior``       a tile full in M, N and K runs (conv: M >= tile_m, kpg >= tile_n,
+                   a slice of at least tile_k; reduce: a wave on the vector path)
+``last_m``         the last M tile is partial (M % tile_m != 0)
+``last_n``         the last N tile is partial (kpg % tile_n != 0)
+``last_k``         the last K tile of a slice is partial (reduction % tile_k != 0)
+``partial_vector`` conv: D channels not a multiple of the 16-byte store (kpg % 8);
+                   reduce: M*K not a multiple of the vector (the tail path)
+``odd_slab``       slab s >= 1 starts at an odd element (4*s*M*K bytes, M*K odd) on
+                   the vector path: the reduce's slab loads, conv two-stage slabs
+``fold_rows``      cluster: an M tile full, so every fold row ceil(tile_m / S) of
+                   every rank holds data (rows 120-127 of a 128-row tile at S 15)
+``every_slice``    cluster: all S slices carry data
+``empty_slices``   cluster: trailing slices without data (k_begin >= Kgemm)
+=================  ===================================================================
+
+A class is *required* only where an admitted problem can reach it
+(:func:`conv_required` / :func:`reduce_required`): ``odd_slab`` needs an odd
+``K``, which the cshuffle and cluster epilogues do not admit (kpg % 4); the
+cluster classes need a cluster binary. The derived problems are deterministic:
+they depend only on the spec (no random choice), and their data comes from the
+plan's seeded generator.
+"""
+from __future__ import annotations
+
+from python_engine.kernels import conv_implicit_gemm as C  # debt: the kernel's geometry constants
+
+WAVE = 32
+
+CONV_CLASSES = ("interior", "last_m", "last_n", "last_k", "partial_vector", "odd_slab", "fold_rows",
+                "every_slice", "empty_slices")
+REDUCE_CLASSES = ("interior", "partial_vector", "odd_slab")
+
+
+# -- conv_fwd_split_k_reduce -----------------------------------------------------------------
+
+def reduce_cover_problems(spec: dict) -> tuple:
+    """(M, K) problems added to REDUCE_PROBLEMS for one reduce spec: M*K =
+    32*vector + 1, odd, so wave 0 runs the vector path over slab 1 starting at
+    element 32*vector + 1 (byte 4*(32*vector+1): a 4-, never 8-byte boundary), and
+    the next wave takes the one-element tail; M*K = 64*vector - 1, so wave 1 ends one
+    element past M*K (a wave-end bound one short takes the vector path out of bounds);
+    M*K = 2*threads*vector, two full workgroups (a workgroup base off by one leaves
+    the last elements unwritten)."""
+    v, t = spec["vector"], spec["threads"]
+    return ((WAVE * v + 1, 1), (2 * WAVE * v - 1, 1), (2 * t * v, 1))
+
+
+def reduce_classes(spec: dict, M: int, K: int, ks: int) -> frozenset:
+    """Tile classes a reduce launch over M*K elements and ``ks`` slabs hits."""
+    mk, v = M * K, spec["vector"]
+    vector_path = mk >= WAVE * v
+    out = set()
+    if vector_path:
+        out.add("interior")
+    if mk % (WAVE * v):
+        out.add("partial_vector")
+    if vector_path and mk % 2 and ks >= 2:
+        out.add("odd_slab")
+    return frozenset(out)
+
+
+def reduce_required(spec: dict) -> tuple:
+    """The reduce classes an admitted launch of ``spec`` can reach (odd slab
+    starts need two slabs: degree 0 or >= 2)."""
+    return tuple(c for c in REDUCE_CLASSES if c != "odd_slab" or spec["degree"] != 1)
+
+
+# -- conv_implicit_gemm ----------------------------------------------------------------------
+
+def conv_cover_problems(full: dict) -> tuple:
+    """Problems (the CONV_PROBLEMS tuple layout) derived from one conv spec; with
+    :func:`problem_degree` (two-stage binaries run them at degree 2: the ``_spk``
+    binary is the same for every degree, and 2 gives a first slice of two K tiles):
+
+    * ``cover_full_tile``: a full M tile and one of 7 rows (M = tile_m + 7; cluster:
+      M = tile_m, the full tile only), one
+      full N tile (kpg = tile_n), a reduction that gives each slice two K tiles
+      with the last one partial (1x1: cpg = tile_k + 8 plain, 2*tile_k + 8
+      two-stage at degree 2, S*tile_k + 8 cluster; padded-pixel widths: 5x5,
+      padding 2, cpg = vector_a), so every A/B load slot holds data in the
+      prologue and the K loop, every row mask goes both ways, and every fold row
+      of every cluster rank holds data;
+    * ``cover_narrow``: a full N tile and a 4-column one (kpg = tile_n + 4: the
+      narrow D / slab stores on a full tile), M = tile_m + 1 (a one-row tile: every
+      A row slot's mask goes false), the shortest
+      reduction (1x1, cpg 8, or cpg = vector_a: shorter than one K tile);
+    * ``cover_odd_slab`` (split forms that admit an odd K: the default epilogue,
+      no cluster): M = tile_m + 5, K = tile_n + 3, both odd, so slab 1 starts at
+      an odd element, and the scalar D / slab stores run on a full tile;
+    * ``cover_rows`` (split forms): M = tile_m + 2, kpg 8, the shortest reduction.
+    With the fixed problems the last M tile ends at every row phase M % 8 (a
+    lane's WMMA rows are 8h + e): a row mask off by one stores row M, which in a
+    workspace is the next slab's row 0 (a race the shadow detector names).
+    The fixed problems supply partial M and N tiles with several rows and columns."""
+    tm, tn, tk, va = full["tile_m"], full["tile_n"], full["tile_k"], full["vector_a"]
+    S = full["split_k_cluster"]
+    pix = va in C.PIXEL_VECTORS
+    if pix:
+        big = dict(C=va, Y=5, X=5, pad=(2, 2))
+        small = dict(C=va, Y=1, X=1, pad=(0, 0))
+        odd = dict(C=va, Y=3, X=3, pad=(1, 1))
+    else:
+        c = S * tk + 8 if S else (2 * tk + 8 if conv_split(full) else tk + 8)
+        big = dict(C=c, Y=1, X=1, pad=(0, 0))
+        small = dict(C=8, Y=1, X=1, pad=(0, 0))
+        odd = dict(C=tk + 8, Y=1, X=1, pad=(0, 0))
+
+    def prob(name, g, W, K):
+        return (name, 1, g["C"], 1, W, K, g["Y"], g["X"], (1, 1), g["pad"], (1, 1), 1)
+    # cluster: one full M tile (its S slices and the two-stage twin make it the dearest
+    # problem; cover_narrow and the cl problems give the partial M tiles)
+    out = [prob("cover_full_tile", big, tm if S else tm + 7, tn), prob("cover_narrow", small, tm + 1, tn + 4)]
+    if conv_split(full) and not S and full["epilogue"] == "default":
+        out.append(prob("cover_odd_slab", odd, tm + 5, tn + 3))
+    if conv_split(full):
+        out.append(prob("cover_rows", small, tm + 2, C.OUT_VEC * 2))
+    return tuple(out)
+
+
+def problem_degree(full: dict, name: str, degree: int) -> int:
+    """The degree a problem runs at: the config's, but 2 for the derived
+    (``cover_*``) problems of a two-stage binary (any degree > 1 launches the
+    same ``_spk`` binary)."""
+    if name.startswith("cover_") and conv_split(full) and not full["split_k_cluster"]:
+        return 2
+    return degree
+
+
+def conv_split(full: dict) -> bool:
+    return full["split_k"] > 1
+
+
+def conv_classes(full: dict, plan: dict, reduction: int) -> frozenset:
+    """Tile classes one conv launch (its plan, parity.sim.numerics.parse_launch_plan)
+    hits. ``reduction``: the K loop's length (Kgemm, or Y*X*pixel slot)."""
+    a = plan["args"]
+    M, kpg, K = int(a["M"]), int(a["kpg"]), int(a["K"])
+    tm, tn, tk = full["tile_m"], full["tile_n"], full["tile_k"]
+    ks = plan.get("ks", reduction) if conv_split(full) else reduction
+    out = set()
+    if M >= tm and kpg >= tn and min(ks, reduction) >= tk:
+        out.add("interior")
+    if M % tm:
+        out.add("last_m")
+    if kpg % tn:
+        out.add("last_n")
+    if reduction % tk or (conv_split(full) and (reduction % ks) % tk):
+        out.add("last_k")
+    if kpg % C.D_VEC:
+        out.add("partial_vector")
+    if conv_split(full) and (M * K) % 2 and plan["ks_count"] >= 2:
+        out.add("odd_slab")
+    if full["split_k_cluster"]:
+        S = full["split_k_cluster"]
+        if M >= tm:
+            out.add("fold_rows")
+        data = plan.get("data_slices", S)
+        out.add("every_slice" if data == S else "empty_slices")
+    return frozenset(out)
+
+
+def conv_required(full: dict) -> tuple:
+    """The conv classes an admitted problem of ``full`` can reach: ``odd_slab``
+    only for split forms with the default epilogue (cshuffle and the cluster fold
+    store 4 channels per vector, so kpg % 4 == 0 and M*K is even); the cluster
+    classes only for cluster binaries; ``every_slice`` needs the cluster's
+    S slices (always reachable: cpg = S*tile_k)."""
+    out = ["interior", "last_m", "last_n", "last_k", "partial_vector"]
+    if conv_split(full) and not full["split_k_cluster"] and full["epilogue"] == "default":
+        out.append("odd_slab")
+    if full["split_k_cluster"]:
+        out += ["fold_rows", "every_slice", "empty_slices"]
+    return tuple(out)
+
+
+def required_classes(family: str, spec: dict) -> tuple:
+    """The tile classes ``family``'s plan must hit for ``spec`` (a full spec, defaults
+    filled); none for a family without tile classes (ir_core)."""
+    if family == "conv_implicit_gemm":
+        return conv_required(spec)
+    if family == "conv_fwd_split_k_reduce":
+        return reduce_required(spec)
+    return ()
+
+
+#: the large term of the order probes: exact in bf16 (2^20) and, as 2 * 2^14, in fp16
+ORDER_BIG = {"bf16": (1.0, 2.0 ** 20), "fp16": (2.0, 2.0 ** 14)}
+
+
+def order_probe(xs, ws_, dt: str, groups: int, ks: int):
+    """Inputs (float32 NHWC ``xs``, KYXC ``ws_``, already representable in ``dt``) of a
+    1x1 problem whose slab fold is order-sensitive: in every group, its first channel
+    (slice 0) adds +P and channel ``ks`` (slice 1) -P to every output, P = 2^20
+    (bf16) or 2^15 (fp16). Folded from slab 0, +P and -P cancel exactly before the
+    other slabs are added; folded in another order the other slabs' low bits are
+    absorbed into +-P first, so D gets other bits (a reversed fold shows in D, not
+    only in fp32)."""
+    x1, w1 = ORDER_BIG[dt]
+    xs, ws_ = xs.copy(), ws_.copy()
+    cpg = ws_.shape[-1]
+    c2 = ks if ks < cpg else cpg - 1
+    for g in range(groups):
+        xs[..., g * cpg] = xs[..., g * cpg + c2] = x1
+    ws_[..., 0] = w1
+    ws_[..., c2] = -w1
+    return xs, ws_
+
+
+def reduce_order_probe(ws, ns: int) -> None:
+    """Make the 8 elements after the first ``ns`` and the last 8 of a ``[ks][M*K]``
+    workspace order-sensitive (in place; ks >= 3): slab 0 holds +2^20, slab 1 -2^20, the
+    other slabs their random values: summed from slab 0 the two cancel exactly first,
+    in another order the others' low bits are absorbed, so only that order gives the
+    reference bits."""
+    if ws.shape[0] >= 3 and ws.shape[1] >= ns + 16:
+        for sl in (slice(ns, ns + 8), slice(ws.shape[1] - 8, None)):  # the vector path and the tail
+            ws[0, sl] = 2.0 ** 20
+            ws[1, sl] = -2.0 ** 20

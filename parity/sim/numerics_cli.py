@@ -1,0 +1,168 @@
+"""``parity numerics``: the command (parity/sim/numerics.py runs the plans).
+
+``parity numerics [--only F] [-j N] [-v] [--coverage]`` runs every accepted
+config; ``--coverage`` also records, per config, the branches and selects of
+the config's own kernel that went both ways and the tile classes hit
+(parity/sim/coverage.py, parity/sim/cover.py), and fails a config below 100 %
+unless the config declares the reason (``Config.uncovered``).
+``parity numerics --ir FILE CONFIG`` runs one config's plan with the kernel
+text of FILE in place of the config's own lowering (docs/sim.md).
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+from parity.cli_common import (add_options, die, finish, jobs_of, note_outside_checkout, parse_only, progress,
+                               select_configs)
+from parity.config import ConfigError, load_families
+from parity.escape import shown
+from parity.report import canonical_flavor
+from parity.sim import coverage as COV
+from parity.sim import invariants as INV
+from parity.sim import numerics as N
+
+
+def add_command(sub) -> None:
+    p = sub.add_parser("numerics", help="run every accepted config through the CPU emulator against numpy")
+    add_options(p, only="configs", flavor=True, flavor_default=N.FLAVOR, jobs=True, json=True,
+                timeout=False, engines=False)
+    p.add_argument("-v", "--verbose", action="store_true", help="one line per config")
+    p.add_argument("--coverage", action="store_true",
+                   help="report branches/selects covered both ways and tile classes hit per config; "
+                        "below 100 %% without a declared reason fails")
+    p.add_argument("--ir", nargs=2, metavar=("FILE", "CONFIG"),
+                   help="run CONFIG's plan (FAMILY/NAME) on the IR text in FILE instead of its lowering")
+    p.set_defaults(func=cmd_numerics)
+
+
+def _uncovered_of(families) -> dict:
+    return {(f.name, c.name): dict(c.uncovered) for f in families for c in f.configs}
+
+
+def cmd_numerics(args) -> int:
+    note_outside_checkout()
+    try:
+        if canonical_flavor(args.flavor) != N.FLAVOR:
+            raise ValueError(f"--flavor: numerics runs the {N.FLAVOR} text (the emulator reads that flavor's IR, "
+                             f"docs/sim.md), got {shown(args.flavor)}")
+        fams, names = parse_only(args.only)
+        if fams:
+            unknown = [f for f in fams if f not in N.PLANS]
+            if unknown:
+                raise ValueError(f"--only: no numerics plan for {', '.join(shown(u) for u in unknown)} "
+                                 f"(plans: {', '.join(N.PLANS)})")
+        families = select_configs(load_families(only=fams), names)
+        if args.ir:
+            return _cmd_ir(args, load_families())
+    except (ConfigError, ValueError) as exc:
+        return die(str(exc))
+    only = fams
+    jobs = jobs_of(args)
+    t0 = time.perf_counter()
+    uncovered = _uncovered_of(families)
+    cov_fail = {}
+
+    with progress("numerics") as bar:
+        def prog(o, done, total):
+            if bar:
+                bar(done, total)
+            if args.coverage and o.coverage is not None:
+                fails, declared = COV.judge(o.coverage, o.classes, uncovered.get((o.family, o.config), {}))
+                cov_fail[(o.family, o.config)] = fails
+            else:
+                fails, declared = [], []
+            if args.verbose or not o.ok or fails:
+                print(f"{'PASS' if o.ok and not fails else 'FAIL'} {o.family}/{shown(o.config)}: {o.cases} cases, "
+                      f"{o.launches} launches x 2 orders, {o.instructions} wave-instructions, {o.seconds:.2f}s",
+                      flush=True)
+            if args.coverage and o.coverage is not None and (args.verbose or fails):
+                print(f"    coverage: {_coverage_line(o)}", flush=True)
+            for p in o.problems + [f"coverage: {f}" for f in fails]:
+                print(f"    {p}", flush=True)
+            if args.verbose:
+                for d in declared:
+                    print(f"    coverage: {d}", flush=True)
+                for sk in o.skipped:
+                    print(f"    skipped {sk.name}: not admitted by the launch plan: {sk.reason}", flush=True)
+        res = N.run_all(only, jobs, prog, families=families, coverage=args.coverage)
+    wall = time.perf_counter() - t0
+    fams_run = sorted({o.family for o in res} | set(only or []))
+    green = bool(res)
+    per_family = {}
+    for f in fams_run:
+        rs = [o for o in res if o.family == f]
+        bad = [o for o in rs if not o.ok or cov_fail.get((o.family, o.config))]
+        xe = sum(o.expected_errors for o in rs)
+        nsk = sum(len(o.skipped) for o in rs)
+        print(f"{f}: {len(rs) - len(bad)}/{len(rs)} configs pass, {sum(o.cases for o in rs)} cases"
+              + (f" ({xe} expected to be rejected by the emulator)" if xe else "")
+              + (f", {nsk} problem(s) skipped as not admitted by the launch plan (another problem of "
+                 f"the config admitted)" if nsk else "")
+              + f", {sum(o.launches for o in rs)} launches x 2 wave orders; tolerance: {N.PLANS[f][1]}")
+        if args.coverage:
+            full = sum(1 for o in rs if o.coverage is not None and not cov_fail.get((o.family, o.config)))
+            print(f"{f}: coverage: {full}/{len(rs)} configs at 100 % (branches, selects both ways; tile "
+                  f"classes) or declared")
+        green = green and not bad and bool(rs)
+        per_family[f] = {"configs": len(rs), "passed": len(rs) - len(bad), "cases": sum(o.cases for o in rs),
+                         "expected_errors": xe, "skipped_problems": nsk,
+                         "launches": sum(o.launches for o in rs), "tolerance": N.PLANS[f][1]}
+    for f in N.PLANS:
+        if f not in fams_run and not only:
+            print(f"{f}: no accepted configs (family not registered yet)")
+    if not only:
+        for fam in families:
+            if fam.numerics_opt_out:
+                print(f"{fam.name}: no numerics plan: {fam.numerics_opt_out}")
+    print(f"invariants: {'; '.join(INV.SUMMARY)}")
+    instr = sum(o.instructions for o in res)
+    print(f"{instr} wave-instructions in {wall:.1f}s wall ({jobs} jobs)")
+    print(f"RESULT: {'GREEN' if green else 'RED'}")
+    sys.stdout.flush()
+    payload = {"flavor": N.FLAVOR, "jobs": jobs, "seconds": round(wall, 3), "wave_instructions": instr,
+               "families": per_family,
+               "configs": [_config_json(o, cov_fail.get((o.family, o.config))) for o in res]}
+    return finish(args, "numerics", green, payload)
+
+
+def _coverage_line(o) -> str:
+    c = o.coverage
+    hit = sum(1 for v in o.classes.values() if v)
+    return (f"branches {c['br'][1]}/{c['br'][0]} both ways, selects {c['select'][1]}/{c['select'][0]} both ways, "
+            f"tile classes {hit}/{len(o.classes)} ({', '.join(k for k, v in o.classes.items() if v) or 'none'})")
+
+
+def _config_json(o, cov_fails) -> dict:
+    d = {"family": o.family, "config": o.config, "ok": o.ok and not cov_fails, "cases": o.cases,
+         "launches": o.launches, "problems": list(o.problems), "skipped": [sk.name for sk in o.skipped]}
+    if o.coverage is not None:
+        d["coverage"] = {"branches": o.coverage["br"], "selects": o.coverage["select"],
+                         "classes": dict(o.classes), "failures": list(cov_fails or [])}
+    return d
+
+
+def _cmd_ir(args, families) -> int:
+    path, ref = args.ir
+    try:
+        fam, name, spec, arch = N.find_config(ref, families)
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        return die(f"--ir: cannot read {shown(path)}: {shown(getattr(exc, 'strerror', None) or exc)}")
+    except ValueError as exc:
+        return die(f"--ir: {exc}")
+    lw = N.TextLowerer(fam, spec, arch, text, coverage=args.coverage)
+    o = N.run_config(fam, name, spec, arch, lw)
+    fails = []
+    if args.coverage and o.coverage is not None:
+        fails, _ = COV.judge(o.coverage, o.classes, _uncovered_of(families).get((fam, name), {}))
+    ok = o.ok and not fails
+    print(f"{'PASS' if ok else 'FAIL'} {fam}/{shown(name)} with the IR of {shown(path)}: {o.cases} cases, "
+          f"{o.launches} launches x 2 orders, {o.instructions} wave-instructions, {o.seconds:.2f}s")
+    if args.coverage and o.coverage is not None:
+        print(f"    coverage: {_coverage_line(o)}")
+    for p in o.problems + [f"coverage: {f}" for f in fails]:
+        print(f"    {p}")
+    print(f"RESULT: {'GREEN' if ok else 'RED'}")
+    return finish(args, "numerics", ok, {"flavor": N.FLAVOR, "ir": path, "configs": [_config_json(o, fails)]})

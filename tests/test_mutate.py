@@ -1,0 +1,124 @@
+"""The mutation lane (parity/mutate): every operator produces a different module
+that the emulator parses and LLVM verifies; the equivalence rules; the oracle
+order; the report (counts per kind, the killing oracle, the kill rate, the
+survivors with their diffs); the command end to end on one reduce config."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import python_engine.api as api
+from parity.cli import main as parity_main
+from parity.llvm_compile import parse_verify
+from parity.mutate import operators as OPS
+from parity.mutate import run as R
+from parity.sim import ir
+
+ARCH = "gfx1250"
+
+
+def _text(family, spec):
+    from parity.sim import numerics as N
+    return api.lower(family, N._with_defaults(family, spec), ARCH, "llvm23").text
+
+
+@pytest.fixture(scope="module")
+def kernels():
+    return [_text("conv_fwd_split_k_reduce", {"dtype": "bf16", "vector": 2, "threads": 64, "degree": 4}),
+            _text("conv_fwd_split_k_reduce", {"dtype": "bf16", "vector": 4, "threads": 64, "degree": 0}),
+            _text("conv_implicit_gemm", {"split_k": 4, "split_k_cluster": 4, "epilogue": "cshuffle"})]
+
+
+@pytest.mark.parametrize("kind", OPS.KINDS)
+def test_each_operator_gives_a_different_parseable_module(kernels, kind):
+    seen = 0
+    for text in kernels:
+        for site in OPS.sites(text, kind)[:3]:
+            m = OPS.apply(text, kind, site)
+            assert m.kind == kind and m.text != text and m.what
+            ir.parse(m.text)          # the emulator's parser
+            parse_verify(m.text)      # LLVM 22.1 parses and verifies it
+            seen += 1
+    assert seen, f"no site of {kind} in the reduce and cluster kernels"
+
+
+def test_operator_details(kernels):
+    red = kernels[0]
+    m = OPS.apply(red, "align_double", OPS.sites(red, "align_double")[0])
+    assert "align 8" in m.text.split("\n")[m.line - 1]
+    # the reduce's unrolled slab sum: 4 terms reversed, SSA order kept (the chain after the last load)
+    sites = OPS.sites(red, "slab_reverse")
+    m = OPS.apply(red, "slab_reverse", sites[0])
+    assert m.what == "fadd chain of 4 terms summed in reverse"
+    lines = m.text.split("\n")
+    first = next(ln for ln in lines if ln.startswith("  %acc") and "fadd" in ln)
+    assert first.endswith("%slab33, %slab29")
+    # drop_sync deletes exactly one line
+    conv = kernels[2]
+    s = OPS.sites(conv, "drop_sync")
+    assert len(s) >= 4
+    assert len(OPS.apply(conv, "drop_sync", s[0]).text.split("\n")) == len(conv.split("\n")) - 1
+    # loop_bound finds the degree-0 reduce's slab loop compare
+    assert OPS.sites(kernels[1], "loop_bound")
+    with pytest.raises(ValueError, match="unknown mutation kind"):
+        OPS.sites(red, "bogus")
+
+
+def test_equivalence_rules(kernels):
+    red = kernels[0]
+    swaps = [OPS.apply(red, "swap_operands", s) for s in OPS.sites(red, "swap_operands")]
+    comm = [m for m in swaps if m.what.split(" ")[0] in OPS.COMMUTATIVE]
+    non = [m for m in swaps if m.what.split(" ")[0] not in OPS.COMMUTATIVE]
+    assert comm and all(OPS.equivalent_reason(red, m).endswith("is commutative") for m in comm)
+    assert non and not any(OPS.equivalent_reason(red, m) for m in non)
+    # `inside = icmp ult j, last; jc = select inside, j, last`: ult <-> ule is a min either way
+    mm = [OPS.apply(red, "cmp_boundary", s) for s in OPS.sites(red, "cmp_boundary")]
+    eq = [m for m in mm if OPS.equivalent_reason(red, m)]
+    assert len(eq) == 1 and "%inside" in eq[0].text.split("\n")[eq[0].line - 1]
+
+
+def test_oracle_registration_order():
+    names = [n for n, _ in R.ORACLES]
+    assert names[0] == "llvm" and names[-1] == "numerics"
+    R.register_oracle("probe", lambda job: [], before="numerics")
+    try:
+        assert [n for n, _ in R.ORACLES][-2:] == ["probe", "numerics"]
+    finally:
+        R.ORACLES[:] = [o for o in R.ORACLES if o[0] != "probe"]
+
+
+def test_report_counts_and_survivors():
+    vs = [R.Verdict("f", "a", "const_inc", 3, "i32 1 -> i32 2", "killed", "numerics", "case: D differs"),
+          R.Verdict("f", "a", "const_inc", 4, "i32 0 -> i32 1", "killed", "llvm", "parse error"),
+          R.Verdict("f", "b", "select_swap", 9, "select arms swapped", "survived", diff="-x\n+y\n"),
+          R.Verdict("f", "b", "swap_operands", 5, "add operands swapped", "equivalent", reason="add is commutative")]
+    rep = R.report(vs)
+    assert (rep.killed, rep.survived, rep.equivalent) == (2, 1, 1)
+    assert rep.kill_rate == pytest.approx(2 / 3)
+    assert rep.per_kind["const_inc"] == {"killed": 2, "survived": 0, "equivalent": 0}
+    assert rep.killed_by == {"numerics": 1, "llvm": 1}
+    text = R.render(rep)
+    assert "kill rate 66.7 %" in text and "SURVIVED f/b select_swap line 9: select arms swapped" in text
+    assert "    -x" in text and "    +y" in text
+    doc = R.to_json(rep, 3, 1.5)
+    assert doc["kill_rate"] == pytest.approx(2 / 3) and doc["verdicts"][2]["diff"] == "-x\n+y\n"
+    assert R.report([]).kill_rate is None
+
+
+def test_mutate_command_end_to_end(tmp_path, capsys):
+    out = tmp_path / "m.json"
+    rc = parity_main(["mutate", "--only", "conv_fwd_split_k_reduce/bf16_v2_t64_d4", "--per-kind", "1",
+                      "--kinds", "select_swap,gep_index,align_double,cmp_negate", "-j", "1", "--json", str(out)])
+    text = capsys.readouterr().out
+    doc = json.loads(out.read_text())
+    assert rc == 0, text
+    assert doc["result"] == "GREEN" and doc["planned"] == 4 and doc["mutants"] == 4
+    assert doc["killed"] == 4 and doc["kill_rate"] == 1.0 and doc["killed_by"] == {"numerics": 4}
+    assert "kill rate 100.0 %" in text
+
+
+def test_mutate_bad_kind_is_one_error_line(capsys):
+    rc = parity_main(["mutate", "--kinds", "const_inc,nope"])
+    err = capsys.readouterr().err.strip().split("\n")
+    assert rc == 2 and len(err) == 1 and err[0].startswith("error:") and "unknown mutation kind nope (" in err[0]

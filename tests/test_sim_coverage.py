@@ -1,0 +1,212 @@
+"""Branch/select coverage in the emulator, the covering problem sets and tile
+classes (parity/sim/coverage.py, parity/sim/cover.py), and the known misses the
+covering problems must catch (issue 22): reduce width-2 slab loads declared
+``align 8``, a cluster fold with floor(tile_m / S) rows, a slice end one short."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import python_engine.api as api
+from parity.sim import Kernel
+from parity.sim import coverage as COV
+from parity.sim import cover
+from parity.sim import numerics as N
+
+ARCH = "gfx1250"
+
+_BRANCHY = """define amdgpu_kernel void @k(ptr addrspace(1) %out, i32 %n) #0 {
+entry:
+  %tid = call i32 @llvm.amdgcn.workitem.id.x()
+  %big = icmp ugt i32 %n, 4
+  br i1 %big, label %yes, label %no
+
+yes:
+  %odd = and i32 %tid, 1
+  %isodd = icmp eq i32 %odd, 1
+  %v = select i1 %isodd, i32 %n, i32 0
+  %p = getelementptr inbounds i32, ptr addrspace(1) %out, i32 %tid
+  store i32 %v, ptr addrspace(1) %p, align 4
+  br label %no
+
+no:
+  ret void
+}
+
+declare i32 @llvm.amdgcn.workitem.id.x()
+
+attributes #0 = { "amdgpu-flat-work-group-size"="32,32" }
+"""
+
+
+def test_coverage_off_decodes_no_recording():
+    k = Kernel(_BRANCHY)
+    assert k.coverage is None
+    k.launch((1, 1, 1), 32, {"out": np.zeros(32, np.int32), "n": 7})
+
+
+def test_coverage_records_each_way_of_branches_and_selects():
+    k = Kernel(_BRANCHY, coverage=True)
+    k.launch((1, 1, 1), 32, {"out": np.zeros(32, np.int32), "n": 7})
+    s = k.coverage.summary()
+    # the branch went only true; the select went both ways (odd and even lanes)
+    assert s["br"] == [1, 0] and s["select"] == [1, 1]
+    assert [(how, hints) for _, how, hints in s["missing"]] == [("never false", ("big", "entry"))]
+    k.launch((1, 1, 1), 32, {"out": np.zeros(32, np.int32), "n": 2})
+    s = k.coverage.summary()
+    assert s["br"] == [1, 1] and s["missing"] == []
+    k.coverage.reset()
+    s = k.coverage.summary()
+    assert s["br"] == [1, 0] and s["missing"][0][1] == "never run"
+
+
+def test_judge_declared_reason_and_classes():
+    k = Kernel(_BRANCHY, coverage=True)
+    k.launch((1, 1, 1), 32, {"out": np.zeros(32, np.int32), "n": 7})
+    s = k.coverage.summary()
+    fails, declared = COV.judge(s, {"interior": True, "last_m": False}, {})
+    assert len(fails) == 2 and "never false" in fails[0] and fails[1] == "tile class last_m not hit"
+    fails, declared = COV.judge(s, {"interior": True}, {"big": "n is always large here"})
+    assert fails == [] and declared[0].endswith("declared: n is always large here")
+
+
+def test_reduce_cover_problem_reaches_odd_slab_on_the_vector_path():
+    spec = {"dtype": "bf16", "vector": 2, "threads": 64, "degree": 4}
+    assert cover.reduce_cover_problems(spec) == ((65, 1), (127, 1), (256, 1))
+    assert cover.reduce_classes(spec, 65, 1, 4) == {"interior", "partial_vector", "odd_slab"}
+    assert cover.reduce_classes(spec, 7, 9, 4) == {"partial_vector"}      # no full wave: no vector path
+    assert "odd_slab" not in cover.reduce_required({**spec, "degree": 1})
+
+
+def test_conv_classes_and_requirements():
+    full = N._with_defaults("conv_implicit_gemm", {"split_k": 15, "split_k_cluster": 15, "epilogue": "cshuffle",
+                                                   "tile_m": 128, "tile_n": 128, "tile_k": 64})
+    req = cover.conv_required(full)
+    assert {"fold_rows", "every_slice", "empty_slices"} <= set(req) and "odd_slab" not in req
+    probs = {p[0]: p for p in cover.conv_cover_problems(full)}
+    # the cluster's full tile: W = tile_m pixels (one full M tile: rows 120-127 fold), kpg = tile_n
+    assert probs["cover_full_tile"][4] == 128 and probs["cover_full_tile"][5] == 128
+    assert probs["cover_narrow"][4] == 129 and probs["cover_narrow"][5] == 132
+    plan = {"args": {"M": "128", "kpg": "128", "K": "128"}, "ks": 128, "ks_count": 15, "data_slices": 8}
+    assert cover.conv_classes(full, plan, 15 * 64 + 8) == {"interior", "last_k", "fold_rows", "empty_slices"}
+    plain = N._with_defaults("conv_implicit_gemm", {})
+    assert [p[4] for p in cover.conv_cover_problems(plain)] == [71, 65]
+
+
+def _reduce_run(spec, edit):
+    lw = N.TextLowerer("conv_fwd_split_k_reduce", spec, ARCH,
+                       edit(api.lower("conv_fwd_split_k_reduce", N._with_defaults("conv_fwd_split_k_reduce", spec),
+                                      ARCH, "llvm23").text))
+    return N.run_config("conv_fwd_split_k_reduce", "t", spec, ARCH, lw)
+
+
+def test_reduce_width2_slab_loads_declared_align8_are_misaligned():
+    """(a) of issue 22: `8 if width == 2 else 4` on the slab loads; M*K = 65 reaches slab 1 at byte 260."""
+    spec = {"dtype": "bf16", "vector": 2, "threads": 64, "degree": 4}
+    assert _reduce_run(spec, lambda t: t).ok
+
+    def align8(t):
+        return re.sub(r"(= load <2 x float>, ptr addrspace\(1\) %pws\d+), align 4", r"\1, align 8", t)
+    o = _reduce_run(spec, align8)
+    assert not o.ok
+    assert any(p.startswith("M65_K1_ks4: Misaligned") and "declared align 8" in p for p in o.problems), o.problems
+
+
+def _conv_problem_run(spec, names, edit=lambda t: t):
+    full = N._with_defaults("conv_implicit_gemm", spec)
+    text = edit(api.lower("conv_implicit_gemm", full, ARCH, "llvm23").text)
+    lw = N.TextLowerer("conv_implicit_gemm", full, ARCH, text)
+    probs = [p for p in N.CONV_PROBLEMS + N.cluster_problems(full["split_k_cluster"], full["tile_k"])
+             + cover.conv_cover_problems(full) if p[0] in names]
+    out = []
+    for case in N.conv_cases(full, ARCH, lw, problems=probs):
+        if isinstance(case, N.Case):
+            got, _ = N.run_case(case, lw)
+            out += [f"{case.name}: {p}" for p in got]
+    return out
+
+
+def _slice_end_short(t):
+    """k_end = min(k_begin + ks - 1, Kgemm): every interior slice one element short."""
+    pat = re.compile(r"^(\s*)(%k_end_raw\d+) = add i32 (%k_begin\d+), %ks$", re.M)
+    assert len(pat.findall(t)) == 1
+    return pat.sub(r"\1%k_end_long = add i32 \3, %ks\n\1\2 = sub i32 %k_end_long, 1", t)
+
+
+def test_slice_end_one_short_is_caught_by_the_element_wise_config():
+    spec = {"vector_a": 1, "vector_b": 1, "split_k": 4, "epilogue": "cshuffle"}
+    assert _conv_problem_run(spec, ("cover_full_tile",)) == []
+    bad = _conv_problem_run(spec, ("cover_full_tile",), _slice_end_short)
+    assert bad and bad[0].startswith("cover_full_tile") and "outside the tolerance" in bad[0], bad
+
+
+def test_slice_end_one_short_is_equivalent_on_8_wide_loads():
+    """docs/sim.md "Mutation lane": with 8-wide loads every admitted slice end is a
+    multiple of 8 (ks a multiple of tile_k, Kgemm of cpg % 8 == 0), and a vector is
+    loaded when its start is below k_end, so k_end - 1 loads the same vectors."""
+    spec = {"split_k": 4}
+    assert _conv_problem_run(spec, ("cover_full_tile",), _slice_end_short) == []
+
+
+@pytest.mark.parametrize("spec", [{"split_k": 4, "split_k_cluster": 4, "epilogue": "cshuffle"}])
+def test_reversed_cluster_fold_breaks_the_two_stage_invariant(spec):
+    """Issue 22: a fold summing slabs S-1 .. 0 stays within numpy's tolerance; the
+    invariant cluster == two-stage names it."""
+    from parity.mutate import operators as OPS
+    full = N._with_defaults("conv_implicit_gemm", spec)
+    text = api.lower("conv_implicit_gemm", full, ARCH, "llvm23").text
+    fold = [s for s in OPS.sites(text, "slab_reverse") if "f_sum" in text.split("\n")[s[0]]]
+    assert fold
+    rev = OPS.apply(text, "slab_reverse", fold[0]).text
+    assert _conv_problem_run(spec, ("cover_full_tile",)) == []
+    bad = _conv_problem_run(spec, ("cover_full_tile",), lambda t: rev)
+    assert len(bad) == 1 and "invariant 'cluster == two-stage' violated" in bad[0], bad
+    assert "(cluster S=4)" in bad[0] and "(two-stage split_k=4)" in bad[0]
+
+
+def test_numerics_ir_option_runs_the_config_plan_on_a_file(tmp_path, capsys):
+    from parity.cli import main as parity_main
+    spec = {"dtype": "bf16", "vector": 2, "threads": 64, "degree": 4}
+    text = api.lower("conv_fwd_split_k_reduce", N._with_defaults("conv_fwd_split_k_reduce", spec), ARCH,
+                     "llvm23").text
+    good, bad = tmp_path / "good.ll", tmp_path / "bad.ll"
+    good.write_text(text)
+    bad.write_text(re.sub(r"(= load <2 x float>, ptr addrspace\(1\) %pws\d+), align 4", r"\1, align 8", text))
+    ref = "conv_fwd_split_k_reduce/bf16_v2_t64_d4"
+    assert parity_main(["numerics", "--ir", str(good), ref, "--coverage"]) == 0
+    out = capsys.readouterr().out
+    assert "PASS conv_fwd_split_k_reduce/bf16_v2_t64_d4 with the IR of" in out
+    assert "coverage: branches 3/3 both ways, selects 1/1 both ways, tile classes 3/3" in out
+    assert parity_main(["numerics", "--ir", str(bad), ref]) == 1
+    assert "M65_K1_ks4: Misaligned" in capsys.readouterr().out
+    assert parity_main(["numerics", "--ir", str(tmp_path / "missing.ll"), ref]) == 2
+    err = capsys.readouterr().err.strip().split("\n")
+    assert len(err) == 1 and err[0].startswith("error: --ir: cannot read")
+    assert parity_main(["numerics", "--ir", str(good), "nosuch_config"]) == 2
+
+
+def test_config_uncovered_must_map_hints_to_reasons():
+    from parity.config import Config, ConfigError
+    assert dict(Config("a", arch="gfx1250", uncovered={"any_tile": "why"}).uncovered) == {"any_tile": "why"}
+    for bad in ({"any tile": "why"}, {"any_tile": ""}, ["any_tile"]):
+        with pytest.raises(ConfigError, match="uncovered must map SSA hints"):
+            Config("a", arch="gfx1250", uncovered=bad)
+
+
+def test_bless_selection_refuses_align8_slab_loads(monkeypatch):
+    """What `parity write` runs on a changed config (parity/bless.py: run_all with
+    ``select``), with both engines' text changed alike (the lowerer's text
+    edited): the config fails and the failure names the access."""
+    real = N._Lowerer.text
+
+    def edited(self, family, spec, arch, flavor=N.FLAVOR):
+        t = real(self, family, spec, arch, flavor)
+        return re.sub(r"(= load <2 x float>, ptr addrspace\(1\) %pws\d+), align 4", r"\1, align 8", t)
+    monkeypatch.setattr(N._Lowerer, "text", edited)
+    monkeypatch.setattr(N, "_LOWERER", None)
+    sel = {("conv_fwd_split_k_reduce", "bf16_v2_t64_d4")}
+    outs = N.run_all(["conv_fwd_split_k_reduce"], jobs=1, select=sel)
+    assert [(o.config, o.ok) for o in outs] == [("bf16_v2_t64_d4", False)]
+    assert any("Misaligned" in p and "declared align 8" in p for p in outs[0].problems)
