@@ -4,7 +4,8 @@
     python parity/check_byte_identity.py ...
 
 Prints one line per family and flavor with its counts by verdict, the failing
-configs (for a MISMATCH the first differing line of both texts), and
+configs grouped (parity/failure_summary.py: one example in full per group, for
+a MISMATCH the first differing line of both texts, and a hint line), and
 ``RESULT: GREEN`` or ``RESULT: RED`` last; with ``--verify``, ``RESULT: INCOMPLETE
 (skipped lanes: ...)`` when nothing failed but a verify lane was skipped
 outside CI. Exit status 0 (GREEN), 1 (RED or INCOMPLETE) or 2 (bad usage /
@@ -23,8 +24,8 @@ if __package__ in (None, ""):  # run as a script path
 from parity.cli_common import Parser, add_version, finish  # noqa: E402
 from parity.config import ConfigError  # noqa: E402
 from parity.pool import PoolError  # noqa: E402
-from parity.report import (add_common_options, die, failure_lines, progress, select,  # noqa: E402
-                           summary_lines)
+from parity.failure_summary import hint_lines, summary_block  # noqa: E402
+from parity.report import add_common_options, die, progress, select, summary_lines  # noqa: E402
 from parity.runner import run_gate  # noqa: E402
 from parity.preamble import preamble  # noqa: E402 - stale C++ build check + provenance first line (issue 12)
 from parity.verify.verify import print_report, run_verify  # noqa: E402
@@ -57,10 +58,12 @@ def main(argv: list[str] | None = None) -> int:
         return die(str(exc))
     for line in summary_lines(report):
         print(line)
-    for line in failure_lines(report):
+    lines, groups = summary_block(report)
+    for line in lines + hint_lines(groups, report.labels):
         print(line)
     green = report.green
     doc = report.to_json()
+    doc["summary_groups"] = [g.to_json() for g in groups]
     if args.verify:  # issue 6: the validity oracle, on the first engine's text
         with progress("verify") as cb:
             vrep = run_verify(families, engine=engines[0], flavors=flavors, workers=args.jobs, progress=cb)

@@ -16,6 +16,7 @@ from parity.bless import write
 from parity.cli_common import finish, note_outside_checkout, only_names
 from parity.ir_diff import add_base_options, cmd_diff_base
 from parity.config import CANONICAL_FLAVORS, ConfigError, load_families
+from parity.failure_summary import finding_lines, hint_lines, summary_block
 from parity.pool import PoolError, WorkerPool
 from parity.project import ProjectError, resolve_golden_dir
 from parity.report import (add_common_options, canonical_flavor, die, failure_lines, parse_engines,
@@ -157,7 +158,8 @@ def cmd_check(args) -> int:
     findings = golden_findings(report, shards, flavors, orphan_shards, only_names(args))
     for line in summary_lines(report):
         print(line)
-    for line in failure_lines(report):
+    groups_text, groups = summary_block(report, shards)
+    for line in (failure_lines(report, limit=len(report.results)) if args.full else groups_text):
         print(line)
     by_shard: dict[str, list[G.Finding]] = {}
     for f in findings:
@@ -174,6 +176,10 @@ def cmd_check(args) -> int:
         if shards.get(fam) is None and fam not in orphan_shards:
             state += " (shard does not exist)"
         print(f"golden {path.name}: {state}")
+        if not args.full:
+            for line in finding_lines(fs):
+                print(line)
+            continue
         for f in fs:
             print(f"  {f}")
         for line in disagree.get(fam, []):
@@ -182,6 +188,8 @@ def cmd_check(args) -> int:
     for p in G.stale_temp_files(gdir):
         print(f"golden: stale temp file {p.name} (left by a killed `parity write`; "
               "the next `parity write` removes it)")
+    for line in hint_lines(groups, report.labels):
+        print(line)
     if any(f.kind == G.CONFLICT for f in findings):
         print("hint: CONFLICT entries are merge conflicts left by `parity merge-golden`; "
               "run `parity write` to regenerate them, then commit golden/")
@@ -191,6 +199,7 @@ def cmd_check(args) -> int:
     print(f"RESULT: {'GREEN' if green else 'RED'}")
     doc = report.to_json()
     doc["golden"] = [f.to_json() for f in findings]
+    doc["summary_groups"] = [g.to_json() for g in groups]
     doc["golden_dir"] = str(gdir)
     return finish(args, "check", green, doc)
 
@@ -304,6 +313,8 @@ def add_command(sub) -> None:
     add_common_options(c)
     c.add_argument("--golden-dir", metavar="DIR",
                    help="golden shard directory (default: golden/ of the checkout holding the working directory)")
+    c.add_argument("--full", action="store_true",
+                   help="list every failing entry and golden finding instead of the grouped summary")
     c.set_defaults(func=cmd_check)
 
     w = sub.add_parser("write", help="re-bless golden shards from what both engines agree on")
