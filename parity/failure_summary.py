@@ -125,8 +125,9 @@ def _sides_text(g: Group) -> str:
     return " (" + ", ".join(parts) + ")"
 
 
-def group_lines(g: Group, labels: tuple[str, str]) -> list[str]:
-    """The lines of one group: the count line, the example in full, its configs."""
+def group_lines(g: Group, labels: tuple[str, str], locate=None) -> list[str]:
+    """The lines of one group: the count line, the example in full (with
+    ``locate(result)``'s lines after a MISMATCH example: --origin), its configs."""
     n = len(g.results)
     noun = "divergence" if g.verdict == MISMATCH else "failure"
     ex = g.results[0]
@@ -138,6 +139,8 @@ def group_lines(g: Group, labels: tuple[str, str]) -> list[str]:
         w = max(len(labels[0]), len(labels[1]))
         out.append(f"      line {line} {labels[0]:<{w}}: {shown(x)}")
         out.append(f"      line {line} {labels[1]:<{w}}: {shown(y)}")
+        if locate is not None:
+            out.extend(locate(ex))
     if ex.first_diff is not None and n > 1:
         out.append(f"  normalised: {shown(g.key)}")
     if n > 1:
@@ -180,12 +183,13 @@ def hint_lines(groups: list[Group], labels: tuple[str, str]) -> list[str]:
     return out
 
 
-def summary_block(report: Report, shards: dict | None = None) -> tuple[list[str], list[Group]]:
-    """(lines, groups) of the grouped failure summary of ``report``; no lines when nothing failed."""
+def summary_block(report: Report, shards: dict | None = None, locate=None) -> tuple[list[str], list[Group]]:
+    """(lines, groups) of the grouped failure summary of ``report``; no lines when
+    nothing failed. ``locate(result) -> lines``: shown after each MISMATCH example."""
     groups = group_failures(report, shards)
     lines: list[str] = []
     for g in groups[:MAX_GROUPS]:
-        lines.extend(group_lines(g, report.labels))
+        lines.extend(group_lines(g, report.labels, locate))
     if len(groups) > MAX_GROUPS:
         rest = sum(len(g.results) for g in groups[MAX_GROUPS:])
         lines.append(f"... and {len(groups) - MAX_GROUPS} more groups ({rest} entries; see --json or --full)")

@@ -17,6 +17,7 @@ from parity.cli_common import finish, note_outside_checkout, only_names
 from parity.ir_diff import add_base_options, cmd_diff_base
 from parity.config import CANONICAL_FLAVORS, ConfigError, load_families
 from parity.failure_summary import finding_lines, hint_lines, summary_block
+from parity.locate import located_lines, locate, locate_outcomes, run_origins
 from parity.pool import PoolError, WorkerPool
 from parity.project import ProjectError, resolve_golden_dir
 from parity.report import (add_common_options, canonical_flavor, die, failure_lines, parse_engines,
@@ -135,6 +136,17 @@ def _find_config(args, ref: str):
                          f"(known: {', '.join(c.name for c in family.configs) or 'none'})") from None
 
 
+def _locator(args, report, engines):
+    """--origin: ``locate(result) -> lines`` for a MISMATCH example (both engines rerun in origin mode)."""
+    configs = {(f.name, c.name): c for f in report.families for c in f.configs}
+
+    def run(r) -> list[str]:
+        cfg = configs[(r.family, r.config)]
+        return located_lines(locate(r.family, cfg.spec, cfg.arch, r.flavor, engines, timeout=args.timeout),
+                             report.labels, indent="      ")
+    return run
+
+
 # -- subcommands -------------------------------------------------------------
 
 def cmd_check(args) -> int:
@@ -158,7 +170,7 @@ def cmd_check(args) -> int:
     findings = golden_findings(report, shards, flavors, orphan_shards, only_names(args))
     for line in summary_lines(report):
         print(line)
-    groups_text, groups = summary_block(report, shards)
+    groups_text, groups = summary_block(report, shards, _locator(args, report, engines) if args.origin else None)
     for line in (failure_lines(report, limit=len(report.results)) if args.full else groups_text):
         print(line)
     by_shard: dict[str, list[G.Finding]] = {}
@@ -267,6 +279,9 @@ def cmd_show(args) -> int:
 
 def cmd_diff(args) -> int:
     if args.base is not None:
+        if args.origin:
+            return die("parity diff: --origin locates a difference between the two engines (FAMILY/NAME), "
+                       "not one against --base")
         return cmd_diff_base(args)
     if args.ref is None:
         return die("parity diff wants FAMILY/NAME (the two engines' IR) or --base REF (the IR changes since REF)")
@@ -278,7 +293,10 @@ def cmd_diff(args) -> int:
         flavor = canonical_flavor(args.flavor, engines[0], args.timeout)
         mods = tuple(dict.fromkeys(engine_module(e) for e in engines))
         with WorkerPool(mods, workers=2, timeout=args.timeout) as pool:
-            outs = [lower_text(fam.name, cfg, flavor, e, timeout=args.timeout, pool=pool) for e in engines]
+            if args.origin:  # origin mode: the same bytes plus each line's builder call (parity/locate.py)
+                outs = run_origins(pool, fam.name, cfg.spec, cfg.arch, flavor, engines)
+            else:
+                outs = [lower_text(fam.name, cfg, flavor, e, timeout=args.timeout, pool=pool) for e in engines]
     except (ConfigError, ValueError, PoolError) as exc:
         return die(str(exc))
     bad = False
@@ -301,6 +319,9 @@ def cmd_diff(args) -> int:
     if not diff:
         print(f"identical: {ref} ({a['bytes']} bytes, sha256 {a['sha256']})", file=sys.stderr)
         return 0
+    if args.origin:
+        for line in located_lines(locate_outcomes(outs), engines, indent=""):
+            print(line)
     for line in diff:
         sys.stdout.write(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return 1
@@ -313,6 +334,9 @@ def add_command(sub) -> None:
     add_common_options(c)
     c.add_argument("--golden-dir", metavar="DIR",
                    help="golden shard directory (default: golden/ of the checkout holding the working directory)")
+    c.add_argument("--origin", action="store_true",
+                   help="rerun each MISMATCH group's example with origin recording and name the builder call "
+                        "behind its first differing line in both engines")
     c.add_argument("--full", action="store_true",
                    help="list every failing entry and golden finding instead of the grouped summary")
     c.set_defaults(func=cmd_check)
@@ -340,6 +364,9 @@ def add_command(sub) -> None:
                                     "--base REF: the IR changes since a git ref")
     d.add_argument("ref", metavar="FAMILY/NAME", nargs="?")
     d.add_argument("--flavor", default=None, help="flavor (default llvm23; with --base: all)")
+    d.add_argument("--origin", action="store_true",
+                   help="FAMILY/NAME: lower in origin mode and first print the first differing line with the "
+                        "builder call behind it in each engine (python_engine/...py:LINE, cpp_engine/src/...cpp:LINE)")
     add_base_options(d)
     add_common_options(d, flavor=False, json=False)
     d.set_defaults(func=cmd_diff)
