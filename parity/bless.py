@@ -28,7 +28,7 @@ import os
 
 from parity import golden as G
 from parity.config import Family
-from parity.cli_common import finish, only_names
+from parity.cli_common import EXIT_RED, finish, only_names
 from parity.config import CANONICAL_FLAVORS
 from parity.report import die, failure_lines, progress, summary_lines
 from parity.verify.verify import FAIL, SKIPPED, run_verify
@@ -204,9 +204,9 @@ def write(args, families, flavors, engines, gdir, resolve, run) -> int:
         for line in failure_lines(report):
             print(line)
         nfail = len(report.failures())
-        return die(f"parity write refuses: {nfail} config verdict(s) fail"
+        return die(f"parity write refuses: {nfail} config verdict(s) fail"  # a refusal: exit 1, not 2
                    + ("" if nfail else " (a family compared nothing or has no configs)")
-                   + "; only what both engines agree on can be blessed (`parity check` lists them)")
+                   + "; only what both engines agree on can be blessed (`parity check` lists them)", EXIT_RED)
     changed = changed_units(report, old_shards)
     nchanged = sum(len(c) for fl in changed.values() for c in fl.values())
     refused: dict[str, list[str]] = {}
@@ -271,6 +271,6 @@ def write(args, families, flavors, engines, gdir, resolve, run) -> int:
         fams = ",".join(sorted(refused))
         return die(f"parity write refuses to bless {fams}: a changed config fails an oracle (listed above); "
                    f"fix the engines, or check with `parity verify --only {fams}` / "
-                   f"`parity numerics --only {fams}`")
+                   f"`parity numerics --only {fams}`", EXIT_RED)
     return finish(args, "write", True, {"golden_dir": str(gdir), "flavors": list(flavors),
                                         "shards": shards_out, "changed_entries": total})

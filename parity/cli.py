@@ -21,12 +21,14 @@
     parity new-family NAME --like FAMILY                               skeleton of a new family (docs/contributing.md)
 
 X is a family or FAMILY/NAME config (FAMILY/LABEL job for aot), L a layer
-name. Exit status everywhere (docs/cli.md): 0 GREEN, 1 RED (the check found
-problems; ``diff`` found a difference, ``show`` a rejection), 2 usage or
-input error (bad arguments, unreadable golden shard, ``write`` under CI or
-with failing verdicts): one ``error:`` line on stderr, nothing run or written.
-Nothing here reads the environment for flavor or arch; ``CI`` only gates
-``write``.
+name. Exit status everywhere (docs/cli.md; each command's --help says what its 0
+and 1 mean, parity/cli_help.py): 0 GREEN, 1 RED (the check found problems;
+``diff`` found a difference, ``show`` a rejection; ``write`` refused by a
+failing verdict or oracle), 2 usage or input error (bad arguments, unknown
+names, unreadable golden shard, ``write`` under CI): one ``error:`` line on
+stderr, nothing run or written. ``--color=auto|always|never`` and ``NO_COLOR``
+decide colour (parity/color.py). Nothing here reads the environment for
+flavor or arch; ``CI`` only gates ``write``.
 """
 
 from __future__ import annotations
@@ -34,9 +36,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from parity import emit, gate_commands, layers, merge_golden, new_family
+from parity import color, emit, gate_commands, layers, merge_golden, new_family
 from parity.aot import cli as aot_cli
 from parity.cli_common import Parser, add_version
+from parity.cli_help import add_color, document
 from parity.fuzz import cli as fuzz_cli
 from parity.outputs import keep_going_on_broken_pipe, run_quietly_on_broken_pipe
 from parity.perf import cli as perf_cli
@@ -66,12 +69,14 @@ COMMAND_MODULES = (
 def build_parser() -> argparse.ArgumentParser:
     p = Parser(prog="parity", description="The splitk-parity gate (docs/gate.md; every command: docs/cli.md).")
     add_version(p)
+    add_color(p)
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in COMMAND_MODULES:
         module.add_command(sub)
     # `parity run` is dispatched by main() to parity/runtime/cli.py (its own parser; parity.runtime
     # needs pyelftools + msgpack, so it is not imported here); listed for --help.
     sub.add_parser("run", add_help=False, help="run one conv layer on a gfx1250 and time it (docs/runtime.md)")
+    document(sub)  # each subcommand's --help: description, exit status, --color (parity/cli_help.py)
     return p
 
 
@@ -87,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         from parity.runtime.cli import main as run_main  # pyelftools + msgpack ([runtime] extra) via parity.runtime
         return run_quietly_on_broken_pipe(run_main, argv[1:])
     args = build_parser().parse_args(argv)
+    color.set_choice(args.color)
 
     def run(_):
         if args.command in FILE_WRITING_COMMANDS:

@@ -17,6 +17,9 @@ from parity.cli_common import finish, note_outside_checkout, only_names
 from parity.ir_diff import add_base_options, cmd_diff_base
 from parity.config import CANONICAL_FLAVORS, ConfigError, load_families
 from parity.failure_summary import finding_lines, hint_lines, summary_block
+from parity import color
+from parity.color import paint, verdict
+from parity.suggest import did_you_mean
 from parity.locate import located_lines, locate, locate_outcomes, run_origins
 from parity.pool import PoolError, WorkerPool
 from parity.project import ProjectError, resolve_golden_dir
@@ -132,8 +135,11 @@ def _find_config(args, ref: str):
     try:
         return family, family.get(name)
     except KeyError:
-        raise ValueError(f"no config {name!r} in family {fam} "
-                         f"(known: {', '.join(c.name for c in family.configs) or 'none'})") from None
+        known = [c.name for c in family.configs]
+        listed = ", ".join(known[:8]) + (f", ... ({len(known)} configs; `parity list --only {fam}`)"
+                                         if len(known) > 8 else "")
+        raise ValueError(f"no config {name!r} in family {fam}{did_you_mean(name, known)} "
+                         f"(known: {listed or 'none'})") from None
 
 
 def _locator(args, report, engines):
@@ -208,7 +214,7 @@ def cmd_check(args) -> int:
     elif findings:
         print("hint: if the change is intended, review it with `parity diff --base HEAD`, "
               "run `parity write` and commit golden/")
-    print(f"RESULT: {'GREEN' if green else 'RED'}")
+    print(f"RESULT: {verdict('GREEN' if green else 'RED', sys.stdout)}")
     doc = report.to_json()
     doc["golden"] = [f.to_json() for f in findings]
     doc["summary_groups"] = [g.to_json() for g in groups]
@@ -323,7 +329,10 @@ def cmd_diff(args) -> int:
         for line in located_lines(locate_outcomes(outs), engines, indent=""):
             print(line)
     for line in diff:
-        sys.stdout.write(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+        text = line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+        code = {"-": color.RED, "+": color.GREEN, "@": color.YELLOW}.get(line[:1]) if not line.startswith(
+            ("---", "+++")) else color.BOLD
+        sys.stdout.write(paint(text[:-1], code, sys.stdout) + "\n" if code else text)
     return 1
 
 

@@ -31,6 +31,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from parity.color import enabled as color_enabled
 from parity.cli_common import parse_only, select_configs
 from parity.config import CANONICAL_FLAVORS, ConfigError, load_families
 from parity.pool import PoolError, WorkerPool
@@ -309,7 +310,7 @@ def cmd_diff_base(args) -> int:
                                   ignore_ssa_numbers=args.ignore_ssa_numbers)
     except (BaseError, ProjectError, ConfigError, ValueError, PoolError) as exc:
         return die(str(exc))
-    for line in report_lines(diffs, args.base, commit, flavors, stat=args.stat, color=sys.stdout.isatty()):
+    for line in report_lines(diffs, args.base, commit, flavors, stat=args.stat, color=color_enabled(sys.stdout)):
         print(line)
     if args.json:
         write_json(args.json, to_json(diffs, args.base, commit))

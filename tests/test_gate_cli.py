@@ -165,7 +165,7 @@ def test_write_refused_when_a_verdict_fails(env, gdir, capsys, monkeypatch):
     rc, out, err = run(capsys, parity_main, "write",
                        *common(env, engines=f"{env.good},{env.bad}", cfg=env.cfg_broken),
                        "--golden-dir", gdir)
-    assert rc == 2
+    assert rc == 1  # a refused write is a RED outcome, not a usage error (issue 23)
     assert "refuses: 3 config verdict(s) fail" in err
     assert "MISMATCH fam_a/drifted@llvm20" in out
     assert list(gdir.iterdir()) == []
