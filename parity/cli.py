@@ -67,7 +67,9 @@ COMMAND_MODULES = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = Parser(prog="parity", description="The splitk-parity gate (docs/gate.md; every command: docs/cli.md).")
+    p = Parser(prog="parity", description="The splitk-parity gate (docs/gate.md; every command: docs/cli.md).",
+               epilog="exit status: 0 GREEN; 1 RED (each command's --help says what its 1 means; a refused "
+                      "`write` is 1); 2 a usage or input error only. NO_COLOR and --color are honoured.")
     add_version(p)
     add_color(p)
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
