@@ -92,3 +92,57 @@ def test_one_engine_slip_is_summarised_in_at_most_60_lines(slip, capsys, tmp_pat
     assert rc == 1
     assert f"  bf16_v2_t64_d0@llvm20: MISMATCH, {slip} differs from golden, cpp matches golden" in full
     assert len(full.splitlines()) > 600  # the full listing is still there on request
+
+
+EVERY_KIND = '''
+from parity.config import Config, ok, reject
+FAMILY = "fam_a"
+CONFIGS = [
+    Config("plain", arch="gfx1250", spec={"kernel": "plain"}),
+    Config("drift1", arch="gfx1250", spec={"kernel": "d1", "b_text": 1}),
+    Config("drift2", arch="gfx1250", spec={"kernel": "d2", "b_text": 1}),
+    Config("reason", arch="gfx1250", spec={"reject": "tile_k must be a multiple of 32", "b_reason": 1},
+           expect=reject("tile_k must be a multiple of 32")),
+    Config("onesided", arch="gfx1250", spec={"kernel": "o", "b_reject": 1}),
+    Config("raises", arch="gfx1250", spec={"kernel": "r", "b_raise": 1}),
+    Config("expected", arch="gfx1250", spec={"kernel": "e"}, expect=reject("must not lower")),
+]
+'''
+
+
+@pytest.fixture(scope="module")
+def every_kind(tmp_path_factory):
+    import gate_stubs
+    d = tmp_path_factory.mktemp("kinds")
+    tag = uuid.uuid4().hex[:8]
+    good, bad = gate_stubs.write_engines(d, f"kinds{tag}")
+    cfg = gate_stubs.write_configs(d, f"kindscfg{tag}", {"fam_a": EVERY_KIND})
+    sys.path.insert(0, str(d))
+    yield good, bad, cfg
+    sys.path.remove(str(d))
+
+
+def test_every_red_kind_is_grouped_and_has_its_hint(every_kind, capsys, tmp_path):
+    good, bad, cfg = every_kind
+    js = tmp_path / "r.json"
+    rc = parity_main(["check", "--engines", f"{good},{bad}", "--configs", cfg, "--flavor", "llvm23",
+                      "--golden-dir", str(tmp_path), "--timeout", "20", "--json", str(js)])
+    lines = capsys.readouterr().out.splitlines()
+    assert rc == 1
+    heads = [ln for ln in lines if ln.startswith("fam_a: ")]
+    # the two drifted configs share their first differing line: one group of 2
+    assert "fam_a: MISMATCH: 1 divergence x 2 entries (no golden entry in all)" in heads
+    assert "  in: drift1@llvm23, drift2@llvm23" in lines
+    for kind in ("REASON_MISMATCH", "ASYMMETRIC", "CRASH", "EXPECTATION"):
+        assert f"fam_a: {kind}: 1 failure x 1 entry (no golden entry in all)" in heads, heads
+    hints = {ln.split(":")[1].strip(): ln for ln in lines if ln.startswith("hint: ")
+             and ln.split(":")[1].strip() in ("MISMATCH", "REASON_MISMATCH", "ASYMMETRIC", "CRASH", "EXPECTATION")}
+    assert set(hints) == {"MISMATCH", "REASON_MISMATCH", "ASYMMETRIC", "CRASH", "EXPECTATION"}
+    assert "`parity diff fam_a/drift1 --flavor llvm23 --origin`" in hints["MISMATCH"]
+    assert "`parity diff fam_a/reason --flavor llvm23`" in hints["REASON_MISMATCH"]
+    assert "`parity diff fam_a/onesided --flavor llvm23`" in hints["ASYMMETRIC"]
+    assert f"`parity show fam_a/raises --flavor llvm23 --engine {bad}`" in hints["CRASH"]
+    assert "parity/configs/fam_a.py" in hints["EXPECTATION"]
+    doc = json.loads(js.read_text())
+    assert sorted((g["verdict"], g["count"]) for g in doc["summary_groups"]) == [
+        ("ASYMMETRIC", 1), ("CRASH", 1), ("EXPECTATION", 1), ("MISMATCH", 2), ("REASON_MISMATCH", 1)]
