@@ -30,7 +30,8 @@ from parity import golden as G
 from parity.config import Family
 from parity.cli_common import EXIT_RED, finish, only_names
 from parity.config import CANONICAL_FLAVORS
-from parity.report import die, failure_lines, progress, summary_lines
+from parity.failure_summary import hint_lines, summary_block
+from parity.report import die, progress, summary_lines
 from parity.verify.verify import FAIL, SKIPPED, run_verify
 
 
@@ -201,7 +202,8 @@ def write(args, families, flavors, engines, gdir, resolve, run) -> int:
     if not report.green:
         for line in summary_lines(report):
             print(line)
-        for line in failure_lines(report):
+        groups_text, groups = summary_block(report, old_shards)  # grouped, as `parity check` prints them
+        for line in groups_text + hint_lines(groups, report.labels):
             print(line)
         nfail = len(report.failures())
         return die(f"parity write refuses: {nfail} config verdict(s) fail"  # a refusal: exit 1, not 2

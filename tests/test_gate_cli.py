@@ -167,7 +167,8 @@ def test_write_refused_when_a_verdict_fails(env, gdir, capsys, monkeypatch):
                        "--golden-dir", gdir)
     assert rc == 1  # a refused write is a RED outcome, not a usage error (issue 23)
     assert "refuses: 3 config verdict(s) fail" in err
-    assert "MISMATCH fam_a/drifted@llvm20" in out
+    assert "fam_a: MISMATCH: 1 divergence x 3 entries (no golden entry in all)" in out.splitlines()
+    assert "  e.g. fam_a/drifted@llvm20: text differs" in out
     assert list(gdir.iterdir()) == []
 
 
