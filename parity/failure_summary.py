@@ -26,7 +26,7 @@ MAX_GROUPS = 12
 #: Config names listed per group before "... (+N configs)".
 MAX_NAMES = 6
 
-_SSA = re.compile(r"([%@][A-Za-z_][A-Za-z0-9_.]*?)\d+\b")
+_SSA = re.compile(r"(%[A-Za-z_][A-Za-z0-9_]*?)\d+\b")  # locals and labels; globals and intrinsics kept
 _LABEL = re.compile(r"^(\s*[A-Za-z_][A-Za-z0-9_.]*?)\d+:")
 _VEC = re.compile(r"<\d+ x [^<>]+>")
 _TOKEN = re.compile(r"-?\d+|[A-Za-z_%@.][A-Za-z0-9_.%@]*|\S")
