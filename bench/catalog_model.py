@@ -13,7 +13,11 @@ every layer of the catalog on the gfx1250 roofline of the arch table. Its
   load widths: no padded-pixel path) scored with the seed kernels' issue time
   (``--before-kstep``, default 118);
 * seed policy, today's kernels: the same choices with the arch table's value;
-* after: the model's own choices (what emit / plan / layers launch now).
+* model: the model's own choices over every admitted candidate (``--select
+  model``, the default before issue 27);
+* rules: the model's choices among the candidates the reference's split-K
+  rules admit (``--select rules``, what emit / plan / layers / run launch
+  by default since issue 27).
 
 Predicted figures from a static model, not measurements on a GPU.
 """
@@ -49,18 +53,26 @@ def seed_vector(cpg: int) -> int:
     return next(x for x in (8, 4, 2, 1) if cpg % x == 0)
 
 
-def totals(layers, arch, flavor, vector=load_vector) -> tuple[int, int, int]:
-    """(seed choices' total, model choices' total, layers whose choice differs), ps."""
+def totals(layers, arch, flavor, vector=load_vector, rules=False) -> tuple[int, int, int]:
+    """(seed choices' total, model choices' total, layers whose choice differs), ps;
+    ``rules``: the model within the reference's rules."""
     seed = model = changed = 0
     for layer in layers:
         cpg = fold_width(layer.problem)[1].cpg
         v = vector(cpg)
         spec = {"dtype": layer.dtype if layer.dtype != "fp32" else "bf16", "vector_a": v, "vector_b": v}
-        ms = select_by_model(layer.problem, arch, flavor, spec)
+        ms = select_by_model(layer.problem, arch, flavor, spec, rules=rules)
         seed += ms.seed.total_ps
         model += ms.best.total_ps
         changed += ms.best.label() != ms.seed.label()
     return seed, model, changed
+
+
+def _choice(layer, arch, flavor, rules: bool) -> str:
+    """The selected candidate's label (emit's load widths)."""
+    v = load_vector(fold_width(layer.problem)[1].cpg)
+    spec = {"dtype": layer.dtype if layer.dtype != "fp32" else "bf16", "vector_a": v, "vector_b": v}
+    return select_by_model(layer.problem, arch, flavor, spec, rules=rules).best.label()
 
 
 def main(argv=None) -> int:
@@ -85,12 +97,14 @@ def main(argv=None) -> int:
     print(f"catalog {path}: {len(layers)} layers, gfx1250, perf model; kstep_issue_cycles "
           f"{a.before_kstep} (seed kernels) -> {now} (today's)")
     print(f"{'flavor':<8} {'before: seed policy, seed kernels':>34} {'seed policy, today':>20} "
-          f"{'after: model choice':>20} {'after/before':>13} {'layers changed':>15}")
+          f"{'model choice':>20} {'rules choice':>20} {'rules/before':>13} {'model/rules differ':>19}")
     for fl in ("llvm20", "llvm22", "llvm23"):
         b_seed, _, _ = totals(layers, before, fl, seed_vector)
-        seed, model, changed = totals(layers, today, fl)
+        seed, model, _ = totals(layers, today, fl)
+        _, ruled, _ = totals(layers, today, fl, rules=True)
+        differ = sum(_choice(layer, today, fl, False) != _choice(layer, today, fl, True) for layer in layers)
         print(f"{fl:<8} {b_seed / 1e6:>31.3f} us {seed / 1e6:>17.3f} us {model / 1e6:>17.3f} us "
-              f"{model / b_seed:>12.2f}x {changed:>9} of {len(layers)}")
+              f"{ruled / 1e6:>17.3f} us {ruled / b_seed:>12.2f}x {differ:>12} of {len(layers)}")
     return 0
 
 

@@ -28,6 +28,7 @@ import os
 
 from parity import golden as G
 from parity.config import Family
+from parity.escape import shown
 from parity.cli_common import EXIT_RED, finish, only_names
 from parity.config import CANONICAL_FLAVORS
 from parity.failure_summary import hint_lines, summary_block
@@ -65,7 +66,7 @@ def changed_units(report, old_shards: dict[str, G.Flavors | None]) -> dict[str, 
     return out
 
 
-def _restricted(fam: Family, flavor_cfgs: dict[str, set[str]]) -> Family:
+def restrict_family(fam: Family, flavor_cfgs: dict[str, set[str]]) -> Family:
     """``fam`` with only the changed configs, each at only its changed flavors."""
     cfgs = []
     for c in fam.configs:
@@ -94,7 +95,7 @@ def run_oracles(families: list[Family], changed: dict[str, dict[str, set[str]]],
 
     rep = OracleReport()
     t0 = time.perf_counter()
-    subset = [_restricted(f, changed[f.name]) for f in families if f.name in changed]
+    subset = [restrict_family(f, changed[f.name]) for f in families if f.name in changed]
     subset = [f for f in subset if f.configs]
     ir = [f for f in subset if f.output == "llvm_ir"]
     if ir:
@@ -139,11 +140,16 @@ def load_for_write(gdir, name: str, resolve) -> tuple[G.Flavors | None, str | No
     counts as new. Conflict entries count as changed.
     """
     path = G.shard_path(gdir, name)
-    data = G.read_regular_file(path)  # GoldenError for a directory, FIFO, socket, device: refused
+    try:
+        data = G.read_regular_file(path)  # GoldenError for a directory, FIFO, socket, device: refused
+    except G.ShardTooLarge as exc:
+        return None, f"unreadable ({exc}); regenerating it"
     if data is None:
         return None, None
     try:
-        return G.parse_shard(data, str(path), name, resolve), None
+        flavors = G.parse_shard(data, str(path), name, resolve)
+        layout = G.layout_problem(data, name, flavors)
+        return flavors, (f"{layout}; rewriting it" if layout else None)
     except G.GoldenError as exc:
         note = f"unreadable ({exc}); regenerating it"
     text = data.decode("utf-8", errors="replace").replace("\r\n", "\n")
@@ -160,12 +166,24 @@ def load_for_write(gdir, name: str, resolve) -> tuple[G.Flavors | None, str | No
     return agreed, "holds git conflict markers; regenerating it (entries both sides agree on kept as the old state)"
 
 
-def new_shard(old: dict | None, flavors, results, sel: set | None) -> dict:
+def new_shard(old: dict | None, flavors, results, sel: set | None, keys: set | None = None) -> dict:
     """The shard after a write: the selected flavors' entries replaced by the
     run's (``sel``: only these config names, from --only FAMILY/NAME; others kept);
     flavors not run are kept as they were. A full write (every canonical
-    flavor, no names) drops non-canonical flavors."""
+    flavor, no names) drops non-canonical flavors. ``keys``: a set of
+    ``(flavor, config)``: exactly those entries are replaced by the run's (or
+    removed when the run has none), every other entry is kept."""
     old = old or {}
+    if keys is not None:
+        new = {fl: dict(e) for fl, e in old.items()}
+        for fl, cfg in keys:
+            new.get(fl, {}).pop(cfg, None)
+        for r in results:
+            if (r.flavor, r.config) in keys:
+                entry = r.golden_entry()
+                assert entry is not None and r.passed
+                new.setdefault(r.flavor, {})[r.config] = entry
+        return {fl: e for fl, e in new.items() if e or fl in CANONICAL_FLAVORS}
     full = sel is None and tuple(flavors) == CANONICAL_FLAVORS
     new: dict = {} if full else {fl: dict(e) for fl, e in old.items()}
     for fl in CANONICAL_FLAVORS:
@@ -183,21 +201,71 @@ def new_shard(old: dict | None, flavors, results, sel: set | None) -> dict:
     return new
 
 
-def write(args, families, flavors, engines, gdir, resolve, run) -> int:
+def new_keys(report, old_shards: dict) -> dict[str, set]:
+    """``--mode new``: ``family -> {(flavor, config)}`` of the entries the run agrees on
+    that have no golden entry yet (MISSING); every existing entry is kept as it is."""
+    out: dict[str, set] = {}
+    for r in report.results:
+        if r.golden_entry() is not None and r.config not in ((old_shards.get(r.family) or {}).get(r.flavor) or {}):
+            out.setdefault(r.family, set()).add((r.flavor, r.config))
+    return out
+
+
+def _only_keys(changed: dict, keys: dict | None) -> dict:
+    """``changed`` (``family -> flavor -> {config}``) narrowed to ``keys`` (``family ->
+    {(flavor, config)}``); unchanged when ``keys`` is None."""
+    if keys is None:
+        return changed
+    out: dict = {}
+    for fam, fls in changed.items():
+        for fl, cs in fls.items():
+            kept = {c for c in cs if (fl, c) in keys.get(fam, set())}
+            if kept:
+                out.setdefault(fam, {})[fl] = kept
+    return out
+
+
+def _refuse_non_files(gdir, names) -> None:
+    """GoldenError for the first shard path in ``names`` that exists but is not a regular
+    file (a directory, FIFO, socket, device, symlink loop): never read, never replaced."""
+    for n in names:
+        try:
+            G.read_regular_file(G.shard_path(gdir, n), limit=0)
+        except G.ShardTooLarge:
+            pass  # a regular file: regenerated
+
+
+def write(args, families, flavors, engines, gdir, resolve, run, keys: dict | None = None) -> int:
     """The body of ``parity write`` after argument checks: run, oracles, write. Returns the exit status.
 
     ``--only FAMILY/NAME`` and ``--flavor`` rewrite only those entries and keep
-    the rest of each shard (:func:`new_shard`)."""
+    the rest of each shard (:func:`new_shard`). ``keys`` (``family -> {(flavor,
+    config)}``, from ``parity review``) and ``--mode new`` (:func:`new_keys`)
+    write exactly those entries: the oracles run on those of them that change,
+    every other entry of the shard is kept.
+
+    The read-modify-write of every shard happens inside the golden lock: the
+    shards are read once before the run (what changed decides where the
+    oracles run) and again under the lock, and each new shard is built from
+    the second read, so a concurrent ``parity write`` of another flavor,
+    config or family is never lost. An entry that changed between the two
+    reads so that it would now be blessed unchecked stops the write (nothing
+    written). Raises GoldenError for a shard path that is not a regular file,
+    a golden directory that cannot be written, a lock that cannot be taken or
+    a write the OS refuses (one line; each shard is whole: old or new)."""
 
     names = only_names(args)
+    fams = [f.name for f in families]
+    mode_new = getattr(args, "mode", "all") == "new"
+    everything = not (args.only or getattr(args, "flavor", None) or keys is not None or mode_new)
+    gone = [n for n in G.shard_families(gdir) if n not in set(fams)] if everything else []
+    _refuse_non_files(gdir, fams + gone)  # before the run: refused input costs no engine time
+    G.check_dir_writable(gdir)
     old_shards: dict[str, G.Flavors | None] = {}
-    for n in (f.name for f in families):
+    for n in fams:
         old_shards[n], note = load_for_write(gdir, n, resolve)
         if note:
-            print(f"golden {n}.json: {note}")
-    fams = [f.name for f in families]
-    gone = [] if args.only or getattr(args, "flavor", None) else [n for n in G.shard_families(gdir)
-                                                                   if n not in set(fams)]
+            print(f"golden {shown(n)}.json: {note}")
     report = run()
     if not report.green:
         for line in summary_lines(report):
@@ -209,10 +277,13 @@ def write(args, families, flavors, engines, gdir, resolve, run) -> int:
         return die(f"parity write refuses: {nfail} config verdict(s) fail"  # a refusal: exit 1, not 2
                    + ("" if nfail else " (a family compared nothing or has no configs)")
                    + "; only what both engines agree on can be blessed (`parity check` lists them)", EXIT_RED)
-    changed = changed_units(report, old_shards)
+    if mode_new:
+        keys = new_keys(report, old_shards)
+    changed = _only_keys(changed_units(report, old_shards), keys)
     nchanged = sum(len(c) for fl in changed.values() for c in fl.values())
     refused: dict[str, list[str]] = {}
-    if getattr(args, "no_oracles", False):
+    no_oracles = getattr(args, "no_oracles", False)
+    if no_oracles:
         print(f"oracles: SKIPPED (--no-oracles): {nchanged} changed or new lowered entr"
               f"{'y' if nchanged == 1 else 'ies'} blessed without the validity and numerics oracles")
     elif changed:
@@ -226,53 +297,73 @@ def write(args, families, flavors, engines, gdir, resolve, run) -> int:
         print("oracles: no lowered entry changed; nothing to check")
     total = 0
     shards_out: dict[str, dict] = {}
-    try:
-        with G.lock(gdir):
-            for p in G.remove_stale_temp_files(gdir):
-                print(f"golden: removed stale temp file {p.name}")
-            for fam in families:
-                path = G.shard_path(gdir, fam.name)
-                if refused.get(fam.name):
-                    print(f"golden {path.name}: NOT blessed: {len(refused[fam.name])} changed config(s) "
-                          "fail an oracle")
-                    for msg in refused[fam.name]:
-                        print(f"  {msg}")
-                    continue
-                old = old_shards[fam.name]
-                new = new_shard(old, flavors, report.by_family(fam.name), names.get(fam.name))
-                changes = G.diff_flavors(fam.name, old or {}, new)
-                rendered = G.render_shard(fam.name, new).encode()
-                if not path.exists() or path.read_bytes() != rendered:
+    lines: list[str] = []
+    with G.lock(gdir, getattr(args, "lock_timeout", G.LOCK_TIMEOUT)):
+        # read again under the lock: the shards as they are now, not as they were before the run
+        gone = [n for n in G.shard_families(gdir) if n not in set(fams)] if everything else []
+        _refuse_non_files(gdir, fams + gone)
+        fresh: dict[str, G.Flavors | None] = {n: load_for_write(gdir, n, resolve)[0] for n in fams}
+        if not no_oracles:
+            now = _only_keys(changed_units(report, fresh), keys)
+            late = sorted(f"{f}/{c}@{fl}" for f, fls in now.items() if f not in refused
+                          for fl, cs in fls.items() for c in cs - changed.get(f, {}).get(fl, set()))
+            if late:
+                raise G.GoldenError(
+                    f"golden/ changed while this write ran (another `parity write`?): "
+                    f"{shown(', '.join(late[:3]))}{' ...' if len(late) > 3 else ''} would be blessed "
+                    "without the oracles; nothing was written; run `parity write` again")
+        plan: list[tuple[str, dict | None, list]] = []
+        for fam in families:
+            path = G.shard_path(gdir, fam.name)
+            if refused.get(fam.name):
+                lines.append(f"golden {shown(path.name)}: NOT blessed: {len(refused[fam.name])} "
+                             "changed config(s) fail an oracle")
+                lines.extend(f"  {shown(msg, limit=2000)}" for msg in refused[fam.name])
+                continue
+            old = fresh[fam.name]
+            new = new_shard(old, flavors, report.by_family(fam.name), names.get(fam.name),
+                            None if keys is None else keys.get(fam.name, set()))
+            plan.append((fam.name, new, G.diff_flavors(fam.name, old or {}, new)))
+        for name in gone:
+            try:
+                old = G.load_shard(gdir, name, resolve) or {}
+            except G.GoldenError:
+                old = {}
+            plan.append((name, None, G.diff_flavors(name, old, {})))
+        for p in G.remove_stale_temp_files(gdir):
+            lines.append(f"golden: removed stale temp file {shown(p.name)}")
+        for line in lines:
+            print(line)
+        for name, new, changes in plan:
+            path = G.shard_path(gdir, name)
+            if new is None:
+                G.remove_shard(gdir, name)
+                print(f"golden {shown(path.name)}: removed (family no longer exists; {len(changes)} entries)")
+                summary = {"ADDED": 0, "REMOVED": len(changes), "CHANGED": 0}
+                verb = "removed"
+            else:
+                rendered = G.render_shard(name, new).encode("utf-8", errors="surrogateescape")
+                try:
+                    current = G.read_regular_file(path, limit=len(rendered))
+                except G.ShardTooLarge:
+                    current = None  # longer than the new text: it changes
+                if current != rendered:
                     verb = "updated" if path.exists() else "created"
-                    G.write_shard(gdir, fam.name, new)
+                    G.write_shard(gdir, name, new)
                 else:
                     verb = "unchanged"
                 summary = {k: sum(1 for c in changes if c.kind == k) for k in ("ADDED", "REMOVED", "CHANGED")}
-                print(f"golden {path.name}: {verb} ({summary['ADDED']} added, "
+                print(f"golden {shown(path.name)}: {verb} ({summary['ADDED']} added, "
                       f"{summary['REMOVED']} removed, {summary['CHANGED']} changed)")
-                for c in changes:
-                    print(f"  {c}")
-                total += len(changes)
-                shards_out[fam.name] = {"state": verb, **{k.lower(): v for k, v in summary.items()}}
-            for name in gone:
-                try:
-                    old = G.load_shard(gdir, name, resolve) or {}
-                except G.GoldenError:
-                    old = {}
-                changes = G.diff_flavors(name, old, {})
-                G.shard_path(gdir, name).unlink()
-                print(f"golden {name}.json: removed (family no longer exists; {len(changes)} entries)")
-                for c in changes:
-                    print(f"  {c}")
-                total += len(changes)
-                shards_out[name] = {"state": "removed", "added": 0, "removed": len(changes), "changed": 0}
-    except G.GoldenError as exc:
-        return die(str(exc))
+            for c in changes:
+                print(f"  {c}")
+            total += len(changes)
+            shards_out[name] = {"state": verb, **{k.lower(): v for k, v in summary.items()}}
     print(f"{total} golden entr{'y' if total == 1 else 'ies'} changed")
     if refused:
-        fams = ",".join(sorted(refused))
-        return die(f"parity write refuses to bless {fams}: a changed config fails an oracle (listed above); "
-                   f"fix the engines, or check with `parity verify --only {fams}` / "
-                   f"`parity numerics --only {fams}`", EXIT_RED)
+        fams_s = ",".join(sorted(refused))
+        return die(f"parity write refuses to bless {fams_s}: a changed config fails an oracle (listed above); "
+                   f"fix the engines, or check with `parity verify --only {fams_s}` / "
+                   f"`parity numerics --only {fams_s}`", EXIT_RED)
     return finish(args, "write", True, {"golden_dir": str(gdir), "flavors": list(flavors),
                                         "shards": shards_out, "changed_entries": total})

@@ -5,6 +5,7 @@
     parity list     [--only X,..] [--flavor F] [-j N] [--json PATH]   configs and their verdicts
     parity show     FAMILY/NAME [--flavor F] [--engine E]              print one engine's IR
     parity diff     FAMILY/NAME [--flavor F]                           unified diff of the two engines' IR
+    parity review   [--list | --accept GROUP... | --reject GROUP...]   accept/reject the changes a RED check left
     parity verify   [--only X,..] [--flavor F] [-j N] [--json PATH] [--report] [--engine E]
                                                                       LLVM validity + ISA report (docs/verify.md)
     parity numerics [--only X,..] [--flavor F] [-j N] [--json PATH] [-v]   CPU emulator vs numpy (docs/sim.md)
@@ -15,6 +16,7 @@
     parity diff     --base REF [FAMILY[/NAME]] [--only X,..] [--flavor F] [--stat] [--json PATH]
                                                                       the IR changes since a git ref
     parity merge-golden %O %A %B %P | --install                        git merge driver for golden/
+    parity golden-textconv FILE | --install                            git diff driver: golden/ shown as IR
     parity fuzz     [--only F,..] [--seconds N] [--seed S] [--jobs N] [--out DIR]   differential fuzzer
     parity perf     [--only X,..] [--flavor F] [-j N] [--json PATH] [--base REF] [--check-goals]
                                                                       static performance report (docs/perf.md)
@@ -34,9 +36,10 @@ flavor or arch; ``CI`` only gates ``write``.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
-from parity import color, emit, gate_commands, layers, merge_golden, new_family
+from parity import color, emit, gate_commands, golden_textconv, layers, merge_golden, new_family, review
 from parity.aot import cli as aot_cli
 from parity.cli_common import Parser, add_version
 from parity.cli_help import add_color, document
@@ -54,6 +57,7 @@ from parity.verify import verify
 #: which adds its subcommand(s) to the ``parity`` subparsers.
 COMMAND_MODULES = (
     gate_commands,       # check, write, list, show, diff
+    review,              # issue 23: review the pending golden changes a RED check left
     verify,              # issue 6: the validity oracle
     numerics,            # issue 7: the numerics oracle (parity/sim/numerics.py)
     emit,                # issue 8: a layer's kernels + launch plan
@@ -62,6 +66,7 @@ COMMAND_MODULES = (
     fuzz_cli,            # issue 14: differential fuzzer
     perf_cli,            # issue 16: static performance report
     merge_golden,        # issue 12: git merge driver
+    golden_textconv,     # issue 23: git diff driver (a golden change shown as IR)
     new_family,          # issue 21: a registered skeleton of a new family in both engines
 )
 
@@ -83,17 +88,35 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # Commands whose work is files: a reader that closes stdout must not stop them half way.
-FILE_WRITING_COMMANDS = ("write", "aot", "emit", "merge-golden")
+FILE_WRITING_COMMANDS = ("write", "review", "aot", "emit", "merge-golden")
+
+
+def _never_unencodable() -> None:
+    """A character the terminal's encoding lacks (or a lone surrogate that reached a print)
+    is written as a backslash escape, never a UnicodeEncodeError traceback."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, OSError):
+            pass
 
 
 def main(argv: list[str] | None = None) -> int:
+    _never_unencodable()
     argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        os.getcwd()  # worker processes start in it: a deleted one is refused here, not in a traceback
+    except OSError as exc:
+        print(f"error: parity: the working directory cannot be used ({exc.strerror}); "
+              "cd to an existing directory", file=sys.stderr)
+        return 2
     if argv[:1] == ["run"]:  # `parity run ...`: the runtime's own MIOpenDriver-style parser (docs/runtime.md)
         # parity.runtime needs the [runtime] extra (pyelftools, msgpack; hip-python at launch):
         # loaded only for `parity run`, so the other commands start without it.
         from parity.runtime.cli import main as run_main  # pyelftools + msgpack ([runtime] extra) via parity.runtime
         return run_quietly_on_broken_pipe(run_main, argv[1:])
     args = build_parser().parse_args(argv)
+    args.parity_main = main  # `parity fuzz --gate` runs this entry point in forked children (parity/fuzz/gate_run.py)
     color.set_choice(args.color)
 
     def run(_):

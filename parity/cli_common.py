@@ -45,6 +45,7 @@ from dataclasses import replace
 import importlib.metadata as md
 from parity.color import enabled as color_enabled
 from parity.config import ConfigError, DEFAULT_PACKAGE, load_families
+from parity.escape import shown
 from parity.pool import DEFAULT_TIMEOUT
 from parity.project import outside_checkout_note
 from parity.runner import DEFAULT_ENGINES
@@ -69,7 +70,7 @@ class Parser(argparse.ArgumentParser):
     with ``add_subparsers().add_parser`` are Parsers too."""
 
     def error(self, message):  # noqa: D102 - argparse API
-        self.exit(EXIT_USAGE, f"{ERROR_PREFIX}{self.prog}: {message} (see `{self.prog} --help`)\n")
+        self.exit(EXIT_USAGE, f"{ERROR_PREFIX}{self.prog}: {one_line(message)} (see `{self.prog} --help`)\n")
 
 
 _RST = [(re.compile(r":(?:mod|func|class|data|meth|attr):`~?([^`]+)`"), r"\1"),
@@ -322,9 +323,20 @@ def add_version(p: argparse.ArgumentParser) -> None:
 # -- results -----------------------------------------------------------------------------
 
 def die(msg: str, code: int = EXIT_USAGE) -> int:
-    """Print ``error: <msg>`` on stderr; return ``code`` (default 2, usage / input)."""
-    print(f"{ERROR_PREFIX}{msg}", file=sys.stderr)
+    """Print ``error: <msg>`` on stderr as one line; return ``code`` (default 2, usage / input).
+
+    Callers pass names from outside through :func:`parity.escape.shown`; as a
+    last guard any line break, control, separator or surrogate left in ``msg``
+    is escaped here too (backslashes are kept, so text already escaped is not
+    escaped twice)."""
+    print(f"{ERROR_PREFIX}{one_line(msg)}", file=sys.stderr)
     return code
+
+
+def one_line(text: object) -> str:
+    """``text`` with every character :func:`parity.escape.shown` escapes, except the
+    backslash, escaped: one printable line, safe to encode."""
+    return "\\".join(shown(part, limit=10**9) for part in str(text).split("\\")) if text else ""
 
 
 def report_doc(command: str, result: str, payload: dict | None = None) -> dict:
@@ -345,8 +357,12 @@ def write_json(path: str | Path, doc: dict) -> None:
     """Write ``doc`` as sorted, indented JSON (atomically: a temp file renamed)."""
     p = Path(path)
     tmp = p.with_name(f".{p.name}.tmp{os.getpid()}")
-    tmp.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, p)
+    try:
+        tmp.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        os.replace(tmp, p)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # never a half-written report left behind
+        raise
 
 
 def finish(args, command: str, result: str | bool, payload: dict | None = None) -> int:
@@ -356,7 +372,10 @@ def finish(args, command: str, result: str | bool, payload: dict | None = None) 
         result = "GREEN" if result else "RED"
     path = getattr(args, "json", None)
     if path:
-        write_json(path, report_doc(command, result, payload))
+        try:
+            write_json(path, report_doc(command, result, payload))
+        except OSError as exc:  # full disk, file-size limit, a path gone since the check
+            return die(f"--json {shown(path)}: cannot write: {shown(exc.strerror or exc)}")
     return EXIT_GREEN if result == "GREEN" else EXIT_RED
 
 

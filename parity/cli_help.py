@@ -25,6 +25,8 @@ EXIT_STATUS = {
     "merge-golden": "0 merged; 1 keys changed differently on both sides (conflict entries written)",
     "new-family": "0 the skeleton is written; never 1",
     "run": "0 ran (and verified); 1 the result differs from the reference",
+    "review": "0 done (or nothing pending); 1 an accepted group was refused (oracles or engines)",
+    "golden-textconv": "0 the shard is shown or the driver installed; never 1",
 }
 
 

@@ -205,10 +205,17 @@ def _family_modules(package: str) -> list:
     (:func:`parity.project.checkout_configs_dir`)."""
     d = checkout_configs_dir() if package == DEFAULT_PACKAGE else None
     if d is None:
-        pkg = importlib.import_module(package)
-        return [importlib.import_module(f"{package}.{info.name}")
-                for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name)
-                if not info.name.startswith("_")]
+        name = package
+        try:
+            pkg = importlib.import_module(package)
+            mods = []
+            for info in sorted(pkgutil.iter_modules(getattr(pkg, "__path__", [])), key=lambda i: i.name):
+                if not info.name.startswith("_"):
+                    name = f"{package}.{info.name}"
+                    mods.append(importlib.import_module(name))
+            return mods
+        except Exception as exc:  # noqa: BLE001 - a configs module that cannot be imported: one line
+            raise ConfigError(f"configs module {name!r} cannot be loaded: {type(exc).__name__}: {exc}") from None
     mods = []
     for path in sorted(d.glob("*.py")):
         if path.name.startswith("_"):

@@ -2,10 +2,12 @@
 engine (docs/policy.md#emit).
 
 Engine-agnostic: every decision comes from the engine's own families —
-``perf_model`` (the default, ``select="model"``: tile, degree and binary by
-the lowest predicted time among admitted candidates, docs/perf_model.md) or
-``split_k_policy`` (``select="seed"``: the seed's degree policy on the spec's
-tile) for fold, degree, binary and reduce kernel, ``conv_launch``
+``perf_model`` (the default, ``select="rules"``: tile, degree and binary by
+the lowest predicted time among the candidates the reference's rules admit,
+``rules = 1``; ``select="model"``: among every admitted candidate,
+docs/perf_model.md) or ``split_k_policy`` (``select="seed"``: the seed's
+degree policy on the spec's tile) for fold, degree, binary and reduce
+kernel, ``conv_launch``
 (admission and launch plan, on the folded problem), ``conv_implicit_gemm``
 and ``conv_fwd_split_k_reduce`` (the IR) — so ``engine`` may be
 ``python_engine`` or ``cpp_engine``.
@@ -37,7 +39,10 @@ from parity.cli_common import Parser, add_options, add_version, die, finish, pro
 
 DEFAULT_ARCH = "gfx1250"
 DEFAULT_FLAVOR = "llvm23"
-SELECTIONS = ("model", "seed")   # plan_layer's select: the perf_model family or split_k_policy
+# plan_layer's select: perf_model within the reference's rules (the default), perf_model over every
+# admitted candidate, or split_k_policy
+SELECTIONS = ("rules", "model", "seed")
+DEFAULT_SELECT = "rules"
 PROBLEM_FIELDS = ("N", "C", "H", "W", "K", "Y", "X", "stride_h", "stride_w", "pad_h", "pad_w", "dil_h", "dil_w",
                   "groups")
 
@@ -127,7 +132,8 @@ class LayerPlan:
             "gemm": {"M": p.M, "kpg": p.kpg, "groups": p.groups, "Kgemm": p.Kgemm},
             "fold": self.fold, "folded_problem": self.folded,
             "policy": {"degree": int(self.policy["degree"]), "rule": self.policy["rule"],
-                       "cus": int(self.policy["cus"]), "cluster": self.policy["cluster"]},
+                       "cus": int(self.policy["cus"]), "cluster": self.policy["cluster"],
+                       "admitted_by": admitted_by(self.policy)},
             "binary": self.binary, "model": model_json(self.policy_text),
             "aot": self.policy["aot"].startswith("yes:"),
             "aot_note": self.policy["aot"].split(": ", 1)[1],
@@ -186,6 +192,18 @@ def model_json(policy_text: str) -> dict | None:
             "candidates": int(pol["candidates"].split()[0])}
 
 
+def admitted_by(policy: dict) -> str:
+    """The rule that admitted the chosen binary (the plan JSON's
+    ``policy.admitted_by``): the perf_model text's ``admitted_by`` line
+    (``select="rules"``), ``model: ...`` for ``select="model"`` (no rule of the
+    reference applied) or ``seed: ...`` (the split-K policy's own rule)."""
+    if "admitted_by" in policy:
+        return policy["admitted_by"]
+    if policy["rule"].startswith("model:"):
+        return "model: every candidate conv_launch admits (the reference's rules are not applied)"
+    return f"seed: the split-K policy (rule {policy['rule']})"
+
+
 def slices_reason(lp: "LayerPlan") -> str | None:
     """Why the launched slice count differs from the policy degree (the plan
     JSON's ``launch.slices_reason``), or None when ``ks_count`` equals the
@@ -217,17 +235,20 @@ def _ident(policy: dict, key: str) -> dict:
 
 
 def plan_layer(E, layer: Layer, arch: str = DEFAULT_ARCH, flavor: str = DEFAULT_FLAVOR, dtype: str | None = None,
-               cus: int = 0, spec: dict | None = None, lower: bool = True, select: str = "model") -> LayerPlan:
+               cus: int = 0, spec: dict | None = None, lower: bool = True, select: str = DEFAULT_SELECT
+               ) -> LayerPlan:
     """Resolve, select and (``lower``) emit one layer with engine ``E``.
 
     ``dtype`` (``--dtype``) is the precision of a plain ``conv`` (fp32) layer;
     a ``convbfp16`` / ``convfp16`` layer keeps its own precision. ``select``:
-    ``"model"`` (the perf model's lowest predicted time: tile, degree and
-    binary; the plan records the prediction, the runner-up and the seed's
-    choice) or ``"seed"`` (the seed policy on the spec's tile)."""
+    ``"rules"`` (the default: the perf model's lowest predicted time among
+    the candidates the reference's rules admit; the plan names the admitting
+    rule), ``"model"`` (the perf model over every admitted candidate: tile,
+    degree and binary; the plan records the prediction, the runner-up and
+    the seed's choice) or ``"seed"`` (the seed policy on the spec's tile)."""
     if select not in SELECTIONS:
         raise ValueError(f"select must be one of {', '.join(SELECTIONS)}, got {select!r}")
-    fam = "perf_model" if select == "model" else "split_k_policy"
+    fam = "split_k_policy" if select == "seed" else "perf_model"
     dt = layer.dtype if layer.dtype != "fp32" else dtype
     if dt is None:
         raise EmitError(f"layer {layer.name} is fp32 (MIOpenDriver 'conv'); the kernels are bf16/fp16: "
@@ -239,7 +260,7 @@ def plan_layer(E, layer: Layer, arch: str = DEFAULT_ARCH, flavor: str = DEFAULT_
     base["dtype"] = dt
     prob = {n: getattr(p, n) for n in PROBLEM_FIELDS}
     given_vec = "vector_a" in base or "vector_b" in base
-    pspec = dict(base, **prob, cus=cus)
+    pspec = dict(base, **prob, cus=cus, **({"rules": int(select == "rules")} if fam == "perf_model" else {}))
     text = E.lower(fam, pspec, arch, flavor).text
     pol = parse_policy(text)
     folded = _kv(pol["folded"]) if "folded" in pol else prob
@@ -391,9 +412,11 @@ def add_emit_arguments(ap) -> None:
     ap.add_argument("--dtype", choices=("bf16", "fp16"),
                     help="the precision of plain 'conv' (fp32) layers; convbfp16/convfp16 layers keep theirs")
     ap.add_argument("--cus", type=int, default=0, help="the device's CU count (default 0: the arch table's)")
-    ap.add_argument("--select", default="model", choices=SELECTIONS,
-                    help="model (default): tile, degree and binary by the perf model's lowest predicted time "
-                         "(docs/perf_model.md); seed: the seed's degree policy on the 64x64 tile")
+    ap.add_argument("--select", default=DEFAULT_SELECT, choices=SELECTIONS,
+                    help="rules (default): tile, degree and binary by the perf model's lowest predicted time "
+                         "among the candidates the reference's split-K rules admit (docs/policy.md); model: "
+                         "among every admitted candidate (docs/perf_model.md); seed: the seed's degree policy "
+                         "on the 64x64 tile")
     add_options(ap, only="layers", flavor=True, flavor_default=DEFAULT_FLAVOR, jobs=False, json=True,
                 timeout=False, engines=False)
 

@@ -12,8 +12,10 @@ import sys
 from pathlib import Path
 
 from parity import golden as G
+from parity import pending
 from parity.bless import write
-from parity.cli_common import finish, note_outside_checkout, only_names
+from parity.cli_common import finish, finite_seconds, note_outside_checkout, only_names
+from parity.escape import shown
 from parity.ir_diff import add_base_options, cmd_diff_base
 from parity.config import CANONICAL_FLAVORS, ConfigError, load_families
 from parity.failure_summary import finding_lines, hint_lines, summary_block
@@ -46,8 +48,15 @@ def _resolver(engine: str, timeout: float):
     return resolve
 
 
-def _load_shards(gdir: Path, names, resolve) -> dict:
-    return {n: G.load_shard(gdir, n, resolve) for n in names}
+def _load_shards(gdir: Path, names, resolve, layouts: dict | None = None) -> dict:
+    """{family: flavors or None}; ``layouts`` collects {family: layout problem} of shards
+    not in the canonical layout (golden.layout_problem)."""
+    out = {}
+    for n in names:
+        out[n], problem = G.load_shard_layout(gdir, n, resolve)
+        if problem and layouts is not None:
+            layouts[n] = problem
+    return out
 
 
 def _run(families, flavors, engines, args):
@@ -153,6 +162,19 @@ def _locator(args, report, engines):
     return run
 
 
+def _save_pending(args, gdir: Path, report, shards: dict, families, flavors) -> int:
+    """Pending entries for ``parity review`` (parity/pending.py) of the families this check ran
+    whole; 0 under CI, for a narrowed run, or when they cannot be written (said on one line)."""
+    if tuple(flavors) != CANONICAL_FLAVORS or not Path(gdir).is_dir():
+        return 0
+    whole = {f.name for f in families} - set(only_names(args))
+    try:
+        return pending.save_from_check(gdir, report, shards, whole)
+    except OSError as exc:
+        print(f"pending: not written ({exc.strerror or exc}); `parity review` needs them")
+        return 0
+
+
 # -- subcommands -------------------------------------------------------------
 
 def cmd_check(args) -> int:
@@ -160,13 +182,14 @@ def cmd_check(args) -> int:
         families, flavors, engines = select(args)
         gdir = golden_dir(args)
         resolve = _resolver(engines[0], args.timeout)
-        shards = _load_shards(gdir, [f.name for f in families], resolve)
+        layouts: dict[str, str] = {}
+        shards = _load_shards(gdir, [f.name for f in families], resolve, layouts)
         orphan_shards = {}
         if not args.only:
             known = {f.name for f in families}
             for name in G.shard_families(gdir):
                 if name not in known:
-                    s = G.load_shard(gdir, name, resolve)
+                    s = _load_shards(gdir, [name], resolve, layouts)[name]
                     # every flavor the run checks, and any flavor no table knows
                     orphan_shards[name] = {fl: e for fl, e in (s or {}).items()
                                            if fl in flavors or fl not in CANONICAL_FLAVORS}
@@ -193,7 +216,9 @@ def cmd_check(args) -> int:
         state = ", ".join(parts) or "clean"
         if shards.get(fam) is None and fam not in orphan_shards:
             state += " (shard does not exist)"
-        print(f"golden {path.name}: {state}")
+        if fam in layouts:
+            state += f"; {layouts[fam]}: run `parity write` to rewrite it"
+        print(f"golden {shown(path.name)}: {state}")
         if not args.full:
             for line in finding_lines(fs):
                 print(line)
@@ -202,10 +227,14 @@ def cmd_check(args) -> int:
             print(f"  {f}")
         for line in disagree.get(fam, []):
             print(f"  {line}")
-    green = report.green and not findings
+    green = report.green and not findings and not layouts
     for p in G.stale_temp_files(gdir):
-        print(f"golden: stale temp file {p.name} (left by a killed `parity write`; "
+        print(f"golden: stale temp file {shown(p.name)} (left by a killed `parity write`; "
               "the next `parity write` removes it)")
+    npending = _save_pending(args, gdir, report, shards, families, flavors)
+    if npending:
+        print(f"pending: {npending} entr{'y' if npending == 1 else 'ies'} left in {gdir}/*.json.new; "
+              "review them with `parity review`")
     for line in hint_lines(groups, report.labels):
         print(line)
     if any(f.kind == G.CONFLICT for f in findings):
@@ -219,6 +248,7 @@ def cmd_check(args) -> int:
     doc["golden"] = [f.to_json() for f in findings]
     doc["summary_groups"] = [g.to_json() for g in groups]
     doc["golden_dir"] = str(gdir)
+    doc["golden_layout"] = dict(sorted(layouts.items()))
     return finish(args, "check", green, doc)
 
 
@@ -237,6 +267,8 @@ def cmd_write(args) -> int:
                      lambda: _run(families, flavors, engines, args))
     except (ConfigError, ValueError, PoolError, G.GoldenError) as exc:
         return die(str(exc))
+    except OSError as exc:  # --json, or any other file the OS refuses: one line, never a traceback
+        return die(f"parity write: {shown(exc.filename or '')}: {shown(exc.strerror or exc)}")
 
 
 def cmd_list(args) -> int:
@@ -250,7 +282,7 @@ def cmd_list(args) -> int:
     rows = []
     for fam in families:
         if not fam.configs:
-            print(f"{fam.name}: (no configs)")
+            print(f"{shown(fam.name)}: (no configs)")
         for c in fam.configs:
             cells = []
             verdicts = {}
@@ -258,7 +290,7 @@ def cmd_list(args) -> int:
                 r = res.get((fam.name, c.name, fl))
                 cells.append(f"{fl}:{r.verdict if r else '-'}")
                 verdicts[fl] = r.verdict if r else None
-            print(f"{fam.name}/{c.name:<32} {c.arch:<8} {'  '.join(cells)}")
+            print(f"{shown(fam.name)}/{shown(c.name):<32} {shown(c.arch):<8} {'  '.join(cells)}")
             rows.append({"family": fam.name, "config": c.name, "arch": c.arch, "verdicts": verdicts})
     # list reports; its exit status says whether every listed verdict passes
     return finish(args, "list", report.green, {"flavors": list(flavors), "configs": rows})
@@ -266,7 +298,7 @@ def cmd_list(args) -> int:
 
 def cmd_show(args) -> int:
     if importlib.util.find_spec(engine_module(args.engine)) is None:
-        return die(f"--engine: unknown engine {args.engine!r} (python or cpp)")
+        return die(f"--engine: unknown engine '{shown(args.engine)}' (python or cpp)")
     try:
         fam, cfg = _find_config(args, args.ref)
         flavor = canonical_flavor(args.flavor, args.engine, args.timeout)
@@ -277,9 +309,9 @@ def cmd_show(args) -> int:
         sys.stdout.write(out["text"])
         return 0
     if out["status"] == "rejected":
-        print(f"{args.engine}: rejected: {out['reason']}", file=sys.stderr)
+        print(f"{shown(args.engine)}: rejected: {shown(out['reason'], limit=2000)}", file=sys.stderr)
         return 1
-    print(f"{args.engine}: CRASH: {out.get('error')}", file=sys.stderr)
+    print(f"{shown(args.engine)}: CRASH: {shown(out.get('error'), limit=2000)}", file=sys.stderr)
     return 1
 
 
@@ -308,9 +340,9 @@ def cmd_diff(args) -> int:
     bad = False
     for e, o in zip(engines, outs):
         if o["status"] == "rejected":
-            print(f"{e}: rejected: {o['reason']}")
+            print(f"{shown(e)}: rejected: {shown(o['reason'], limit=2000)}")
         elif o["status"] != "ok":
-            print(f"{e}: CRASH: {o.get('error')}")
+            print(f"{shown(e)}: CRASH: {shown(o.get('error'), limit=2000)}")
             bad = True
     if bad:
         return 1
@@ -319,7 +351,7 @@ def cmd_diff(args) -> int:
         return 1
     if a["status"] == "rejected":
         return 0
-    ref = f"{fam.name}/{cfg.name}@{flavor}"
+    ref = f"{shown(fam.name)}/{shown(cfg.name)}@{shown(flavor)}"
     diff = list(difflib.unified_diff(a["text"].splitlines(keepends=True), b["text"].splitlines(keepends=True),
                                      fromfile=f"{engines[0]}:{ref}", tofile=f"{engines[1]}:{ref}"))
     if not diff:
@@ -354,8 +386,13 @@ def add_command(sub) -> None:
     add_common_options(w)
     w.add_argument("--golden-dir", metavar="DIR",
                    help="golden shard directory (default: golden/ of the checkout holding the working directory)")
+    w.add_argument("--lock-timeout", type=finite_seconds("--lock-timeout"), default=G.LOCK_TIMEOUT,
+                   metavar="S", help=f"seconds to wait for the golden lock (default {G.LOCK_TIMEOUT:g})")
     w.add_argument("--no-oracles", action="store_true",
                    help="bless without running the validity and numerics oracles on the changed configs")
+    w.add_argument("--mode", choices=("all", "new"), default="all",
+                   help="all: every entry that changed or is new (default); new: only entries with no "
+                        "golden entry yet (MISSING), every existing entry kept")
     w.set_defaults(func=cmd_write)
 
     ls = sub.add_parser("list", help="configs with their verdicts")

@@ -38,11 +38,13 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import contextmanager
 import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
+from parity.escape import shown
 from parity.outputs import write_bytes_atomic
 
 FORMAT = 2
@@ -53,6 +55,13 @@ _SHA_RE = re.compile(r"[0-9a-f]{64}")  # used with fullmatch (no trailing newlin
 MAX_DEPTH = 16  # a valid shard nests 4 levels; deeper is refused before json.loads
 TMP_GLOB = ".*.json.tmp"  # write_shard's temp files
 _CONFLICT_RE = re.compile(r"^(<{7}|={7}|>{7}|\|{7})(?: |$)", re.M)
+#: Largest shard file read (bytes), checked on the open descriptor before any byte is read.
+#: The biggest shipped shard is about 82 KB; 8 MiB leaves a hundredfold room for growth.
+MAX_SHARD_BYTES = 8 * 1024 * 1024
+#: Longest JSON integer accepted in a shard (digits): a byte count or format, never more than 18.
+MAX_INT_DIGITS = 18
+#: A key's flavor and config parts: the config name rule of parity/config.py.
+_KEY_PART_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
 
 Entry = dict
 Flavors = dict  # {flavor: {config: Entry}}
@@ -60,6 +69,22 @@ Flavors = dict  # {flavor: {config: Entry}}
 
 class GoldenError(Exception):
     """A golden shard cannot be used; ``str()`` is one line naming the shard."""
+
+
+class ShardTooLarge(GoldenError):
+    """A shard file larger than :data:`MAX_SHARD_BYTES` (never read; ``parity write`` regenerates it)."""
+
+
+class _BadNumber(Exception):
+    pass
+
+
+def _parse_int(text: str) -> int:
+    """json ``parse_int`` hook: refuses an integer longer than :data:`MAX_INT_DIGITS` digits
+    before converting it (Python's own 4300-digit limit gives a message naming nothing)."""
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise _BadNumber(len(text.lstrip("-")))
+    return int(text)
 
 class _DuplicateKey(Exception):
     pass
@@ -115,7 +140,7 @@ def _check_plain(where: str, entry: dict) -> Entry:
             raise GoldenError(f"{where}: 'sha256' must be 64 lowercase hex digits")
         return dict(entry)
     raise GoldenError(f"{where}: entry keys must be bytes/kernel/sha256 or rejected, "
-                      f"got {sorted(keys)}")
+                      f"got {shown(sorted(map(str, keys)))}")
 
 
 def check_depth(name: str, s: str, limit: int = MAX_DEPTH) -> None:
@@ -166,7 +191,8 @@ def parse_shard(text: bytes | str, name: str, family: str | None = None,
 
 def _parse_shard(text: bytes | str, name: str, family: str | None,
                  resolve: Callable[[str], str | None] | None) -> Flavors:
-    data = text.encode("utf-8") if isinstance(text, str) else text
+    data = text.encode("utf-8", errors="surrogateescape") if isinstance(text, str) else text
+    name = shown(name)
     if b"\r" in data:
         line = data[: data.index(b"\r")].count(b"\n") + 1
         raise GoldenError(f"{name}: CRLF line ends (line {line}); golden shards must use LF only")
@@ -182,14 +208,19 @@ def _parse_shard(text: bytes | str, name: str, family: str | None,
                           "before merging, see docs/gate.md)")
     check_depth(name, s)
     try:
-        doc = json.loads(s, object_pairs_hook=_unique_keys)
+        doc = json.loads(s, object_pairs_hook=_unique_keys, parse_int=_parse_int)
+    except _BadNumber as exc:
+        raise GoldenError(f"{name}: an integer of {exc.args[0]} digits (at most {MAX_INT_DIGITS}); "
+                          "not a golden shard") from None
     except RecursionError:
         raise GoldenError(f"{name}: nested too deeply; not a golden shard") from None
     except json.JSONDecodeError as exc:
         raise GoldenError(f"{name}: malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     except _DuplicateKey as exc:
-        raise GoldenError(f"{name}: duplicate key {exc.args[0]!r} (a leftover of a merge? "
+        raise GoldenError(f"{name}: duplicate key '{shown(exc.args[0])}' (a leftover of a merge? "
                           "run `parity write` to regenerate it)") from None
+    except ValueError as exc:  # any other refusal of the parser, as one line
+        raise GoldenError(f"{name}: not a golden shard ({shown(exc)})") from None
     if not isinstance(doc, dict):
         raise GoldenError(f"{name}: top level must be an object")
     if "format" not in doc:
@@ -201,10 +232,11 @@ def _parse_shard(text: bytes | str, name: str, family: str | None,
     if not isinstance(doc["family"], str):
         raise GoldenError(f"{name}: 'family' must be a string")
     if family is not None and doc["family"] != family:
-        raise GoldenError(f"{name}: holds family {doc['family']!r}, expected {family!r}")
+        raise GoldenError(f"{name}: holds family '{shown(doc['family'])}', expected '{shown(family)}'")
     if fmt == 1:
         if set(doc) != {"family", "flavors", "format"}:
-            raise GoldenError(f"{name}: top-level keys must be family/flavors/format, got {sorted(doc)}")
+            raise GoldenError(f"{name}: top-level keys must be family/flavors/format, "
+                              f"got {shown(sorted(doc))}")
         if not isinstance(doc["flavors"], dict):
             raise GoldenError(f"{name}: 'flavors' must be an object")
         raw = doc["flavors"]
@@ -215,17 +247,21 @@ def _parse_shard(text: bytes | str, name: str, family: str | None,
                 continue
             fl, sep, cfg = key.partition("/")
             if not sep or not fl or not cfg or "/" in cfg:
-                raise GoldenError(f"{name}: key {key!r} is not FLAVOR/CONFIG")
+                raise GoldenError(f"{name}: key '{shown(key)}' is not FLAVOR/CONFIG")
             raw.setdefault(fl, {})[cfg] = e
     out: Flavors = {}
     for fl, entries in raw.items():
+        for part in [fl, *(entries if isinstance(entries, dict) else ())]:
+            if not isinstance(part, str) or not _KEY_PART_RE.fullmatch(part):
+                raise GoldenError(f"{name}: key part '{shown(part)}' is not a flavor or config name "
+                                  "(letters, digits, _ . + -, not starting with . + -)")
         canon = fl
         if resolve is not None:
             canon = resolve(fl) or fl  # unknown flavors stay as-is (reported ORPHAN)
         if canon in out or (canon != fl and canon in raw):
             first = f"{fl}/{next(iter(entries))}" if isinstance(entries, dict) and entries else fl
-            raise GoldenError(f"{name}: key {first!r} uses flavor {fl!r}, an alias of {canon!r}, and "
-                              f"the shard also holds {canon!r} entries (one flavor, two names)")
+            raise GoldenError(f"{name}: key {first!r} uses flavor {fl!r}, an alias of '{shown(canon)}', and "
+                              f"the shard also holds '{shown(canon)}' entries (one flavor, two names)")
         if not isinstance(entries, dict):
             raise GoldenError(f"{name}: flavors.{fl} must be an object")
         out[canon] = {cfg: _check_entry(f"{name}: {fl}/{cfg}", e) for cfg, e in entries.items()}
@@ -251,37 +287,55 @@ def _file_kind(mode: int) -> str:
     return "not a regular file"
 
 
-def read_regular_file(path: Path) -> bytes | None:
-    """The bytes of ``path``, None when it does not exist; GoldenError (one
-    line) when it is not a regular file -- checked before opening and again on
-    the open descriptor (opened non-blocking, so a named pipe never hangs) --
-    or cannot be read."""
+def read_regular_file(path: Path, limit: int = MAX_SHARD_BYTES) -> bytes | None:
+    """The bytes of ``path``, None when it does not exist.
+
+    GoldenError (one line, the path through :func:`parity.escape.shown`) when
+    it is not a regular file -- checked before opening and again on the open
+    descriptor (opened non-blocking, so a named pipe never hangs) -- or cannot
+    be read (permission, I/O error, a symlink loop); :class:`ShardTooLarge`
+    when it holds more than ``limit`` bytes (checked on the descriptor before
+    reading, and the read stops at ``limit + 1`` bytes, so a sparse or growing
+    file is never read whole)."""
+    where = shown(path)
     try:
         st = os.stat(path)
     except FileNotFoundError:
         return None
-    except OSError as exc:
-        raise GoldenError(f"{path}: cannot stat: {exc.strerror}") from None
+    except (OSError, ValueError) as exc:
+        raise GoldenError(f"{where}: cannot stat: {_why(exc)}") from None
     if not stat.S_ISREG(st.st_mode):
-        raise GoldenError(f"{path}: is {_file_kind(st.st_mode)}, not a golden shard file")
+        raise GoldenError(f"{where}: is {_file_kind(st.st_mode)}, not a golden shard file")
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise GoldenError(f"{path}: cannot read: {exc.strerror}") from None
+        raise GoldenError(f"{where}: cannot read: {_why(exc)}") from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise GoldenError(f"{path}: is {_file_kind(st.st_mode)}, not a golden shard file")
+            raise GoldenError(f"{where}: is {_file_kind(st.st_mode)}, not a golden shard file")
+        if st.st_size > limit:
+            raise ShardTooLarge(f"{where}: {st.st_size} bytes, more than the {limit}-byte cap of a "
+                                "golden shard (docs/gate.md); not read")
         with os.fdopen(fd, "rb") as f:
             fd = -1
-            return f.read()
+            data = f.read(limit + 1)
+        if len(data) > limit:
+            raise ShardTooLarge(f"{where}: more than the {limit}-byte cap of a golden shard "
+                                "(docs/gate.md); not read")
+        return data
     except OSError as exc:
-        raise GoldenError(f"{path}: cannot read: {exc.strerror}") from None
+        raise GoldenError(f"{where}: cannot read: {_why(exc)}") from None
     finally:
         if fd >= 0:
             os.close(fd)
+
+
+def _why(exc: BaseException) -> str:
+    """An OSError's reason on one line (its strerror, else its text)."""
+    return shown(getattr(exc, "strerror", None) or exc)
 
 
 def stale_temp_files(golden_dir: Path) -> list[Path]:
@@ -326,19 +380,118 @@ def render_shard(family: str, flavors: Mapping[str, Mapping[str, Entry]]) -> str
 
 
 def write_shard(golden_dir: Path, family: str, flavors: Mapping[str, Mapping[str, Entry]]) -> Path:
-    """Atomically replace ``golden/<family>.json`` (temp file + os.replace)."""
+    """Atomically replace ``golden/<family>.json`` (temp file + os.replace).
+
+    GoldenError (one line naming the shard and the OS's reason: permission,
+    read-only file system, no space left, a directory in the way) when it
+    cannot be written; the shard is then as it was (the temp file is removed)."""
     path = shard_path(golden_dir, family)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = render_shard(family, flavors).encode("utf-8")
-    write_bytes_atomic(path, data, prefix=f".{family}.", suffix=".json.tmp")  # TMP_GLOB matches its temp
+    data = render_shard(family, flavors).encode("utf-8", errors="surrogateescape")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_bytes_atomic(path, data, prefix=f".{family}.", suffix=".json.tmp")  # TMP_GLOB matches its temp
+    except OSError as exc:
+        raise GoldenError(f"{shown(path)}: cannot write: {_why(exc)}; the shard is unchanged") from None
     return path
 
 
-def lock(golden_dir: Path, timeout: float = 60.0):
-    """An inter-process lock around golden writes."""
-    from filelock import FileLock  # filelock (~35 ms): only `parity write` and the merge driver lock
-    Path(golden_dir).mkdir(parents=True, exist_ok=True)
-    return FileLock(str(Path(golden_dir) / LOCK_NAME), timeout=timeout)
+def remove_shard(golden_dir: Path, family: str) -> None:
+    """Delete ``golden/<family>.json``; GoldenError (one line) when the OS refuses."""
+    path = shard_path(golden_dir, family)
+    try:
+        if path.is_dir() and not path.is_symlink():
+            raise IsADirectoryError(21, "Is a directory")
+        path.unlink()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise GoldenError(f"{shown(path)}: cannot remove: {_why(exc)}") from None
+
+
+def check_dir_writable(golden_dir: Path) -> None:
+    """GoldenError unless a file can be created in ``golden_dir`` (created when missing):
+    ``parity write`` asks before its run, so a read-only or full directory costs no engine time."""
+    import tempfile
+    d = Path(golden_dir)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".parity-write-probe.", suffix=".json.tmp", dir=d)
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        raise GoldenError(f"{shown(d)}: golden directory not writable: {_why(exc)}") from None
+
+
+#: Seconds ``parity write`` waits for the golden lock before it gives up (``--lock-timeout``).
+LOCK_TIMEOUT = 60.0
+
+
+@contextmanager
+def lock(golden_dir: Path, timeout: float = LOCK_TIMEOUT):
+    """Hold the inter-process lock around golden writes (``golden/.parity-golden.lock``, filelock).
+
+    GoldenError (one line naming the lock file) when it is still held by
+    another process after ``timeout`` seconds, or cannot be taken at all
+    (permission, read-only file system, the lock path is a directory)."""
+    from filelock import FileLock, Timeout  # filelock (~35 ms): only `parity write` and the merge driver lock
+    path = Path(golden_dir) / LOCK_NAME
+    try:
+        Path(golden_dir).mkdir(parents=True, exist_ok=True)
+        lk = FileLock(str(path), timeout=timeout)
+        lk.acquire()
+    except Timeout:
+        raise GoldenError(f"{shown(path)}: the golden lock is still held after {timeout:g} s (another "
+                          "`parity write` running?); nothing was written; run it again when that one "
+                          "has finished") from None
+    except OSError as exc:
+        raise GoldenError(f"{shown(path)}: cannot take the golden lock: {_why(exc)}; nothing was written") from None
+    try:
+        yield lk
+    finally:
+        try:
+            lk.release()
+        except OSError:
+            pass
+
+
+def layout_problem(data: bytes, family: str, flavors: Flavors, fmt: int | None = None) -> str | None:
+    """Why ``data`` (a shard that parsed to ``flavors``) is not in its canonical layout, or None.
+
+    Canonical is exactly :func:`render_shard` (format 2) or, for a format-1
+    shard, the pretty-printed form it was written in (sorted keys, indent 2,
+    trailing newline). Anything else -- padding, another indentation, an
+    alias flavor key, unsorted keys -- is reported by ``parity check`` (never
+    GREEN) and rewritten by ``parity write``."""
+    if fmt is None:
+        try:
+            fmt = json.loads(data).get("format")
+        except (ValueError, AttributeError):
+            fmt = FORMAT
+    if fmt == 1:
+        want = json.dumps({"family": family, "flavors": flavors, "format": 1},
+                          sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    else:
+        want = render_shard(family, flavors)
+    want_b = want.encode("utf-8", errors="surrogateescape")
+    if data == want_b:
+        return None
+    got_lines, want_lines = data.split(b"\n"), want_b.split(b"\n")
+    for i, (a, b) in enumerate(zip(got_lines, want_lines), 1):
+        if a != b:
+            return f"not in the canonical one-entry-per-line layout (line {i} differs)"
+    return (f"not in the canonical one-entry-per-line layout ({len(got_lines) - 1} lines, "
+            f"canonical {len(want_lines) - 1})")
+
+
+def load_shard_layout(golden_dir: Path, family: str, resolve: Callable[[str], str | None] | None = None
+                      ) -> tuple[Flavors | None, str | None]:
+    """(:func:`load_shard`, :func:`layout_problem`) of one shard in one read."""
+    path = shard_path(golden_dir, family)
+    data = read_regular_file(path)
+    if data is None:
+        return None, None
+    flavors = parse_shard(data, str(path), family, resolve)
+    return flavors, layout_problem(data, family, flavors)
 
 
 # -- comparison -------------------------------------------------------------
@@ -356,8 +509,9 @@ class Finding:
     detail: str = ""
 
     def __str__(self) -> str:
-        s = f"{self.kind} {self.family}/{self.config}@{self.flavor}"
-        return f"{s}: {self.detail}" if self.detail else s
+        """One line: every name and the detail through :func:`parity.escape.shown`."""
+        s = f"{self.kind} {shown(self.family)}/{shown(self.config)}@{shown(self.flavor)}"
+        return f"{s}: {shown(self.detail, limit=2000)}" if self.detail else s
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "family": self.family, "config": self.config,
@@ -368,7 +522,7 @@ def describe_entry(e: Entry | None) -> str:
     if e is None:
         return "none"
     if "rejected" in e:
-        return f"rejected {e['rejected']!r}"
+        return f"rejected '{e['rejected']}'"
     if is_conflict(e):
         c = e["conflict"]
         return f"merge conflict (ours {describe_entry(c['ours'])}, theirs {describe_entry(c['theirs'])})"
@@ -381,7 +535,7 @@ def describe_change(old: Entry, new: Entry) -> str:
     if ("rejected" in old) != ("rejected" in new):
         return f"{describe_entry(old)} -> {describe_entry(new)}"
     if "rejected" in old:
-        return f"reason {old['rejected']!r} -> {new['rejected']!r}"
+        return f"reason '{old['rejected']}' -> '{new['rejected']}'"
     parts = []
     for k in ("kernel", "bytes", "sha256"):
         if old[k] != new[k]:

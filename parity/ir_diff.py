@@ -23,7 +23,7 @@ ref, REF's engine cannot be imported).
 
 from __future__ import annotations
 
-import difflib
+import argparse
 import hashlib
 import os
 import re
@@ -31,15 +31,17 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from parity.change_groups import (ADDED, OUTCOME, REMOVED, ChangeGroup, Grouper, drop_ssa_numbers,  # noqa: F401
+                                   hunks)
 from parity.color import enabled as color_enabled
 from parity.cli_common import parse_only, select_configs
+from parity.diff_page import group_verdicts, markdown_page, verdict_text
+from parity.escape import shown
 from parity.config import CANONICAL_FLAVORS, ConfigError, load_families
 from parity.pool import PoolError, WorkerPool
 from parity.project import ProjectError, find_project_root
 from parity.ref_tree import BaseError, lower_at_ref, resolve_ref
-from parity.report import canonical_flavor, check_writable, die, split_csv, write_json
-
-LIST_LIMIT = 8  # configs named per hunk / per added-removed line before "... and N more"
+from parity.report import canonical_flavor, check_writable, die, progress, split_csv, write_json
 
 def add_base_options(p) -> None:
     """The ``--base`` options of ``parity diff`` (the rest come from add_common_options)."""
@@ -47,10 +49,18 @@ def add_base_options(p) -> None:
                    help="show the IR changes between git REF (its own Python engine) and the working tree")
     p.add_argument("--stat", action="store_true", help="with --base: counts only")
     p.add_argument("--json", metavar="PATH", help="with --base: write the changes as JSON to PATH")
-    p.add_argument("--ignore-ssa-numbers", action="store_true",
-                   help="with --base: compare with every local value's number dropped (%%a_r45 -> %%a_r#), "
-                        "so one inserted instruction is one hunk; texts that differ only in numbering "
-                        "are counted as renumbered")
+    p.add_argument("--ignore-types", action="store_true",
+                   help="with --base: group changes that differ only in vector widths and element types")
+    p.add_argument("--keep-ssa-numbers", action="store_true",
+                   help="with --base: diff the texts as printed (by default every local value's and "
+                        "block's number is dropped, %%a_r45 -> %%a_r#, so one inserted instruction is one hunk)")
+    p.add_argument("--ignore-ssa-numbers", action="store_true", help=argparse.SUPPRESS)  # the default now
+    p.add_argument("--format", choices=("text", "markdown"), default="text",
+                   help="with --base: text (default) or a markdown review page (groups, configs; "
+                        "oracle verdicts with --oracles) to attach to a pull request")
+    p.add_argument("--oracles", action="store_true",
+                   help="with --base: run the validity and numerics oracles on the changed entries and "
+                        "give each group's verdict")
 
 
 # -- lowering ------------------------------------------------------------------
@@ -97,47 +107,11 @@ def _describe(o: dict | None) -> str:
     return f"crash {o.get('error')!r}"
 
 
-# A local value or block name as the printers write it: the hint, then a counter
-# (``%a_r45``, ``%acc_in.12``). Dropping the counter keeps the hint.
-_SSA_NUMBER = re.compile(r"%([A-Za-z_.][A-Za-z0-9_.]*?)\d+\b")
-_LABEL_NUMBER = re.compile(r"^([A-Za-z_.][A-Za-z0-9_.]*?)\d+:", re.M)
-
-
-def drop_ssa_numbers(text: str) -> str:
-    """``text`` with the counter of every ``%name<digits>`` replaced by ``#``:
-    two texts that differ only in value numbering become equal."""
-    return _LABEL_NUMBER.sub(r"\1#:", _SSA_NUMBER.sub(r"%\1#", text))
-
-
-def hunks(a: str, b: str) -> list[tuple[str, ...]]:
-    """The unified-diff hunks (3 lines of context) of a -> b, each as its lines without the @@ header."""
-    out, cur = [], None
-    for line in difflib.unified_diff(a.splitlines(), b.splitlines(), lineterm="", n=3):
-        if line.startswith("---") or line.startswith("+++"):
-            if cur is None:
-                continue
-        if line.startswith("@@"):
-            if cur:
-                out.append(tuple(cur))
-            cur = []
-            continue
-        if cur is not None:
-            cur.append(line)
-    if cur:
-        out.append(tuple(cur))
-    return out
-
-
 @dataclass
 class FamilyDiff:
     family: str
     counts: dict[str, dict[str, int]] = field(default_factory=dict)   # flavor -> kind -> n
-    added: list[tuple[str, str, str]] = field(default_factory=list)   # (config, flavor, what)
-    removed: list[tuple[str, str, str]] = field(default_factory=list)
-    outcome_changes: list[tuple[str, str, str]] = field(default_factory=list)  # both sides, not two texts
-    hunks: dict[tuple[str, ...], list[str]] = field(default_factory=dict)     # hunk -> ["config@flavor"]
-    changed_texts: int = 0
-    renumbered: list[str] = field(default_factory=list)  # "config@flavor" differing only in SSA numbers
+    groups: list[ChangeGroup] = field(default_factory=list)          # every differing entry, by change
     new_family: bool = False
     gone_family: bool = False
 
@@ -149,51 +123,61 @@ class FamilyDiff:
     def differs(self) -> bool:
         return any(c["changed"] or c["added"] or c["removed"] for c in self.counts.values())
 
+    @property
+    def entries(self) -> int:
+        return sum(len(g.entries) for g in self.groups)
+
+    def of_kind(self, *kinds: str) -> list[ChangeGroup]:
+        return [g for g in self.groups if g.kind in kinds]
+
 
 def compare(work: dict[str, dict], ref: dict[str, dict], ref_families: list[str],
-            families: list[str], ignore_ssa_numbers: bool = False) -> dict[str, FamilyDiff]:
-    """FamilyDiff per family of the working tree or REF. ``ignore_ssa_numbers``:
-    hunks are taken on :func:`drop_ssa_numbers` texts; a text equal after it is
-    counted changed and listed as renumbered, with no hunk."""
+            families: list[str], *, ignore_types: bool = False, normalise: bool = True
+            ) -> dict[str, FamilyDiff]:
+    """FamilyDiff per family of the working tree or REF, its differing entries in
+    change groups (parity/change_groups.py). ``normalise``: value numbers dropped
+    before diffing (a text equal after it is a renumbered entry); ``ignore_types``:
+    every type of a changed line is written T in the group key."""
     out: dict[str, FamilyDiff] = {}
+    grouper: dict[str, Grouper] = {}
     for name in sorted(set(families) | {k.split("/", 1)[0] for k in ref}):
         out[name] = FamilyDiff(name, new_family=name not in ref_families, gone_family=name not in families)
+        grouper[name] = Grouper(name, ignore_types=ignore_types, normalise=normalise)
     for key in sorted(set(work) | set(ref)):
         fam, rest = key.split("/", 1)
         cfg, fl = rest.rsplit("@", 1)
-        d = out[fam]
+        d, g = out[fam], grouper[fam]
         w, r = work.get(key), ref.get(key)
         if r is None or (r["status"] != "ok" and w is not None and w["status"] == "ok"):
             d.count(fl, "added")
-            d.added.append((cfg, fl, _describe(w) + ("" if r is None else f", at base {_describe(r)}")))
+            g.add_other(ADDED, _describe(w) + ("" if r is None else f", at base {_describe(r)}"), cfg, fl)
         elif w is None or (w["status"] != "ok" and r["status"] == "ok"):
             d.count(fl, "removed")
-            d.removed.append((cfg, fl, _describe(r) + ("" if w is None else f", now {_describe(w)}")))
+            g.add_other(REMOVED, _describe(r) + ("" if w is None else f", now {_describe(w)}"), cfg, fl)
         elif w["status"] == r["status"] == "ok":
             if w["sha256"] == r["sha256"]:
                 d.count(fl, "unchanged")
                 continue
             d.count(fl, "changed")
-            d.changed_texts += 1
-            a, b = r["text"], w["text"]
-            if ignore_ssa_numbers:
-                a, b = drop_ssa_numbers(a), drop_ssa_numbers(b)
-                if a == b:
-                    d.renumbered.append(f"{cfg}@{fl}")
-                    continue
-            for h in hunks(a, b):
-                d.hunks.setdefault(h, []).append(f"{cfg}@{fl}")
+            g.add_text(cfg, fl, r["text"], w["text"])
         elif (w["status"], w.get("reason"), w.get("error")) == (r["status"], r.get("reason"), r.get("error")):
             d.count(fl, "unchanged")
         else:
             d.count(fl, "changed")
-            d.outcome_changes.append((cfg, fl, f"{_describe(r)} -> {_describe(w)}"))
+            g.add_other(OUTCOME, f"{_describe(r)} -> {_describe(w)}", cfg, fl)
+    for name, d in out.items():
+        d.groups = grouper[name].groups()
     return out
+
+
+def totals(diffs: dict[str, FamilyDiff]) -> tuple[int, int]:
+    """(change groups, differing entries) over every family."""
+    return (sum(len(d.groups) for d in diffs.values()), sum(d.entries for d in diffs.values()))
 
 
 # -- output ----------------------------------------------------------------------
 
-class _Paint:
+class Paint:
     def __init__(self, on: bool):
         self.on = on
 
@@ -201,71 +185,66 @@ class _Paint:
         return f"\x1b[{code}m{text}\x1b[0m" if self.on else text
 
 
-def _names(items: list[str]) -> str:
-    shown = ", ".join(items[:LIST_LIMIT])
-    return shown + (f" ... and {len(items) - LIST_LIMIT} more" if len(items) > LIST_LIMIT else "")
+def group_lines(g: ChangeGroup, i: int, n: int, paint=None) -> list[str]:
+    """A change group as text: its header line, then (text changes) the hunks of its first entry."""
+    paint = paint or Paint(False)
+    lines = [paint("36", f"  @@ group {i}/{n} [{g.gid}] {g.title()}")]
+    for k, h in enumerate(g.hunks):
+        if k:
+            lines.append("  ...")
+        for line in h:
+            code = "31" if line.startswith("-") else "32" if line.startswith("+") else ""
+            lines.append(("  " + paint(code, line)) if code else "  " + line)
+    return lines
 
 
 def report_lines(diffs: dict[str, FamilyDiff], ref: str, commit: str, flavors, *, stat: bool,
-                 color: bool) -> list[str]:
-    paint = _Paint(color)
-    lines = [f"IR changes from {ref} ({commit[:12]}, its own Python engine) to the working tree"]
+                 color: bool, verdicts: dict | None = None) -> list[str]:
+    paint = Paint(color)
+    lines = [f"IR changes from {shown(ref)} ({commit[:12]}, its own Python engine) to the working tree"]
     width = max([len(n) for n in diffs] + [8])
     for name, d in diffs.items():
         if d.new_family:
-            lines.append(paint("1", f"{name}: family does not exist at {ref}: every config is added"))
+            lines.append(paint("1", f"{name}: family does not exist at {shown(ref)}: every config is added"))
         if d.gone_family:
             lines.append(paint("1", f"{name}: family no longer exists: every config is removed"))
         for fl in flavors:
             c = d.counts.get(fl)
-            if c is None:
+            if c is None or (stat and not (c["changed"] or c["added"] or c["removed"])):
                 continue
             lines.append(f"{name:<{width}} {fl:<7} changed={c['changed']} added={c['added']} "
                          f"removed={c['removed']} unchanged={c['unchanged']}")
     for name, d in diffs.items():
         if not d.differs:
             continue
-        lines.append(paint("1", f"{name}: {d.changed_texts} changed text(s) in {len(d.hunks)} distinct hunk(s)"
-                           + (f" ({len(d.renumbered)} differ only in SSA numbers)" if d.renumbered else "")
-                           + (f", {len(d.outcome_changes)} outcome change(s)" if d.outcome_changes else "")
-                           + (f", {len(d.added)} added" if d.added else "")
-                           + (f", {len(d.removed)} removed" if d.removed else "")))
+        lines.append(paint("1", f"{name}: {d.entries} entr{'y' if d.entries == 1 else 'ies'} "
+                                f"in {len(d.groups)} change group(s)"))
         if stat:
             continue
-        for label, items in (("added", d.added), ("removed", d.removed), ("outcome", d.outcome_changes)):
-            groups: dict[str, list[str]] = {}
-            for cfg, fl, what in items:
-                groups.setdefault(what, []).append(f"{cfg}@{fl}")
-            for what, keys in groups.items():
-                lines.append(paint("33", f"  {label}: {what}: {len(keys)} config(s): {_names(keys)}"))
-        ordered = sorted(d.hunks.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-        for i, (h, keys) in enumerate(ordered, 1):
-            lines.append(paint("36", f"  @@ hunk {i}/{len(ordered)}: {len(keys)} config(s): {_names(keys)}"))
-            for line in h:
-                code = "31" if line.startswith("-") else "32" if line.startswith("+") else ""
-                lines.append(("  " + paint(code, line)) if code else "  " + line)
+        for i, g in enumerate(d.groups, 1):
+            gl = group_lines(g, i, len(d.groups), paint)
+            v = verdict_text(verdicts, g)
+            lines += gl[:1] + ([f"    {v}"] if v else []) + gl[1:]
     if not any(d.differs for d in diffs.values()):
         lines.append("no IR change")
+    groups, entries = totals(diffs)
+    lines.append(f"groups: {groups}, entries: {entries}")
     return lines
 
 
 def to_json(diffs: dict[str, FamilyDiff], ref: str, commit: str) -> dict:
+    groups, entries = totals(diffs)
     return {
-        "base": ref, "commit": commit,
+        "base": ref, "commit": commit, "groups": groups, "entries": entries,
         "families": {
             n: {"new_family": d.new_family, "gone_family": d.gone_family, "counts": d.counts,
-                "added": [{"config": c, "flavor": f, "what": w} for c, f, w in d.added],
-                "removed": [{"config": c, "flavor": f, "what": w} for c, f, w in d.removed],
-                "outcome_changes": [{"config": c, "flavor": f, "what": w} for c, f, w in d.outcome_changes],
-                "renumbered": list(d.renumbered),
-                "hunks": [{"lines": list(h), "configs": keys}
-                          for h, keys in sorted(d.hunks.items(), key=lambda kv: (-len(kv[1]), kv[0]))]}
+                "groups": [g.to_json() for g in d.groups]}
             for n, d in diffs.items()},
     }
 
 
 def diff_base(ref: str, families, flavors, *, root: Path, workers=None, timeout: float = 30.0,
-              narrowed: dict | None = None, ignore_ssa_numbers: bool = False):
+              narrowed: dict | None = None, ignore_types: bool = False, normalise: bool = True):
     """(commit, {family: FamilyDiff}) of REF against the working tree's Python engine.
 
     ``narrowed``: {family: True} for families cut down to some configs
@@ -280,7 +259,8 @@ def diff_base(ref: str, families, flavors, *, root: Path, workers=None, timeout:
     ref_units = {k: v for k, v in ref_units.items()
                  if k.split("/", 1)[0] not in picked
                  or k.split("/", 1)[1].rsplit("@", 1)[0] in picked[k.split("/", 1)[0]]}
-    return commit, compare(work, ref_units, ref_families, [f.name for f in families], ignore_ssa_numbers)
+    return commit, compare(work, ref_units, ref_families, [f.name for f in families],
+                           ignore_types=ignore_types, normalise=normalise)
 
 
 def cmd_diff_base(args) -> int:
@@ -307,11 +287,21 @@ def cmd_diff_base(args) -> int:
             check_writable(args.json)
         commit, diffs = diff_base(args.base, families, flavors, root=root, workers=args.jobs,
                                   timeout=args.timeout, narrowed=narrowed,
-                                  ignore_ssa_numbers=args.ignore_ssa_numbers)
+                                  ignore_types=args.ignore_types, normalise=not args.keep_ssa_numbers)
     except (BaseError, ProjectError, ConfigError, ValueError, PoolError) as exc:
         return die(str(exc))
-    for line in report_lines(diffs, args.base, commit, flavors, stat=args.stat, color=color_enabled(sys.stdout)):
-        print(line)
+    verdicts = None
+    if args.oracles:
+        with progress("oracles") as cb:
+            verdicts = group_verdicts(families, [g for d in diffs.values() for g in d.groups],
+                                      workers=args.jobs, progress=cb)
+    if args.format == "markdown":
+        sys.stdout.write(markdown_page(diffs, args.base, commit, flavors, verdicts))
+    else:
+        color = color_enabled(sys.stdout)  # --color / NO_COLOR (parity/color.py)
+        for line in report_lines(diffs, args.base, commit, flavors, stat=args.stat, color=color,
+                                 verdicts=verdicts):
+            print(line)
     if args.json:
         write_json(args.json, to_json(diffs, args.base, commit))
     return 1 if any(d.differs for d in diffs.values()) else 0

@@ -30,7 +30,7 @@ import numpy as np
 
 from parity import reference as ref
 from parity.cli_common import add_options, die, finish, progress
-from parity.emit import (EmitError, check_target, default_catalog, model_json, parse_plan, plan_layer, select_layers,
+from parity.emit import (DEFAULT_SELECT, SELECTIONS, EmitError, check_target, default_catalog, model_json, parse_plan, plan_layer, select_layers,
                          us_text)
 from parity.miopen import ProblemInputError, parse_catalog
 from parity.reduce_launch import reduce_launch_reason
@@ -376,8 +376,9 @@ def add_command(sub) -> None:
     la.add_argument("--dtype", choices=("bf16", "fp16"),
                     help="the precision of plain 'conv' (fp32) layers; convbfp16/convfp16 layers keep theirs")
     la.add_argument("--cus", type=int, default=0)
-    la.add_argument("--select", default="model", choices=("model", "seed"),
-                    help="model (default): the perf model's choice of tile, degree and binary; seed: the seed "
+    la.add_argument("--select", default=DEFAULT_SELECT, choices=SELECTIONS,
+                    help="rules (default): the perf model's choice among the candidates the reference's split-K "
+                         "rules admit (docs/policy.md); model: among every admitted candidate; seed: the seed "
                          "policy's degree on the 64x64 tile (docs/perf_model.md)")
     la.add_argument("--tile", type=int, default=None, help=argparse.SUPPRESS)
     la.add_argument("--no-verify", action="store_true", help="skip LLVM verification")

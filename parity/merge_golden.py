@@ -33,6 +33,8 @@ from pathlib import Path
 import json
 
 from parity import golden as G
+from parity.cli_common import one_line
+from parity.escape import shown
 
 DRIVER = "parity-golden"
 ATTRIBUTES_LINE = f"golden/*.json merge={DRIVER}"
@@ -67,10 +69,13 @@ def _family_of(text: str, name: str) -> str | None:
 def read_side(path: str | Path, label: str) -> tuple[str | None, dict[str, G.Entry]]:
     """(family or None for an empty/missing file, flat entries) of one side."""
     p = Path(path)
-    data = p.read_bytes() if p.exists() else b""
+    try:
+        data = G.read_regular_file(p) or b""  # a FIFO, device or oversized side: one line, never a hang
+    except G.GoldenError as exc:
+        raise MergeError(f"{label}: {exc}") from None
     if not data.strip():
         return None, {}
-    name = f"{label} ({p})"
+    name = f"{label} ({shown(p)})"
     try:
         fam = _family_of(data.decode("utf-8", errors="replace"), name)
         return fam, _flat(G.parse_shard(data, name, fam))
@@ -114,10 +119,12 @@ def merge_files(base: str, ours: str, theirs: str, path: str | None = None) -> t
     fb, eb = read_side(theirs, "theirs")
     fams = {f for f in (fo, fa, fb) if f is not None}
     if len(fams) != 1:
-        raise MergeError(f"{path or ours}: the sides hold different families ({', '.join(sorted(fams)) or 'none'})")
+        raise MergeError(f"{shown(path or ours)}: the sides hold different families "
+                         f"({shown(', '.join(sorted(fams))) or 'none'})")
     [fam] = fams
     merged, conflicts = merge_entries(eo, ea, eb)
-    Path(ours).write_text(G.render_shard(fam, _unflat(merged)), encoding="utf-8", newline="\n")
+    from parity.outputs import write_bytes_atomic
+    write_bytes_atomic(ours, G.render_shard(fam, _unflat(merged)).encode("utf-8", errors="surrogateescape"))
     return fam, conflicts
 
 
@@ -167,16 +174,17 @@ def cmd_merge_golden(args) -> int:
         print("error: parity merge-golden wants BASE OURS THEIRS [PATH] (git's %O %A %B %P), "
               "or --install", file=sys.stderr)
         return 2
-    name = args.path or args.ours
+    name = shown(args.path or args.ours)
     try:
         fam, conflicts = merge_files(args.base, args.ours, args.theirs, args.path)
     except (MergeError, OSError) as exc:
-        print(f"error: parity merge-golden: {exc}; run `parity write` after the merge to regenerate {name}",
+        why = exc if isinstance(exc, MergeError) else f"{shown(exc.filename or '')}: {shown(exc.strerror or exc)}"
+        print(f"error: parity merge-golden: {one_line(why)}; run `parity write` after the merge to regenerate {name}",
               file=sys.stderr)
         return 2
     if conflicts:
         print(f"parity merge-golden: {name}: {len(conflicts)} key(s) changed differently on both sides "
-              f"({', '.join(conflicts[:5])}{' ...' if len(conflicts) > 5 else ''}); "
-              f"run `parity write --only {fam}`, then `git add {name}`", file=sys.stderr)
+              f"({shown(', '.join(conflicts[:5]))}{' ...' if len(conflicts) > 5 else ''}); "
+              f"run `parity write --only {shown(fam)}`, then `git add {name}`", file=sys.stderr)
         return 1
     return 0

@@ -19,7 +19,7 @@ from parity.report import canonical_flavor, die, parse_engines
 
 #: Commands whose first line is the provenance line (parity/provenance.py)
 #: and that stop on a stale C++ build (parity/stale.py) before any verdict.
-GATE_COMMANDS = {"check", "write", "list", "show", "diff", "verify", "numerics", "layers", "perf"}
+GATE_COMMANDS = {"check", "write", "list", "show", "diff", "verify", "numerics", "layers", "perf", "review"}
 
 
 def preamble(args) -> int | None:
@@ -55,12 +55,14 @@ def preamble(args) -> int | None:
     try:
         gdir = resolve_golden_dir(getattr(args, "golden_dir", None))
     except ProjectError as exc:
-        if getattr(args, "command", None) in ("check", "write") or getattr(args, "base", None) is not None:
+        if getattr(args, "command", None) in ("check", "write", "review") or getattr(args, "base", None) is not None:
             return die(str(exc))
         gdir = None
-    # show and the engine-vs-engine diff write IR / a patch on stdout: provenance goes to stderr
+    # show, the engine-vs-engine diff and the markdown page write IR / a patch / a page on stdout:
+    # provenance goes to stderr
     command = getattr(args, "command", "check_byte_identity")
-    text_out = command == "show" or (command == "diff" and getattr(args, "base", None) is None)
+    text_out = command == "show" or (command == "diff" and (getattr(args, "base", None) is None
+                                                           or getattr(args, "format", "text") == "markdown"))
     line = provenance_line(gdir, names or ("python", "cpp"))
     if text_out:
         print(line, file=sys.stderr, flush=True)

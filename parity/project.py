@@ -13,6 +13,8 @@ goldens, and ``parity write`` never writes into site-packages.
 
 from __future__ import annotations
 
+from parity.escape import shown
+
 import re
 from pathlib import Path
 
@@ -35,12 +37,23 @@ def is_project_root(path: Path) -> bool:
         return False
 
 
+def _start(start: Path | str | None) -> Path:
+    """``start`` resolved, default the working directory; a working directory that was
+    deleted (or cannot be read) is ``/nonexistent-working-directory``, inside no checkout."""
+    if start is None:
+        try:
+            start = Path.cwd()
+        except OSError:
+            return Path("/nonexistent-working-directory")
+    return Path(start).resolve()
+
+
 def find_project_root(start: Path | str | None = None) -> Path | None:
     """The nearest splitk-parity checkout at or above ``start`` (default: the working directory).
 
     Returns the resolved directory, or None when no ancestor qualifies.
     """
-    here = Path(start if start is not None else Path.cwd()).resolve()
+    here = _start(start)
     for d in (here, *here.parents):
         if is_project_root(d):
             return d
@@ -57,12 +70,12 @@ def resolve_golden_dir(explicit: str | Path | None = None, start: Path | str | N
     if explicit is not None:
         p = Path(explicit)
         if not p.is_dir():
-            raise ProjectError(f"--golden-dir {explicit}: not a directory")
+            raise ProjectError(f"--golden-dir {shown(explicit)}: not a directory")
         return p.resolve()
     root = find_project_root(start)
     if root is None:
-        where = Path(start if start is not None else Path.cwd()).resolve()
-        raise ProjectError(f"no {PROJECT_NAME} checkout at or above {where} (looked for pyproject.toml "
+        where = _start(start)
+        raise ProjectError(f"no {PROJECT_NAME} checkout at or above {shown(where)} (looked for pyproject.toml "
                            f"and golden/); run inside a checkout or pass --golden-dir DIR")
     return root / "golden"
 
@@ -90,7 +103,7 @@ def outside_checkout_note(start: Path | str | None = None) -> str | None:
     the installed package's and goldens need ``--golden-dir``), or None."""
     if find_project_root(start) is not None:
         return None
-    where = Path(start if start is not None else Path.cwd()).resolve()
+    where = shown(_start(start))
     here = Path(__file__).resolve().parent / "configs"
     return (f"note: {where} is not inside a {PROJECT_NAME} checkout: using the configs installed at {here} "
             f"(golden shards need a checkout or --golden-dir DIR)")

@@ -13,6 +13,8 @@ gate does so anyway, after the stale-build check).
 
 from __future__ import annotations
 
+from parity.escape import shown
+
 import importlib.util
 from pathlib import Path
 from importlib.metadata import PackageNotFoundError, version
@@ -55,4 +57,4 @@ def provenance_line(golden_dir: Path | None, engines=("python", "cpp")) -> str:
     """One line naming the golden directory and both engines (location, version, C++ digest)."""
     parts = [f"golden {golden_dir}" if golden_dir is not None else "golden none (no checkout at or above the working directory)"]
     parts += [engine_part(e) for e in dict.fromkeys(engines)]
-    return "parity: " + " | ".join(parts)
+    return "parity: " + " | ".join(shown(p, limit=1000) for p in parts)

@@ -8,7 +8,7 @@ import argparse
 from parity.config import CANONICAL_FLAVORS, ConfigError, load_families, DEFAULT_PACKAGE
 from parity.pool import DEFAULT_TIMEOUT
 from parity.runner import (DEFAULT_ENGINES, MISMATCH, VERDICTS, Report, resolve_flavors)
-from parity.cli_common import (add_options, check_writable, die, parse_only, positive_int,  # noqa: F401
+from parity.cli_common import (add_options, check_writable, die, one_line, parse_only, positive_int,  # noqa: F401
                                positive_seconds, progress, select_configs, split_csv, write_json)
 
 
@@ -76,7 +76,8 @@ def failure_lines(report: Report, limit: int = 200) -> list[str]:
     la, lb = report.labels
     w = max(len(la), len(lb))
     for r in fails[:limit]:
-        lines.append(f"  {r.verdict} {r.key}: {r.detail}" if r.detail else f"  {r.verdict} {r.key}")
+        lines.append(f"  {r.verdict} {one_line(r.key)}: {one_line(r.detail)}" if r.detail
+                     else f"  {r.verdict} {one_line(r.key)}")  # engine text (a crash's error): one line
         if r.verdict == MISMATCH and r.first_diff is not None:
             n, x, y = r.first_diff
             lines.append(f"      line {n} {la:<{w}}: {x}")

@@ -68,8 +68,10 @@ VPY="$VENV/bin/python"
 "$VPY" -m pip install -q --disable-pip-version-check "scikit-build-core>=0.10" cffi cmake ninja
 "$VPY" -m pip install -q --disable-pip-version-check --no-build-isolation -e ".[test]"
 # Golden shards merge by key in this clone (docs/gate.md, "Merging branches"):
-# register the merge driver once, with this venv's interpreter.
+# register the merge driver once, with this venv's interpreter; and the diff driver.
 if git -C . rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   "$VPY" -m parity merge-golden --install >/dev/null || say "note: could not register the golden merge driver"
+  # ... and `git diff` / `git log -p` show a golden change as the IR it stands for (docs/gate.md)
+  "$VPY" -m parity golden-textconv --install >/dev/null || say "note: could not register the golden diff driver"
 fi
 say "installed into $VENV; in a new shell: . .venv/bin/activate"

@@ -164,14 +164,14 @@ def test_parity_layers_small_catalog(tmp_path, capsys):
 
 def test_parity_aot(tmp_path, capsys):
     assert parity_main(["aot", "--flavor", "llvm22"]) == 0
-    assert "1832 AOT jobs at llvm22" in capsys.readouterr().out
-    # the whole grid compared between the engines; one shard written (1872 .ll files are ~190 MB)
+    assert "1856 AOT jobs at llvm22" in capsys.readouterr().out
+    # the whole grid compared between the engines; one shard written (1896 .ll files are ~190 MB)
     assert parity_main(["aot", "--flavor", "llvm23", "--check"]) == 0
     out = capsys.readouterr().out
-    assert "1872 AOT jobs at llvm23" in out and "every job IDENTICAL" in out
+    assert "1896 AOT jobs at llvm23" in out and "every job IDENTICAL" in out
     assert parity_main(["aot", "--flavor", "llvm23", "--emit", str(tmp_path), "--shard", "1/60"]) == 0
     out = capsys.readouterr().out
-    assert "1872 AOT jobs at llvm23 (gfx1250), shard 1/60: 32 jobs" in out
+    assert "1896 AOT jobs at llvm23 (gfx1250), shard 1/60: 32 jobs" in out
     assert len(list(tmp_path.glob("*.ll"))) == 32 and len((tmp_path / "jobs.tsv").read_text().splitlines()) == 32
     assert parity_main(["aot", "--flavor", "llvm19"]) == 2
 

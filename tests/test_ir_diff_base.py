@@ -72,20 +72,34 @@ def test_grouped_hunks_of_a_kernel_change(repo, capsys, tmp_path):
     counts = fam["counts"]["llvm23"]
     # every config with degree >= 2 has an unrolled slab load; degree 0/1 configs have none
     assert counts["changed"] > 0 and counts["unchanged"] > 0 and counts["added"] == counts["removed"] == 0
-    assert 0 < len(fam["hunks"]) < counts["changed"]  # grouped: fewer distinct hunks than changed configs
-    assert sum(len(h["configs"]) for h in fam["hunks"]) >= counts["changed"]
-    for h in fam["hunks"]:
-        minus = [l for l in h["lines"] if l.startswith("-")]
-        plus = [l for l in h["lines"] if l.startswith("+")]
-        assert minus and all(", align 8" in l for l in minus)
+    groups = fam["groups"]
+    # grouped by change: one group per unrolled degree (d - 1 changed loads); the load type is
+    # shared by both sides of each changed line, so dtypes and vector widths are one change
+    assert len(groups) == 6 and {g["kind"] for g in groups} == {"text"}
+    for g in groups:
+        degrees = {e["config"].rsplit("_d", 1)[1] for e in g["entries"]}
+        assert len(degrees) == 1 and int(degrees.pop()) >= 2
+        widths = {e["config"].split("_")[1] for e in g["entries"] if "t1024" not in e["config"]}
+        assert widths == {"v1", "v2", "v4", "v8"}, widths
+        assert {e["config"].split("_")[0] for e in g["entries"]} - {"t1024"} == {"bf16", "fp16"}
+    assert sum(len(g["entries"]) for g in groups) == counts["changed"] == doc["entries"]
+    assert doc["groups"] == 6
+    for g in groups:
+        lines = [l for h in g["hunks"] for l in h]
+        minus = [l for l in lines if l.startswith("-")]
+        plus = [l for l in lines if l.startswith("+")]
+        assert minus and all(", align 8" in l for l in minus), [l for l in minus if ", align 8" not in l]
         assert len(plus) == len(minus) and all(", align 4" in l for l in plus)
-    top = fam["hunks"][0]
-    assert f"  @@ hunk 1/{len(fam['hunks'])}: {len(top['configs'])} config(s): " in out
+        assert all("%slab#" in l for l in minus)  # value numbers dropped by default
+    top = groups[0]
+    assert f"  @@ group 1/6 [{top['id']}] IR change: {len(top['entries'])} entries: {top['configs']}" in out
+    assert out.rstrip().splitlines()[-1] == f"groups: 6, entries: {counts['changed']}"
     assert "\x1b[" not in out  # plain when piped
     rc, out2, _ = run(capsys, "diff", "--base", "HEAD", "--only", "conv_fwd_split_k_reduce",
                       "--flavor", "llvm23", "--stat")
     assert rc == 1 and "@@" not in out2
     assert f"changed={counts['changed']} added=0 removed=0 unchanged={counts['unchanged']}" in out2
+    assert out2.rstrip().splitlines()[-1] == f"groups: 6, entries: {counts['changed']}"
 
 
 def test_ref_that_predates_a_family_adds_every_config(repo, capsys):
@@ -115,13 +129,14 @@ def test_bad_ref_and_no_change(repo, capsys):
     rc, out, err = run(capsys, "diff", "--base", "no-such-branch", "--only", "ir_core")
     assert rc == 2 and "--base no-such-branch: not a commit in the git repository" in err
     rc, out, err = run(capsys, "diff", "--base", "HEAD", "--only", "ir_core", "--flavor", "llvm24")
-    assert rc == 0 and out.rstrip().endswith("no IR change")
+    assert rc == 0 and out.rstrip().splitlines()[-2:] == ["no IR change", "groups: 0, entries: 0"]
 
 
 def test_hunks_drop_line_numbers_so_equal_changes_group():
     a = "x\n" * 10 + "load align 4\n" + "y\n" * 10
     b = "z\n" + a  # same change, shifted one line
     h1 = D.hunks(a, a.replace("align 4", "align 8"))
+    assert D.hunks(a, a.replace("align 4", "align 8"), normalise=True) == h1
     h2 = D.hunks(b, b.replace("align 4", "align 8"))
     assert h1 == h2 == [(" x", " x", " x", "-load align 4", "+load align 8", " y", " y", " y")]
 
@@ -130,16 +145,19 @@ def test_family_slash_name_compares_only_that_config_at_ref(repo, capsys):
     """Review finding: `diff --base HEAD ir_core/casts` reported every other ir_core config removed."""
     commit(repo)
     for argv in (["ir_core/casts"], ["--only", "ir_core/casts"]):
-        rc, out, err = run(capsys, "diff", "--base", "HEAD", *argv, "--stat")
+        rc, out, err = run(capsys, "diff", "--base", "HEAD", *argv)
         assert rc == 0, out + err
         assert "ir_core  llvm23  changed=0 added=0 removed=0 unchanged=1" in out
         assert "no IR change" in out
+    # --stat prints only the rows that differ
+    rc, out, err = run(capsys, "diff", "--base", "HEAD", "--only", "ir_core", "--stat")
+    assert rc == 0 and "ir_core  llvm" not in out
 
 
-def test_ignore_ssa_numbers_turns_a_renumbering_into_one_hunk(repo, capsys, tmp_path):
+def test_dropped_ssa_numbers_turn_a_renumbering_into_one_hunk(repo, capsys, tmp_path):
     """REF has one more instruction near the top of the reduce kernel than the
-    working tree, so every later value number differs by one: plain, that is
-    hunks all over the text; with --ignore-ssa-numbers it is exactly that line."""
+    working tree, so every later value number differs by one: with
+    --keep-ssa-numbers, that is hunks all over the text; by default it is exactly that line."""
     f = repo / REDUCE_PY
     text = f.read_text()
     anchor = '    wg = b.call("workgroup_id_x", [], "wg")\n'
@@ -148,23 +166,25 @@ def test_ignore_ssa_numbers_turns_a_renumbering_into_one_hunk(repo, capsys, tmp_
     commit(repo)  # REF: the kernel with the probe; the working tree is this checkout's engine
     js = tmp_path / "plain.json"
     args = ("diff", "--base", "HEAD", "--only", "conv_fwd_split_k_reduce/bf16_v8_t256_d4", "--flavor", "llvm23")
-    rc, out, err = run(capsys, *args, "--json", js)
+    rc, out, err = run(capsys, *args, "--keep-ssa-numbers", "--json", js)
     assert rc == 1, err
     plain = json.loads(js.read_text())["families"]["conv_fwd_split_k_reduce"]
-    changed_lines = [l for h in plain["hunks"] for l in h["lines"] if l[0] in "+-"]
+    changed_lines = [l for g in plain["groups"] for h in g["hunks"] for l in h if l[0] in "+-"]
     assert len(changed_lines) > 20  # every line after the probe is renumbered
     js2 = tmp_path / "norm.json"
-    rc, out, err = run(capsys, *args, "--ignore-ssa-numbers", "--json", js2)
+    rc, out, err = run(capsys, *args, "--json", js2)
     assert rc == 1, err
     fam = json.loads(js2.read_text())["families"]["conv_fwd_split_k_reduce"]
-    assert fam["renumbered"] == []
-    [hunk] = fam["hunks"]
-    assert [l for l in hunk["lines"] if l[0] in "+-"] == ["-  %probe# = or i32 %wg#, %wg#"]
-    # a change of numbering alone is listed as renumbered, with no hunk
+    [group] = fam["groups"]
+    [hunk] = group["hunks"]
+    assert [l for l in hunk if l[0] in "+-"] == ["-  %probe# = or i32 %wg#, %wg#"]
+    # a change of numbering alone is its own group, with no hunk
     D_text = "  %a3 = add i32 %b1, 1\n"
     d = D.compare({"f/c@llvm23": {"status": "ok", "sha256": "x", "text": D_text.replace("a3", "a4")}},
-                  {"f/c@llvm23": {"status": "ok", "sha256": "y", "text": D_text}}, ["f"], ["f"], True)["f"]
-    assert d.renumbered == ["c@llvm23"] and d.hunks == {} and d.counts["llvm23"]["changed"] == 1
+                  {"f/c@llvm23": {"status": "ok", "sha256": "y", "text": D_text}}, ["f"], ["f"])["f"]
+    [g] = d.groups
+    assert g.kind == "renumbered" and g.entries == [("c", "llvm23")] and g.hunks == []
+    assert d.counts["llvm23"]["changed"] == 1
 
 
 def test_drop_ssa_numbers_keeps_hints_globals_and_types():

@@ -164,8 +164,8 @@ def test_identity_stage2_predicate_and_labels():
 
 # -- AOT grid -----------------------------------------------------------------------------------
 
-# per dtype: 898 two-stage + 18 reduce (+ 20 cluster at llvm23); docs/policy.md gives the enumeration
-@pytest.mark.parametrize("flavor,count", [("llvm20", 1832), ("llvm22", 1832), ("llvm23", 1872), ("llvm24", 1872)])
+# per dtype: 910 two-stage + 18 reduce (+ 20 cluster at llvm23); docs/policy.md gives the enumeration
+@pytest.mark.parametrize("flavor,count", [("llvm20", 1856), ("llvm22", 1856), ("llvm23", 1896), ("llvm24", 1896)])
 def test_aot_count_matches_enumeration(both, flavor, count):
     py, cpp = both
     assert aot.count_jobs(flavor) == len(aot.jobs(flavor)) == count
@@ -178,22 +178,28 @@ def test_aot_count_matches_enumeration(both, flavor, count):
 
 
 def test_aot_grid_axes():
-    """The grid's breadth: per dtype 898 two-stage jobs over 16 tiles, 2 tile_k, 72
-    wave layouts, mem + wavelet1/2, vectors 8/4/2, both epilogues, under the
-    16-loads-per-lane budget; 18 reduce kernels (3 vectors x 6 degrees)."""
-    assert aot.count_two_stage() == 898
+    """The grid's breadth: per dtype 910 two-stage jobs (the reference's count) over 16 tiles, 2 tile_k,
+    72 wave layouts, mem + wavelet1/2, vectors 8/4/2/1, both epilogues, under the 16-loads-per-lane
+    budget; 18 reduce kernels (3 vectors x 6 degrees)."""
+    assert aot.count_two_stage() == 910
     two = [j.spec for j in aot.jobs("llvm22") if j.family == CIG.FAMILY and j.spec["dtype"] == "bf16"]
-    assert len(two) == 898
+    assert len(two) == 910
     assert {(s["tile_m"], s["tile_n"]) for s in two} == {(a, b) for a in (16, 32, 64, 128) for b in (16, 32, 64, 128)}
     assert sum(len(aot.wave_layouts(a, b)) for a in aot.TILE_SIDES for b in aot.TILE_SIDES) == 72
     assert aot.wave_layouts(128, 128) == [(1, 4), (2, 2), (2, 4), (4, 1), (4, 2)]
     assert aot.wave_layouts(16, 16) == [(1, 1)]
     assert {s["tile_k"] for s in two} == {32, 64}
     assert {(s["pipeline"], s["num_load_waves"]) for s in two} == {("mem", 1), ("wavelet", 1), ("wavelet", 2)}
-    assert {s["vector_a"] for s in two} == {8, 4, 2} and all(s["vector_a"] == s["vector_b"] for s in two)
+    assert {s["vector_a"] for s in two} == {8, 4, 2, 1} and all(s["vector_a"] == s["vector_b"] for s in two)
     assert {s["epilogue"] for s in two} == {"default", "cshuffle"}
-    by_vec = {v: sum(s["vector_a"] == v for s in two) for v in (8, 4, 2)}
-    assert by_vec == {8: 544, 4: 268, 2: 86}
+    by_vec = {v: sum(s["vector_a"] == v for s in two) for v in (8, 4, 2, 1)}
+    assert by_vec == {8: 544, 4: 268, 2: 86, 1: 12}
+    # vector 1 fits the budget on six layouts only (16x16 wavelet2, 32x32 w2x2, 32x64 w2x4, 64x32 w4x2,
+    # 64x64 w2x4 and w4x2; tile_k 32), x 2 epilogues: 898 + 12 = 910
+    assert sorted({(s["tile_m"], s["tile_n"], s["waves_m"], s["waves_n"], s["tile_k"], s["pipeline"],
+                    s["num_load_waves"]) for s in two if s["vector_a"] == 1}) == \
+        [(16, 16, 1, 1, 32, "wavelet", 2), (32, 32, 2, 2, 32, "mem", 1), (32, 64, 2, 4, 32, "mem", 1),
+         (64, 32, 4, 2, 32, "mem", 1), (64, 64, 2, 4, 32, "mem", 1), (64, 64, 4, 2, 32, "mem", 1)]
     # the budget: 128x128x64 on one wavelet load wave would issue 64 loads per lane (it spills)
     assert aot.loads_per_lane(128, 128, 64, 2, 2, "wavelet", 1, 8) == 64
     assert all(aot.loads_per_lane(s["tile_m"], s["tile_n"], s["tile_k"], s["waves_m"], s["waves_n"],
@@ -215,8 +221,9 @@ def test_aot_grid_axes():
     (dict(tile_m=128, tile_n=128, waves_m=1, waves_n=1),
      "waves 1x1 on the 128x128 tile are not in the grid (layouts 1x4, 2x2, 2x4, 4x1, 4x2)"),
     (dict(pipeline="wavelet", num_load_waves=4), "pipeline wavelet4 is not in the grid (mem, wavelet1, wavelet2)"),
-    (dict(vector_a=1, vector_b=1), "vectors 1/1 are not in the grid (vector_a = vector_b in 8, 4, 2)"),
-    (dict(vector_a=8, vector_b=4), "vectors 8/4 are not in the grid (vector_a = vector_b in 8, 4, 2)"),
+    (dict(vector_a=3, vector_b=3), "vectors 3/3 are not in the grid (vector_a = vector_b in 8, 4, 2, 1)"),
+    (dict(vector_a=8, vector_b=4), "vectors 8/4 are not in the grid (vector_a = vector_b in 8, 4, 2, 1)"),
+    (dict(vector_a=1, vector_b=1), "32 global loads per load lane per K tile exceed the grid's budget of 16"),
     (dict(tile_m=128, tile_n=128, tile_k=64, pipeline="wavelet", num_load_waves=1),
      "64 global loads per load lane per K tile exceed the grid's budget of 16"),
     (dict(split_k=1), "the plain binary (split_k 1) is not an AOT job (the grid holds split-K binaries)"),

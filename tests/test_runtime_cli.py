@@ -86,8 +86,14 @@ def _main(argv, hip=None):
     (SMALL[:-6], "error: missing flag -x (--fil_w); -n -c -H -W -k -y -x are required"),
     (SMALL[1:], "error: command '-n' is not supported"),
     ([], "error: no layer: give one MIOpenDriver command"),
-    (SMALL + ["--split-k", "two"], "error: --split-k must be a degree >= 1 (1 = no split) or auto, got 'two'"),
-    (SMALL + ["--split-k", "0"], "error: --split-k must be a degree >= 1 (1 = no split) or auto, got '0'"),
+    (SMALL + ["--split-k", "two"], "error: --split-k must be auto, -1 (the policy's degree), 0 (a sweep) or a "
+                                   "degree >= 1 (1 = no split), got 'two'"),
+    (SMALL + ["--split-k", "-2"], "error: --split-k must be auto, -1 (the policy's degree), 0 (a sweep) or a "
+                                  "degree >= 1 (1 = no split), got '-2'"),
+    (SMALL + ["--split-k", "0", "--split-k-degrees", "2,x"],
+     "error: --split-k-degrees must be degrees >= 1 joined by commas (e.g. 2,4,8), got '2,x'"),
+    (SMALL + ["--split-k-degrees", "2,4"], "error: --split-k-degrees needs --split-k 0 (the sweep)"),
+    (SMALL + ["--select", "best"], "error: --select must be one of rules, model, seed, got 'best'"),
     (SMALL + ["--split-k", "2", "--cluster", "4"], "error: give --split-k or --cluster, not both"),
     (SMALL + ["--cluster", "1"], "error: --cluster must be a slice count >= 2, got '1'"),
     (SMALL + ["--tile", "abc"], "error: --tile must be 3 positive integers joined by x (e.g. 64x64x32), got 'abc'"),

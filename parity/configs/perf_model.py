@@ -11,7 +11,8 @@ at batch 1 and 32, ViT-B/16 patch embeddings, VGG-16 conv5 in fp16) and issue
 320 -> 1280), grouped layers with 8 and 16 output channels per group
 (ResNeXt-style, Xie et al. 2017) and a depthwise one, then edge cases (fused
 epilogues, other arches, small vectors, the device's CU count, the gridDim.z
-budget) and the problem rules (rejected with split_k_policy's texts)."""
+budget), the problem rules (rejected with split_k_policy's texts) and the
+selection within the reference's rules (``rules = 1``, ``rules_*``)."""
 
 import os
 
@@ -102,4 +103,26 @@ CONFIGS += [
         expect=reject("split_k must be in -1..2147483647 (-1: auto), got 1099511627776")),
     cfg("reject_unknown_field", SMALL, degree=4,
         expect=reject("spec field 'degree' is not a field of family 'perf_model'")),
+    cfg("reject_rules2", SMALL, rules=2,
+        expect=reject("rules must be 0 (every admitted candidate) or 1 (the reference's rules), got 2")),
+]
+
+# rules = 1 (emit's default, docs/policy.md "Binary selection within the reference's rules"): only the
+# candidates the reference's split-K rules admit, and the admitting rule. The catalog layers whose
+# choice the rules change at llvm23 (pointwise layers the model gave a cluster binary, the Kgemm-768
+# patch embedding, a Kgemm-1152 3x3), plus edge cases.
+RULES_CATALOG = ("resnet50_b1_conv3_1_3x3", "resnet50_b1_conv3_2_1x1_reduce", "resnet50_b1_conv4_2_1x1_reduce",
+                 "resnet50_b1_conv5_2_1x1_reduce", "resnet50_b32_conv5_2_1x1_reduce", "vit_b16_b1_patch_embed",
+                 "resnet50_b1_conv4_1_3x3")
+CONFIGS += [cfg(f"rules_catalog_{n}", p, rules=1)
+            for n, p in _catalog(os.path.join(_HERE, "..", "data", "layers.txt")) if n in RULES_CATALOG]
+CONFIGS += [
+    cfg("rules_small", SMALL, rules=1),
+    cfg("rules_mobilenetv2_last_pointwise", MOBILENETV2_LAST_PW, rules=1),
+    # K 12 is a multiple of 4, kpg 6 is not: no cluster offer (Kgemm 2304, 1 output tile)
+    cfg("rules_kpg6_no_cluster", prob(1, 512, 7, 12, 3, groups=2), rules=1),
+    cfg("rules_short_reduction", prob(1, 16, 7, 64, 3), rules=1),
+    cfg("rules_fused_bias", SMALL, acc_epilogue="bias", rules=1),
+    cfg("rules_cus16", SMALL, cus=16, rules=1),
+    cfg("rules_arch_gfx950_none", SMALL, arch="gfx950", rules=1),
 ]

@@ -9,7 +9,9 @@ outputs that split) and batch 32 (big grids that do not), pointwise layers,
 short reductions, fused epilogues (resolve to the plain kernel), other
 arches, cluster specs and cluster launches with trailing empty slices,
 real-CU-count overrides, the gridDim.z and workspace
-limits, patch embeddings that fold, and the problem rules."""
+limits, patch embeddings that fold, the reference's documented outcomes
+(``doc_*``: 16, 8, 4, 4, fused 1, other arches 1 at the 16x16x32 tile) and
+the problem rules."""
 
 from parity.config import Config, reject
 
@@ -51,6 +53,12 @@ SWIN_PATCH = prob(1, 3, 224, 96, 4, stride=4, pad=0)        # Swin-T 4x4 patch e
 DOWN2 = prob(1, 64, 56, 128, 2, stride=2, pad=0)            # a 2x2 stride-2 downsampling conv
 SMALL_7X7_PAD6 = prob(1, 64, 5, 64, 7, pad=6)  # 2 tiles, Kgemm 3136: no S in 4..15 divides it into 64-aligned slices
 GROUPED_PATCH = prob(1, 8, 32, 16, 4, stride=4, pad=0, groups=2)  # grouped: does not fold
+
+# The reference's outcomes (docs/policy.md "Reproducing the reference's outcomes"): at the 16x16x32 tile
+TILE16 = dict(tile_m=16, tile_n=16, tile_k=32, waves_m=1, waves_n=1)
+DOC_K10 = prob(1, 64, 8, 10, 3)                # K = 10: M 64, Kgemm 576 (18 K tiles): rule slice, 8
+DOC_KPG6 = prob(1, 128, 48, 12, 3, groups=2)   # kpg = 6: 144 x 1 x 2 = 288 tiles: rule target, 4
+DOC_IDENTITY = prob(1, 64, 32, 128, 3)         # 32x32x64 -> 128: 64 x 8 = 512 tiles: rule target, 4
 
 CONFIGS = [Config("defaults", arch="gfx1250", spec={})]
 for n in (1, 32):
@@ -109,6 +117,21 @@ CONFIGS += [
     cfg("identity_relu_cshuffle_fp16", SMALL, split_k=1, dtype="fp16", epilogue="cshuffle", acc_epilogue="relu"),
     cfg("identity_wavelet_spk8_prefix", SMALL, split_k=8, pipeline="wavelet", num_load_waves=2,
         name_prefix="x_1"),
+    # the reference's documented outcomes under the reading of docs/policy.md ("Reproducing the
+    # reference's outcomes"): the policy's tile is the 16x16x32 WMMA tile (a K tile = tile_k = 32, one
+    # WMMA K step), at the arch table's 256 CUs (target 2048 workgroups)
+    cfg("doc_7x7_512_3x3_gives_16", SMALL, **TILE16),
+    cfg("doc_k10_gives_8", DOC_K10, **TILE16),
+    cfg("doc_kpg6_gives_4", DOC_KPG6, **TILE16),
+    cfg("doc_identity_small_gives_4", DOC_IDENTITY, **TILE16),
+    cfg("doc_fused_bias_gives_1", SMALL, acc_epilogue="bias", **TILE16),
+    cfg("doc_fused_scale_gives_1", SMALL, acc_epilogue="scale", **TILE16),
+    cfg("doc_fused_relu_gives_1", SMALL, acc_epilogue="relu", **TILE16),
+    cfg("doc_fused_clamp_gives_1", SMALL, acc_epilogue="clamp", **TILE16),
+    cfg("doc_arch_gfx1201_gives_1", SMALL, arch="gfx1201", **TILE16),
+    cfg("doc_arch_gfx1100_gives_1", SMALL, arch="gfx1100", **TILE16),
+    cfg("doc_arch_gfx950_gives_1", SMALL, arch="gfx950", **TILE16),
+    cfg("doc_arch_gfx942_gives_1", SMALL, arch="gfx942", **TILE16),
     # the problem rules and cus
     cfg("reject_n0", dict(SMALL, N=0), expect=reject("problem field N must be in 1..2147483647, got 0")),
     cfg("reject_groups3", dict(SMALL, groups=3), expect=reject("groups 3 must divide C 512 and K 512")),

@@ -1,4 +1,5 @@
-"""``parity fuzz [--only F,..] [--seconds N] [--specs N] [--seed S] [--jobs N] [--out DIR]``.
+"""``parity fuzz [--only F,..] [--seconds N] [--specs N] [--seed S] [--jobs N] [--out DIR]``;
+``parity fuzz --gate [--seconds N] [--only KIND|GROUP,..] [--seed S]`` (parity/fuzz/gate_report.py).
 
 Prints one line per family with its verdict counts, the failures (at most
 20 lines, with the reproducer path), then ``specs N seconds S specs/s R`` and
@@ -34,10 +35,16 @@ def add_command(sub) -> None:
                    help="worker processes (default: CPUs)")
     f.add_argument("--out", metavar="DIR", default="fuzz-out", help="reproducer directory (default fuzz-out)")
     f.add_argument("--timeout", type=finite_seconds("--timeout"), default=30.0, help="per-spec timeout in seconds")
+    f.add_argument("--gate", action="store_true",
+                   help="fuzz the gate's own inputs instead (hostile shards, configs, command lines, "
+                        "environments; --only takes kinds or groups; docs/fuzz.md)")
     f.set_defaults(func=cmd_fuzz)
 
 
 def cmd_fuzz(args) -> int:
+    if getattr(args, "gate", False):
+        from .gate_report import cmd_fuzz_gate  # the gate lane: its kinds load only when asked for
+        return cmd_fuzz_gate(args)
     known = families()
     if args.only:
         fams = [p.strip() for p in args.only.split(",") if p.strip()]

@@ -2,13 +2,17 @@
 as text (docs/perf_model.md). Twin: cpp_engine/src/families/perf_model.{h,cpp}.
 
 The spec is split_k_policy's (the 15 conv_implicit_gemm fields with
-``split_k = -1``, the problem, ``cus``), with the same rules and texts.
+``split_k = -1``, the problem, ``cus``), with the same rules and texts, plus
+``rules`` (0: every admitted candidate, ``--select model``; 1: only the
+candidates the reference's rules admit, the default of emit / layers / run,
+policy/perf_model.py ``rules_admission``; any other value is rejected).
 ``build`` returns: the problem and fold, the roofline constants, one line per
 admitted candidate with its predicted terms (the selected one and the
 runner-up marked), the selection, the seed policy's choice evaluated by the
 model, then the selected binary in split_k_policy's words (``binary``,
 ``launch_degree``, ``admission``, ``kernel``, ``identity``, ``spec``,
-``reduce``..., ``aot``) so an emitter reads either text the same way.
+``reduce``..., ``aot``) so an emitter reads either text the same way; with
+``rules = 1`` an ``admitted_by <rule>`` line follows the ``rule`` line.
 Not LLVM IR.
 """
 from __future__ import annotations
@@ -16,14 +20,20 @@ from __future__ import annotations
 from ..kernels import conv_launch as LAUNCH
 from ..policy.perf_model import select_by_model
 from ..policy.select import select_binary
+from ..spec.fields import Field
 from . import split_k_policy as SKP
 
 FAMILY = "perf_model"
-FIELDS = SKP.FIELDS
+FIELDS = SKP.FIELDS + (Field("rules", "int", 0),)
 
 
 def validate(spec: dict, arch, flavor) -> str | None:
-    return SKP.validate(spec, arch, flavor)
+    r = SKP.validate(spec, arch, flavor)
+    if r:
+        return r
+    if spec["rules"] not in (0, 1):
+        return f"rules must be 0 (every admitted candidate) or 1 (the reference's rules), got {spec['rules']}"
+    return None
 
 
 def _conv(spec: dict) -> dict:
@@ -31,7 +41,8 @@ def _conv(spec: dict) -> dict:
 
 
 def decide(spec: dict, arch, flavor):
-    return select_by_model(LAUNCH.problem_of(spec), arch, flavor, _conv(spec), spec["cus"] or None)
+    return select_by_model(LAUNCH.problem_of(spec), arch, flavor, _conv(spec), spec["cus"] or None,
+                           spec["rules"] == 1)
 
 
 def _name(ms) -> str:
@@ -76,8 +87,10 @@ def text(spec: dict, arch, flavor) -> str:
     runner = f"runner-up c{r.index} {r.total_ps} ps" if r else "no runner-up"
     lines += [f"degree {b.degree}",
               f"rule model: c{b.index} of {len(ms.candidates)} admitted candidates, predicted {b.total_ps} ps "
-              f"({runner})",
-              f"binary {sel.binary}",
+              f"({runner})"]
+    if ms.rules:
+        lines.append(f"admitted_by {b.rule}")
+    lines += [f"binary {sel.binary}",
               f"cluster {'model: S ' + str(b.degree) if b.binary == 'cluster' else '-'}",
               f"launch_degree {sel.degree}",
               f"admission {'ok' if sel.admission is None else sel.admission}",

@@ -14,8 +14,10 @@ Per flavor, gfx1250 only, in this order:
      and at most :data:`MAX_WAVE_FRAGMENTS` accumulator tiles per wave;
    * ``tile_k`` in :data:`TILE_K`;
    * pipelines :data:`PIPELINES`: ``mem`` and ``wavelet`` with 1 and 2 load waves;
-   * A/B vector widths :data:`VECTORS` (``vector_a = vector_b``; 4 and 2 for
-     channel counts per group that 8 does not divide);
+   * A/B vector widths :data:`VECTORS` (``vector_a = vector_b``; 4, 2 and 1
+     for channel counts per group that 8 does not divide: 1 for odd ones and
+     depthwise layers, which fit the load budget only on six layouts: the
+     reference's 910 two-stage jobs per dtype, docs/policy.md);
    * epilogues :data:`EPILOGUES`;
 
    keeping the combinations whose load lanes issue at most
@@ -54,7 +56,7 @@ MAX_COMPUTE_WAVES = 8          # waves_m * waves_n
 MAX_WAVE_FRAGMENTS = 16        # 16x16 accumulator tiles per wave (128 fp32 VGPRs)
 TILE_K = (32, 64)
 PIPELINES = (("mem", 1), ("wavelet", 1), ("wavelet", 2))  # (pipeline, num_load_waves)
-VECTORS = (8, 4, 2)
+VECTORS = (8, 4, 2, 1)
 EPILOGUES = ("default", "cshuffle")
 MAX_LOADS_PER_LANE = 16        # global loads per load lane per K tile
 REDUCE_VECTORS = (8, 4, 2)

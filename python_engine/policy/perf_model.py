@@ -28,9 +28,20 @@ stores) and a register budget (at most :data:`MAX_LOADS_PER_LANE` global
 loads per load lane per K tile, :func:`aot.loads_per_lane` at the narrower
 vector: what keeps the kernels free of spills; a 128x64x32 tile at vector 1
 spills); the split forms also need the spec's own split form
-(``split_k = 2``) to be valid (no fused epilogue). The seed's heuristics
-(grid target, reduction >= 512, pointwise, the cluster offer) are what the
-model replaces; they are not applied.
+(``split_k = 2``) to be valid (no fused epilogue).
+
+With ``rules=False`` (``--select model``) the seed's heuristics (grid target,
+reduction >= 512, pointwise, the cluster offer) are not applied. With
+``rules=True`` (the default selection of emit, layers and run) a candidate
+must also be one the reference's rules admit (:func:`rules_admission`): a
+two-stage candidate only where the split-K policy, evaluated at the
+candidate's own tile, splits, and at a degree no larger than the policy's; a
+cluster candidate only where the cluster offer rule holds
+(:func:`select.cluster_offer_reason`: fewer than 256 output tiles, a
+reduction of at least 1500, K and kpg multiples of 4), its S workgroups per
+output tile stay within the policy's target and the policy splits at the
+cluster tile; plain candidates always. Each admitted candidate carries the
+rule that admitted it (``Candidate.rule``).
 """
 from __future__ import annotations
 
@@ -43,8 +54,8 @@ from ..targets.arch import find_arch, has_wmma_16x16x32
 from ..targets.flavors import find_flavor
 from . import aot
 from .fold import fold_width
-from .select import select_binary
-from .split_k import MIN_SLICE_KTILES
+from .select import CLUSTER_K_MULTIPLE, CLUSTER_MAX_TILES, CLUSTER_MIN_REDUCTION, cluster_offer_reason, select_binary
+from .split_k import MIN_SLICE_KTILES, WG_PER_CU, resolve_conv_split_k
 
 DEGREES = (2, 4, 8, 16, 32)   # two-stage degrees tried (the reduce kernel's unrolled degrees)
 ELEM_BYTES = 2                # bf16 / fp16
@@ -75,6 +86,7 @@ class Candidate:
     spec: dict
     degree: int
     terms: tuple
+    rule: str = ""     # the rule that admitted it under rules=True ("" otherwise)
 
     @property
     def total_ps(self) -> int:
@@ -108,6 +120,7 @@ class ModelSelection:
     runner_up: Candidate | None
     seed: Candidate | None
     seed_note: str
+    rules: bool = False   # candidates restricted to the reference's rules
 
 
 def roofline(arch) -> dict:
@@ -209,9 +222,46 @@ def _admission(spec: dict, binary: str, degree: int, p: ConvProblem, ar, fl) -> 
     return None
 
 
-def candidate_list(spec: dict, p: ConvProblem, ar, fl) -> list:
-    """``[(binary, spec, degree, admission reason or None), ...]`` in candidate
-    order for the (folded) problem ``p`` (see the module docstring)."""
+def rules_admission(binary: str, spec: dict, degree: int, p: ConvProblem, ar, fl, cus: int) -> tuple:
+    """``(reason, None)`` when the reference's rules do not admit the
+    candidate (``binary`` plain / two_stage / cluster, its conv_implicit_gemm
+    ``spec``, launch ``degree``) on the (folded) problem ``p`` with ``cus``
+    CUs, else ``(None, rule)``: the text naming the rule that admits it.
+    Plain: always. Two-stage: the split-K policy (:func:`resolve_conv_split_k`
+    at the candidate's tile, ``split_k = -1``) resolves to D >= 2 and
+    ``degree <= D``. Cluster: :func:`select.cluster_offer_reason` holds, ``S *
+    output tiles <= 8 * cus`` (the policy's target) and the policy splits at
+    the cluster tile."""
+    if binary == "plain":
+        return None, "plain: the plain kernel is always admitted"
+    tm, tn, tk = spec["tile_m"], spec["tile_n"], spec["tile_k"]
+    tile = f"{tm}x{tn}x{tk}"
+    d = resolve_conv_split_k("fwd", dict(spec, split_k=-1, split_k_cluster=0), p, ar, flavor=fl, cus=cus)
+    if d.degree < 2:
+        return f"the policy does not split at {tile} (rule {d.rule}: {d.detail})", None
+    if binary == "two_stage":
+        if degree > d.degree:
+            return f"degree {degree} is over the policy's degree {d.degree} at {tile} (rule {d.rule})", None
+        return None, f"policy: degree {degree} <= the policy's degree {d.degree} at {tile} (rule {d.rule})"
+    why = cluster_offer_reason(tm, tn, p, ar, fl)
+    if why:
+        return f"cluster {why}", None
+    tiles = _ceil(p.M, tm) * _ceil(p.kpg, tn) * p.groups
+    target = WG_PER_CU * cus
+    if tiles * degree > target:
+        return f"cluster S {degree}: {tiles} output tiles x {degree} is over the target {target}", None
+    return None, (f"cluster offer: {tiles} output tiles < {CLUSTER_MAX_TILES}, Kgemm {p.Kgemm} >= "
+                  f"{CLUSTER_MIN_REDUCTION}, K {p.K} and kpg {p.kpg} multiples of {CLUSTER_K_MULTIPLE}, "
+                  f"{tiles} x S {degree} <= the target {target}; the policy splits at {tile} "
+                  f"(degree {d.degree}, rule {d.rule})")
+
+
+def candidate_list(spec: dict, p: ConvProblem, ar, fl, rules_cus: int | None = None) -> list:
+    """``[(binary, spec, degree, admission reason or None, rule), ...]`` in
+    candidate order for the (folded) problem ``p`` (see the module
+    docstring). With ``rules_cus`` (a CU count) the reference's rules
+    (:func:`rules_admission`) also apply and ``rule`` names the one that
+    admitted the candidate; else ``rule`` is ""."""
     out = []
     split_ok = CIG.validate(dict(spec, split_k=2, split_k_cluster=0), ar, fl) is None
     clusters = fl.clusters and ar.clusters
@@ -229,7 +279,15 @@ def candidate_list(spec: dict, p: ConvProblem, ar, fl) -> list:
                     sc = aot.conv_spec(spec["dtype"], tm, tn, aot.CLUSTER_TILE_K, "cshuffle", 2, s)
                     why = _admission(sc, "cluster", s, p, ar, fl) if split_ok else "the split form is rejected"
                     out.append(("cluster", sc, s, why))
-    return out
+    if rules_cus is None:
+        return [(b, s, d, why, "") for b, s, d, why in out]
+    ruled = []
+    for b, s, d, why in out:
+        rule = ""
+        if why is None:
+            why, rule = rules_admission(b, s, d, p, ar, fl, rules_cus)
+        ruled.append((b, s, d, why, rule or ""))
+    return ruled
 
 
 def _rank(c: Candidate) -> tuple:
@@ -240,8 +298,8 @@ def _rank(c: Candidate) -> tuple:
     return c.total_ps, t["l2_bytes"], t["wgs"], c.index
 
 
-def select_by_model(problem: ConvProblem, arch, flavor, spec: dict | None = None, cus: int | None = None
-                    ) -> ModelSelection:
+def select_by_model(problem: ConvProblem, arch, flavor, spec: dict | None = None, cus: int | None = None,
+                    rules: bool = False) -> ModelSelection:
     """Every admitted candidate of ``problem`` with its predicted time, the
     best (lowest ``total_ps``; ties: less L2 traffic, fewer workgroups, the
     earlier candidate), the runner-up and
@@ -250,9 +308,10 @@ def select_by_model(problem: ConvProblem, arch, flavor, spec: dict | None = None
     ``problem``: the layer (unfolded; the width is folded here); ``arch`` /
     ``flavor``: names or rows; ``spec``: conv_implicit_gemm fields (default
     the family defaults; ``split_k`` / tile fields only steer the seed's
-    choice; ``split_k`` defaults to -1, auto); ``cus``: the device's CU count (None or 0: the arch table's).
-    An arch without a roofline or without the 16x16x32 WMMA has no
-    candidates (``best`` None)."""
+    choice; ``split_k`` defaults to -1, auto); ``cus``: the device's CU count (None or 0: the arch table's);
+    ``rules``: only the candidates the reference's rules admit
+    (:func:`rules_admission`). An arch without a roofline or without the
+    16x16x32 WMMA has no candidates (``best`` None)."""
     ar = find_arch(arch) if isinstance(arch, str) else arch
     fl = find_flavor(flavor) if isinstance(flavor, str) else flavor
     base = {f.name: f.default for f in CIG.FIELDS}
@@ -262,10 +321,10 @@ def select_by_model(problem: ConvProblem, arch, flavor, spec: dict | None = None
     f, p = fold_width(problem)
     if not ar.roofline or not has_wmma_16x16x32(ar):
         return ModelSelection(f, p, n_cus, 0, (), None, None, None,
-                              f"arch {ar.name} has no roofline (gfx1250 only)")
-    listed = candidate_list(base, p, ar, fl)
-    cands = tuple(Candidate(i, b, s, d, predict(s, b, d, p, ar, n_cus))
-                  for i, (b, s, d, why) in enumerate(listed) if why is None)
+                              f"arch {ar.name} has no roofline (gfx1250 only)", rules)
+    listed = candidate_list(base, p, ar, fl, n_cus if rules else None)
+    cands = tuple(Candidate(i, b, s, d, predict(s, b, d, p, ar, n_cus), rule)
+                  for i, (b, s, d, why, rule) in enumerate(listed) if why is None)
     ranked = sorted(cands, key=_rank)
     best = ranked[0] if ranked else None
     runner = ranked[1] if len(ranked) > 1 else None
@@ -276,16 +335,16 @@ def select_by_model(problem: ConvProblem, arch, flavor, spec: dict | None = None
     else:
         seed = Candidate(-1, sel.binary, sel.spec, sel.degree, predict(sel.spec, sel.binary, sel.degree,
                                                                           sel.problem, ar, n_cus))
-    return ModelSelection(f, p, n_cus, len(listed), cands, best, runner, seed, note)
+    return ModelSelection(f, p, n_cus, len(listed), cands, best, runner, seed, note, rules)
 
 
 def layer_predictions(problem: ConvProblem, arch="gfx1250", flavor="llvm23", spec: dict | None = None,
-                      cus: int | None = None) -> list:
+                      cus: int | None = None, rules: bool = False) -> list:
     """Per-candidate predictions of one layer as plain dicts (for reports such
     as ``parity perf``): ``[{"index", "binary", "tile_m", "tile_n", "tile_k",
     "waves_m", "waves_n", "degree", "selected", "runner_up", <every term>},
     ...]`` in candidate order; times in picoseconds, bytes in bytes."""
-    ms = select_by_model(problem, arch, flavor, spec, cus)
+    ms = select_by_model(problem, arch, flavor, spec, cus, rules)
     out = []
     for c in ms.candidates:
         s = c.spec

@@ -9,7 +9,8 @@ problem (:mod:`.split_k`), then pick
   for ``split_k = -1``, when one is offered: flavor and arch have clusters,
   the spec's tile is one of :data:`aot.CLUSTER_TILES`, the problem has fewer
   than :data:`CLUSTER_MAX_TILES` output tiles (M tiles x N tiles x groups),
-  a reduction of at least :data:`CLUSTER_MIN_REDUCTION` and K a multiple of 4;
+  a reduction of at least :data:`CLUSTER_MIN_REDUCTION` and K and kpg multiples
+  of 4 (:func:`cluster_offer_reason`);
   among the AOT cluster binaries of that tile with S in
   :data:`aot.CLUSTER_SIZES` whose grid stays at or under the target, whose
   slices keep 2 K tiles on average and whose launch is admitted (trailing
@@ -45,7 +46,7 @@ from .split_k import MIN_SLICE_KTILES, WG_PER_CU, Decision, resolve_conv_split_k
 
 CLUSTER_MAX_TILES = 256       # offered only below this many output tiles
 CLUSTER_MIN_REDUCTION = 1500  # ... over a reduction Kgemm of at least this
-CLUSTER_K_MULTIPLE = 4        # ... and K a multiple of 4 (the fold stores 4 channels)
+CLUSTER_K_MULTIPLE = 4        # ... and K and kpg multiples of 4 (the fold stores 4-channel quads)
 
 
 def _ceil(a: int, b: int) -> int:
@@ -82,20 +83,37 @@ def _launch(spec: dict, p: ConvProblem, degree: int) -> dict:
                 groups=p.groups, degree=degree)
 
 
+def cluster_offer_reason(tm: int, tn: int, p: ConvProblem, ar, fl) -> str | None:
+    """Why the cluster offer rule (the reference's) does not offer a cluster
+    binary of tile ``tm x tn`` to the (folded) problem ``p``, or None when it
+    does: flavor and arch have clusters, the tile is a cluster tile, fewer
+    than :data:`CLUSTER_MAX_TILES` output tiles (M tiles x N tiles x groups),
+    a reduction Kgemm of at least :data:`CLUSTER_MIN_REDUCTION`, and K and kpg
+    multiples of :data:`CLUSTER_K_MULTIPLE` (4-channel output quads). The
+    texts are the ``not offered: ...`` notes of ``select_binary``."""
+    tiles = _ceil(p.M, tm) * _ceil(p.kpg, tn) * p.groups
+    if not (fl.clusters and ar.clusters):
+        return f"not offered: flavor {fl.canonical} / arch {ar.name} has no workgroup clusters"
+    if (tm, tn) not in aot.CLUSTER_TILES:
+        return f"not offered: tile {tm}x{tn} has no cluster binary"
+    if tiles >= CLUSTER_MAX_TILES:
+        return f"not offered: {tiles} output tiles (needs fewer than {CLUSTER_MAX_TILES})"
+    if p.Kgemm < CLUSTER_MIN_REDUCTION:
+        return f"not offered: reduction Kgemm {p.Kgemm} (needs at least {CLUSTER_MIN_REDUCTION})"
+    if p.K % CLUSTER_K_MULTIPLE:
+        return f"not offered: K {p.K} is not a multiple of {CLUSTER_K_MULTIPLE}"
+    if p.kpg % CLUSTER_K_MULTIPLE:
+        return f"not offered: kpg {p.kpg} is not a multiple of {CLUSTER_K_MULTIPLE}"
+    return None
+
+
 def _cluster(spec: dict, p: ConvProblem, ar, fl, cus: int) -> tuple:
     """(cluster spec or None, note)."""
     tm, tn = spec["tile_m"], spec["tile_n"]
     tiles = _ceil(p.M, tm) * _ceil(p.kpg, tn) * p.groups
-    if not (fl.clusters and ar.clusters):
-        return None, f"not offered: flavor {fl.canonical} / arch {ar.name} has no workgroup clusters"
-    if (tm, tn) not in aot.CLUSTER_TILES:
-        return None, f"not offered: tile {tm}x{tn} has no cluster binary"
-    if tiles >= CLUSTER_MAX_TILES:
-        return None, f"not offered: {tiles} output tiles (needs fewer than {CLUSTER_MAX_TILES})"
-    if p.Kgemm < CLUSTER_MIN_REDUCTION:
-        return None, f"not offered: reduction Kgemm {p.Kgemm} (needs at least {CLUSTER_MIN_REDUCTION})"
-    if p.K % CLUSTER_K_MULTIPLE:
-        return None, f"not offered: K {p.K} is not a multiple of {CLUSTER_K_MULTIPLE}"
+    why = cluster_offer_reason(tm, tn, p, ar, fl)
+    if why:
+        return None, why
     target = WG_PER_CU * cus
     tk = aot.CLUSTER_TILE_K
     ktiles = _ceil(p.Kgemm, tk)

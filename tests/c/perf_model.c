@@ -18,7 +18,7 @@ typedef struct { const char *name; size_t off; } field;
 static const field FIELDS[] = {
     I(tile_m), I(tile_n), I(tile_k), I(waves_m), I(waves_n), I(num_load_waves), I(vector_a), I(vector_b),
     I(split_k), I(split_k_cluster), I(N), I(C), I(H), I(W), I(K), I(Y), I(X), I(stride_h), I(stride_w),
-    I(pad_h), I(pad_w), I(dil_h), I(dil_w), I(groups), I(cus)};
+    I(pad_h), I(pad_w), I(dil_h), I(dil_w), I(groups), I(cus), I(rules)};
 
 static void put_str(const char *s) {
     putchar('"');

@@ -71,12 +71,17 @@ typedef struct cpe_perf_model_spec {
     int64_t groups;
     /* compute units of the device: 0 = the arch table's count */
     int64_t cus;
+    /* 0: every admitted candidate; 1: only the candidates the reference's rules
+     * admit (the split-K policy splits at the candidate's tile, degree <= its
+     * degree; a cluster binary only under the cluster offer rule); the text
+     * then adds "admitted_by <rule>" after "rule model: ..." */
+    int64_t rules;
 } cpe_perf_model_spec;
 
 CPE_API cpe_perf_model_spec cpe_perf_model_spec_default(void);
 
 /* CPE_OK when the problem and cus are valid (split_k_policy's rules and
- * texts); else CPE_REJECTED with the reason. */
+ * texts) and rules is 0 or 1; else CPE_REJECTED with the reason. */
 CPE_API cpe_status cpe_perf_model_validate(const cpe_perf_model_spec *spec, const char *arch, const char *flavor,
                                            char *reason, size_t reason_len);
 

@@ -27,6 +27,7 @@ Fam::Spec to_cpp(const cpe_perf_model_spec *spec) {
     Fam::Spec s;
     api::launch_from_c(*spec, s.launch);
     s.cus = spec->cus;
+    s.rules = spec->rules;
     return s;
 }
 
@@ -39,6 +40,7 @@ cpe_perf_model_spec cpe_perf_model_spec_default(void) {
     cpe_perf_model_spec s;
     api::launch_to_c(d.launch, s);
     s.cus = d.cus;
+    s.rules = d.rules;
     return s;
 }
 

@@ -21,7 +21,7 @@ namespace model = policy::perf_model;
 
 model::ModelSelection decide(const Spec &spec, const targets::Arch &arch, const targets::Flavor &flavor) {
     return model::select_by_model(kernels::conv_launch::problem_of(spec.launch), arch, flavor, spec.launch.conv,
-                                       spec.cus);
+                                  spec.cus, spec.rules == 1);
 }
 
 std::string name_of(const model::ModelSelection &ms) {
@@ -32,10 +32,20 @@ std::string name_of(const model::ModelSelection &ms) {
 
 }  // namespace
 
-const std::vector<spec::Field> &fields() { return split_k_policy::fields(); }
+const std::vector<spec::Field> &fields() {
+    static const std::vector<spec::Field> f = [] {
+        std::vector<spec::Field> v = split_k_policy::fields();
+        v.push_back({"rules", spec::FieldKind::Int});
+        return v;
+    }();
+    return f;
+}
 
 std::optional<std::string> validate(const Spec &spec, const targets::Arch &arch, const targets::Flavor &flavor) {
-    return split_k_policy::validate(spec, arch, flavor);
+    if (auto r = split_k_policy::validate(spec, arch, flavor)) return r;
+    if (spec.rules != 0 && spec.rules != 1)
+        return "rules must be 0 (every admitted candidate) or 1 (the reference's rules), got " + dec(spec.rules);
+    return std::nullopt;
 }
 
 std::string kernel_name(const Spec &spec, const targets::Arch &arch, const targets::Flavor &flavor) {
@@ -84,6 +94,7 @@ std::pair<std::string, std::string> build(const Spec &spec, const targets::Arch 
     t += "degree " + dec(b->degree) + "\n";
     t += "rule model: c" + dec(b->index) + " of " + dec(static_cast<int64_t>(ms.candidates.size())) +
          " admitted candidates, predicted " + dec128(b->total_ps()) + " ps (" + runner + ")\n";
+    if (ms.rules) t += "admitted_by " + b->rule + "\n";
     t += "binary " + sel.binary + "\n";
     t += "cluster " + (b->binary == "cluster" ? "model: S " + dec(b->degree) : std::string("-")) + "\n";
     t += "launch_degree " + dec(sel.degree) + "\n";

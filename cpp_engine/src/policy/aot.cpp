@@ -20,7 +20,7 @@ const std::vector<int64_t> kTileSides{16, 32, 64, 128};
 const std::vector<int64_t> kWaveCounts{1, 2, 4};
 const std::vector<int64_t> kTileK{32, 64};
 const std::vector<std::pair<std::string, int64_t>> kPipelines{{"mem", 1}, {"wavelet", 1}, {"wavelet", 2}};
-const std::vector<int64_t> kVectors{8, 4, 2};
+const std::vector<int64_t> kVectors{8, 4, 2, 1};
 const std::vector<std::string> kEpilogues{"default", "cshuffle"};
 const std::vector<int64_t> kReduceVectors{8, 4, 2};
 const std::vector<int64_t> kReduceDegrees{0, 2, 4, 8, 16, 32};

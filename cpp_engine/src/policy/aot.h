@@ -6,7 +6,8 @@
 //    kWaveCounts^2 (waves_m outer) that cut the tile into whole 16x16 tiles,
 //    at most kMaxComputeWaves waves and kMaxWaveFragments accumulator tiles
 //    per wave; tile_k in kTileK; pipelines kPipelines (mem, wavelet1,
-//    wavelet2); vector_a = vector_b in kVectors; epilogues kEpilogues; keeping
+//    wavelet2); vector_a = vector_b in kVectors (8, 4, 2, 1: 910 two-stage jobs per
+//    dtype, as the reference); epilogues kEpilogues; keeping
 //    the combinations whose load lanes issue at most kMaxLoadsPerLane global
 //    loads per K tile (loads_per_lane: the register budget of 0 spills);
 // 2. reduce kernels per dtype x kReduceVectors x kReduceDegrees, 256 threads;

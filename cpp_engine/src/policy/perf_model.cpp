@@ -71,10 +71,12 @@ struct Listed {
     CIG::ConvSpec spec;
     int64_t degree;
     std::optional<std::string> why;
+    std::string rule;  // the rule that admitted it under the reference's rules ("" otherwise)
 };
 
+// rules_cus > 0: the reference's rules apply too (rules_admission), at that CU count.
 std::vector<Listed> candidate_list(const CIG::ConvSpec &spec, const ConvProblem &p, const targets::Arch &ar,
-                                   const targets::Flavor &fl) {
+                                   const targets::Flavor &fl, int64_t rules_cus) {
     std::vector<Listed> out;
     CIG::ConvSpec split = spec;
     split.split_k = 2;
@@ -91,30 +93,72 @@ std::vector<Listed> candidate_list(const CIG::ConvSpec &spec, const ConvProblem 
             cs.waves_n = std::min<int64_t>(2, tn / 16);
             cs.split_k = 1;
             cs.split_k_cluster = 0;
-            out.push_back({"plain", cs, 1, admission(cs, "plain", 1, p, ar, fl)});
+            out.push_back({"plain", cs, 1, admission(cs, "plain", 1, p, ar, fl), ""});
             for (const int64_t d : kDegrees) {
                 CIG::ConvSpec s2 = cs;
                 s2.split_k = d;
                 out.push_back({"two_stage", s2, d,
-                               split_ok ? admission(s2, "two_stage", d, p, ar, fl) : std::optional(rejected)});
+                               split_ok ? admission(s2, "two_stage", d, p, ar, fl) : std::optional(rejected), ""});
             }
             if (clusters && std::find(aot::kClusterTiles.begin(), aot::kClusterTiles.end(), std::make_pair(tm, tn)) !=
                                 aot::kClusterTiles.end()) {
                 for (const int64_t s : aot::kClusterSizes) {
                     if (!split_ok) {  // (a null dtype never reaches conv_spec)
-                        out.push_back({"cluster", CIG::ConvSpec{}, s, rejected});
+                        out.push_back({"cluster", CIG::ConvSpec{}, s, rejected, ""});
                         continue;
                     }
                     const CIG::ConvSpec sc = aot::conv_spec(*spec.dtype, tm, tn, aot::kClusterTileK, "cshuffle", 2, s);
-                    out.push_back({"cluster", sc, s, admission(sc, "cluster", s, p, ar, fl)});
+                    out.push_back({"cluster", sc, s, admission(sc, "cluster", s, p, ar, fl), ""});
                 }
             }
         }
+    }
+    if (rules_cus <= 0) return out;
+    for (Listed &l : out) {
+        if (l.why) continue;
+        auto [why, rule] = rules_admission(l.binary, l.spec, l.degree, p, ar, fl, rules_cus);
+        l.why = why;
+        l.rule = rule;
     }
     return out;
 }
 
 }  // namespace
+
+std::pair<std::optional<std::string>, std::string> rules_admission(const std::string &binary,
+                                                                   const CIG::ConvSpec &spec, int64_t degree,
+                                                                   const ConvProblem &p, const targets::Arch &ar,
+                                                                   const targets::Flavor &fl, int64_t cus) {
+    if (binary == "plain") return {std::nullopt, "plain: the plain kernel is always admitted"};
+    const int64_t tm = spec.tile_m, tn = spec.tile_n;
+    const std::string tile = dec(tm) + "x" + dec(tn) + "x" + dec(spec.tile_k);
+    CIG::ConvSpec auto_spec = spec;
+    auto_spec.split_k = -1;
+    auto_spec.split_k_cluster = 0;
+    const Decision d = resolve_conv_split_k("fwd", auto_spec, p, ar, false, &fl, cus);
+    if (d.degree < 2)
+        return {"the policy does not split at " + tile + " (rule " + d.rule + ": " + d.detail + ")", ""};
+    if (binary == "two_stage") {
+        if (degree > d.degree)
+            return {"degree " + dec(degree) + " is over the policy's degree " + dec(d.degree) + " at " + tile +
+                        " (rule " + d.rule + ")",
+                    ""};
+        return {std::nullopt, "policy: degree " + dec(degree) + " <= the policy's degree " + dec(d.degree) + " at " +
+                                  tile + " (rule " + d.rule + ")"};
+    }
+    if (auto why = cluster_offer_reason(tm, tn, p, ar, fl)) return {"cluster " + *why, ""};
+    const i128 tiles = i128(ceil_div(p.M(), tm)) * ceil_div(p.kpg(), tn) * p.groups;
+    const int64_t target = kWgPerCu * cus;
+    if (tiles * degree > target)
+        return {"cluster S " + dec(degree) + ": " + dec128(tiles) + " output tiles x " + dec(degree) +
+                    " is over the target " + dec(target),
+                ""};
+    return {std::nullopt, "cluster offer: " + dec128(tiles) + " output tiles < " + dec(kClusterMaxTiles) + ", Kgemm " +
+                              dec(p.Kgemm()) + " >= " + dec(kClusterMinReduction) + ", K " + dec(p.K) + " and kpg " +
+                              dec(p.kpg()) + " multiples of " + dec(kClusterKMultiple) + ", " + dec128(tiles) +
+                              " x S " + dec(degree) + " <= the target " + dec(target) + "; the policy splits at " +
+                              tile + " (degree " + dec(d.degree) + ", rule " + d.rule + ")"};
+}
 
 i128 Candidate::total_ps() const {
     for (const Term &t : terms)
@@ -213,9 +257,10 @@ std::vector<Term> predict(const CIG::ConvSpec &spec, const std::string &binary, 
 }
 
 ModelSelection select_by_model(const ConvProblem &problem, const targets::Arch &ar, const targets::Flavor &fl,
-                               const CIG::ConvSpec &spec, int64_t cus) {
+                               const CIG::ConvSpec &spec, int64_t cus, bool rules) {
     ModelSelection ms;
     ms.cus = cus > 0 ? cus : ar.cus;
+    ms.rules = rules;
     auto [f, p] = fold_width(problem);
     ms.fold = f;
     ms.problem = p;
@@ -225,7 +270,7 @@ ModelSelection select_by_model(const ConvProblem &problem, const targets::Arch &
         ms.seed_note = "arch " + ar.name + " has no roofline (gfx1250 only)";
         return ms;
     }
-    const std::vector<Listed> listed = candidate_list(spec, p, ar, fl);
+    const std::vector<Listed> listed = candidate_list(spec, p, ar, fl, rules ? ms.cus : 0);
     ms.tried = static_cast<int64_t>(listed.size());
     for (size_t i = 0; i < listed.size(); ++i) {
         const Listed &l = listed[i];
@@ -235,6 +280,7 @@ ModelSelection select_by_model(const ConvProblem &problem, const targets::Arch &
         c.binary = l.binary;
         c.spec = l.spec;
         c.degree = l.degree;
+        c.rule = l.rule;
         c.terms = predict(l.spec, l.binary, l.degree, p, ar, ms.cus);
         ms.candidates.push_back(std::move(c));
     }

@@ -38,6 +38,7 @@ struct Candidate {
     kernels::conv_implicit_gemm::ConvSpec spec;
     int64_t degree = 1;    // launched slices (S for a cluster binary)
     std::vector<Term> terms;
+    std::string rule;      // the rule that admitted it under the reference's rules ("" otherwise)
     kernels::i128 total_ps() const;
     std::string label() const;  // "<binary> <tm>x<tn>x<tk> w<wm>x<wn> d<degree>"
     std::string line() const;   // "c<index> <label> name=value ..."
@@ -52,7 +53,17 @@ struct ModelSelection {
     int64_t best = -1, runner_up = -1;   // positions in candidates, -1: none
     std::optional<Candidate> seed;       // the seed policy's choice, evaluated
     std::string seed_note = "-";
+    bool rules = false;                  // candidates restricted to the reference's rules
 };
+
+// The reference's rules for one candidate (Python: rules_admission): {reason, ""}
+// when they do not admit it, else {nullopt, the rule that admits it}. Plain: always;
+// two_stage: the split-K policy at the candidate's tile resolves to D >= 2 and
+// degree <= D; cluster: cluster_offer_reason holds, S * output tiles <= 8 * cus and
+// the policy splits at the cluster tile. `p` is the folded problem.
+std::pair<std::optional<std::string>, std::string> rules_admission(
+    const std::string &binary, const kernels::conv_implicit_gemm::ConvSpec &spec, int64_t degree,
+    const kernels::conv_problem::ConvProblem &p, const targets::Arch &ar, const targets::Flavor &fl, int64_t cus);
 
 // The predicted terms of one launch (docs/perf_model.md).
 std::vector<Term> predict(const kernels::conv_implicit_gemm::ConvSpec &spec, const std::string &binary,
@@ -60,9 +71,10 @@ std::vector<Term> predict(const kernels::conv_implicit_gemm::ConvSpec &spec, con
                           int64_t cus);
 
 // Every admitted candidate, the best, the runner-up and the seed's choice.
-// `problem` unfolded; cus <= 0: the arch table's count.
+// `problem` unfolded; cus <= 0: the arch table's count; rules: only the candidates
+// the reference's rules admit (rules_admission).
 ModelSelection select_by_model(const kernels::conv_problem::ConvProblem &problem, const targets::Arch &arch,
                                const targets::Flavor &flavor, const kernels::conv_implicit_gemm::ConvSpec &spec,
-                               int64_t cus = 0);
+                               int64_t cus = 0, bool rules = false);
 
 }  // namespace cpe::policy::perf_model

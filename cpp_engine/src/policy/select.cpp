@@ -24,21 +24,7 @@ std::pair<std::optional<CIG::ConvSpec>, std::string> cluster(const CIG::ConvSpec
                                                               int64_t cus) {
     const int64_t tm = spec.tile_m, tn = spec.tile_n;
     const i128 tiles = i128(ceil_div(p.M(), tm)) * ceil_div(p.kpg(), tn) * p.groups;
-    if (!(fl.clusters && ar.clusters))
-        return {std::nullopt,
-                "not offered: flavor " + fl.canonical + " / arch " + ar.name + " has no workgroup clusters"};
-    if (std::find(aot::kClusterTiles.begin(), aot::kClusterTiles.end(), std::make_pair(tm, tn)) ==
-        aot::kClusterTiles.end())
-        return {std::nullopt, "not offered: tile " + dec(tm) + "x" + dec(tn) + " has no cluster binary"};
-    if (tiles >= kClusterMaxTiles)
-        return {std::nullopt, "not offered: " + dec(static_cast<int64_t>(tiles)) +
-                                  " output tiles (needs fewer than " + dec(kClusterMaxTiles) + ")"};
-    if (p.Kgemm() < kClusterMinReduction)
-        return {std::nullopt, "not offered: reduction Kgemm " + dec(p.Kgemm()) + " (needs at least " +
-                                  dec(kClusterMinReduction) + ")"};
-    if (p.K % kClusterKMultiple)
-        return {std::nullopt,
-                "not offered: K " + dec(p.K) + " is not a multiple of " + dec(kClusterKMultiple)};
+    if (auto why = cluster_offer_reason(tm, tn, p, ar, fl)) return {std::nullopt, *why};
     const int64_t target = kWgPerCu * cus;
     const int64_t tk = aot::kClusterTileK;
     const int64_t ktiles = ceil_div(p.Kgemm(), tk);
@@ -62,6 +48,26 @@ std::pair<std::optional<CIG::ConvSpec>, std::string> cluster(const CIG::ConvSpec
 }
 
 }  // namespace
+
+std::optional<std::string> cluster_offer_reason(int64_t tm, int64_t tn, const kernels::conv_problem::ConvProblem &p,
+                                                const targets::Arch &ar, const targets::Flavor &fl) {
+    const i128 tiles = i128(ceil_div(p.M(), tm)) * ceil_div(p.kpg(), tn) * p.groups;
+    if (!(fl.clusters && ar.clusters))
+        return "not offered: flavor " + fl.canonical + " / arch " + ar.name + " has no workgroup clusters";
+    if (std::find(aot::kClusterTiles.begin(), aot::kClusterTiles.end(), std::make_pair(tm, tn)) ==
+        aot::kClusterTiles.end())
+        return "not offered: tile " + dec(tm) + "x" + dec(tn) + " has no cluster binary";
+    if (tiles >= kClusterMaxTiles)
+        return "not offered: " + dec(static_cast<int64_t>(tiles)) + " output tiles (needs fewer than " +
+               dec(kClusterMaxTiles) + ")";
+    if (p.Kgemm() < kClusterMinReduction)
+        return "not offered: reduction Kgemm " + dec(p.Kgemm()) + " (needs at least " + dec(kClusterMinReduction) +
+               ")";
+    if (p.K % kClusterKMultiple) return "not offered: K " + dec(p.K) + " is not a multiple of " + dec(kClusterKMultiple);
+    if (p.kpg() % kClusterKMultiple)
+        return "not offered: kpg " + dec(p.kpg()) + " is not a multiple of " + dec(kClusterKMultiple);
+    return std::nullopt;
+}
 
 kernels::conv_launch::LaunchSpec launch_spec(const CIG::ConvSpec &spec, const kernels::conv_problem::ConvProblem &p,
                                              int64_t degree) {

@@ -3,7 +3,7 @@
 // folded problem, then the plain binary (degree 1), a cluster binary (asked
 // for by the spec, or offered for split_k = -1: clusters at this flavor and
 // arch, the spec's tile has a cluster binary, fewer than kClusterMaxTiles
-// output tiles, Kgemm >= kClusterMinReduction, K % 4 == 0; among the S whose
+// output tiles, Kgemm >= kClusterMinReduction, K and kpg % 4 == 0 (cluster_offer_reason); among the S whose
 // grid fits the target, whose slices keep 2 K tiles on average and whose
 // launch is admitted (trailing empty slices allowed), the shortest slice ks,
 // then the smallest S), else the two-stage binary at the resolved degree plus the reduce
@@ -41,6 +41,13 @@ struct Selection {
     bool aot = false;
     std::string aot_note;  // the job hashes (aot) or why no AOT job serves the problem
 };
+
+// Why the cluster offer rule does not offer a cluster binary of tile tm x tn to
+// the (folded) problem p ("not offered: ..."), or nullopt when it does: clusters
+// at this flavor and arch, a cluster tile, fewer than kClusterMaxTiles output
+// tiles, Kgemm >= kClusterMinReduction, K and kpg multiples of kClusterKMultiple.
+std::optional<std::string> cluster_offer_reason(int64_t tm, int64_t tn, const kernels::conv_problem::ConvProblem &p,
+                                                const targets::Arch &ar, const targets::Flavor &fl);
 
 kernels::conv_launch::LaunchSpec launch_spec(const kernels::conv_implicit_gemm::ConvSpec &spec,
                                              const kernels::conv_problem::ConvProblem &p, int64_t degree);

@@ -1,0 +1,119 @@
+"""`parity golden-textconv` (parity/golden_textconv.py): a golden change shown by git as IR,
+on a real two-commit repository in a temporary directory."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from parity import golden as G
+from parity import golden_textconv as T
+from parity.ref_tree import run_ref_script
+
+REPO = Path(__file__).resolve().parents[1]
+REDUCE_PY = "python_engine/kernels/conv_fwd_split_k_reduce.py"
+FAM = "conv_fwd_split_k_reduce"
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+
+
+def git(repo: Path, *args, check=True):
+    r = subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo,
+                       capture_output=True, text=True)
+    assert r.returncode == 0 or not check, r.stderr
+    return r.stdout
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    r = tmp_path / "checkout"
+    r.mkdir()
+    ignore = shutil.ignore_patterns("__pycache__")
+    for d in ("python_engine", "parity", "golden"):
+        shutil.copytree(REPO / d, r / d, ignore=ignore)
+    shutil.copy(REPO / "pyproject.toml", r / "pyproject.toml")
+    git(r, "init", "-q", "-b", "main")
+    monkeypatch.chdir(r)
+    return r
+
+
+def textconv_git(repo, *args):
+    """git with the driver registered for this one command (the test never writes git config)."""
+    cmd = f"{sys.executable} -m parity golden-textconv"
+    return git(repo, "-c", f"diff.{T.DRIVER}.textconv={cmd}", "-c", f"diff.{T.DRIVER}.xfuncname=^== .*$",
+               *args)
+
+
+def test_git_show_of_a_golden_change_is_the_ir_change(repo):
+    (repo / ".gitattributes").write_text(T.ATTRIBUTES_LINE + "\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "A")
+    # B: the reduce store at align 2, and two of its entries re-blessed from B's own engine
+    f = repo / REDUCE_PY
+    text = f.read_text()
+    assert text.count("    b.store(y, p, 2 * width)\n") == 1
+    f.write_text(text.replace("    b.store(y, p, 2 * width)\n", "    b.store(y, p, 2)\n"))
+    doc = run_ref_script(repo, {"kind": "configs", "only": [FAM], "flavors": ["llvm20", "llvm22", "llvm23"],
+                                "want": {}}, "B")
+    shard = G.load_shard(repo / "golden", FAM)
+    for key, o in doc["units"].items():  # B re-blessed from its own engine, as `parity write` would
+        cfg, fl = key.split("/", 1)[1].rsplit("@", 1)
+        shard[fl][cfg] = ({"bytes": len(o["text"].encode()), "kernel": o["kernel"], "sha256": o["sha256"]}
+                          if o["status"] == "ok" else {"rejected": o["reason"]})
+    G.write_shard(repo / "golden", FAM, shard)
+    git(repo, "commit", "-q", "-am", "B")
+
+    plain = git(repo, "show", "HEAD", "--", f"golden/{FAM}.json")
+    assert '"sha256"' in plain and "store" not in plain  # without the driver: hashes
+    out = textconv_git(repo, "show", "HEAD", "--", f"golden/{FAM}.json")
+    minus = [l for l in out.splitlines() if l.startswith("-  ")]
+    plus = [l for l in out.splitlines() if l.startswith("+  ")]
+    # every v2/v4/v8 entry at every flavor: its vector store, and nothing else
+    assert len(minus) == len(plus) == 291, out[:3000]
+    assert all(" store <" in l and l.endswith(("align 4", "align 8", "align 16")) for l in minus)
+    assert all(" store <" in l and l.endswith("align 2") for l in plus)
+    assert sum("store <8 x bfloat>" in l and l.endswith("align 16") for l in minus) == 17 * 3
+    heads = [l for l in out.splitlines() if l.startswith("@@ ")]
+    assert len(heads) == 291 and all(" == llvm2" in h for h in heads)  # each hunk names its entry
+    assert any(h.endswith("== llvm23/bf16_v8_t64_d4 conv_fwd_split_k_reduce_bf16_v8_t64_d4") for h in heads)
+    # the texts are cached by sha256 in the git directory, and the next run reads them from there
+    cached = list((repo / ".git" / T.CACHE_DIR).glob("*.ll"))
+    assert len(cached) > 100 and all(len(p.stem) == 64 for p in cached)  # both engines' reduce texts
+    again = textconv_git(repo, "show", "HEAD", "--", f"golden/{FAM}.json")
+    assert again == out
+    # a working-tree change (no commit holds that blob) is lowered with the working tree's engine
+    shutil.rmtree(repo / ".git" / T.CACHE_DIR)
+    git(repo, "checkout", "-q", "HEAD~1", "--", f"golden/{FAM}.json")
+    wt = textconv_git(repo, "diff", "HEAD", "--", f"golden/{FAM}.json")  # working tree: A's shard
+    assert sorted(l[1:] for l in wt.splitlines() if l.startswith(("-  ", "+  "))) == \
+        sorted(l[1:] for l in minus + plus)
+
+
+def test_textconv_of_a_file_that_is_not_a_shard_prints_it_and_says_why(repo, tmp_path):
+    bad = tmp_path / "x.json"
+    bad.write_text("{not json\n")
+    out = T.textconv(str(bad))
+    lines = out.splitlines()
+    assert lines[0].startswith("# parity golden-textconv: shown as text (") and "malformed JSON" in lines[0]
+    assert lines[1] == "{not json"
+    # an entry no engine gives: one line saying so, not a failure
+    shard = G.load_shard(REPO / "golden", "ir_core")
+    fl = "llvm23"
+    cfg = next(c for c, e in shard[fl].items() if "sha256" in e)
+    shard = {fl: {cfg: dict(shard[fl][cfg], sha256="f" * 64)}}
+    p = tmp_path / "ir_core.json"
+    p.write_text(G.render_shard("ir_core", shard))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "A")
+    out = T.textconv(str(p))
+    assert out.splitlines()[1:] == [f"== {fl}/{cfg} {shard[fl][cfg]['kernel']}",
+                                    "  (IR not available: no engine gave sha256 ffffffffffff)"]
+
+
+def test_install_registers_the_driver(repo):
+    done = T.install(repo)
+    assert git(repo, "config", f"diff.{T.DRIVER}.textconv").strip().endswith("-m parity golden-textconv")
+    assert T.ATTRIBUTES_LINE in (repo / ".gitattributes").read_text().splitlines()
+    assert len(done) == 2 and len(T.install(repo)) == 1  # the attributes line is added once

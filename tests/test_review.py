@@ -1,0 +1,269 @@
+"""Pending golden entries (parity/pending.py), `parity review` in its scripted form
+(parity/review.py) and `parity write --mode new` (parity/bless.py).
+
+Each test works in a small git repository holding a copy of this checkout's
+python_engine/, parity/ and golden/ (as tests/test_ir_diff_base.py): the
+gate's engines are the installed ones (this checkout's), the golden shards
+and the review's old IR (REF = HEAD) are the repository's.
+"""
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from parity import golden as G
+from parity import pending as P
+from parity.cli import main as parity_main
+from parity.review import ask
+
+REPO = Path(__file__).resolve().parents[1]
+REDUCE_PY = "python_engine/kernels/conv_fwd_split_k_reduce.py"
+FAM = "conv_fwd_split_k_reduce"
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+
+
+def git(repo: Path, *args):
+    r = subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    r = tmp_path / "checkout"
+    r.mkdir()
+    ignore = shutil.ignore_patterns("__pycache__")
+    for d in ("python_engine", "parity", "golden"):
+        shutil.copytree(REPO / d, r / d, ignore=ignore)
+    shutil.copy(REPO / "pyproject.toml", r / "pyproject.toml")
+    shutil.copy(REPO / ".gitignore", r / ".gitignore")
+    git(r, "init", "-q", "-b", "main")
+    monkeypatch.chdir(r)
+    monkeypatch.delenv("CI", raising=False)
+    return r
+
+
+def run(capsys, *argv):
+    rc = parity_main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def shard(repo, fam=FAM):
+    return G.load_shard(repo / "golden", fam)
+
+
+def fake(entry):
+    """The entry with another sha256: the shard now says something the engines do not give."""
+    return dict(entry, sha256=("0" if entry["sha256"][0] != "0" else "1") + entry["sha256"][1:])
+
+
+def plant(repo, keys):
+    """Replace the given (flavor, config) entries of the reduce shard with fakes; returns the old shard."""
+    s = shard(repo)
+    for fl, cfg in keys:
+        s[fl][cfg] = fake(s[fl][cfg])
+    G.write_shard(repo / "golden", FAM, s)
+    return s
+
+
+D2 = [("llvm23", "bf16_v8_t64_d2"), ("llvm23", "fp16_v8_t64_d2")]
+D0 = [("llvm23", "bf16_v1_t64_d0")]
+
+
+def test_review_accepts_one_group_rejects_another_and_writes_exactly_the_accepted(repo, capsys):
+    # HEAD (the review's old IR): the unrolled slab loads at align 8; the working engine has align 4
+    f = repo / REDUCE_PY
+    f.write_text(f.read_text().replace('            x = b.load(vt, p, 4, "slab")',
+                                       '            x = b.load(vt, p, 8, "slab")'))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "ref")
+    planted = plant(repo, D2 + D0)
+    rc, out, err = run(capsys, "check", "--only", FAM)
+    assert rc == 1 and "RESULT: RED" in out
+    assert f"pending: 3 entries left in {repo.resolve() / 'golden'}/*.json.new" in out
+    pend = P.load(repo / "golden", FAM)
+    assert sorted(pend) == sorted(f"{fl}/{c}" for fl, c in D2 + D0)
+    assert git(repo, "status", "--porcelain", "--ignored", "golden").count(".json.new") == 1  # ignored
+    assert "!! golden/conv_fwd_split_k_reduce.json.new" in git(repo, "status", "--porcelain", "--ignored")
+
+    rc, out, err = run(capsys, "review", "--list")
+    assert rc == 0, err
+    heads = [l for l in out.splitlines() if l.startswith("  @@ group")]
+    assert len(heads) == 2 and out.rstrip().splitlines()[-1] == "groups: 2, entries: 3"
+    assert "IR change: 2 entries: bf16_v8_t64_d2@llvm23, fp16_v8_t64_d2@llvm23" in heads[0]
+    assert "the IR is the same at HEAD; the golden entry differs: 1 entry: bf16_v1_t64_d0@llvm23" in heads[1]
+    assert "-  %slab# = load <8 x float>, ptr addrspace(1) %pws#, align 8" in out
+    assert "+  %slab# = load <8 x float>, ptr addrspace(1) %pws#, align 4" in out
+    text_id = heads[0].split("[", 1)[1].split("]", 1)[0]
+    other_id = heads[1].split("[", 1)[1].split("]", 1)[0]
+
+    rc, out, err = run(capsys, "review", "--accept", text_id[:-2], "--reject", other_id)
+    assert rc == 0, out + err
+    assert f"rejected {other_id}: 1 entry (golden unchanged, no longer pending)" in out
+    assert "oracles: 2 changed or new lowered entries" in out  # the same oracles as `parity write`
+    assert "accepted: 2 of 2 entries written to golden/" in out
+    after = shard(repo)
+    changed = {(fl, c) for fl in after for c in after[fl] if after[fl][c] != planted[fl][c]}
+    assert changed == set(D2)  # exactly the accepted entries changed
+    assert after["llvm23"]["bf16_v1_t64_d0"] == planted["llvm23"]["bf16_v1_t64_d0"]  # rejected: as it was
+    assert not P.pending_path(repo / "golden", FAM).exists()  # nothing left pending
+    rc, out, err = run(capsys, "review", "--list")
+    assert rc == 0 and "nothing pending" in out
+
+
+def test_pending_lifecycle_check_writes_never_reads_and_ci_refuses(repo, capsys, monkeypatch):
+    gdir = repo / "golden"
+    plant(repo, D0)
+    path = P.pending_path(gdir, FAM)
+    # a narrowed check leaves pending files alone
+    rc, out, _ = run(capsys, "check", "--only", f"{FAM}/bf16_v1_t64_d0")
+    assert rc == 1 and not path.exists() and "pending:" not in out
+    # under CI a RED check leaves nothing
+    monkeypatch.setenv("CI", "1")
+    rc, out, _ = run(capsys, "check", "--only", FAM)
+    assert rc == 1 and not path.exists()
+    rc, out, err = run(capsys, "review", "--list")
+    assert rc == 2 and "refuses to run when CI is set" in err
+    monkeypatch.delenv("CI")
+    rc, out, _ = run(capsys, "check", "--only", FAM)
+    assert rc == 1 and path.exists() and list(P.load(gdir, FAM)) == ["llvm23/bf16_v1_t64_d0"]
+    # check never reads a pending file: garbage in it changes nothing in the verdict
+    path.write_text("not json")
+    rc2, out2, _ = run(capsys, "check", "--only", FAM)
+    assert rc2 == 1 and out2.count("CHANGED") == out.count("CHANGED")
+    assert list(P.load(gdir, FAM)) == ["llvm23/bf16_v1_t64_d0"]  # and rewrote it
+    # a pending entry whose shard entry changed since the check is stale: dropped by review
+    s = shard(repo)
+    s["llvm23"]["bf16_v1_t64_d0"] = dict(s["llvm23"]["bf16_v1_t64_d0"], sha256="f" * 64)
+    G.write_shard(gdir, FAM, s)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "ref")
+    rc, out, err = run(capsys, "review", "--list")
+    assert rc == 0 and f"{FAM}: 1 pending entry dropped (the shard changed since `parity check`)" in out
+    assert "nothing pending" in out and not path.exists()
+    # a GREEN check deletes the family's pending file
+    rc, out, _ = run(capsys, "check", "--only", FAM)
+    assert path.exists()
+    s = shard(repo)
+    s["llvm23"]["bf16_v1_t64_d0"] = P.load(gdir, FAM)["llvm23/bf16_v1_t64_d0"]["new"]
+    G.write_shard(gdir, FAM, s)
+    rc, out, _ = run(capsys, "check", "--only", FAM)
+    assert rc == 0 and not path.exists()
+
+
+def test_review_refuses_bad_input(repo, capsys):
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "ref")
+    plant(repo, D0)
+    run(capsys, "check", "--only", FAM)
+    rc, out, err = run(capsys, "review")  # stdin is not a terminal under pytest
+    assert rc == 2 and "on a terminal; without one, use --list" in err
+    rc, out, err = run(capsys, "review", "--accept", "nosuch:1234")
+    assert rc == 2 and err.startswith("error: group nosuch:1234 matches no group (pending groups: "
+                                      f"{FAM}:") and len(err.splitlines()) == 1
+    P.pending_path(repo / "golden", FAM).write_text('{"family": "x"}')
+    rc, out, err = run(capsys, "review", "--list")
+    assert rc == 2 and "not a pending file of family" in err and "run `parity check`" in err
+
+
+def test_interactive_walk_decisions():
+    from parity.change_groups import ChangeGroup, TEXT
+    gs = [ChangeGroup("a", TEXT, (str(i),), entries=[(f"c{i}", "llvm23")]) for i in range(3)]
+    gs.append(ChangeGroup("b", TEXT, ("x",), entries=[("d", "llvm23")]))
+    said = []
+    answers = iter(["x", "r", "f"])
+
+    def read(prompt):
+        try:
+            return next(answers)
+        except StopIteration:
+            raise EOFError from None
+    d = ask(gs, read=read, say=said.append)
+    # "x" is asked again; "f" accepts group 2 and the rest of family a (group 3), then b is asked: EOF quits
+    assert d == {gs[0].gid: "reject", gs[1].gid: "accept", gs[2].gid: "accept"}
+    assert "answer a, r, s, f or q" in said and gs[3].gid not in d
+
+
+def test_write_mode_new_adds_missing_entries_only(repo, capsys):
+    gdir = repo / "golden"
+    s = G.load_shard(gdir, "conv_abi")
+    fl = "llvm23"
+    [gone, changed] = sorted(c for c, e in s[fl].items() if "sha256" in e)[:2]
+    was = s[fl].pop(gone)
+    s[fl][changed] = fake(s[fl][changed])
+    G.write_shard(gdir, "conv_abi", s)
+    rc, out, err = run(capsys, "write", "--only", "conv_abi", "--mode", "new")
+    assert rc == 0, out + err
+    after = G.load_shard(gdir, "conv_abi")
+    assert after[fl][gone] == was  # the MISSING entry was written
+    assert after[fl][changed] == s[fl][changed]  # the CHANGED one was kept as it was
+    assert f"ADDED conv_abi/{gone}@{fl}" in out and "1 golden entry changed" in out
+    rc, out, err = run(capsys, "write", "--only", "conv_abi")  # --mode all (default): the rest too
+    assert rc == 0 and G.load_shard(gdir, "conv_abi")[fl][changed] != s[fl][changed]
+
+
+def _read_until(fd, token: bytes, seconds: float = 600) -> bytes:
+    import os
+    import select
+    import time
+    buf, end = b"", time.monotonic() + seconds
+    while token not in buf:
+        left = end - time.monotonic()
+        assert left > 0, buf[-2000:]
+        r, _, _ = select.select([fd], [], [], left)
+        if r:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            buf += chunk
+    return buf
+
+
+def test_review_on_a_terminal_accepts_one_group_and_rejects_another(repo):
+    """`parity review` on a pseudo-terminal, answered a then r: the accepted group's entries
+    are written, the rejected one's are not, nothing stays pending."""
+    import os
+    import pty
+    import sys
+    f = repo / REDUCE_PY
+    text = f.read_text()
+    f.write_text(text.replace('            x = b.load(vt, p, 4, "slab")', '            x = b.load(vt, p, 8, "slab")'))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "ref")
+    f.write_text(text)  # the working tree's engine is this checkout's again (python -m imports it from here)
+    planted = plant(repo, D2 + D0)
+    env = dict(os.environ, NO_COLOR="1", COLUMNS="200")
+    env.pop("CI", None)
+    r = subprocess.run([sys.executable, "-m", "parity", "check", "--only", FAM], cwd=repo, env=env,
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and "pending: 3 entries" in r.stdout
+    master, slave = pty.openpty()
+    p = subprocess.Popen([sys.executable, "-m", "parity", "review"], cwd=repo, env=env,
+                         stdin=slave, stdout=slave, stderr=slave, close_fds=True)
+    os.close(slave)
+    try:
+        first = _read_until(master, b"[q]uit > ")
+        assert b"review 1/2" in first and b"IR change: 2 entries" in first
+        os.write(master, b"a\n")
+        second = _read_until(master, b"[q]uit > ")
+        assert b"review 2/2" in second and b"the golden entry differs" in second
+        os.write(master, b"r\n")
+        rest = _read_until(master, b"entries written to golden/")
+        assert p.wait(timeout=120) == 0, rest[-2000:]
+    finally:
+        if p.poll() is None:
+            p.kill()
+        os.close(master)
+    assert b"accepted: 2 of 2 entries written to golden/" in rest
+    after = shard(repo)
+    assert {(fl, c) for fl in after for c in after[fl] if after[fl][c] != planted[fl][c]} == set(D2)
+    assert not P.pending_path(repo / "golden", FAM).exists()
