@@ -207,7 +207,7 @@ def finding_lines(findings: list) -> list[str]:
     for f in findings:
         by_kind.setdefault(f.kind, []).append(f)
     for kind, fs in by_kind.items():
-        out.extend(f"  {shown(str(f))}" for f in fs[:MAX_FINDINGS])
+        out.extend(f"  {f}" for f in fs[:MAX_FINDINGS])  # Finding.__str__ escapes its names (parity.escape.shown)
         if len(fs) > MAX_FINDINGS:
             out.append(f"  ... and {len(fs) - MAX_FINDINGS} more {kind} (see --json or --full)")
     return out
