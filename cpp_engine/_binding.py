@@ -5,14 +5,19 @@ family name (here), spec shape, unknown fields and field kinds in field order
 (here, same text as python_engine/spec/fields.py), then flavor, arch and the
 family rules (in C++). Values are read as their exact built-in type first
 (an int, float or str subclass never formats itself); a float field takes a
-float or an int of magnitude at most 2**53 and goes to C as a double. A spec string that is not
-printable text (a control character such as NUL or newline, a lone surrogate)
+float or an int of magnitude at most 2**53 and goes to C as a double. A spec string longer
+than ``CPE_MAX_STRING_BYTES`` bytes of UTF-8, or that is not printable text (a
+control character such as NUL or newline, U+2028/U+2029, a lone surrogate),
 is refused here in field order, with the Python engine's text; the C++ engine
 checks the same for C callers. Strings go to C as UTF-8 bytes kept alive for
-the call; ``None`` goes as NULL. An arch or flavor string C cannot carry (a
-NUL or a lone surrogate) goes as a one-byte control character, which C++
-rejects with the same "must be printable UTF-8 text" reason; a non-str arch
-or flavor is rejected here in the engine's order (flavor first).
+the call; ``None`` goes as NULL. An arch or flavor string longer than the
+limit goes as ``CPE_MAX_STRING_BYTES + 1`` bytes (C++ refuses it by its
+length, never encoding the whole); one C cannot carry (a NUL or a lone
+surrogate) goes as a one-byte control character, which C++ rejects with the
+same "must be printable UTF-8 text" reason; a non-str arch or flavor is
+rejected here in the engine's order (flavor first). A failing call runs
+once: a reason longer than the first buffer is fetched whole with
+``cpe_last_reason``.
 """
 from __future__ import annotations
 
@@ -58,16 +63,21 @@ class _Args:
         self.keep = []
 
     def cstr(self, value):
-        """``None`` -> NULL; a str -> its UTF-8 bytes, or ``"\\x01"`` when C
-        cannot carry it (a NUL, a lone surrogate): C++ rejects both with the
-        not-printable reason. Callers pass str or None only."""
+        """``None`` -> NULL; a str -> its UTF-8 bytes; ``MAX_STRING_BYTES + 1``
+        bytes for a longer one (C++ refuses it by its length first, as the
+        Python engine does); ``"\\x01"`` when C cannot carry it (a NUL, a lone
+        surrogate): C++ rejects both with the not-printable reason. Callers
+        pass str or None only."""
         if value is None:
             return ffi.NULL
         value = str.__str__(value)
-        try:
-            raw = value.encode("utf-8")
-        except UnicodeEncodeError:
-            raw = b"\x01"
+        if _too_long(value):
+            raw = b"x" * (MAX_STRING_BYTES + 1)
+        else:
+            try:
+                raw = value.encode("utf-8")
+            except UnicodeEncodeError:
+                raw = b"\x01"
         if b"\0" in raw:
             raw = b"\x01"
         buf = ffi.new("char[]", raw)
@@ -75,7 +85,10 @@ class _Args:
         return buf
 
 
-_UNPRINTABLE = re.compile("[\\x00-\\x1f\\x7f-\\x9f\\ud800-\\udfff]")
+_UNPRINTABLE = re.compile("[\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ud800-\\udfff]")
+
+#: The longest string the C API takes, in bytes (``CPE_MAX_STRING_BYTES`` of cpp_engine.h).
+MAX_STRING_BYTES = int(lib.CPE_MAX_STRING_BYTES)
 
 
 def _printable(value: str) -> bool:
@@ -83,9 +96,21 @@ def _printable(value: str) -> bool:
     return not _UNPRINTABLE.search(value)
 
 
-def _text_reason(what: str) -> str:
-    """Same text as python_engine/spec/fields.py ``text_reason``."""
-    return f"{what} must be printable UTF-8 text (no control characters, NUL or lone surrogates)"
+def _too_long(value: str) -> bool:
+    """Same rule as python_engine/spec/fields.py ``too_long``."""
+    if len(value) > MAX_STRING_BYTES:
+        return True
+    return len(value.encode("utf-8", "surrogatepass")) > MAX_STRING_BYTES
+
+
+def _string_reason(what: str, value: str) -> str | None:
+    """Same rule and texts as python_engine/spec/fields.py ``string_reason``."""
+    if _too_long(value):
+        return f"{what} must be at most {MAX_STRING_BYTES} bytes of UTF-8 text"
+    if not _printable(value):
+        return (f"{what} must be printable UTF-8 text (no control characters, line or paragraph separators, "
+                "NUL or lone surrogates)")
+    return None
 
 
 def _exact(value):
@@ -100,19 +125,18 @@ def _exact(value):
 
 
 def _call(fn, args: _Args):
-    """Run ``fn(reason_buf, reason_len) -> status`` growing the reason buffer
-    until the reason fits; raise SpecRejected / EngineError on failure."""
-    n = _REASON_LEN
-    while True:
-        buf = ffi.new("char[]", n)
-        status = fn(buf, n)
-        if status == lib.CPE_OK:
-            return
-        raw = ffi.string(buf)
-        if len(raw) < n - 1:
-            break
-        n *= 4
-    text = raw.decode("utf-8", "replace")
+    """Run ``fn(reason_buf, reason_len) -> status`` once; raise SpecRejected /
+    EngineError on failure, with the whole reason (``cpe_last_reason`` gives
+    one that did not fit the first buffer)."""
+    buf = ffi.new("char[]", _REASON_LEN)
+    status = fn(buf, _REASON_LEN)
+    if status == lib.CPE_OK:
+        return
+    need = lib.cpe_last_reason(ffi.NULL, 0)
+    if need > _REASON_LEN:
+        buf = ffi.new("char[]", need)
+        lib.cpe_last_reason(buf, need)
+    text = ffi.string(buf).decode("utf-8", "replace")
     if status == lib.CPE_REJECTED:
         raise SpecRejected(text)
     raise EngineError(text or f"cpp_engine internal error (status {int(status)})")
@@ -213,8 +237,9 @@ def _family(name) -> _Family:
         if not isinstance(name, str):
             raise SpecRejected("family must be a string")
         name = str.__str__(name)
-        if not _printable(name):
-            raise SpecRejected(_text_reason("family"))
+        why = _string_reason("family", name)
+        if why:
+            raise SpecRejected(why)
         raise SpecRejected(f"family '{name}' is not one of {', '.join(FAMILIES)}")
     return fam
 
@@ -229,8 +254,8 @@ def _type_reason(name: str, kind: str, value) -> str | None:
     elif kind == "str":
         if value is not None and not isinstance(value, str):
             return f"spec field '{name}' must be a string or null"
-        if value is not None and not _printable(value):
-            return _text_reason(f"spec field '{name}'")
+        if value is not None:
+            return _string_reason(f"spec field '{name}'", value)
     elif kind == "bool":
         if not isinstance(value, bool):
             return f"spec field '{name}' must be true or false"
@@ -252,8 +277,9 @@ def _normalize(fam: _Family, spec) -> dict:
             if not isinstance(k, str):
                 raise SpecRejected(f"spec field names must be strings (family '{fam.name}')")
             k = str.__str__(k)
-            if not _printable(k):
-                raise SpecRejected(_text_reason(f"a spec field name of family '{fam.name}'"))
+            why = _string_reason(f"a spec field name of family '{fam.name}'", k)
+            if why:
+                raise SpecRejected(why)
             raise SpecRejected(f"spec field '{k}' is not a field of family '{fam.name}'")
     out = {}
     for name, default in _DEFAULTS[fam.name]:

@@ -10,7 +10,7 @@ from python_engine.policy.fold import fold_width  # debt: the width folding
 from python_engine.policy.perf_model import layer_predictions, select_by_model  # debt: the perf model rows
 
 from .emit import default_catalog
-from .miopen import parse_catalog
+from .miopen import read_catalog
 
 
 def catalog_predictions(path: str | None = None, arch="gfx1250", flavor="llvm23", cus: int | None = None) -> list:
@@ -20,11 +20,10 @@ def catalog_predictions(path: str | None = None, arch="gfx1250", flavor="llvm23"
     group. ``[{"layer", "dtype", "M", "Kgemm", "candidates":
     layer_predictions(...), "selected": row | None, "runner_up": row | None,
     "seed": {"binary", "tile_m", "tile_n", "tile_k", "degree", "total_ps"} |
-    None}, ...]`` in catalog order; times in picoseconds. Raises OSError /
+    None}, ...]`` in catalog order; times in picoseconds. Raises
     ProblemInputError for an unreadable or bad catalog."""
     path = path or default_catalog()
-    with open(path, encoding="utf-8") as f:
-        layers = parse_catalog(f.read(), path)
+    layers = read_catalog(path)
     out = []
     for layer in layers:
         cpg = fold_width(layer.problem)[1].cpg

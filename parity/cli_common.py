@@ -87,28 +87,51 @@ def plain(text: str) -> str:
 
 # -- option types -------------------------------------------------------------------------
 
-def at_least_one(flag: str):
-    """argparse type for ``flag``: an integer >= 1 (the error names the flag)."""
+#: An integer option's text: ASCII digits with an optional sign, at most 18 digits.
+_ASCII_INT = re.compile(r"[+-]?[0-9]{1,18}")
+
+
+def ascii_int_value(text: str) -> int | None:
+    """The integer ``text`` spells in ASCII decimal (optional sign, at most 18
+    digits, nothing else), or None. Python's ``int()`` also takes non-ASCII
+    digits (``'١٢'``), ``_`` separators and spaces; no option of ours does."""
+    return int(text, 10) if isinstance(text, str) and _ASCII_INT.fullmatch(text) else None
+
+
+def integer(flag: str, lo: int | None = None, hi: int | None = None):
+    """argparse type for the integer option ``flag``: ASCII decimal digits
+    only (:func:`ascii_int_value`), in ``lo..hi`` when given; the error names
+    the flag and shows the text escaped (parity.escape.shown)."""
     def parse(text: str) -> int:
-        try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{flag} wants an integer, got {text!r}") from None
-        if v < 1:
-            raise argparse.ArgumentTypeError(f"{flag} must be at least 1, got {v}")
+        v = ascii_int_value(text)
+        if v is None:
+            raise argparse.ArgumentTypeError(f"{flag} wants an integer, got '{shown(text)}' "
+                                             "(ASCII digits, optional sign)")
+        if lo is not None and v < lo:
+            raise argparse.ArgumentTypeError(f"{flag} must be at least {lo}, got {v}")
+        if hi is not None and v > hi:
+            raise argparse.ArgumentTypeError(f"{flag} must be at most {hi}, got {v}")
         return v
     return parse
 
 
+def at_least_one(flag: str):
+    """argparse type for ``flag``: an integer >= 1 in ASCII digits (the error names the flag)."""
+    return integer(flag, lo=1)
+
+
+#: A number of seconds: ASCII decimal, optional fraction and exponent (float() alone also takes
+#: non-ASCII digits, ``_`` separators, spaces, ``inf`` and ``nan``).
+_ASCII_DECIMAL = re.compile(r"[+-]?(?:[0-9]{1,18}(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?")
+
+
 def finite_seconds(flag: str):
-    """argparse type for ``flag``: a finite number of seconds > 0 (the error names the flag)."""
+    """argparse type for ``flag``: a finite number of seconds > 0 in ASCII decimal (the error names the flag)."""
     def parse(text: str) -> float:
-        try:
-            v = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{flag} wants seconds, got {text!r}") from None
+        v = float(text) if _ASCII_DECIMAL.fullmatch(text) else math.nan
         if not math.isfinite(v) or v <= 0:
-            raise argparse.ArgumentTypeError(f"{flag} must be a finite number of seconds > 0, got {text!r}")
+            raise argparse.ArgumentTypeError(f"{flag} must be a finite number of seconds > 0 (ASCII decimal), "
+                                             f"got '{shown(text)}'")
         return v
     return parse
 

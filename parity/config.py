@@ -21,11 +21,13 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import pkgutil
+import os
 import sys
 import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Iterable, Mapping
+from parity.input_files import MAX_CONFIG_BYTES, InputFileError, check_regular
 from parity.project import checkout_configs_dir
 from parity.suggest import did_you_mean
 
@@ -198,6 +200,15 @@ def family_from_module(mod) -> Family:
 DEFAULT_PACKAGE = "parity.configs"
 
 
+def _check_config_file(path) -> None:
+    """ConfigError unless the configs module ``path`` is a regular file within
+    parity/input_files.py's MAX_CONFIG_BYTES (checked before Python opens it)."""
+    try:
+        check_regular(path, "configs module", MAX_CONFIG_BYTES)
+    except InputFileError as exc:
+        raise ConfigError(str(exc)) from None
+
+
 def _family_modules(package: str) -> list:
     """The family modules of ``package`` in name order. For the default package
     inside a checkout whose ``parity`` is not the imported one (a non-editable
@@ -212,14 +223,21 @@ def _family_modules(package: str) -> list:
             for info in sorted(pkgutil.iter_modules(getattr(pkg, "__path__", [])), key=lambda i: i.name):
                 if not info.name.startswith("_"):
                     name = f"{package}.{info.name}"
+                    # a FIFO or device named <family>.py would hang the import: its type first
+                    path = os.path.join(getattr(info.module_finder, "path", ""), info.name + ".py")
+                    if os.path.lexists(path):
+                        _check_config_file(path)
                     mods.append(importlib.import_module(name))
             return mods
+        except ConfigError:
+            raise
         except Exception as exc:  # noqa: BLE001 - a configs module that cannot be imported: one line
             raise ConfigError(f"configs module {name!r} cannot be loaded: {type(exc).__name__}: {exc}") from None
     mods = []
     for path in sorted(d.glob("*.py")):
         if path.name.startswith("_"):
             continue
+        _check_config_file(path)
         name = f"parity._checkout_configs.{path.stem}"
         spec = importlib.util.spec_from_file_location(name, path)
         mod = importlib.util.module_from_spec(spec)

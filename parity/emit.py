@@ -30,12 +30,13 @@ import importlib
 import sys
 import time
 
+from .escape import shown
 from .miopen import Layer
 from .reduce_launch import reduce_launch_reason
 from python_engine.policy.aot import CLUSTER_SIZES  # debt: the cluster sizes are not in the engine API
-from .miopen import ProblemInputError, parse_catalog, parse_command_line
+from .miopen import ProblemInputError, parse_command_line, read_catalog
 from .outputs import OutputError, check_file_names, ensure_dir, out, write_text_atomic
-from parity.cli_common import Parser, add_options, add_version, die, finish, progress
+from parity.cli_common import Parser, add_options, add_version, die, finish, integer, progress
 
 DEFAULT_ARCH = "gfx1250"
 DEFAULT_FLAVOR = "llvm23"
@@ -273,6 +274,10 @@ def plan_layer(E, layer: Layer, arch: str = DEFAULT_ARCH, flavor: str = DEFAULT_
         pol = parse_policy(text)
     if pol["kernel"] == "none" or pol["admission"] != "ok":
         why = pol["admission"] if pol["admission"] != "ok" else pol["rule"]
+        seed = pol.get("seed", "")
+        if why == "no candidate is admitted" and seed.startswith("none: "):
+            # the perf model admitted none: name the rule that refused the seed policy's candidate
+            why += f"; {seed[len('none: '):]}"
         raise EmitError(f"layer {layer.name}: no kernel for {arch}/{flavor}: {why}", reason=why)
     cspec = _kv(pol["spec"])
     cspec["name_prefix"] = cspec.get("name_prefix", "") if cspec.get("name_prefix") != "" else ""
@@ -349,11 +354,11 @@ def summary_line(lp: LayerPlan) -> str:
 
 def load_layers(args_line: str | None, catalog: str | None) -> list:
     """The layer of one command-line command (``args_line``, an unsafe ``name:``
-    made safe) or of a catalog file. Raises ProblemInputError or OSError."""
+    made safe) or of a catalog file (:func:`parity.miopen.read_catalog`: file
+    type, size and line caps, strict UTF-8). Raises ProblemInputError."""
     if args_line is not None:
         return [parse_command_line(args_line)]
-    with open(catalog, encoding="utf-8") as f:
-        return parse_catalog(f.read(), catalog)
+    return read_catalog(catalog)
 
 
 def check_target(E, arch: str, flavor: str, cus: int) -> str | None:
@@ -411,7 +416,8 @@ def add_emit_arguments(ap) -> None:
     ap.add_argument("--arch", default=DEFAULT_ARCH)
     ap.add_argument("--dtype", choices=("bf16", "fp16"),
                     help="the precision of plain 'conv' (fp32) layers; convbfp16/convfp16 layers keep theirs")
-    ap.add_argument("--cus", type=int, default=0, help="the device's CU count (default 0: the arch table's)")
+    ap.add_argument("--cus", type=integer("--cus"), default=0,
+                    help="the device's CU count (default 0: the arch table's)")
     ap.add_argument("--select", default=DEFAULT_SELECT, choices=SELECTIONS,
                     help="rules (default): tile, degree and binary by the perf model's lowest predicted time "
                          "among the candidates the reference's split-K rules admit (docs/policy.md); model: "
@@ -419,6 +425,16 @@ def add_emit_arguments(ap) -> None:
                          "on the 64x64 tile")
     add_options(ap, only="layers", flavor=True, flavor_default=DEFAULT_FLAVOR, jobs=False, json=True,
                 timeout=False, engines=False)
+
+
+def rejected_text(e, layer: Layer, source: str, count: int) -> str:
+    """The one error line (without ``error: ``) of a layer that parsed but
+    was then rejected (``e``: an EmitError or the engine's SpecRejected): the
+    source (``the command`` or the catalog file), the layer, the rule, and
+    for a catalog of ``count`` > 1 layers that nothing was written."""
+    why = shown(str(e)) if isinstance(e, EmitError) else f"layer {shown(layer.name)}: {shown(e.reason)}"
+    more = f" ({count} layers: the first rejected one is shown; nothing was written)" if count > 1 else ""
+    return f"{shown(source)}: {why}{more}"
 
 
 def run_emit(a) -> int:
@@ -431,45 +447,48 @@ def run_emit(a) -> int:
         return die(why)
     source = "the command" if a.command is not None else (a.catalog or default_catalog())
     try:
-        layers = select_layers(load_layers(a.command, None if a.command is not None else source), a.only, source)
-    except (ProblemInputError, OSError, EmitError) as e:
+        layers = select_layers(load_layers(a.command, None if a.command is not None else source), a.only,
+                               shown(source))
+    except (ProblemInputError, EmitError) as e:
         return die(str(e))
+    t0 = time.perf_counter()
+    plans = []
+    with progress("emit", len(layers)) as bar:
+        for i, layer in enumerate(layers):
+            try:
+                plans.append(plan_layer(E, layer, a.arch, a.flavor, a.dtype, a.cus, select=a.select))
+            except (EmitError, E.SpecRejected) as e:
+                # a layer that parses but is then rejected is bad input: one line, exit 2, nothing written
+                return die(rejected_text(e, layer, source, len(layers)))
+            finally:
+                if bar:
+                    bar(i + 1)
     try:  # after the input is known good: a refused catalog creates nothing
         ensure_dir(a.out, "--out")
     except OutputError as e:
         return die(str(e))
-    t0 = time.perf_counter()
     failed = []
     written = []
-    with progress("emit", len(layers)) as bar:
-        for i, layer in enumerate(layers):
-            try:
-                lp = plan_layer(E, layer, a.arch, a.flavor, a.dtype, a.cus, select=a.select)
-            except (EmitError, E.SpecRejected) as e:
-                msg = str(e) if isinstance(e, EmitError) else e.reason
-                print(f"error: {msg}", file=sys.stderr)
-                failed.append({"layer": layer.name, "error": msg})
-                continue
-            finally:
-                if bar:
-                    bar(i + 1)
-            try:
-                paths = write_layer(lp, a.out)
-            except (EmitError, OSError) as e:  # this layer only; the others are still written
-                msg = str(e) if isinstance(e, EmitError) else f"{e.filename or a.out}: {e.strerror}"
-                print(f"error: layer {layer.name[:60]}: {msg}", file=sys.stderr)
-                failed.append({"layer": layer.name, "error": msg})
-                continue
-            written.append({"layer": layer.name, "plan": paths[-1], "files": paths,
-                            "binary": lp.binary, "degree": int(lp.policy["degree"])})
-            out(summary_line(lp))
+    for lp in plans:
+        layer = lp.layer
+        try:
+            paths = write_layer(lp, a.out)
+        except (EmitError, OSError) as e:  # this layer only; the others are still written
+            msg = str(e) if isinstance(e, EmitError) else f"{shown(e.filename or a.out)}: {shown(e.strerror)}"
+            print(f"error: layer {shown(layer.name, 60)}: {msg}", file=sys.stderr)
+            failed.append({"layer": layer.name, "error": msg})
+            continue
+        written.append({"layer": layer.name, "plan": paths[-1], "files": paths,
+                        "binary": lp.binary, "degree": int(lp.policy["degree"])})
+        out(summary_line(lp))
     payload = {"engine": a.engine, "arch": a.arch, "flavor": E.resolve_flavor(a.flavor), "out": a.out,
                "layers": written, "failed": failed}
     if failed:
         print(f"error: {len(failed)} of {len(layers)} layer(s) failed; {len(layers) - len(failed)} written "
-              f"into {a.out}/", file=sys.stderr)
+              f"into {shown(a.out)}/", file=sys.stderr)
         return finish(a, "emit", False, payload)
-    out(f"{len(layers)} layer(s) with the {a.engine} engine into {a.out}/ in {time.perf_counter() - t0:.2f} s")
+    out(f"{len(layers)} layer(s) with the {a.engine} engine into {shown(a.out)}/ in "
+        f"{time.perf_counter() - t0:.2f} s")
     return finish(a, "emit", True, payload)
 
 

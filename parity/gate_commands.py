@@ -25,6 +25,7 @@ from parity.suggest import did_you_mean
 from parity.locate import located_lines, locate, locate_outcomes, run_origins
 from parity.pool import PoolError, WorkerPool
 from parity.project import ProjectError, resolve_golden_dir
+from parity.provenance import ALLOW_FOREIGN
 from parity.report import (add_common_options, canonical_flavor, die, failure_lines, parse_engines,
                            progress, select, summary_lines)
 from parity.runner import engine_module, lower_text, run_gate, resolve_flavors
@@ -370,9 +371,15 @@ def cmd_diff(args) -> int:
 
 # -- parser ------------------------------------------------------------------
 
+def _allow_foreign(p) -> None:
+    p.add_argument(ALLOW_FOREIGN, action="store_true",
+                   help="use the imported engines even when they are not this checkout's (docs/gate.md)")
+
+
 def add_command(sub) -> None:
     c = sub.add_parser("check", help="byte identity and goldens in one verdict")
     add_common_options(c)
+    _allow_foreign(c)
     c.add_argument("--golden-dir", metavar="DIR",
                    help="golden shard directory (default: golden/ of the checkout holding the working directory)")
     c.add_argument("--origin", action="store_true",
@@ -384,6 +391,7 @@ def add_command(sub) -> None:
 
     w = sub.add_parser("write", help="re-bless golden shards from what both engines agree on")
     add_common_options(w)
+    _allow_foreign(w)
     w.add_argument("--golden-dir", metavar="DIR",
                    help="golden shard directory (default: golden/ of the checkout holding the working directory)")
     w.add_argument("--lock-timeout", type=finite_seconds("--lock-timeout"), default=G.LOCK_TIMEOUT,
@@ -415,4 +423,5 @@ def add_command(sub) -> None:
                         "builder call behind it in each engine (python_engine/...py:LINE, cpp_engine/src/...cpp:LINE)")
     add_base_options(d)
     add_common_options(d, flavor=False, json=False)
+    _allow_foreign(d)
     d.set_defaults(func=cmd_diff)

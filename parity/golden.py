@@ -472,7 +472,10 @@ def layout_problem(data: bytes, family: str, flavors: Flavors, fmt: int | None =
                           sort_keys=True, indent=2, ensure_ascii=False) + "\n"
     else:
         want = render_shard(family, flavors)
-    want_b = want.encode("utf-8", errors="surrogateescape")
+    try:
+        want_b = want.encode("utf-8", errors="surrogateescape")
+    except UnicodeEncodeError:  # a value holding a lone surrogate (\ud800): no UTF-8 form is canonical
+        return "not in the canonical layout (a value holds a lone surrogate, which UTF-8 cannot carry)"
     if data == want_b:
         return None
     got_lines, want_lines = data.split(b"\n"), want_b.split(b"\n")

@@ -29,10 +29,11 @@ from dataclasses import replace
 import numpy as np
 
 from parity import reference as ref
-from parity.cli_common import add_options, die, finish, progress
-from parity.emit import (DEFAULT_SELECT, SELECTIONS, EmitError, check_target, default_catalog, model_json, parse_plan, plan_layer, select_layers,
-                         us_text)
-from parity.miopen import ProblemInputError, parse_catalog
+from parity.cli_common import add_options, die, finish, integer, progress
+from parity.emit import (DEFAULT_SELECT, SELECTIONS, EmitError, check_target, default_catalog, model_json, parse_plan,
+                         plan_layer, rejected_text, select_layers, us_text)
+from parity.escape import shown
+from parity.miopen import ProblemInputError, read_catalog
 from parity.reduce_launch import reduce_launch_reason
 from parity.verify import lanes as L
 from parity.verify.compile_worker import CompileWorkers
@@ -243,6 +244,37 @@ def _engines():
     return python_engine, cpp_engine
 
 
+class _BothRejected(Exception):
+    """Both engines rejected a layer with the same text (``error``: the Python engine's exception)."""
+
+    def __init__(self, error):
+        super().__init__(str(error))
+        self.error = error
+
+
+def _why(e) -> str:
+    return str(e) if isinstance(e, EmitError) else e.reason
+
+
+def _plan_both(py, cpp, layer, args) -> tuple:
+    """Both engines' plans of ``layer``; _BothRejected when both reject it
+    alike (the layer is bad input), the rejecting engine's exception when only
+    one does or their texts differ (a parity failure: a RED row)."""
+    outs = []
+    for E in (py, cpp):
+        try:
+            outs.append(plan_layer(E, layer, args.arch, args.flavor, args.dtype, args.cus, select=args.select))
+        except (EmitError, E.SpecRejected) as e:
+            outs.append(e)
+    a, b = outs
+    if isinstance(a, Exception) and isinstance(b, Exception) and _why(a) == _why(b):
+        raise _BothRejected(a)
+    for x in outs:
+        if isinstance(x, Exception):
+            raise x
+    return a, b
+
+
 def cmd_layers(args) -> int:
     py, cpp = _engines()
     path = args.file or default_catalog()
@@ -250,8 +282,7 @@ def cmd_layers(args) -> int:
         why = check_target(py, args.arch, args.flavor, args.cus)
         if why:
             raise EmitError(why)
-        with open(path, encoding="utf-8") as f:
-            layers = select_layers(parse_catalog(f.read(), path), args.only, path)
+        layers = select_layers(read_catalog(path), args.only, shown(path))
     except (OSError, ProblemInputError, EmitError) as e:
         return die(str(e))
     t0 = time.perf_counter()
@@ -261,10 +292,11 @@ def cmd_layers(args) -> int:
     try:
         for i, layer in enumerate(layers):
             try:
-                a = plan_layer(py, layer, args.arch, args.flavor, args.dtype, args.cus, select=args.select)
-                b = plan_layer(cpp, layer, args.arch, args.flavor, args.dtype, args.cus, select=args.select)
+                a, b = _plan_both(py, cpp, layer, args)
+            except _BothRejected as e:  # bad input: one line, exit 2, before any row
+                return die(rejected_text(e.error, layer, path, len(layers)))
             except (EmitError, py.SpecRejected, cpp.SpecRejected) as e:
-                rows.append((layer, None, f"REJECTED: {e if isinstance(e, EmitError) else e.reason}"))
+                rows.append((layer, None, f"REJECTED: {shown(e if isinstance(e, EmitError) else e.reason)}"))
                 failures += 1
                 continue
             finally:
@@ -292,7 +324,7 @@ def _label(c: dict) -> str:
 def _layers_rows(args, path, layers, plans, rows, failures, ver, uniq, t0, py, bar) -> int:
     cache: dict = {}
     totals, changed = [0, 0], 0
-    print(f"parity layers: {path} ({len(layers)} layers, {args.arch} {args.flavor}); numerics run on a "
+    print(f"parity layers: {shown(path)} ({len(layers)} layers, {args.arch} {args.flavor}); numerics run on a "
           f"SCALED-DOWN copy of each layer (batch 1, <= {SCALE_M}x{SCALE_M} output pixels, <= {SCALE_KPG} output "
           f"channels per group, {SCALE_GROUPS} groups if even, <= {SCALE_GROUPS_ODD} if odd, channels per group cut "
           f"to the fewest the same binary admits at the same degree with the real ks_count, K tiles straddling "
@@ -375,12 +407,12 @@ def add_command(sub) -> None:
     la.add_argument("--arch", default="gfx1250")
     la.add_argument("--dtype", choices=("bf16", "fp16"),
                     help="the precision of plain 'conv' (fp32) layers; convbfp16/convfp16 layers keep theirs")
-    la.add_argument("--cus", type=int, default=0)
+    la.add_argument("--cus", type=integer("--cus"), default=0)
     la.add_argument("--select", default=DEFAULT_SELECT, choices=SELECTIONS,
                     help="rules (default): the perf model's choice among the candidates the reference's split-K "
                          "rules admit (docs/policy.md); model: among every admitted candidate; seed: the seed "
                          "policy's degree on the 64x64 tile (docs/perf_model.md)")
-    la.add_argument("--tile", type=int, default=None, help=argparse.SUPPRESS)
+    la.add_argument("--tile", type=integer("--tile", lo=1), default=None, help=argparse.SUPPRESS)
     la.add_argument("--no-verify", action="store_true", help="skip LLVM verification")
     la.add_argument("--no-numerics", action="store_true", help="skip the emulator")
     la.add_argument("-v", "--verbose", action="store_true")

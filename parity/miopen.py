@@ -31,6 +31,9 @@ import re
 import shlex
 from dataclasses import dataclass
 
+from parity.escape import shown
+from parity.input_files import (MAX_CATALOG_BYTES, MAX_CATALOG_LINE_BYTES, InputFileError, check_text,
+                                read_text)
 from python_engine.kernels.conv_problem import ConvProblem  # debt: the problem geometry type of the engines
 
 COMMANDS = {"conv": "fp32", "convfp16": "fp16", "convbfp16": "bf16"}
@@ -88,15 +91,15 @@ def decimal_int(flag: str, val: str) -> int:
     spaces and non-ASCII digits, which MIOpenDriver reads differently).
     Raises ProblemInputError naming the flag."""
     if not _DECIMAL_RE.fullmatch(val):
-        raise ProblemInputError(f"flag {flag} needs a decimal integer (ASCII digits, optional sign, "
-                                f"at most 18 digits), got {val!r}")
+        raise ProblemInputError(f"flag {shown(flag)} needs a decimal integer (ASCII digits, optional sign, "
+                                f"at most 18 digits), got '{shown(val)}'")
     return int(val, 10)
 
 
 def check_name(name: str) -> str:
     """``name`` if it is a safe layer name (it names ``<out>/<name>.plan.json``), else ProblemInputError."""
     if not _NAME_RE.match(name):
-        raise ProblemInputError(f"layer name {name!r} is not allowed: a name is {NAME_RULE} "
+        raise ProblemInputError(f"layer name '{shown(name)}' is not allowed: a name is {NAME_RULE} "
                                 f"(it names the file <name>.plan.json in the output directory)")
     return name
 
@@ -136,7 +139,16 @@ def parse_line(line: str, name: str | None = None) -> Layer:
 def parse_command_line(line: str) -> Layer:
     """A layer given on the command line (``emit COMMAND``, ``run``): like
     :func:`parse_line`, but an unsafe ``name:`` is made safe (:func:`safe_name`)
-    instead of refused."""
+    instead of refused. Text that is not printable UTF-8 is refused first
+    (:func:`parity.input_files.check_text`: a byte that was not UTF-8, which
+    argv carries as a lone surrogate, a control character but tab and LF, or
+    U+2028/U+2029), so the command lands in plan.json as strict JSON."""
+    if len(line) > MAX_CATALOG_LINE_BYTES or len(line.encode("utf-8", "surrogateescape")) > MAX_CATALOG_LINE_BYTES:
+        raise ProblemInputError(f"the command is longer than {MAX_CATALOG_LINE_BYTES} bytes (a catalog line's limit)")
+    try:
+        check_text(line, "the command")
+    except InputFileError as e:
+        raise ProblemInputError(str(e)) from None
     given, text = split_name(line)
     layer = parse_words(_words(text), line.strip())
     return layer if given is None else Layer(safe_name(given), layer.dtype, layer.problem, layer.line)
@@ -160,12 +172,13 @@ def parse_words(toks: list, line: str | None = None) -> Layer:
         raise ProblemInputError("empty command: expected conv, convfp16 or convbfp16")
     cmd = toks[0]
     if cmd not in COMMANDS:
-        raise ProblemInputError(f"command {cmd!r} is not supported: expected conv, convfp16 or convbfp16"
+        raise ProblemInputError(f"command '{shown(cmd)}' is not supported: expected conv, convfp16 or convbfp16"
                                 + (" (only forward convolutions)" if cmd.startswith(("gemm", "pool", "bnorm"))
                                    else ""))
     vals: dict = {}
     depth: dict = {}
     spatial = 2
+    seen: set = set()  # the other valued flags (layouts, --spatial_dim, --mode), each given once
     i = 1
     while i < len(toks):
         flag = toks[i]
@@ -174,37 +187,39 @@ def parse_words(toks: list, line: str | None = None) -> Layer:
             toks[i:i + 1] = [flag, val]
         short = _LONG.get(flag, flag)
         if i + 1 >= len(toks):
-            raise ProblemInputError(f"flag {flag} has no value")
+            raise ProblemInputError(f"flag {shown(flag)} has no value")
         val = toks[i + 1]
         if short in _FLAGS:
             v = decimal_int(flag, val)
             field = _FLAGS[short][1]
             if short in vals:
-                raise ProblemInputError(f"flag {flag} is given twice")
+                raise ProblemInputError(f"flag {shown(flag)} is given twice")
             lo = _LOWEST.get(field, 1) if field != "F" else 0
             if v < lo:
-                raise ProblemInputError(f"flag {flag} ({field}) must be >= {lo}, got {v}")
+                raise ProblemInputError(f"flag {shown(flag)} ({field}) must be >= {lo}, got {v}")
             vals[short] = v
         elif flag in _LAYOUTS:
+            _once(seen, _LAYOUT_KEY[flag], flag)
             if val != "NHWC":
-                raise ProblemInputError(f"flag {flag} {val} is not supported: the kernels take NHWC "
+                raise ProblemInputError(f"flag {shown(flag)} {shown(val)} is not supported: the kernels take NHWC "
                                         f"input, KYXC (NHWC) weights and NHWK output")
         elif short in _DEPTH_FLAGS:
-            try:
-                depth[short] = int(val, 10)
-            except ValueError:
-                raise ProblemInputError(f"flag {flag} needs an integer, got {val!r}") from None
+            if short in depth:
+                raise ProblemInputError(f"flag {shown(flag)} is given twice")
+            depth[short] = decimal_int(flag, val)
         elif flag in ("--spatial_dim", "-_"):
+            _once(seen, "--spatial_dim", flag)
             if val not in ("2", "3"):
-                raise ProblemInputError(f"flag {flag} {val} is not supported: only 2-D convolutions")
+                raise ProblemInputError(f"flag {shown(flag)} {shown(val)} is not supported: only 2-D convolutions")
             spatial = int(val)
         elif flag in ("--mode", "-m"):
+            _once(seen, "--mode", flag)
             if val != "conv":
-                raise ProblemInputError(f"flag {flag} {val} is not supported: only mode conv (not trans)")
+                raise ProblemInputError(f"flag {shown(flag)} {shown(val)} is not supported: only mode conv (not trans)")
         elif flag in _IGNORED:
             pass
         else:
-            raise ProblemInputError(f"unknown flag {flag}")
+            raise ProblemInputError(f"unknown flag {shown(flag)}")
         i += 2
     if spatial == 3:
         given = ", ".join(f"{f} {v}" for f, v in depth.items())
@@ -212,7 +227,7 @@ def parse_words(toks: list, line: str | None = None) -> Layer:
                                 + ") is not supported: the kernels are 2-D (NHWC); only --spatial_dim 2")
     if depth:
         f0 = next(iter(depth))
-        raise ProblemInputError(f"flag {f0} ({_DEPTH_FLAGS[f0]}) is a 3-D flag: it needs --spatial_dim 3, "
+        raise ProblemInputError(f"flag {shown(f0)} ({_DEPTH_FLAGS[f0]}) is a 3-D flag: it needs --spatial_dim 3, "
                                 f"and 3-D convolutions are not supported (only 2-D)")
     missing = [f for f in _REQUIRED if f not in vals]
     if missing:
@@ -232,6 +247,32 @@ def parse_words(toks: list, line: str | None = None) -> Layer:
     return Layer(derived_name(COMMANDS[cmd], p), COMMANDS[cmd], p, line.strip())
 
 
+def read_catalog(path) -> list:
+    """The layers of the catalog file ``path`` (:func:`parse_catalog`), read
+    by :func:`parity.input_files.read_text`: a regular file (checked before
+    open: a FIFO, device or directory is refused), at most
+    :data:`~parity.input_files.MAX_CATALOG_BYTES` bytes, lines of at most
+    :data:`~parity.input_files.MAX_CATALOG_LINE_BYTES` bytes, strict UTF-8
+    without control characters or line separators. Raises ProblemInputError
+    (one line naming the file)."""
+    try:
+        text = read_text(path, "catalog", MAX_CATALOG_BYTES, MAX_CATALOG_LINE_BYTES)
+    except InputFileError as e:
+        raise ProblemInputError(str(e)) from None
+    return parse_catalog(text, shown(str(path)))
+
+
+_LAYOUT_KEY = {"--in_layout": "-I", "-I": "-I", "--fil_layout": "-f", "-f": "-f", "--out_layout": "-O", "-O": "-O"}
+
+
+def _once(seen: set, key: str, flag: str) -> None:
+    """ProblemInputError when the flag ``key`` (its short or long spelling
+    ``flag``) was given before in this command, as for a repeated ``-n``."""
+    if key in seen:
+        raise ProblemInputError(f"flag {shown(flag)} is given twice")
+    seen.add(key)
+
+
 def parse_catalog(text: str, source: str = "<catalog>") -> list:
     """Layers of a catalog: one command per line (``name: command``), ``#``
     comments and blank lines skipped. Errors say ``<source>:<line>: ...``."""
@@ -246,7 +287,7 @@ def parse_catalog(text: str, source: str = "<catalog>") -> list:
         except ProblemInputError as e:
             raise ProblemInputError(f"{source}:{n}: {e}") from None
         if layer.name in names:
-            raise ProblemInputError(f"{source}:{n}: layer name {layer.name!r} is used twice")
+            raise ProblemInputError(f"{source}:{n}: layer name '{shown(layer.name)}' is used twice")
         names.add(layer.name)
         out.append(layer)
     return out

@@ -1,6 +1,8 @@
 """What every gate command does first (``preamble``): refuse a bad ``--only``
-or flavor, stop on a stale C++ build (parity/stale.py), print the provenance
-line (parity/provenance.py). Shared by ``parity`` (parity/cli.py) and
+or flavor, stop on a stale C++ build (parity/stale.py), stop ``check``,
+``write`` and ``diff`` when the engines are not the checkout's
+(parity/provenance.py ``foreign_engines``; ``--allow-foreign-engines``), print
+the provenance line (parity/provenance.py). Shared by ``parity`` (parity/cli.py) and
 ``python -m parity.check_byte_identity``, below both.
 """
 
@@ -13,7 +15,7 @@ from parity.cli_common import check_only
 from parity.config import CANONICAL_FLAVORS
 from parity.outputs import print_first_on_stdout
 from parity.project import ProjectError, resolve_golden_dir
-from parity.provenance import provenance_line
+from parity.provenance import foreign_engines, provenance_line
 from parity.report import canonical_flavor, die, parse_engines
 
 
@@ -58,6 +60,10 @@ def preamble(args) -> int | None:
         if getattr(args, "command", None) in ("check", "write", "review") or getattr(args, "base", None) is not None:
             return die(str(exc))
         gdir = None
+    if command in ("check", "write", "diff", "review") and not getattr(args, "allow_foreign_engines", False):
+        msg = foreign_engines(gdir, names or ("python", "cpp"))
+        if msg:
+            return die(msg)
     # show, the engine-vs-engine diff and the markdown page write IR / a patch / a page on stdout:
     # provenance goes to stderr
     command = getattr(args, "command", "check_byte_identity")

@@ -42,6 +42,7 @@ from parity.project import ProjectError, find_project_root, resolve_golden_dir
 from parity.ref_tree import BaseError, resolve_ref
 from parity.report import add_common_options, die, parse_engines, progress, split_csv
 from parity.runner import Report, resolve_flavors, run_gate
+from parity.provenance import ALLOW_FOREIGN
 
 ACCEPT, REJECT, SKIP = "accept", "reject", "skip"
 PROMPT = "[a]ccept  [r]eject  [s]kip  accept the rest of the [f]amily  [q]uit > "
@@ -313,5 +314,7 @@ def add_command(sub) -> None:
                    help="the git ref whose Python engine gives the old IR (default HEAD)")
     r.add_argument("--golden-dir", metavar="DIR",
                    help="golden shard directory (default: golden/ of the checkout holding the working directory)")
+    r.add_argument(ALLOW_FOREIGN, action="store_true",
+                   help="use the imported engines even when they are not this checkout's (docs/gate.md)")
     add_common_options(r, flavor=False, json=False)
     r.set_defaults(func=cmd_review)

@@ -35,7 +35,9 @@ def _family(name):
 
 def _prepare(family, spec, arch, flavor):
     mod = _family(family)
-    s = normalize(family, mod.FIELDS, spec)
+    # the registry's own name, never the caller's object: a str subclass with
+    # its own __str__/__format__ must not reach a reason (issue 24, finding 1)
+    s = normalize(mod.FAMILY, mod.FIELDS, spec)
     ar, fl = resolve_target(arch, flavor)
     return mod, s, ar, fl
 

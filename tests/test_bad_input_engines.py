@@ -13,7 +13,8 @@ import pytest
 from parity.fuzz.values import LyingInt, LyingStr
 
 ARCH, FLAVOR = "gfx1250", "llvm23"
-NOT_PRINTABLE = "must be printable UTF-8 text (no control characters, NUL or lone surrogates)"
+NOT_PRINTABLE = ("must be printable UTF-8 text (no control characters, line or paragraph separators, NUL or "
+                 "lone surrogates)")
 
 
 def _reason(E, family, spec, arch=ARCH, flavor=FLAVOR):

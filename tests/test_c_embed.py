@@ -62,3 +62,6 @@ def test_c_example_prints_the_python_engines_bytes(c_embed, locale_env):
     assert res.stdout == want
     assert "rejected: amdgpu-cluster-dims requires flavor llvm23" in res.stderr
     assert "null kernel -> status 1: kernel must be one of" in res.stderr
+    # cpe_last_reason: the whole reason after one call with a 32-byte buffer
+    reason = python_engine.validate("ir_core", {"kernel": "k" * 2048}, "gfx1250", "llvm23")
+    assert f"long reason: {len(reason)} bytes, buffer held 31, whole ends ...{reason[-12:]}\n" in res.stderr

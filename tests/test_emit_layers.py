@@ -246,18 +246,21 @@ def test_emit_validates_target_up_front(argv, msg, tmp_path, capsys):
     assert msg[len("error: "):] in capsys.readouterr().err
 
 
-def test_emit_failure_has_no_success_summary(tmp_path, capsys):
+def test_emit_rejected_layer_is_one_error_line_and_nothing_written(tmp_path, capsys):
+    # issue 24: a layer that parses but is then rejected is bad input: one line, exit 2, nothing written
     from parity.emit import main as emit_main
     cat = tmp_path / "cat.txt"
     cat.write_text(f"good: {SMALL}\nfp32: conv -n 1 -c 8 -H 8 -W 8 -k 8 -y 3 -x 3\n")
-    assert emit_main(["--catalog", str(cat), "--out", str(tmp_path / "o")]) == 1
+    assert emit_main(["--catalog", str(cat), "--out", str(tmp_path / "o")]) == 2
     cap = capsys.readouterr()
-    assert "layer(s) with the python engine" not in cap.out
-    assert "error: layer fp32 is fp32 (MIOpenDriver 'conv'); the kernels are bf16/fp16: write it as convbfp16 " \
-           "or convfp16, or pass --dtype bf16 or --dtype fp16" in cap.err
-    assert cap.err.rstrip().endswith("error: 1 of 2 layer(s) failed; 1 written into " + str(tmp_path / "o") + "/")
-    assert emit_main(["conv -n 1 -c 8 -H 8 -W 8 -k 8 -y 3 -x 3", "--out", str(tmp_path / "p")]) == 1
-    assert "error: layer conv_n1_c8_H8_W8_k8_y3_x3_p0_q0_u1_v1_l1_j1_g1 is fp32" in capsys.readouterr().err
+    assert cap.out == "" and not (tmp_path / "o").exists()
+    assert cap.err == (f"error: {cat}: layer fp32 is fp32 (MIOpenDriver 'conv'); the kernels are bf16/fp16: write "
+                       "it as convbfp16 or convfp16, or pass --dtype bf16 or --dtype fp16 to build the plain 'conv' "
+                       "layers at that precision (2 layers: the first rejected one is shown; nothing was written)\n")
+    assert emit_main(["conv -n 1 -c 8 -H 8 -W 8 -k 8 -y 3 -x 3", "--out", str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: the command: layer conv_n1_c8_H8_W8_k8_y3_x3_p0_q0_u1_v1_l1_j1_g1 is fp32")
+    assert len(err.splitlines()) == 1 and not (tmp_path / "p").exists()
 
 
 def test_dtype_applies_to_plain_conv_lines_only(both, tmp_path, capsys):

@@ -265,3 +265,15 @@ def _selects(extra: list[str], shard: str, fl: str, cfg: str) -> bool:
         return fl == extra[1]
     fam, _, name = extra[1].partition("/")
     return shard == f"{fam}.json" and (not name or name == cfg)
+
+
+def test_a_lone_surrogate_in_a_shard_value_is_a_layout_finding_not_an_error():
+    # `parity fuzz --gate` kind shard_kernel_hostile with "\ud800": check ended in exit 2 with the
+    # UnicodeEncodeError text; the shard parses, so it is RED (exit 1) with a layout finding
+    import re
+    from pathlib import Path
+    data = (Path(__file__).resolve().parents[1] / "golden" / "ir_core.json").read_text(encoding="utf-8")
+    data = re.sub(r'"kernel": "[^"]*"', '"kernel": "k\\\\ud800"', data, count=1).encode()
+    flavors = G.parse_shard(data, "ir_core.json", "ir_core")
+    assert G.layout_problem(data, "ir_core", flavors) == \
+        "not in the canonical layout (a value holds a lone surrogate, which UTF-8 cannot carry)"

@@ -17,7 +17,9 @@
  * 7, 1024 bytes) and the output is freed. Invariants, checked with abort():
  * validate and lower agree (both CPE_OK or the same reason), the status is
  * one of the enum's, a returned reason and text are NUL-terminated within
- * their buffers, a lowered module ends with a newline and has no NUL.
+ * their buffers, cpe_last_reason gives the whole reason of the thread's last
+ * call (the truncated one is its prefix; a single byte after CPE_OK), a
+ * lowered module ends with a newline and has no NUL.
  * ASan/UBSan report memory errors, overflow and division by zero.
  * Every struct member is 8 bytes (const char *, int64_t or double), described per
  * family by a kinds string ('s' string, 'i' integer, 'f' double), one letter per field, read from the
@@ -217,6 +219,24 @@ static void check_reason(const char *buf, size_t len) {
     if (buf && len && memchr(buf, '\0', len) == NULL) abort(); /* not NUL-terminated in its buffer */
 }
 
+/* cpe_last_reason: the whole reason of the last call; `shown` (a buffer of
+ * `len` bytes the call filled, or NULL) is its prefix. */
+static void check_last_reason(cpe_status s, const char *shown, size_t len) {
+    size_t need = cpe_last_reason(NULL, 0);
+    if (s == CPE_OK) {
+        if (need != 1) abort(); /* a stale reason after CPE_OK */
+        return;
+    }
+    char *whole = malloc(need);
+    if (!whole) abort();
+    memset(whole, 'Z', need);
+    if (cpe_last_reason(whole, need) != need) abort(); /* the length changed between two reads */
+    if (strlen(whole) != need - 1) abort();            /* the length it reports is not the text's */
+    if (shown && len && strncmp(whole, shown, strlen(shown)) != 0) abort(); /* the buffer is no prefix */
+    if (shown && len && need <= len && strcmp(whole, shown) != 0) abort();   /* a reason that fit was cut */
+    free(whole);
+}
+
 static void check_status(cpe_status s) {
     if (s != CPE_OK && s != CPE_REJECTED && s != CPE_INTERNAL_ERROR) abort();
 }
@@ -240,6 +260,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     cpe_status sv = fam->validate(spec, arch, flavor, rlen ? small : NULL, rlen);
     check_status(sv);
     if (sv != CPE_OK) check_reason(rlen ? small : NULL, rlen);
+    check_last_reason(sv, rlen ? small : NULL, rlen);
 
     full[0] = full2[0] = '\0';
     cpe_status v = fam->validate(spec, arch, flavor, full, sizeof full);
@@ -247,6 +268,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     cpe_status l = fam->lower(spec, arch, flavor, &out, full2, sizeof full2);
     check_status(v);
     check_status(l);
+    check_last_reason(l, l == CPE_OK ? NULL : full2, sizeof full2);
     if (v != sv) abort(); /* the reason buffer changed the outcome */
     if (v != l) abort(); /* validate and lower disagree */
     if (l == CPE_OK) {

@@ -5,6 +5,8 @@
  * locale (the program calls setlocale(LC_ALL, "")). */
 #include <locale.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <cpp_engine/cpp_engine.h>
 #include <cpp_engine/ir_core.h>
@@ -46,5 +48,26 @@ int main(void) {
     spec.kernel = NULL;
     st = cpe_ir_core_validate(&spec, "gfx1250", "llvm23", reason, sizeof reason);
     fprintf(stderr, "null kernel -> status %d: %s\n", (int)st, reason);
-    return st == CPE_REJECTED ? 0 : 1;
+    if (st != CPE_REJECTED) return 1;
+
+    /* A reason longer than the buffer: one call, then cpe_last_reason gives
+     * the bytes the whole reason needs and copies it (the engine runs once). */
+    {
+        char small[32];
+        char name[2049];
+        char *whole;
+        size_t need;
+        memset(name, 'k', sizeof name - 1);
+        name[sizeof name - 1] = '\0';
+        spec.kernel = name; /* 2048 bytes: within CPE_MAX_STRING_BYTES, echoed in the reason */
+        st = cpe_ir_core_validate(&spec, "gfx1250", "llvm23", small, sizeof small);
+        need = cpe_last_reason(NULL, 0);
+        whole = malloc(need);
+        if (st != CPE_REJECTED || !whole) return 1;
+        cpe_last_reason(whole, need);
+        fprintf(stderr, "long reason: %zu bytes, buffer held %zu, whole ends ...%s\n", need - 1, strlen(small),
+                whole + need - 1 - 12);
+        free(whole);
+    }
+    return 0;
 }

@@ -26,6 +26,7 @@ from parity.runtime.manifest import MANIFEST_FORMAT, MANIFEST_VERSION
 from . import manifest as M
 from .shard import shard_of
 from .worker import build_one, versions
+from parity.input_files import MAX_CODE_OBJECT_BYTES, InputFileError, read_bytes
 from parity.runtime.errors import CodeObjectError
 from parity.runtime.manifest import read_manifest
 from python_engine.targets.arch import find_arch  # debt: the LDS size limit (arch_table() gives text)
@@ -47,10 +48,10 @@ def _old_entries(path: str, llvm: str) -> dict:
 
 def _intact(base: str, e: dict) -> bool:
     try:
-        with open(os.path.join(base, e["code_object"]), "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest() == e["code_object_sha256"]
-    except OSError:
+        data = read_bytes(os.path.join(base, e["code_object"]), "code object", MAX_CODE_OBJECT_BYTES)
+    except (InputFileError, TypeError):
         return False
+    return hashlib.sha256(data).hexdigest() == e["code_object_sha256"]
 
 
 class _Progress:

@@ -20,6 +20,8 @@ from parity.cli_common import add_options, die, finish, parse_only, progress
 from parity.outputs import OutputError, ensure_dir, write_text_atomic
 from python_engine.targets.arch import find_arch  # debt: the LDS size limit (arch_table() gives text)
 
+from parity.escape import shown
+
 from .shard import ShardError, parse_shard, shard_of
 
 
@@ -184,12 +186,12 @@ def cmd_validate(path: str) -> int:
         return 2
     errs = M.validate(doc, path, cpp_engine, _lds_limit())
     for x in errs[:50]:
-        print(f"INVALID {x}", file=sys.stderr)
+        print(f"INVALID {shown(x)}", file=sys.stderr)
     if len(errs) > 50:
         print(f"... and {len(errs) - 50} more", file=sys.stderr)
     shard = f" shard {doc['shard'][0]}/{doc['shard'][1]}" if doc.get("shard") else ""
-    print(f"parity aot validate: {path}: {len(doc['jobs'])} jobs at {doc['flavor']}{shard} "
-          f"(grid {doc['grid_jobs']}), LLVM {doc['llvm_version']}: "
+    print(f"parity aot validate: {shown(path)}: {len(doc['jobs'])} jobs at {shown(doc['flavor'])}{shown(shard)} "
+          f"(grid {shown(doc['grid_jobs'])}), LLVM {shown(doc['llvm_version'])}: "
           + ("valid" if not errs else f"{len(errs)} problem(s)"))
     return 1 if errs else 0
 

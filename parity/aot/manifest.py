@@ -29,6 +29,8 @@ import hashlib
 import json
 import os
 
+from parity.escape import shown
+from parity.input_files import MAX_CODE_OBJECT_BYTES, InputFileError, read_bytes
 from parity.runtime.elf import check_code_object
 from parity.runtime.errors import CodeObjectError
 from parity.runtime.manifest import MANIFEST_FORMAT, MANIFEST_VERSION
@@ -138,10 +140,9 @@ def validate(doc: dict, path: str, engine, lds_limit: int, check_files: bool = T
         if check_files:
             p = os.path.join(base, e["code_object"])
             try:
-                with open(p, "rb") as f:
-                    data = f.read()
-            except OSError as exc:
-                errs.append(f"{e['label']}: cannot read {p}: {exc.strerror or exc}")
+                data = read_bytes(p, "code object", MAX_CODE_OBJECT_BYTES)
+            except InputFileError as exc:
+                errs.append(f"{shown(e['label'])}: {exc}")
                 continue
             if hashlib.sha256(data).hexdigest() != e["code_object_sha256"] or len(data) != e["code_object_bytes"]:
                 errs.append(f"{e['label']}: {e['code_object']} does not match its sha256/bytes")

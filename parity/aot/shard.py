@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from parity.escape import shown
+
 
 class ShardError(ValueError):
     """A bad ``--shard`` value (the message names the flag and the rule)."""
@@ -18,12 +20,12 @@ def parse_shard(text: str | None) -> tuple | None:
     """``"I/N"`` -> ``(I, N)`` with ``1 <= I <= N``; None -> None."""
     if text is None:
         return None
-    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    m = re.fullmatch(r"([0-9]{1,18})/([0-9]{1,18})", text)  # ASCII digits only, no spaces (issue 24)
     if not m:
-        raise ShardError(f"--shard must be I/N (e.g. 2/3), got {text!r}")
+        raise ShardError(f"--shard must be I/N in ASCII digits (e.g. 2/3), got '{shown(text)}'")
     i, n = int(m.group(1)), int(m.group(2))
     if n < 1 or not 1 <= i <= n:
-        raise ShardError(f"--shard I/N needs 1 <= I <= N, got {text!r}")
+        raise ShardError(f"--shard I/N needs 1 <= I <= N, got '{shown(text)}'")
     return i, n
 
 

@@ -17,7 +17,7 @@ selection within the reference's rules (``rules = 1``, ``rules_*``)."""
 import os
 
 from parity.config import Config, reject
-from parity.miopen import parse_catalog
+from parity.miopen import read_catalog
 from python_engine import load_vector
 from python_engine.policy.fold import fold_width  # debt: the width folding
 
@@ -34,8 +34,7 @@ _PROBLEM = ("N", "C", "H", "W", "K", "Y", "X", "stride_h", "stride_w", "pad_h", 
 def _catalog(path: str) -> list:
     """(name, spec) of every layer of a catalog, with emit's vector widths
     (``conv_implicit_gemm.load_vector`` of the folded channels per group)."""
-    with open(path, encoding="utf-8") as f:
-        layers = parse_catalog(f.read(), path)
+    layers = read_catalog(path)
     out = []
     for l in layers:
         v = load_vector(fold_width(l.problem)[1].cpg)

@@ -13,7 +13,8 @@ REASON_MISMATCH    both rejected (in validate or lower) with other reasons
 ASYMMETRIC         one engine accepted what the other rejected
 CRASH              an exception other than SpecRejected, a dead or hung worker
 INCONSISTENT       an engine's validate disagrees with its own lower
-UNCLEAN_REASON     a reason that is not one line of printable text
+UNCLEAN_REASON     a reason that is not one line of printable text (no control
+                   character, U+2028/U+2029 or lone surrogate)
 =================  ==========================================================
 
 Only IDENTICAL and BOTH_REJECTED pass.
@@ -29,7 +30,7 @@ from .generate import generate
 PASSING = ("IDENTICAL", "BOTH_REJECTED")
 FAILING = ("MISMATCH", "REASON_MISMATCH", "ASYMMETRIC", "CRASH", "INCONSISTENT", "UNCLEAN_REASON")
 VERDICTS = PASSING + FAILING
-_UNCLEAN = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_UNCLEAN = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
 def _validate(module: str, family, spec, arch, flavor) -> dict:

@@ -14,7 +14,7 @@ import secrets
 import sys
 from pathlib import Path
 
-from parity.cli_common import at_least_one as _at_least_one, finite_seconds
+from parity.cli_common import at_least_one as _at_least_one, finite_seconds, integer
 
 from .check import VERDICTS
 from .generate import families
@@ -29,7 +29,7 @@ def add_command(sub) -> None:
                    help="stop after this many seconds (default 60 unless --specs is given)")
     f.add_argument("--specs", type=_at_least_one("--specs"), default=None,
                    help="stop after this many specs")
-    f.add_argument("--seed", type=int, default=None,
+    f.add_argument("--seed", type=integer("--seed"), default=None,
                    help="generation seed (default: a fresh random seed, printed on the summary line)")
     f.add_argument("--jobs", "-j", type=_at_least_one("--jobs"), default=None,
                    help="worker processes (default: CPUs)")

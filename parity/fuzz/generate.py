@@ -68,7 +68,9 @@ _FLOAT_WRONG = ("0.5", "nan", "inf", "0x3FE0000000000000", True, False, (1 << 53
 _TEXT_FORMS = ("{v}\x00", "\x00{v}", "{v}\ud800", "\udfff", "{v}\n", "x\nkernel evil\naot yes", "{v}\t", "{v}\x7f",
                "{v}\x85", "\x01cpe-unrepresentable-pipeline\x01", "\x01cpe-unrepresentable-dtype\x01", "{V}",
                "{v} ", " {v}", "", "é{v}", "{v}\u200b", "{v}" * 40, "a" * 300, "{v}'", "{v}\\n", "{v};x=1",
-               "{v}=", "ｂｆ16", "{v}\r")
+               "{v}=", "ｂｆ16", "{v}\r",
+               # issue 24: line/paragraph separators and the 4096-byte string cap (at it, one past it in bytes)
+               "{v}\u2028", "\u2029{v}", "a" * 4096, "a" * 4097, "\u00e9" * 2048 + "a", "{v}" * 1100)
 _UNKNOWN_KEYS = ("bogus", "Dtype", "tile", "split_K", "", "dtype ", "x\ny", 5, None, ("dtype",), "\ud800")
 
 

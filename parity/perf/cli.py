@@ -16,6 +16,7 @@ from .measure import attach_bank_conflicts
 from .table import COMPARE_HEAD, compare_rows, render, report_rows
 from parity.config import ConfigError
 from parity.emit import default_catalog
+from parity.escape import shown
 from parity.ref_tree import BaseError, resolve_ref
 from parity.miopen import ProblemInputError
 from parity.pool import PoolError
@@ -70,7 +71,7 @@ def cmd_perf(args) -> int:
             try:
                 layers = L.predict(catalog, flavor)
             except (OSError, ProblemInputError, UnicodeDecodeError) as exc:
-                raise ValueError(f"--layers {catalog}: {exc}") from None
+                raise ValueError(f"--layers {shown(catalog)}: {exc}") from None
         units, problems = B.lower_working(families, flavor, workers=jobs, timeout=args.timeout)
         with progress("perf") as cb:
             side = R.measure_units("working tree", units, jobs=jobs, timeout=args.timeout, mca_tool=tool,

@@ -44,7 +44,7 @@ from ..miopen import parse_command_line
 from ..outputs import ensure_dir
 from .codeobj import default_cache_dir
 from .plan import launch_plan
-from parity.cli_common import Parser, add_version, plain, progress
+from parity.cli_common import Parser, add_version, integer, plain, progress
 from parity.cli_help import epilog
 from parity.escape import shown
 from python_engine.spec.fields import SpecRejected
@@ -82,11 +82,11 @@ def _parser() -> argparse.ArgumentParser:
     a("--waves", metavar="MxN", default=None, help="waves_m x waves_n (default 2x2)")
     a("--epilogue", default=None, choices=("default", "cshuffle"))
     a("--flavor", default="llvm23")
-    a("--cus", type=int, default=0, help="the device's CU count for the policy (default 0: the arch table's)")
-    a("-i", "--iter", type=int, default=20, help="timed launches (median reported)")
-    a("-V", "--verify", type=int, default=1, help="1 = compare with the numpy reference")
-    a("--warmup", type=int, default=3)
-    a("--seed", type=int, default=0)
+    a("--cus", type=integer("--cus"), default=0, help="the device's CU count for the policy (default 0: the arch table's)")
+    a("-i", "--iter", type=integer("--iter"), default=20, help="timed launches (median reported)")
+    a("-V", "--verify", type=integer("--verify"), default=1, help="1 = compare with the numpy reference")
+    a("--warmup", type=integer("--warmup"), default=3)
+    a("--seed", type=integer("--seed"), default=0)
     a("--cache-dir", default=None, help="code object cache (default $SPLITK_CODE_OBJECT_CACHE or ~/.cache)")
     a("--aot-manifest", default=None, metavar="PATH",
       help="load kernels from this AOT manifest (parity aot --build) instead of compiling them")
@@ -177,7 +177,7 @@ def sweep_degrees(ns) -> list:
     out = []
     for part in ns.split_k_degrees.split(","):
         try:
-            d = decimal_int("--split-k-degrees", part.strip())
+            d = decimal_int("--split-k-degrees", part.strip(" "))
         except ProblemInputError:
             d = 0
         if d < 1:

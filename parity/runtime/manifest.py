@@ -19,6 +19,9 @@ import hashlib
 import json
 import os
 
+from parity.escape import shown
+from parity.input_files import MAX_CODE_OBJECT_BYTES, MAX_MANIFEST_BYTES, InputFileError, read_bytes
+
 from .elf import check_code_object
 from .errors import CodeObjectError
 from .objects import CodeObject, text_sha256
@@ -28,22 +31,26 @@ MANIFEST_VERSION = 1
 
 
 def read_manifest(path: str) -> dict:
-    """The manifest document at ``path``; CodeObjectError when it is not one of
-    this format and version."""
+    """The manifest document at ``path``; CodeObjectError when it is not a
+    regular file of at most MAX_MANIFEST_BYTES (checked before open:
+    parity/input_files.py), not UTF-8 JSON, or not of this format and version."""
+    name = shown(path)
     try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-    except OSError as e:
-        raise CodeObjectError(f"cannot read AOT manifest {path}: {e.strerror or e}") from None
-    except ValueError as e:
-        raise CodeObjectError(f"AOT manifest {path} is not JSON ({e})") from None
+        data = read_bytes(path, "AOT manifest", MAX_MANIFEST_BYTES)
+    except InputFileError as e:
+        raise CodeObjectError(str(e)) from None
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError) as e:
+        raise CodeObjectError(f"AOT manifest {name} is not UTF-8 JSON ({shown(e)})") from None
     if not isinstance(doc, dict) or doc.get("format") != MANIFEST_FORMAT:
-        raise CodeObjectError(f"{path}: format must be {MANIFEST_FORMAT!r}, got {doc.get('format') if isinstance(doc, dict) else doc!r}")
+        got = doc.get("format") if isinstance(doc, dict) else doc
+        raise CodeObjectError(f"{name}: format must be {MANIFEST_FORMAT!r}, got {shown(repr(got)[:200], 80)}")
     if doc.get("version") != MANIFEST_VERSION:
-        raise CodeObjectError(f"{path}: manifest version {doc.get('version')!r} is not {MANIFEST_VERSION} "
-                              f"(rebuild with this checkout's parity aot --build)")
+        raise CodeObjectError(f"{name}: manifest version {shown(repr(doc.get('version'))[:200], 80)} is not "
+                              f"{MANIFEST_VERSION} (rebuild with this checkout's parity aot --build)")
     if not isinstance(doc.get("jobs"), list):
-        raise CodeObjectError(f"{path}: jobs must be a list")
+        raise CodeObjectError(f"{name}: jobs must be a list")
     return doc
 
 
@@ -83,10 +90,9 @@ class AotManifest:
             return None
         p = os.path.join(self.dir, e["code_object"])
         try:
-            with open(p, "rb") as f:
-                data = f.read()
-        except OSError as exc:
-            raise CodeObjectError(f"AOT manifest {self.path}: cannot read {p}: {exc.strerror or exc}") from None
+            data = read_bytes(p, "code object", MAX_CODE_OBJECT_BYTES)
+        except InputFileError as exc:
+            raise CodeObjectError(f"AOT manifest {shown(self.path)}: {exc}") from None
         if hashlib.sha256(data).hexdigest() != e.get("code_object_sha256"):
             raise CodeObjectError(f"AOT manifest {self.path}: {p} does not match its sha256")
         meta = check_code_object(data, kernel, arch)

@@ -93,9 +93,9 @@ def call(K, ins, O, d, where):
             R[d] = Rsrc(ptr.mem, int(ptr.off[0]), rr.nrec)
         return f
     if key == "bload":
-        return buffer_load(ins, O, d)
+        return buffer_load(ins, O, d, K.arch)
     if key == "bstore":
-        return buffer_store(ins, O)
+        return buffer_store(ins, O, K.arch)
     if key in ("wmma_bf16", "wmma_f16"):
         na, a, nb_, b, cmod, c, ra, rb = O
         for k_, o in ((0, "neg_a"), (2, "neg_b"), (4, "c_mod"), (6, "reuse_a"), (7, "reuse_b")):

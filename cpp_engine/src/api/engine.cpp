@@ -28,6 +28,11 @@ char *dup_c(const std::string &s) {
     return p;
 }
 
+std::string &last_reason() noexcept {
+    thread_local std::string text;  // per thread: calls on other threads never see it
+    return text;
+}
+
 std::string print_module_text(const ir::Module &m) {
     std::string text = ir::print_module(m);
     if (ir::origin::recording()) ir::origin::set_last(ir::line_origins(m, text));  // debug mode only
@@ -79,6 +84,12 @@ void cpe_output_free(cpe_output *out) {
 void cpe_free(char *s) { std::free(s); }
 
 const char *cpe_version(void) { return CPE_VERSION_STRING; }
+
+size_t cpe_last_reason(char *buf, size_t len) {
+    const std::string &r = api::last_reason();
+    api::write_c(buf, len, r);
+    return r.size() + 1;
+}
 
 char *cpe_flavor_table_text(void) {
     return api::text_or_null([] {

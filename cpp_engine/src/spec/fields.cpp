@@ -37,13 +37,28 @@ bool printable_utf8(const std::string &s) {
         if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF))) return false;  // overlong
         if (cp >= 0xD800 && cp <= 0xDFFF) return false;                                                 // surrogate
         if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)) return false;                                      // control
+        if (cp == 0x2028 || cp == 0x2029) return false;                           // line / paragraph separator
         i += len;
     }
     return true;
 }
 
+std::string bounded_c_string(const char *s) { return std::string(s, ::strnlen(s, kMaxStringBytes + 1)); }
+
+std::string length_reason(const std::string &what) {
+    return what + " must be at most " + std::to_string(kMaxStringBytes) + " bytes of UTF-8 text";
+}
+
 std::string text_reason(const std::string &what) {
-    return what + " must be printable UTF-8 text (no control characters, NUL or lone surrogates)";
+    return what +
+           " must be printable UTF-8 text (no control characters, line or paragraph separators, NUL or lone "
+           "surrogates)";
+}
+
+std::optional<std::string> string_reason(const std::string &what, const std::string &s) {
+    if (too_long(s)) return length_reason(what);
+    if (!printable_utf8(s)) return text_reason(what);
+    return std::nullopt;
 }
 
 std::string show(const std::optional<std::string> &v) { return v ? "'" + *v + "'" : "null"; }

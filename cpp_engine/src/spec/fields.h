@@ -39,13 +39,36 @@ struct Field {
 };
 
 // True when `s` is valid UTF-8 (no overlong form, no surrogate, nothing above
-// U+10FFFF) holding no control character (U+0000-U+001F, U+007F-U+009F): the
-// strings python_engine/spec/fields.py `printable` accepts, as bytes.
+// U+10FFFF) holding no control character (U+0000-U+001F, U+007F-U+009F) and no
+// Unicode line or paragraph separator (U+2028, U+2029): the strings
+// python_engine/spec/fields.py `printable` accepts, as bytes.
 bool printable_utf8(const std::string &s);
+
+// The longest string (a spec field, arch or flavor) the engine takes, in
+// bytes (the same value as python_engine/spec/fields.py MAX_STRING_BYTES and
+// the C API's CPE_MAX_STRING_BYTES). Checked before any other look at the
+// bytes: a longer string is read no further than kMaxStringBytes + 1 bytes.
+constexpr size_t kMaxStringBytes = 4096;
+
+// The C string `s` (not NULL) as a std::string of at most kMaxStringBytes + 1
+// bytes (strnlen: a longer string is cut there, and is then too_long).
+std::string bounded_c_string(const char *s);
+
+// True when `s` is longer than kMaxStringBytes.
+inline bool too_long(const std::string &s) { return s.size() > kMaxStringBytes; }
+
+// Reason for a string `what` longer than kMaxStringBytes (same text as
+// python_engine/spec/fields.py `length_reason`).
+std::string length_reason(const std::string &what);
 
 // Reason for a string `what` (e.g. "spec field 'dtype'", "arch") that is not
 // printable_utf8 (same text as python_engine/spec/fields.py `text_reason`).
 std::string text_reason(const std::string &what);
+
+// The reason the string `s` of `what` is refused: length_reason first, then
+// text_reason; nullopt when it is neither too long nor unprintable (the order
+// of python_engine/spec/fields.py `string_reason`).
+std::optional<std::string> string_reason(const std::string &what, const std::string &s);
 
 // Text of a str field value in a reason: `'value'`, or `null` for no value.
 std::string show(const std::optional<std::string> &v);

@@ -25,7 +25,7 @@ const Arch *find_arch(const std::string &name) {
 }
 
 std::string unknown_arch_reason(const std::string &name) {
-    if (!spec::printable_utf8(name)) return spec::text_reason("arch");
+    if (auto why = spec::string_reason("arch", name)) return *why;
     return "arch '" + name + "' is not one of gfx1250, gfx942, gfx950, gfx1100, gfx1201";
 }
 

@@ -39,7 +39,7 @@ const Flavor *find_flavor(const std::string &name) {
 }
 
 std::string unknown_flavor_reason(const std::string &name) {
-    if (!spec::printable_utf8(name)) return spec::text_reason("flavor");
+    if (auto why = spec::string_reason("flavor", name)) return *why;
     return "flavor '" + name + "' is not one of llvm20, llvm22, llvm23, llvm24";
 }
 
