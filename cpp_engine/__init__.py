@@ -8,8 +8,8 @@ C/C++ programs that embed the engine (``find_package(cpp_engine CONFIG)``).
 """
 from ._binding import (ENGINE, FAMILIES, EngineError, Lowered, SpecRejected, aot_jobs_text, arch_table, cmake_prefix,
                        flavor_table, intrinsic_table, kernel_name, library_path, load_vector, lower,
-                       resolve_flavor, source_digest, spec_fields, validate, version)
+                       lower_origins, resolve_flavor, source_digest, spec_fields, validate, version)
 
 __all__ = ["ENGINE", "FAMILIES", "EngineError", "Lowered", "SpecRejected", "aot_jobs_text", "arch_table", "cmake_prefix",
-           "flavor_table", "intrinsic_table", "kernel_name", "library_path", "load_vector", "lower", "resolve_flavor",
-           "source_digest", "spec_fields", "validate", "version"]
+           "flavor_table", "intrinsic_table", "kernel_name", "library_path", "load_vector", "lower", "lower_origins",
+           "resolve_flavor", "source_digest", "spec_fields", "validate", "version"]

@@ -359,6 +359,26 @@ def lower(family: str, spec: dict, arch: str, flavor: str) -> Lowered:
         lib.cpe_output_free(out)
 
 
+def lower_origins(family: str, spec: dict, arch: str, flavor: str) -> tuple:
+    """:func:`lower` with origin recording on (the divergence locator,
+    docs/gate.md): ``(Lowered, origins)`` where ``Lowered`` holds the same bytes
+    as :func:`lower` and ``origins`` is a tuple of str, one per line of its text
+    (``text.split("\\n")`` without the empty piece after the final newline):
+    ``"cpp_engine/src/<path>.cpp:<line>"`` of the builder call that made that
+    line's block label or instruction, ``""`` for a line no builder call made;
+    ``()`` for a text family. Through ``cpe_origins_record`` /
+    ``cpe_origins_take`` (cpp_engine.h). Raises like :func:`lower`."""
+    lib.cpe_origins_record(1)
+    try:
+        low = lower(family, spec, arch, flavor)
+        out = ffi.new("char **")
+        _call(lambda buf, n: lib.cpe_origins_take(out, buf, n), _Args())
+        table = () if out[0] == ffi.NULL else tuple(_take(out[0]).split("\n")[:-1])
+    finally:
+        lib.cpe_origins_record(0)
+    return low, table
+
+
 def kernel_name(family: str, spec: dict, arch: str, flavor: str) -> str:
     """The kernel symbol name; raises SpecRejected like :func:`lower`."""
     return lower(family, spec, arch, flavor).kernel

@@ -29,9 +29,10 @@ import os
 from parity import golden as G
 from parity.config import Family
 from parity.escape import shown
-from parity.cli_common import finish, only_names
+from parity.cli_common import EXIT_RED, finish, only_names
 from parity.config import CANONICAL_FLAVORS
-from parity.report import die, failure_lines, progress, summary_lines
+from parity.failure_summary import hint_lines, summary_block
+from parity.report import die, progress, summary_lines
 from parity.verify.verify import FAIL, SKIPPED, run_verify
 
 
@@ -269,12 +270,13 @@ def write(args, families, flavors, engines, gdir, resolve, run, keys: dict | Non
     if not report.green:
         for line in summary_lines(report):
             print(line)
-        for line in failure_lines(report):
+        groups_text, groups = summary_block(report, old_shards)  # grouped, as `parity check` prints them
+        for line in groups_text + hint_lines(groups, report.labels):
             print(line)
         nfail = len(report.failures())
-        return die(f"parity write refuses: {nfail} config verdict(s) fail"
+        return die(f"parity write refuses: {nfail} config verdict(s) fail"  # a refusal: exit 1, not 2
                    + ("" if nfail else " (a family compared nothing or has no configs)")
-                   + "; only what both engines agree on can be blessed (`parity check` lists them)")
+                   + "; only what both engines agree on can be blessed (`parity check` lists them)", EXIT_RED)
     if mode_new:
         keys = new_keys(report, old_shards)
     changed = _only_keys(changed_units(report, old_shards), keys)
@@ -362,6 +364,6 @@ def write(args, families, flavors, engines, gdir, resolve, run, keys: dict | Non
         fams_s = ",".join(sorted(refused))
         return die(f"parity write refuses to bless {fams_s}: a changed config fails an oracle (listed above); "
                    f"fix the engines, or check with `parity verify --only {fams_s}` / "
-                   f"`parity numerics --only {fams_s}`")
+                   f"`parity numerics --only {fams_s}`", EXIT_RED)
     return finish(args, "write", True, {"golden_dir": str(gdir), "flavors": list(flavors),
                                         "shards": shards_out, "changed_entries": total})

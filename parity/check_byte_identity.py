@@ -4,7 +4,8 @@
     python parity/check_byte_identity.py ...
 
 Prints one line per family and flavor with its counts by verdict, the failing
-configs (for a MISMATCH the first differing line of both texts), and
+configs grouped (parity/failure_summary.py: one example in full per group, for
+a MISMATCH the first differing line of both texts, and a hint line), and
 ``RESULT: GREEN`` or ``RESULT: RED`` last; with ``--verify``, ``RESULT: INCOMPLETE
 (skipped lanes: ...)`` when nothing failed but a verify lane was skipped
 outside CI. Exit status 0 (GREEN), 1 (RED or INCOMPLETE) or 2 (bad usage /
@@ -21,10 +22,12 @@ if __package__ in (None, ""):  # run as a script path
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from parity.cli_common import Parser, add_version, finish  # noqa: E402
+from parity.cli_help import add_color  # noqa: E402
+from parity.color import set_choice, verdict  # noqa: E402
 from parity.config import ConfigError  # noqa: E402
 from parity.pool import PoolError  # noqa: E402
-from parity.report import (add_common_options, die, failure_lines, progress, select,  # noqa: E402
-                           summary_lines)
+from parity.failure_summary import hint_lines, summary_block  # noqa: E402
+from parity.report import add_common_options, die, progress, select, summary_lines  # noqa: E402
 from parity.runner import run_gate  # noqa: E402
 from parity.preamble import preamble  # noqa: E402 - stale C++ build check + provenance first line (issue 12)
 from parity.verify.verify import print_report, run_verify  # noqa: E402
@@ -32,9 +35,12 @@ from parity.verify.verify import print_report, run_verify  # noqa: E402
 
 def build_parser() -> argparse.ArgumentParser:
     p = Parser(prog="check_byte_identity",
-               description="Check that both engines emit the same bytes for every config.")
+               description="Check that both engines emit the same bytes for every config.",
+               epilog="exit status: 0 GREEN; 1 RED, or INCOMPLETE (--verify: a lane was skipped outside CI); "
+                      "2 a usage or input error (one `error:` line on stderr). See docs/cli.md.")
     add_version(p)
     add_common_options(p)
+    add_color(p)
     p.add_argument("--verify", action="store_true",
                    help="then run `parity verify` (LLVM validity + ISA gate, docs/verify.md) and fold it into RESULT")
     return p
@@ -42,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    set_choice(args.color)
     stop = preamble(args)
     if stop is not None:
         return stop
@@ -57,10 +64,12 @@ def main(argv: list[str] | None = None) -> int:
         return die(str(exc))
     for line in summary_lines(report):
         print(line)
-    for line in failure_lines(report):
+    lines, groups = summary_block(report)
+    for line in lines + hint_lines(groups, report.labels):
         print(line)
     green = report.green
     doc = report.to_json()
+    doc["summary_groups"] = [g.to_json() for g in groups]
     if args.verify:  # issue 6: the validity oracle, on the first engine's text
         with progress("verify") as cb:
             vrep = run_verify(families, engine=engines[0], flavors=flavors, workers=args.jobs, progress=cb)
@@ -69,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         result = "RED" if not green else vrep.result
         print(vrep.result_line() if result == vrep.result else f"RESULT: {result}")
         return finish(args, "check_byte_identity", result, doc)
-    print(f"RESULT: {'GREEN' if green else 'RED'}")
+    print(f"RESULT: {verdict('GREEN' if green else 'RED', sys.stdout)}")
     return finish(args, "check_byte_identity", green, doc)
 
 

@@ -25,12 +25,14 @@
     parity new-family NAME --like FAMILY                               skeleton of a new family (docs/contributing.md)
 
 X is a family or FAMILY/NAME config (FAMILY/LABEL job for aot), L a layer
-name. Exit status everywhere (docs/cli.md): 0 GREEN, 1 RED (the check found
-problems; ``diff`` found a difference, ``show`` a rejection), 2 usage or
-input error (bad arguments, unreadable golden shard, ``write`` under CI or
-with failing verdicts): one ``error:`` line on stderr, nothing run or written.
-Nothing here reads the environment for flavor or arch; ``CI`` only gates
-``write``.
+name. Exit status everywhere (docs/cli.md; each command's --help says what its 0
+and 1 mean, parity/cli_help.py): 0 GREEN, 1 RED (the check found problems;
+``diff`` found a difference, ``show`` a rejection; ``write`` refused by a
+failing verdict or oracle), 2 usage or input error (bad arguments, unknown
+names, unreadable golden shard, ``write`` under CI): one ``error:`` line on
+stderr, nothing run or written. ``--color=auto|always|never`` and ``NO_COLOR``
+decide colour (parity/color.py). Nothing here reads the environment for
+flavor or arch; ``CI`` only gates ``write``.
 """
 
 from __future__ import annotations
@@ -39,9 +41,10 @@ import argparse
 import os
 import sys
 
-from parity import emit, gate_commands, golden_textconv, layers, merge_golden, new_family, review
+from parity import color, emit, gate_commands, golden_textconv, layers, merge_golden, new_family, review
 from parity.aot import cli as aot_cli
 from parity.cli_common import Parser, add_version
+from parity.cli_help import add_color, document
 from parity.fuzz import cli as fuzz_cli
 from parity.mutate import cli as mutate_cli
 from parity.outputs import keep_going_on_broken_pipe, run_quietly_on_broken_pipe
@@ -73,14 +76,18 @@ COMMAND_MODULES = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = Parser(prog="parity", description="The splitk-parity gate (docs/gate.md; every command: docs/cli.md).")
+    p = Parser(prog="parity", description="The splitk-parity gate (docs/gate.md; every command: docs/cli.md).",
+               epilog="exit status: 0 GREEN; 1 RED (each command's --help says what its 1 means; a refused "
+                      "`write` is 1); 2 a usage or input error only. NO_COLOR and --color are honoured.")
     add_version(p)
+    add_color(p)
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in COMMAND_MODULES:
         module.add_command(sub)
     # `parity run` is dispatched by main() to parity/runtime/cli.py (its own parser; parity.runtime
     # needs pyelftools + msgpack, so it is not imported here); listed for --help.
     sub.add_parser("run", add_help=False, help="run one conv layer on a gfx1250 and time it (docs/runtime.md)")
+    document(sub)  # each subcommand's --help: description, exit status, --color (parity/cli_help.py)
     return p
 
 
@@ -114,6 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         return run_quietly_on_broken_pipe(run_main, argv[1:])
     args = build_parser().parse_args(argv)
     args.parity_main = main  # `parity fuzz --gate` runs this entry point in forked children (parity/fuzz/gate_run.py)
+    color.set_choice(args.color)
 
     def run(_):
         if args.command in FILE_WRITING_COMMANDS:

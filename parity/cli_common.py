@@ -43,11 +43,13 @@ from pathlib import Path
 from typing import Iterator
 from dataclasses import replace
 import importlib.metadata as md
+from parity.color import enabled as color_enabled
 from parity.config import ConfigError, DEFAULT_PACKAGE, load_families
 from parity.escape import shown
 from parity.pool import DEFAULT_TIMEOUT
 from parity.project import outside_checkout_note
 from parity.runner import DEFAULT_ENGINES
+from parity.suggest import did_you_mean
 import python_engine
 
 EXIT_GREEN, EXIT_RED, EXIT_USAGE = 0, 1, 2
@@ -268,7 +270,8 @@ def select_configs(families: list, names: dict[str, set[str]]) -> list:
         unknown = sorted(want - known)
         if unknown:
             shown = ", ".join(sorted(known)[:8]) + (f", ... ({len(known)} configs)" if len(known) > 8 else "")
-            raise ConfigError(f"--only: no config {', '.join(f'{fam.name}/{u}' for u in unknown)} "
+            hint = did_you_mean(unknown[0], known) if len(unknown) == 1 else ""
+            raise ConfigError(f"--only: no config {', '.join(f'{fam.name}/{u}' for u in unknown)}{hint} "
                               f"(known in {fam.name}: {shown or 'none'})")
         out.append(replace(fam, configs=tuple(c for c in fam.configs if c.name in want)))
     return out
@@ -296,8 +299,8 @@ def progress(label: str, total: int | None = None) -> Iterator:
     except ImportError:
         yield None
         return
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=Console(stderr=True), transient=True) as p:
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=Console(stderr=True, no_color=not color_enabled(sys.stderr)), transient=True) as p:
         task = p.add_task(label, total=total)
         yield lambda done, total=total: p.update(task, completed=done, total=total)
 

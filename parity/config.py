@@ -29,6 +29,7 @@ from types import MappingProxyType
 from typing import Iterable, Mapping
 from parity.input_files import MAX_CONFIG_BYTES, InputFileError, check_regular
 from parity.project import checkout_configs_dir
+from parity.suggest import did_you_mean
 
 #: The flavors every run checks. llvm24 is an alias of llvm23 (resolved by the
 #: engine's flavor table) and is never run separately.
@@ -277,7 +278,8 @@ def load_families(package: str = DEFAULT_PACKAGE, only: Iterable[str] | None = N
         only = list(only)
         unknown = [n for n in only if n not in families]
         if unknown:
+            hint = did_you_mean(unknown[0], families) if len(unknown) == 1 else ""
             raise ConfigError(f"unknown famil{'y' if len(unknown) == 1 else 'ies'}: "
-                              f"{', '.join(unknown)} (known: {', '.join(sorted(families)) or 'none'})")
+                              f"{', '.join(unknown)}{hint} (known: {', '.join(sorted(families)) or 'none'})")
         return [families[n] for n in sorted(set(only))]
     return [families[n] for n in sorted(families)]

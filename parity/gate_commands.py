@@ -18,6 +18,11 @@ from parity.cli_common import finish, finite_seconds, note_outside_checkout, onl
 from parity.escape import shown
 from parity.ir_diff import add_base_options, cmd_diff_base
 from parity.config import CANONICAL_FLAVORS, ConfigError, load_families
+from parity.failure_summary import finding_lines, hint_lines, summary_block
+from parity import color
+from parity.color import paint, verdict
+from parity.suggest import did_you_mean
+from parity.locate import located_lines, locate, locate_outcomes, run_origins
 from parity.pool import PoolError, WorkerPool
 from parity.project import ProjectError, resolve_golden_dir
 from parity.provenance import ALLOW_FOREIGN
@@ -140,8 +145,22 @@ def _find_config(args, ref: str):
     try:
         return family, family.get(name)
     except KeyError:
-        raise ValueError(f"no config {name!r} in family {fam} "
-                         f"(known: {', '.join(c.name for c in family.configs) or 'none'})") from None
+        known = [c.name for c in family.configs]
+        listed = ", ".join(known[:8]) + (f", ... ({len(known)} configs; `parity list --only {fam}`)"
+                                         if len(known) > 8 else "")
+        raise ValueError(f"no config {name!r} in family {fam}{did_you_mean(name, known)} "
+                         f"(known: {listed or 'none'})") from None
+
+
+def _locator(args, report, engines):
+    """--origin: ``locate(result) -> lines`` for a MISMATCH example (both engines rerun in origin mode)."""
+    configs = {(f.name, c.name): c for f in report.families for c in f.configs}
+
+    def run(r) -> list[str]:
+        cfg = configs[(r.family, r.config)]
+        return located_lines(locate(r.family, cfg.spec, cfg.arch, r.flavor, engines, timeout=args.timeout),
+                             report.labels, indent="      ")
+    return run
 
 
 def _save_pending(args, gdir: Path, report, shards: dict, families, flavors) -> int:
@@ -181,7 +200,8 @@ def cmd_check(args) -> int:
     findings = golden_findings(report, shards, flavors, orphan_shards, only_names(args))
     for line in summary_lines(report):
         print(line)
-    for line in failure_lines(report):
+    groups_text, groups = summary_block(report, shards, _locator(args, report, engines) if args.origin else None)
+    for line in (failure_lines(report, limit=len(report.results)) if args.full else groups_text):
         print(line)
     by_shard: dict[str, list[G.Finding]] = {}
     for f in findings:
@@ -200,6 +220,10 @@ def cmd_check(args) -> int:
         if fam in layouts:
             state += f"; {layouts[fam]}: run `parity write` to rewrite it"
         print(f"golden {shown(path.name)}: {state}")
+        if not args.full:
+            for line in finding_lines(fs):
+                print(line)
+            continue
         for f in fs:
             print(f"  {f}")
         for line in disagree.get(fam, []):
@@ -212,15 +236,18 @@ def cmd_check(args) -> int:
     if npending:
         print(f"pending: {npending} entr{'y' if npending == 1 else 'ies'} left in {gdir}/*.json.new; "
               "review them with `parity review`")
+    for line in hint_lines(groups, report.labels):
+        print(line)
     if any(f.kind == G.CONFLICT for f in findings):
         print("hint: CONFLICT entries are merge conflicts left by `parity merge-golden`; "
               "run `parity write` to regenerate them, then commit golden/")
     elif findings:
         print("hint: if the change is intended, review it with `parity diff --base HEAD`, "
               "run `parity write` and commit golden/")
-    print(f"RESULT: {'GREEN' if green else 'RED'}")
+    print(f"RESULT: {verdict('GREEN' if green else 'RED', sys.stdout)}")
     doc = report.to_json()
     doc["golden"] = [f.to_json() for f in findings]
+    doc["summary_groups"] = [g.to_json() for g in groups]
     doc["golden_dir"] = str(gdir)
     doc["golden_layout"] = dict(sorted(layouts.items()))
     return finish(args, "check", green, doc)
@@ -291,6 +318,9 @@ def cmd_show(args) -> int:
 
 def cmd_diff(args) -> int:
     if args.base is not None:
+        if args.origin:
+            return die("parity diff: --origin locates a difference between the two engines (FAMILY/NAME), "
+                       "not one against --base")
         return cmd_diff_base(args)
     if args.ref is None:
         return die("parity diff wants FAMILY/NAME (the two engines' IR) or --base REF (the IR changes since REF)")
@@ -302,7 +332,10 @@ def cmd_diff(args) -> int:
         flavor = canonical_flavor(args.flavor, engines[0], args.timeout)
         mods = tuple(dict.fromkeys(engine_module(e) for e in engines))
         with WorkerPool(mods, workers=2, timeout=args.timeout) as pool:
-            outs = [lower_text(fam.name, cfg, flavor, e, timeout=args.timeout, pool=pool) for e in engines]
+            if args.origin:  # origin mode: the same bytes plus each line's builder call (parity/locate.py)
+                outs = run_origins(pool, fam.name, cfg.spec, cfg.arch, flavor, engines)
+            else:
+                outs = [lower_text(fam.name, cfg, flavor, e, timeout=args.timeout, pool=pool) for e in engines]
     except (ConfigError, ValueError, PoolError) as exc:
         return die(str(exc))
     bad = False
@@ -325,8 +358,14 @@ def cmd_diff(args) -> int:
     if not diff:
         print(f"identical: {ref} ({a['bytes']} bytes, sha256 {a['sha256']})", file=sys.stderr)
         return 0
+    if args.origin:
+        for line in located_lines(locate_outcomes(outs), engines, indent=""):
+            print(line)
     for line in diff:
-        sys.stdout.write(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+        text = line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+        code = {"-": color.RED, "+": color.GREEN, "@": color.YELLOW}.get(line[:1]) if not line.startswith(
+            ("---", "+++")) else color.BOLD
+        sys.stdout.write(paint(text[:-1], code, sys.stdout) + "\n" if code else text)
     return 1
 
 
@@ -343,6 +382,11 @@ def add_command(sub) -> None:
     _allow_foreign(c)
     c.add_argument("--golden-dir", metavar="DIR",
                    help="golden shard directory (default: golden/ of the checkout holding the working directory)")
+    c.add_argument("--origin", action="store_true",
+                   help="rerun each MISMATCH group's example with origin recording and name the builder call "
+                        "behind its first differing line in both engines")
+    c.add_argument("--full", action="store_true",
+                   help="list every failing entry and golden finding instead of the grouped summary")
     c.set_defaults(func=cmd_check)
 
     w = sub.add_parser("write", help="re-bless golden shards from what both engines agree on")
@@ -374,6 +418,9 @@ def add_command(sub) -> None:
                                     "--base REF: the IR changes since a git ref")
     d.add_argument("ref", metavar="FAMILY/NAME", nargs="?")
     d.add_argument("--flavor", default=None, help="flavor (default llvm23; with --base: all)")
+    d.add_argument("--origin", action="store_true",
+                   help="FAMILY/NAME: lower in origin mode and first print the first differing line with the "
+                        "builder call behind it in each engine (python_engine/...py:LINE, cpp_engine/src/...cpp:LINE)")
     add_base_options(d)
     add_common_options(d, flavor=False, json=False)
     _allow_foreign(d)

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from parity.change_groups import (ADDED, OUTCOME, REMOVED, ChangeGroup, Grouper, drop_ssa_numbers,  # noqa: F401
                                    hunks)
+from parity.color import enabled as color_enabled
 from parity.cli_common import parse_only, select_configs
 from parity.diff_page import group_verdicts, markdown_page, verdict_text
 from parity.escape import shown
@@ -297,7 +298,7 @@ def cmd_diff_base(args) -> int:
     if args.format == "markdown":
         sys.stdout.write(markdown_page(diffs, args.base, commit, flavors, verdicts))
     else:
-        color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+        color = color_enabled(sys.stdout)  # --color / NO_COLOR (parity/color.py)
         for line in report_lines(diffs, args.base, commit, flavors, stat=args.stat, color=color,
                                  verdicts=verdicts):
             print(line)

@@ -13,6 +13,7 @@ of a MISMATCH does (the ``show``/``diff`` jobs return the text on request).
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Callable
 
 from parity.engine_outcome import MAX_LINE, lower_outcome, import_engine, one_line
@@ -76,6 +77,27 @@ def _lower_job(module: str, family: str, spec: dict, arch: str, flavor: str, not
     return out
 
 
+def _lower_origins_job(module: str, family: str, spec: dict, arch: str, flavor: str,
+                       note: Callable[[str], None]) -> dict:
+    """One engine's text and origin table (its ``lower_origins``; parity/locate.py)."""
+    note("0")
+    try:
+        E = import_engine(module)
+        low, origins = E.lower_origins(family, dict(spec), arch, flavor)
+    except ImportError as exc:
+        return {"status": "crash", "error": str(exc)}
+    except BaseException as exc:  # noqa: BLE001 - a rejection or crash is an outcome
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        rejected_cls = getattr(E, "SpecRejected", None)
+        if isinstance(rejected_cls, type) and isinstance(exc, rejected_cls):
+            return {"status": "rejected", "reason": str(getattr(exc, "reason", exc))}
+        return {"status": "crash", "error": one_line(f"{type(exc).__name__}: {exc}")}
+    data = low.text.encode("utf-8")
+    return {"status": "ok", "kernel": low.kernel, "text": low.text, "origins": list(origins),
+            "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
 def _resolve_flavors_job(module: str, names: list[str], note: Callable[[str], None]) -> dict:
     return resolve_flavors(module, names)
 
@@ -85,6 +107,7 @@ def _resolve_flavors_job(module: str, names: list[str], note: Callable[[str], No
 JOBS: dict[str, Callable[..., Any]] = {
     "compare": compare,                   # the gate: both engines on one (config, flavor)
     "lower": _lower_job,                  # one engine's text (show, diff, verify, ir_diff)
+    "lower_origins": _lower_origins_job,  # one engine's text + origin table (diff/check --origin)
     "resolve_flavors": _resolve_flavors_job,
     "fuzz": run_batch,                    # parity fuzz: a batch of generated specs (parity/fuzz/check.py)
     "fuzz_one": check_spec,               # parity fuzz: one given spec (shrinking)

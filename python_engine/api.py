@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from .families.registry import BY_NAME as _BY_FAMILY
 from .families.registry import FAMILIES
 from .kernels.conv_implicit_gemm import load_vector as _load_vector
-from .ir.printer import print_module
+from .ir import origin as _origin
+from .ir.printer import line_origins, print_module
 from .policy import aot
 from .spec.fields import SpecRejected, normalize, unknown_family_reason
 from .targets import intrinsics
@@ -77,6 +78,26 @@ def lower(family: str, spec: dict, arch: str, flavor: str) -> Lowered:
     name, m = mod.build(s, ar, fl)
     # conv_abi and conv_launch build text that is not an LLVM module (a str).
     return Lowered(name, m if isinstance(m, str) else print_module(m))
+
+
+def lower_origins(family: str, spec: dict, arch: str, flavor: str) -> tuple:
+    """:func:`lower` with origin recording on (the divergence locator,
+    docs/gate.md): ``(Lowered, origins)`` where ``Lowered`` holds the same bytes
+    as :func:`lower` and ``origins`` is a tuple of str, one per line of its text
+    (``text.split("\\n")`` without the empty piece after the final newline):
+    ``"python_engine/<path>.py:<line>"`` of the builder call that made that
+    line's block label or instruction, ``""`` for a line no builder call made;
+    ``()`` for a text family. Raises like :func:`lower`."""
+    mod, s, ar, fl = _checked(family, spec, arch, flavor)
+    _origin.set_recording(True)
+    try:
+        name, m = mod.build(s, ar, fl)
+    finally:
+        _origin.set_recording(False)
+    if isinstance(m, str):
+        return Lowered(name, m), ()
+    text = print_module(m)
+    return Lowered(name, text), line_origins(m, text)
 
 
 def aot_jobs_text(flavor: str) -> tuple:

@@ -4,7 +4,7 @@
 The layers, bottom to top (DESIGN.md section 1; docs/cpp_engine.md "Layers"):
 
     1 spec       spec/            fields, rejection
-    2 ir base    ir/types, ir/constants, ir/values
+    2 ir base    ir/types, ir/constants, ir/values, ir/origin
     3 targets    targets/         arch, flavors, intrinsics, target
     4 ir build   ir/function, ir/builder, ir/printer
     5 kernels    kernels/         one module per kernel (admission, lowering)
@@ -33,7 +33,7 @@ from pathlib import Path
 # (folder, file stem or None for every file of the folder) -> (layer number, layer name)
 LAYERS: tuple[tuple[str, tuple[str, ...] | None, int, str], ...] = (
     ("spec", None, 1, "spec"),
-    ("ir", ("types", "constants", "values"), 2, "ir base"),
+    ("ir", ("types", "constants", "values", "origin"), 2, "ir base"),
     ("targets", None, 3, "targets"),
     ("ir", ("function", "builder", "printer"), 4, "ir build"),
     ("kernels", None, 5, "kernels"),

@@ -165,9 +165,10 @@ def test_write_refused_when_a_verdict_fails(env, gdir, capsys, monkeypatch):
     rc, out, err = run(capsys, parity_main, "write",
                        *common(env, engines=f"{env.good},{env.bad}", cfg=env.cfg_broken),
                        "--golden-dir", gdir)
-    assert rc == 2
+    assert rc == 1  # a refused write is a RED outcome, not a usage error (issue 23)
     assert "refuses: 3 config verdict(s) fail" in err
-    assert "MISMATCH fam_a/drifted@llvm20" in out
+    assert "fam_a: MISMATCH: 1 divergence x 3 entries (no golden entry in all)" in out.splitlines()
+    assert "  e.g. fam_a/drifted@llvm20: text differs" in out
     assert list(gdir.iterdir()) == []
 
 
@@ -319,6 +320,10 @@ def test_disagreeing_engines_say_which_one_still_matches_golden(env, gdir, capsy
     assert rc == 1
     assert "golden fam_a.json: clean" not in out
     assert "golden fam_a.json: 3 not compared (engines disagree)" in out
+    assert f"fam_a: MISMATCH: 1 divergence x 3 entries ({env.good} matches golden in all)" in out.splitlines()
+    assert f"hint: MISMATCH: {env.bad} alone changed" in out
+    rc, out, err = run(capsys, parity_main, "check", "--full",
+                       *common(env, engines=f"{env.good},{env.bad}", cfg=env.cfg_broken), "--golden-dir", gdir)
     assert (f"  drifted@llvm23: MISMATCH, {env.good} matches golden, {env.bad} differs from golden"
             in out.splitlines())
     assert out.rstrip().endswith("RESULT: RED")

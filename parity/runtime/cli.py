@@ -45,6 +45,7 @@ from ..outputs import ensure_dir
 from .codeobj import default_cache_dir
 from .plan import launch_plan
 from parity.cli_common import Parser, add_version, integer, plain, progress
+from parity.cli_help import epilog
 from parity.escape import shown
 from python_engine.spec.fields import SpecRejected
 import python_engine as E
@@ -63,7 +64,7 @@ class UsageError(ValueError):
 def _parser() -> argparse.ArgumentParser:
     doc = plain(__doc__).split("\n\n")
     p = Parser(prog="parity run", usage=doc[1].strip().split("run ", 1)[1],
-               description=doc[0] + "\n\n" + doc[2], allow_abbrev=False,
+               description=doc[0] + "\n\n" + doc[2], allow_abbrev=False, epilog=epilog("run"),
                formatter_class=argparse.RawDescriptionHelpFormatter)
     add_version(p)
     p.usage = "parity run " + p.usage

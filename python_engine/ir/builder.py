@@ -4,9 +4,14 @@ Twin: cpp_engine/src/ir/builder.{h,cpp}.
 Each method formats its instruction at call time, taking the next name from the
 function counter, so the order of builder calls decides the printed bytes.
 Operand type mismatches raise ValueError (an engine bug, not a rejection).
+
+While origin recording is on (ir/origin.py), each instruction and block keeps
+the file and line of the builder call that made it (the first caller frame
+outside this module); off (the default), nothing is recorded.
 """
 from __future__ import annotations
 
+from . import origin
 from . import types as T
 from .function import Block, Function, Instr, Module, Phi
 from .values import Value
@@ -32,6 +37,7 @@ class IRBuilder:
         self.module = module
         self.fn = function
         self.block: Block | None = None
+        self._origins = origin.recording()
 
     # -- structure -----------------------------------------------------------------
     def position(self, block: Block) -> None:
@@ -40,13 +46,18 @@ class IRBuilder:
 
     def new_block(self, hint: str) -> Block:
         """Create a block named ``hint`` + counter (does not move the insertion point)."""
-        return self.fn.block(hint)
+        b = self.fn.block(hint)
+        if self._origins:
+            b.origin = origin.caller(__file__)
+        return b
 
     def _append(self, ins: Instr) -> None:
         if self.block is None:
             raise ValueError("IRBuilder has no insertion block")
         if self.block.terminated:
             raise ValueError(f"block {self.block.name} is already terminated")
+        if self._origins:
+            ins.origin = origin.caller(__file__)
         self.block.instrs.append(ins)
 
     def _def(self, t: T.Type, hint: str, rhs: str) -> Value:

@@ -32,12 +32,15 @@ class Param:
 
 
 class Instr:
-    """One instruction; ``text()`` is its printed line without indentation."""
+    """One instruction; ``text()`` is its printed line without indentation.
+    ``origin``: ``(file, line)`` of the builder call that made it, set only
+    while origin recording is on (ir/origin.py); None otherwise."""
 
-    __slots__ = ("line",)
+    __slots__ = ("line", "origin")
 
     def __init__(self, line: str):
         self.line = line
+        self.origin = None
 
     def text(self) -> str:
         return self.line
@@ -64,14 +67,16 @@ class Phi(Instr):
 
 
 class Block:
-    """A basic block: a label and its instructions. Ends with one terminator."""
+    """A basic block: a label and its instructions. Ends with one terminator.
+    ``origin`` as for :class:`Instr`."""
 
-    __slots__ = ("name", "instrs", "terminated")
+    __slots__ = ("name", "instrs", "terminated", "origin")
 
     def __init__(self, name: str):
         self.name = name
         self.instrs: list = []
         self.terminated = False
+        self.origin = None
 
 
 @dataclass

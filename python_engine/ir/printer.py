@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..targets import intrinsics
 from ..targets.flavors import TRIPLE
+from . import origin
 from .function import Module
 
 
@@ -49,3 +50,34 @@ def print_module(m: Module) -> str:
     if m.metadata:
         sections.append(list(m.metadata))
     return "\n\n".join("\n".join(s) for s in sections) + "\n"
+
+
+def line_origins(m: Module, text: str) -> tuple:
+    """The origin table of ``text`` (``print_module(m)``): one str per line of
+    ``text`` (``text.split("\\n")`` without the piece after the final newline),
+    ``"python_engine/<path>.py:<line>"`` of the builder call that made the block
+    label or instruction on that line (ir/origin.py), ``""`` for a line no
+    builder call made (header, declarations, ``define``, ``}``, blank lines,
+    attributes, metadata) or made while recording was off. ValueError when
+    ``text`` is not laid out as print_module lays ``m`` out."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    out = [""] * len(lines)
+    at = next((i for i, ln in enumerate(lines) if ln.startswith("define ")), None)
+    if at is None or m.function is None:
+        raise ValueError("line_origins: no define line")
+    at += 1
+    for i, b in enumerate(m.function.blocks):
+        if i:
+            at += 1  # the blank line between blocks
+        if at >= len(lines) or lines[at] != f"{b.name}:":
+            raise ValueError(f"line_origins: text does not match the module at block {b.name}")
+        out[at] = origin.text(*b.origin) if b.origin else ""
+        at += 1
+        for ins in b.instrs:
+            if at >= len(lines):
+                raise ValueError(f"line_origins: text ends inside block {b.name}")
+            out[at] = origin.text(*ins.origin) if ins.origin else ""
+            at += 1
+    return tuple(out)

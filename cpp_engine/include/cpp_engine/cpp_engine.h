@@ -46,7 +46,8 @@
  * under a mutex, read-only after). Neither changes any output. The
  * engine's tables (flavors, arches, intrinsics, families) are built once on
  * first use (C++11 thread-safe static initialization) and only read after.
- * The last reason (above) is per thread (thread_local), never shared. The caller's
+ * The last reason (above) and origin recording (below) are per thread
+ * (thread_local), never shared. The caller's
  * floating-point environment is saved and restored around each call.
  */
 #ifndef CPP_ENGINE_CPP_ENGINE_H
@@ -169,6 +170,27 @@ CPE_API cpe_status cpe_intrinsic_table_text(const char *flavor, char **out, char
  * reason above. */
 CPE_API cpe_status cpe_resolve_flavor(const char *flavor, char *canonical, size_t canonical_len, char *reason,
                                       size_t reason_len);
+
+/* Origin recording, the divergence locator's debug mode (docs/gate.md).
+ * cpe_origins_record(1) switches it on for the calling thread, (0) off; off
+ * is the default. Either call clears the thread's origin table. While it is
+ * on, every IR module a <prefix>_lower call of this thread prints also leaves
+ * its origin table (the last module's) for cpe_origins_take. Recording never
+ * changes a byte of the output. */
+CPE_API void cpe_origins_record(int on);
+
+/* Moves out the calling thread's origin table: the table of the last IR
+ * module lowered on this thread while recording was on. *out receives
+ * malloc'd text (free with cpe_free) holding one line per line of that
+ * module's text, in order, each ended by '\n': the C++ source location of
+ * the builder call that made the block label or instruction on that line,
+ * as "cpp_engine/src/<path>.cpp:<line>", or an empty line for a line no
+ * builder call made (datalayout, declarations, define, '}', blank lines,
+ * attributes, metadata). *out is NULL (and CPE_OK is returned) when no
+ * table is held: nothing lowered since recording was switched on, or a text
+ * family (conv_abi, conv_launch, ...) whose text is no IR module. The table
+ * is cleared. CPE_INTERNAL_ERROR (out of memory, NULL out) with `reason`. */
+CPE_API cpe_status cpe_origins_take(char **out, char *reason, size_t reason_len);
 
 #ifdef __cplusplus
 }

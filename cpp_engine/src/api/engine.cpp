@@ -9,6 +9,7 @@
 #include "cpp_engine/cpp_engine.h"
 #include "families/registry.h"
 #include "ir/constants.h"
+#include "ir/origin.h"
 #include "ir/printer.h"
 #include "targets/arch.h"
 #include "targets/flavors.h"
@@ -32,7 +33,11 @@ std::string &last_reason() noexcept {
     return text;
 }
 
-std::string print_module_text(const ir::Module &m) { return ir::print_module(m); }
+std::string print_module_text(const ir::Module &m) {
+    std::string text = ir::print_module(m);
+    if (ir::origin::recording()) ir::origin::set_last(ir::line_origins(m, text));  // debug mode only
+    return text;
+}
 
 void fill_output(cpe_output *out, const std::string &kernel, const std::string &text) {
     char *k = dup_c(kernel);
@@ -170,6 +175,25 @@ const char *cpe_family_fields(size_t index) {
     } catch (...) {  // out of memory on first use: no text (a later call tries again)
         return nullptr;
     }
+}
+
+}  // extern "C"
+
+extern "C" {
+
+void cpe_origins_record(int on) { cpe::ir::origin::set_recording(on != 0); }
+
+cpe_status cpe_origins_take(char **out, char *reason, size_t reason_len) {
+    return cpe::api::guarded(reason, reason_len, [&] {
+        if (!out) throw std::invalid_argument("out is NULL");
+        *out = nullptr;
+        bool had = false;
+        const std::vector<std::string> table = cpe::ir::origin::take_last(&had);
+        if (!had) return;
+        std::string text;
+        for (const std::string &line : table) text += line + "\n";
+        *out = cpe::api::dup_c(text);
+    });
 }
 
 }  // extern "C"

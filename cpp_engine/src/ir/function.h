@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "ir/origin.h"
 #include "ir/types.h"
 #include "ir/values.h"
 #include "targets/arch.h"
@@ -40,9 +41,13 @@ public:
     explicit Instr(std::string line) : line_(std::move(line)) {}
     virtual ~Instr() = default;
     virtual std::string text() const { return line_; }
+    // The builder call that made it, while origin recording was on (ir/origin.h); file null otherwise.
+    void set_origin(Here here) { origin_ = here; }
+    const Here &origin() const { return origin_; }
 
 private:
     std::string line_;
+    Here origin_{nullptr, 0};
 };
 
 // `phi`; incoming edges may be added after creation (loops).
@@ -72,11 +77,15 @@ public:
         return *instrs_.back();
     }
     void set_terminated() { terminated_ = true; }
+    // The builder call that made it, while origin recording was on (ir/origin.h); file null otherwise.
+    void set_origin(Here here) { origin_ = here; }
+    const Here &origin() const { return origin_; }
 
 private:
     std::string name_;
     std::vector<std::unique_ptr<Instr>> instrs_;
     bool terminated_ = false;
+    Here origin_{nullptr, 0};
 };
 
 // A function definition (`define`). `cc` is the calling convention

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "ir/constants.h"
+#include "ir/origin.h"
 #include "targets/intrinsics.h"
 
 namespace cpe::ir {
@@ -76,6 +77,34 @@ std::string print_module(const Module &m) {
         }
     }
     return out + "\n";
+}
+
+std::vector<std::string> line_origins(const Module &m, const std::string &text) {
+    std::vector<std::string> lines;
+    size_t start = 0;
+    for (size_t nl = text.find('\n'); nl != std::string::npos; nl = text.find('\n', start)) {
+        lines.push_back(text.substr(start, nl - start));
+        start = nl + 1;
+    }
+    if (start < text.size()) lines.push_back(text.substr(start));
+    std::vector<std::string> out(lines.size());
+    size_t at = 0;
+    while (at < lines.size() && lines[at].rfind("define ", 0) != 0) ++at;
+    const Function *f = m.function();
+    if (!f || at == lines.size()) throw std::logic_error("line_origins: no define line");
+    ++at;
+    for (size_t i = 0; i < f->blocks().size(); ++i) {
+        const Block &b = *f->blocks()[i];
+        if (i) ++at;  // the blank line between blocks
+        if (at >= lines.size() || lines[at] != b.name() + ":")
+            throw std::logic_error("line_origins: text does not match the module at block " + b.name());
+        out[at++] = origin::text(b.origin().file, b.origin().line);
+        for (const auto &ins : b.instrs()) {
+            if (at >= lines.size()) throw std::logic_error("line_origins: text ends inside block " + b.name());
+            out[at++] = origin::text(ins->origin().file, ins->origin().line);
+        }
+    }
+    return out;
 }
 
 }  // namespace cpe::ir

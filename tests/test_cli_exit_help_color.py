@@ -1,0 +1,177 @@
+"""The CLI's exit statuses, --help texts, colour and name suggestions (issue 23
+item 6): a refused write exits 1 (2 stays for usage and input errors); every
+subcommand's --help has a one-line description and its exit status; NO_COLOR
+and --color=auto|always|never are honoured; an unknown config or family name
+suggests the nearest ones."""
+
+import os
+import pty
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+import gate_stubs
+from parity import color
+from parity.check_byte_identity import main as cbi_main
+from parity.cli import build_parser, main as parity_main
+from parity.cli_help import EXIT_STATUS
+from parity.suggest import nearest
+
+ROOT = Path(__file__).resolve().parents[1]
+BROKEN_FAM = '''
+from parity.config import Config
+FAMILY = "fam_a"
+CONFIGS = [
+    Config("plain", arch="gfx1250", spec={"kernel": "plain"}),
+    Config("drifted", arch="gfx1250", spec={"kernel": "d", "b_text": 1}),
+]
+'''
+
+
+def subcommands():
+    p = build_parser()
+    [sub] = [a for a in p._actions if a.__class__.__name__ == "_SubParsersAction"]
+    return sorted(sub.choices)
+
+
+@pytest.mark.parametrize("command", subcommands())
+def test_every_subcommand_help_has_a_description_and_its_exit_status(command, capsys):
+    with pytest.raises(SystemExit) as e:
+        parity_main([command, "--help"])
+    out = capsys.readouterr().out
+    assert e.value.code == 0
+    paras = out.split("\n\n")
+    assert paras[0].startswith(f"usage: parity {command}")
+    desc = paras[1].strip()
+    assert desc and not desc.startswith(("options:", "positional")), out  # the description, before the options
+    flat = " ".join(out.split())
+    assert f"exit status: {' '.join(EXIT_STATUS[command].split())}; 2 a usage or input error" in flat
+    if command != "run":
+        assert "--color WHEN" in out
+
+
+def test_exit_status_table_names_exactly_the_subcommands():
+    assert set(EXIT_STATUS) == set(subcommands())
+
+
+@pytest.fixture(scope="module")
+def stubs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("exitcodes")
+    tag = uuid.uuid4().hex[:8]
+    good, bad = gate_stubs.write_engines(d, f"ex{tag}")
+    cfg = gate_stubs.write_configs(d, f"excfg{tag}", {"fam_a": BROKEN_FAM})
+    sys.path.insert(0, str(d))
+    yield good, bad, cfg
+    sys.path.remove(str(d))
+
+
+def test_refused_write_exits_1_and_writes_nothing(stubs, tmp_path, capsys, monkeypatch):
+    good, bad, cfg = stubs
+    monkeypatch.delenv("CI", raising=False)
+    rc = parity_main(["write", "--engines", f"{good},{bad}", "--configs", cfg, "--golden-dir", str(tmp_path),
+                      "--timeout", "20"])
+    err = capsys.readouterr().err
+    assert rc == 1, err
+    assert "error: parity write refuses: " in err
+    assert list(tmp_path.iterdir()) == []
+    # usage and input errors stay 2
+    monkeypatch.setenv("CI", "1")
+    assert parity_main(["write", "--engines", f"{good},{good}", "--configs", cfg,
+                        "--golden-dir", str(tmp_path)]) == 2
+    monkeypatch.delenv("CI")
+    assert parity_main(["write", "--only", "nosuch", "--configs", cfg, "--golden-dir", str(tmp_path)]) == 2
+    with pytest.raises(SystemExit) as e:
+        parity_main(["write", "--jobs", "0"])
+    assert e.value.code == 2
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["show", "conv_fwd_split_k_reduce/bf16_v2_t46_d0"], "; did you mean bf16_v2_t64_d0, bf16_v2_t256_d0"),
+    (["check", "--only", "conv_fwd_split_k_reduce/bf16_v2_t64_d9"], "; did you mean bf16_v2_t64_d8"),
+    (["check", "--only", "conv_fwd_split_k_reducee"], "unknown family: conv_fwd_split_k_reducee; "
+                                                       "did you mean conv_fwd_split_k_reduce?"),
+    (["diff", "ir_cor/x"], "did you mean ir_core?"),
+])
+def test_unknown_names_suggest_the_nearest(argv, needle, capsys):
+    assert parity_main(argv) == 2
+    err = capsys.readouterr().err
+    errors = [ln for ln in err.splitlines() if ln.startswith("error: ")]
+    assert len(errors) == 1 and needle in errors[0], err
+
+
+def test_nearest_ranks_close_names_and_finds_none_for_junk():
+    known = ["bf16_v2_t64_d0", "bf16_v2_t256_d0", "fp16_v8_t64_d4"]
+    assert nearest("bf16_v2_t46_d0", known)[0] == "bf16_v2_t64_d0"
+    assert nearest("zzzz", known) == []
+
+
+class _Tty:
+    def isatty(self):
+        return True
+
+
+@pytest.fixture
+def choice():
+    yield color
+    color.set_choice("auto")
+
+
+def test_color_choice_and_no_color(choice, monkeypatch):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    assert color.enabled(_Tty()) and not color.enabled(open(os.devnull, "w"))
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not color.enabled(_Tty())                       # NO_COLOR turns auto off
+    color.set_choice("always")
+    assert color.enabled(_Tty()) and color.enabled(open(os.devnull, "w"))  # an explicit choice wins
+    color.set_choice("never")
+    monkeypatch.delenv("NO_COLOR")
+    assert not color.enabled(_Tty())
+    monkeypatch.setenv("NO_COLOR", "")                     # empty: as if unset (no-color.org)
+    color.set_choice("auto")
+    assert color.enabled(_Tty())
+    with pytest.raises(ValueError):
+        color.set_choice("sometimes")
+
+
+def test_color_option_on_the_command_line(choice, capsys):
+    assert parity_main(["check", "--only", "ir_core", "--flavor", "llvm23", "--color", "always"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "RESULT: \x1b[32mGREEN\x1b[0m"
+    assert parity_main(["--color=never", "check", "--only", "ir_core", "--flavor", "llvm23"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "RESULT: GREEN"
+    assert cbi_main(["--only", "ir_core", "--flavor", "llvm23", "--color", "always"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "RESULT: \x1b[32mGREEN\x1b[0m"
+    with pytest.raises(SystemExit) as e:
+        parity_main(["check", "--color", "sometimes"])
+    assert e.value.code == 2
+
+
+def _stdout_on_a_terminal(argv, env):
+    master, slave = pty.openpty()
+    p = subprocess.Popen(argv, stdout=slave, stderr=subprocess.DEVNULL, cwd=ROOT, env=env)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            b = os.read(master, 4096)
+        except OSError:
+            break
+        if not b:
+            break
+        chunks.append(b)
+    p.wait()
+    os.close(master)
+    return p.returncode, b"".join(chunks).decode(errors="replace")
+
+
+def test_no_color_on_a_real_terminal():
+    argv = [sys.executable, "-m", "parity", "check", "--only", "ir_core", "--flavor", "llvm23"]
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    env["TERM"] = "xterm"
+    rc, out = _stdout_on_a_terminal(argv, env)
+    assert rc == 0 and "RESULT: \x1b[32mGREEN\x1b[0m" in out
+    rc, out = _stdout_on_a_terminal(argv, dict(env, NO_COLOR="1"))
+    assert rc == 0 and "RESULT: GREEN" in out and "\x1b[" not in out
