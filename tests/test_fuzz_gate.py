@@ -86,4 +86,6 @@ def test_a_short_real_run_keeps_the_contract():
     rep = gate_run.run_gate_fuzz(1.0, seed=7, main=parity_main, only=only)
     assert sorted(rep.counts) == sorted(only)
     assert rep.failures == [], [(f.kind, f.verdict, f.detail) for f in rep.failures]
-    assert rep.cases == len(only)
+    # every kind runs at least once; a fast machine may start a second round within the budget
+    assert rep.cases >= len(only)
+    assert all(sum(v.values()) >= 1 for v in rep.counts.values()), rep.counts
