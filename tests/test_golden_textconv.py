@@ -2,9 +2,7 @@
 on a real two-commit repository in a temporary directory."""
 
 import shutil
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -12,29 +10,18 @@ from parity import golden as G
 from parity import golden_textconv as T
 from parity.ref_tree import run_ref_script
 
-REPO = Path(__file__).resolve().parents[1]
-REDUCE_PY = "python_engine/kernels/conv_fwd_split_k_reduce.py"
 FAM = "conv_fwd_split_k_reduce"
+
+from scratch_checkout import REDUCE_PY, REPO, git, make_checkout  # noqa: E402
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
 
-def git(repo: Path, *args, check=True):
-    r = subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo,
-                       capture_output=True, text=True)
-    assert r.returncode == 0 or not check, r.stderr
-    return r.stdout
 
 
 @pytest.fixture
 def repo(tmp_path, monkeypatch):
-    r = tmp_path / "checkout"
-    r.mkdir()
-    ignore = shutil.ignore_patterns("__pycache__")
-    for d in ("python_engine", "parity", "golden"):
-        shutil.copytree(REPO / d, r / d, ignore=ignore)
-    shutil.copy(REPO / "pyproject.toml", r / "pyproject.toml")
-    git(r, "init", "-q", "-b", "main")
+    r = make_checkout(tmp_path)
     monkeypatch.chdir(r)
     return r
 

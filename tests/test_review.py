@@ -7,10 +7,8 @@ gate's engines are the installed ones (this checkout's), the golden shards
 and the review's old IR (REF = HEAD) are the repository's.
 """
 
-import json
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -19,30 +17,18 @@ from parity import pending as P
 from parity.cli import main as parity_main
 from parity.review import ask
 
-REPO = Path(__file__).resolve().parents[1]
-REDUCE_PY = "python_engine/kernels/conv_fwd_split_k_reduce.py"
 FAM = "conv_fwd_split_k_reduce"
+
+from scratch_checkout import REDUCE_PY, git, make_checkout  # noqa: E402
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
 
-def git(repo: Path, *args):
-    r = subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo,
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    return r.stdout
 
 
 @pytest.fixture
 def repo(tmp_path, monkeypatch):
-    r = tmp_path / "checkout"
-    r.mkdir()
-    ignore = shutil.ignore_patterns("__pycache__")
-    for d in ("python_engine", "parity", "golden"):
-        shutil.copytree(REPO / d, r / d, ignore=ignore)
-    shutil.copy(REPO / "pyproject.toml", r / "pyproject.toml")
-    shutil.copy(REPO / ".gitignore", r / ".gitignore")
-    git(r, "init", "-q", "-b", "main")
+    r = make_checkout(tmp_path, ('.gitignore',))
     monkeypatch.chdir(r)
     monkeypatch.delenv("CI", raising=False)
     return r
