@@ -37,6 +37,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from parity.git_attributes import add_attribute_line
 from parity import golden as G
 from parity.config import CANONICAL_FLAVORS
 from parity.escape import shown
@@ -168,12 +169,7 @@ def install(repo: Path | None = None) -> list[str]:
     _git(root, "config", f"diff.{DRIVER}.textconv", cmd)
     _git(root, "config", f"diff.{DRIVER}.xfuncname", "^== .*$")
     done = [f"git config diff.{DRIVER}.textconv \"{cmd}\""]
-    attrs = root / ".gitattributes"
-    lines = attrs.read_text(encoding="utf-8").splitlines() if attrs.exists() else []
-    if ATTRIBUTES_LINE not in lines:
-        attrs.write_text("\n".join(lines + [ATTRIBUTES_LINE]) + "\n", encoding="utf-8")
-        done.append(f"added `{ATTRIBUTES_LINE}` to {attrs}")
-    return done
+    return done + add_attribute_line(root, ATTRIBUTES_LINE)
 
 
 def cmd_golden_textconv(args) -> int:

@@ -32,6 +32,7 @@ import sys
 from pathlib import Path
 import json
 
+from parity.git_attributes import add_attribute_line
 from parity import golden as G
 from parity.cli_common import one_line
 from parity.escape import shown
@@ -139,12 +140,7 @@ def install(repo: Path | None = None) -> list[str]:
                    cwd=root, check=True)
     subprocess.run(["git", "config", f"merge.{DRIVER}.driver", cmd], cwd=root, check=True)
     done = [f"git config merge.{DRIVER}.driver \"{cmd}\""]
-    attrs = root / ".gitattributes"
-    lines = attrs.read_text(encoding="utf-8").splitlines() if attrs.exists() else []
-    if ATTRIBUTES_LINE not in lines:
-        attrs.write_text("\n".join(lines + [ATTRIBUTES_LINE]) + "\n", encoding="utf-8")
-        done.append(f"added `{ATTRIBUTES_LINE}` to {attrs}")
-    return done
+    return done + add_attribute_line(root, ATTRIBUTES_LINE)
 
 
 # -- CLI ---------------------------------------------------------------------
