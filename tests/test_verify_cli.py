@@ -28,6 +28,13 @@ def test_parity_verify_unknown_family_is_usage_error(capsys):
     assert cli.main(["verify", "--only", "nope"]) == 2
 
 
+def test_parity_verify_text_families_only_is_one_error_line(capsys):
+    # perf_model and split_k_policy print text, not IR: nothing to verify is said, not a RED run of 0 units
+    assert cli.main(["verify", "--only", "split_k_policy,perf_model"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "text families, no LLVM IR to verify" in err[0], err
+
+
 def test_check_byte_identity_verify_folds_into_result(tmp_path, capsys):
     out = tmp_path / "b.json"
     rc = check_byte_identity.main(["--only", "ir_core", "--flavor", "llvm22", "--engines", "python,python",

@@ -35,6 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
+from parity.escape import shown
 from parity.config import CANONICAL_FLAVORS, Family, load_families
 from parity.proof import assumptions as proof_assumptions
 from parity.proof import ProofReport, prove_module, summarise
@@ -645,6 +646,10 @@ def cmd_verify(args) -> int:
     note_outside_checkout()
     try:
         families, flavors, _ = select(args)
+        if families and not any(f.output == "llvm_ir" for f in families):
+            names = ", ".join(shown(f.name) for f in families)
+            return die(f"parity verify: {names}: text famil{'y' if len(families) == 1 else 'ies'}, "
+                       "no LLVM IR to verify (verify checks the IR families; docs/verify.md)")
         with progress("verify") as cb:
             rep = run_verify(families, engine=args.engine, flavors=flavors, workers=args.jobs,
                              timeout=args.compile_timeout, lower_timeout=args.timeout, progress=cb)
