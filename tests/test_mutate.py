@@ -114,7 +114,12 @@ def test_mutate_command_end_to_end(tmp_path, capsys):
     doc = json.loads(out.read_text())
     assert rc == 0, text
     assert doc["result"] == "GREEN" and doc["planned"] == 4 and doc["mutants"] == 4
-    assert doc["killed"] == 4 and doc["kill_rate"] == 1.0 and doc["killed_by"] == {"numerics": 4}
+    assert doc["killed"] == 4 and doc["kill_rate"] == 1.0
+    # the static proof runs before numerics: the doubled alignment is refused by it, the rest by numerics
+    by_kind = {v["kind"]: v["oracle"] for v in doc["verdicts"]}
+    assert by_kind == {"align_double": "proof", "select_swap": "numerics", "gep_index": "numerics",
+                       "cmp_negate": "numerics"}, by_kind
+    assert doc["killed_by"] == {"numerics": 3, "proof": 1}
     assert "kill rate 100.0 %" in text
 
 
