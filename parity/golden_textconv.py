@@ -135,7 +135,7 @@ def render(root: Path, data: bytes, name: str) -> str:
         fl, _, cfg = key.partition("/")
         e = flavors[fl][cfg]
         if G.is_conflict(e):
-            out.append(f"== {shown(key)} {G.describe_entry(e)}")
+            out.append(f"== {shown(key)} {shown(G.describe_entry(e))}")
         elif "rejected" in e:
             out.append(f"== {shown(key)} rejected: {shown(e['rejected'])}")
         else:
@@ -150,10 +150,14 @@ def render(root: Path, data: bytes, name: str) -> str:
 
 def textconv(path: str) -> str:
     """What git shows for the shard at ``path``; never raises for a bad file."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        return f"# parity golden-textconv: cannot read {shown(path)}: {exc.strerror}\n"
+    try:  # never open a FIFO or device blocking, never read more than a shard's cap
+        data = G.read_regular_file(Path(path))
+    except G.ShardTooLarge as exc:
+        return f"# parity golden-textconv: not shown ({shown(str(exc))})\n"
+    except G.GoldenError as exc:
+        return f"# parity golden-textconv: cannot read ({shown(str(exc))})\n"
+    if data is None:
+        return f"# parity golden-textconv: cannot read {shown(path)}: no such file\n"
     try:
         root = Path(_git(Path.cwd(), "rev-parse", "--show-toplevel"))
         return render(root, data, path)

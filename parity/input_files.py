@@ -31,7 +31,7 @@ import stat
 from parity.escape import shown
 
 __all__ = ["InputFileError", "MAX_CATALOG_BYTES", "MAX_CATALOG_LINE_BYTES", "MAX_MANIFEST_BYTES",
-           "MAX_CODE_OBJECT_BYTES", "MAX_CONFIG_BYTES", "check_regular", "read_bytes", "read_text", "check_text",
+           "MAX_CODE_OBJECT_BYTES", "MAX_CONFIG_BYTES", "MAX_IR_BYTES", "check_regular", "read_bytes", "read_text", "check_text",
            "bad_text_char"]
 
 #: The largest catalog file (bytes): 400 times the shipped parity/data/layers.txt
@@ -45,6 +45,8 @@ MAX_MANIFEST_BYTES = 64 << 20
 MAX_CODE_OBJECT_BYTES = 256 << 20
 #: The largest configs module (``parity/configs/<family>.py``, bytes); the largest shipped is under 64 kB.
 MAX_CONFIG_BYTES = 4 << 20
+#: The largest IR text ``parity numerics --ir`` reads (bytes); the largest shipped kernel is under 64 kB.
+MAX_IR_BYTES = 16 << 20
 
 
 class InputFileError(ValueError):

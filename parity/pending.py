@@ -33,9 +33,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 from parity import golden as G
+from parity.escape import shown
 from parity.outputs import write_bytes_atomic
 
 SUFFIX = ".json.new"
@@ -50,10 +52,15 @@ def pending_path(golden_dir: Path, family: str) -> Path:
     return Path(golden_dir) / f"{family}{SUFFIX}"
 
 
+_FAMILY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 def pending_families(golden_dir: Path) -> list[str]:
-    """Families with a pending file, sorted."""
+    """Families with a pending file, sorted. A ``*.json.new`` whose name is not a family
+    name (an identifier: no newline or escape to print as a group id) is not one."""
     d = Path(golden_dir)
-    return sorted(p.name[: -len(SUFFIX)] for p in d.glob(f"*{SUFFIX}")) if d.is_dir() else []
+    names = (p.name[: -len(SUFFIX)] for p in d.glob(f"*{SUFFIX}")) if d.is_dir() else ()
+    return sorted(n for n in names if _FAMILY_RE.fullmatch(n))
 
 
 def entries_from_check(report, shards: dict) -> dict[str, dict[str, dict]]:
@@ -118,22 +125,27 @@ def load(golden_dir: Path, family: str) -> dict[str, dict]:
     if data is None:
         return {}
     fix = "; run `parity check` to write it again"
+    where = shown(path)
     try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise PendingError(f"{path}: not a pending file ({type(exc).__name__}){fix}") from None
+        text = data.decode("utf-8")
+        G.check_depth(where, text)
+        doc = json.loads(text)
+    except G.GoldenError as exc:
+        raise PendingError(f"{exc}{fix}") from None
+    except (ValueError, RecursionError) as exc:  # bad UTF-8 or JSON, an integer of thousands of digits
+        raise PendingError(f"{where}: not a pending file ({type(exc).__name__}){fix}") from None
     if (not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("family") != family
             or not isinstance(doc.get("pending"), dict)):
-        raise PendingError(f"{path}: not a pending file of family {family} (format {FORMAT}){fix}")
+        raise PendingError(f"{where}: not a pending file of family {shown(family)} (format {FORMAT}){fix}")
     out = {}
     for key, e in doc["pending"].items():
         fl, sep, cfg = key.partition("/")
         if not (sep and fl and cfg) or not isinstance(e, dict) or set(e) != {"old", "new"}:
-            raise PendingError(f"{path}: entry {key!r} is not FLAVOR/CONFIG with old and new{fix}")
+            raise PendingError(f"{where}: entry {shown(key)} is not FLAVOR/CONFIG with old and new{fix}")
         try:
             for side in ("old", "new"):
                 if e[side] is not None:
-                    G._check_plain(f"{path}: {key} ({side})", e[side])
+                    G._check_plain(f"{where}: {shown(key)} ({side})", e[side])
         except G.GoldenError as exc:
             raise PendingError(f"{exc}{fix}") from None
         out[key] = e

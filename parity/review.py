@@ -62,7 +62,7 @@ def pending_now(gdir, only: list[str] | None, resolve) -> tuple[dict[str, dict],
             continue
         keep, dropped = P.current(gdir, fam, G.load_shard(gdir, fam, resolve))
         if dropped:
-            notes.append(f"{fam}: {dropped} pending entr{'y' if dropped == 1 else 'ies'} dropped "
+            notes.append(f"{shown(fam)}: {dropped} pending entr{'y' if dropped == 1 else 'ies'} dropped "
                          "(the shard changed since `parity check`)")
         if keep:
             out[fam] = keep
@@ -119,6 +119,8 @@ def find_groups(groups: list[ChangeGroup], ids: list[str]) -> list[ChangeGroup]:
     """The groups named by ``ids`` (a full id or a unique prefix); ReviewError otherwise."""
     out = []
     for i in ids:
+        if not i.strip():  # "" is a prefix of every id: it would pick the only group unseen
+            raise ReviewError(f"group id {shown(i)} is empty (ids from `parity review --list`)")
         hit = [g for g in groups if g.gid == i] or [g for g in groups if g.gid.startswith(i)]
         if len(hit) != 1:
             known = ", ".join(g.gid for g in groups) or "none"
@@ -147,7 +149,7 @@ def ask(groups: list[ChangeGroup], read=input, say=print, verdicts: dict | None 
             decisions[g.gid] = ACCEPT
             continue
         say("")
-        say(f"review {i}/{len(groups)}: {g.family}")
+        say(f"review {i}/{len(groups)}: {shown(g.family)}")
         for line in show_group(g, i, len(groups), verdicts, paint):
             say(line)
         while True:
@@ -184,7 +186,7 @@ def apply(decisions: dict[str, str], groups: list[ChangeGroup], pend: dict[str, 
         if d == REJECT:
             g = by_gid[gid]
             P.discard(gdir, g.family, [f"{fl}/{c}" for c, fl in g.entries])
-            print(f"rejected {gid}: {len(g.entries)} entr{'y' if len(g.entries) == 1 else 'ies'} "
+            print(f"rejected {shown(gid)}: {len(g.entries)} entr{'y' if len(g.entries) == 1 else 'ies'} "
                   "(golden unchanged, no longer pending)")
     keys: dict[str, set] = {}
     for gid, d in decisions.items():
@@ -199,7 +201,7 @@ def apply(decisions: dict[str, str], groups: list[ChangeGroup], pend: dict[str, 
         return 0
     by_name = {f.name: f for f in families}
     for fam in [f for f in keys if f not in by_name]:
-        print(f"{fam}: the family no longer exists; its shard is removed by `parity write` (not by review)")
+        print(f"{shown(fam)}: the family no longer exists; its shard is removed by `parity write` (not by review)")
         del keys[fam]
     if not keys:
         return 1

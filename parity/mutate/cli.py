@@ -11,9 +11,12 @@ survivor with its diff. Exit 0 when the kill rate is at least ``--goal``
 """
 from __future__ import annotations
 
+import argparse
+import re
 import time
 
-from parity.cli_common import add_options, die, finish, finite_seconds, jobs_of, parse_only, select_configs
+from parity.cli_common import (add_options, die, finish, finite_seconds, integer, jobs_of, parse_only,
+                               select_configs)
 from parity.config import ConfigError, load_families
 from parity.escape import shown
 from parity.mutate import operators as OPS
@@ -23,16 +26,28 @@ from parity.sim import numerics as N
 FAMILIES = ("conv_implicit_gemm", "conv_fwd_split_k_reduce")
 
 
+def percent(flag: str):
+    """argparse type for ``flag``: a percentage 0..100 in ASCII decimal (``float()`` alone also
+    takes ``nan``, which no kill rate reaches or fails, non-ASCII digits and spaces)."""
+    def parse(text: str) -> float:
+        v = float(text) if re.fullmatch(r"[0-9]{1,3}(?:\.[0-9]*)?|\.[0-9]+", text) else -1.0
+        if not 0 <= v <= 100:
+            raise argparse.ArgumentTypeError(f"{flag} must be a percentage from 0 to 100 (ASCII decimal), "
+                                             f"got '{shown(text)}'")
+        return v
+    return parse
+
+
 def add_command(sub) -> None:
     p = sub.add_parser("mutate", help="IR mutants of accepted kernels through the oracles: the kill rate")
     add_options(p, only="configs", flavor=False, jobs=True, json=True, timeout=False, engines=False)
     p.add_argument("--seconds", type=finite_seconds("--seconds"), default=None,
                    help="stop judging new mutants after this many seconds (default: all)")
-    p.add_argument("--seed", type=int, default=0, help="the sampling seed (default 0)")
-    p.add_argument("--per-kind", type=int, default=2, metavar="K",
+    p.add_argument("--seed", type=integer("--seed"), default=0, help="the sampling seed (default 0)")
+    p.add_argument("--per-kind", type=integer("--per-kind", lo=0), default=2, metavar="K",
                    help="sites drawn per mutation kind and config (default 2; 0 = every site)")
     p.add_argument("--kinds", default=None, help=f"comma-separated mutation kinds (default all: {', '.join(OPS.KINDS)})")
-    p.add_argument("--goal", type=float, default=95.0, help="the kill rate in %% that passes (default 95)")
+    p.add_argument("--goal", type=percent("--goal"), default=95.0, help="the kill rate in %% that passes (default 95)")
     p.set_defaults(func=cmd_mutate)
 
 
@@ -43,7 +58,9 @@ def cmd_mutate(args) -> int:
         bad = [f for f in fams if f not in N.PLANS]
         if bad:
             raise ValueError(f"--only: no numerics plan for {', '.join(shown(b) for b in bad)}")
-        kinds = tuple(args.kinds.split(",")) if args.kinds else OPS.KINDS
+        kinds = tuple(args.kinds.split(",")) if args.kinds is not None else OPS.KINDS
+        if not all(kinds):
+            raise ValueError(f"--kinds: an empty kind in '{shown(args.kinds)}' (kinds: {', '.join(OPS.KINDS)})")
         unknown = [k for k in kinds if k not in OPS.KINDS]
         if unknown:
             raise ValueError(f"--kinds: unknown mutation kind {', '.join(shown(u) for u in unknown)} "

@@ -17,6 +17,7 @@ from parity.cli_common import (add_options, die, finish, jobs_of, note_outside_c
                                select_configs)
 from parity.config import ConfigError, load_families
 from parity.escape import shown
+from parity.input_files import MAX_IR_BYTES, InputFileError, read_bytes
 from parity.report import canonical_flavor
 from parity.sim import coverage as COV
 from parity.sim import invariants as INV
@@ -146,10 +147,12 @@ def _cmd_ir(args, families) -> int:
     path, ref = args.ir
     try:
         fam, name, spec, arch = N.find_config(ref, families)
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        return die(f"--ir: cannot read {shown(path)}: {shown(getattr(exc, 'strerror', None) or exc)}")
+        # a FIFO or /dev/zero is one line, not a hang or a read without end (docs/cli.md, input files)
+        text = read_bytes(path, "IR file", MAX_IR_BYTES).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return die(f"--ir: cannot read {shown(path)}: not valid UTF-8 (byte {exc.start})")
+    except InputFileError as exc:
+        return die(f"--ir: cannot read {exc}")
     except ValueError as exc:
         return die(f"--ir: {exc}")
     lw = N.TextLowerer(fam, spec, arch, text, coverage=args.coverage)
@@ -163,6 +166,7 @@ def _cmd_ir(args, families) -> int:
     if args.coverage and o.coverage is not None:
         print(f"    coverage: {_coverage_line(o)}")
     for p in o.problems + [f"coverage: {f}" for f in fails]:
-        print(f"    {p}")
+        for line in str(p).split("\n"):  # a problem quotes lines of the user's IR text
+            print(f"    {shown(line, limit=2000)}")
     print(f"RESULT: {'GREEN' if ok else 'RED'}")
     return finish(args, "numerics", ok, {"flavor": N.FLAVOR, "ir": path, "configs": [_config_json(o, fails)]})

@@ -1,0 +1,136 @@
+"""Hostile inputs to the commands added with the review workflow (branch break-new):
+pending files and group ids of `parity review`, `parity golden-textconv`, `parity numerics --ir`.
+
+Each test is one finding: the input, and the contract of docs/cli.md it broke (a traceback,
+a hang, a forged output line); none needs a second commit or a GPU.
+"""
+
+import json
+import os
+import threading
+
+import pytest
+
+from parity import golden as G
+from parity import golden_textconv as T
+from parity import pending as P
+from parity.change_groups import TEXT, ChangeGroup
+from parity.cli import main as parity_main
+from parity.review import ReviewError, find_groups
+from scratch_checkout import REPO
+
+FORGED = "x\nRESULT: GREEN"
+REDUCE = "conv_fwd_split_k_reduce/bf16_v8_t64_d4"
+
+
+def run(capsys, *argv):
+    rc = parity_main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def _fifo(tmp_path, name):
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("needs mkfifo")
+    p = tmp_path / name
+    os.mkfifo(p)
+    return p
+
+
+def _no_hang(fn, seconds=60):
+    """fn() in a thread; fails (instead of hanging the suite) when it does not return."""
+    box = {}
+    t = threading.Thread(target=lambda: box.setdefault("r", fn()), daemon=True)
+    t.start()
+    t.join(seconds)
+    assert not t.is_alive(), "hung"
+    return box["r"]
+
+
+# -- pending files ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", ["[" * 100_000, '{"format": 1' + "1" * 5000 + "}"])
+def test_pending_file_deeply_nested_or_huge_integer_is_one_error_naming_it(tmp_path, text):
+    # before: RecursionError traceback; a ValueError about int digits without the file's name
+    P.pending_path(tmp_path, "conv_abi").write_text(text)
+    with pytest.raises(P.PendingError) as e:
+        P.load(tmp_path, "conv_abi")
+    msg = str(e.value)
+    assert "conv_abi.json.new" in msg and "run `parity check`" in msg and "\n" not in msg
+
+
+def test_pending_file_whose_name_is_no_family_is_not_read(tmp_path):
+    # before: the file name was printed raw as a note and as a group id (a forged RESULT line)
+    fam = FORGED
+    doc = {"family": fam, "format": 1, "pending": {"llvm23/a": {"old": None, "new": {"rejected": "r"}}}}
+    (tmp_path / f"{fam}{P.SUFFIX}").write_text(json.dumps(doc))
+    (tmp_path / f"conv_abi{P.SUFFIX}").write_text("{}")
+    assert P.pending_families(tmp_path) == ["conv_abi"]
+
+
+def test_empty_group_id_is_refused_not_a_prefix_of_every_id():
+    # before: `parity review --reject ""` rejected the only pending group unseen
+    g = ChangeGroup("conv_abi", TEXT, ("k",), "what", entries=[("a", "llvm23")])
+    for bad in ("", " "):
+        with pytest.raises(ReviewError, match="empty"):
+            find_groups([g], [bad])
+    assert find_groups([g], [g.gid[:5]]) == [g]
+
+
+# -- golden-textconv -------------------------------------------------------------------
+
+def test_textconv_of_a_fifo_or_device_is_one_line_not_a_hang(tmp_path):
+    # before: a FIFO blocked forever in read_bytes(); /dev/zero read without end
+    for path in (_fifo(tmp_path, "x.json"), "/dev/zero"):
+        out = _no_hang(lambda: T.textconv(str(path)))
+        assert out.startswith("# parity golden-textconv: cannot read") and out.count("\n") == 1
+
+
+def test_textconv_escapes_the_reasons_of_a_conflict_entry(monkeypatch):
+    # before: `== llvm23/a merge conflict (ours rejected 'x` then a line `RESULT: GREEN', ...`
+    monkeypatch.chdir(REPO)
+    conflict = {"conflict": {"base": None, "ours": {"rejected": FORGED}, "theirs": {"rejected": "y\u2028z"}}}
+    data = json.dumps({"family": "conv_abi", "format": 1, "flavors": {"llvm23": {"a": conflict}}})
+    out = T.render(REPO, data.encode(), "golden/conv_abi.json")
+    assert not any(line.startswith("RESULT") for line in out.splitlines())
+    assert "\u2028" not in out and "== llvm23/a merge conflict (ours rejected 'x\\nRESULT: GREEN'" in out
+
+
+# -- numerics --ir ---------------------------------------------------------------------
+
+def test_numerics_ir_of_a_fifo_or_device_is_one_error_line(tmp_path, capsys):
+    # before: a FIFO hung open(); /dev/zero was read without end
+    for path in (_fifo(tmp_path, "k.ll"), "/dev/zero"):
+        rc, out, err = _no_hang(lambda: run(capsys, "numerics", "--ir", path, REDUCE))
+        assert rc == 2 and err.startswith("error: --ir: cannot read IR file ") and len(err.splitlines()) == 1
+        assert "not a regular file" in err
+
+
+def test_numerics_ir_problem_quoting_the_ir_is_escaped(tmp_path, capsys):
+    # before: the parse error echoed the IR line raw: ESC sequences and U+2028 on stdout
+    ir = tmp_path / "k.ll"
+    ir.write_text("define void @k() {\nentry0:\n  %z = frobnicate i32 \x1b[2J \u2028RESULT: GREEN\n}\n")
+    rc, out, err = run(capsys, "numerics", "--ir", ir, REDUCE)
+    assert rc == 1 and "\x1b" not in out and "\u2028" not in out
+    assert [line for line in out.splitlines() if line.startswith("RESULT")] == ["RESULT: RED"]
+    ir.write_bytes(b"define \xff")
+    rc, out, err = run(capsys, "numerics", "--ir", ir, REDUCE)
+    assert rc == 2 and "not valid UTF-8 (byte 7)" in err and len(err.splitlines()) == 1
+
+
+# -- mutate options --------------------------------------------------------------------
+
+@pytest.mark.parametrize("argv, says", [
+    (["--seed", "\u0661"], "--seed wants an integer"),        # before: seed 1 (int() takes Arabic-Indic digits)
+    (["--per-kind", "1_0"], "--per-kind wants an integer"),   # before: 10
+    (["--goal", "nan"], "--goal must be a percentage"),       # before: ran; nan never fails the goal test
+    (["--goal", "101"], "--goal must be a percentage"),       # before: ran; a goal no run can reach
+    (["--kinds", ""], "--kinds: an empty kind"),              # before: every kind (an empty list)
+    (["--kinds", "const_inc,"], "--kinds: an empty kind"),
+])
+def test_mutate_refuses_bad_numbers_and_empty_kinds_before_running(capsys, argv, says):
+    with pytest.raises(SystemExit) as e:  # argparse's own exit for a bad option type
+        rc = parity_main(["mutate", *argv])
+        raise SystemExit(rc)
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and says in err and len(err.strip().splitlines()) == 1
