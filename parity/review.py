@@ -29,6 +29,7 @@ import dataclasses
 import os
 import sys
 
+from parity import color
 from parity import golden as G
 from parity import pending as P
 from parity.bless import restrict_family, write
@@ -137,6 +138,11 @@ def show_group(g: ChangeGroup, i: int, n: int, verdicts: dict | None, paint=None
     lines = group_lines(g, i, n, paint)
     v = verdict_text(verdicts, g)
     return lines[:1] + ([f"    {v}"] if v else []) + lines[1:]
+
+
+def terminal_paint() -> Paint:
+    """The hunks' colours on stdout as ``--color`` and NO_COLOR say (parity/color.py)."""
+    return Paint(color.enabled(sys.stdout))
 
 
 def ask(groups: list[ChangeGroup], read=input, say=print, verdicts: dict | None = None,
@@ -294,7 +300,7 @@ def cmd_review(args) -> int:
         decisions = {g.gid: d for d, gs in picked.items() for g in gs}
     else:
         decisions = ask(groups, verdicts=verdicts,
-                        paint=Paint(sys.stdout.isatty() and not os.environ.get("NO_COLOR")))
+                        paint=terminal_paint())
     try:
         return apply(decisions, groups, pend, families, gdir, resolve, args)
     except (G.GoldenError, P.PendingError, PoolError, ValueError) as exc:

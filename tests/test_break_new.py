@@ -134,3 +134,20 @@ def test_mutate_refuses_bad_numbers_and_empty_kinds_before_running(capsys, argv,
         raise SystemExit(rc)
     err = capsys.readouterr().err
     assert e.value.code == 2 and says in err and len(err.strip().splitlines()) == 1
+
+
+def test_review_walk_colours_follow_the_color_option(monkeypatch):
+    # before: Paint(isatty and not NO_COLOR): --color=never still coloured a terminal, always did not colour
+    from parity import color
+    from parity.review import terminal_paint
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True, raising=False)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    try:
+        color.set_choice("never")
+        assert terminal_paint()("31", "-x") == "-x"
+        monkeypatch.setenv("NO_COLOR", "1")
+        color.set_choice("always")
+        assert terminal_paint()("31", "-x") != "-x"
+    finally:
+        color.set_choice("auto")
