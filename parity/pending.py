@@ -37,6 +37,7 @@ import re
 from pathlib import Path
 
 from parity import golden as G
+from parity.config import CANONICAL_FLAVORS
 from parity.escape import shown
 from parity.outputs import write_bytes_atomic
 
@@ -140,8 +141,9 @@ def load(golden_dir: Path, family: str) -> dict[str, dict]:
     out = {}
     for key, e in doc["pending"].items():
         fl, sep, cfg = key.partition("/")
-        if not (sep and fl and cfg) or not isinstance(e, dict) or set(e) != {"old", "new"}:
-            raise PendingError(f"{where}: entry {shown(key)} is not FLAVOR/CONFIG with old and new{fix}")
+        if (fl not in CANONICAL_FLAVORS or not G._KEY_PART_RE.fullmatch(cfg)  # check writes no other key
+                or not isinstance(e, dict) or set(e) != {"old", "new"}):
+            raise PendingError(f"{where}: entry {shown(key)} is not FLAVOR/CONFIG (a canonical flavor, a config name) with old and new{fix}")
         try:
             for side in ("old", "new"):
                 if e[side] is not None:

@@ -151,3 +151,14 @@ def test_review_walk_colours_follow_the_color_option(monkeypatch):
         assert terminal_paint()("31", "-x") != "-x"
     finally:
         color.set_choice("auto")
+
+
+@pytest.mark.parametrize("key", ["llvm99/a", "llvm23/x\nRESULT: GREEN", "llvm23/a/b", "llvm23/", "a"])
+def test_pending_key_outside_what_check_writes_is_refused(tmp_path, key):
+    # before: kept; `review --accept` ran a gate on a flavor/config that does not exist (three RED
+    # lines, "parity write refuses", exit 1) instead of one error line naming the file
+    doc = {"family": "conv_abi", "format": 1, "pending": {key: {"old": None, "new": {"rejected": "r"}}}}
+    P.pending_path(tmp_path, "conv_abi").write_text(json.dumps(doc))
+    with pytest.raises(P.PendingError, match="is not FLAVOR/CONFIG") as e:
+        P.load(tmp_path, "conv_abi")
+    assert "\n" not in str(e.value)
