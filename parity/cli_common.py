@@ -37,6 +37,7 @@ import json
 import math
 import os
 import re
+import tempfile
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -152,6 +153,12 @@ def check_writable(path: str | Path) -> None:
         raise ValueError(f"--json {path}: directory {p.parent} does not exist")
     if not os.access(p.parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
         raise ValueError(f"--json {path}: not writable")
+    try:  # os.access says yes to root for /proc or a read-only mount: create what write_json creates
+        fd, probe = tempfile.mkstemp(prefix=f".{p.name}.probe", dir=p.parent)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise ValueError(f"--json {path}: not writable ({exc.strerror or exc})") from None
 
 
 def json_path(text: str) -> str:

@@ -162,3 +162,15 @@ def test_pending_key_outside_what_check_writes_is_refused(tmp_path, key):
     with pytest.raises(P.PendingError, match="is not FLAVOR/CONFIG") as e:
         P.load(tmp_path, "conv_abi")
     assert "\n" not in str(e.value)
+
+
+def test_json_path_the_process_cannot_create_is_refused_before_the_run(tmp_path):
+    # before: os.access() says yes to root for /proc; `parity diff --base HEAD --json /proc/x.json`
+    # ran, then ended in a FileNotFoundError traceback writing the report
+    from parity.cli_common import check_writable
+    if not os.path.isdir("/proc") or not os.access("/proc", os.W_OK):
+        pytest.skip("needs a /proc that os.access calls writable (root)")
+    with pytest.raises(ValueError, match="not writable"):
+        check_writable("/proc/x.json")
+    check_writable(tmp_path / "ok.json")
+    assert list(tmp_path.iterdir()) == []  # the probe leaves nothing behind
