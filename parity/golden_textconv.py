@@ -129,8 +129,8 @@ def render(root: Path, data: bytes, name: str) -> str:
         except BaseError as exc:
             source = f"{source} (failed: {exc})"
     if source != "cache":
-        print(f"parity golden-textconv: {family}: texts made by {shown(source)}'s engine", file=sys.stderr)
-    out = [f"# golden/{family}.json as IR (parity golden-textconv; `git diff --no-textconv` shows the JSON)"]
+        print(f"parity golden-textconv: {shown(family)}: texts made by {shown(source)}'s engine", file=sys.stderr)
+    out = [f"# golden/{shown(family)}.json as IR (parity golden-textconv; `git diff --no-textconv` shows the JSON)"]
     for key in sorted(f"{fl}/{cfg}" for fl, es in flavors.items() for cfg in es):
         fl, _, cfg = key.partition("/")
         e = flavors[fl][cfg]

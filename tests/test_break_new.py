@@ -174,3 +174,12 @@ def test_json_path_the_process_cannot_create_is_refused_before_the_run(tmp_path)
         check_writable("/proc/x.json")
     check_writable(tmp_path / "ok.json")
     assert list(tmp_path.iterdir()) == []  # the probe leaves nothing behind
+
+
+def test_textconv_escapes_the_family_of_the_shard(monkeypatch):
+    # before: the header `# golden/x` then a line `RESULT: GREEN.json as IR ...`
+    monkeypatch.chdir(REPO)
+    data = json.dumps({"family": FORGED, "format": 1, "flavors": {"llvm23": {"a": {"rejected": "r"}}}})
+    out = T.render(REPO, data.encode(), "golden/x.json")
+    assert out.splitlines()[0].startswith("# golden/x\\nRESULT: GREEN.json as IR")
+    assert not any(line.startswith("RESULT") for line in out.splitlines())
