@@ -313,8 +313,11 @@ def add_command(sub) -> None:
                                       "RED `parity check` left pending (refused under CI)",
                        description=__doc__.split("\n\n")[0].replace("``", ""))
     r.add_argument("--list", action="store_true", help="print the pending change groups with their ids")
-    r.add_argument("--accept", nargs="+", metavar="GROUP", help="accept these groups (ids from --list)")
-    r.add_argument("--reject", nargs="+", metavar="GROUP", help="reject these groups (ids from --list)")
+    # extend: `--accept A --accept B` accepts both (the default "store" kept B alone, dropping A unseen)
+    r.add_argument("--accept", nargs="+", action="extend", metavar="GROUP",
+                   help="accept these groups (ids from --list)")
+    r.add_argument("--reject", nargs="+", action="extend", metavar="GROUP",
+                   help="reject these groups (ids from --list)")
     r.add_argument("--oracles", action="store_true",
                    help="run the validity and numerics oracles on every pending group first and show each "
                         "group's verdict (accepting runs them anyway)")

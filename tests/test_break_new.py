@@ -183,3 +183,10 @@ def test_textconv_escapes_the_family_of_the_shard(monkeypatch):
     out = T.render(REPO, data.encode(), "golden/x.json")
     assert out.splitlines()[0].startswith("# golden/x\\nRESULT: GREEN.json as IR")
     assert not any(line.startswith("RESULT") for line in out.splitlines())
+
+
+def test_review_accept_given_twice_keeps_both_lists():
+    # before: `--accept A --accept B` parsed as ["B"]: group A silently not accepted
+    from parity.cli import build_parser
+    ns = build_parser().parse_args(["review", "--accept", "a:1", "--accept", "b:2", "--reject", "c", "--reject", "d"])
+    assert ns.accept == ["a:1", "b:2"] and ns.reject == ["c", "d"]
