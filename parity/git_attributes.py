@@ -6,7 +6,15 @@ each register a driver in git's config and name it for ``golden/*.json`` in
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+from parity.escape import shown
+from parity.input_files import InputFileError, read_bytes
+from parity.outputs import write_bytes_atomic
+
+#: A .gitattributes larger than this is not one we append to (the project's is a few lines).
+MAX_ATTRIBUTES_BYTES = 1 << 20
 
 __all__ = ["add_attribute_line"]
 
@@ -18,8 +26,12 @@ def add_attribute_line(root: Path, line: str) -> list[str]:
     Raises OSError when the file cannot be read or written (the caller
     prints it as one error line)."""
     attrs = root / ".gitattributes"
-    lines = attrs.read_text(encoding="utf-8").splitlines() if attrs.exists() else []
-    if line in lines:
+    try:  # a FIFO or device is an error, not a hang; the other lines are kept byte for byte
+        data = read_bytes(attrs, ".gitattributes", MAX_ATTRIBUTES_BYTES) if os.path.lexists(attrs) else b""
+    except InputFileError as exc:
+        raise OSError(str(exc)) from None
+    if line.encode("utf-8") in data.replace(b"\r\n", b"\n").split(b"\n"):
         return []
-    attrs.write_text("\n".join(lines + [line]) + "\n", encoding="utf-8")
-    return [f"added `{line}` to {attrs}"]
+    sep = b"\n" if data and not data.endswith(b"\n") else b""
+    write_bytes_atomic(attrs, data + sep + line.encode("utf-8") + b"\n", prefix=".gitattributes.")
+    return [f"added `{line}` to {shown(attrs)}"]

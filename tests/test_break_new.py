@@ -40,10 +40,18 @@ def _fifo(tmp_path, name):
 def _no_hang(fn, seconds=60):
     """fn() in a thread; fails (instead of hanging the suite) when it does not return."""
     box = {}
-    t = threading.Thread(target=lambda: box.setdefault("r", fn()), daemon=True)
+
+    def target():
+        try:
+            box["r"] = fn()
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["e"] = exc
+    t = threading.Thread(target=target, daemon=True)
     t.start()
     t.join(seconds)
     assert not t.is_alive(), "hung"
+    if "e" in box:
+        raise box["e"]
     return box["r"]
 
 
@@ -190,3 +198,18 @@ def test_review_accept_given_twice_keeps_both_lists():
     from parity.cli import build_parser
     ns = build_parser().parse_args(["review", "--accept", "a:1", "--accept", "b:2", "--reject", "c", "--reject", "d"])
     assert ns.accept == ["a:1", "b:2"] and ns.reject == ["c", "d"]
+
+
+def test_gitattributes_fifo_or_non_utf8_is_one_error_and_other_lines_keep_their_bytes(tmp_path):
+    # before: a FIFO .gitattributes hung `golden-textconv --install` / `merge-golden --install`;
+    # a non-UTF-8 byte was a UnicodeDecodeError traceback; CRLF lines were rewritten as LF
+    from parity.git_attributes import add_attribute_line
+    attrs = tmp_path / ".gitattributes"
+    os.mkfifo(attrs)
+    with pytest.raises(OSError, match="named pipe"):
+        _no_hang(lambda: add_attribute_line(tmp_path, "golden/*.json diff=d"), seconds=30)
+    attrs.unlink()
+    attrs.write_bytes(b"a\xff b\r\n*.bin binary")
+    assert add_attribute_line(tmp_path, "golden/*.json diff=d")
+    assert attrs.read_bytes() == b"a\xff b\r\n*.bin binary\ngolden/*.json diff=d\n"
+    assert add_attribute_line(tmp_path, "golden/*.json diff=d") == []
