@@ -324,6 +324,11 @@ def cmd_diff(args) -> int:
         return cmd_diff_base(args)
     if args.ref is None:
         return die("parity diff wants FAMILY/NAME (the two engines' IR) or --base REF (the IR changes since REF)")
+    base_only = [o for o, on in (("--stat", args.stat), ("--json", args.json), ("--ignore-types", args.ignore_types),
+                                 ("--keep-ssa-numbers", args.keep_ssa_numbers), ("--oracles", args.oracles),
+                                 ("--format", args.format != "text"), ("--only", args.only is not None)) if on]
+    if base_only:  # silently ignored, `diff NAME --json F` wrote no F and said nothing
+        return die(f"parity diff FAMILY/NAME: {base_only[0]} goes with --base REF (the IR changes since REF)")
     if args.flavor is None:
         args.flavor = "llvm23"
     try:

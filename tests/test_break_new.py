@@ -213,3 +213,14 @@ def test_gitattributes_fifo_or_non_utf8_is_one_error_and_other_lines_keep_their_
     assert add_attribute_line(tmp_path, "golden/*.json diff=d")
     assert attrs.read_bytes() == b"a\xff b\r\n*.bin binary\ngolden/*.json diff=d\n"
     assert add_attribute_line(tmp_path, "golden/*.json diff=d") == []
+
+
+@pytest.mark.parametrize("opt", [["--json", "X"], ["--stat"], ["--format", "markdown"], ["--oracles"],
+                                 ["--ignore-types"], ["--only", "conv_abi"]])
+def test_diff_of_one_config_refuses_the_base_only_options(tmp_path, capsys, opt):
+    # before: ignored without a word: `parity diff NAME --json F` exited 0 and wrote no F
+    opt = [str(tmp_path / "d.json") if o == "X" else o for o in opt]
+    rc, out, err = run(capsys, "diff", "conv_abi/defaults", *opt)
+    errors = [line for line in err.splitlines() if not line.startswith("parity: golden ")]  # provenance
+    assert rc == 2 and len(errors) == 1 and errors[0].startswith(f"error: parity diff FAMILY/NAME: {opt[0]} goes with")
+    assert not (tmp_path / "d.json").exists()
