@@ -224,3 +224,11 @@ def test_diff_of_one_config_refuses_the_base_only_options(tmp_path, capsys, opt)
     errors = [line for line in err.splitlines() if not line.startswith("parity: golden ")]  # provenance
     assert rc == 2 and len(errors) == 1 and errors[0].startswith(f"error: parity diff FAMILY/NAME: {opt[0]} goes with")
     assert not (tmp_path / "d.json").exists()
+
+
+def test_numerics_ir_with_only_is_refused(tmp_path, capsys):
+    # before: `numerics --ir F conv_fwd_split_k_reduce/... --only ir_core` ran the --ir config, --only ignored
+    ir = tmp_path / "k.ll"
+    ir.write_text("")
+    rc, out, err = run(capsys, "numerics", "--ir", ir, REDUCE, "--only", "ir_core")
+    assert rc == 2 and "error: --only goes without --ir" in err and out == ""

@@ -55,6 +55,8 @@ def cmd_numerics(args) -> int:
                                  f"(plans: {', '.join(N.PLANS)})")
         families = select_configs(load_families(only=fams), names)
         if args.ir:
+            if args.only is not None:  # it was ignored: the --ir CONFIG ran whatever --only said
+                raise ValueError("--only goes without --ir (--ir FILE FAMILY/NAME names its one config)")
             return _cmd_ir(args, load_families())
     except (ConfigError, ValueError) as exc:
         return die(str(exc))
