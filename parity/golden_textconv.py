@@ -161,7 +161,7 @@ def textconv(path: str) -> str:
     try:
         root = Path(_git(Path.cwd(), "rev-parse", "--show-toplevel"))
         return render(root, data, path)
-    except (G.GoldenError, BaseError, KeyError, ValueError) as exc:
+    except (G.GoldenError, BaseError, KeyError, ValueError, OSError) as exc:  # OSError: no git, cwd gone
         return (f"# parity golden-textconv: shown as text ({shown(str(exc))})\n"
                 + data.decode("utf-8", errors="replace"))
 

@@ -232,3 +232,12 @@ def test_numerics_ir_with_only_is_refused(tmp_path, capsys):
     ir.write_text("")
     rc, out, err = run(capsys, "numerics", "--ir", ir, REDUCE, "--only", "ir_core")
     assert rc == 2 and "error: --only goes without --ir" in err and out == ""
+
+
+def test_textconv_without_git_on_path_shows_the_file_as_text(tmp_path, monkeypatch):
+    # before: FileNotFoundError traceback from subprocess (git not found): textconv failed the diff
+    f = tmp_path / "conv_abi.json"
+    f.write_text("{}\n")
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
+    out = T.textconv(str(f))
+    assert out.startswith("# parity golden-textconv: shown as text (") and out.endswith("{}\n")
