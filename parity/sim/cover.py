@@ -126,7 +126,45 @@ def conv_cover_problems(full: dict) -> tuple:
         out.append(prob("cover_odd_slab", odd, tm + 5, tn + 3))
     if conv_split(full):
         out.append(prob("cover_rows", small, tm + 2, C.OUT_VEC * 2))
+    if conv_split(full) and not S:
+        out += [prob(f"cover_bound_m{r}", odd, r, k) for r, k in boundary_phases(full)]
     return tuple(out)
+
+
+def boundary_phases(full: dict) -> tuple:
+    """(M, kpg) of the *boundary* problems of a two-stage binary: one M tile whose
+    last row is each row phase a lane element's mask can end on, so every row mask
+    compare ``m < M`` of the epilogue sees ``m == M`` (boundary coverage,
+    parity.sim.coverage): a mask one long then stores row M of slab s, which is row 0
+    of slab s + 1 (a race the shadow detector names). The default epilogue's lane
+    holds rows ``w*wr + 16*b + 8*h + e`` of its wave's ``wr = tile_m / waves_m`` rows
+    (WMMA block b, lane half h, element e: one compare per (b, e)), so it needs the
+    wr / 2 phases (b, e), each with a (w, h) chosen in turn so that its 16-row wide
+    stores are all reached too; the cshuffle epilogue needs only one per store slot
+    (rows ``step*q + tid / (tile_n / 4)``, step = threads * 4 / tile_n: one compare
+    per q).
+    cshuffle: kpg steps through the multiples of 4 below tile_n (the column masks'
+    phases); default: kpg odd (its per-element slab stores, one row compare per
+    element and N block; the fixed problems reach the 16-row wide stores' few) and
+    above tile_n - 16, so every N block's lanes store (a row mask is visible only
+    where the column mask holds). Plain binaries need none (a row M store lies past D's
+    num_records, dropped: the argued equivalence of docs/sim.md), nor cluster ones
+    (they store D)."""
+    tm, tn, wm = full["tile_m"], full["tile_n"], full["waves_m"]
+    wr = tm // wm
+    if full["epilogue"] == "cshuffle":
+        step = WAVE * wm * full["waves_n"] * C.OUT_VEC // tn  # rows one store slot of the workgroup spans
+        rows = [max(step * q + (q + 1) % step, 1) for q in range(tm // step)]
+    else:
+        rows = []
+        for i in range(wr // 2):
+            b, e = divmod(i, 8)
+            w, h = divmod((e + 1) % (2 * wm), 2)
+            rows.append(w * wr + 16 * b + 8 * h + e)
+    if full["epilogue"] == "cshuffle":  # every slot's lanes span the columns: kpg steps its phases
+        return tuple((r, 4 * (1 + i % (tn // 4 - 1))) for i, r in enumerate(rows))
+    # default: an odd K takes the per-element (narrow) slab stores; every N block holds data
+    return tuple((r, tn - 1 - 2 * (i % 7)) for i, r in enumerate(rows))
 
 
 def problem_degree(full: dict, name: str, degree: int) -> int:
