@@ -127,7 +127,10 @@ def conv_cover_problems(full: dict) -> tuple:
     if conv_split(full):
         out.append(prob("cover_rows", small, tm + 2, C.OUT_VEC * 2))
     if conv_split(full) and not S:
-        out += [prob(f"cover_bound_m{r}", odd, r, k) for r, k in boundary_phases(full)]
+        # two slices with data in row 0 (else slab 1's row 0 may equal a stray row M: no race)
+        xs = 2 * -(-tk // C.pixel_slot(va)) - 1 if pix else 1  # two K tiles, slice 1 from the centre + 1
+        two = dict(C=va, Y=1, X=xs, pad=(0, xs // 2)) if pix else odd
+        out += [prob(f"cover_bound_m{r}", two, r, k) for r, k in boundary_phases(full)]
     return tuple(out)
 
 
@@ -154,7 +157,7 @@ def boundary_phases(full: dict) -> tuple:
     wr = tm // wm
     if full["epilogue"] == "cshuffle":
         step = WAVE * wm * full["waves_n"] * C.OUT_VEC // tn  # rows one store slot of the workgroup spans
-        rows = [max(step * q + (q + 1) % step, 1) for q in range(tm // step)]
+        rows = [max(step * q + (step - 1 - q % step), 1) for q in range(tm // step)]
     else:
         rows = []
         for i in range(wr // 2):
