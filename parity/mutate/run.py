@@ -190,11 +190,47 @@ def _one_wave_sync(job: Job) -> bool:
         "@llvm.amdgcn.s.barrier()" in gone or 'syncscope("workgroup")' in gone)
 
 
+def _conv_boundary(job: Job, *hints: str) -> bool:
+    """A conv ``cmp_boundary`` mutant of a compare whose SSA hint is one of ``hints``."""
+    return job.family == "conv_implicit_gemm" and job.mutant.kind == "cmp_boundary" and \
+        _hint_of(_line(job.mutant.text, job.mutant.line)) in hints
+
+
+def _d_row_past_end(job: Job) -> bool:
+    """Plain conv (split 1): the epilogue's row mask ``m < M`` made ``m <= M`` stores
+    row M of D, which starts at byte ``M * K * size`` = D's ``num_records``: the raw
+    buffer store is dropped (an access at or past num_records, parity/sim/rsrc.py)."""
+    return job.spec["split_k"] == 1 and _conv_boundary(job, "e_mok", "cs_mok")
+
+
+def _unstored_accumulator(job: Job) -> bool:
+    """Conv A row mask ``a_mok`` / B column mask ``b_nok`` one long: the extra A row M
+    (B column kpg) feeds only accumulator row M (column kpg), which no epilogue mask
+    lets through to a store (rows and columns of a GEMM are independent)."""
+    return _conv_boundary(job, "a_mok", "b_nok")
+
+
+def _zero_k_limit(job: Job) -> bool:
+    """Conv ``a_kin`` / ``b_kin`` (``koff < k_end``) one long: at ``koff == k_end`` the
+    select it feeds picks ``k_end - koff`` = 0 instead of its other arm, 0."""
+    return _conv_boundary(job, "a_kin", "b_kin")
+
+
+def _masked_partner(job: Job) -> bool:
+    """Conv ``a_rok`` or ``b_rok`` (a K vector inside the slice) one long, the other
+    unchanged: the A (B) vector at ``k_end`` is loaded, but its B (A) partner at the
+    same k is still masked to zero, so WMMA adds products ``x * 0`` = +-0 (inputs are
+    finite: the numerics contract), which leave the fp32 accumulator's value."""
+    return _conv_boundary(job, "a_rok", "b_rok")
+
+
 #: survivors argued equivalent (docs/sim.md, "Mutation lane"): (name, predicate(job)); a
 #: survivor one of them matches is counted equivalent with the argument as its reason
 ARGUED = (("surplus tail iteration", _surplus_tail), ("wave path boundary", _wave_path_boundary),
           ("alignment holds", _alignment_holds), ("extra K tile", _extra_k_tile),
-          ("one-wave workgroup", _one_wave_sync))
+          ("one-wave workgroup", _one_wave_sync), ("D row past the end", _d_row_past_end),
+          ("unstored accumulator", _unstored_accumulator), ("zero K limit", _zero_k_limit),
+          ("masked partner", _masked_partner))
 
 
 def judge(job: Job) -> Verdict:

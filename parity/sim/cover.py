@@ -99,6 +99,11 @@ def conv_cover_problems(full: dict) -> tuple:
     * ``cover_odd_slab`` (split forms that admit an odd K: the default epilogue,
       no cluster): M = tile_m + 5, K = tile_n + 3, both odd, so slab 1 starts at
       an odd element, and the scalar D / slab stores run on a full tile;
+    * ``cover_pad_images``: 2 images of 1 x (tile_m/2 - 2), 3x3 padding 2, 8 output
+      channels (cpg 8, or vector_a): the bottom padding taps at ``hi == H`` (filter
+      rows 1 and 2: in the first K tile and in the K loop) lie on image 1's row 0, so
+      an input row mask one long reads data, not zero; image 0's last two output rows
+      (tile_m rows) give every A row slot such a tap;
     * ``cover_rows`` (split forms): M = tile_m + 2, kpg 8, the shortest reduction.
     With the fixed problems the last M tile ends at every row phase M % 8 (a
     lane's WMMA rows are 8h + e): a row mask off by one stores row M, which in a
@@ -122,6 +127,10 @@ def conv_cover_problems(full: dict) -> tuple:
     # cluster: one full M tile (its S slices and the two-stage twin make it the dearest
     # problem; cover_narrow and the cl problems give the partial M tiles)
     out = [prob("cover_full_tile", big, tm if S else tm + 7, tn), prob("cover_narrow", small, tm + 1, tn + 4)]
+    # two images, padding at both ends: a bottom (right) padding tap one past H (W) reads
+    # image 1's row 0 (the next row's pixel 0), not zero, when an input mask is one long
+    out.append(("cover_pad_images", 2, small["C"] if pix else 8, 1, tm // 2 - 2, 8, 3, 3, (1, 1), (2, 2), (1, 1),
+                1))
     if conv_split(full) and not S and full["epilogue"] == "default":
         out.append(prob("cover_odd_slab", odd, tm + 5, tn + 3))
     if conv_split(full):
