@@ -226,14 +226,14 @@ def _masked_partner(job: Job) -> bool:
 
 
 def _nonempty_reduction(job: Job) -> bool:
-    """Conv ``k_live`` (``Kgemm > 0``) or ``any_tile`` (``ntiles > 0``) made ``>= 0``
-    (always true): every admitted problem has Kgemm = Y*X*cpg >= 1, and a plain or
-    two-stage plan gives every slice data (ntiles >= 1; the declared reason of
-    ``any_tile``), so the compare was always true already (cluster binaries, with
-    empty trailing slices, excluded)."""
+    """Conv ``k_live`` (plain ``Kgemm > 0``, two-stage ``k_end > k_begin``) or
+    ``any_tile`` (``ntiles > 0``) made non-strict: every admitted problem has Kgemm =
+    Y*X*cpg >= 1, and a plain or two-stage plan gives every slice data (ntiles >= 1;
+    the declared reason of ``any_tile`` / ``k_span_nz``), so the operands are never
+    equal (cluster binaries, with empty trailing slices, excluded)."""
     ln = _line(job.mutant.text, job.mutant.line)
     return _conv_boundary(job, "k_live", "any_tile") and not job.spec["split_k_cluster"] and \
-        re.search(r"icmp uge i32 %[\w.]+, 0$", ln) is not None
+        re.search(r"icmp uge i32 %[\w.]+, (?:0|%k_begin\d+)$", ln) is not None
 
 
 def _pixel_carry(job: Job) -> bool:
