@@ -179,6 +179,13 @@ def boundary_phases(full: dict) -> tuple:
     return tuple((r, tn - 1 - 2 * (i % 7)) for i, r in enumerate(rows))
 
 
+def problem_orders(name: str) -> tuple:
+    """The wave orders a problem runs in: the boundary problems (``cover_bound_m*``, a
+    dozen per two-stage config, each there for one row phase's race on slab 1's row
+    0, which the shadow detector names in either order) only forward; the others both."""
+    return ("forward",) if name.startswith("cover_bound_m") else ("forward", "reverse")
+
+
 def problem_degree(full: dict, name: str, degree: int) -> int:
     """The degree a problem runs at: the config's, but 2 for the derived
     (``cover_*``) problems of a two-stage binary (any degree > 1 launches the
