@@ -2,7 +2,7 @@
 conv_implicit_gemm and conv_fwd_split_k_reduce config (or a sample), and the
 kill rate.
 
-    python bench/mutate.py [--per-kind K] [--seconds N] [--seed S] [-j N] [--only F] [--json PATH]
+    python bench/mutate.py [--per-kind K] [--seconds N] [--max-mutants N] [--seed S] [-j N] [--only F] [--json PATH]
 
 ``--per-kind 0`` (the default here) draws every site; CI runs a bounded sample
 (``parity mutate --seconds 60``). Prints ``parity mutate``'s report: per kind
@@ -26,6 +26,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--per-kind", type=int, default=0)
     ap.add_argument("--seconds", type=float, default=None)
+    ap.add_argument("--max-mutants", type=int, default=None)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", "-j", type=int, default=0)
     ap.add_argument("--only", default=None)
@@ -33,6 +34,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     args = ["mutate", "--per-kind", str(a.per_kind), "--seed", str(a.seed)]
     args += ["--seconds", str(a.seconds)] if a.seconds else []
+    args += ["--max-mutants", str(a.max_mutants)] if a.max_mutants else []
     args += ["-j", str(a.jobs)] if a.jobs else []
     args += ["--only", a.only] if a.only else []
     args += ["--json", a.json] if a.json else []

@@ -92,7 +92,8 @@ def test_conv_classes_and_requirements():
     plan = {"args": {"M": "128", "kpg": "128", "K": "128"}, "ks": 128, "ks_count": 15, "data_slices": 8}
     assert cover.conv_classes(full, plan, 15 * 64 + 8) == {"interior", "last_k", "fold_rows", "empty_slices"}
     plain = N._with_defaults("conv_implicit_gemm", {})
-    assert [p[4] for p in cover.conv_cover_problems(plain)] == [71, 65]
+    # W: cover_full_tile, cover_narrow, cover_pad_images (1 x (tile_m / 2 - 2), two images)
+    assert [p[4] for p in cover.conv_cover_problems(plain)] == [71, 65, 30]
 
 
 def _reduce_run(spec, edit):

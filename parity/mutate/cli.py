@@ -1,10 +1,11 @@
 """``parity mutate``: the mutation lane (docs/sim.md, "Mutation lane").
 
-``parity mutate [--only F] [--seconds N] [--seed S] [--per-kind K] [-j N] [--json PATH]``
+``parity mutate [--only F] [--seconds N] [--max-mutants N] [--seed S] [--per-kind K] [-j N] [--json PATH]``
 lowers every accepted llvm23 config of conv_implicit_gemm and
 conv_fwd_split_k_reduce (or the ``--only`` selection), draws up to K sites per
 mutation kind and config (seeded), runs the oracles of parity/mutate/run.py on
-each mutant until done or ``--seconds`` have passed, and prints per kind killed
+each mutant (the first ``--max-mutants`` of the seeded order: a count bound gives
+the same judged set on every run) until done or ``--seconds`` have passed, and prints per kind killed
 / survived / equivalent, the oracles that killed, the kill rate, and every
 survivor with its diff. Exit 0 when the kill rate is at least ``--goal``
 (default 95 %) and at least one mutant ran, 1 otherwise, 2 for bad input.
@@ -43,6 +44,9 @@ def add_command(sub) -> None:
     add_options(p, only="configs", flavor=False, jobs=True, json=True, timeout=False, engines=False)
     p.add_argument("--seconds", type=finite_seconds("--seconds"), default=None,
                    help="stop judging new mutants after this many seconds (default: all)")
+    p.add_argument("--max-mutants", type=integer("--max-mutants", lo=1), default=None, metavar="N",
+                   help="judge at most the first N mutants of the seeded order (default: all); with it the "
+                        "judged set, and so the verdict, is the same on every run and machine")
     p.add_argument("--seed", type=integer("--seed"), default=0, help="the sampling seed (default 0)")
     p.add_argument("--per-kind", type=integer("--per-kind", lo=0), default=2, metavar="K",
                    help="sites drawn per mutation kind and config (default 2; 0 = every site)")
@@ -65,6 +69,8 @@ def cmd_mutate(args) -> int:
         if unknown:
             raise ValueError(f"--kinds: unknown mutation kind {', '.join(shown(u) for u in unknown)} "
                              f"(kinds: {', '.join(OPS.KINDS)})")
+        if args.max_mutants is not None and args.max_mutants < 1:
+            raise ValueError(f"--max-mutants must be 1 or more, got {args.max_mutants}")
         if args.per_kind < 0:
             raise ValueError(f"--per-kind must be 0 (every site) or more, got {args.per_kind}")
         families = select_configs(load_families(only=fams), names)
@@ -73,8 +79,12 @@ def cmd_mutate(args) -> int:
     configs = N.accepted_configs(fams, families=families)
     t0 = time.perf_counter()
     jobs = R.plan(configs, args.seed, per_kind=args.per_kind or None, kinds=kinds)
-    print(f"mutate: {len(jobs)} mutants of {len(configs)} config(s), seed {args.seed}, "
+    planned = len(jobs)
+    if args.max_mutants is not None:
+        jobs = jobs[:args.max_mutants]
+    print(f"mutate: {planned} mutants of {len(configs)} config(s), seed {args.seed}, "
           f"{args.per_kind or 'every'} site(s) per kind and config"
+          + (f", the first {len(jobs)} judged" if args.max_mutants is not None else "")
           + (f", at most {args.seconds:g}s" if args.seconds is not None else ""), flush=True)
     verdicts = R.run(jobs, args.seconds, jobs_of(args))
     rep = R.report(verdicts)
@@ -82,8 +92,8 @@ def cmd_mutate(args) -> int:
     wall = time.perf_counter() - t0
     rate = rep.kill_rate
     green = rate is not None and 100 * rate >= args.goal
-    print(f"{len(verdicts)} of {len(jobs)} mutants judged in {wall:.1f}s; goal {args.goal:g} %")
+    print(f"{len(verdicts)} of {planned} mutants judged in {wall:.1f}s; goal {args.goal:g} %")
     print(f"RESULT: {'GREEN' if green else 'RED'}")
     payload = R.to_json(rep, args.seed, round(wall, 3))
-    payload.update(planned=len(jobs), goal=args.goal)
+    payload.update(planned=planned, max_mutants=args.max_mutants, goal=args.goal)
     return finish(args, "mutate", green, payload)

@@ -28,6 +28,7 @@ import zlib
 from dataclasses import dataclass, field
 
 from parity.mutate import operators as OPS
+from parity.sim import cover
 from parity.sim import numerics as N
 
 
@@ -190,11 +191,102 @@ def _one_wave_sync(job: Job) -> bool:
         "@llvm.amdgcn.s.barrier()" in gone or 'syncscope("workgroup")' in gone)
 
 
+def _conv_boundary(job: Job, *hints: str) -> bool:
+    """A conv ``cmp_boundary`` mutant of a compare whose SSA hint is one of ``hints``."""
+    return job.family == "conv_implicit_gemm" and job.mutant.kind == "cmp_boundary" and \
+        _hint_of(_line(job.mutant.text, job.mutant.line)) in hints
+
+
+def _d_row_past_end(job: Job) -> bool:
+    """Plain conv (split 1): the epilogue's row mask ``m < M`` made ``m <= M`` stores
+    row M of D, which starts at byte ``M * K * size`` = D's ``num_records``: the raw
+    buffer store is dropped (an access at or past num_records, parity/sim/rsrc.py)."""
+    return _conv_boundary(job, "e_mok", "cs_mok") and job.spec["split_k"] == 1
+
+
+def _unstored_accumulator(job: Job) -> bool:
+    """Conv A row mask ``a_mok`` / B column mask ``b_nok`` one long: the extra A row M
+    (B column kpg) feeds only accumulator row M (column kpg), which no epilogue mask
+    lets through to a store (rows and columns of a GEMM are independent)."""
+    return _conv_boundary(job, "a_mok", "b_nok")
+
+
+def _zero_k_limit(job: Job) -> bool:
+    """Conv ``a_kin`` / ``b_kin`` (``koff < k_end``) one long: at ``koff == k_end`` the
+    select it feeds picks ``k_end - koff`` = 0 instead of its other arm, 0."""
+    return _conv_boundary(job, "a_kin", "b_kin")
+
+
+def _masked_partner(job: Job) -> bool:
+    """Conv ``a_rok`` or ``b_rok`` (a K vector inside the slice) one long, the other
+    unchanged: the A (B) vector at ``k_end`` is loaded, but its B (A) partner at the
+    same k is still masked to zero, so WMMA adds products ``x * 0`` = +-0 (inputs are
+    finite: the numerics contract), which leave the fp32 accumulator's value."""
+    return _conv_boundary(job, "a_rok", "b_rok")
+
+
+def _nonempty_reduction(job: Job) -> bool:
+    """Conv ``k_live`` (plain ``Kgemm > 0``, two-stage ``k_end > k_begin``) or
+    ``any_tile`` (``ntiles > 0``) made non-strict: every admitted problem has Kgemm =
+    Y*X*cpg >= 1, and a plain or two-stage plan gives every slice data (ntiles >= 1;
+    the declared reason of ``any_tile`` / ``k_span_nz``), so the operands are never
+    equal (cluster binaries, with empty trailing slices, excluded)."""
+    ln = _line(job.mutant.text, job.mutant.line)
+    return _conv_boundary(job, "k_live", "any_tile") and not job.spec["split_k_cluster"] and \
+        re.search(r"icmp uge i32 %[\w.]+, (?:0|%k_begin\d+)$", ln) is not None
+
+
+def _pixel_carry(job: Job) -> bool:
+    """Padded-pixel widths (vector_a 3, 5, 6, 7): the K walk's channel carry ``k_cyc``
+    (``k_cn >= slot``) strict or not: a K step is a whole number of pixel slots, so
+    ``k_cn`` stays below the slot and the carry never fires either way (the declared
+    reason of ``k_cw`` / ``k_xs`` at these configs)."""
+    return _conv_boundary(job, "k_cyc") and job.spec["vector_a"] in cover.C.PIXEL_VECTORS
+
+
+def _relu_at_zero(job: Job) -> bool:
+    """The relu epilogue's ``neg`` (``x < 0``, then ``select neg, 0, x``) made ``x <= 0``:
+    at x = +-0 it selects +0 instead of x, the same value (numerics compares values)."""
+    ln = _line(job.mutant.text, job.mutant.line)
+    return job.family == "conv_implicit_gemm" and job.mutant.kind == "cmp_boundary" and \
+        _hint_of(ln) == "neg" and " fcmp ole " in ln
+
+
+def _row_sentinel(job: Job) -> bool:
+    """Conv ``a_hb = select a_mok, hbase, 2^30``: a masked-off A row's input-row base is
+    a sentinel far past every admitted H (the launch plan's 32-bit byte offsets bound
+    H * W * C far below 2^30), so ``hi = sentinel + y*dil >= H`` masks its loads;
+    2^30 +- 1 does too."""
+    ln = _line(job.mutant.text, job.mutant.line)
+    return job.family == "conv_implicit_gemm" and job.mutant.kind in ("const_inc", "const_dec") and \
+        _hint_of(ln) == "a_hb" and re.search(r", i32 107374182[345]$", ln) is not None
+
+
+def _span_one_long(job: Job) -> bool:
+    """Plain conv ``k_span = Kgemm - 0`` made ``Kgemm + 1``: the K loop runs one more
+    tile only when tile_k divides Kgemm, and that tile lies past Kgemm, where every A
+    and B load is masked (the *extra K tile* argument)."""
+    ln = _line(job.mutant.text, job.mutant.line)
+    return job.family == "conv_implicit_gemm" and job.mutant.kind == "const_dec" and \
+        _hint_of(ln) == "k_span" and re.search(r"= sub i32 %Kgemm, -1$", ln) is not None
+
+
+def _one_trip_swap(job: Job) -> bool:
+    """Reduce at vector 1: ``again = inext < 1`` swapped to ``1 < inext``: inext is 1
+    (one element per thread), both false: the tail loop runs once either way."""
+    return job.family == "conv_fwd_split_k_reduce" and job.spec["vector"] == 1 and \
+        job.mutant.kind == "swap_operands" and _hint_of(_line(job.mutant.text, job.mutant.line)) == "again"
+
+
 #: survivors argued equivalent (docs/sim.md, "Mutation lane"): (name, predicate(job)); a
 #: survivor one of them matches is counted equivalent with the argument as its reason
 ARGUED = (("surplus tail iteration", _surplus_tail), ("wave path boundary", _wave_path_boundary),
           ("alignment holds", _alignment_holds), ("extra K tile", _extra_k_tile),
-          ("one-wave workgroup", _one_wave_sync))
+          ("one-wave workgroup", _one_wave_sync), ("D row past the end", _d_row_past_end),
+          ("unstored accumulator", _unstored_accumulator), ("zero K limit", _zero_k_limit),
+          ("masked partner", _masked_partner), ("non-empty reduction", _nonempty_reduction),
+          ("pixel carry", _pixel_carry), ("relu at zero", _relu_at_zero), ("row sentinel", _row_sentinel),
+          ("K span one long", _span_one_long), ("one-trip tail swap", _one_trip_swap))
 
 
 def judge(job: Job) -> Verdict:

@@ -99,6 +99,11 @@ def conv_cover_problems(full: dict) -> tuple:
     * ``cover_odd_slab`` (split forms that admit an odd K: the default epilogue,
       no cluster): M = tile_m + 5, K = tile_n + 3, both odd, so slab 1 starts at
       an odd element, and the scalar D / slab stores run on a full tile;
+    * ``cover_pad_images``: 2 images of 1 x (tile_m/2 - 2), 3x3 padding 2, 8 output
+      channels (cpg 8, or vector_a): the bottom padding taps at ``hi == H`` (filter
+      rows 1 and 2: in the first K tile and in the K loop) lie on image 1's row 0, so
+      an input row mask one long reads data, not zero; image 0's last two output rows
+      (tile_m rows) give every A row slot such a tap;
     * ``cover_rows`` (split forms): M = tile_m + 2, kpg 8, the shortest reduction.
     With the fixed problems the last M tile ends at every row phase M % 8 (a
     lane's WMMA rows are 8h + e): a row mask off by one stores row M, which in a
@@ -122,11 +127,63 @@ def conv_cover_problems(full: dict) -> tuple:
     # cluster: one full M tile (its S slices and the two-stage twin make it the dearest
     # problem; cover_narrow and the cl problems give the partial M tiles)
     out = [prob("cover_full_tile", big, tm if S else tm + 7, tn), prob("cover_narrow", small, tm + 1, tn + 4)]
+    # two images, padding at both ends: a bottom (right) padding tap one past H (W) reads
+    # image 1's row 0 (the next row's pixel 0), not zero, when an input mask is one long
+    out.append(("cover_pad_images", 2, small["C"] if pix else 8, 1, tm // 2 - 2, 8, 3, 3, (1, 1), (2, 2), (1, 1),
+                1))
     if conv_split(full) and not S and full["epilogue"] == "default":
         out.append(prob("cover_odd_slab", odd, tm + 5, tn + 3))
     if conv_split(full):
         out.append(prob("cover_rows", small, tm + 2, C.OUT_VEC * 2))
+    if conv_split(full) and not S:
+        # two slices with data in row 0 (else slab 1's row 0 may equal a stray row M: no race)
+        xs = 2 * -(-tk // C.pixel_slot(va)) - 1 if pix else 1  # two K tiles, slice 1 from the centre + 1
+        two = dict(C=va, Y=1, X=xs, pad=(0, xs // 2)) if pix else odd
+        out += [prob(f"cover_bound_m{r}", two, r, k) for r, k in boundary_phases(full)]
     return tuple(out)
+
+
+def boundary_phases(full: dict) -> tuple:
+    """(M, kpg) of the *boundary* problems of a two-stage binary: one M tile whose
+    last row is each row phase a lane element's mask can end on, so every row mask
+    compare ``m < M`` of the epilogue sees ``m == M`` (boundary coverage,
+    parity.sim.coverage): a mask one long then stores row M of slab s, which is row 0
+    of slab s + 1 (a race the shadow detector names). The default epilogue's lane
+    holds rows ``w*wr + 16*b + 8*h + e`` of its wave's ``wr = tile_m / waves_m`` rows
+    (WMMA block b, lane half h, element e: one compare per (b, e)), so it needs the
+    wr / 2 phases (b, e), each with a (w, h) chosen in turn so that its 16-row wide
+    stores are all reached too; the cshuffle epilogue needs only one per store slot
+    (rows ``step*q + tid / (tile_n / 4)``, step = threads * 4 / tile_n: one compare
+    per q).
+    cshuffle: kpg steps through the multiples of 4 below tile_n (the column masks'
+    phases); default: kpg odd (its per-element slab stores, one row compare per
+    element and N block; the fixed problems reach the 16-row wide stores' few) and
+    above tile_n - 16, so every N block's lanes store (a row mask is visible only
+    where the column mask holds). Plain binaries need none (a row M store lies past D's
+    num_records, dropped: the argued equivalence of docs/sim.md), nor cluster ones
+    (they store D)."""
+    tm, tn, wm = full["tile_m"], full["tile_n"], full["waves_m"]
+    wr = tm // wm
+    if full["epilogue"] == "cshuffle":
+        step = WAVE * wm * full["waves_n"] * C.OUT_VEC // tn  # rows one store slot of the workgroup spans
+        rows = [max(step * q + (step - 1 - q % step), 1) for q in range(tm // step)]
+    else:
+        rows = []
+        for i in range(wr // 2):
+            b, e = divmod(i, 8)
+            w, h = divmod((e + 1) % (2 * wm), 2)
+            rows.append(w * wr + 16 * b + 8 * h + e)
+    if full["epilogue"] == "cshuffle":  # every slot's lanes span the columns: kpg steps its phases
+        return tuple((r, 4 * (1 + i % (tn // 4 - 1))) for i, r in enumerate(rows))
+    # default: an odd K takes the per-element (narrow) slab stores; every N block holds data
+    return tuple((r, tn - 1 - 2 * (i % 7)) for i, r in enumerate(rows))
+
+
+def problem_orders(name: str) -> tuple:
+    """The wave orders a problem runs in: the boundary problems (``cover_bound_m*``, a
+    dozen per two-stage config, each there for one row phase's race on slab 1's row
+    0, which the shadow detector names in either order) only forward; the others both."""
+    return ("forward",) if name.startswith("cover_bound_m") else ("forward", "reverse")
 
 
 def problem_degree(full: dict, name: str, degree: int) -> int:

@@ -9,11 +9,22 @@ failed in at least one. :class:`parity.sim.kernel.Kernel` built with
 ``coverage=True`` wraps exactly those closures (:meth:`Coverage.wrap`); a
 kernel built without it decodes the plain closures, so recording costs
 nothing when it is off.
+
+*Boundary coverage*: for every integer compare whose strict and non-strict
+forms differ (``ult ule ugt uge slt sle sgt sge``) the same kernel records
+whether its two operands were ever equal in a lane (:meth:`Coverage.wrap_cmp`):
+the one case where ``<`` and ``<=`` give different answers. A mask compare
+(``m < M``) that never saw ``m == M`` cannot tell a row mask one long from the
+right one (docs/sim.md, "Coverage").
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+
+#: the integer compare predicates whose strict and non-strict forms differ (only at equality)
+ORDERED = frozenset(("ult", "ule", "ugt", "uge", "slt", "sle", "sgt", "sge"))
 
 
 @dataclass(frozen=True)
@@ -37,6 +48,8 @@ class Coverage:
         self.sites: list = []
         self.true: list = []
         self.false: list = []
+        self.cmp_sites: list = []   # boundary coverage: ordered integer compares
+        self.equal: list = []       # ... whose operands were equal in some lane
 
     def wrap(self, fn, cond_slot: int, site: Site):
         """``fn`` (a decoded closure ``f(R, X)``) preceded by recording the
@@ -57,19 +70,39 @@ class Coverage:
             return fn(R, X)
         return g
 
+    def wrap_cmp(self, fn, a_slot: int, b_slot: int, site: Site):
+        """``fn`` (a decoded ordered ``icmp``) followed by noting whether its
+        operands (registers ``a_slot``, ``b_slot``) were equal in some lane."""
+        i = len(self.cmp_sites)
+        self.cmp_sites.append(site)
+        self.equal.append(False)
+        E = self.equal
+
+        def g(R, X):
+            r = fn(R, X)
+            if not E[i] and (R[a_slot] == R[b_slot]).any():
+                E[i] = True
+            return r
+        return g
+
     def reset(self) -> None:
         for k in range(len(self.sites)):
             self.true[k] = self.false[k] = False
+        for k in range(len(self.cmp_sites)):
+            self.equal[k] = False
 
     def merge(self, other: "Coverage") -> None:
         """OR ``other``'s record (the same kernel decoded in another process) into this one."""
         for k in range(len(self.sites)):
             self.true[k] = self.true[k] or other.true[k]
             self.false[k] = self.false[k] or other.false[k]
+        for k in range(len(self.cmp_sites)):
+            self.equal[k] = self.equal[k] or other.equal[k]
 
     def summary(self) -> dict:
         """``{"br": (sites, both ways), "select": (sites, both ways), "missing":
-        [(where, "never true" | "never false" | "never run")]}``."""
+        [(where, "never true" | "never false" | "never run", hints)], "boundary":
+        (ordered compares, operands seen equal), "boundary_missing": [(where, hints)]}``."""
         out = {"br": [0, 0], "select": [0, 0], "missing": []}
         for s, t, f in zip(self.sites, self.true, self.false):
             out[s.kind][0] += 1
@@ -78,7 +111,15 @@ class Coverage:
             else:
                 how = "never run" if not (t or f) else "never false" if t else "never true"
                 out["missing"].append((s.where(), how, site_hints(s)))
+        out["boundary"] = [len(self.cmp_sites), sum(self.equal)]
+        out["boundary_missing"] = [(s.where(), site_hints(s)) for s, e in zip(self.cmp_sites, self.equal) if not e]
         return out
+
+    def boundary_of(self, hint: str) -> tuple:
+        """``(sites, reached)``: the ordered compares whose SSA hint is ``hint`` and how
+        many of them saw their operands equal."""
+        ks = [k for k, s in enumerate(self.cmp_sites) if site_hints(s)[:1] == (hint,)]
+        return len(ks), sum(1 for k in ks if self.equal[k])
 
 
 _DEF = re.compile(r"^%([A-Za-z_][A-Za-z0-9_.]*?)\d* = ")

@@ -36,7 +36,7 @@ from . import ir
 from .errors import SimError, Unsupported
 from .launch import LaunchStats, run_launch
 from .memory import WAVE
-from .coverage import Coverage, Site
+from .coverage import ORDERED, Coverage, Site
 from .ops import DBlock, compile_ins, where_of
 
 
@@ -131,6 +131,9 @@ class Kernel:
                         ins.op == "select" or (ins.op == "br" and len(ins.extra["targets"]) == 2)):
                     fn = self.coverage.wrap(fn, self.operand(ins.ops[0], where),
                                             Site("br" if ins.op == "br" else "select", ins.text, ins.block, ins.line))
+                elif self.coverage is not None and ins.op == "icmp" and ins.extra["pred"] in ORDERED:
+                    fn = self.coverage.wrap_cmp(fn, self.operand(ins.ops[0], where), self.operand(ins.ops[1], where),
+                                                Site("cmp", ins.text, ins.block, ins.line))
                 db.ops.append(fn)
                 db.texts.append(where)
         self.nslots = len(self.slots)

@@ -68,6 +68,7 @@ class Case:
     expect_error: object = None  # a SimError subclass the emulator must raise instead (and where)
     expect_where: str = ""
     classes: frozenset = frozenset()  # tile classes the case hits (parity/sim/cover.py)
+    orders: tuple = ("forward", "reverse")  # wave orders (boundary problems: one; races show in either)
 
 
 @dataclass
@@ -473,7 +474,7 @@ def conv_cases(spec: dict, arch: str, lowerer=None, problems=None) -> list:
         data = f"d{plan['data_slices']}" if "data_slices" in plan else ""  # cluster: the slices with data
         kr = Y * X * C.pixel_slot(full["vector_a"]) if full["vector_a"] in C.PIXEL_VECTORS else int(a["Kgemm"])
         out.append(Case(f"{pname}_ks{plan['ks']}x{plan['ks_count']}{data}", kern, bufs, launches, check,
-                        classes=cover.conv_classes(full, plan, kr)))
+                        classes=cover.conv_classes(full, plan, kr), orders=cover.problem_orders(pname)))
     if not out:
         raise SimError("no conv problem is admitted by the conv_launch plan for this config: "
                        + "; ".join(f"{s.name}: {s.reason}" for s in skipped))
@@ -613,7 +614,7 @@ def run_config(family: str, cfg_name: str, spec: dict, arch: str, lowerer=None, 
         o.skipped = [c for c in cases if isinstance(c, Skipped)]
         for case in (c for c in cases if not isinstance(c, Skipped)):
             try:
-                probs, n = run_case(case, lowerer)
+                probs, n = run_case(case, lowerer, case.orders)
                 if case.expect_error is not None:
                     probs = [f"expected {case.expect_error.__name__} at `{case.expect_where}`, the kernel ran"]
             except SimError as e:

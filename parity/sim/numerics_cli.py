@@ -133,7 +133,8 @@ def _coverage_line(o) -> str:
     c = o.coverage
     hit = sum(1 for v in o.classes.values() if v)
     return (f"branches {c['br'][1]}/{c['br'][0]} both ways, selects {c['select'][1]}/{c['select'][0]} both ways, "
-            f"tile classes {hit}/{len(o.classes)} ({', '.join(k for k, v in o.classes.items() if v) or 'none'})")
+            f"tile classes {hit}/{len(o.classes)} ({', '.join(k for k, v in o.classes.items() if v) or 'none'}), "
+            f"boundary {c['boundary'][1]}/{c['boundary'][0]} ordered compares seen equal (reported, not judged)")
 
 
 def _config_json(o, cov_fails) -> dict:
@@ -141,6 +142,7 @@ def _config_json(o, cov_fails) -> dict:
          "launches": o.launches, "problems": list(o.problems), "skipped": [sk.name for sk in o.skipped]}
     if o.coverage is not None:
         d["coverage"] = {"branches": o.coverage["br"], "selects": o.coverage["select"],
+                         "boundary": o.coverage["boundary"],
                          "classes": dict(o.classes), "failures": list(cov_fails or [])}
     return d
 
