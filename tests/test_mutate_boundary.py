@@ -122,5 +122,7 @@ def test_max_mutants_judges_the_first_n_of_the_seeded_order(tmp_path, capsys):
     assert rc == 0, text
     assert doc["planned"] == 4 and doc["mutants"] == 2 and doc["max_mutants"] == 2 and doc["killed"] == 2
     assert "the first 2 judged" in text and "2 of 4 mutants judged" in text
-    rc = parity_main(["mutate", "--max-mutants", "0"])
-    assert rc == 2 and "--max-mutants must be 1 or more, got 0" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        parity_main(["mutate", "--max-mutants", "0"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert e.value.code == 2 and len(err) == 1 and "--max-mutants must be at least 1, got 0" in err[0], err

@@ -69,8 +69,6 @@ def cmd_mutate(args) -> int:
         if unknown:
             raise ValueError(f"--kinds: unknown mutation kind {', '.join(shown(u) for u in unknown)} "
                              f"(kinds: {', '.join(OPS.KINDS)})")
-        if args.max_mutants is not None and args.max_mutants < 1:
-            raise ValueError(f"--max-mutants must be 1 or more, got {args.max_mutants}")
         if args.per_kind < 0:
             raise ValueError(f"--per-kind must be 0 (every site) or more, got {args.per_kind}")
         families = select_configs(load_families(only=fams), names)
