@@ -11,6 +11,7 @@ import sys
 import uuid
 from pathlib import Path
 
+from pty_helpers import drain
 import pytest
 
 import gate_stubs
@@ -153,18 +154,10 @@ def _stdout_on_a_terminal(argv, env):
     master, slave = pty.openpty()
     p = subprocess.Popen(argv, stdout=slave, stderr=subprocess.DEVNULL, cwd=ROOT, env=env)
     os.close(slave)
-    chunks = []
-    while True:
-        try:
-            b = os.read(master, 4096)
-        except OSError:
-            break
-        if not b:
-            break
-        chunks.append(b)
+    received = drain(master)
     p.wait()
     os.close(master)
-    return p.returncode, b"".join(chunks).decode(errors="replace")
+    return p.returncode, received.decode(errors="replace")
 
 
 def test_no_color_on_a_real_terminal():

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from pty_helpers import drain
 import pytest
 
 from parity.cli import main as parity_main
@@ -242,19 +243,11 @@ def _run_with_tty_stderr(argv):
     env = dict(os.environ, COLUMNS="100", TERM="xterm")
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=slave, cwd=ROOT, env=env)
     os.close(slave)
-    chunks = []
-    while True:
-        try:
-            b = os.read(master, 4096)
-        except OSError:
-            break
-        if not b:
-            break
-        chunks.append(b)
+    received = drain(master)
     out = p.stdout.read()
     p.wait()
     os.close(master)
-    return p.returncode, out.decode(), b"".join(chunks).decode(errors="replace")
+    return p.returncode, out.decode(), received.decode(errors="replace")
 
 
 PROGRESS_CMDS = [
