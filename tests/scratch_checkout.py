@@ -12,8 +12,13 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 REDUCE_PY = "python_engine/kernels/conv_fwd_split_k_reduce.py"
+
+#: Module mark for the tests that run git.
+needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
 
 def git(repo: Path, *args: str, check: bool = True) -> str:
@@ -36,4 +41,12 @@ def make_checkout(tmp_path: Path, extra_files: tuple[str, ...] = ()) -> Path:
     for f in ("pyproject.toml", *extra_files):
         shutil.copy(REPO / f, r / f)
     git(r, "init", "-q", "-b", "main")
+    return r
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    """A scratch checkout (:func:`make_checkout`) as the working directory."""
+    r = make_checkout(tmp_path)
+    monkeypatch.chdir(r)
     return r

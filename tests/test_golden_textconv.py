@@ -4,7 +4,6 @@ on a real two-commit repository in a temporary directory."""
 import shutil
 import sys
 
-import pytest
 
 from parity import golden as G
 from parity import golden_textconv as T
@@ -12,18 +11,9 @@ from parity.ref_tree import run_ref_script
 
 FAM = "conv_fwd_split_k_reduce"
 
-from scratch_checkout import REDUCE_PY, REPO, git, make_checkout  # noqa: E402
+from scratch_checkout import REDUCE_PY, REPO, git, needs_git, repo  # noqa: E402,F401 (repo: the fixture)
 
-pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-
-
-
-
-@pytest.fixture
-def repo(tmp_path, monkeypatch):
-    r = make_checkout(tmp_path)
-    monkeypatch.chdir(r)
-    return r
+pytestmark = needs_git
 
 
 def textconv_git(repo, *args):

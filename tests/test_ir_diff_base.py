@@ -7,27 +7,16 @@ the commit, the working side by the installed (this checkout's) engine.
 """
 
 import json
-import shutil
 from pathlib import Path
 
-import pytest
 
 from parity import ir_diff as D
 from parity.cli import main as parity_main
 
 
-from scratch_checkout import REDUCE_PY, git, make_checkout  # noqa: E402
+from scratch_checkout import REDUCE_PY, git, needs_git, repo  # noqa: E402,F401 (repo: the fixture)
 
-pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-
-
-
-
-@pytest.fixture
-def repo(tmp_path, monkeypatch):
-    r = make_checkout(tmp_path)
-    monkeypatch.chdir(r)
-    return r
+pytestmark = needs_git
 
 
 def commit(repo: Path, msg: str = "ref"):
