@@ -30,7 +30,10 @@ def import_engine(module: str):
     return mod
 
 
-def one_line(s: str) -> str:
+def crash_line(s: str) -> str:
+    """A crash or job-error message for a report: white space runs made one space,
+    cut to MAX_LINE characters with ``...`` (unlike :func:`parity.cli_common.one_line`,
+    which escapes and never cuts, and :func:`parity.llvm_compile.message_line`)."""
     s = " ".join(str(s).split())
     return s if len(s) <= MAX_LINE else s[: MAX_LINE - 3] + "..."
 
@@ -58,16 +61,16 @@ def lower_outcome(module: str, family: str, spec: dict, arch: str, flavor: str,
         tb = traceback.extract_tb(exc.__traceback__)
         where = f" at {tb[-1].filename}:{tb[-1].lineno}" if tb else ""
         return {"status": "crash",
-                "error": one_line(f"{type(exc).__name__}: {exc}{where}")}, None
+                "error": crash_line(f"{type(exc).__name__}: {exc}{where}")}, None
     kernel = getattr(low, "kernel", None)
     text = getattr(low, "text", None)
     if not isinstance(kernel, str) or not isinstance(text, str):
         return {"status": "crash",
-                "error": one_line(f"lower() returned {type(low).__name__} without str kernel/text")}, None
+                "error": crash_line(f"lower() returned {type(low).__name__} without str kernel/text")}, None
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        return {"status": "crash", "error": one_line(f"text is not valid UTF-8: {exc}")}, None
+        return {"status": "crash", "error": crash_line(f"text is not valid UTF-8: {exc}")}, None
     out = {"status": "ok", "kernel": kernel,
            "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
     return out, (text if keep_text else None)

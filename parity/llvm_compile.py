@@ -44,8 +44,8 @@ class CompileError(RuntimeError):
         self.message = message
 
 
-def one_line(exc: BaseException) -> str:
-    """An exception's message with every run of white space (LLVM's newlines) made one space."""
+def message_line(exc: BaseException) -> str:
+    """An exception's message with every run of white space (LLVM's newlines) made one space; never cut."""
     return " ".join(str(exc).split())
 
 
@@ -73,11 +73,11 @@ def parse_verify(text: str):
     try:
         m = llvm.parse_assembly(text)
     except RuntimeError as exc:
-        raise CompileError("parse", one_line(exc)) from exc
+        raise CompileError("parse", message_line(exc)) from exc
     try:
         m.verify()
     except RuntimeError as exc:
-        raise CompileError("verify", one_line(exc)) from exc
+        raise CompileError("verify", message_line(exc)) from exc
     return m
 
 
@@ -107,4 +107,4 @@ def compile_text(text: str, arch: str, mode: str = "object"):
         tm = target_machine(m.triple or DEFAULT_TRIPLE, arch, asm_comments=mode == "asm")
         return tm.emit_object(m) if mode == "object" else tm.emit_assembly(m)
     except RuntimeError as exc:
-        raise CompileError("compile", one_line(exc)) from exc
+        raise CompileError("compile", message_line(exc)) from exc

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Callable
 
-from parity.engine_outcome import MAX_LINE, lower_outcome, import_engine, one_line
+from parity.engine_outcome import MAX_LINE, lower_outcome, import_engine, crash_line
 from parity.fuzz.check import check_spec, run_batch
 from parity.stale import skip_import_rebuild
 
@@ -92,7 +92,7 @@ def _lower_origins_job(module: str, family: str, spec: dict, arch: str, flavor: 
         rejected_cls = getattr(E, "SpecRejected", None)
         if isinstance(rejected_cls, type) and isinstance(exc, rejected_cls):
             return {"status": "rejected", "reason": str(getattr(exc, "reason", exc))}
-        return {"status": "crash", "error": one_line(f"{type(exc).__name__}: {exc}")}
+        return {"status": "crash", "error": crash_line(f"{type(exc).__name__}: {exc}")}
     data = low.text.encode("utf-8")
     return {"status": "ok", "kernel": low.kernel, "text": low.text, "origins": list(origins),
             "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
@@ -142,5 +142,5 @@ def serve(conn, modules: tuple[str, ...]) -> None:
             try:
                 value = run_job(job, lambda s, i=i: conn.send(("note", i, s)))
             except Exception as exc:  # noqa: BLE001 - gate bug or bad job: report, keep serving
-                value = {"job_error": one_line(f"{type(exc).__name__}: {exc}")}
+                value = {"job_error": crash_line(f"{type(exc).__name__}: {exc}")}
             conn.send(("result", i, value))

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 import traceback
 
-from parity.engine_outcome import import_engine, lower_outcome, one_line
+from parity.engine_outcome import import_engine, lower_outcome, crash_line
 from .generate import generate
 
 PASSING = ("IDENTICAL", "BOTH_REJECTED")
@@ -45,7 +45,7 @@ def _validate(module: str, family, spec, arch, flavor) -> dict:
             raise
         tb = traceback.extract_tb(exc.__traceback__)
         where = f" at {tb[-1].filename}:{tb[-1].lineno}" if tb else ""
-        return {"status": "crash", "error": one_line(f"validate raised {type(exc).__name__}: {exc}{where}")}
+        return {"status": "crash", "error": crash_line(f"validate raised {type(exc).__name__}: {exc}{where}")}
     if r is None:
         return {"status": "ok"}
     if not isinstance(r, str):

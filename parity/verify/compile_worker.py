@@ -32,7 +32,7 @@ from pathlib import Path
 from queue import Empty, Queue
 from typing import Any, Callable, Sequence
 
-from parity.llvm_compile import DEFAULT_TRIPLE, CompileError, one_line, parse_verify, target_machine
+from parity.llvm_compile import DEFAULT_TRIPLE, CompileError, message_line, parse_verify, target_machine
 from parity.verify.intrinsics_check import DeclError, parse_decl, right_signature_module, wrong_signature_modules
 
 DEFAULT_TIMEOUT = 120.0
@@ -48,7 +48,7 @@ _probe_cache: dict = {}
 
 
 def _err(exc: BaseException) -> str:
-    return one_line(exc) or type(exc).__name__
+    return message_line(exc) or type(exc).__name__
 
 
 def _parse_verify(text: str):
