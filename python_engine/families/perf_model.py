@@ -56,8 +56,9 @@ def kernel_name(spec: dict, arch, flavor) -> str:
     return _name(decide(spec, arch, flavor))
 
 
-def text(spec: dict, arch, flavor) -> str:
-    ms = decide(spec, arch, flavor)
+def text(spec: dict, arch, flavor, ms=None) -> str:
+    """The family's text; ``ms``: ``decide(spec, arch, flavor)`` when the caller has it."""
+    ms = decide(spec, arch, flavor) if ms is None else ms
     p = ms.problem
     lines = [f"perf_model {arch.name} {flavor.canonical}",
              f"problem {SKP.problem_text(LAUNCH.problem_of(spec))}",
@@ -101,4 +102,5 @@ def text(spec: dict, arch, flavor) -> str:
 
 
 def build(spec: dict, arch, flavor):
-    return kernel_name(spec, arch, flavor), text(spec, arch, flavor)
+    ms = decide(spec, arch, flavor)  # once: the name and the text read the same selection
+    return _name(ms), text(spec, arch, flavor, ms)

@@ -79,6 +79,20 @@ class Block:
         self.origin = None
 
 
+#: Hints that passed :func:`_check_hint` (a few dozen distinct ones per process;
+#: the check runs once per hint, not once per name: 2.7 M character tests for the gate).
+_GOOD_HINTS: set = set()
+
+
+def _check_hint(hint: str) -> None:
+    """ValueError unless ``hint`` is a non-empty ASCII identifier not ending in a digit;
+    remembers a good one in ``_GOOD_HINTS``."""
+    if not hint or not (hint[0].isalpha() or hint[0] == "_") or hint[-1].isdigit() \
+            or not all(c.isalnum() or c == "_" for c in hint) or not hint.isascii():
+        raise ValueError(f"SSA name hint {hint!r} must be an identifier not ending in a digit")
+    _GOOD_HINTS.add(hint)
+
+
 @dataclass
 class Function:
     """A function definition (``define``).
@@ -100,9 +114,8 @@ class Function:
 
         A hint must be a non-empty identifier that does not end in a digit, so
         that ``hint`` + number reads unambiguously; ValueError otherwise."""
-        if not hint or not (hint[0].isalpha() or hint[0] == "_") or hint[-1].isdigit() \
-                or not all(c.isalnum() or c == "_" for c in hint) or not hint.isascii():
-            raise ValueError(f"SSA name hint {hint!r} must be an identifier not ending in a digit")
+        if hint not in _GOOD_HINTS:
+            _check_hint(hint)
         n = self.counter
         self.counter += 1
         return f"{hint}{n}"

@@ -134,9 +134,13 @@ def validate(spec: dict, arch, flavor) -> str | None:
     problem fields, groups, filter fit, i32 problem block, vector widths,
     4-wide stores, byte counts, grid, i32 slicing arguments. A cluster binary
     launches ks_count = S and is admitted with trailing empty slices."""
-    r = CIG.validate({n: spec[n] for n in SPEC_FIELDS}, arch, flavor)
-    if r:
-        return r
+    return CIG.validate({n: spec[n] for n in SPEC_FIELDS}, arch, flavor) or launch_reason(spec)
+
+
+def launch_reason(spec: dict) -> str | None:
+    """The rules of :func:`validate` after the binary's own (conv_implicit_gemm's
+    rules), in the same order: for a caller that has just run ``CIG.validate``
+    on the same binary fields (policy/perf_model.py), so it does not run twice."""
     d, sk, s = spec["degree"], spec["split_k"], spec["split_k_cluster"]
     if d < 1:
         return f"degree must be >= 1 (the split-K degree of this launch), got {d}"

@@ -200,9 +200,37 @@ def _launch(spec: dict, p: ConvProblem, degree: int) -> dict:
                 groups=p.groups, degree=degree)
 
 
+#: Memo of :func:`_admission` per (arch, flavor) row: ``{(id(ar), id(fl)): (ar, fl, {key: reason})}``
+#: (the rows are held, so their ids stay theirs). The gate asks the same candidate
+#: again for other configs of one problem (rules 0 and 1, other seeds); at most
+#: :data:`_ADMISSION_MEMO_MAX` reasons are kept per row.
+_ADMISSION_MEMO: dict = {}
+_ADMISSION_MEMO_MAX = 65536
+
+
 def _admission(spec: dict, binary: str, degree: int, p: ConvProblem, ar, fl) -> str | None:
+    """Why a candidate is not admitted, or None (memoised: :func:`_admission_reason`)."""
+    row = _ADMISSION_MEMO.get((id(ar), id(fl)))
+    if row is None or row[0] is not ar or row[1] is not fl:
+        row = _ADMISSION_MEMO[(id(ar), id(fl))] = (ar, fl, {})
+    memo = row[2]
+    try:
+        key = (binary, degree, p, tuple(spec.items()))
+        return memo[key]
+    except KeyError:
+        pass
+    except TypeError:  # an unhashable spec value: not memoised
+        return _admission_reason(spec, binary, degree, p, ar, fl)
+    if len(memo) >= _ADMISSION_MEMO_MAX:
+        memo.clear()
+    r = memo[key] = _admission_reason(spec, binary, degree, p, ar, fl)
+    return r
+
+
+def _admission_reason(spec: dict, binary: str, degree: int, p: ConvProblem, ar, fl) -> str | None:
     """Why a candidate is not admitted, or None."""
-    r = CIG.validate(spec, ar, fl) or LAUNCH.validate(_launch(spec, p, degree), ar, fl)
+    # conv_launch's admission minus the binary's rules, which the line runs first
+    r = CIG.validate(spec, ar, fl) or LAUNCH.launch_reason(_launch(spec, p, degree))
     if r:
         return r
     tk = spec["tile_k"]
