@@ -17,11 +17,22 @@ With ``editable.rebuild = true`` (pyproject.toml) scikit-build-core rebuilds
 the library incrementally when ``cpp_engine`` is imported, so this line only
 appears when that rebuild did not run (``SKBUILD_EDITABLE_SKIP`` set, an
 install made before the setting, a build directory removed).
+
+That rebuild (``cmake --build`` + ``cmake --install`` under a file lock) costs
+0.13-0.30 s even when nothing changed. After a check that found the library
+built from the sources on disk, :func:`record_build` writes a stamp into the
+CMake build directory (:data:`STAMP_NAME`: the digest of every build input,
+:func:`build_inputs_digest`, and the size and mtime of the installed library);
+the next check skips the import-time rebuild when both still match
+(:func:`skip_unchanged_rebuild`). Any edit of a C++ source, header, CMake
+script or CMakeLists.txt changes the digest, so the next check rebuilds; the
+library's own digest is still compared after the import either way.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 import importlib.util
 import os
@@ -30,14 +41,19 @@ import sys
 
 DIGEST_DIRS = ("cpp_engine/src", "cpp_engine/include")
 DIGEST_FILES = ("CMakeLists.txt",)
+#: Build inputs outside the library's digest (the CMake scripts the build runs):
+#: part of :func:`build_inputs_digest`, so an edit of one rebuilds too.
+BUILD_ONLY_DIRS = ("cpp_engine/cmake",)
+#: The stamp :func:`record_build` writes into the CMake build directory.
+STAMP_NAME = "parity_build_stamp.json"
 REBUILD_HINT = "bash scripts/bootstrap.sh (reinstalls the editable package; the CMake build is incremental)"
 
 
-def digest_files(root: Path) -> list[str]:
-    """Relative ('/'-separated) paths the digest covers, sorted."""
+def digest_files(root: Path, dirs: tuple = DIGEST_DIRS) -> list[str]:
+    """Relative ('/'-separated) paths the digest covers (every file under ``dirs``), sorted."""
     root = Path(root)
     out = []
-    for d in DIGEST_DIRS:
+    for d in dirs:
         base = root / d
         if base.is_dir():
             out += [p.relative_to(root).as_posix() for p in base.rglob("*") if p.is_file()]
@@ -45,11 +61,18 @@ def digest_files(root: Path) -> list[str]:
     return sorted(out)
 
 
-def source_digest(root: Path) -> str:
+def source_digest(root: Path, dirs: tuple = DIGEST_DIRS) -> str:
     """sha256 (hex) of the C++ sources under ``root`` (the project root)."""
     root = Path(root)
-    text = "".join(f"{hashlib.sha256((root / f).read_bytes()).hexdigest()}  {f}\n" for f in digest_files(root))
+    text = "".join(f"{hashlib.sha256((root / f).read_bytes()).hexdigest()}  {f}\n"
+                   for f in digest_files(root, dirs))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def build_inputs_digest(root: Path) -> str:
+    """sha256 (hex) of every input of the C++ build under ``root``: the library's
+    sources (:func:`source_digest`) plus the CMake scripts (:data:`BUILD_ONLY_DIRS`)."""
+    return source_digest(root, DIGEST_DIRS + BUILD_ONLY_DIRS)
 
 
 def source_root(package_dir: Path) -> Path | None:
@@ -74,9 +97,12 @@ def check_cpp_build() -> str | None:
     Imports ``cpp_engine`` (with ``editable.rebuild`` that import rebuilds a
     stale library first). An import failure is reported as one line too.
     """
-    spec = importlib.util.find_spec("cpp_engine")
+    spec = importlib.util.find_spec("cpp_engine")  # finds the package; the rebuild runs on import
     if spec is None:
         return None  # not installed: the gate reports CRASH per config
+    early_root = source_root(Path(spec.origin).parent) if spec.origin else None
+    inputs = build_inputs_digest(early_root) if early_root is not None else None
+    skipped = inputs is not None and skip_unchanged_rebuild(inputs)
     try:
         import cpp_engine  # cpp_engine: its import rebuilds the C++ library and can fail (parity/stale.py)
     except Exception as exc:  # noqa: BLE001 -- a failed (re)build or a missing library
@@ -91,7 +117,89 @@ def check_cpp_build() -> str | None:
     built = getattr(cpp_engine, "source_digest", None)
     if built is None:
         return f"cpp_engine at {root} predates source digests; rebuild it: {REBUILD_HINT}"
-    return stale_message(built(), source_digest(root), root)
+    msg = stale_message(built(), source_digest(root), root)
+    if msg is None and inputs is not None and root == early_root and build_inputs_digest(root) == inputs:
+        record_build(inputs, cpp_engine.library_path())  # (no source changed during the check)
+    elif msg is not None and skipped:
+        forget_build()  # the stamp was wrong: the next check rebuilds
+    return msg
+
+
+def _rebuild_finders() -> list:
+    """scikit-build-core's redirecting finders of editable installs on ``sys.meta_path``."""
+    return [f for f in sys.meta_path if type(f).__name__ == "ScikitBuildRedirectingFinder"]
+
+
+def _stamp(inputs: str, library: str) -> dict | None:
+    """The stamp of a library built from ``inputs``, or None when it cannot be read."""
+    try:
+        st = os.stat(library)
+    except OSError:
+        return None
+    return {"inputs": inputs, "library": str(library), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+
+def record_build(inputs: str, library: str) -> None:
+    """After a check found the library built from the sources on disk: write the stamp
+    (:data:`STAMP_NAME`; build inputs digest ``inputs``, the ``library`` path, its size
+    and mtime) into each editable finder's build directory. Best effort: a directory
+    that cannot be written only means the next check rebuilds (a no-op) again."""
+    doc = _stamp(inputs, library)
+    if doc is None:
+        return
+    text = json.dumps(doc, sort_keys=True) + "\n"
+    for f in _rebuild_finders():
+        build = getattr(f, "path", None)
+        if not build or not os.path.isdir(build):
+            continue
+        path = os.path.join(build, STAMP_NAME)
+        try:
+            with open(path, encoding="utf-8") as fh:
+                if fh.read() == text:
+                    continue
+        except OSError:
+            pass
+        tmp = f"{path}.{os.getpid()}.tmp"
+        try:
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.replace(tmp, path)  # atomic: a concurrent check reads the old or the new stamp
+        except OSError:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def forget_build() -> None:
+    """Remove the stamps (:func:`record_build`): the next check runs the rebuild."""
+    for f in _rebuild_finders():
+        try:
+            os.unlink(os.path.join(getattr(f, "path", None) or "", STAMP_NAME))
+        except OSError:
+            pass
+
+
+def skip_unchanged_rebuild(inputs: str) -> bool:
+    """Before ``cpp_engine`` is first imported: switch off the editable finders'
+    rebuild-on-import when each one's stamp (:func:`record_build`) names build
+    inputs digest ``inputs`` and its library still has the recorded size and
+    mtime. Returns whether the rebuild was switched off (False: it runs)."""
+    finders = [f for f in _rebuild_finders() if getattr(f, "rebuild_flag", False)]
+    if not finders:
+        return False
+    for f in finders:
+        try:
+            with open(os.path.join(f.path, STAMP_NAME), encoding="utf-8") as fh:
+                doc = json.load(fh)
+        except (OSError, ValueError, TypeError):
+            return False
+        if not isinstance(doc, dict) or doc.get("inputs") != inputs \
+                or _stamp(inputs, str(doc.get("library", ""))) != doc:
+            return False
+    for f in finders:
+        f.rebuild_flag = False
+    return True
 
 
 #: Set by a process that has checked the build (:func:`mark_checked`); its
