@@ -33,7 +33,6 @@ from parity.cli_common import EXIT_RED, finish, only_names
 from parity.config import CANONICAL_FLAVORS
 from parity.failure_summary import hint_lines, summary_block
 from parity.report import die, progress, summary_lines
-from parity.verify.verify import FAIL, SKIPPED, run_verify
 
 
 @dataclass
@@ -92,6 +91,7 @@ def run_oracles(families: list[Family], changed: dict[str, dict[str, set[str]]],
     """Run both oracles on the changed units of ``families``."""
 
     from parity.sim import numerics as N  # numpy + emulator: off `parity check` start-up
+    from parity.verify.verify import FAIL, SKIPPED, run_verify  # imports the emulator too (parity.proof)
 
     rep = OracleReport()
     t0 = time.perf_counter()

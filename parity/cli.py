@@ -41,49 +41,58 @@ import argparse
 import os
 import sys
 
-from parity import color, emit, gate_commands, golden_textconv, layers, merge_golden, new_family, review
-from parity.aot import cli as aot_cli
+import importlib
+
+from parity import color
 from parity.cli_common import Parser, add_version
 from parity.cli_help import add_color, document
-from parity.fuzz import cli as fuzz_cli
-from parity.mutate import cli as mutate_cli
 from parity.outputs import keep_going_on_broken_pipe, run_quietly_on_broken_pipe
-from parity.perf import cli as perf_cli
 from parity.preamble import GATE_COMMANDS, preamble
-from parity.sim import numerics_cli as numerics
-from parity.verify import verify
 
 
 # -- parser ------------------------------------------------------------------
 
-#: The command modules, in ``parity --help`` order; each exposes ``add_command(sub)``,
-#: which adds its subcommand(s) to the ``parity`` subparsers.
+#: The command modules, in ``parity --help`` order, each with the subcommands its
+#: ``add_command(sub)`` adds to the ``parity`` subparsers. A command's module is
+#: imported only when that command runs (or for ``parity --help`` and a name
+#: that is no command): ``parity check`` starts without numpy, the emulator,
+#: the verifier and the other commands (tests/test_cli_lazy_commands.py).
 COMMAND_MODULES = (
-    gate_commands,       # check, write, list, show, diff
-    review,              # issue 23: review the pending golden changes a RED check left
-    verify,              # issue 6: the validity oracle
-    numerics,            # issue 7: the numerics oracle (parity/sim/numerics.py)
-    emit,                # issue 8: a layer's kernels + launch plan
-    layers,              # issue 8: every catalog layer, end to end
-    aot_cli,             # issue 8: the AOT job grid, --build, merge, validate
-    fuzz_cli,            # issue 14: differential fuzzer
-    mutate_cli,          # issue 22: IR mutants through the oracles, the kill rate
-    perf_cli,            # issue 16: static performance report
-    merge_golden,        # issue 12: git merge driver
-    golden_textconv,     # issue 23: git diff driver (a golden change shown as IR)
-    new_family,          # issue 21: a registered skeleton of a new family in both engines
+    ("parity.gate_commands", ("check", "write", "list", "show", "diff")),
+    ("parity.review", ("review",)),               # issue 23: review the pending golden changes a RED check left
+    ("parity.verify.verify", ("verify",)),        # issue 6: the validity oracle
+    ("parity.sim.numerics_cli", ("numerics",)),   # issue 7: the numerics oracle (parity/sim/numerics.py)
+    ("parity.emit", ("emit",)),                   # issue 8: a layer's kernels + launch plan
+    ("parity.layers", ("layers",)),               # issue 8: every catalog layer, end to end
+    ("parity.aot.cli", ("aot",)),                 # issue 8: the AOT job grid, --build, merge, validate
+    ("parity.fuzz.cli", ("fuzz",)),               # issue 14: differential fuzzer
+    ("parity.mutate.cli", ("mutate",)),           # issue 22: IR mutants through the oracles, the kill rate
+    ("parity.perf.cli", ("perf",)),               # issue 16: static performance report
+    ("parity.merge_golden", ("merge-golden",)),   # issue 12: git merge driver
+    ("parity.golden_textconv", ("golden-textconv",)),  # issue 23: git diff driver (a golden change shown as IR)
+    ("parity.new_family", ("new-family",)),       # issue 21: a registered skeleton of a new family in both engines
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_of(argv: list[str]) -> str | None:
+    """The subcommand ``argv`` names (its first word that is one), or None (none: ``--help``,
+    ``--version``, a misspelt name)."""
+    names = {c for _, cs in COMMAND_MODULES for c in cs}
+    return next((a for a in argv if a in names), None)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``parity`` parser: every subcommand, or with ``command`` only the module that adds it
+    (the same parser for that command; its module is imported, the others are not)."""
     p = Parser(prog="parity", description="The splitk-parity gate (docs/gate.md; every command: docs/cli.md).",
                epilog="exit status: 0 GREEN; 1 RED (each command's --help says what its 1 means; a refused "
                       "`write` is 1); 2 a usage or input error only. NO_COLOR and --color are honoured.")
     add_version(p)
     add_color(p)
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in COMMAND_MODULES:
-        module.add_command(sub)
+    for name, commands in COMMAND_MODULES:
+        if command is None or command in commands:
+            importlib.import_module(name).add_command(sub)
     # `parity run` is dispatched by main() to parity/runtime/cli.py (its own parser; parity.runtime
     # needs pyelftools + msgpack, so it is not imported here); listed for --help.
     sub.add_parser("run", add_help=False, help="run one conv layer on a gfx1250 and time it (docs/runtime.md)")
@@ -119,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         # loaded only for `parity run`, so the other commands start without it.
         from parity.runtime.cli import main as run_main  # pyelftools + msgpack ([runtime] extra) via parity.runtime
         return run_quietly_on_broken_pipe(run_main, argv[1:])
-    args = build_parser().parse_args(argv)
+    args = build_parser(command_of(argv)).parse_args(argv)
     args.parity_main = main  # `parity fuzz --gate` runs this entry point in forked children (parity/fuzz/gate_run.py)
     color.set_choice(args.color)
 

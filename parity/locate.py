@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from parity.escape import shown
 from parity.pool import WorkerPool
 from parity.runner import engine_module
-from parity.worker import first_difference
 
 
 @dataclass
@@ -42,6 +41,7 @@ def locate_outcomes(outs: list) -> Located:
     bad = [f"{o.get('status')}: {o.get('reason') or o.get('error')}" for o in outs if o.get("status") != "ok"]
     if bad:
         return Located(error="; ".join(bad))
+    from parity.worker import first_difference  # the worker side (and the engines through it): off the parent's start-up
     n, x, y = first_difference(outs[0]["text"], outs[1]["text"])
     if n == 0:
         return Located()

@@ -19,7 +19,6 @@ from collections import deque
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from typing import Any, Callable, Sequence
-from parity import worker
 
 # Job = (kind, args) -- dispatched by parity.worker.run_job in the worker.
 Job = tuple
@@ -47,6 +46,7 @@ def _worker_main(conn, modules: tuple[str, ...], extra_path: tuple[str, ...]) ->
     for p in reversed(extra_path):
         if p not in sys.path:
             sys.path.insert(0, p)
+    from parity import worker  # the engines' side: the parent never imports it (nor the engines through it)
 
     worker.serve(conn, modules)
 
