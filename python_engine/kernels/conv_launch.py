@@ -137,10 +137,12 @@ def validate(spec: dict, arch, flavor) -> str | None:
     return CIG.validate({n: spec[n] for n in SPEC_FIELDS}, arch, flavor) or launch_reason(spec)
 
 
-def launch_reason(spec: dict) -> str | None:
+def launch_reason(spec: dict, problem: tuple | None = None) -> str | None:
     """The rules of :func:`validate` after the binary's own (conv_implicit_gemm's
     rules), in the same order: for a caller that has just run ``CIG.validate``
-    on the same binary fields (policy/perf_model.py), so it does not run twice."""
+    on the same binary fields (policy/perf_model.py), so it does not run twice.
+    ``problem``: ``(problem_reason(spec), problem_of(spec))`` when the caller
+    has them (one problem, many candidate specs); computed here otherwise."""
     d, sk, s = spec["degree"], spec["split_k"], spec["split_k_cluster"]
     if d < 1:
         return f"degree must be >= 1 (the split-K degree of this launch), got {d}"
@@ -148,10 +150,10 @@ def launch_reason(spec: dict) -> str | None:
         return f"the plain binary (split_k = 1) launches with degree 1, got {d}"
     if s and d != s:
         return f"the cluster binary (split_k_cluster = {s}) launches with degree {s}, got {d}"
-    r = problem_reason(spec)
+    r, p = problem if problem is not None else (problem_reason(spec), None)
     if r:
         return r
-    p = problem_of(spec)
+    p = p if p is not None else problem_of(spec)
     va = spec["vector_a"]
     if va in CIG.PIXEL_VECTORS and p.cpg != va:
         return f"vector_a {va} loads one padded pixel of {va} channels: it needs cpg = {va}, got cpg {p.cpg}"

@@ -223,14 +223,26 @@ def _admission(spec: dict, binary: str, degree: int, p: ConvProblem, ar, fl) -> 
         return _admission_reason(spec, binary, degree, p, ar, fl)
     if len(memo) >= _ADMISSION_MEMO_MAX:
         memo.clear()
-    r = memo[key] = _admission_reason(spec, binary, degree, p, ar, fl)
+    r = memo[key] = _admission_reason(spec, binary, degree, p, ar, fl, memo)
     return r
 
 
-def _admission_reason(spec: dict, binary: str, degree: int, p: ConvProblem, ar, fl) -> str | None:
-    """Why a candidate is not admitted, or None."""
-    # conv_launch's admission minus the binary's rules, which the line runs first
-    r = CIG.validate(spec, ar, fl) or LAUNCH.launch_reason(_launch(spec, p, degree))
+def _admission_reason(spec: dict, binary: str, degree: int, p: ConvProblem, ar, fl, memo=None) -> str | None:
+    """Why a candidate is not admitted, or None. ``memo`` (a dict for this
+    arch and flavor) keeps the parts that many candidates share: the binary's
+    rules per spec (they do not read the problem), the problem's rules per problem."""
+    launch = _launch(spec, p, degree)
+    if memo is None:
+        r = CIG.validate(spec, ar, fl) or LAUNCH.launch_reason(launch)
+    else:
+        k = ("rules", tuple(spec.items()))
+        if k not in memo:
+            memo[k] = CIG.validate(spec, ar, fl)
+        kp = ("problem", p)
+        if kp not in memo:
+            memo[kp] = (LAUNCH.problem_reason(launch), p)
+        # conv_launch's admission minus the binary's rules, which the line runs first
+        r = memo[k] or LAUNCH.launch_reason(launch, memo[kp])
     if r:
         return r
     tk = spec["tile_k"]
