@@ -19,6 +19,7 @@ from ..targets.intrinsics import intrinsic
 
 INT_BINOPS = ("add", "sub", "mul", "udiv", "sdiv", "urem", "srem", "shl", "lshr", "ashr", "and", "or", "xor")
 FLOAT_BINOPS = ("fadd", "fsub", "fmul", "fdiv")
+_BINOPS = frozenset(INT_BINOPS + FLOAT_BINOPS)
 CASTS = ("trunc", "zext", "sext", "fptrunc", "fpext", "fptosi", "fptoui", "sitofp", "uitofp",
          "bitcast", "ptrtoint", "inttoptr", "addrspacecast")
 ICMP_PREDS = ("eq", "ne", "ugt", "uge", "ult", "ule", "sgt", "sge", "slt", "sle")
@@ -61,19 +62,25 @@ class IRBuilder:
         self.block.instrs.append(ins)
 
     def _def(self, t: T.Type, hint: str, rhs: str) -> Value:
-        v = Value(t, "%" + self.fn.fresh(hint))
-        self._append(Instr(f"{v.ref} = {rhs}"))
-        return v
+        ref = "%" + self.fn.fresh(hint)
+        ins = Instr(f"{ref} = {rhs}")
+        blk = self.block
+        if blk is None or blk.terminated or self._origins:
+            self._append(ins)  # its errors, or the origin recorded
+        else:
+            blk.instrs.append(ins)  # _append's common case, inline (the hottest path of the engine)
+        return Value(t, ref)
 
     # -- arithmetic ----------------------------------------------------------------
     def binop(self, op: str, a: Value, b: Value, hint: str, flags: tuple = ()) -> Value:
         """Integer or float binary operator ``op`` (``add``, ``fmul``, ...) with
         optional flags (``nuw``, ``nsw``, ``exact``, fast-math flags) in given order."""
-        if op not in INT_BINOPS and op not in FLOAT_BINOPS:
+        if op not in _BINOPS:
             raise ValueError(f"unknown binary operator {op}")
-        _same(a, b, op)
-        fl = "".join(f" {f}" for f in flags)
-        return self._def(a.type, hint, f"{op}{fl} {a.typed}, {b.ref}")
+        if a.type is not b.type:
+            _same(a, b, op)
+        fl = "".join(f" {f}" for f in flags) if flags else ""
+        return self._def(a.type, hint, f"{op}{fl} {a.type.text} {a.ref}, {b.ref}")
 
     def add(self, a, b, hint="add", flags=()):
         return self.binop("add", a, b, hint, flags)
