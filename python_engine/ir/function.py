@@ -108,6 +108,8 @@ class Function:
     attr_group: tuple = ()
     blocks: list = field(default_factory=list)
     counter: int = 0
+    #: {parameter name: its Value}, filled by :meth:`param` (kernels ask for the same few often)
+    _param_values: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def fresh(self, hint: str) -> str:
         """Next name from the function's counter: ``hint`` + number.
@@ -122,9 +124,13 @@ class Function:
 
     def param(self, name: str) -> Value:
         """The value of parameter ``name``; KeyError if there is none."""
+        v = self._param_values.get(name)
+        if v is not None:
+            return v
         for p in self.params:
             if p.name == name:
-                return p.value
+                v = self._param_values[name] = p.value
+                return v
         raise KeyError(f"function {self.name} has no parameter {name}")
 
     def block(self, hint: str) -> Block:

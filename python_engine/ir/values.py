@@ -80,9 +80,18 @@ def poison(t: T.Type) -> Value:
     return Value(t, "poison")
 
 
+#: i32 constants made so far, by value (a Value never changes, so one serves every use).
+_I32: dict = {}
+
+
 def i32(v: int) -> Value:
-    """Shorthand for an i32 constant."""
-    return const_int(T.I32, v)
+    """Shorthand for an i32 constant (ValueError when ``v`` does not fit)."""
+    c = _I32.get(v) if type(v) is int else None
+    if c is None:
+        c = const_int(T.I32, v)
+        if type(v) is int and len(_I32) < 4096:
+            _I32[v] = c
+    return c
 
 
 def i64(v: int) -> Value:
