@@ -60,10 +60,24 @@ def _load_shards(gdir: Path, names, resolve, layouts: dict | None = None) -> dic
     return out
 
 
-def _run(families, flavors, engines, args):
+def _run(families, flavors, engines, args, pool: WorkerPool | None = None):
     with progress("parity") as cb:
         return run_gate(families, engines=engines, flavors=flavors, timeout=args.timeout,
-                        workers=args.jobs, progress=cb)
+                        workers=args.jobs, progress=cb, pool=pool)
+
+
+def _early_pool(args) -> WorkerPool | None:
+    """The gate's worker pool with one worker already starting (it imports the engines
+    while the configs and the golden shards are read; any run has at least one job),
+    or None when the engines option is unusable (select() reports it)."""
+    try:
+        engines = parse_engines(args.engines)
+    except ValueError:
+        return None
+    pool = WorkerPool(tuple(dict.fromkeys(engine_module(e) for e in engines)),
+                      workers=args.jobs or os.cpu_count() or 1, timeout=args.timeout)
+    pool.start(1)
+    return pool
 
 
 def golden_findings(report, shards: dict, flavors, orphan_shards: dict,
@@ -179,6 +193,15 @@ def _save_pending(args, gdir: Path, report, shards: dict, families, flavors) -> 
 # -- subcommands -------------------------------------------------------------
 
 def cmd_check(args) -> int:
+    pool = _early_pool(args)
+    try:
+        return _check(args, pool)
+    finally:
+        if pool is not None:
+            pool.close()
+
+
+def _check(args, pool: WorkerPool | None) -> int:
     try:
         families, flavors, engines = select(args)
         gdir = golden_dir(args)
@@ -194,7 +217,7 @@ def cmd_check(args) -> int:
                     # every flavor the run checks, and any flavor no table knows
                     orphan_shards[name] = {fl: e for fl, e in (s or {}).items()
                                            if fl in flavors or fl not in CANONICAL_FLAVORS}
-        report = _run(families, flavors, engines, args)
+        report = _run(families, flavors, engines, args, pool)
     except (ConfigError, ValueError, G.GoldenError, PoolError, ProjectError) as exc:
         return die(str(exc))
     findings = golden_findings(report, shards, flavors, orphan_shards, only_names(args))

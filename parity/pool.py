@@ -49,6 +49,11 @@ def _worker_main(conn, modules: tuple[str, ...], extra_path: tuple[str, ...]) ->
     from parity import worker  # the engines' side: the parent never imports it (nor the engines through it)
 
     worker.serve(conn, modules)
+    # The parent said stop (or went away): leave without the interpreter's teardown
+    # (collecting every module of both engines), which the parent would wait for.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 @dataclass
@@ -121,8 +126,17 @@ class WorkerPool:
         except Exception:
             pass
 
+    def start(self, n: int = 1) -> None:
+        """Start workers now, up to ``n`` (and the pool's size), so that they import
+        the engines while the caller still reads its inputs; :meth:`run` uses them."""
+        while len(self._workers) < min(n, self.max_workers):
+            self._start_worker()
+
     def close(self) -> None:
         for w in list(self._workers):
+            if not w.ready:  # still starting (never given a job): nothing to finish
+                self._kill(w)
+                continue
             try:
                 w.conn.send(None)
             except Exception:
