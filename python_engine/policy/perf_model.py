@@ -200,20 +200,28 @@ def _launch(spec: dict, p: ConvProblem, degree: int) -> dict:
                 groups=p.groups, degree=degree)
 
 
-#: Memo of :func:`_admission` per (arch, flavor) row: ``{(id(ar), id(fl)): (ar, fl, {key: reason})}``
-#: (the rows are held, so their ids stay theirs). The gate asks the same candidate
-#: again for other configs of one problem (rules 0 and 1, other seeds); at most
-#: :data:`_ADMISSION_MEMO_MAX` reasons are kept per row.
-_ADMISSION_MEMO: dict = {}
-_ADMISSION_MEMO_MAX = 65536
+#: Memos per (arch, flavor) row: ``{(id(ar), id(fl)): (ar, fl, {key: value})}`` (the
+#: rows are held, so their ids stay theirs; ``fl`` None: the arch's own, for
+#: :func:`_predicted`). The gate asks the same candidate again for other configs of
+#: one problem (rules 0 and 1, other seeds, the other flavors); at most
+#: :data:`_MEMO_MAX` values are kept per row.
+_MEMO: dict = {}
+_MEMO_MAX = 65536
+
+
+def _memo(ar, fl) -> dict:
+    """The memo dict of the (arch, flavor) row (see :data:`_MEMO`); emptied when full."""
+    row = _MEMO.get((id(ar), id(fl)))
+    if row is None or row[0] is not ar or row[1] is not fl:
+        row = _MEMO[(id(ar), id(fl))] = (ar, fl, {})
+    if len(row[2]) >= _MEMO_MAX:
+        row[2].clear()
+    return row[2]
 
 
 def _admission(spec: dict, binary: str, degree: int, p: ConvProblem, ar, fl) -> str | None:
     """Why a candidate is not admitted, or None (memoised: :func:`_admission_reason`)."""
-    row = _ADMISSION_MEMO.get((id(ar), id(fl)))
-    if row is None or row[0] is not ar or row[1] is not fl:
-        row = _ADMISSION_MEMO[(id(ar), id(fl))] = (ar, fl, {})
-    memo = row[2]
+    memo = _memo(ar, fl)
     try:
         key = (binary, degree, p, tuple(spec.items()))
         return memo[key]
@@ -221,9 +229,21 @@ def _admission(spec: dict, binary: str, degree: int, p: ConvProblem, ar, fl) -> 
         pass
     except TypeError:  # an unhashable spec value: not memoised
         return _admission_reason(spec, binary, degree, p, ar, fl)
-    if len(memo) >= _ADMISSION_MEMO_MAX:
-        memo.clear()
     r = memo[key] = _admission_reason(spec, binary, degree, p, ar, fl, memo)
+    return r
+
+
+def _predicted(spec: dict, binary: str, degree: int, p: ConvProblem, ar, cus: int) -> tuple:
+    """:func:`predict`, memoised per arch (the prediction does not read the flavor)."""
+    memo = _memo(ar, None)
+    try:
+        key = ("predict", binary, degree, p, cus, tuple(spec.items()))
+        return memo[key]
+    except KeyError:
+        pass
+    except TypeError:  # an unhashable spec value: not memoised
+        return predict(spec, binary, degree, p, ar, cus)
+    r = memo[key] = predict(spec, binary, degree, p, ar, cus)
     return r
 
 
@@ -363,7 +383,7 @@ def select_by_model(problem: ConvProblem, arch, flavor, spec: dict | None = None
         return ModelSelection(f, p, n_cus, 0, (), None, None, None,
                               f"arch {ar.name} has no roofline (gfx1250 only)", rules)
     listed = candidate_list(base, p, ar, fl, n_cus if rules else None)
-    cands = tuple(Candidate(i, b, s, d, predict(s, b, d, p, ar, n_cus), rule)
+    cands = tuple(Candidate(i, b, s, d, _predicted(s, b, d, p, ar, n_cus), rule)
                   for i, (b, s, d, why, rule) in enumerate(listed) if why is None)
     ranked = sorted(cands, key=_rank)
     best = ranked[0] if ranked else None
