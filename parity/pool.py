@@ -227,7 +227,7 @@ class WorkerPool:
                     w.started_head = True
                     w.note = msg[2]
                 return
-            if kind == "result":
+            if kind == "result":  # ("result", i, value[, the job that starts now or None])
                 i, value = msg[1], msg[2]
                 if w.chunk and w.chunk[0] == i:
                     w.chunk.popleft()
@@ -237,6 +237,8 @@ class WorkerPool:
                 w.note = ""
                 w.deadline = time.monotonic() + self.timeout
                 finish(i, value)
+                if len(msg) > 3 and msg[3] is not None:
+                    handle(w, ("start", msg[3]))
                 return
             raise PoolError(f"unexpected message from worker: {kind!r}")
 

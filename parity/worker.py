@@ -40,7 +40,8 @@ def compare(family: str, spec: dict, arch: str, flavor: str, modules: tuple[str,
     outcomes = []
     texts = []
     for k, module in enumerate(modules):
-        note(str(k))
+        if k:  # engine 0 needs no note: a crash before any note is the first engine's (runner._crash_result)
+            note(str(k))
         out, text = lower_outcome(module, family, spec, arch, flavor, keep_text=True)
         outcomes.append(out)
         texts.append(text)
@@ -137,10 +138,12 @@ def serve(conn, modules: tuple[str, ...]) -> None:
             return
         if chunk is None:
             return
-        for i, job in chunk:
-            conn.send(("start", i))
+        # ("start", i) for the chunk's first job; each result names the job that starts
+        # next, so a job costs one message (plus its notes), not two
+        conn.send(("start", chunk[0][0]))
+        for n, (i, job) in enumerate(chunk):
             try:
                 value = run_job(job, lambda s, i=i: conn.send(("note", i, s)))
             except Exception as exc:  # noqa: BLE001 - gate bug or bad job: report, keep serving
                 value = {"job_error": crash_line(f"{type(exc).__name__}: {exc}")}
-            conn.send(("result", i, value))
+            conn.send(("result", i, value, chunk[n + 1][0] if n + 1 < len(chunk) else None))
