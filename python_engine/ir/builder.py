@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from . import origin
 from . import types as T
-from .function import Block, Function, Instr, Module, Phi
+from .function import _GOOD_HINTS, Block, Function, Instr, Module, Phi
 from .values import Value
 from ..targets.intrinsics import intrinsic
 
@@ -62,13 +62,19 @@ class IRBuilder:
         self.block.instrs.append(ins)
 
     def _def(self, t: T.Type, hint: str, rhs: str) -> Value:
-        ref = "%" + self.fn.fresh(hint)
+        fn = self.fn
+        if hint in _GOOD_HINTS:  # Function.fresh's common case, inline (the hottest path of the engine)
+            n = fn.counter
+            fn.counter = n + 1
+            ref = f"%{hint}{n}"
+        else:
+            ref = "%" + fn.fresh(hint)
         ins = Instr(f"{ref} = {rhs}")
         blk = self.block
         if blk is None or blk.terminated or self._origins:
             self._append(ins)  # its errors, or the origin recorded
         else:
-            blk.instrs.append(ins)  # _append's common case, inline (the hottest path of the engine)
+            blk.instrs.append(ins)  # _append's common case, inline
         return Value(t, ref)
 
     # -- arithmetic ----------------------------------------------------------------

@@ -42,7 +42,7 @@ def print_module(m: Module) -> str:
         if i:
             body.append("")
         body.append(f"{b.name}:")
-        body.extend("  " + ins.text() for ins in b.instrs)
+        body.extend(["  " + ins.text() for ins in b.instrs])
     body.append("}")
     sections.append(body)
     if f.attr_group:
