@@ -157,14 +157,18 @@ class WorkerPool:
         *,
         chunk_size: int | None = None,
         on_result: Callable[[int, Any], None] | None = None,
+        workers: int | None = None,
     ) -> list[Any]:
+        """Run ``jobs``; their results in job order. ``workers``: at most this many
+        worker processes for this run (None: the pool's size)."""
         n = len(jobs)
+        size = min(self.max_workers, workers or self.max_workers)
         results: list[Any] = [None] * n
         done = [False] * n
         if n == 0:
             return results
         if chunk_size is None:
-            chunk_size = max(1, min(16, n // (self.max_workers * 4) or 1))
+            chunk_size = max(1, min(16, n // (size * 4) or 1))
         pending: deque[int] = deque(range(n))
         remaining = n
         fruitless_deaths = 0
@@ -254,7 +258,7 @@ class WorkerPool:
         try:
             while remaining:
                 # keep the pool at size
-                want = min(self.max_workers, len(pending) + sum(1 for w in self._workers if w.chunk))
+                want = min(size, len(pending) + sum(1 for w in self._workers if w.chunk))
                 while len(self._workers) < want:
                     self._start_worker()
                 for w in list(self._workers):

@@ -1,6 +1,7 @@
 """WorkerPool.start (workers importing the engines while the gate reads its inputs),
 close (a starting worker is killed; a serving one leaves with status 0)."""
 
+import os
 import signal
 
 from parity.pool import WorkerPool
@@ -39,3 +40,20 @@ def test_close_kills_a_worker_that_is_still_starting():
     pool.close()  # e.g. the configs were refused before any job: nothing to wait for
     assert w.proc.exitcode == -signal.SIGKILL
     assert pool._workers == []
+
+
+def test_small_gate_runs_use_one_worker_without_jobs_option():
+    from parity.config import load_families
+    from parity.runner import JOBS_PER_WORKER, auto_workers, run_gate
+    assert auto_workers(1) == 1 and auto_workers(JOBS_PER_WORKER) == 1
+    assert auto_workers(JOBS_PER_WORKER + 1) == min(2, os.cpu_count() or 1)
+    fams = load_families(only=["ir_core"])
+    pool = WorkerPool(("python_engine", "cpp_engine"), workers=2, timeout=120)
+    try:
+        report = run_gate(fams, flavors=("llvm23",), pool=pool)
+        assert report.green and len(report.results) < JOBS_PER_WORKER
+        assert len(pool._workers) == 1  # the pool may hold two; this run started one
+        report = run_gate(fams, flavors=("llvm23",), pool=pool, workers=2)  # --jobs 2: as asked
+        assert report.green and len(pool._workers) == min(2, len(report.results))
+    finally:
+        pool.close()
