@@ -8,7 +8,9 @@
 (``cpe_version``) and the digest of the C++ sources it was built from
 (``cpe_source_digest``, parity/stale.py). Locations come from the import
 system without importing the Python engine; the C++ engine is imported (the
-gate does so anyway, after the stale-build check).
+gate does so anyway, after the stale-build check), unless that check trusted
+the build stamp (``stale.recorded_engine``: the same three facts, recorded
+from the library by the last check that loaded it).
 """
 
 from __future__ import annotations
@@ -47,6 +49,9 @@ def engine_part(name: str) -> str:
         return f"{mod} not importable"
     if mod != "cpp_engine":
         return f"{mod} {_dist_version()} {loc}"
+    rec = stale.recorded_engine()
+    if rec is not None:  # the stale check trusted its stamp: the library's own words, not loaded here
+        return f"cpp_engine {rec['version']} {rec['library']} C++ sources sha256:{rec['digest'][:12]}"
     try:
         import cpp_engine as C  # cpp_engine: its import rebuilds the C++ library and can fail (parity/stale.py)
         digest = getattr(C, "source_digest", lambda: "unknown")()
@@ -84,6 +89,9 @@ def _engine_origin(mod: str) -> tuple[Path | None, str]:
     if loc is None:
         return None, mod
     if mod == "cpp_engine":
+        rec = stale.recorded_engine()
+        if rec is not None:  # the stale check trusted its stamp (parity/stale.py)
+            return Path(loc), f"cpp_engine {rec['library']}"
         try:
             import cpp_engine as C  # cpp_engine: its import rebuilds the C++ library and can fail (parity/stale.py)
             return Path(loc), f"cpp_engine {C.library_path()}"

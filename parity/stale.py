@@ -103,6 +103,13 @@ def check_cpp_build() -> str | None:
     early_root = source_root(Path(spec.origin).parent) if spec.origin else None
     inputs = build_inputs_digest(early_root) if early_root is not None else None
     skipped = inputs is not None and skip_unchanged_rebuild(inputs)
+    if skipped and "cpp_engine" not in sys.modules:
+        global _recorded
+        doc = trusted_stamp(inputs)
+        if doc is not None and doc.get("digest") == source_digest(early_root) \
+                and isinstance(doc.get("version"), str):
+            _recorded = doc  # fresh, as recorded: this process need not load the library
+            return None
     try:
         import cpp_engine  # cpp_engine: its import rebuilds the C++ library and can fail (parity/stale.py)
     except Exception as exc:  # noqa: BLE001 -- a failed (re)build or a missing library
@@ -119,7 +126,8 @@ def check_cpp_build() -> str | None:
         return f"cpp_engine at {root} predates source digests; rebuild it: {REBUILD_HINT}"
     msg = stale_message(built(), source_digest(root), root)
     if msg is None and inputs is not None and root == early_root and build_inputs_digest(root) == inputs:
-        record_build(inputs, cpp_engine.library_path())  # (no source changed during the check)
+        record_build(inputs, cpp_engine.library_path(), cpp_engine.version(),  # (no source changed
+                     built())                                                  # during the check)
     elif msg is not None and skipped:
         forget_build()  # the stamp was wrong: the next check rebuilds
     return msg
@@ -130,21 +138,39 @@ def _rebuild_finders() -> list:
     return [f for f in sys.meta_path if type(f).__name__ == "ScikitBuildRedirectingFinder"]
 
 
-def _stamp(inputs: str, library: str) -> dict | None:
+#: The stamp :func:`check_cpp_build` trusted instead of importing ``cpp_engine``
+#: (:func:`recorded_engine`), else None.
+_recorded: dict | None = None
+
+
+def recorded_engine() -> dict | None:
+    """When :func:`check_cpp_build` found the library unchanged since a check that
+    found it fresh and so did not import ``cpp_engine`` (no cffi, no library load in
+    the gate's parent): the stamp, whose ``version``, ``library`` (path) and
+    ``digest`` (its C++ sources sha256) are what the library would report
+    (parity/provenance.py prints them). Else None: import ``cpp_engine``."""
+    return _recorded
+
+
+def _stamp(inputs: str, library: str, version: str | None = None, digest: str | None = None) -> dict | None:
     """The stamp of a library built from ``inputs``, or None when it cannot be read."""
     try:
         st = os.stat(library)
     except OSError:
         return None
-    return {"inputs": inputs, "library": str(library), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+    doc = {"inputs": inputs, "library": str(library), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+    if version is not None and digest is not None:
+        doc.update(version=version, digest=digest)
+    return doc
 
 
-def record_build(inputs: str, library: str) -> None:
+def record_build(inputs: str, library: str, version: str | None = None, digest: str | None = None) -> None:
     """After a check found the library built from the sources on disk: write the stamp
     (:data:`STAMP_NAME`; build inputs digest ``inputs``, the ``library`` path, its size
-    and mtime) into each editable finder's build directory. Best effort: a directory
-    that cannot be written only means the next check rebuilds (a no-op) again."""
-    doc = _stamp(inputs, library)
+    and mtime, and the library's ``version`` and source ``digest`` when given) into
+    each editable finder's build directory. Best effort: a directory that cannot be
+    written only means the next check rebuilds (a no-op) again."""
+    doc = _stamp(inputs, library, version, digest)
     if doc is None:
         return
     text = json.dumps(doc, sort_keys=True) + "\n"
@@ -180,23 +206,33 @@ def forget_build() -> None:
             pass
 
 
-def skip_unchanged_rebuild(inputs: str) -> bool:
-    """Before ``cpp_engine`` is first imported: switch off the editable finders'
-    rebuild-on-import when each one's stamp (:func:`record_build`) names build
-    inputs digest ``inputs`` and its library still has the recorded size and
-    mtime. Returns whether the rebuild was switched off (False: it runs)."""
-    finders = [f for f in _rebuild_finders() if getattr(f, "rebuild_flag", False)]
+def trusted_stamp(inputs: str) -> dict | None:
+    """The stamp (:func:`record_build`) when every editable finder's build directory
+    holds one naming build inputs digest ``inputs`` whose library still has the
+    recorded size and mtime; else None (no finder, no stamp, anything changed)."""
+    finders = _rebuild_finders()
     if not finders:
-        return False
+        return None
+    doc = None
     for f in finders:
         try:
             with open(os.path.join(f.path, STAMP_NAME), encoding="utf-8") as fh:
                 doc = json.load(fh)
         except (OSError, ValueError, TypeError):
-            return False
+            return None
         if not isinstance(doc, dict) or doc.get("inputs") != inputs \
-                or _stamp(inputs, str(doc.get("library", ""))) != doc:
-            return False
+                or _stamp(inputs, str(doc.get("library", "")), doc.get("version"), doc.get("digest")) != doc:
+            return None
+    return doc
+
+
+def skip_unchanged_rebuild(inputs: str) -> bool:
+    """Before ``cpp_engine`` is first imported: switch off the editable finders'
+    rebuild-on-import when their stamps are trusted (:func:`trusted_stamp`).
+    Returns whether the rebuild was switched off (False: it runs)."""
+    finders = [f for f in _rebuild_finders() if getattr(f, "rebuild_flag", False)]
+    if not finders or trusted_stamp(inputs) is None:
+        return False
     for f in finders:
         f.rebuild_flag = False
     return True

@@ -49,7 +49,9 @@ def test_unchanged_inputs_switch_the_rebuild_off(build):
     root, lib, finder = build
     inputs = stale.build_inputs_digest(root)
     assert stale.skip_unchanged_rebuild(inputs) is False and finder.rebuild_flag is True  # no stamp yet
-    stale.record_build(inputs, str(lib))
+    assert stale.trusted_stamp(inputs) is None
+    stale.record_build(inputs, str(lib), "0.1.0", "ab" * 32)
+    assert stale.trusted_stamp(inputs)["digest"] == "ab" * 32
     stamp = Path(finder.path) / stale.STAMP_NAME
     assert stamp.is_file() and inputs in stamp.read_text()
     assert stale.skip_unchanged_rebuild(stale.build_inputs_digest(root)) is True
@@ -87,6 +89,16 @@ _CHECK = textwrap.dedent("""
     print(stale.check_cpp_build())
 """)
 
+_PROVENANCE = textwrap.dedent("""
+    import sys
+    from parity import provenance, stale
+    assert stale.check_cpp_build() is None
+    print("cpp_engine" in sys.modules)
+    print(provenance.engine_part("cpp"))
+    import cpp_engine as C
+    print(f"cpp_engine {C.version()} {C.library_path()} C++ sources sha256:{C.source_digest()[:12]}")
+""")
+
 
 def _editable_build_dir():
     finders = [f for f in sys.meta_path if type(f).__name__ == "ScikitBuildRedirectingFinder"]
@@ -120,6 +132,12 @@ def test_parity_runs_cmake_only_when_the_stamp_does_not_match(tmp_path):
     stamp = Path(_editable_build_dir()) / stale.STAMP_NAME
     assert stamp.is_file()
     assert check() == []  # unchanged inputs: no cmake at all
+    r = subprocess.run([sys.executable, "-c", _PROVENANCE], cwd=REPO, env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stderr
+    loaded, recorded, real = r.stdout.splitlines()
+    assert loaded == "False"  # the check trusted the stamp: no cffi, no library load
+    assert recorded == real  # the provenance it prints is what the library says
     text = stamp.read_text()
     stamp.write_text(text.replace('"inputs": "', '"inputs": "0'))  # the stamp of other sources
     calls = check()
