@@ -139,7 +139,7 @@ def test_scan_sees_every_kind_of_import(graph):
     assert "parity.runtime.manifest" in graph["parity.runtime.codeobj"]
     assert "parity.runtime.cli" in graph["parity.cli"]            # local: `parity run` only
     assert "python_engine.api" in graph["python_engine"]          # `from .api import ...`
-    assert "parity.verify.verify" in graph["parity.cli"]          # `from parity.verify import verify`
+    assert "parity.mutate.run" in graph["parity.mutate.cli"]      # `from parity.mutate import run as R`
 
 
 def test_no_circle(graph):
