@@ -97,6 +97,8 @@ def check_cpp_build() -> str | None:
     Imports ``cpp_engine`` (with ``editable.rebuild`` that import rebuilds a
     stale library first). An import failure is reported as one line too.
     """
+    global _recorded
+    _recorded = None  # this check's own answer, not an earlier one's
     spec = importlib.util.find_spec("cpp_engine")  # finds the package; the rebuild runs on import
     if spec is None:
         return None  # not installed: the gate reports CRASH per config
@@ -104,7 +106,6 @@ def check_cpp_build() -> str | None:
     inputs = build_inputs_digest(early_root) if early_root is not None else None
     skipped = inputs is not None and skip_unchanged_rebuild(inputs)
     if skipped and "cpp_engine" not in sys.modules:
-        global _recorded
         doc = trusted_stamp(inputs)
         if doc is not None and doc.get("digest") == source_digest(early_root) \
                 and isinstance(doc.get("version"), str):
