@@ -219,50 +219,67 @@ def _memo(ar, fl) -> dict:
     return row[2]
 
 
-def _admission(spec: dict, binary: str, degree: int, p: ConvProblem, ar, fl) -> str | None:
-    """Why a candidate is not admitted, or None (memoised: :func:`_admission_reason`)."""
+def _problem_memo(ar, fl, p: ConvProblem) -> dict:
+    """The memo of problem ``p`` in the (arch, flavor) row: its candidates' admissions
+    (or, with ``fl`` None, predictions) by ``(binary, degree, spec items[, cus])``;
+    a caller with many candidates of one problem fetches it once."""
     memo = _memo(ar, fl)
+    d = memo.get(("problem", p))
+    if d is None:
+        d = memo[("problem", p)] = {}
+    return d
+
+
+def _admission(spec: dict, binary: str, degree: int, p: ConvProblem, ar, fl, per_p: dict | None = None) -> str | None:
+    """Why a candidate is not admitted, or None (memoised: :func:`_admission_reason`;
+    ``per_p``: :func:`_problem_memo` of ``p``, when the caller has it)."""
+    if per_p is None:
+        per_p = _problem_memo(ar, fl, p)
     try:
-        key = (binary, degree, p, tuple(spec.items()))
-        return memo[key]
+        key = (binary, degree, tuple(spec.items()))
+        return per_p[key]
     except KeyError:
         pass
     except TypeError:  # an unhashable spec value: not memoised
         return _admission_reason(spec, binary, degree, p, ar, fl)
-    r = memo[key] = _admission_reason(spec, binary, degree, p, ar, fl, memo)
+    r = per_p[key] = _admission_reason(spec, binary, degree, p, ar, fl, _memo(ar, fl), per_p)
     return r
 
 
-def _predicted(spec: dict, binary: str, degree: int, p: ConvProblem, ar, cus: int) -> tuple:
-    """:func:`predict`, memoised per arch (the prediction does not read the flavor)."""
-    memo = _memo(ar, None)
+def _predicted(spec: dict, binary: str, degree: int, p: ConvProblem, ar, cus: int,
+               per_p: dict | None = None) -> tuple:
+    """:func:`predict`, memoised per arch (the prediction does not read the flavor;
+    ``per_p``: :func:`_problem_memo` of ``p`` with no flavor, when the caller has it)."""
+    if per_p is None:
+        per_p = _problem_memo(ar, None, p)
     try:
-        key = ("predict", binary, degree, p, cus, tuple(spec.items()))
-        return memo[key]
+        key = (binary, degree, cus, tuple(spec.items()))
+        return per_p[key]
     except KeyError:
         pass
     except TypeError:  # an unhashable spec value: not memoised
         return predict(spec, binary, degree, p, ar, cus)
-    r = memo[key] = predict(spec, binary, degree, p, ar, cus)
+    r = per_p[key] = predict(spec, binary, degree, p, ar, cus)
     return r
 
 
-def _admission_reason(spec: dict, binary: str, degree: int, p: ConvProblem, ar, fl, memo=None) -> str | None:
-    """Why a candidate is not admitted, or None. ``memo`` (a dict for this
-    arch and flavor) keeps the parts that many candidates share: the binary's
-    rules per spec (they do not read the problem), the problem's rules per problem."""
+def _admission_reason(spec: dict, binary: str, degree: int, p: ConvProblem, ar, fl, memo=None,
+                      per_p=None) -> str | None:
+    """Why a candidate is not admitted, or None. ``memo`` (the dict of this arch
+    and flavor) and ``per_p`` (its dict of problem ``p``) keep the parts that many
+    candidates share: the binary's rules per spec (they do not read the problem),
+    the problem's rules per problem."""
     launch = _launch(spec, p, degree)
-    if memo is None:
+    if memo is None or per_p is None:
         r = CIG.validate(spec, ar, fl) or LAUNCH.launch_reason(launch)
     else:
         k = ("rules", tuple(spec.items()))
         if k not in memo:
             memo[k] = CIG.validate(spec, ar, fl)
-        kp = ("problem", p)
-        if kp not in memo:
-            memo[kp] = (LAUNCH.problem_reason(launch), p)
+        if "problem" not in per_p:
+            per_p["problem"] = (LAUNCH.problem_reason(launch), p)
         # conv_launch's admission minus the binary's rules, which the line runs first
-        r = memo[k] or LAUNCH.launch_reason(launch, memo[kp])
+        r = memo[k] or LAUNCH.launch_reason(launch, per_p["problem"])
     if r:
         return r
     tk = spec["tile_k"]
@@ -325,19 +342,20 @@ def candidate_list(spec: dict, p: ConvProblem, ar, fl, rules_cus: int | None = N
     out = []
     split_ok = CIG.validate(dict(spec, split_k=2, split_k_cluster=0), ar, fl) is None
     clusters = fl.clusters and ar.clusters
+    per_p = _problem_memo(ar, fl, p)
     for tm in aot.TILE_SIDES:
         for tn in aot.TILE_SIDES:
             wm, wn = aot.waves(tm, tn)
             cs = dict(spec, tile_m=tm, tile_n=tn, waves_m=wm, waves_n=wn, split_k=1, split_k_cluster=0)
-            out.append(("plain", cs, 1, _admission(cs, "plain", 1, p, ar, fl)))
+            out.append(("plain", cs, 1, _admission(cs, "plain", 1, p, ar, fl, per_p)))
             for d in DEGREES:
                 s2 = dict(cs, split_k=d)
-                why = _admission(s2, "two_stage", d, p, ar, fl) if split_ok else "the split form is rejected"
+                why = _admission(s2, "two_stage", d, p, ar, fl, per_p) if split_ok else "the split form is rejected"
                 out.append(("two_stage", s2, d, why))
             if clusters and (tm, tn) in aot.CLUSTER_TILES:
                 for s in aot.CLUSTER_SIZES:
                     sc = aot.conv_spec(spec["dtype"], tm, tn, aot.CLUSTER_TILE_K, "cshuffle", 2, s)
-                    why = _admission(sc, "cluster", s, p, ar, fl) if split_ok else "the split form is rejected"
+                    why = _admission(sc, "cluster", s, p, ar, fl, per_p) if split_ok else "the split form is rejected"
                     out.append(("cluster", sc, s, why))
     if rules_cus is None:
         return [(b, s, d, why, "") for b, s, d, why in out]
@@ -383,7 +401,8 @@ def select_by_model(problem: ConvProblem, arch, flavor, spec: dict | None = None
         return ModelSelection(f, p, n_cus, 0, (), None, None, None,
                               f"arch {ar.name} has no roofline (gfx1250 only)", rules)
     listed = candidate_list(base, p, ar, fl, n_cus if rules else None)
-    cands = tuple(Candidate(i, b, s, d, _predicted(s, b, d, p, ar, n_cus), rule)
+    pred = _problem_memo(ar, None, p)
+    cands = tuple(Candidate(i, b, s, d, _predicted(s, b, d, p, ar, n_cus, pred), rule)
                   for i, (b, s, d, why, rule) in enumerate(listed) if why is None)
     ranked = sorted(cands, key=_rank)
     best = ranked[0] if ranked else None

@@ -9,6 +9,7 @@ generic ``Intrinsics.td``) of the generation each flavor names.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from ..ir import types as T
 
@@ -96,6 +97,7 @@ TABLE = (
 _BY_KEY = {r.key: r for r in TABLE}
 
 
+@lru_cache(maxsize=None)  # a few dozen (key, flavor) pairs; the builder asks on every call
 def intrinsic(key: str, flavor: str) -> Intrinsic:
     """The intrinsic ``key`` as written for canonical ``flavor``; KeyError if unknown."""
     return _BY_KEY[key].resolve(flavor)
