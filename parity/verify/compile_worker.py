@@ -12,8 +12,9 @@ worker takes the next job, and the run goes on. The gate's engine pool
 (parity.pool) is not used here because it cannot capture a dead child's
 stderr, which is the whole message of an LLVM abort.
 
-Job kinds: ``compile`` (parse, verify, compile to assembly and object, ISA
-report), ``probe`` (intrinsic existence by wrong-signature declarations),
+Job kinds: ``compile`` (parse, verify, compile once to assembly, the code
+object assembled from it, ISA report; parity/llvm_compile.compile_module, so
+through the compile cache), ``probe`` (intrinsic existence by wrong-signature declarations),
 ``tables`` (an engine's intrinsic and arch tables, imported in isolation).
 """
 
@@ -32,7 +33,8 @@ from pathlib import Path
 from queue import Empty, Queue
 from typing import Any, Callable, Sequence
 
-from parity.llvm_compile import DEFAULT_TRIPLE, CompileError, message_line, parse_verify, target_machine
+from parity.llvm_compile import CompileError, compile_module, message_line, parse_verify
+from parity.verify.assemble import EM_AMDGPU, AssembleError, assemble_facts, elf_facts, find_llvm_mc
 from parity.verify.intrinsics_check import DeclError, parse_decl, right_signature_module, wrong_signature_modules
 
 DEFAULT_TIMEOUT = 120.0
@@ -59,31 +61,46 @@ def _parse_verify(text: str):
         return None, (exc.stage, _err(exc.__cause__))
 
 
+def _object_facts(text: str, asm: str, triple: str, arch: str) -> dict:
+    """The code object's size and ELF machine: ``asm`` assembled by LLVM 22's llvm-mc
+    (parity/verify/assemble.py), or, with no llvm-mc of llvmlite's LLVM release,
+    the object llvmlite compiles (a second code generation). Raises CompileError."""
+    from llvmlite import binding as llvm  # the [verify] extra: worker side only
+
+    tool = find_llvm_mc(llvm.llvm_version_info[0])
+    if tool is not None:
+        try:
+            return assemble_facts(asm, triple, arch, tool)
+        except AssembleError as exc:
+            raise CompileError("assemble", str(exc)) from exc
+    return elf_facts(compile_module(text, arch, "object").output)
+
+
 def job_compile(job: dict) -> dict:
+    """Parse, verify and compile a module once, to verbose assembly (through the
+    compile cache); its code object's size and ELF machine; the ISA report and,
+    with an ``arch_row``, the buffer-descriptor check."""
     from parity.verify.isa_report import build_report  # PyYAML ([verify] extra): worker side only
 
     text, kernel, arch = job["text"], job["kernel"], job["arch"]
-    m, err = _parse_verify(text)
-    if err:
-        return {"ok": False, "stage": err[0], "error": err[1]}
-    if m.get_function(kernel) is None:
-        return {"ok": False, "stage": "verify", "error": f"module defines no function @{kernel}"}
-    externals = [f.name for f in m.functions if f.is_declaration and not f.name.startswith("llvm.")]
-    triple = m.triple or DEFAULT_TRIPLE
-    tm = target_machine(triple, arch, asm_comments=True)  # keeps AMDGPUAsmPrinter's "; Occupancy:" comments
     try:
-        asm = tm.emit_assembly(m)
-        m2, _ = _parse_verify(text)
-        obj = tm.emit_object(m2)
-    except RuntimeError as exc:
-        return {"ok": False, "stage": "compile", "error": _err(exc)}
-    rep = build_report(asm, kernel, arch, object_bytes=len(obj))
+        c = compile_module(text, arch, "asm")  # verbose: keeps AMDGPUAsmPrinter's "; Occupancy:" comments
+    except CompileError as exc:
+        return {"ok": False, "stage": exc.stage, "error": exc.message or type(exc.__cause__).__name__}
+    if kernel not in c.defined:
+        return {"ok": False, "stage": "verify", "error": f"module defines no function @{kernel}"}
+    asm = c.output
+    try:
+        obj = _object_facts(text, asm, c.triple, arch)
+    except CompileError as exc:
+        return {"ok": False, "stage": exc.stage, "error": exc.message}
+    rep = build_report(asm, kernel, arch, object_bytes=obj["bytes"])
     desc = None
     if job.get("arch_row"):
         from parity.verify.descriptor import check_descriptors  # PyYAML via isa_report: worker side only
         desc = check_descriptors(asm, text, kernel, job["arch_row"]).to_json()
-    out = {"ok": True, "report": rep.to_json(), "externals": externals, "descriptors": desc,
-           "elf": obj[:4] == b"\x7fELF" and len(obj) > 18 and int.from_bytes(obj[18:20], "little") == 224}
+    out = {"ok": True, "report": rep.to_json(), "externals": c.externals, "descriptors": desc,
+           "elf": obj["elf_machine"] == EM_AMDGPU, "cached": c.cached}
     if job.get("keep_asm"):
         out["asm"] = asm
     return out
