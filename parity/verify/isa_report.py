@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 
 import yaml
 
@@ -85,15 +86,22 @@ def c_safe_loader():
     return loader
 
 
+@lru_cache(maxsize=4)
+def _metadata_doc(block: str):
+    """The block read once for the ISA report and the descriptor check (callers only read it)."""
+    return yaml.load(block, Loader=c_safe_loader())
+
+
 def kernel_metadata(asm: str, kernel: str) -> dict | None:
     """The ``amdhsa.kernels`` entry of ``kernel`` as PyYAML reads it (``.args``
-    is the list of argument maps), or None when the assembly has no metadata
+    is the list of argument maps; shared between calls on the same assembly:
+    read it, do not change it), or None when the assembly has no metadata
     block or no entry for the kernel. Raises ``yaml.YAMLError`` when the block
     is not YAML."""
     block = metadata_block(asm)
     if block is None:
         return None
-    doc = yaml.load(block, Loader=c_safe_loader())
+    doc = _metadata_doc(block)
     kernels = doc.get("amdhsa.kernels") if isinstance(doc, dict) else None
     for k in kernels if isinstance(kernels, list) else []:
         if isinstance(k, dict) and k.get(".name") == kernel:
