@@ -241,3 +241,52 @@ def test_unknown_cpu_is_never_cached(cache):
         [a] = CompileWorkers(workers=1).run([job])
         assert "not a recognized processor" in a.get("stderr", "") + a.get("error", "")
     assert not [f for f in _files(cache) if C.decode(f.read_bytes()).meta.get("triple")]
+
+
+# --- the code object from the one compile ---------------------------------------------
+
+def test_object_assembled_by_llvm_mc_or_compiled_without_it(cache, monkeypatch):
+    """With llvm-mc-22 the object is assembled from the assembly; without it llvmlite
+    compiles one: either way an AMDGPU ELF of a plausible size, and the same report."""
+    need_llvmlite()
+    from parity.verify.assemble import ENV, find_llvm_mc
+    from parity.verify.compile_worker import CompileWorkers
+
+    job = {"kind": "compile", "text": GOOD, "kernel": "k", "arch": "gfx1250"}
+    monkeypatch.setenv(ENV, "/nonexistent/llvm-mc")
+    [no_mc] = CompileWorkers(workers=1).run([job])
+    assert no_mc["ok"] and no_mc["elf"] is True and no_mc["report"]["object_bytes"] > 1000
+    monkeypatch.delenv(ENV)
+    find_llvm_mc.cache_clear()
+    if find_llvm_mc(22) is None:
+        pytest.skip("no llvm-mc-22 (Debian llvm-22) on PATH: only the llvmlite fallback was checked")
+    [mc] = CompileWorkers(workers=1).run([job])
+    assert mc["ok"] and mc["elf"] is True and mc["report"]["object_bytes"] > 1000
+    strip = lambda r: {k: v for k, v in r.items() if k != "object_bytes"}  # noqa: E731
+    assert strip(mc["report"]) == strip(no_mc["report"])
+
+
+def test_assembler_refusal_is_an_error_naming_the_line(cache):
+    from parity.verify.assemble import AssembleError, assemble_facts, find_llvm_mc
+
+    tool = find_llvm_mc(22)
+    if tool is None:
+        pytest.skip("no llvm-mc-22 (Debian llvm-22) on PATH")
+    with pytest.raises(AssembleError, match="invalid instruction"):
+        assemble_facts("\t.text\nk:\n\tv_no_such_instruction v0, v1\n", "amdgcn-amd-amdhsa", "gfx1250", tool)
+    facts = assemble_facts("\t.text\nk:\n\ts_endpgm\n", "amdgcn-amd-amdhsa", "gfx1250", tool)
+    assert facts["elf_machine"] == 224 and facts["bytes"] > 100
+    assert len(_files(cache)) == 1   # the good one is kept, the refused one is not
+
+
+def test_no_compile_cache_option_turns_it_off(cache, monkeypatch):
+    import argparse
+
+    from parity.cli_common import add_compile_cache_option
+
+    p = argparse.ArgumentParser()
+    add_compile_cache_option(p)
+    assert p.parse_args([]).no_compile_cache is False and C.cache_dir() == cache
+    monkeypatch.setenv(C.ENV, str(cache))   # restored after the test
+    assert p.parse_args(["--no-compile-cache"]).no_compile_cache is True
+    assert os.environ[C.ENV] == "off" and C.cache_dir() is None
