@@ -38,9 +38,10 @@ import hashlib
 import json
 import os
 import struct
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from parity.outputs import write_bytes_atomic
 
 ENV = "PARITY_COMPILE_CACHE"
 ENV_CAP = "PARITY_COMPILE_CACHE_MB"
@@ -165,17 +166,7 @@ def store(k: str, meta: dict, data: bytes) -> None:
     p = _path(d, k)
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=p.parent)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(encode(meta, data))
-            os.replace(tmp, p)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        write_bytes_atomic(p, encode(meta, data), prefix=".tmp-", fsync=False)
     except OSError:
         return
     if _stores % EVICT_EVERY == 0:
