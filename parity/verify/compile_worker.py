@@ -266,9 +266,13 @@ class CompileWorkers:
     ``{"ok": False, "crashed": True, "stage": "abort"|"timeout", "error": msg}``
     with LLVM's stderr in the message. Anything the worker wrote to stderr
     during a job that did not kill it is attached as ``"stderr"``.
+
+    ``keep=True``: the worker processes outlive a :meth:`run` and serve the next
+    one (no new interpreter, llvmlite and engine import per run); the caller
+    then ends them with :meth:`close` (or ``with CompileWorkers(keep=True) as cw``).
     """
 
-    def __init__(self, workers: int | None = None, timeout: float = DEFAULT_TIMEOUT):
+    def __init__(self, workers: int | None = None, timeout: float = DEFAULT_TIMEOUT, keep: bool = False):
         self.workers = max(1, workers or os.cpu_count() or 1)
         self.timeout = float(timeout)
         env = dict(os.environ)
@@ -278,6 +282,22 @@ class CompileWorkers:
         env.setdefault("PYTHONUNBUFFERED", "1")
         self.env = env
         self.restarts = 0
+        self.keep = keep
+        self._idle: list[_Proc] = []
+        self._idle_lock = threading.Lock()
+
+    def __enter__(self) -> "CompileWorkers":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """End the kept worker processes (``keep=True``); a no-op otherwise."""
+        with self._idle_lock:
+            idle, self._idle = self._idle, []
+        for proc in idle:
+            proc.close()
 
     def _run_one(self, proc: _Proc | None, job: dict) -> tuple[_Proc | None, dict]:
         if proc is None or proc.p.poll() is not None:
@@ -343,6 +363,9 @@ class CompileWorkers:
 
         def loop():
             proc = None
+            if self.keep:
+                with self._idle_lock:
+                    proc = self._idle.pop() if self._idle else None
             try:
                 while True:
                     try:
@@ -357,7 +380,10 @@ class CompileWorkers:
             except BaseException as exc:  # noqa: BLE001
                 errors.append(exc)
             finally:
-                if proc is not None:
+                if proc is not None and self.keep and proc.p.poll() is None:
+                    with self._idle_lock:
+                        self._idle.append(proc)
+                elif proc is not None:
                     proc.close()
 
         threads = [threading.Thread(target=loop, daemon=True)
