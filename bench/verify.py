@@ -116,6 +116,8 @@ def main(argv=None) -> int:
                     continue
                 w, results[name] = run_verify(py, cwd, e, a.only)
                 times[name].append(w)
+                print(f"bench/verify.py: {name} {w:.1f} s (load {os.getloadavg()[0]:.1f})", file=sys.stderr,
+                      flush=True)
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     load = os.getloadavg()[0]
