@@ -214,6 +214,27 @@ def add_options(p: argparse.ArgumentParser, *, only: str | None = "configs", fla
         p.add_argument("--configs", default=DEFAULT_PACKAGE, help=argparse.SUPPRESS)
 
 
+class _NoCompileCache(argparse.Action):
+    """``--no-compile-cache``: turns the compile cache off (PARITY_COMPILE_CACHE=off) for
+    this process and the workers it starts, when the option is parsed."""
+
+    def __init__(self, option_strings, dest, **kw):
+        super().__init__(option_strings, dest, nargs=0, default=False, **kw)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from parity import compile_cache
+
+        setattr(namespace, self.dest, True)
+        compile_cache.disable()
+
+
+def add_compile_cache_option(p: argparse.ArgumentParser) -> None:
+    """``--no-compile-cache`` on a command that compiles with LLVM (docs/verify.md, "The compile cache")."""
+    p.add_argument("--no-compile-cache", action=_NoCompileCache,
+                   help="compile every module afresh: neither read nor write the compile cache "
+                        "(as PARITY_COMPILE_CACHE=off; docs/verify.md)")
+
+
 # -- --only ------------------------------------------------------------------------------
 
 def split_csv(s: str | None) -> list[str] | None:

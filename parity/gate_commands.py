@@ -14,7 +14,7 @@ from pathlib import Path
 from parity import golden as G
 from parity import pending
 from parity.bless import write
-from parity.cli_common import finish, finite_seconds, note_outside_checkout, only_names
+from parity.cli_common import add_compile_cache_option, finish, finite_seconds, note_outside_checkout, only_names
 from parity.escape import shown
 from parity.ir_diff import add_base_options, cmd_diff_base
 from parity.config import CANONICAL_FLAVORS, ConfigError, load_families
@@ -429,6 +429,7 @@ def add_command(sub) -> None:
     w.add_argument("--mode", choices=("all", "new"), default="all",
                    help="all: every entry that changed or is new (default); new: only entries with no "
                         "golden entry yet (MISSING), every existing entry kept")
+    add_compile_cache_option(w)
     w.set_defaults(func=cmd_write)
 
     ls = sub.add_parser("list", help="configs with their verdicts")

@@ -29,7 +29,7 @@ from dataclasses import replace
 import numpy as np
 
 from parity import reference as ref
-from parity.cli_common import add_options, die, finish, integer, progress
+from parity.cli_common import add_compile_cache_option, add_options, die, finish, integer, progress
 from parity.emit import (DEFAULT_SELECT, SELECTIONS, EmitError, check_target, default_catalog, model_json, parse_plan,
                          plan_layer, rejected_text, select_layers, us_text)
 from parity.escape import shown
@@ -418,4 +418,5 @@ def add_command(sub) -> None:
     la.add_argument("-v", "--verbose", action="store_true")
     add_options(la, only="layers", flavor=True, flavor_default="llvm23", jobs=True, json=True,
                 timeout=False, engines=False)
+    add_compile_cache_option(la)
     la.set_defaults(func=cmd_layers)

@@ -49,10 +49,12 @@ def check_file_names(directory: str, names, what: str) -> None:
                               f"{limit} (less 16 for the temp file); use a shorter name")
 
 
-def write_bytes_atomic(path, data: bytes, prefix: str | None = None, suffix: str = ".tmp") -> None:
+def write_bytes_atomic(path, data: bytes, prefix: str | None = None, suffix: str = ".tmp",
+                       fsync: bool = True) -> None:
     """Replace ``path`` with ``data`` atomically: a uniquely named temp file in
     the same directory (``prefix`` + random + ``suffix``; default prefix
-    ``.<name>.``), fsync'd, mode 0644, then ``os.replace``. A failure (or a
+    ``.<name>.``), fsync'd (not with ``fsync=False``: the compile cache, whose
+    entries carry their own checksum), mode 0644, then ``os.replace``. A failure (or a
     kill) never leaves a half-written ``path``; the temp file is removed on
     any exception."""
     d, base = os.path.split(os.fspath(path))
@@ -62,7 +64,8 @@ def write_bytes_atomic(path, data: bytes, prefix: str | None = None, suffix: str
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
-            os.fsync(f.fileno())
+            if fsync:
+                os.fsync(f.fileno())
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:

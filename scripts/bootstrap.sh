@@ -6,7 +6,8 @@
 #           (de_DE.UTF-8, for the locale-independence test), lld-22 (ld.lld-22
 #           links gfx1250 code objects for parity.runtime, docs/runtime.md),
 #           llvm-22 (llvm-mca-22's gfx1250 scheduling model for `parity perf`,
-#           docs/perf.md),
+#           docs/perf.md; llvm-mc-22 assembles `parity verify`'s code objects,
+#           docs/verify.md),
 #           python3-venv when `python3 -m venv` cannot work (Debian splits
 #           ensurepip out of python3)
 #   python: a virtual environment `.venv` at the repository root (created when

@@ -16,7 +16,7 @@ import sys
 import time
 
 import python_engine
-from parity.cli_common import add_options, die, finish, parse_only, progress
+from parity.cli_common import add_compile_cache_option, add_options, die, finish, parse_only, progress
 from parity.outputs import OutputError, ensure_dir, write_text_atomic
 from python_engine.targets.arch import find_arch  # debt: the LDS size limit (arch_table() gives text)
 
@@ -36,6 +36,7 @@ def add_command(sub) -> None:
     # --only FAMILY[/LABEL], --flavor (default llvm23), --jobs N (with --build), --json PATH
     add_options(a, only="jobs", flavor=True, flavor_default="llvm23", jobs=True, json=True,
                 timeout=False, engines=False)
+    add_compile_cache_option(a)
     a.set_defaults(func=cmd_aot, aot_action=None)
     s = a.add_subparsers(dest="aot_action")
     m = s.add_parser("merge", help="join shard manifests; every job of the grid exactly once")

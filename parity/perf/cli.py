@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from parity.cli_common import add_options, die, finish, jobs_of, progress
+from parity.cli_common import add_compile_cache_option, add_options, die, finish, jobs_of, progress
 from . import banks as BK, build as B, layers as L, mca as MCA, run as R, targets as T
 from .measure import attach_bank_conflicts
 from .table import COMPARE_HEAD, compare_rows, render, report_rows
@@ -39,6 +39,7 @@ def add_command(sub) -> None:
                         "model: each admitted candidate, the choice, the runner-up, the seed's choice")
     p.add_argument("--check-goals", action="store_true",
                    help="exit 1 when a goal of issue 16 is FAIL (default: report only, exit 0)")
+    add_compile_cache_option(p)
     p.set_defaults(func=cmd_perf)
 
 

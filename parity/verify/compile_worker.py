@@ -12,8 +12,9 @@ worker takes the next job, and the run goes on. The gate's engine pool
 (parity.pool) is not used here because it cannot capture a dead child's
 stderr, which is the whole message of an LLVM abort.
 
-Job kinds: ``compile`` (parse, verify, compile to assembly and object, ISA
-report), ``probe`` (intrinsic existence by wrong-signature declarations),
+Job kinds: ``compile`` (parse, verify, compile once to assembly, the code
+object assembled from it, ISA report; parity/llvm_compile.compile_module, so
+through the compile cache), ``probe`` (intrinsic existence by wrong-signature declarations),
 ``tables`` (an engine's intrinsic and arch tables, imported in isolation).
 """
 
@@ -32,7 +33,8 @@ from pathlib import Path
 from queue import Empty, Queue
 from typing import Any, Callable, Sequence
 
-from parity.llvm_compile import DEFAULT_TRIPLE, CompileError, message_line, parse_verify, target_machine
+from parity.llvm_compile import CompileError, compile_module, message_line, parse_verify
+from parity.verify.assemble import EM_AMDGPU, AssembleError, assemble_facts, elf_facts, find_llvm_mc
 from parity.verify.intrinsics_check import DeclError, parse_decl, right_signature_module, wrong_signature_modules
 
 DEFAULT_TIMEOUT = 120.0
@@ -59,31 +61,46 @@ def _parse_verify(text: str):
         return None, (exc.stage, _err(exc.__cause__))
 
 
+def _object_facts(text: str, asm: str, triple: str, arch: str) -> dict:
+    """The code object's size and ELF machine: ``asm`` assembled by LLVM 22's llvm-mc
+    (parity/verify/assemble.py), or, with no llvm-mc of llvmlite's LLVM release,
+    the object llvmlite compiles (a second code generation). Raises CompileError."""
+    from llvmlite import binding as llvm  # the [verify] extra: worker side only
+
+    tool = find_llvm_mc(llvm.llvm_version_info[0])
+    if tool is not None:
+        try:
+            return assemble_facts(asm, triple, arch, tool)
+        except AssembleError as exc:
+            raise CompileError("assemble", str(exc)) from exc
+    return elf_facts(compile_module(text, arch, "object").output)
+
+
 def job_compile(job: dict) -> dict:
+    """Parse, verify and compile a module once, to verbose assembly (through the
+    compile cache); its code object's size and ELF machine; the ISA report and,
+    with an ``arch_row``, the buffer-descriptor check."""
     from parity.verify.isa_report import build_report  # PyYAML ([verify] extra): worker side only
 
     text, kernel, arch = job["text"], job["kernel"], job["arch"]
-    m, err = _parse_verify(text)
-    if err:
-        return {"ok": False, "stage": err[0], "error": err[1]}
-    if m.get_function(kernel) is None:
-        return {"ok": False, "stage": "verify", "error": f"module defines no function @{kernel}"}
-    externals = [f.name for f in m.functions if f.is_declaration and not f.name.startswith("llvm.")]
-    triple = m.triple or DEFAULT_TRIPLE
-    tm = target_machine(triple, arch, asm_comments=True)  # keeps AMDGPUAsmPrinter's "; Occupancy:" comments
     try:
-        asm = tm.emit_assembly(m)
-        m2, _ = _parse_verify(text)
-        obj = tm.emit_object(m2)
-    except RuntimeError as exc:
-        return {"ok": False, "stage": "compile", "error": _err(exc)}
-    rep = build_report(asm, kernel, arch, object_bytes=len(obj))
+        c = compile_module(text, arch, "asm")  # verbose: keeps AMDGPUAsmPrinter's "; Occupancy:" comments
+    except CompileError as exc:
+        return {"ok": False, "stage": exc.stage, "error": exc.message or type(exc.__cause__).__name__}
+    if kernel not in c.defined:
+        return {"ok": False, "stage": "verify", "error": f"module defines no function @{kernel}"}
+    asm = c.output
+    try:
+        obj = _object_facts(text, asm, c.triple, arch)
+    except CompileError as exc:
+        return {"ok": False, "stage": exc.stage, "error": exc.message}
+    rep = build_report(asm, kernel, arch, object_bytes=obj["bytes"])
     desc = None
     if job.get("arch_row"):
         from parity.verify.descriptor import check_descriptors  # PyYAML via isa_report: worker side only
         desc = check_descriptors(asm, text, kernel, job["arch_row"]).to_json()
-    out = {"ok": True, "report": rep.to_json(), "externals": externals, "descriptors": desc,
-           "elf": obj[:4] == b"\x7fELF" and len(obj) > 18 and int.from_bytes(obj[18:20], "little") == 224}
+    out = {"ok": True, "report": rep.to_json(), "externals": c.externals, "descriptors": desc,
+           "elf": obj["elf_machine"] == EM_AMDGPU, "cached": c.cached}
     if job.get("keep_asm"):
         out["asm"] = asm
     return out
@@ -249,9 +266,13 @@ class CompileWorkers:
     ``{"ok": False, "crashed": True, "stage": "abort"|"timeout", "error": msg}``
     with LLVM's stderr in the message. Anything the worker wrote to stderr
     during a job that did not kill it is attached as ``"stderr"``.
+
+    ``keep=True``: the worker processes outlive a :meth:`run` and serve the next
+    one (no new interpreter, llvmlite and engine import per run); the caller
+    then ends them with :meth:`close` (or ``with CompileWorkers(keep=True) as cw``).
     """
 
-    def __init__(self, workers: int | None = None, timeout: float = DEFAULT_TIMEOUT):
+    def __init__(self, workers: int | None = None, timeout: float = DEFAULT_TIMEOUT, keep: bool = False):
         self.workers = max(1, workers or os.cpu_count() or 1)
         self.timeout = float(timeout)
         env = dict(os.environ)
@@ -261,6 +282,22 @@ class CompileWorkers:
         env.setdefault("PYTHONUNBUFFERED", "1")
         self.env = env
         self.restarts = 0
+        self.keep = keep
+        self._idle: list[_Proc] = []
+        self._idle_lock = threading.Lock()
+
+    def __enter__(self) -> "CompileWorkers":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """End the kept worker processes (``keep=True``); a no-op otherwise."""
+        with self._idle_lock:
+            idle, self._idle = self._idle, []
+        for proc in idle:
+            proc.close()
 
     def _run_one(self, proc: _Proc | None, job: dict) -> tuple[_Proc | None, dict]:
         if proc is None or proc.p.poll() is not None:
@@ -326,6 +363,9 @@ class CompileWorkers:
 
         def loop():
             proc = None
+            if self.keep:
+                with self._idle_lock:
+                    proc = self._idle.pop() if self._idle else None
             try:
                 while True:
                     try:
@@ -340,7 +380,10 @@ class CompileWorkers:
             except BaseException as exc:  # noqa: BLE001
                 errors.append(exc)
             finally:
-                if proc is not None:
+                if proc is not None and self.keep and proc.p.poll() is None:
+                    with self._idle_lock:
+                        self._idle.append(proc)
+                elif proc is not None:
                     proc.close()
 
         threads = [threading.Thread(target=loop, daemon=True)

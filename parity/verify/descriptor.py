@@ -413,16 +413,17 @@ def check_descriptors(asm: str, text: str, kernel: str, arch_row: dict) -> Descr
     covered = set()
     for lo, w in fields.values():
         covered.update(range(lo, lo + w))
-    for line, quad, bits in quads:
-        where = f"`{line}` (descriptor {quad})"
+
+    def judge(bits) -> list[str]:
+        """The problems of one descriptor's 128 bit terms (the same for every
+        instruction that receives the same bits: judged once per distinct quad)."""
         base = _field(bits, blo, bw)
         names = {by_bit.get(next(iter(b)), ("?", -1))[0] if isinstance(b, frozenset) and len(b) == 1 else None
                  for b in base[:32]}
         cands = [c for c in calls if names == {c.base}]
         if not cands:
-            problems.append(f"{where}: base field (bits {blo + bw - 1}:{blo}) is not a pointer argument of any "
-                            f"make.buffer.rsrc call: {_hex(base[:32])}")
-            continue
+            return [f"base field (bits {blo + bw - 1}:{blo}) is not a pointer argument of any "
+                    f"make.buffer.rsrc call: {_hex(base[:32])}"]
         c = cands[0]
 
         def drop(b, nr_limit):
@@ -471,5 +472,12 @@ def check_descriptors(asm: str, text: str, kernel: str, arch_row: dict) -> Descr
         if c.flags == arch_row.get("rsrc_flags") and c.stride == 0 and v3 != arch_row.get("rsrc_word3"):
             bad.append(f"word 3 is {_hex(w3)}, the arch table's rsrc_word3 for {arch} is "
                        f"0x{arch_row.get('rsrc_word3'):08X}")
-        problems.extend(f"{where}: {b}" for b in bad)
+        return bad
+
+    judged: dict = {}
+    for line, quad, bits in quads:
+        key = tuple(bits)
+        if key not in judged:
+            judged[key] = judge(bits)
+        problems.extend(f"`{line}` (descriptor {quad}): {b}" for b in judged[key])
     return DescriptorCheck(len(quads), problems)

@@ -4,7 +4,7 @@ Sources, in order of authority:
 
 * the ``.amdgpu_metadata`` YAML block (the code object's metadata, the same
   document LLVM writes into the object's ``NT_AMDGPU_METADATA`` note), read
-  with PyYAML:
+  with PyYAML's libyaml loader (``CSafeLoader``):
   ``.vgpr_count``, ``.sgpr_count``, ``.vgpr_spill_count``,
   ``.sgpr_spill_count``, ``.private_segment_fixed_size`` (scratch),
   ``.group_segment_fixed_size`` (LDS), ``.cluster_dims``;
@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 
 import yaml
 
@@ -74,15 +75,33 @@ def metadata_block(asm: str) -> str | None:
     return m.group(1) if m else None
 
 
+def c_safe_loader():
+    """PyYAML's ``CSafeLoader`` (the safe loader on libyaml's C parser, ~10x the pure-Python
+    one on these blocks). Raises RuntimeError saying how to get it when PyYAML was built
+    without libyaml (PyPI's wheels for x86-64/aarch64 Linux include it)."""
+    loader = getattr(yaml, "CSafeLoader", None)
+    if loader is None:
+        raise RuntimeError("PyYAML has no libyaml (yaml.CSafeLoader missing): reinstall it from a wheel "
+                           "(pip install --force-reinstall PyYAML) or with libyaml-dev present")
+    return loader
+
+
+@lru_cache(maxsize=4)
+def _metadata_doc(block: str):
+    """The block read once for the ISA report and the descriptor check (callers only read it)."""
+    return yaml.load(block, Loader=c_safe_loader())
+
+
 def kernel_metadata(asm: str, kernel: str) -> dict | None:
     """The ``amdhsa.kernels`` entry of ``kernel`` as PyYAML reads it (``.args``
-    is the list of argument maps), or None when the assembly has no metadata
+    is the list of argument maps; shared between calls on the same assembly:
+    read it, do not change it), or None when the assembly has no metadata
     block or no entry for the kernel. Raises ``yaml.YAMLError`` when the block
     is not YAML."""
     block = metadata_block(asm)
     if block is None:
         return None
-    doc = yaml.safe_load(block)
+    doc = _metadata_doc(block)
     kernels = doc.get("amdhsa.kernels") if isinstance(doc, dict) else None
     for k in kernels if isinstance(kernels, list) else []:
         if isinstance(k, dict) and k.get(".name") == kernel:

@@ -12,8 +12,9 @@ A run:
 3. per module: no external function that is not an ``llvm.`` intrinsic, every
    declared intrinsic known to LLVM 22.1, then the lane: llvm20 text through
    ``opt-19 -passes=verify``; llvm22/llvm23 text through llvmlite (LLVM 22.1):
-   parse, verify, compile for the config's arch to assembly and a code object,
-   in worker processes (parity.verify.compile_worker);
+   parse, verify, compile once for the config's arch to assembly (through the
+   compile cache, parity.compile_cache), the code object assembled from it by
+   LLVM 22's llvm-mc, in worker processes (parity.verify.compile_worker);
 4. gates each compiled kernel: no spill and no scratch (unless the config
    has ``allow_spill="reason"``), LDS within the arch limit, ``.cluster_dims``
    in the metadata exactly when the kernel has ``amdgpu-cluster-dims``;
@@ -30,6 +31,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -45,7 +47,7 @@ from parity.runner import engine_module
 from parity.verify import intrinsics_check as IC
 from parity.verify import lanes as L
 from parity.verify.compile_worker import DEFAULT_TIMEOUT, CompileWorkers
-from parity.cli_common import finish, finite_seconds, note_outside_checkout
+from parity.cli_common import add_compile_cache_option, finish, finite_seconds, note_outside_checkout
 from parity.config import ConfigError
 from parity.pool import PoolError
 from parity.report import add_common_options, die, progress, select
@@ -349,88 +351,113 @@ def run_verify(
     also = {fl: st for fl in flavors if (st := L.also_status(fl)) is not None}
     units = [(fam, cfg, fl) for fam in families for cfg in fam.configs for fl in flavors if cfg.applies(fl)]
     lowered = _lower_all(units, engine, n, lower_timeout)
-    cw = CompileWorkers(workers=n, timeout=timeout)
-    t_problems, t_notes, n_checked, probes, arch = check_tables(cw, lanes, engine, flavors)
+    with CompileWorkers(workers=n, timeout=timeout, keep=True) as cw:  # one set of workers for every run below
+        t_problems, t_notes, n_checked, probes, arch = check_tables(cw, lanes, engine, flavors)
 
-    results: list[UnitResult] = []
-    compile_jobs: list[tuple[UnitResult, dict, str]] = []
-    opt_jobs: list[tuple[UnitResult, str]] = []
-    opt23_jobs: list[tuple[UnitResult, str]] = []
-    proof_jobs: list[tuple[UnitResult, str, object]] = []
-    extra_decls: set[str] = set()
-    for (fam, cfg, fl), out in zip(units, lowered):
-        st = lanes[fl]
-        u = UnitResult(fam.name, cfg.name, fl, cfg.arch, lane=st.lane.name, llvm=st.label)
-        results.append(u)
-        expect = cfg.expectation(fl)
-        if out["status"] == "rejected":
-            u.status = REJECTED
-            if expect.kind == "ok":
-                u.status = FAIL
-                u.errors.append(f"expected ok but {engine} rejected: {out.get('reason')!r}")
-            continue
-        if out["status"] != "ok" or not isinstance(out.get("text"), str):
-            u.errors.append(f"{engine} engine crashed: {out.get('error')}")
-            continue
-        if expect.kind == "reject":
-            u.notes.append(f"expected reject({expect.reason!r}) but {engine} lowered it (the gate's verdict)")
-        u.kernel = out["kernel"]
-        text = out["text"]
-        u.errors.extend(IC.external_call_problems(text))
-        try:
-            decls = IC.declarations(text)
-        except IC.DeclError as exc:
-            u.errors.append(str(exc))
-            decls = []
-        for d in decls:
-            if d.is_intrinsic_name and d.text not in probes:
-                extra_decls.add(d.text)
-        u._decls = decls  # type: ignore[attr-defined]
-        u._cfg = cfg  # type: ignore[attr-defined]
-        proof_jobs.append((u, text, cfg))
-        if fl in also and also[fl].available:
-            u.llvm_also = also[fl].version
-            opt23_jobs.append((u, text))
-        if not st.available:
-            u.status = SKIPPED
-            u.notes.append(f"lane {st.lane.name} missing: {st.problem}")
-            continue
-        if st.lane.kind == L.OPT:
-            opt_jobs.append((u, text))
-        else:
-            compile_jobs.append((u, {"kind": "compile", "text": text, "kernel": u.kernel,
-                                     "arch": cfg.arch, "arch_row": arch.get(cfg.arch)}, text))
-    if extra_decls and lanes["llvm22"].available:
-        [res] = cw.run([{"kind": "probe", "decls": sorted(extra_decls), "check_right": False}])
-        if res.get("ok"):
-            probes.update(res["results"])
-        else:
-            t_problems.append(f"intrinsic probe of module declarations failed: {res.get('error')}")
+        results: list[UnitResult] = []
+        compile_jobs: list[tuple[UnitResult, dict, str]] = []
+        opt_jobs: list[tuple[UnitResult, str]] = []
+        opt23_jobs: list[tuple[UnitResult, str]] = []
+        proof_jobs: list[tuple[UnitResult, str, object]] = []
+        extra_decls: set[str] = set()
+        for (fam, cfg, fl), out in zip(units, lowered):
+            st = lanes[fl]
+            u = UnitResult(fam.name, cfg.name, fl, cfg.arch, lane=st.lane.name, llvm=st.label)
+            results.append(u)
+            expect = cfg.expectation(fl)
+            if out["status"] == "rejected":
+                u.status = REJECTED
+                if expect.kind == "ok":
+                    u.status = FAIL
+                    u.errors.append(f"expected ok but {engine} rejected: {out.get('reason')!r}")
+                continue
+            if out["status"] != "ok" or not isinstance(out.get("text"), str):
+                u.errors.append(f"{engine} engine crashed: {out.get('error')}")
+                continue
+            if expect.kind == "reject":
+                u.notes.append(f"expected reject({expect.reason!r}) but {engine} lowered it (the gate's verdict)")
+            u.kernel = out["kernel"]
+            text = out["text"]
+            u.errors.extend(IC.external_call_problems(text))
+            try:
+                decls = IC.declarations(text)
+            except IC.DeclError as exc:
+                u.errors.append(str(exc))
+                decls = []
+            for d in decls:
+                if d.is_intrinsic_name and d.text not in probes:
+                    extra_decls.add(d.text)
+            u._decls = decls  # type: ignore[attr-defined]
+            u._cfg = cfg  # type: ignore[attr-defined]
+            proof_jobs.append((u, text, cfg))
+            if fl in also and also[fl].available:
+                u.llvm_also = also[fl].version
+                opt23_jobs.append((u, text))
+            if not st.available:
+                u.status = SKIPPED
+                u.notes.append(f"lane {st.lane.name} missing: {st.problem}")
+                continue
+            if st.lane.kind == L.OPT:
+                opt_jobs.append((u, text))
+            else:
+                compile_jobs.append((u, {"kind": "compile", "text": text, "kernel": u.kernel,
+                                         "arch": cfg.arch, "arch_row": arch.get(cfg.arch)}, text))
+        if extra_decls and lanes["llvm22"].available:
+            [res] = cw.run([{"kind": "probe", "decls": sorted(extra_decls), "check_right": False}])
+            if res.get("ok"):
+                probes.update(res["results"])
+            else:
+                t_problems.append(f"intrinsic probe of module declarations failed: {res.get('error')}")
 
-    total = len(compile_jobs) + len(opt_jobs) + len(opt23_jobs)
-    done = 0
+        total = len(compile_jobs) + len(opt_jobs) + len(opt23_jobs)
+        done = 0
 
-    def tick(*_):
-        nonlocal done
-        done += 1
-        if progress is not None:
-            progress(done, total)
+        tick_lock = threading.Lock()
 
-    proof_pool = ThreadPoolExecutor(max_workers=1)  # overlaps the LLVM workers (subprocesses)
-    proof_future = proof_pool.submit(_prove_all, proof_jobs)
-    answers = cw.run([j for _, j, _ in compile_jobs], on_result=tick)
+        def tick(*_):
+            nonlocal done
+            with tick_lock:  # the LLVM workers' thread and the opt threads
+                done += 1
+                if progress is not None:
+                    progress(done, total)
+
+        def opt_one(job):
+            u, text = job
+            ok, err = L.run_opt_verify(text, timeout=timeout)
+            tick()
+            return ok, err
+
+        def opt23_one(job):
+            u, text = job
+            ok, err = L.run_opt23_verify(text, timeout=timeout)
+            tick()
+            return ok, err
+
+        proof_pool = ThreadPoolExecutor(max_workers=1)  # overlaps the LLVM workers (subprocesses)
+        proof_future = proof_pool.submit(_prove_all, proof_jobs)
+        # opt-19 / LLVM 23 opt subprocesses fill the cores the LLVM workers leave idle
+        # (their start-up, the last long compiles) instead of running after them
+        opt_pool = ThreadPoolExecutor(max_workers=n)
+        opt_answers = opt_pool.map(opt_one, opt_jobs)
+        opt23_answers = opt_pool.map(opt23_one, opt23_jobs)
+        # the longest modules first, so no long compile starts last and runs alone
+        order = sorted(range(len(compile_jobs)), key=lambda i: -len(compile_jobs[i][2]))
+        answers: list = [None] * len(compile_jobs)
+        for i, a in zip(order, cw.run([compile_jobs[i][1] for i in order], on_result=tick)):
+            answers[i] = a
     for (u, _, text), a in zip(compile_jobs, answers):
-        if not a.get("ok"):
-            stage = a.get("stage", "?")
-            label = {"abort": "LLVM aborted", "timeout": "LLVM hung", "parse": "parse error",
-                     "verify": "verifier error", "compile": "compile error"}.get(stage, f"{stage} error")
-            u.errors.append(f"{label} ({u.llvm}, cpu {u.arch}): {a.get('error')}")
-            continue
         err = a.get("stderr", "")
         if "not a recognized processor" in err:
             u.errors.append(f"{u.llvm} does not know cpu {u.arch!r}: {_first_line(err)}")
-        elif err:
+        elif err and a.get("ok"):
             u.notes.append(f"LLVM stderr: {_first_line(err)}")
+        if not a.get("ok"):
+            stage = a.get("stage", "?")
+            label = {"abort": "LLVM aborted", "timeout": "LLVM hung", "parse": "parse error",
+                     "verify": "verifier error", "compile": "compile error",
+                     "assemble": "assembler error (llvm-mc)"}.get(stage, f"{stage} error")
+            u.errors.append(f"{label} ({u.llvm}, cpu {u.arch}): {a.get('error')}")
+            continue
         for name in a.get("externals", []):
             msg = f"declares external function @{name}, which is not an llvm. intrinsic"
             if msg not in u.errors:
@@ -441,25 +468,13 @@ def run_verify(
         gate_isa(u, u.isa, text, u._cfg, arch.get(u.arch))  # type: ignore[attr-defined]
         gate_descriptors(u, a.get("descriptors"))
 
-    def opt_one(job):
-        u, text = job
-        ok, err = L.run_opt_verify(text, timeout=timeout)
-        tick()
-        return ok, err
-
-    def opt23_one(job):
-        u, text = job
-        ok, err = L.run_opt23_verify(text, timeout=timeout)
-        tick()
-        return ok, err
-
-    with ThreadPoolExecutor(max_workers=n) as ex:
-        for (u, _), (ok, err) in zip(opt_jobs, ex.map(opt_one, opt_jobs)):
+    with opt_pool:
+        for (u, _), (ok, err) in zip(opt_jobs, opt_answers):
             if not ok:
                 u.errors.append(f"{u.llvm} rejects the llvm20 text: {_first_line(err)}")
             elif err:
                 u.notes.append(f"opt stderr: {_first_line(err)}")
-        for (u, _), (ok, err) in zip(opt23_jobs, ex.map(opt23_one, opt23_jobs)):
+        for (u, _), (ok, err) in zip(opt23_jobs, opt23_answers):
             if not ok:
                 u.errors.append(f"{u.llvm_also} rejects the {u.flavor} text: {_first_line(err)}")
             elif err:
@@ -639,6 +654,7 @@ def add_command(sub) -> None:
                    help="whose text to verify (default python; byte identity makes them equal)")
     v.add_argument("--compile-timeout", type=finite_seconds("--compile-timeout"), default=DEFAULT_TIMEOUT, metavar="S",
                    help=f"per-module LLVM timeout in seconds (default {DEFAULT_TIMEOUT:g})")
+    add_compile_cache_option(v)
     v.set_defaults(func=cmd_verify)
 
 
