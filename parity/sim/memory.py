@@ -74,14 +74,27 @@ def bytes_of(v: np.ndarray) -> np.ndarray:
     return v.reshape(WAVE, -1).view(np.uint8)
 
 
+def lane_span(off: np.ndarray, step: np.ndarray, nb: int, align: int, size: int):
+    """``slice(o, o + 32 * nb)`` when lane ``l`` accesses bytes ``o + l * nb`` ..
+    ``+ nb`` (``step`` = ``LANES64 * nb``), the whole range lies inside ``size``
+    bytes and every lane is aligned to ``align``: the access's bytes in lane
+    order, one contiguous range that needs no per-byte index. Else ``None``
+    (the caller checks the access byte by byte and reports what is wrong)."""
+    o = int(off[0])
+    if o < 0 or o + WAVE * nb > size or (align > 1 and (o % align or nb % align)):
+        return None
+    if np.count_nonzero(off != step + o):
+        return None
+    return slice(o, o + WAVE * nb)
+
+
 def check_access(mem: Memory, off: np.ndarray, nb: int, align: int, what: str, X):
-    lo = off.min()
-    if lo < 0 or off.max() + nb > mem.data.size:
-        bad = (off < 0) | (off + nb > mem.data.size)
+    bad = (off < 0) | (off > mem.data.size - nb)
+    if np.count_nonzero(bad):
         k = int(np.argmax(bad))
         raise OutOfBounds(f"out-of-bounds {what} of {nb} bytes at byte offset {int(off[k])} of "
                           f"{mem.label()} (lane {k} of {X.launch.agent_name(X.agent)})")
-    if align > 1 and (off % align).any():
+    if align > 1 and np.count_nonzero(off % align):
         k = int(np.argmax(off % align != 0))
         raise Misaligned(f"{what} at byte offset {int(off[k])} of {mem.label()} is not aligned to "
                          f"the declared align {align} (lane {k})")
@@ -97,21 +110,32 @@ def buffer_range(off: np.ndarray, esz: int, ne: int, nrec: int, what: str) -> np
     allin = inside.all(axis=1)
     if ne > 1:
         part = inside.any(axis=1) & ~allin
-        if part.any():
+        if np.count_nonzero(part):
             k = int(np.argmax(part))
             raise OutOfBounds(f"{what} at offset {int(off[k])} straddles num_records={nrec} (lane {k}): "
                               f"part of the vector is in range and part is not")
     return allin
 
 
-def write(mem: Memory, idx: np.ndarray, vb: np.ndarray, X, what: str):
+def write(mem: Memory, idx, vb: np.ndarray, X, what: str):
+    """Write ``vb`` ((32, nb) uint8, lane-major) to byte offsets ``idx`` of ``mem``
+    ((32, nb) int64, or a :func:`lane_span` slice) through the race shadow; lanes
+    writing different bytes to one address raise LaneConflict."""
+    if isinstance(idx, slice):
+        vb = vb.reshape(-1)
+        if mem.shadow is not None:
+            mem.shadow.write(idx, mem.data[idx] != vb, X, mem, what)
+        mem.data[idx] = vb
+        if mem.init is not None:
+            mem.init[idx] = True
+        return
     old = mem.data[idx]
     changed = old != vb
     if mem.shadow is not None:
         mem.shadow.write(idx, changed, X, mem, what)
     mem.data[idx] = vb
     back = mem.data[idx]  # lanes that overlap with different bytes: the later lane won
-    if (back != vb).any():
+    if np.count_nonzero(back != vb):
         k = first_lane(back != vb)
         raise LaneConflict(f"lanes of one {what} write different bytes to {mem.label()} byte offset "
                            f"{int(idx[k][np.argmax(back[k] != vb[k])])} (lane {k} and another lane)")
