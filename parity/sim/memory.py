@@ -26,12 +26,16 @@ class Memory:
 
     __slots__ = ("name", "space", "data", "init", "shadow")
 
-    def __init__(self, name: str, space: str, data: np.ndarray, track_init: bool, shadow: bool):
+    def __init__(self, name: str, space: str, data: np.ndarray, track_init: bool, shadow: bool,
+                 clustered: bool = False):
+        """``data``: the bytes (uint8, 1-D); ``track_init``: record which bytes were
+        written (LDS); ``shadow``: keep a race shadow; ``clustered``: waves of
+        several workgroups of one cluster reach it (:class:`Shadow`)."""
         self.name = name
         self.space = space
         self.data = data
         self.init = np.zeros(data.size, np.bool_) if track_init else None
-        self.shadow = Shadow(data.size) if shadow else None
+        self.shadow = Shadow(data.size, clustered) if shadow else None
 
     def label(self) -> str:
         return f"{'LDS' if self.space == 'lds' else 'global'} {self.name!r} ({self.data.size} bytes)"

@@ -49,8 +49,35 @@ def _keys(X) -> tuple:
 def _ordered(agent, k1, k2, A, b1, P, b2, CP) -> np.ndarray:
     """Per byte: the access (agent, workgroup key, cluster key) is ordered before
     the executing wave's (A, b1 + P, b2 + CP): same wave, or same workgroup in an
-    earlier phase, or same cluster in an earlier cluster phase."""
-    return ((agent == A) | ((k1 - b1).view(_U64) < P) | ((k2 - b2).view(_U64) < CP))
+    earlier phase, or same cluster in an earlier cluster phase (``k2`` None: a
+    memory only one workgroup per cluster reaches, where a cluster barrier is
+    also a workgroup barrier and the cluster test adds nothing)."""
+    if k2 is None:
+        return (agent == A) | ((k1 - b1).view(_U64) < P)
+    return (agent == A) | ((k1 - b1).view(_U64) < P) | ((k2 - b2).view(_U64) < CP)
+
+
+def _all_ordered(summ, A, G, P) -> bool:
+    """Every access a summary ``(workgroup, last phase, agent)`` covers is ordered
+    before wave ``A`` of workgroup ``G`` in phase ``P`` (same wave, or same
+    workgroup in an earlier phase); ``None``: there is none."""
+    if summ is None:
+        return True
+    g, ph, ag = summ
+    return g == G and (ph < P or (ph == P and ag == A))
+
+
+def _summed(summ, A, G, P) -> tuple:
+    """The summary ``summ`` after one more access by wave ``A`` of workgroup ``G``
+    in phase ``P`` (phases of one workgroup only grow)."""
+    if summ is None:
+        return (G, P, A)
+    g, ph, ag = summ
+    if g != G:
+        return (-2, 0, -2)
+    if ph < P:
+        return (G, P, A)
+    return summ if ag == A else (G, P, -2)
 
 
 def _offsets(idx, mask) -> np.ndarray:
@@ -76,16 +103,32 @@ class Shadow:
     one contiguous range in order: the same bytes in the same order, read and
     written as views)."""
 
-    __slots__ = ("wa", "wk1", "wk2", "wn", "ra", "rk1", "rk2")
+    __slots__ = ("wa", "wk1", "wk2", "wn", "ra", "rk1", "rk2", "rsum", "wsum", "wonly")
 
-    def __init__(self, n: int):
+    def __init__(self, n: int, clustered: bool = True):
+        """``clustered``: waves of several workgroups of one cluster can reach the
+        memory (a global buffer in a launch with clusters of more than one
+        workgroup); otherwise the cluster keys are not kept (every cluster
+        barrier is also a workgroup barrier, so same-cluster ordering is
+        same-workgroup ordering there)."""
+        # Summaries over every read / write recorded so far (O(1) per access):
+        # (workgroup, last phase, agent) -- the one workgroup that made them all
+        # (-2 several), the latest workgroup phase among them, the one agent that
+        # made the accesses of that phase (-2 several); None: none yet. When they
+        # show every earlier access ordered before the current one, the per-byte
+        # check would pass on every byte and is skipped (the state it records is
+        # the same). ``wonly``: the one agent that made every write (-2 several,
+        # -1 none): a read by that agent has no other writer to check.
+        self.rsum = None
+        self.wsum = None
+        self.wonly = -1
         self.wa = np.full(n, -1, np.int64)     # writer agent, -1 none
         self.wk1 = np.zeros(n, np.int64)       # writer workgroup key
-        self.wk2 = np.zeros(n, np.int64)       # writer cluster key
+        self.wk2 = np.zeros(n, np.int64) if clustered else None   # writer cluster key
         self.wn = np.zeros(n, np.int64)        # writer's releases before the write (nrel1 << 32 | nrel2)
         self.ra = np.full(n, -1, np.int64)     # reader agent, -1 none, -2 several
         self.rk1 = np.zeros(n, np.int64)       # reader workgroup key
-        self.rk2 = np.zeros(n, np.int64)       # reader cluster key
+        self.rk2 = np.zeros(n, np.int64) if clustered else None   # reader cluster key
 
     def read(self, idx, X, mem, what: str):
         """Record a read of byte offsets ``idx`` by wave ``X``. Raises RaceError
@@ -94,33 +137,45 @@ class Shadow:
         if not isinstance(idx, slice):
             idx = idx.ravel()
         A, b1, P, b2, CP = _keys(X)
-        wa = self.wa[idx]
-        cand = (wa >= 0) & (wa != A)
-        if np.count_nonzero(cand):
+        G = X.wgi
+        wonly = self.wonly
+        if wonly != -1 and wonly != A:
+            wa = self.wa[idx]
+            cand = (wa >= 0) & (wa != A)
+            ncand = np.count_nonzero(cand)
+        else:
+            ncand = 0   # no byte of this memory was written by another wave
+        if ncand:
             sel = _offsets(idx, cand)
             wac = wa[cand]
             wk1 = self.wk1[sel]
-            ok = ((wk1 - b1).view(_U64) < P) | ((self.wk2[sel] - b2).view(_U64) < CP)
+            ok = (wk1 - b1).view(_U64) < P
+            if self.wk2 is not None:
+                ok |= (self.wk2[sel] - b2).view(_U64) < CP
             if np.count_nonzero(ok) != ok.size:
                 k = int(np.argmin(ok))
                 raise RaceError(f"race: {what} reads byte offset {int(sel[k])} of {mem.label()}, "
                                 f"written by {X.launch.agent_name(int(wac[k]))} with no barrier "
                                 f"between the write and this read by {X.launch.agent_name(X.agent)}")
             self._visible(sel, wac, wk1, X, mem, what)
-        ra = self.ra[idx]
-        rk1 = self.rk1[idx]
-        rk2 = self.rk2[idx]
-        po = (ra == -1) | _ordered(ra, rk1, rk2, A, b1, P, b2, CP)
-        if np.count_nonzero(po) == po.size:
-            self.ra[idx] = A
-            self.rk1[idx] = b1 + P
+        rsum = self.rsum
+        self.rsum = _summed(rsum, A, G, P)
+        if not _all_ordered(rsum, A, G, P):
+            ra = self.ra[idx]
+            rk1 = self.rk1[idx]
+            rk2 = None if self.rk2 is None else self.rk2[idx]
+            po = (ra == -1) | _ordered(ra, rk1, rk2, A, b1, P, b2, CP)
+            if np.count_nonzero(po) != po.size:
+                n1 = np.where(po | ((rk1 >> 32) == X.wgi), b1 + P, _SEVERAL)
+                if rk2 is not None:
+                    self.rk2[idx] = np.where(po | ((rk2 >> 32) == X.cli), b2 + CP, _SEVERAL)
+                self.ra[idx] = np.where(po, A, -2)
+                self.rk1[idx] = n1
+                return
+        self.ra[idx] = A
+        self.rk1[idx] = b1 + P
+        if self.rk2 is not None:
             self.rk2[idx] = b2 + CP
-            return
-        n1 = np.where(po | ((rk1 >> 32) == X.wgi), b1 + P, _SEVERAL)
-        n2 = np.where(po | ((rk2 >> 32) == X.cli), b2 + CP, _SEVERAL)
-        self.ra[idx] = np.where(po, A, -2)
-        self.rk1[idx] = n1
-        self.rk2[idx] = n2
 
     def _visible(self, sel, wa, wk1, X, mem, what: str):
         """The memory-visibility model: bytes ``sel`` written by other waves
@@ -176,27 +231,39 @@ class Shadow:
             idx = idx.ravel()
         changed = changed.ravel()
         A, b1, P, b2, CP = _keys(X)
-        wa = self.wa[idx]
-        w_ok = (wa < 0) | _ordered(wa, self.wk1[idx], self.wk2[idx], A, b1, P, b2, CP)
-        nok = np.count_nonzero(w_ok)
-        if nok != w_ok.size:
+        G = X.wgi
+        upd = idx
+        if not _all_ordered(self.wsum, A, G, P):
+            wa = self.wa[idx]
+            w_ok = (wa < 0) | _ordered(wa, self.wk1[idx], None if self.wk2 is None else self.wk2[idx],
+                                       A, b1, P, b2, CP)
+            if np.count_nonzero(w_ok) != w_ok.size:
+                upd = None
+        if upd is None:
             bad = changed & ~w_ok
             if np.count_nonzero(bad):
                 k = int(np.argmax(bad))
                 raise RaceError(f"race: {what} overwrites byte offset {_at(idx, k)} of {mem.label()} with a "
                                 f"different value; {X.launch.agent_name(int(wa[k]))} wrote it with no barrier "
                                 f"before this write by {X.launch.agent_name(X.agent)}")
-        ra = self.ra[idx]
-        r_ok = (ra == -1) | _ordered(ra, self.rk1[idx], self.rk2[idx], A, b1, P, b2, CP)
-        if np.count_nonzero(r_ok) != r_ok.size:
-            bad = changed & ~r_ok
-            if np.count_nonzero(bad):
-                k = int(np.argmax(bad))
-                who = "several waves" if ra[k] == -2 else X.launch.agent_name(int(ra[k]))
-                raise RaceError(f"race: {what} changes byte offset {_at(idx, k)} of {mem.label()} that {who} "
-                                f"read with no barrier before this write by {X.launch.agent_name(X.agent)}")
-        upd = idx if nok == w_ok.size else _offsets(idx, changed | w_ok)
+        if not _all_ordered(self.rsum, A, G, P):
+            ra = self.ra[idx]
+            r_ok = (ra == -1) | _ordered(ra, self.rk1[idx], None if self.rk2 is None else self.rk2[idx],
+                                         A, b1, P, b2, CP)
+            if np.count_nonzero(r_ok) != r_ok.size:
+                bad = changed & ~r_ok
+                if np.count_nonzero(bad):
+                    k = int(np.argmax(bad))
+                    who = "several waves" if ra[k] == -2 else X.launch.agent_name(int(ra[k]))
+                    raise RaceError(f"race: {what} changes byte offset {_at(idx, k)} of {mem.label()} that "
+                                    f"{who} read with no barrier before this write by "
+                                    f"{X.launch.agent_name(X.agent)}")
+        if upd is None:
+            upd = _offsets(idx, changed | w_ok)
+        self.wsum = _summed(self.wsum, A, G, P)
+        self.wonly = A if self.wonly in (-1, A) else -2
         self.wa[upd] = A
         self.wk1[upd] = b1 + P
-        self.wk2[upd] = b2 + CP
+        if self.wk2 is not None:
+            self.wk2[upd] = b2 + CP
         self.wn[upd] = (X.nrel1 << 32) | X.nrel2
