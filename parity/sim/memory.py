@@ -17,6 +17,7 @@ from .errors import LaneConflict, Misaligned, OutOfBounds
 from .shadow import Shadow
 
 WAVE = 32
+LIM32 = np.int64(1) << np.int64(32)   # a raw buffer offset at or past 2^32 is out of range
 LANES = np.arange(WAVE)
 LANES64 = LANES.astype(np.int64)
 
@@ -109,11 +110,12 @@ def buffer_range(off: np.ndarray, esz: int, ne: int, nrec: int, what: str) -> np
     check is per element; an access with some elements in range and some out
     is reported (its hardware result depends on the generation's range-check
     granularity, and our kernels' admission rules exclude it)."""
-    ends = off[:, None] + (np.arange(ne, dtype=np.int64) + 1) * esz  # (32, ne)
-    inside = (off[:, None] >= 0) & (ends <= nrec) & (off[:, None] < 2 ** 32)
-    allin = inside.all(axis=1)
+    # element e is inside when off >= 0, off < 2^32 and off + (e + 1) * esz <= nrec:
+    # monotone in e, so "some inside" is element 0 inside, "all inside" the last
+    ok0 = (off >= 0) & (off < LIM32)
+    allin = ok0 & (off <= nrec - ne * esz)
     if ne > 1:
-        part = inside.any(axis=1) & ~allin
+        part = ok0 & (off <= nrec - esz) & ~allin
         if np.count_nonzero(part):
             k = int(np.argmax(part))
             raise OutOfBounds(f"{what} at offset {int(off[k])} straddles num_records={nrec} (lane {k}): "

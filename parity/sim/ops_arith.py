@@ -107,6 +107,20 @@ def int_binop(K, ins, where):
             R[d] = fn(R[a], R[b])
         return f
     if op in ("shl", "lshr", "ashr"):
+        yc = K.const_of(b)
+        if yc is not None and not np.count_nonzero(yc >= bits):   # a constant amount below the width
+            amt = yc.astype(ty.dtype if op != "ashr" else sdt)
+            if op == "shl":
+                def f(R, X):
+                    R[d] = np.left_shift(R[a], amt)
+            elif op == "lshr":
+                def f(R, X):
+                    R[d] = np.right_shift(R[a], amt)
+            else:
+                def f(R, X):
+                    R[d] = np.right_shift(R[a].view(sdt), amt).view(R[a].dtype)
+            return f
+
         def f(R, X):
             x, y = R[a], R[b]
             if np.count_nonzero(y >= bits):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import Misaligned, OutOfBounds, UninitializedRead, Unsupported
-from .memory import LANES64, WAVE, Ptr, buffer_range, bytes_of, check_access, first_lane, lane_span, write
+from .memory import LIM32, LANES64, WAVE, Ptr, buffer_range, bytes_of, check_access, first_lane, lane_span, write
 from .ops_arith import sext64
 from .rsrc import buffer_align_needed
 
@@ -94,7 +94,7 @@ def load(K, ins, O, d, where):
         idx = off[:, None] + ar
         if mem.init is not None:
             ok = mem.init[idx]
-            if not ok.all():
+            if np.count_nonzero(ok) != ok.size:
                 k = first_lane(~ok)
                 bi = int(idx[k][np.argmin(ok[k])])
                 raise UninitializedRead(f"read of LDS byte offset {bi} of {mem.label()} that no lane of "
@@ -134,9 +134,6 @@ def store(K, ins, O, where):
     return f
 
 
-_LIM32 = np.int64(1) << np.int64(32)   # a raw buffer offset at or past 2^32 is out of range
-
-
 def _buffer_align(o: np.ndarray, need: int, what: str, mem) -> None:
     """Every lane's byte address ``o`` (buffer base taken as aligned) is a
     multiple of ``need`` (rsrc.buffer_align_needed), else Misaligned."""
@@ -167,7 +164,7 @@ def buffer_load(ins, O, d, arch: str = "gfx1250"):
             raise Unsupported("buffer load with a non-zero aux operand")
         off = R[vo].astype(np.int64) + R[so].astype(np.int64)
         mem = rs.mem
-        if not np.count_nonzero((off < 0) | (off > rs.nrec - nb) | (off >= _LIM32)):
+        if not np.count_nonzero((off < 0) | (off > rs.nrec - nb) | (off >= LIM32)):
             sl = lane_span(off + rs.base, step, nb, need, mem.data.size)   # every lane inside num_records
             if sl is not None:
                 if mem.shadow is not None:
@@ -211,7 +208,7 @@ def buffer_store(ins, O, arch: str = "gfx1250"):
         if np.count_nonzero(R[aux]):
             raise Unsupported("buffer store with a non-zero aux operand")
         off = R[vo].astype(np.int64) + R[so].astype(np.int64)
-        if not np.count_nonzero((off < 0) | (off > rs.nrec - nb) | (off >= _LIM32)):
+        if not np.count_nonzero((off < 0) | (off > rs.nrec - nb) | (off >= LIM32)):
             sl = lane_span(off + rs.base, step, nb, need, rs.mem.data.size)   # every lane inside num_records
             if sl is not None:
                 write(rs.mem, sl, bytes_of(R[v]), X, what)

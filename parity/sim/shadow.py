@@ -146,8 +146,12 @@ class Shadow:
         else:
             ncand = 0   # no byte of this memory was written by another wave
         if ncand:
-            sel = _offsets(idx, cand)
-            wac = wa[cand]
+            if ncand == cand.size:
+                sel = _offsets(idx, slice(None))
+                wac = wa
+            else:
+                sel = _offsets(idx, cand)
+                wac = wa[cand]
             wk1 = self.wk1[sel]
             ok = (wk1 - b1).view(_U64) < P
             if self.wk2 is not None:
@@ -193,14 +197,13 @@ class Shadow:
         for level, m, cnt in ((2, ~same, same.size - nsame), (1, same, nsame)):
             if not cnt:
                 continue
-            a = wa[m]
-            b = sel[m]
+            a, b = (wa, sel) if cnt == same.size else (wa[m], sel[m])
             if level == 1:
                 n, rel, cur, acq = self.wn[b] >> 32, run.rel1, X.wg.phase, X.acq1
             else:
                 n, rel, cur, acq = self.wn[b] & _LOW, run.rel2, X.cl.phase, X.acq2
-            cap = rel.shape[1]
-            rp = np.where(n < cap, rel[a, np.minimum(n, cap - 1)], NEVER)
+            cap = rel.shape[1]   # rel: (agents, cap); gathered through its flat view (one 1-D take)
+            rp = np.where(n < cap, rel.ravel()[a * cap + np.minimum(n, cap - 1)], NEVER)
             no_rel = rp >= cur           # no release fence before a barrier this reader passed
             no_acq = acq < rp + 1        # no acquire fence after that barrier
             bad = no_rel | no_acq
