@@ -37,6 +37,7 @@ SCOPE_LEVEL = {"singlethread": 0, "wavefront": 0, "workgroup": 1, "cluster": 2, 
 NEVER = np.int64(1) << np.int64(62)   # "no such release fence (yet)"
 
 _SEVERAL = -2 << 32          # the key of "several workgroups / clusters"
+_LOG_MAX = 4096              # logged reads applied at the latest after this many
 _LOW = (1 << 32) - 1
 _U64 = np.uint64
 
@@ -103,7 +104,7 @@ class Shadow:
     one contiguous range in order: the same bytes in the same order, read and
     written as views)."""
 
-    __slots__ = ("wa", "wk1", "wk2", "wn", "ra", "rk1", "rk2", "rsum", "wsum", "wonly")
+    __slots__ = ("wa", "wk1", "wk2", "wn", "ra", "rk1", "rk2", "rsum", "wsum", "wonly", "rlog")
 
     def __init__(self, n: int, clustered: bool = True):
         """``clustered``: waves of several workgroups of one cluster can reach the
@@ -122,6 +123,7 @@ class Shadow:
         self.rsum = None
         self.wsum = None
         self.wonly = -1
+        self.rlog = []   # reads not yet applied to ra / rk1 / rk2 (:meth:`_replay`)
         self.wa = np.full(n, -1, np.int64)     # writer agent, -1 none
         self.wk1 = np.zeros(n, np.int64)       # writer workgroup key
         self.wk2 = np.zeros(n, np.int64) if clustered else None   # writer cluster key
@@ -164,22 +166,33 @@ class Shadow:
             self._visible(sel, wac, wk1, X, mem, what)
         rsum = self.rsum
         self.rsum = _summed(rsum, A, G, P)
-        if not _all_ordered(rsum, A, G, P):
-            ra = self.ra[idx]
-            rk1 = self.rk1[idx]
-            rk2 = None if self.rk2 is None else self.rk2[idx]
-            po = (ra == -1) | _ordered(ra, rk1, rk2, A, b1, P, b2, CP)
-            if np.count_nonzero(po) != po.size:
-                n1 = np.where(po | ((rk1 >> 32) == X.wgi), b1 + P, _SEVERAL)
-                if rk2 is not None:
-                    self.rk2[idx] = np.where(po | ((rk2 >> 32) == X.cli), b2 + CP, _SEVERAL)
-                self.ra[idx] = np.where(po, A, -2)
-                self.rk1[idx] = n1
-                return
-        self.ra[idx] = A
-        self.rk1[idx] = b1 + P
-        if self.rk2 is not None:
-            self.rk2[idx] = b2 + CP
+        self.rlog.append((idx, A, b1, P, b2, CP, G, X.cli, _all_ordered(rsum, A, G, P)))
+        if len(self.rlog) >= _LOG_MAX:
+            self._replay()
+
+    def _replay(self) -> None:
+        """Apply the logged reads to the per-byte reader fields, in order. Reads
+        only change the reader fields, which only writes consult: so a read
+        is logged (O(1)) and applied when a write needs them (a memory no
+        wave writes, a kernel's input, never pays for its readers)."""
+        log, self.rlog = self.rlog, []
+        for idx, A, b1, P, b2, CP, G, C, fast in log:
+            if not fast:   # some earlier read may not be ordered before this one
+                ra = self.ra[idx]
+                rk1 = self.rk1[idx]
+                rk2 = None if self.rk2 is None else self.rk2[idx]
+                po = (ra == -1) | _ordered(ra, rk1, rk2, A, b1, P, b2, CP)
+                if np.count_nonzero(po) != po.size:
+                    n1 = np.where(po | ((rk1 >> 32) == G), b1 + P, _SEVERAL)
+                    if rk2 is not None:
+                        self.rk2[idx] = np.where(po | ((rk2 >> 32) == C), b2 + CP, _SEVERAL)
+                    self.ra[idx] = np.where(po, A, -2)
+                    self.rk1[idx] = n1
+                    continue
+            self.ra[idx] = A
+            self.rk1[idx] = b1 + P
+            if self.rk2 is not None:
+                self.rk2[idx] = b2 + CP
 
     def _visible(self, sel, wa, wk1, X, mem, what: str):
         """The memory-visibility model: bytes ``sel`` written by other waves
@@ -250,6 +263,8 @@ class Shadow:
                                 f"different value; {X.launch.agent_name(int(wa[k]))} wrote it with no barrier "
                                 f"before this write by {X.launch.agent_name(X.agent)}")
         if not _all_ordered(self.rsum, A, G, P):
+            if self.rlog:
+                self._replay()
             ra = self.ra[idx]
             r_ok = (ra == -1) | _ordered(ra, self.rk1[idx], None if self.rk2 is None else self.rk2[idx],
                                          A, b1, P, b2, CP)
