@@ -17,10 +17,13 @@ so). CPU-second rates are printed too: on a loaded machine they move less.
 
 `parity numerics`: the wall time of running every config (``run_all``, the
 work of the command) of the base checkout and of this one on ``J`` workers
-(default 2), then of this one with ``--coverage``; wave-instructions of each
+(default 2; ``--only`` some families), then of this one with ``--coverage``;
+wave-instructions of each
 (today's plans add the oracle issue's covering problems and invariants: their
 share is the instruction ratio), cores used (CPU seconds of the run and its
-workers / wall), and the goal (<= 60 s on a quiet machine).
+workers / wall), how busy the workers were (their seconds inside configs /
+jobs x wall: idle workers at the end show here even on a loaded machine), and
+the goal (<= 60 s on a quiet machine).
 """
 from __future__ import annotations
 
@@ -110,10 +113,11 @@ def _base_tree(rev: str, tmp: str) -> str:
     return path
 
 
-def _numerics(tree: str, jobs: int, coverage: bool) -> dict:
+def _numerics(tree: str, jobs: int, coverage: bool, only) -> dict:
     t0 = time.perf_counter()
     r = subprocess.run([sys.executable, str(ROOT / "bench" / "sim_rate.py"), "--numerics", tree, str(jobs)]
-                       + (["--coverage"] if coverage else []), capture_output=True, text=True)
+                       + (["--coverage"] if coverage else []) + ([f"--only={only}"] if only else []),
+                       capture_output=True, text=True)
     if r.returncode:
         return {"error": (r.stderr.strip().splitlines() or ["exit %d" % r.returncode])[-1]}
     out = json.loads(r.stdout.strip().splitlines()[-1])
@@ -128,6 +132,7 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", "-j", type=int, default=2)
     ap.add_argument("--base", default=BASE)
     ap.add_argument("--skip-numerics", action="store_true")
+    ap.add_argument("--only", default=None, help="numerics of these families only (F1,F2; default all)")
     a = ap.parse_args(argv)
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory(prefix="bench_sim_") as tmp:
@@ -162,24 +167,25 @@ def main(argv=None) -> int:
                       f"{_rate(s, 'wall') / bw:>8.2f}x   {_rate(n, 'cpu') / 1e6:>17.2f} {bc / 1e6:>6.2f} "
                       f"{_rate(s, 'cpu') / bc:>5.2f}x" + (f"  (base: {b['error']})" if b and b["error"] else ""))
             if not a.skip_numerics:
-                print(f"\nparity numerics (run_all of every config, {a.jobs} workers); goal <= {GOAL_NUMERICS:.0f} s "
+                print(f"\nparity numerics (run_all of every config{' of ' + a.only if a.only else ''}, {a.jobs} "
+                      f"workers); goal <= {GOAL_NUMERICS:.0f} s "
                       f"on a quiet machine, load average now {os.getloadavg()[0]:.1f}")
-                rb = _numerics(base, a.jobs, False)
-                rn = _numerics(str(ROOT), a.jobs, False)
-                rc = _numerics(str(ROOT), a.jobs, True)
+                rb = _numerics(base, a.jobs, False, a.only)
+                rn = _numerics(str(ROOT), a.jobs, False, a.only)
+                rc = _numerics(str(ROOT), a.jobs, True, a.only)
                 for label, r in ((f"base {a.base}", rb), ("now", rn), ("now --coverage", rc)):
                     if "error" in r:
                         print(f"  {label}: failed: {r['error']}")
                         continue
                     print(f"  {label:<15} {r['wall']:7.1f} s wall, {r['ok']}/{r['configs']} configs pass, "
                           f"{r['instructions']:,} wave-instructions ({r['instructions'] / r['wall'] / 1e6:.2f} M/s), "
-                          f"{r['cpu'] / r['wall']:.2f} cores used")
+                          f"{r['cpu'] / r['wall']:.2f} cores used, workers busy {r['busy'] / (a.jobs * r['wall']):.0%}")
                 if not any("error" in r for r in (rb, rn, rc)):
                     same_work = rn["wall"] * rb["instructions"] / rn["instructions"]
                     print(f"  now / base wall: {rn['wall'] / rb['wall']:.2f}x; on the base's work (its "
                           f"wave-instructions at today's rate): {same_work:.1f} s = {same_work / rb['wall']:.2f}x of "
-                          f"the base ({'met' if same_work <= GOAL_NUMERICS else 'NOT met'} against {GOAL_NUMERICS:.0f} s "
-                          f"at this load)")
+                          f"the base" + ("" if a.only else f" ({'met' if same_work <= GOAL_NUMERICS else 'NOT met'} "
+                                                            f"against {GOAL_NUMERICS:.0f} s at this load)"))
                     print(f"  the oracle issue's covering problems and invariants: {rn['instructions'] / rb['instructions']:.2f}x "
                           f"the base's wave-instructions; --coverage adds {rc['wall'] - rn['wall']:+.1f} s "
                           f"({rc['wall'] / rn['wall']:.2f}x)")

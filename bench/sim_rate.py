@@ -1,7 +1,7 @@
 """Worker of bench/sim.py: times the emulator of one checkout on pickled launches.
 
     python bench/sim_rate.py TREE WORKLOADS.pkl REPEATS
-    python bench/sim_rate.py --cli TREE ARGS...      (``parity ARGS...`` of TREE)
+    python bench/sim_rate.py --numerics TREE JOBS [--coverage] [--only=F1,F2]
 
 ``TREE`` is the checkout whose ``parity.sim`` runs (the editable install's
 import hook is removed so that ``TREE`` wins over this venv's checkout);
@@ -25,14 +25,9 @@ def _use_tree(tree: str) -> None:
 
 
 def main(argv) -> int:
-    if argv[0] == "--cli":   # run `parity ARGS...` of TREE (from TREE: its configs and golden/)
-        import os
-        _use_tree(argv[1])
-        os.chdir(argv[1])
-        from parity.cli import main as parity_main
-        return parity_main(argv[2:])
     if argv[0] == "--numerics":   # time run_all of TREE (the work of `parity numerics`)
-        return _numerics(argv[1], int(argv[2]), argv[3:] == ["--coverage"])
+        return _numerics(argv[1], int(argv[2]), "--coverage" in argv[3:],
+                         next((x.split("=", 1)[1].split(",") for x in argv[3:] if x.startswith("--only=")), None))
     tree, path, repeats = argv[0], argv[1], int(argv[2])
     _use_tree(tree)
     import numpy as np
@@ -60,11 +55,13 @@ def main(argv) -> int:
     return 0
 
 
-def _numerics(tree: str, jobs: int, coverage: bool) -> int:
-    """Run every numerics config of ``tree`` on ``jobs`` workers (``coverage``:
-    with coverage recording, a tree that has it) and print one JSON line:
-    wall seconds, wave-instructions, configs, passing configs, CPU seconds of
-    this process and its workers."""
+def _numerics(tree: str, jobs: int, coverage: bool, only) -> int:
+    """Run every numerics config of ``tree`` (of the families ``only``, None:
+    all) on ``jobs`` workers (``coverage``: with coverage recording, a tree
+    that has it) and print one JSON line: wall seconds, wave-instructions,
+    configs, passing configs, CPU seconds of this process and its workers, and
+    the seconds the workers spent in configs (their sum over jobs x wall: how
+    busy the workers were)."""
     import inspect
     import os
     import resource
@@ -73,12 +70,13 @@ def _numerics(tree: str, jobs: int, coverage: bool) -> int:
     from parity.sim import numerics as N
     kw = {"coverage": True} if coverage and "coverage" in inspect.signature(N.run_all).parameters else {}
     t0 = time.perf_counter()
-    res = N.run_all(None, jobs, **kw)
+    res = N.run_all(only, jobs, **kw)
     wall = time.perf_counter() - t0
     cpu = sum(getattr(resource.getrusage(who), f) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
               for f in ("ru_utime", "ru_stime"))
     print(json.dumps({"wall": wall, "instructions": sum(o.instructions for o in res), "configs": len(res),
-                      "ok": sum(1 for o in res if o.ok), "cpu": cpu, "coverage": bool(kw)}))
+                      "ok": sum(1 for o in res if o.ok), "cpu": cpu, "coverage": bool(kw),
+                      "busy": sum(o.seconds for o in res)}))
     return 0
 
 
