@@ -35,7 +35,7 @@ def f32_to_bf16_bits(x) -> np.ndarray:
 def bf16_bits_to_f32(b) -> np.ndarray:
     """float32 values of bfloat16 bit patterns (exact)."""
     b = np.asarray(b, dtype=np.uint16)
-    return (b.astype(np.uint32) << np.uint32(16)).view(np.float32)
+    return (b.astype(np.uint32) << _S16).view(np.float32)
 
 
 def f32_to_f16(x) -> np.ndarray:
