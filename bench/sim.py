@@ -1,95 +1,207 @@
-"""Benchmark of the numerics oracle (parity/sim).
+"""Benchmark of the numerics oracle (parity/sim) against its goals (issue 25 item 2).
 
-    python bench/sim.py [--jobs N] [--skip-numerics] [--only F]
+    python bench/sim.py [--repeats R] [--rounds N] [--jobs J] [--base REV] [--skip-numerics]
 
-Prints the emulator's speed (wave-instructions per second, decode time) on a
-reduce kernel launch over a few thousand elements, with branch/select coverage
-recording off and on, one forward conv launch (the python_engine
-conv_implicit_gemm kernel, built directly while the family is unregistered) and
-the wall time of a full ``parity numerics --coverage`` (covering problems,
-cross-form invariants and coverage accounting included).
+Emulator speed: lane-instructions per second (wave-instructions x 32 / wall
+seconds of one launch in both orders) on the reduce benchmark (bf16 v4 t256
+degree 0, M 61 K 70, 4 slabs) and the conv benchmark (the default
+conv_implicit_gemm config, its plan's first problem), with the shadow race
+detector on (the goal: >= 10 M), off, and with coverage recording on. Each
+figure is the median over ``rounds`` x ``repeats`` launches; the checkout of
+``REV`` (default: the issue's base commit 24d40b6, in a temporary detached
+worktree removed afterwards) runs the same IR text on the same arrays in the
+same run, interleaved round by round, and the ratio now / base is printed
+(when the base emulator cannot decode today's text, both run it with the
+no-op ``wave.barrier`` / ``sched.barrier`` calls deleted, and the ratio says
+so). CPU-second rates are printed too: on a loaded machine they move less.
+On a loaded machine the goal is also judged by ratio: the base ran 4.7 M
+(reduce) and 6.7 M (conv) quiet (issue 25), so 10 M needs 2.13x and 1.49x.
+
+`parity numerics`: the wall time of running every config (``run_all``, the
+work of the command) of the base checkout and of this one on ``J`` workers
+(default 2; ``--only`` some families), then of this one with ``--coverage``;
+wave-instructions of each
+(today's plans add the oracle issue's covering problems and invariants: their
+share is the instruction ratio), cores used (CPU seconds of the run and its
+workers / wall), how busy the workers were (their seconds inside configs /
+jobs x wall: idle workers at the end show here even on a loaded machine), and
+the goal (<= 60 s on a quiet machine).
 """
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
+import json
+import os
+import pickle
+import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[1]
 if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-import python_engine.api as api  # noqa: E402
-from parity.cli import main as parity_main  # noqa: E402
-from parity.sim import Kernel  # noqa: E402
+BASE = "24d40b6"
+GOAL_RATE = 10e6       # lane-instructions / s, shadow on (issue 25 item 2)
+GOAL_NUMERICS = 60.0   # s, quiet machine
+NOOPS = ("@llvm.amdgcn.wave.barrier", "@llvm.amdgcn.sched.barrier")
+#: the base's rates with the shadow on, measured by issue 25 on a quiet machine (wall): on a
+#: loaded one the goal is judged by the ratio now / base it needs (GOAL_RATE / these)
+QUIET_BASE = {"reduce": 4.7e6, "conv": 6.7e6}
 
 
-def _rate(label, kernel, grid, block, args, shadow=True, repeats=3):
-    best = None
-    for _ in range(repeats):
-        a = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in args.items()}
-        st = kernel.launch(grid, block, a, shadow=shadow)
-        best = st if best is None or st.seconds < best.seconds else best
-    print(f"{label}: {best.instructions} wave-instructions (2 orders) in {best.seconds * 1e3:.1f} ms = "
-          f"{best.instructions / best.seconds:,.0f} wave-instr/s ({best.instructions * 32 / best.seconds:,.0f} lane-instr/s)")
+def _workloads() -> list:
+    """The two benchmark launches of this checkout: (name, text, grid, block, cluster, args)."""
+    import python_engine.api as api
+    from parity.sim import numerics as N
+    text = api.lower("conv_fwd_split_k_reduce", {"dtype": "bf16", "vector": 4, "threads": 256, "degree": 0},
+                     "gfx1250", "llvm23").text
+    M, K, ks = 61, 70, 4
+    ws = np.random.default_rng(0).standard_normal((ks, M, K)).astype(np.float32)
+    d = np.zeros(M * K, np.uint16)
+    out = [("reduce", text, (-(-M * K // 1024), 1, 1), 256, None,
+            {"ws_ptr": ws, "ws_bytes": ws.nbytes, "d_ptr": d, "d_bytes": d.nbytes, "M": M, "K": K, "ks_count": ks})]
+    spec = N._with_defaults("conv_implicit_gemm", {})
+    case = N.conv_cases(spec, "gfx1250")[0]
+    la = case.launches[0]
+    ctext = api.lower("conv_implicit_gemm", {}, "gfx1250", "llvm23").text
+    out.append(("conv", ctext, la.grid, la.block, la.cluster,
+                {p: (case.buffers[v.name] if isinstance(v, N.Buf) else v) for p, v in la.args.items()}))
+    return out
+
+
+def _strip_noops(text: str) -> str:
+    return "\n".join(ln for ln in text.split("\n") if not any(n in ln for n in NOOPS)) + "\n"
+
+
+def _jobs(loads: list, stripped: bool) -> list:
+    out = []
+    for name, text, grid, block, cluster, args in loads:
+        t = _strip_noops(text) if stripped else text
+        for mode, shadow, cov in (("shadow on", True, False), ("shadow off", False, False),
+                                  ("coverage on", True, True)):
+            out.append({"name": f"{name}|{mode}", "text": t, "grid": grid, "block": block, "cluster": cluster,
+                        "args": args, "shadow": shadow, "coverage": cov})
+    return out
+
+
+def _run_rates(tree: str, path: str, repeats: int) -> dict:
+    r = subprocess.run([sys.executable, str(ROOT / "bench" / "sim_rate.py"), tree, path, str(repeats)],
+                       capture_output=True, text=True, check=True)
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def _merge(acc: dict, res: dict) -> None:
+    for k, v in res.items():
+        a = acc.setdefault(k, {"wall": [], "cpu": [], "instructions": 0, "error": None})
+        if "error" in v:
+            a["error"] = v["error"]
+        else:
+            a["wall"] += v["wall"]
+            a["cpu"] += v["cpu"]
+            a["instructions"] = v["instructions"]
+
+
+def _rate(a: dict, key: str) -> float:
+    return a["instructions"] * 32 / statistics.median(a[key]) if a and a[key] else float("nan")
+
+
+def _base_tree(rev: str, tmp: str) -> str:
+    path = os.path.join(tmp, "base")
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", path, rev], check=True,
+                   capture_output=True)
+    return path
+
+
+def _numerics(tree: str, jobs: int, coverage: bool, only) -> dict:
+    t0 = time.perf_counter()
+    r = subprocess.run([sys.executable, str(ROOT / "bench" / "sim_rate.py"), "--numerics", tree, str(jobs)]
+                       + (["--coverage"] if coverage else []) + ([f"--only={only}"] if only else []),
+                       capture_output=True, text=True)
+    if r.returncode:
+        return {"error": (r.stderr.strip().splitlines() or ["exit %d" % r.returncode])[-1]}
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    out["process_wall"] = time.perf_counter() - t0
+    return out
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--jobs", "-j", type=int, default=0)
+    ap.add_argument("--repeats", type=int, default=5, help="launches per workload per round")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved base/now rounds")
+    ap.add_argument("--jobs", "-j", type=int, default=2)
+    ap.add_argument("--base", default=BASE)
     ap.add_argument("--skip-numerics", action="store_true")
-    ap.add_argument("--only", default=None, help="parity numerics --only (default: every family)")
+    ap.add_argument("--only", default=None, help="numerics of these families only (F1,F2; default all)")
     a = ap.parse_args(argv)
-
-    text = api.lower("conv_fwd_split_k_reduce", {"dtype": "bf16", "vector": 4, "threads": 256, "degree": 0},
-                     "gfx1250", "llvm23").text
-    t0 = time.perf_counter()
-    k = Kernel(text)
-    print(f"decode reduce kernel ({k.n_instructions} instructions): {(time.perf_counter() - t0) * 1e3:.1f} ms")
-    M, K, ks = 61, 70, 4
-    ws = np.random.default_rng(0).standard_normal((ks, M, K)).astype(np.float32)
-    d = np.zeros(M * K, np.uint16)
-    args = {"ws_ptr": ws, "ws_bytes": ws.nbytes, "d_ptr": d, "d_bytes": d.nbytes, "M": M, "K": K, "ks_count": ks}
-    grid = (-(-M * K // 1024), 1, 1)
-    _rate(f"reduce M*K={M * K} ks={ks}", k, grid, 256, args)
-    _rate(f"reduce M*K={M * K} ks={ks}, shadow race detector off", k, grid, 256, args, shadow=False)
-    _rate(f"reduce M*K={M * K} ks={ks}, coverage recording on", Kernel(text, coverage=True), grid, 256, args)
-
-    try:
-        from parity.sim import numerics as N
-        from python_engine.ir.printer import print_module
-        from python_engine.kernels import conv_implicit_gemm as C
-        from python_engine.spec.fields import normalize
-        from python_engine.targets.arch import find_arch
-        from python_engine.targets.flavors import find_flavor
-        s = normalize(C.FAMILY, C.FIELDS, {})
-        t0 = time.perf_counter()
-        _, m = C.build(s, find_arch("gfx1250"), find_flavor("llvm23"))
-        ck = Kernel(print_module(m))
-        print(f"decode conv kernel ({ck.n_instructions} instructions): {(time.perf_counter() - t0) * 1e3:.1f} ms")
-        case = N.conv_cases(s, "gfx1250")[0]
-        la = case.launches[0]
-        cargs = {p: (case.buffers[v.name] if isinstance(v, N.Buf) else v) for p, v in la.args.items()}
-        _rate(f"conv_implicit_gemm default, problem {case.name}", ck, la.grid, la.block, cargs, repeats=1)
-    except Exception as e:  # the conv kernel is someone else's work in progress
-        print(f"conv_implicit_gemm: not benchmarked ({type(e).__name__}: {e})")
-
-    if not a.skip_numerics:
-        argv = ["numerics", "--coverage"] + (["-j", str(a.jobs)] if a.jobs else []) + \
-            (["--only", a.only] if a.only else [])
-        buf = io.StringIO()
-        t0 = time.perf_counter()
-        with contextlib.redirect_stdout(buf):
-            rc = parity_main(argv)
-        wall = time.perf_counter() - t0
-        tail = [ln for ln in buf.getvalue().splitlines() if ln and not ln.startswith(" ")][-6:]
-        for ln in tail:
-            print(f"  {ln}")
-        print(f"parity numerics --coverage{' --only ' + a.only if a.only else ''}: exit {rc}, wall {wall:.1f} s")
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    with tempfile.TemporaryDirectory(prefix="bench_sim_") as tmp:
+        base = _base_tree(a.base, tmp)
+        try:
+            loads = _workloads()
+            paths = {}
+            for stripped in (False, True):
+                paths[stripped] = os.path.join(tmp, f"work{int(stripped)}.pkl")
+                with open(paths[stripped], "wb") as fh:
+                    pickle.dump(_jobs(loads, stripped), fh)
+            now, then, now_s = {}, {}, {}
+            probe = _run_rates(base, paths[False], 1)
+            base_strip = any("error" in v for v in probe.values())
+            for _ in range(a.rounds):
+                _merge(then, _run_rates(base, paths[base_strip], a.repeats))
+                _merge(now, _run_rates(str(ROOT), paths[False], a.repeats))
+                if base_strip:
+                    _merge(now_s, _run_rates(str(ROOT), paths[True], a.repeats))
+            same = now_s if base_strip else now
+            print(f"\nemulator speed, median of {a.rounds}x{a.repeats} launches (both orders); base {a.base} in the "
+                  f"same run{' (both on the text without no-op wave/sched.barrier calls the base cannot decode)' if base_strip else ''}")
+            print(f"{'benchmark':<26} {'now M lane-instr/s':>19} {'goal':>6} {'base':>7} {'now/base':>9}   "
+                  f"{'CPU-s rates: now':>17} {'base':>6} {'ratio':>6}")
+            for k in now:
+                n, b, s = now[k], then.get(k), same.get(k)
+                goal = GOAL_RATE if k.endswith("shadow on") else None
+                met = "" if goal is None else ("met" if _rate(n, "wall") >= goal else "NOT met")
+                bw = _rate(b, "wall") if b and not b["error"] else float("nan")
+                bc = _rate(b, "cpu") if b and not b["error"] else float("nan")
+                print(f"{k.replace('|', ', '):<26} {_rate(n, 'wall') / 1e6:>19.2f} {met:>6} {bw / 1e6:>7.2f} "
+                      f"{_rate(s, 'wall') / bw:>8.2f}x   {_rate(n, 'cpu') / 1e6:>17.2f} {bc / 1e6:>6.2f} "
+                      f"{_rate(s, 'cpu') / bc:>5.2f}x" + (f"  (base: {b['error']})" if b and b["error"] else ""))
+                if goal is not None and not (b and b["error"]):
+                    need = goal / QUIET_BASE[k.split("|")[0]]
+                    got = min(_rate(s, "wall") / bw, _rate(s, "cpu") / bc)
+                    print(f"{'':<26} goal by ratio: the base ran {QUIET_BASE[k.split('|')[0]] / 1e6:.1f} M quiet "
+                          f"(issue 25), so 10 M needs {need:.2f}x; lower of the two ratios {got:.2f}x: "
+                          f"{'met' if got >= need else 'NOT met'}")
+            if not a.skip_numerics:
+                print(f"\nparity numerics (run_all of every config{' of ' + a.only if a.only else ''}, {a.jobs} "
+                      f"workers); goal <= {GOAL_NUMERICS:.0f} s "
+                      f"on a quiet machine, load average now {os.getloadavg()[0]:.1f}")
+                rb = _numerics(base, a.jobs, False, a.only)
+                rn = _numerics(str(ROOT), a.jobs, False, a.only)
+                rc = _numerics(str(ROOT), a.jobs, True, a.only)
+                for label, r in ((f"base {a.base}", rb), ("now", rn), ("now --coverage", rc)):
+                    if "error" in r:
+                        print(f"  {label}: failed: {r['error']}")
+                        continue
+                    print(f"  {label:<15} {r['wall']:7.1f} s wall, {r['ok']}/{r['configs']} configs pass, "
+                          f"{r['instructions']:,} wave-instructions ({r['instructions'] / r['wall'] / 1e6:.2f} M/s), "
+                          f"{r['cpu'] / r['wall']:.2f} cores used, workers busy {r['busy'] / (a.jobs * r['wall']):.0%}")
+                if not any("error" in r for r in (rb, rn, rc)):
+                    same_work = rn["wall"] * rb["instructions"] / rn["instructions"]
+                    print(f"  now / base wall: {rn['wall'] / rb['wall']:.2f}x; on the base's work (its "
+                          f"wave-instructions at today's rate): {same_work:.1f} s = {same_work / rb['wall']:.2f}x of "
+                          f"the base" + ("" if a.only else f" ({'met' if same_work <= GOAL_NUMERICS else 'NOT met'} "
+                                                            f"against {GOAL_NUMERICS:.0f} s at this load)"))
+                    print(f"  the oracle issue's covering problems and invariants: {rn['instructions'] / rb['instructions']:.2f}x "
+                          f"the base's wave-instructions; --coverage adds {rc['wall'] - rn['wall']:+.1f} s "
+                          f"({rc['wall'] / rn['wall']:.2f}x)")
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", base], capture_output=True)
     return 0
 
 

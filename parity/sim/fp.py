@@ -17,20 +17,25 @@ import math
 import numpy as np
 
 
+_ABS, _INF, _HALF, _S16, _ONE, _QUIET = (np.uint32(v) for v in (0x7FFFFFFF, 0x7F800000, 0x7FFF, 16, 1, 0x0040))
+
+
 def f32_to_bf16_bits(x) -> np.ndarray:
     """bfloat16 bit patterns (uint16) of float32 ``x``, rounded to nearest even."""
     x = np.asarray(x, dtype=np.float32)
     u = x.view(np.uint32)
-    nan = (u & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
-    rounded = (u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16)
-    quiet = (u >> np.uint32(16)) | np.uint32(0x0040)
-    return np.where(nan, quiet, rounded).astype(np.uint16)
+    hi = u >> _S16
+    rounded = (u + _HALF + (hi & _ONE)) >> _S16
+    nan = (u & _ABS) > _INF
+    if not np.count_nonzero(nan):
+        return rounded.astype(np.uint16)
+    return np.where(nan, hi | _QUIET, rounded).astype(np.uint16)
 
 
 def bf16_bits_to_f32(b) -> np.ndarray:
     """float32 values of bfloat16 bit patterns (exact)."""
     b = np.asarray(b, dtype=np.uint16)
-    return (b.astype(np.uint32) << np.uint32(16)).view(np.float32)
+    return (b.astype(np.uint32) << _S16).view(np.float32)
 
 
 def f32_to_f16(x) -> np.ndarray:

@@ -93,6 +93,13 @@ class Kernel:
         self.consts.append((s, arr))
         return s
 
+    def const_of(self, slot: int):
+        """The (32,)-lane array of a constant operand's slot, None for a register."""
+        for s, arr in self.consts:
+            if s == slot:
+                return arr
+        return None
+
     def _decode(self):
         mod = self.module
         self.blocks = [DBlock(b.name, i) for i, b in enumerate(mod.blocks)]

@@ -165,7 +165,7 @@ def _run_order(kernel, grid, block, cluster, args, bufs, rev, shadow, limit) -> 
     cx, cy, cz = cluster
     S = cx * cy * cz
     W = block // WAVE
-    mems = {name: Memory(name, "global", arr.reshape(-1).view(np.uint8), False, shadow)
+    mems = {name: Memory(name, "global", arr.reshape(-1).view(np.uint8), False, shadow, clustered=S > 1)
             for name, arr in bufs.items()}
     template = list(kernel.template)
     zeros = np.zeros(WAVE, np.int64)

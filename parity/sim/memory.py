@@ -17,6 +17,7 @@ from .errors import LaneConflict, Misaligned, OutOfBounds
 from .shadow import Shadow
 
 WAVE = 32
+LIM32 = np.int64(1) << np.int64(32)   # a raw buffer offset at or past 2^32 is out of range
 LANES = np.arange(WAVE)
 LANES64 = LANES.astype(np.int64)
 
@@ -26,12 +27,16 @@ class Memory:
 
     __slots__ = ("name", "space", "data", "init", "shadow")
 
-    def __init__(self, name: str, space: str, data: np.ndarray, track_init: bool, shadow: bool):
+    def __init__(self, name: str, space: str, data: np.ndarray, track_init: bool, shadow: bool,
+                 clustered: bool = False):
+        """``data``: the bytes (uint8, 1-D); ``track_init``: record which bytes were
+        written (LDS); ``shadow``: keep a race shadow; ``clustered``: waves of
+        several workgroups of one cluster reach it (:class:`Shadow`)."""
         self.name = name
         self.space = space
         self.data = data
         self.init = np.zeros(data.size, np.bool_) if track_init else None
-        self.shadow = Shadow(data.size) if shadow else None
+        self.shadow = Shadow(data.size, clustered) if shadow else None
 
     def label(self) -> str:
         return f"{'LDS' if self.space == 'lds' else 'global'} {self.name!r} ({self.data.size} bytes)"
@@ -74,14 +79,27 @@ def bytes_of(v: np.ndarray) -> np.ndarray:
     return v.reshape(WAVE, -1).view(np.uint8)
 
 
+def lane_span(off: np.ndarray, step: np.ndarray, nb: int, align: int, size: int):
+    """``slice(o, o + 32 * nb)`` when lane ``l`` accesses bytes ``o + l * nb`` ..
+    ``+ nb`` (``step`` = ``LANES64 * nb``), the whole range lies inside ``size``
+    bytes and every lane is aligned to ``align``: the access's bytes in lane
+    order, one contiguous range that needs no per-byte index. Else ``None``
+    (the caller checks the access byte by byte and reports what is wrong)."""
+    o = int(off[0])
+    if o < 0 or o + WAVE * nb > size or (align > 1 and (o % align or nb % align)):
+        return None
+    if np.count_nonzero(off != step + o):
+        return None
+    return slice(o, o + WAVE * nb)
+
+
 def check_access(mem: Memory, off: np.ndarray, nb: int, align: int, what: str, X):
-    lo = off.min()
-    if lo < 0 or off.max() + nb > mem.data.size:
-        bad = (off < 0) | (off + nb > mem.data.size)
+    bad = (off < 0) | (off > mem.data.size - nb)
+    if np.count_nonzero(bad):
         k = int(np.argmax(bad))
         raise OutOfBounds(f"out-of-bounds {what} of {nb} bytes at byte offset {int(off[k])} of "
                           f"{mem.label()} (lane {k} of {X.launch.agent_name(X.agent)})")
-    if align > 1 and (off % align).any():
+    if align > 1 and np.count_nonzero(off % align):
         k = int(np.argmax(off % align != 0))
         raise Misaligned(f"{what} at byte offset {int(off[k])} of {mem.label()} is not aligned to "
                          f"the declared align {align} (lane {k})")
@@ -92,26 +110,38 @@ def buffer_range(off: np.ndarray, esz: int, ne: int, nrec: int, what: str) -> np
     check is per element; an access with some elements in range and some out
     is reported (its hardware result depends on the generation's range-check
     granularity, and our kernels' admission rules exclude it)."""
-    ends = off[:, None] + (np.arange(ne, dtype=np.int64) + 1) * esz  # (32, ne)
-    inside = (off[:, None] >= 0) & (ends <= nrec) & (off[:, None] < 2 ** 32)
-    allin = inside.all(axis=1)
+    # element e is inside when off >= 0, off < 2^32 and off + (e + 1) * esz <= nrec:
+    # monotone in e, so "some inside" is element 0 inside, "all inside" the last
+    ok0 = (off >= 0) & (off < LIM32)
+    allin = ok0 & (off <= nrec - ne * esz)
     if ne > 1:
-        part = inside.any(axis=1) & ~allin
-        if part.any():
+        part = ok0 & (off <= nrec - esz) & ~allin
+        if np.count_nonzero(part):
             k = int(np.argmax(part))
             raise OutOfBounds(f"{what} at offset {int(off[k])} straddles num_records={nrec} (lane {k}): "
                               f"part of the vector is in range and part is not")
     return allin
 
 
-def write(mem: Memory, idx: np.ndarray, vb: np.ndarray, X, what: str):
+def write(mem: Memory, idx, vb: np.ndarray, X, what: str):
+    """Write ``vb`` ((32, nb) uint8, lane-major) to byte offsets ``idx`` of ``mem``
+    ((32, nb) int64, or a :func:`lane_span` slice) through the race shadow; lanes
+    writing different bytes to one address raise LaneConflict."""
+    if isinstance(idx, slice):
+        vb = vb.reshape(-1)
+        if mem.shadow is not None:
+            mem.shadow.write(idx, mem.data[idx] != vb, X, mem, what)
+        mem.data[idx] = vb
+        if mem.init is not None:
+            mem.init[idx] = True
+        return
     old = mem.data[idx]
     changed = old != vb
     if mem.shadow is not None:
         mem.shadow.write(idx, changed, X, mem, what)
     mem.data[idx] = vb
     back = mem.data[idx]  # lanes that overlap with different bytes: the later lane won
-    if (back != vb).any():
+    if np.count_nonzero(back != vb):
         k = first_lane(back != vb)
         raise LaneConflict(f"lanes of one {what} write different bytes to {mem.label()} byte offset "
                            f"{int(idx[k][np.argmax(back[k] != vb[k])])} (lane {k} and another lane)")

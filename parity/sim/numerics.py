@@ -36,6 +36,7 @@ from parity.sim import cover
 from parity.sim import invariants as INV
 from parity.sim.errors import SimError
 from parity.sim.kernel import Kernel
+from parity.sim.schedule import longest_first
 
 FLAVOR = "llvm23"
 
@@ -670,6 +671,11 @@ def _worker(item):
     return run_config(fam, name, spec, arch, _worker_lowerer())
 
 
+def _indexed_worker(job):
+    i, item = job
+    return i, _worker(item)
+
+
 _LOWERER = None
 _COVERAGE = False   # set by run_all before the worker processes fork
 
@@ -683,7 +689,8 @@ def _worker_lowerer():
 
 def run_all(only=None, jobs: int = 1, progress=None, families=None, select=None, coverage: bool = False) -> list:
     """Run every accepted config (:func:`accepted_configs`) in ``jobs`` processes;
-    ``progress(outcome, done, total)`` after each config. ``select``, a set of
+    ``progress(outcome, done, total)`` after each config (in the order they
+    finish; the list returned is in catalog order). ``select``, a set of
     (family, config name), narrows it further (``parity write`` runs only the
     configs whose llvm23 text changed). ``coverage``: record branch/select
     coverage and tile classes (``Outcome.coverage`` / ``Outcome.classes``)."""
@@ -700,13 +707,18 @@ def run_all(only=None, jobs: int = 1, progress=None, families=None, select=None,
             if progress:
                 progress(out[-1], len(out), total)
         return out
+    # longest first, one config per task: both workers stay busy to the end
+    # (parity/sim/schedule.py); the outcomes are returned in catalog order
     ctx = mp.get_context("fork")
-    out = []
+    out = [None] * total
+    done = 0
     with ctx.Pool(jobs) as pool:
-        for r in pool.imap(_worker, items, chunksize=4):
-            out.append(r)
+        for i, r in pool.imap_unordered(_indexed_worker, [(i, items[i]) for i in longest_first(items)],
+                                        chunksize=1):
+            out[i] = r
+            done += 1
             if progress:
-                progress(r, len(out), total)
+                progress(r, done, total)
     return out
 
 

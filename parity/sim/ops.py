@@ -125,7 +125,7 @@ def compile_ins(K, ins: ir.Ins, db: DBlock, by_name: dict):
             idx = R[i]
             if ity.bits > 1:
                 idx = as_signed(idx, ity.bits).astype(np.int64)
-            if ((idx < 0) | (idx >= n)).any():
+            if np.count_nonzero((idx < 0) | (idx >= n)):
                 raise Poison(f"extractelement index out of range 0..{n - 1}")
             R[d] = R[v][LANES, idx]
         return f
@@ -138,7 +138,7 @@ def compile_ins(K, ins: ir.Ins, db: DBlock, by_name: dict):
             idx = R[i]
             if ity.bits > 1:
                 idx = as_signed(idx, ity.bits).astype(np.int64)
-            if ((idx < 0) | (idx >= n)).any():
+            if np.count_nonzero((idx < 0) | (idx >= n)):
                 raise Poison(f"insertelement index out of range 0..{n - 1}")
             out = R[v].copy()
             out[LANES, idx] = R[e]
@@ -208,11 +208,26 @@ def compile_ins(K, ins: ir.Ins, db: DBlock, by_name: dict):
         t1, d1, s1 = edge(db, by_name[tg[0]])
         t2, d2, s2 = edge(db, by_name[tg[1]])
 
+        if not (d1 or d2):
+            def f(R, X):
+                cc = R[c]
+                n = np.count_nonzero(cc)
+                if n == cc.size:
+                    return t1
+                if not n:
+                    return t2
+                on = np.flatnonzero(cc)
+                raise DivergentBranch(
+                    f"branch condition differs between lanes of wave {X.wave} (true in lanes "
+                    f"{lane_ranges(on)}, false in the others); kernels must keep branches wave-uniform")
+            return f
+
         def f(R, X):
             cc = R[c]
-            if cc.all():
+            n = np.count_nonzero(cc)
+            if n == cc.size:
                 tgt, dsts, srcs = t1, d1, s1
-            elif not cc.any():
+            elif not n:
                 tgt, dsts, srcs = t2, d2, s2
             else:
                 on = np.flatnonzero(cc)

@@ -22,8 +22,12 @@ def as_signed(x, bits):
 
 
 def sext64(x: np.ndarray, ty: ir.Ty) -> np.ndarray:
+    """``x`` (iN held as uintN, i1 as bool) sign-extended to int64 (a view for i64:
+    callers only read it)."""
     if ty.bits == 1:
         return -(x.astype(np.int64))
+    if ty.bits == 64:
+        return x.view(np.int64)
     return as_signed(x, ty.bits).astype(np.int64)
 
 
@@ -57,9 +61,15 @@ def int_binop(K, ins, where):
                 R[d] = base(R[a], R[b])
             return f
 
+        small = np.uint64(31)   # mul i64: both operands below 2^31 (unsigned) cannot overflow either way
+        wide = op == "mul" and bits == 64
+
         def f(R, X):
             x, y = R[a], R[b]
             r = base(x, y)
+            if wide and not np.count_nonzero((x | y) >> small):
+                R[d] = r
+                return
             bad = None
             if nuw:
                 if op == "add":
@@ -71,14 +81,14 @@ def int_binop(K, ins, where):
                 else:
                     nz = x != 0
                     bad = nz & (r // np.where(nz, x, 1) != y)
-                if bad.any():
+                if np.count_nonzero(bad):
                     raise Poison(f"{op} nuw overflows i{bits} in lane {first_lane(bad)} "
                                  f"({int(np.asarray(x).flat[first_lane(bad)])}, {int(np.asarray(y).flat[first_lane(bad)])})")
             if nsw:
-                if op == "add":
-                    bad = ((x ^ r) & (y ^ r) & sign) != 0
+                if op == "add":   # the sign bit of (x ^ r) & (y ^ r)
+                    bad = ((x ^ r) & (y ^ r)).view(sdt) < 0
                 elif op == "sub":
-                    bad = ((x ^ y) & (x ^ r) & sign) != 0
+                    bad = ((x ^ y) & (x ^ r)).view(sdt) < 0
                 elif bits <= 32:
                     p = x.view(sdt).astype(np.int64) * y.view(sdt).astype(np.int64)
                     bad = (p < -(1 << (bits - 1))) | (p >= (1 << (bits - 1)))
@@ -86,7 +96,7 @@ def int_binop(K, ins, where):
                     xs, ys, rs = x.view(sdt), y.view(sdt), r.view(sdt)
                     nz = xs != 0
                     bad = nz & ((rs // np.where(nz, xs, 1) != ys) | ((xs == -1) & (ys == np.iinfo(sdt).min)))
-                if bad.any():
+                if np.count_nonzero(bad):
                     raise Poison(f"{op} nsw overflows i{bits} in lane {first_lane(bad)}")
             R[d] = r
         return f
@@ -97,9 +107,23 @@ def int_binop(K, ins, where):
             R[d] = fn(R[a], R[b])
         return f
     if op in ("shl", "lshr", "ashr"):
+        yc = K.const_of(b)
+        if yc is not None and not np.count_nonzero(yc >= bits):   # a constant amount below the width
+            amt = yc.astype(ty.dtype if op != "ashr" else sdt)
+            if op == "shl":
+                def f(R, X):
+                    R[d] = np.left_shift(R[a], amt)
+            elif op == "lshr":
+                def f(R, X):
+                    R[d] = np.right_shift(R[a], amt)
+            else:
+                def f(R, X):
+                    R[d] = np.right_shift(R[a].view(sdt), amt).view(R[a].dtype)
+            return f
+
         def f(R, X):
             x, y = R[a], R[b]
-            if (y >= bits).any():
+            if np.count_nonzero(y >= bits):
                 raise Poison(f"{op} by {int(y.max())} >= width {bits}")
             if op == "shl":
                 R[d] = np.left_shift(x, y.astype(x.dtype))
@@ -111,7 +135,7 @@ def int_binop(K, ins, where):
     if op in ("udiv", "urem", "sdiv", "srem"):
         def f(R, X):
             x, y = R[a], R[b]
-            if (y == 0).any():
+            if np.count_nonzero(y == 0):
                 raise Poison(f"{op} by zero in lane {first_lane(y == 0)}")
             if op == "udiv":
                 R[d] = x // y

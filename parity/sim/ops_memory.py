@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import Misaligned, OutOfBounds, UninitializedRead, Unsupported
-from .memory import WAVE, Ptr, buffer_range, bytes_of, check_access, first_lane, write
+from .memory import LIM32, LANES64, WAVE, Ptr, buffer_range, bytes_of, check_access, first_lane, lane_span, write
 from .ops_arith import sext64
 from .rsrc import buffer_align_needed
 
@@ -39,6 +39,17 @@ def gep(ins, O, d, where):
     if ins.ops[0].ty.is_vec:
         raise Unsupported("getelementptr on a vector of pointers")
     parts = list(zip(idx_slots, strides, itys))
+    if len(parts) == 1:
+        s0, st0, it0 = parts[0]
+        if st0 == 1:
+            def f(R, X):
+                p = R[base]
+                R[d] = Ptr(p.mem, p.off + sext64(R[s0], it0))
+        else:
+            def f(R, X):
+                p = R[base]
+                R[d] = Ptr(p.mem, p.off + sext64(R[s0], it0) * st0)
+        return f
 
     def f(R, X):
         p = R[base]
@@ -63,18 +74,27 @@ def load(K, ins, O, d, where):
     what = f"load {ty.text}"
     kern = K
     pname = ins.ops[0].name if ins.ops[0].kind == "reg" else ""
+    step = LANES64 * nb
+    span = WAVE * nb
 
     def f(R, X):
         ptr = R[p]
         mem = ptr.mem
         off = ptr.off
-        check(mem, off, nb, align, "load", X)
         if kern.bank_log is not None and mem.space == "lds":
             kern.bank_log.record(where, "load", pname, off, nb)
+        sl = lane_span(off, step, nb, align, mem.data.size)
+        if sl is not None and (mem.init is None or np.count_nonzero(mem.init[sl]) == span):
+            if mem.shadow is not None:
+                mem.shadow.read(sl, X, mem, what)
+            raw = mem.data[sl].copy().view(dt)
+            R[d] = raw.reshape(WAVE, -1) if vecn else raw
+            return
+        check(mem, off, nb, align, "load", X)
         idx = off[:, None] + ar
         if mem.init is not None:
             ok = mem.init[idx]
-            if not ok.all():
+            if np.count_nonzero(ok) != ok.size:
                 k = first_lane(~ok)
                 bi = int(idx[k][np.argmin(ok[k])])
                 raise UninitializedRead(f"read of LDS byte offset {bi} of {mem.label()} that no lane of "
@@ -98,23 +118,26 @@ def store(K, ins, O, where):
     what = f"store {ty.text}"
     kern = K
     pname = ins.ops[1].name if ins.ops[1].kind == "reg" else ""
+    step = LANES64 * nb
 
     def f(R, X):
         ptr = R[p]
         mem = ptr.mem
         off = ptr.off
-        check(mem, off, nb, align, "store", X)
         if kern.bank_log is not None and mem.space == "lds":
             kern.bank_log.record(where, "store", pname, off, nb)
-        idx = off[:, None] + ar
-        write(mem, idx, bytes_of(R[v]), X, what)
+        sl = lane_span(off, step, nb, align, mem.data.size)
+        if sl is None:
+            check(mem, off, nb, align, "store", X)
+            sl = off[:, None] + ar
+        write(mem, sl, bytes_of(R[v]), X, what)
     return f
 
 
 def _buffer_align(o: np.ndarray, need: int, what: str, mem) -> None:
     """Every lane's byte address ``o`` (buffer base taken as aligned) is a
     multiple of ``need`` (rsrc.buffer_align_needed), else Misaligned."""
-    if need > 1 and (o % need).any():
+    if need > 1 and np.count_nonzero(o % need):
         k = int(np.argmax(o % need != 0))
         raise Misaligned(f"{what} at byte offset {int(o[k])} of {mem.label()} is not aligned to {need} bytes, "
                          f"the alignment the arch table needs for a {what.split()[-1]} buffer access "
@@ -133,15 +156,26 @@ def buffer_load(ins, O, d, arch: str = "gfx1250"):
     what = f"buffer load {ty.text}"
     need = buffer_align_needed(arch, nb)
 
+    step = LANES64 * nb
+
     def f(R, X):
         rs = R[r]
-        if (R[aux] != 0).any():
+        if np.count_nonzero(R[aux]):
             raise Unsupported("buffer load with a non-zero aux operand")
         off = R[vo].astype(np.int64) + R[so].astype(np.int64)
+        mem = rs.mem
+        if not np.count_nonzero((off < 0) | (off > rs.nrec - nb) | (off >= LIM32)):
+            sl = lane_span(off + rs.base, step, nb, need, mem.data.size)   # every lane inside num_records
+            if sl is not None:
+                if mem.shadow is not None:
+                    mem.shadow.read(sl, X, mem, what)
+                raw = mem.data[sl].copy().view(dt)
+                R[d] = raw.reshape(WAVE, -1) if vecn else raw
+                return
         inr = buffer_range(off, esz, ne, rs.nrec, what)
         mem = rs.mem
         out = np.zeros((WAVE, nb), np.uint8)
-        if inr.any():
+        if np.count_nonzero(inr):
             o = rs.base + off[inr]
             if o.min() < 0 or o.max() + nb > mem.data.size:
                 k = int(np.argmax((o < 0) | (o + nb > mem.data.size)))
@@ -167,13 +201,20 @@ def buffer_store(ins, O, arch: str = "gfx1250"):
     what = f"buffer store {ty.text}"
     need = buffer_align_needed(arch, nb)
 
+    step = LANES64 * nb
+
     def f(R, X):
         rs = R[r]
-        if (R[aux] != 0).any():
+        if np.count_nonzero(R[aux]):
             raise Unsupported("buffer store with a non-zero aux operand")
         off = R[vo].astype(np.int64) + R[so].astype(np.int64)
+        if not np.count_nonzero((off < 0) | (off > rs.nrec - nb) | (off >= LIM32)):
+            sl = lane_span(off + rs.base, step, nb, need, rs.mem.data.size)   # every lane inside num_records
+            if sl is not None:
+                write(rs.mem, sl, bytes_of(R[v]), X, what)
+                return
         inr = buffer_range(off, esz, ne, rs.nrec, what)
-        if not inr.any():
+        if not np.count_nonzero(inr):
             return
         mem = rs.mem
         o = rs.base + off[inr]

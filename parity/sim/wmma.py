@@ -43,6 +43,25 @@ CD_ROW = 8 * _H[:, None] + np.arange(8)[None, :]
 CD_COL = np.broadcast_to((_L % 16)[:, None], (32, 8))
 
 
+def _gather_of(flat_dst: np.ndarray, size: int) -> np.ndarray:
+    """For a layout writing fragment element ``i`` (lane-major) to matrix
+    element ``flat_dst[i]`` (row-major), the fragment element each matrix
+    element comes from: the layouts are one-to-one, so unpacking is one 1-D
+    gather instead of a 2-D fancy-index scatter (ten times dearer in numpy)."""
+    assert sorted(flat_dst.tolist()) == list(range(size)), "fragment layout is not a permutation"
+    src = np.empty(size, np.int64)
+    src[flat_dst] = np.arange(size)
+    return src
+
+
+_A_FLAT = (MN_OF[:, None] * 32 + K_OF).ravel()     # fragment (32, 16) -> A (16, 32)
+_B_FLAT = (K_OF * 16 + MN_OF[:, None]).ravel()     # fragment (32, 16) -> B (32, 16)
+_CD_FLAT = (CD_ROW * 16 + CD_COL).ravel()          # fragment (32, 8) -> C/D (16, 16)
+_A_SRC = _gather_of(_A_FLAT, 512)
+_B_SRC = _gather_of(_B_FLAT, 512)
+_CD_SRC = _gather_of(_CD_FLAT, 256)
+
+
 def _to64(x, kind: str) -> np.ndarray:
     if kind == "bf16":
         return bf16_bits_to_f32(x).astype(np.float64)
@@ -51,16 +70,12 @@ def _to64(x, kind: str) -> np.ndarray:
 
 def unpack_a(a, kind: str) -> np.ndarray:
     """The 16x32 A matrix (float64) of a wave's A fragments (32, 16)."""
-    out = np.full((16, 32), np.nan)
-    out[MN_OF[:, None], K_OF] = _to64(a, kind)
-    return out
+    return _to64(a, kind).reshape(-1)[_A_SRC].reshape(16, 32)
 
 
 def unpack_b(b, kind: str) -> np.ndarray:
     """The 32x16 B matrix (float64) of a wave's B fragments (32, 16)."""
-    out = np.full((32, 16), np.nan)
-    out[K_OF, MN_OF[:, None]] = _to64(b, kind)
-    return out
+    return _to64(b, kind).reshape(-1)[_B_SRC].reshape(32, 16)
 
 
 def pack_a(A: np.ndarray) -> np.ndarray:
@@ -75,14 +90,12 @@ def pack_b(B: np.ndarray) -> np.ndarray:
 
 def pack_cd(C: np.ndarray) -> np.ndarray:
     """C/D fragments (32, 8) of a 16x16 matrix."""
-    return C[CD_ROW, CD_COL]
+    return np.ascontiguousarray(C).reshape(-1)[_CD_FLAT].reshape(32, 8)
 
 
 def unpack_cd(c) -> np.ndarray:
     """The 16x16 matrix of C/D fragments (32, 8)."""
-    out = np.empty((16, 16), dtype=np.asarray(c).dtype)
-    out[CD_ROW, CD_COL] = c
-    return out
+    return np.ascontiguousarray(c).reshape(-1)[_CD_SRC].reshape(16, 16)
 
 
 def wmma_f32_16x16x32(a, b, c, kind: str, neg_a: bool = False, neg_b: bool = False) -> np.ndarray:
