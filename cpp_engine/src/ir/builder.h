@@ -20,6 +20,7 @@
 #include "ir/origin.h"
 #include "ir/types.h"
 #include "ir/values.h"
+#include "targets/intrinsics.h"
 
 namespace cpe::ir {
 
@@ -94,12 +95,17 @@ public:
     void call_void(const std::string &key, const std::vector<Value> &args, Here here = {});
 
 private:
-    void append(std::unique_ptr<Instr> ins, Here here);
-    void append_line(std::string line, Here here);
-    void terminate(std::string line, Here here);
-    Value def(const Type *t, const std::string &hint, const std::string &rhs, Here here);
-    std::string call_text(const std::string &key, const std::vector<Value> &args, bool want_void,
-                          const Type **ret);
+    // Check the insertion block and start an instruction line in it
+    // (Block::begin_line): the caller appends the instruction, then '\n'.
+    std::string &line(Here here);
+    // line() for an instruction that defines a fresh register named `hint` + counter:
+    // sets `*v` to it, writes "%name = " and returns the buffer.
+    std::string &def_line(Value *v, const Type *t, const std::string &hint, Here here);
+    // Check `args` against intrinsic `key` (std::logic_error on a mismatch or
+    // when its result is void != want_void) and record the use; its table row.
+    targets::IntrinsicRef check_call(const std::string &key, const std::vector<Value> &args, bool want_void);
+    // Append "call <ret> @<name>(<typed args>)\n" to `o`.
+    static void put_call(std::string &o, const targets::IntrinsicRef &it, const std::vector<Value> &args);
 
     Module &module_;
     Function &fn_;

@@ -9,28 +9,34 @@ namespace cpe::ir {
 
 void Phi::add_incoming(const Value &value, const Block &block) { incoming_.emplace_back(value, block.name()); }
 
-std::string Phi::text() const {
-    if (incoming_.empty()) throw std::logic_error("phi " + result_.ref + " has no incoming edge");
-    std::string edges;
-    for (size_t i = 0; i < incoming_.size(); ++i) {
-        if (i) edges += ", ";
-        edges += "[ " + incoming_[i].first.ref + ", %" + incoming_[i].second + " ]";
-    }
-    return result_.ref + " = phi " + result_.type->text() + " " + edges;
-}
-
 namespace {
 
 bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-}  // namespace
-
-std::string Function::fresh(const std::string &hint) {
+void check_hint(const std::string &hint) {
     bool ok = !hint.empty() && (is_alpha(hint[0]) || hint[0] == '_') && !is_digit(hint.back());
     for (char c : hint) ok = ok && (is_alpha(c) || is_digit(c) || c == '_');
     if (!ok) throw std::invalid_argument("SSA name hint '" + hint + "' must be an identifier not ending in a digit");
-    return hint + dec(counter_++);
+}
+
+}  // namespace
+
+std::string Function::fresh(const std::string &hint) {
+    check_hint(hint);
+    std::string name;
+    name += hint;
+    append_dec(name, counter_++);
+    return name;
+}
+
+std::string Function::fresh_ref(const std::string &hint) {
+    check_hint(hint);
+    std::string ref;
+    ref += '%';
+    ref += hint;
+    append_dec(ref, counter_++);
+    return ref;
 }
 
 Value Function::param(const std::string &name) const {

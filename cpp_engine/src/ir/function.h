@@ -35,29 +35,15 @@ struct Param {
 
 class Block;
 
-// One instruction; text() is its printed line without indentation.
-class Instr {
+// `phi`; incoming edges may be added after creation (loops), so its line is
+// written when the module prints (ir/printer.cpp), not when it is made.
+class Phi {
 public:
-    explicit Instr(std::string line) : line_(std::move(line)) {}
-    virtual ~Instr() = default;
-    virtual std::string text() const { return line_; }
-    // The builder call that made it, while origin recording was on (ir/origin.h); file null otherwise.
-    void set_origin(Here here) { origin_ = here; }
-    const Here &origin() const { return origin_; }
-
-private:
-    std::string line_;
-    Here origin_{nullptr, 0};
-};
-
-// `phi`; incoming edges may be added after creation (loops).
-class Phi : public Instr {
-public:
-    explicit Phi(Value result) : Instr(""), result_(std::move(result)) {}
+    explicit Phi(Value result) : result_(std::move(result)) {}
     const Value &result() const { return result_; }
     void add_incoming(const Value &value, const Block &block);
-    // std::logic_error when the phi has no incoming edge.
-    std::string text() const override;
+    // (value, block label) of every incoming edge, in add order.
+    const std::vector<std::pair<Value, std::string>> &incoming() const { return incoming_; }
 
 private:
     Value result_;
@@ -65,25 +51,63 @@ private:
 };
 
 // A basic block: a label and its instructions. Ends with one terminator.
+//
+// Output path (docs/cpp_engine.md, "The output path"): the builder writes each
+// instruction's line straight into the block's one text buffer, indented and
+// newline-terminated ("  <instr>\n"), so no instruction owns a string and the
+// printer copies each block's text once. A phi is the one instruction printed
+// late: the block keeps it with the byte offset of its place in the text.
 class Block {
 public:
-    explicit Block(std::string name) : name_(std::move(name)) {}
+    explicit Block(std::string name) : name_(std::move(name)) { text_.reserve(kTextReserve); }
     const std::string &name() const { return name_; }
-    const std::vector<std::unique_ptr<Instr>> &instrs() const { return instrs_; }
     bool terminated() const { return terminated_; }
-
-    Instr &append(std::unique_ptr<Instr> ins) {
-        instrs_.push_back(std::move(ins));
-        return *instrs_.back();
-    }
     void set_terminated() { terminated_ = true; }
     // The builder call that made it, while origin recording was on (ir/origin.h); file null otherwise.
     void set_origin(Here here) { origin_ = here; }
     const Here &origin() const { return origin_; }
 
+    // Start the next instruction line: appends the two-space indent and returns
+    // the text buffer the caller appends the instruction to, then '\n'.
+    // `here` is recorded when `record` (origin recording) is on.
+    std::string &begin_line(bool record, Here here) {
+        note_origin(record, here);
+        ++lines_;
+        text_ += "  ";
+        return text_;
+    }
+    // Place a phi at the current end of the text (the next instruction line).
+    Phi &add_phi(Value result, bool record, Here here) {
+        note_origin(record, here);
+        ++lines_;
+        phis_.emplace_back(text_.size(), std::make_unique<Phi>(std::move(result)));
+        return *phis_.back().second;
+    }
+
+    // Every non-phi instruction line, in order, each "  <instr>\n".
+    const std::string &text() const { return text_; }
+    // (offset in text() where its line goes, phi), in creation order (offsets ascending).
+    const std::vector<std::pair<size_t, std::unique_ptr<Phi>>> &phis() const { return phis_; }
+    // Instruction lines (phis included).
+    size_t lines() const { return lines_; }
+    // Origin of instruction line `i` (0-based); file null when none was recorded.
+    Here line_origin(size_t i) const { return i < origins_.size() ? origins_[i] : Here{nullptr, 0}; }
+
+    // Bytes reserved for a new block's text (grown by doubling past it).
+    static constexpr size_t kTextReserve = 1024;
+
 private:
+    void note_origin(bool record, Here here) {
+        if (!record) return;
+        origins_.resize(lines_, Here{nullptr, 0});  // lines made while recording was off
+        origins_.push_back(here);
+    }
+
     std::string name_;
-    std::vector<std::unique_ptr<Instr>> instrs_;
+    std::string text_;
+    std::vector<std::pair<size_t, std::unique_ptr<Phi>>> phis_;
+    std::vector<Here> origins_;  // only while recording
+    size_t lines_ = 0;
     bool terminated_ = false;
     Here origin_{nullptr, 0};
 };
@@ -109,6 +133,8 @@ public:
     // Next name from the function's counter: `hint` + number. A hint must be a
     // non-empty ASCII identifier not ending in a digit; std::invalid_argument otherwise.
     std::string fresh(const std::string &hint);
+    // The register name of the next fresh(hint): "%" + fresh(hint), built in one buffer.
+    std::string fresh_ref(const std::string &hint);
 
     // The value of parameter `name`; std::out_of_range if there is none.
     Value param(const std::string &name) const;
