@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string_view>
 
 #include "ir/constants.h"
 #include "targets/intrinsics.h"
@@ -11,69 +12,76 @@ namespace cpe::ir {
 
 namespace {
 
-const char *const kIntBinops[] = {"add", "sub", "mul", "udiv", "sdiv", "urem", "srem",
-                                  "shl", "lshr", "ashr", "and", "or", "xor"};
-const char *const kFloatBinops[] = {"fadd", "fsub", "fmul", "fdiv"};
-const char *const kCasts[] = {"trunc", "zext", "sext", "fptrunc", "fpext", "fptosi", "fptoui",
-                              "sitofp", "uitofp", "bitcast", "ptrtoint", "inttoptr", "addrspacecast"};
-const char *const kIcmpPreds[] = {"eq", "ne", "ugt", "uge", "ult", "ule", "sgt", "sge", "slt", "sle"};
-const char *const kFcmpPreds[] = {"oeq", "one", "ogt", "oge", "olt", "ole", "ord",
-                                  "uno", "ueq", "une", "ugt", "uge", "ult", "ule"};
+using std::string_view;
+constexpr string_view kIntBinops[] = {"add", "sub", "mul", "udiv", "sdiv", "urem", "srem",
+                                      "shl", "lshr", "ashr", "and", "or", "xor"};
+constexpr string_view kFloatBinops[] = {"fadd", "fsub", "fmul", "fdiv"};
+constexpr string_view kCasts[] = {"trunc", "zext", "sext", "fptrunc", "fpext", "fptosi", "fptoui",
+                                  "sitofp", "uitofp", "bitcast", "ptrtoint", "inttoptr", "addrspacecast"};
+constexpr string_view kIcmpPreds[] = {"eq", "ne", "ugt", "uge", "ult", "ule", "sgt", "sge", "slt", "sle"};
+constexpr string_view kFcmpPreds[] = {"oeq", "one", "ogt", "oge", "olt", "ole", "ord",
+                                      "uno", "ueq", "une", "ugt", "uge", "ult", "ule"};
 
 template <size_t N>
-bool one_of(const std::string &s, const char *const (&list)[N]) {
-    return std::any_of(list, list + N, [&](const char *x) { return s == x; });
+bool one_of(string_view v, const string_view (&list)[N]) {
+    return std::any_of(list, list + N, [&](string_view x) { return v == x; });
 }
 
-void same(const Value &a, const Value &b, const std::string &what) {
+void same(const Value &a, const Value &b, string_view what) {
     if (a.type != b.type)
-        throw std::logic_error(what + ": operand types differ (" + a.typed() + " vs " + b.typed() + ")");
+        throw std::logic_error(std::string(what) + ": operand types differ (" + a.typed() + " vs " + b.typed() + ")");
 }
 
 const Type *cmp_result(const Value &a) { return a.type->kind() == Kind::Vector ? vec(a.type->count(), i1()) : i1(); }
 
 // Append `<type> <ref>` (Value::typed) to `o` without a temporary.
-void put_typed(std::string &o, const Value &v) {
+void put_typed(TextBuffer &o, const Value &v) {
     o += v.type->text();
     o += ' ';
     o += v.ref;
 }
 
 // Operator names of the shorthand methods, made once (not per call).
-const std::string kAdd = "add", kSub = "sub", kMul = "mul", kFadd = "fadd", kFmul = "fmul";
+constexpr string_view kAdd = "add", kSub = "sub", kMul = "mul", kFadd = "fadd", kFmul = "fmul";
+const Flags kNoFlags;
 
 }  // namespace
 
 IRBuilder::IRBuilder(Module &module)
     : module_(module), fn_(*module.function()), origins_(origin::recording()) {}
 
-Block &IRBuilder::new_block(const std::string &hint, Here here) {
+Block &IRBuilder::new_block(std::string_view hint, Here here) {
     Block &b = fn_.block(hint);
     if (origins_) b.set_origin(here);
     return b;
 }
 
-std::string &IRBuilder::line(Here here) {
+TextBuffer &IRBuilder::line(Here here) {
     if (!block_) throw std::logic_error("IRBuilder has no insertion block");
     if (block_->terminated()) throw std::logic_error("block " + block_->name() + " is already terminated");
     return block_->begin_line(origins_, here);
 }
 
-std::string &IRBuilder::def_line(Value *v, const Type *t, const std::string &hint, Here here) {
+TextBuffer &IRBuilder::def_line(Value *v, const Type *t, std::string_view hint, Here here) {
     *v = Value{t, fn_.fresh_ref(hint)};
-    std::string &o = line(here);
+    TextBuffer &o = line(here);
     o += v->ref;
     o += " = ";
     return o;
 }
 
-Value IRBuilder::binop(const std::string &op, const Value &a, const Value &b, const std::string &hint,
+Value IRBuilder::binop(std::string_view op, const Value &a, const Value &b, std::string_view hint,
                        const Flags &flags, Here here) {
     if (!one_of(op, kIntBinops) && !one_of(op, kFloatBinops))
-        throw std::logic_error("unknown binary operator " + op);
+        throw std::logic_error("unknown binary operator " + std::string(op));
     same(a, b, op);
+    return emit_binop(op, a, b, hint, flags, here);
+}
+
+Value IRBuilder::emit_binop(std::string_view op, const Value &a, const Value &b, std::string_view hint,
+                            const Flags &flags, Here here) {
     Value v;
-    std::string &o = def_line(&v, a.type, hint, here);
+    TextBuffer &o = def_line(&v, a.type, hint, here);
     o += op;
     for (const std::string &f : flags) {
         o += ' ';
@@ -87,32 +95,41 @@ Value IRBuilder::binop(const std::string &op, const Value &a, const Value &b, co
     return v;
 }
 
-Value IRBuilder::add(const Value &a, const Value &b, const std::string &hint, const Flags &flags, Here here) {
-    return binop(kAdd, a, b, hint, flags, here);
+Value IRBuilder::add(const Value &a, const Value &b, std::string_view hint, const Flags &flags, Here here) {
+    same(a, b, "add");
+    return emit_binop(kAdd, a, b, hint, flags, here);
 }
-Value IRBuilder::sub(const Value &a, const Value &b, const std::string &hint, const Flags &flags, Here here) {
-    return binop(kSub, a, b, hint, flags, here);
+Value IRBuilder::sub(const Value &a, const Value &b, std::string_view hint, const Flags &flags, Here here) {
+    same(a, b, "sub");
+    return emit_binop(kSub, a, b, hint, flags, here);
 }
-Value IRBuilder::mul(const Value &a, const Value &b, const std::string &hint, const Flags &flags, Here here) {
-    return binop(kMul, a, b, hint, flags, here);
+Value IRBuilder::mul(const Value &a, const Value &b, std::string_view hint, const Flags &flags, Here here) {
+    same(a, b, "mul");
+    return emit_binop(kMul, a, b, hint, flags, here);
 }
-Value IRBuilder::fadd(const Value &a, const Value &b, const std::string &hint, Here here) { return binop(kFadd, a, b, hint, {}, here); }
-Value IRBuilder::fmul(const Value &a, const Value &b, const std::string &hint, Here here) { return binop(kFmul, a, b, hint, {}, here); }
+Value IRBuilder::fadd(const Value &a, const Value &b, std::string_view hint, Here here) {
+    same(a, b, "fadd");
+    return emit_binop(kFadd, a, b, hint, kNoFlags, here);
+}
+Value IRBuilder::fmul(const Value &a, const Value &b, std::string_view hint, Here here) {
+    same(a, b, "fmul");
+    return emit_binop(kFmul, a, b, hint, kNoFlags, here);
+}
 
-Value IRBuilder::fneg(const Value &a, const std::string &hint, Here here) {
+Value IRBuilder::fneg(const Value &a, std::string_view hint, Here here) {
     Value v;
-    std::string &o = def_line(&v, a.type, hint, here);
+    TextBuffer &o = def_line(&v, a.type, hint, here);
     o += "fneg ";
     put_typed(o, a);
     o += '\n';
     return v;
 }
 
-Value IRBuilder::icmp(const std::string &pred, const Value &a, const Value &b, const std::string &hint, Here here) {
-    if (!one_of(pred, kIcmpPreds)) throw std::logic_error("unknown icmp predicate " + pred);
+Value IRBuilder::icmp(std::string_view pred, const Value &a, const Value &b, std::string_view hint, Here here) {
+    if (!one_of(pred, kIcmpPreds)) throw std::logic_error("unknown icmp predicate " + std::string(pred));
     same(a, b, "icmp");
     Value v;
-    std::string &o = def_line(&v, cmp_result(a), hint, here);
+    TextBuffer &o = def_line(&v, cmp_result(a), hint, here);
     o += "icmp ";
     o += pred;
     o += ' ';
@@ -123,11 +140,11 @@ Value IRBuilder::icmp(const std::string &pred, const Value &a, const Value &b, c
     return v;
 }
 
-Value IRBuilder::fcmp(const std::string &pred, const Value &a, const Value &b, const std::string &hint, Here here) {
-    if (!one_of(pred, kFcmpPreds)) throw std::logic_error("unknown fcmp predicate " + pred);
+Value IRBuilder::fcmp(std::string_view pred, const Value &a, const Value &b, std::string_view hint, Here here) {
+    if (!one_of(pred, kFcmpPreds)) throw std::logic_error("unknown fcmp predicate " + std::string(pred));
     same(a, b, "fcmp");
     Value v;
-    std::string &o = def_line(&v, cmp_result(a), hint, here);
+    TextBuffer &o = def_line(&v, cmp_result(a), hint, here);
     o += "fcmp ";
     o += pred;
     o += ' ';
@@ -138,10 +155,10 @@ Value IRBuilder::fcmp(const std::string &pred, const Value &a, const Value &b, c
     return v;
 }
 
-Value IRBuilder::select(const Value &c, const Value &a, const Value &b, const std::string &hint, Here here) {
+Value IRBuilder::select(const Value &c, const Value &a, const Value &b, std::string_view hint, Here here) {
     same(a, b, "select");
     Value v;
-    std::string &o = def_line(&v, a.type, hint, here);
+    TextBuffer &o = def_line(&v, a.type, hint, here);
     o += "select ";
     put_typed(o, c);
     o += ", ";
@@ -152,10 +169,10 @@ Value IRBuilder::select(const Value &c, const Value &a, const Value &b, const st
     return v;
 }
 
-Value IRBuilder::cast(const std::string &op, const Value &v, const Type *to, const std::string &hint, Here here) {
-    if (!one_of(op, kCasts)) throw std::logic_error("unknown cast " + op);
+Value IRBuilder::cast(std::string_view op, const Value &v, const Type *to, std::string_view hint, Here here) {
+    if (!one_of(op, kCasts)) throw std::logic_error("unknown cast " + std::string(op));
     Value r;
-    std::string &o = def_line(&r, to, hint, here);
+    TextBuffer &o = def_line(&r, to, hint, here);
     o += op;
     o += ' ';
     put_typed(o, v);
@@ -166,10 +183,13 @@ Value IRBuilder::cast(const std::string &op, const Value &v, const Type *to, con
 }
 
 Value IRBuilder::gep(const Type *elem, const Value &base, const std::vector<Value> &indices,
-                     const std::string &hint, bool inbounds, Here here) {
+                     std::string_view hint, bool inbounds, Here here) {
     Value v;
-    std::string &o = def_line(&v, base.type, hint, here);
-    o += inbounds ? "getelementptr inbounds " : "getelementptr ";
+    TextBuffer &o = def_line(&v, base.type, hint, here);
+    if (inbounds)
+        o += "getelementptr inbounds ";
+    else
+        o += "getelementptr ";
     o += elem->text();
     o += ", ";
     put_typed(o, base);
@@ -181,34 +201,34 @@ Value IRBuilder::gep(const Type *elem, const Value &base, const std::vector<Valu
     return v;
 }
 
-Value IRBuilder::load(const Type *t, const Value &p, long long align, const std::string &hint, Here here) {
+Value IRBuilder::load(const Type *t, const Value &p, long long align, std::string_view hint, Here here) {
     if (p.type->kind() != Kind::Ptr) throw std::logic_error("load from non-pointer " + p.typed());
     Value v;
-    std::string &o = def_line(&v, t, hint, here);
+    TextBuffer &o = def_line(&v, t, hint, here);
     o += "load ";
     o += t->text();
     o += ", ";
     put_typed(o, p);
     o += ", align ";
-    append_dec(o, align);
+    o.put_dec(align);
     o += '\n';
     return v;
 }
 
 void IRBuilder::store(const Value &v, const Value &p, long long align, Here here) {
     if (p.type->kind() != Kind::Ptr) throw std::logic_error("store to non-pointer " + p.typed());
-    std::string &o = line(here);
+    TextBuffer &o = line(here);
     o += "store ";
     put_typed(o, v);
     o += ", ";
     put_typed(o, p);
     o += ", align ";
-    append_dec(o, align);
+    o.put_dec(align);
     o += '\n';
 }
 
 void IRBuilder::fence(const std::string &scope, const std::string &ordering, Here here) {
-    std::string &o = line(here);
+    TextBuffer &o = line(here);
     o += "fence syncscope(\"";
     o += scope;
     o += "\") ";
@@ -216,9 +236,9 @@ void IRBuilder::fence(const std::string &scope, const std::string &ordering, Her
     o += '\n';
 }
 
-Value IRBuilder::extractelement(const Value &v, const Value &idx, const std::string &hint, Here here) {
+Value IRBuilder::extractelement(const Value &v, const Value &idx, std::string_view hint, Here here) {
     Value r;
-    std::string &o = def_line(&r, v.type->elem(), hint, here);
+    TextBuffer &o = def_line(&r, v.type->elem(), hint, here);
     o += "extractelement ";
     put_typed(o, v);
     o += ", ";
@@ -227,11 +247,11 @@ Value IRBuilder::extractelement(const Value &v, const Value &idx, const std::str
     return r;
 }
 
-Value IRBuilder::insertelement(const Value &v, const Value &e, const Value &idx, const std::string &hint, Here here) {
+Value IRBuilder::insertelement(const Value &v, const Value &e, const Value &idx, std::string_view hint, Here here) {
     if (e.type != v.type->elem())
         throw std::logic_error("insertelement: " + e.typed() + " into " + v.type->text());
     Value r;
-    std::string &o = def_line(&r, v.type, hint, here);
+    TextBuffer &o = def_line(&r, v.type, hint, here);
     o += "insertelement ";
     put_typed(o, v);
     o += ", ";
@@ -243,13 +263,13 @@ Value IRBuilder::insertelement(const Value &v, const Value &e, const Value &idx,
 }
 
 Value IRBuilder::shufflevector(const Value &a, const Value &b, const std::vector<int> &mask,
-                               const std::string &hint, Here here) {
+                               std::string_view hint, Here here) {
     same(a, b, "shufflevector");
     const auto n = static_cast<int64_t>(mask.size());
     const Type *mt = vec(n, i32());
     const Type *rt = vec(n, a.type->elem());
     Value v;
-    std::string &o = def_line(&v, rt, hint, here);
+    TextBuffer &o = def_line(&v, rt, hint, here);
     o += "shufflevector ";
     put_typed(o, a);
     o += ", ";
@@ -258,14 +278,15 @@ Value IRBuilder::shufflevector(const Value &a, const Value &b, const std::vector
     o += mt->text();
     o += " <";
     for (size_t i = 0; i < mask.size(); ++i) {
-        o += i ? ", i32 " : "i32 ";
-        append_dec(o, mask[i]);
+        if (i) o += ", ";
+        o += "i32 ";
+        o.put_dec(mask[i]);
     }
     o += ">\n";
     return v;
 }
 
-Phi &IRBuilder::phi(const Type *t, const std::string &hint, Here here) {
+Phi &IRBuilder::phi(const Type *t, std::string_view hint, Here here) {
     Value v{t, fn_.fresh_ref(hint)};
     if (!block_) throw std::logic_error("IRBuilder has no insertion block");
     if (block_->terminated()) throw std::logic_error("block " + block_->name() + " is already terminated");
@@ -273,7 +294,7 @@ Phi &IRBuilder::phi(const Type *t, const std::string &hint, Here here) {
 }
 
 void IRBuilder::br(const Block &target, Here here) {
-    std::string &o = line(here);
+    TextBuffer &o = line(here);
     o += "br label %";
     o += target.name();
     o += '\n';
@@ -281,7 +302,7 @@ void IRBuilder::br(const Block &target, Here here) {
 }
 
 void IRBuilder::cond_br(const Value &c, const Block &t, const Block &f, Here here) {
-    std::string &o = line(here);
+    TextBuffer &o = line(here);
     o += "br ";
     put_typed(o, c);
     o += ", label %";
@@ -314,7 +335,7 @@ targets::IntrinsicRef IRBuilder::check_call(const std::string &key, const std::v
     return it;
 }
 
-void IRBuilder::put_call(std::string &o, const targets::IntrinsicRef &it, const std::vector<Value> &args) {
+void IRBuilder::put_call(TextBuffer &o, const targets::IntrinsicRef &it, const std::vector<Value> &args) {
     o += "call ";
     o += it.ret->text();
     o += " @";
@@ -327,7 +348,7 @@ void IRBuilder::put_call(std::string &o, const targets::IntrinsicRef &it, const 
     o += ")\n";
 }
 
-Value IRBuilder::call(const std::string &key, const std::vector<Value> &args, const std::string &hint, Here here) {
+Value IRBuilder::call(const std::string &key, const std::vector<Value> &args, std::string_view hint, Here here) {
     const targets::IntrinsicRef it = check_call(key, args, false);
     Value v;
     put_call(def_line(&v, it.ret, hint, here), it, args);

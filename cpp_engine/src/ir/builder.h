@@ -14,6 +14,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ir/function.h"
@@ -39,50 +40,50 @@ public:
     // Append subsequent instructions to `block`.
     void position(Block &block) { block_ = &block; }
     // Create a block named `hint` + counter (does not move the insertion point).
-    Block &new_block(const std::string &hint, Here here = {});
+    Block &new_block(std::string_view hint, Here here = {});
 
     // -- arithmetic -----------------------------------------------------------
     // Integer or float binary operator `op` (`add`, `fmul`, ...) with optional
     // flags (`nuw`, `nsw`, `exact`, fast-math flags) in the given order.
-    Value binop(const std::string &op, const Value &a, const Value &b, const std::string &hint,
+    Value binop(std::string_view op, const Value &a, const Value &b, std::string_view hint,
                 const Flags &flags = {}, Here here = {});
-    Value add(const Value &a, const Value &b, const std::string &hint = "add", const Flags &flags = {}, Here here = {});
-    Value sub(const Value &a, const Value &b, const std::string &hint = "sub", const Flags &flags = {}, Here here = {});
-    Value mul(const Value &a, const Value &b, const std::string &hint = "mul", const Flags &flags = {}, Here here = {});
-    Value fadd(const Value &a, const Value &b, const std::string &hint = "fadd", Here here = {});
-    Value fmul(const Value &a, const Value &b, const std::string &hint = "fmul", Here here = {});
+    Value add(const Value &a, const Value &b, std::string_view hint = "add", const Flags &flags = {}, Here here = {});
+    Value sub(const Value &a, const Value &b, std::string_view hint = "sub", const Flags &flags = {}, Here here = {});
+    Value mul(const Value &a, const Value &b, std::string_view hint = "mul", const Flags &flags = {}, Here here = {});
+    Value fadd(const Value &a, const Value &b, std::string_view hint = "fadd", Here here = {});
+    Value fmul(const Value &a, const Value &b, std::string_view hint = "fmul", Here here = {});
     // Float negation `fneg`.
-    Value fneg(const Value &a, const std::string &hint = "fneg", Here here = {});
+    Value fneg(const Value &a, std::string_view hint = "fneg", Here here = {});
     // Integer compare; result i1 (or vector of i1).
-    Value icmp(const std::string &pred, const Value &a, const Value &b, const std::string &hint = "cmp", Here here = {});
+    Value icmp(std::string_view pred, const Value &a, const Value &b, std::string_view hint = "cmp", Here here = {});
     // Float compare; result i1 (or vector of i1).
-    Value fcmp(const std::string &pred, const Value &a, const Value &b, const std::string &hint = "fcmp", Here here = {});
+    Value fcmp(std::string_view pred, const Value &a, const Value &b, std::string_view hint = "fcmp", Here here = {});
     // `select c, a, b`.
-    Value select(const Value &c, const Value &a, const Value &b, const std::string &hint = "sel", Here here = {});
+    Value select(const Value &c, const Value &a, const Value &b, std::string_view hint = "sel", Here here = {});
     // Cast instruction `op` (`zext`, `fptrunc`, ...) of `v` to `to`.
-    Value cast(const std::string &op, const Value &v, const Type *to, const std::string &hint = "cast", Here here = {});
+    Value cast(std::string_view op, const Value &v, const Type *to, std::string_view hint = "cast", Here here = {});
 
     // -- memory ---------------------------------------------------------------
     // `getelementptr [inbounds] elem, base, indices...`; result has base's type.
     Value gep(const Type *elem, const Value &base, const std::vector<Value> &indices,
-              const std::string &hint = "gep", bool inbounds = true, Here here = {});
+              std::string_view hint = "gep", bool inbounds = true, Here here = {});
     // `load t, p, align N` (align in bytes).
-    Value load(const Type *t, const Value &p, long long align, const std::string &hint = "ld", Here here = {});
+    Value load(const Type *t, const Value &p, long long align, std::string_view hint = "ld", Here here = {});
     // `store v, p, align N` (align in bytes).
     void store(const Value &v, const Value &p, long long align, Here here = {});
     // `fence syncscope("scope") ordering` (scope `workgroup`, `agent`, ...).
     void fence(const std::string &scope, const std::string &ordering, Here here = {});
 
     // -- vectors --------------------------------------------------------------
-    Value extractelement(const Value &v, const Value &idx, const std::string &hint = "elt", Here here = {});
-    Value insertelement(const Value &v, const Value &e, const Value &idx, const std::string &hint = "ins", Here here = {});
+    Value extractelement(const Value &v, const Value &idx, std::string_view hint = "elt", Here here = {});
+    Value insertelement(const Value &v, const Value &e, const Value &idx, std::string_view hint = "ins", Here here = {});
     // `shufflevector a, b, <n x i32> <mask>`; mask entries are lane indices.
     Value shufflevector(const Value &a, const Value &b, const std::vector<int> &mask,
-                        const std::string &hint = "shuf", Here here = {});
+                        std::string_view hint = "shuf", Here here = {});
 
     // -- control flow ---------------------------------------------------------
     // A phi of type `t` at the current position; add edges with add_incoming.
-    Phi &phi(const Type *t, const std::string &hint = "phi", Here here = {});
+    Phi &phi(const Type *t, std::string_view hint = "phi", Here here = {});
     void br(const Block &target, Here here = {});
     void cond_br(const Value &c, const Block &t, const Block &f, Here here = {});
     void ret_void(Here here = {});
@@ -90,22 +91,25 @@ public:
     // -- intrinsics -----------------------------------------------------------
     // Call non-void intrinsic `key` of the module's flavor and return its
     // result. Argument types are checked against the table (std::logic_error).
-    Value call(const std::string &key, const std::vector<Value> &args, const std::string &hint = "call", Here here = {});
+    Value call(const std::string &key, const std::vector<Value> &args, std::string_view hint = "call", Here here = {});
     // Call void intrinsic `key` (`call void @...`).
     void call_void(const std::string &key, const std::vector<Value> &args, Here here = {});
 
 private:
     // Check the insertion block and start an instruction line in it
     // (Block::begin_line): the caller appends the instruction, then '\n'.
-    std::string &line(Here here);
+    TextBuffer &line(Here here);
+    // binop after its checks (the shorthands add ... fmul skip the operator check).
+    Value emit_binop(std::string_view op, const Value &a, const Value &b, std::string_view hint,
+                     const Flags &flags, Here here);
     // line() for an instruction that defines a fresh register named `hint` + counter:
     // sets `*v` to it, writes "%name = " and returns the buffer.
-    std::string &def_line(Value *v, const Type *t, const std::string &hint, Here here);
+    TextBuffer &def_line(Value *v, const Type *t, std::string_view hint, Here here);
     // Check `args` against intrinsic `key` (std::logic_error on a mismatch or
     // when its result is void != want_void) and record the use; its table row.
     targets::IntrinsicRef check_call(const std::string &key, const std::vector<Value> &args, bool want_void);
     // Append "call <ret> @<name>(<typed args>)\n" to `o`.
-    static void put_call(std::string &o, const targets::IntrinsicRef &it, const std::vector<Value> &args);
+    static void put_call(TextBuffer &o, const targets::IntrinsicRef &it, const std::vector<Value> &args);
 
     Module &module_;
     Function &fn_;

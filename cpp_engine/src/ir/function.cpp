@@ -1,11 +1,21 @@
 // Twin of python_engine/ir/function.py.
 #include "ir/function.h"
 
+#include <new>
 #include <stdexcept>
 
 #include "ir/constants.h"
 
 namespace cpe::ir {
+
+void TextBuffer::grow(size_t n) {
+    size_t cap = cap_ ? cap_ : 64;
+    while (cap - size_ < n) cap *= 2;
+    char *p = static_cast<char *>(std::realloc(p_, cap));
+    if (!p) throw std::bad_alloc();
+    p_ = p;
+    cap_ = cap;
+}
 
 void Phi::add_incoming(const Value &value, const Block &block) { incoming_.emplace_back(value, block.name()); }
 
@@ -14,28 +24,29 @@ namespace {
 bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-void check_hint(const std::string &hint) {
+void check_hint(std::string_view hint) {
     bool ok = !hint.empty() && (is_alpha(hint[0]) || hint[0] == '_') && !is_digit(hint.back());
-    for (char c : hint) ok = ok && (is_alpha(c) || is_digit(c) || c == '_');
-    if (!ok) throw std::invalid_argument("SSA name hint '" + hint + "' must be an identifier not ending in a digit");
+    for (size_t i = 0; ok && i < hint.size(); ++i) ok = is_alpha(hint[i]) || is_digit(hint[i]) || hint[i] == '_';
+    if (!ok) throw std::invalid_argument("SSA name hint '" + std::string(hint) + "' must be an identifier not ending in a digit");
 }
 
 }  // namespace
 
-std::string Function::fresh(const std::string &hint) {
+std::string Function::fresh(std::string_view hint) {
     check_hint(hint);
-    std::string name;
-    name += hint;
+    std::string name(hint);
     append_dec(name, counter_++);
     return name;
 }
 
-std::string Function::fresh_ref(const std::string &hint) {
+std::string Function::fresh_ref(std::string_view hint) {
     check_hint(hint);
-    std::string ref;
-    ref += '%';
-    ref += hint;
-    append_dec(ref, counter_++);
+    char num[24];
+    const auto res = std::to_chars(num, num + sizeof num, counter_++);
+    const auto digits = static_cast<size_t>(res.ptr - num);
+    std::string ref(1 + hint.size() + digits, '%');  // one allocation at most (none for a short name)
+    std::memcpy(&ref[1], hint.data(), hint.size());
+    std::memcpy(&ref[1 + hint.size()], num, digits);
     return ref;
 }
 
@@ -45,7 +56,7 @@ Value Function::param(const std::string &name) const {
     throw std::out_of_range("function " + name_ + " has no parameter " + name);
 }
 
-Block &Function::block(const std::string &hint) {
+Block &Function::block(std::string_view hint) {
     blocks_.push_back(std::make_unique<Block>(fresh(hint)));
     return *blocks_.back();
 }

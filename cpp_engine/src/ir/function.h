@@ -7,10 +7,15 @@
 // Parameters keep their names as given.
 #pragma once
 
+#include <charconv>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -31,6 +36,56 @@ struct Param {
     std::vector<std::string> attrs;
 
     Value value() const { return Value{type, "%" + name}; }
+};
+
+// A growable byte buffer that appends in place: the text of a block. put()
+// and += are inline (one capacity test and a memcpy); the storage grows by
+// doubling (malloc/realloc, std::bad_alloc on failure) and is freed with the
+// buffer. Holds bytes, not a C string: no NUL is kept.
+class TextBuffer {
+public:
+    explicit TextBuffer(size_t reserve = 0) {
+        if (reserve) grow(reserve);
+    }
+    ~TextBuffer() { std::free(p_); }
+    TextBuffer(const TextBuffer &) = delete;
+    TextBuffer &operator=(const TextBuffer &) = delete;
+
+    const char *data() const { return p_; }
+    size_t size() const { return size_; }
+
+    void put(const char *s, size_t n) {
+        if (n > cap_ - size_) grow(n);
+        if (n) std::memcpy(p_ + size_, s, n);
+        size_ += n;
+    }
+    TextBuffer &operator+=(std::string_view s) {
+        put(s.data(), s.size());
+        return *this;
+    }
+    // A string literal (its length is known at compile time).
+    template <size_t N>
+    TextBuffer &operator+=(const char (&s)[N]) {
+        put(s, N - 1);
+        return *this;
+    }
+    TextBuffer &operator+=(char c) {
+        put(&c, 1);
+        return *this;
+    }
+    // Append the decimal text of `v` (std::to_chars; locale-independent).
+    void put_dec(int64_t v) {
+        char buf[24];
+        auto res = std::to_chars(buf, buf + sizeof buf, v);
+        put(buf, static_cast<size_t>(res.ptr - buf));
+    }
+
+private:
+    void grow(size_t n);  // room for `n` more bytes at least
+
+    char *p_ = nullptr;
+    size_t size_ = 0;
+    size_t cap_ = 0;
 };
 
 class Block;
@@ -59,7 +114,7 @@ private:
 // late: the block keeps it with the byte offset of its place in the text.
 class Block {
 public:
-    explicit Block(std::string name) : name_(std::move(name)) { text_.reserve(kTextReserve); }
+    explicit Block(std::string name) : name_(std::move(name)), text_(kTextReserve) {}
     const std::string &name() const { return name_; }
     bool terminated() const { return terminated_; }
     void set_terminated() { terminated_ = true; }
@@ -70,7 +125,7 @@ public:
     // Start the next instruction line: appends the two-space indent and returns
     // the text buffer the caller appends the instruction to, then '\n'.
     // `here` is recorded when `record` (origin recording) is on.
-    std::string &begin_line(bool record, Here here) {
+    TextBuffer &begin_line(bool record, Here here) {
         note_origin(record, here);
         ++lines_;
         text_ += "  ";
@@ -85,7 +140,7 @@ public:
     }
 
     // Every non-phi instruction line, in order, each "  <instr>\n".
-    const std::string &text() const { return text_; }
+    const TextBuffer &text() const { return text_; }
     // (offset in text() where its line goes, phi), in creation order (offsets ascending).
     const std::vector<std::pair<size_t, std::unique_ptr<Phi>>> &phis() const { return phis_; }
     // Instruction lines (phis included).
@@ -104,7 +159,7 @@ private:
     }
 
     std::string name_;
-    std::string text_;
+    TextBuffer text_;
     std::vector<std::pair<size_t, std::unique_ptr<Phi>>> phis_;
     std::vector<Here> origins_;  // only while recording
     size_t lines_ = 0;
@@ -132,15 +187,15 @@ public:
 
     // Next name from the function's counter: `hint` + number. A hint must be a
     // non-empty ASCII identifier not ending in a digit; std::invalid_argument otherwise.
-    std::string fresh(const std::string &hint);
+    std::string fresh(std::string_view hint);
     // The register name of the next fresh(hint): "%" + fresh(hint), built in one buffer.
-    std::string fresh_ref(const std::string &hint);
+    std::string fresh_ref(std::string_view hint);
 
     // The value of parameter `name`; std::out_of_range if there is none.
     Value param(const std::string &name) const;
 
     // Create (and append) a new basic block labelled `hint` + counter.
-    Block &block(const std::string &hint);
+    Block &block(std::string_view hint);
 
 private:
     std::string name_;

@@ -140,7 +140,7 @@ void ModulePrint::emit(Out &o) const {
         if (i) put(o, "\n");
         put(o, b.name());
         put(o, ":\n");
-        const std::string &text = b.text();
+        const TextBuffer &text = b.text();
         size_t at = 0;
         for (const auto &ph : b.phis()) {  // each phi's line goes at its offset in the block text
             o.put(text.data() + at, ph.first - at);
