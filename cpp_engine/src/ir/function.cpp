@@ -21,13 +21,24 @@ void Phi::add_incoming(const Value &value, const Block &block) { incoming_.empla
 
 namespace {
 
-bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
+// 1 for the bytes of an identifier ([A-Za-z0-9_]), else 0.
+struct IdentTable {
+    unsigned char ok[256] = {};
+    constexpr IdentTable() {
+        for (int c = 'a'; c <= 'z'; ++c) ok[c] = 1;
+        for (int c = 'A'; c <= 'Z'; ++c) ok[c] = 1;
+        for (int c = '0'; c <= '9'; ++c) ok[c] = 1;
+        ok[static_cast<unsigned char>('_')] = 1;
+    }
+};
+constexpr IdentTable kIdent;
+
 void check_hint(std::string_view hint) {
-    bool ok = !hint.empty() && (is_alpha(hint[0]) || hint[0] == '_') && !is_digit(hint.back());
-    for (size_t i = 0; ok && i < hint.size(); ++i) ok = is_alpha(hint[i]) || is_digit(hint[i]) || hint[i] == '_';
-    if (!ok) throw std::invalid_argument("SSA name hint '" + std::string(hint) + "' must be an identifier not ending in a digit");
+    unsigned all = !hint.empty() && !is_digit(hint[0]) && !is_digit(hint.back());
+    for (char c : hint) all &= kIdent.ok[static_cast<unsigned char>(c)];
+    if (!all) throw std::invalid_argument("SSA name hint '" + std::string(hint) + "' must be an identifier not ending in a digit");
 }
 
 }  // namespace
@@ -44,10 +55,13 @@ std::string Function::fresh_ref(std::string_view hint) {
     char num[24];
     const auto res = std::to_chars(num, num + sizeof num, counter_++);
     const auto digits = static_cast<size_t>(res.ptr - num);
-    std::string ref(1 + hint.size() + digits, '%');  // one allocation at most (none for a short name)
-    std::memcpy(&ref[1], hint.data(), hint.size());
-    std::memcpy(&ref[1 + hint.size()], num, digits);
-    return ref;
+    const size_t n = 1 + hint.size() + digits;
+    if (n > 64) return "%" + std::string(hint) + std::string(num, digits);
+    char buf[64];  // built on the stack, then one string (no allocation for a short name)
+    buf[0] = '%';
+    std::memcpy(buf + 1, hint.data(), hint.size());
+    std::memcpy(buf + 1 + hint.size(), num, digits);
+    return std::string(buf, n);
 }
 
 Value Function::param(const std::string &name) const {

@@ -56,7 +56,11 @@ public:
 
     void put(const char *s, size_t n) {
         if (n > cap_ - size_) grow(n);
-        if (n) std::memcpy(p_ + size_, s, n);
+        char *d = p_ + size_;
+        if (n <= 16)
+            copy_small(d, s, n);  // most pieces (names, types, keywords): no libc call
+        else
+            std::memcpy(d, s, n);
         size_ += n;
     }
     TextBuffer &operator+=(std::string_view s) {
@@ -82,6 +86,28 @@ public:
 
 private:
     void grow(size_t n);  // room for `n` more bytes at least
+
+    // Copy n <= 16 bytes with two possibly overlapping fixed-size moves (never
+    // reads or writes outside [s, s + n) / [d, d + n)).
+    static void copy_small(char *d, const char *s, size_t n) {
+        if (n >= 8) {
+            uint64_t a, b;
+            std::memcpy(&a, s, 8);
+            std::memcpy(&b, s + n - 8, 8);
+            std::memcpy(d, &a, 8);
+            std::memcpy(d + n - 8, &b, 8);
+        } else if (n >= 4) {
+            uint32_t a, b;
+            std::memcpy(&a, s, 4);
+            std::memcpy(&b, s + n - 4, 4);
+            std::memcpy(d, &a, 4);
+            std::memcpy(d + n - 4, &b, 4);
+        } else if (n) {
+            d[0] = s[0];
+            d[n / 2] = s[n / 2];
+            d[n - 1] = s[n - 1];
+        }
+    }
 
     char *p_ = nullptr;
     size_t size_ = 0;
