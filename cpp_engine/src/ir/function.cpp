@@ -43,24 +43,43 @@ void check_hint(std::string_view hint) {
 
 }  // namespace
 
+void Function::bump_counter() {
+    ++counter_;
+    size_t i = counter_len_;
+    while (i > 0 && counter_text_[i - 1] == '9') counter_text_[--i] = '0';
+    if (i > 0) {
+        ++counter_text_[i - 1];
+    } else {  // all nines: one more digit
+        std::memmove(counter_text_ + 1, counter_text_, counter_len_);
+        counter_text_[0] = '1';
+        ++counter_len_;
+    }
+}
+
 std::string Function::fresh(std::string_view hint) {
     check_hint(hint);
     std::string name(hint);
-    append_dec(name, counter_++);
+    name.append(counter_text_, counter_len_);
+    bump_counter();
     return name;
 }
 
 std::string Function::fresh_ref(std::string_view hint) {
-    check_hint(hint);
-    char num[24];
-    const auto res = std::to_chars(num, num + sizeof num, counter_++);
-    const auto digits = static_cast<size_t>(res.ptr - num);
-    const size_t n = 1 + hint.size() + digits;
-    if (n > 64) return "%" + std::string(hint) + std::string(num, digits);
-    char buf[64];  // built on the stack, then one string (no allocation for a short name)
+    const size_t n = 1 + hint.size() + counter_len_;
+    if (n > 64) return "%" + fresh(hint);
+    // Check the hint while copying it (one pass), then the counter's digits;
+    // the name is built on the stack and becomes one string (no allocation for a short name).
+    char buf[64];
     buf[0] = '%';
-    std::memcpy(buf + 1, hint.data(), hint.size());
-    std::memcpy(buf + 1 + hint.size(), num, digits);
+    unsigned ok = !hint.empty() && !is_digit(hint[0]) && !is_digit(hint.back());
+    for (size_t i = 0; i < hint.size(); ++i) {
+        const auto c = static_cast<unsigned char>(hint[i]);
+        ok &= kIdent.ok[c];
+        buf[1 + i] = static_cast<char>(c);
+    }
+    if (!ok) check_hint(hint);  // throws the reason
+    for (size_t i = 0; i < counter_len_; ++i) buf[1 + hint.size() + i] = counter_text_[i];
+    bump_counter();
     return std::string(buf, n);
 }
 

@@ -175,7 +175,7 @@ public:
     Here line_origin(size_t i) const { return i < origins_.size() ? origins_[i] : Here{nullptr, 0}; }
 
     // Bytes reserved for a new block's text (grown by doubling past it).
-    static constexpr size_t kTextReserve = 1024;
+    static constexpr size_t kTextReserve = 2048;
 
 private:
     void note_origin(bool record, Here here) {
@@ -231,6 +231,10 @@ private:
     Attrs attr_group_;
     std::vector<std::unique_ptr<Block>> blocks_;
     long long counter_ = 0;
+    // counter_ as decimal text, kept in step (incremented in place: no number formatting per name).
+    char counter_text_[24] = {'0'};
+    size_t counter_len_ = 1;
+    void bump_counter();
 };
 
 // An LDS (`addrspace(3)`) global:
