@@ -182,7 +182,7 @@ Value IRBuilder::cast(std::string_view op, const Value &v, const Type *to, std::
     return r;
 }
 
-Value IRBuilder::gep(const Type *elem, const Value &base, const std::vector<Value> &indices,
+Value IRBuilder::gep(const Type *elem, const Value &base, Operands indices,
                      std::string_view hint, bool inbounds, Here here) {
     Value v;
     TextBuffer &o = def_line(&v, base.type, hint, here);
@@ -318,7 +318,7 @@ void IRBuilder::ret_void(Here here) {
     block_->set_terminated();
 }
 
-targets::IntrinsicRef IRBuilder::check_call(const std::string &key, const std::vector<Value> &args,
+targets::IntrinsicRef IRBuilder::check_call(std::string_view key, Operands args,
                                             bool want_void) {
     const targets::IntrinsicRef it = targets::intrinsic_ref(key, module_.flavor().canonical);
     bool match = args.size() == it.params.size();
@@ -335,7 +335,7 @@ targets::IntrinsicRef IRBuilder::check_call(const std::string &key, const std::v
     return it;
 }
 
-void IRBuilder::put_call(TextBuffer &o, const targets::IntrinsicRef &it, const std::vector<Value> &args) {
+void IRBuilder::put_call(TextBuffer &o, const targets::IntrinsicRef &it, Operands args) {
     o += "call ";
     o += it.ret->text();
     o += " @";
@@ -348,14 +348,14 @@ void IRBuilder::put_call(TextBuffer &o, const targets::IntrinsicRef &it, const s
     o += ")\n";
 }
 
-Value IRBuilder::call(const std::string &key, const std::vector<Value> &args, std::string_view hint, Here here) {
+Value IRBuilder::call(std::string_view key, Operands args, std::string_view hint, Here here) {
     const targets::IntrinsicRef it = check_call(key, args, false);
     Value v;
     put_call(def_line(&v, it.ret, hint, here), it, args);
     return v;
 }
 
-void IRBuilder::call_void(const std::string &key, const std::vector<Value> &args, Here here) {
+void IRBuilder::call_void(std::string_view key, Operands args, Here here) {
     const targets::IntrinsicRef it = check_call(key, args, true);
     put_call(line(here), it, args);
 }

@@ -65,7 +65,7 @@ public:
 
     // -- memory ---------------------------------------------------------------
     // `getelementptr [inbounds] elem, base, indices...`; result has base's type.
-    Value gep(const Type *elem, const Value &base, const std::vector<Value> &indices,
+    Value gep(const Type *elem, const Value &base, Operands indices,
               std::string_view hint = "gep", bool inbounds = true, Here here = {});
     // `load t, p, align N` (align in bytes).
     Value load(const Type *t, const Value &p, long long align, std::string_view hint = "ld", Here here = {});
@@ -91,9 +91,9 @@ public:
     // -- intrinsics -----------------------------------------------------------
     // Call non-void intrinsic `key` of the module's flavor and return its
     // result. Argument types are checked against the table (std::logic_error).
-    Value call(const std::string &key, const std::vector<Value> &args, std::string_view hint = "call", Here here = {});
+    Value call(std::string_view key, Operands args, std::string_view hint = "call", Here here = {});
     // Call void intrinsic `key` (`call void @...`).
-    void call_void(const std::string &key, const std::vector<Value> &args, Here here = {});
+    void call_void(std::string_view key, Operands args, Here here = {});
 
 private:
     // Check the insertion block and start an instruction line in it
@@ -107,9 +107,9 @@ private:
     TextBuffer &def_line(Value *v, const Type *t, std::string_view hint, Here here);
     // Check `args` against intrinsic `key` (std::logic_error on a mismatch or
     // when its result is void != want_void) and record the use; its table row.
-    targets::IntrinsicRef check_call(const std::string &key, const std::vector<Value> &args, bool want_void);
+    targets::IntrinsicRef check_call(std::string_view key, Operands args, bool want_void);
     // Append "call <ret> @<name>(<typed args>)\n" to `o`.
-    static void put_call(TextBuffer &o, const targets::IntrinsicRef &it, const std::vector<Value> &args);
+    static void put_call(TextBuffer &o, const targets::IntrinsicRef &it, Operands args);
 
     Module &module_;
     Function &fn_;

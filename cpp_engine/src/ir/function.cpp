@@ -64,21 +64,47 @@ std::string Function::fresh(std::string_view hint) {
     return name;
 }
 
-std::string Function::fresh_ref(std::string_view hint) {
-    const size_t n = 1 + hint.size() + counter_len_;
-    if (n > 64) return "%" + fresh(hint);
-    // Check the hint while copying it (one pass), then the counter's digits;
-    // the name is built on the stack and becomes one string (no allocation for a short name).
-    char buf[64];
-    buf[0] = '%';
-    unsigned ok = !hint.empty() && !is_digit(hint[0]) && !is_digit(hint.back());
-    for (size_t i = 0; i < hint.size(); ++i) {
-        const auto c = static_cast<unsigned char>(hint[i]);
-        ok &= kIdent.ok[c];
-        buf[1 + i] = static_cast<char>(c);
+namespace {
+
+// The content key of a hint of n <= 16 bytes: the two overlapping words
+// copy_small moves (they cover every byte, so equal keys mean equal bytes).
+void hint_words(const char *s, size_t n, uint64_t *a, uint64_t *b) {
+    if (n >= 8) {
+        std::memcpy(a, s, 8);
+        std::memcpy(b, s + n - 8, 8);
+    } else if (n >= 4) {
+        uint32_t x, y;
+        std::memcpy(&x, s, 4);
+        std::memcpy(&y, s + n - 4, 4);
+        *a = x;
+        *b = y;
+    } else {
+        *a = n ? static_cast<uint64_t>(static_cast<unsigned char>(s[0])) |
+                     static_cast<uint64_t>(static_cast<unsigned char>(s[n / 2])) << 8 |
+                     static_cast<uint64_t>(static_cast<unsigned char>(s[n - 1])) << 16
+               : 0;
+        *b = 0;
     }
-    if (!ok) check_hint(hint);  // throws the reason
-    for (size_t i = 0; i < counter_len_; ++i) buf[1 + hint.size() + i] = counter_text_[i];
+}
+
+}  // namespace
+
+std::string Function::fresh_ref(std::string_view hint) {
+    const size_t h = hint.size();
+    if (h == 0 || h > 16 || counter_len_ > 8) return "%" + fresh(hint);
+    uint64_t a, b;
+    hint_words(hint.data(), h, &a, &b);
+    HintSeen &seen = hints_seen_[((a * 0x9E3779B97F4A7C15ull) ^ (b + h)) * 0x9E3779B97F4A7C15ull >> 58];
+    if (seen.len != h || seen.a != a || seen.b != b) {
+        check_hint(hint);  // throws for a bad hint
+        seen = HintSeen{a, b, h};
+    }
+    // Built on the stack with fixed-size moves, then one string (no allocation for a short name).
+    char buf[1 + 16 + 24];
+    buf[0] = '%';
+    copy_small(buf + 1, hint.data(), h);
+    std::memcpy(buf + 1 + h, counter_text_, 8);  // counter_len_ <= 8 of them count
+    const size_t n = 1 + h + counter_len_;
     bump_counter();
     return std::string(buf, n);
 }

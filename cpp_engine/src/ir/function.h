@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -37,6 +38,28 @@ struct Param {
 
     Value value() const { return Value{type, "%" + name}; }
 };
+
+// Copy n <= 16 bytes with two possibly overlapping fixed-size moves (never
+// reads or writes outside [s, s + n) / [d, d + n)): no libc call.
+inline void copy_small(char *d, const char *s, size_t n) {
+    if (n >= 8) {
+        uint64_t a, b;
+        std::memcpy(&a, s, 8);
+        std::memcpy(&b, s + n - 8, 8);
+        std::memcpy(d, &a, 8);
+        std::memcpy(d + n - 8, &b, 8);
+    } else if (n >= 4) {
+        uint32_t a, b;
+        std::memcpy(&a, s, 4);
+        std::memcpy(&b, s + n - 4, 4);
+        std::memcpy(d, &a, 4);
+        std::memcpy(d + n - 4, &b, 4);
+    } else if (n) {
+        d[0] = s[0];
+        d[n / 2] = s[n / 2];
+        d[n - 1] = s[n - 1];
+    }
+}
 
 // A growable byte buffer that appends in place: the text of a block. put()
 // and += are inline (one capacity test and a memcpy); the storage grows by
@@ -86,29 +109,6 @@ public:
 
 private:
     void grow(size_t n);  // room for `n` more bytes at least
-
-    // Copy n <= 16 bytes with two possibly overlapping fixed-size moves (never
-    // reads or writes outside [s, s + n) / [d, d + n)).
-    static void copy_small(char *d, const char *s, size_t n) {
-        if (n >= 8) {
-            uint64_t a, b;
-            std::memcpy(&a, s, 8);
-            std::memcpy(&b, s + n - 8, 8);
-            std::memcpy(d, &a, 8);
-            std::memcpy(d + n - 8, &b, 8);
-        } else if (n >= 4) {
-            uint32_t a, b;
-            std::memcpy(&a, s, 4);
-            std::memcpy(&b, s + n - 4, 4);
-            std::memcpy(d, &a, 4);
-            std::memcpy(d + n - 4, &b, 4);
-        } else if (n) {
-            d[0] = s[0];
-            d[n / 2] = s[n / 2];
-            d[n - 1] = s[n - 1];
-        }
-    }
-
     char *p_ = nullptr;
     size_t size_ = 0;
     size_t cap_ = 0;
@@ -231,6 +231,13 @@ private:
     Attrs attr_group_;
     std::vector<std::unique_ptr<Block>> blocks_;
     long long counter_ = 0;
+    // Hints of at most 16 bytes already checked, by content (two overlapping
+    // words and the length; len 0 = empty slot): a repeated hint is not checked again.
+    struct HintSeen {
+        uint64_t a = 0, b = 0;
+        size_t len = 0;
+    };
+    HintSeen hints_seen_[64];
     // counter_ as decimal text, kept in step (incremented in place: no number formatting per name).
     char counter_text_[24] = {'0'};
     size_t counter_len_ = 1;
@@ -257,13 +264,15 @@ public:
     const targets::Flavor &flavor() const { return *flavor_; }
     const targets::Arch &arch() const { return *arch_; }
     const std::vector<LdsGlobal> &lds() const { return lds_; }
-    const std::set<std::string> &used_intrinsics() const { return used_; }
+    const std::set<std::string, std::less<>> &used_intrinsics() const { return used_; }
     Function *function() const { return function_.get(); }
     const std::vector<std::string> &metadata() const { return metadata_; }
 
     // Declare an LDS global (align in bytes); returns a pointer value to it.
     Value add_lds(const std::string &name, const Type *t, long long align);
-    void use_intrinsic(const std::string &key) { used_.insert(key); }
+    void use_intrinsic(std::string_view key) {
+        if (used_.find(key) == used_.end()) used_.emplace(key);  // a string only on first use
+    }
     Function &set_function(std::unique_ptr<Function> fn) {
         function_ = std::move(fn);
         return *function_;
@@ -274,7 +283,7 @@ private:
     const targets::Flavor *flavor_;
     const targets::Arch *arch_;
     std::vector<LdsGlobal> lds_;
-    std::set<std::string> used_;  // membership only; never iterated for printing
+    std::set<std::string, std::less<>> used_;  // membership only; never iterated for printing
     std::unique_ptr<Function> function_;
     std::vector<std::string> metadata_;
 };

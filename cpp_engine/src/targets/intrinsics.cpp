@@ -121,13 +121,13 @@ Intrinsic intrinsic(const std::string &key, const std::string &flavor) {
     throw std::out_of_range("unknown intrinsic key " + key);
 }
 
-IntrinsicRef intrinsic_ref(const std::string &key, const std::string &flavor) {
+IntrinsicRef intrinsic_ref(std::string_view key, const std::string &flavor) {
     for (const Row &r : rows())
         if (r.key == key) {
             const Signature &s = r.signature(flavor);
             return IntrinsicRef{s.name, s.ret, s.params};
         }
-    throw std::out_of_range("unknown intrinsic key " + key);
+    throw std::out_of_range("unknown intrinsic key " + std::string(key));
 }
 
 std::vector<std::pair<std::string, std::string>> intrinsic_table(const std::string &flavor) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -41,7 +42,7 @@ struct IntrinsicRef {
     const ir::Type *ret;
     const std::vector<const ir::Type *> &params;
 };
-IntrinsicRef intrinsic_ref(const std::string &key, const std::string &flavor);
+IntrinsicRef intrinsic_ref(std::string_view key, const std::string &flavor);
 
 // (key, declaration line) of every row, in table order, for canonical `flavor`.
 std::vector<std::pair<std::string, std::string>> intrinsic_table(const std::string &flavor);
