@@ -125,12 +125,13 @@ Value IRBuilder::fneg(const Value &a, std::string_view hint, Here here) {
     return v;
 }
 
-Value IRBuilder::icmp(std::string_view pred, const Value &a, const Value &b, std::string_view hint, Here here) {
-    if (!one_of(pred, kIcmpPreds)) throw std::logic_error("unknown icmp predicate " + std::string(pred));
-    same(a, b, "icmp");
+Value IRBuilder::compare(std::string_view inst, std::string_view pred, const Value &a, const Value &b,
+                         std::string_view hint, Here here) {
+    same(a, b, inst);
     Value v;
     TextBuffer &o = def_line(&v, cmp_result(a), hint, here);
-    o += "icmp ";
+    o += inst;
+    o += ' ';
     o += pred;
     o += ' ';
     put_typed(o, a);
@@ -140,19 +141,14 @@ Value IRBuilder::icmp(std::string_view pred, const Value &a, const Value &b, std
     return v;
 }
 
+Value IRBuilder::icmp(std::string_view pred, const Value &a, const Value &b, std::string_view hint, Here here) {
+    if (!one_of(pred, kIcmpPreds)) throw std::logic_error("unknown icmp predicate " + std::string(pred));
+    return compare("icmp", pred, a, b, hint, here);
+}
+
 Value IRBuilder::fcmp(std::string_view pred, const Value &a, const Value &b, std::string_view hint, Here here) {
     if (!one_of(pred, kFcmpPreds)) throw std::logic_error("unknown fcmp predicate " + std::string(pred));
-    same(a, b, "fcmp");
-    Value v;
-    TextBuffer &o = def_line(&v, cmp_result(a), hint, here);
-    o += "fcmp ";
-    o += pred;
-    o += ' ';
-    put_typed(o, a);
-    o += ", ";
-    o += b.ref;
-    o += '\n';
-    return v;
+    return compare("fcmp", pred, a, b, hint, here);
 }
 
 Value IRBuilder::select(const Value &c, const Value &a, const Value &b, std::string_view hint, Here here) {

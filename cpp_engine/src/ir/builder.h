@@ -99,6 +99,9 @@ private:
     // Check the insertion block and start an instruction line in it
     // (Block::begin_line): the caller appends the instruction, then '\n'.
     TextBuffer &line(Here here);
+    // icmp / fcmp (`inst`) after the predicate check.
+    Value compare(std::string_view inst, std::string_view pred, const Value &a, const Value &b,
+                  std::string_view hint, Here here);
     // binop after its checks (the shorthands add ... fmul skip the operator check).
     Value emit_binop(std::string_view op, const Value &a, const Value &b, std::string_view hint,
                      const Flags &flags, Here here);
