@@ -3,7 +3,9 @@
 //
 // Each method formats its instruction at call time, taking the next name from
 // the function counter, so the order of builder calls decides the printed
-// bytes. C++ does not fix the evaluation order of function arguments, so a
+// bytes. The line is written straight into the insertion block's text
+// (ir/function.h Block, TextBuffer): no string per instruction
+// (docs/cpp_engine.md, "The output path"). C++ does not fix the evaluation order of function arguments, so a
 // caller never nests builder calls inside another call's argument list: every
 // intermediate value is first bound to a local (DESIGN §2).
 // Operand type mismatches throw std::logic_error (an engine bug, not a rejection).

@@ -15,12 +15,6 @@ std::string dec(int64_t v) {
     return std::string(buf, res.ptr);
 }
 
-void append_dec(std::string &out, int64_t v) {
-    char buf[24];
-    auto res = std::to_chars(buf, buf + sizeof buf, v);
-    out.append(buf, res.ptr);
-}
-
 std::string hex(uint64_t v, int digits) {
     static const char kDigits[] = "0123456789ABCDEF";
     std::string s(static_cast<size_t>(digits), '0');

@@ -20,9 +20,6 @@ constexpr uint64_t kCanonicalNanDouble = 0x7FF8000000000000ull;
 // Decimal text of `v` (std::to_chars; locale-independent).
 std::string dec(int64_t v);
 
-// Append the decimal text of `v` to `out` (no temporary string).
-void append_dec(std::string &out, int64_t v);
-
 // Upper-case hex text of the low `digits` nibbles of `v`, zero-padded.
 std::string hex(uint64_t v, int digits);
 
