@@ -41,6 +41,29 @@ void put_typed(TextBuffer &o, const Value &v) {
     o += v.ref;
 }
 
+// Append `<type> <ref>, <type> <ref>` of `a` and `b`.
+void put_typed_pair(TextBuffer &o, const Value &a, const Value &b) {
+    put_typed(o, a);
+    o += ", ";
+    put_typed(o, b);
+}
+
+// Append `<type> <ref>` of `a`, `b` and `c` joined by ", ", then '\n' (select, insertelement).
+void put_typed_three(TextBuffer &o, const Value &a, const Value &b, const Value &c) {
+    put_typed_pair(o, a, b);
+    o += ", ";
+    put_typed(o, c);
+    o += '\n';
+}
+
+// Append `<type> <a>, <b>\n`: the operands of a binary operator or compare (one type).
+void put_same_typed(TextBuffer &o, const Value &a, const Value &b) {
+    put_typed(o, a);
+    o += ", ";
+    o += b.ref;
+    o += '\n';
+}
+
 // Operator names of the shorthand methods, made once (not per call).
 constexpr string_view kAdd = "add", kSub = "sub", kMul = "mul", kFadd = "fadd", kFmul = "fmul";
 const Flags kNoFlags;
@@ -88,10 +111,7 @@ Value IRBuilder::emit_binop(std::string_view op, const Value &a, const Value &b,
         o += f;
     }
     o += ' ';
-    put_typed(o, a);
-    o += ", ";
-    o += b.ref;
-    o += '\n';
+    put_same_typed(o, a, b);
     return v;
 }
 
@@ -134,10 +154,7 @@ Value IRBuilder::compare(std::string_view inst, std::string_view pred, const Val
     o += ' ';
     o += pred;
     o += ' ';
-    put_typed(o, a);
-    o += ", ";
-    o += b.ref;
-    o += '\n';
+    put_same_typed(o, a, b);
     return v;
 }
 
@@ -156,12 +173,7 @@ Value IRBuilder::select(const Value &c, const Value &a, const Value &b, std::str
     Value v;
     TextBuffer &o = def_line(&v, a.type, hint, here);
     o += "select ";
-    put_typed(o, c);
-    o += ", ";
-    put_typed(o, a);
-    o += ", ";
-    put_typed(o, b);
-    o += '\n';
+    put_typed_three(o, c, a, b);
     return v;
 }
 
@@ -215,9 +227,7 @@ void IRBuilder::store(const Value &v, const Value &p, long long align, Here here
     if (p.type->kind() != Kind::Ptr) throw std::logic_error("store to non-pointer " + p.typed());
     TextBuffer &o = line(here);
     o += "store ";
-    put_typed(o, v);
-    o += ", ";
-    put_typed(o, p);
+    put_typed_pair(o, v, p);
     o += ", align ";
     o.put_dec(align);
     o += '\n';
@@ -236,9 +246,7 @@ Value IRBuilder::extractelement(const Value &v, const Value &idx, std::string_vi
     Value r;
     TextBuffer &o = def_line(&r, v.type->elem(), hint, here);
     o += "extractelement ";
-    put_typed(o, v);
-    o += ", ";
-    put_typed(o, idx);
+    put_typed_pair(o, v, idx);
     o += '\n';
     return r;
 }
@@ -249,12 +257,7 @@ Value IRBuilder::insertelement(const Value &v, const Value &e, const Value &idx,
     Value r;
     TextBuffer &o = def_line(&r, v.type, hint, here);
     o += "insertelement ";
-    put_typed(o, v);
-    o += ", ";
-    put_typed(o, e);
-    o += ", ";
-    put_typed(o, idx);
-    o += '\n';
+    put_typed_three(o, v, e, idx);
     return r;
 }
 
@@ -267,9 +270,7 @@ Value IRBuilder::shufflevector(const Value &a, const Value &b, const std::vector
     Value v;
     TextBuffer &o = def_line(&v, rt, hint, here);
     o += "shufflevector ";
-    put_typed(o, a);
-    o += ", ";
-    put_typed(o, b);
+    put_typed_pair(o, a, b);
     o += ", ";
     o += mt->text();
     o += " <";
