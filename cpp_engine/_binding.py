@@ -22,6 +22,7 @@ once: a reason longer than the first buffer is fetched whole with
 from __future__ import annotations
 
 import re
+import threading
 
 from dataclasses import dataclass
 
@@ -124,11 +125,25 @@ def _exact(value):
     return value
 
 
+_TLS = threading.local()
+
+
+def _reason_buffer():
+    """The calling thread's reason buffer (_REASON_LEN bytes), made once per
+    thread: the engine writes it only on failure, and it is read before the
+    thread's next call."""
+    try:
+        return _TLS.reason
+    except AttributeError:
+        _TLS.reason = ffi.new("char[]", _REASON_LEN)
+        return _TLS.reason
+
+
 def _call(fn, args: _Args):
     """Run ``fn(reason_buf, reason_len) -> status`` once; raise SpecRejected /
     EngineError on failure, with the whole reason (``cpe_last_reason`` gives
     one that did not fit the first buffer)."""
-    buf = ffi.new("char[]", _REASON_LEN)
+    buf = _reason_buffer()
     status = fn(buf, _REASON_LEN)
     if status == lib.CPE_OK:
         return
@@ -267,12 +282,16 @@ def _type_reason(name: str, kind: str, value) -> str | None:
     return None
 
 
-def _normalize(fam: _Family, spec) -> dict:
-    if not isinstance(spec, dict):
-        raise SpecRejected(f"spec for family '{fam.name}' must be a mapping of field names to values")
-    names = {n for n, _ in fam.fields}
+#: Per family: ``(name, kind, default)`` of every field in spec order, and the kinds by name.
+_ROWS = {f.name: tuple((n, k, d) for (n, k), (_, d) in zip(f.fields, _DEFAULTS[f.name])) for f in _FAMILY_LIST}
+_KINDS = {f.name: dict(f.fields) for f in _FAMILY_LIST}
+
+
+def _unknown_field(fam: _Family, spec: dict) -> None:
+    """SpecRejected for the first key of ``spec`` that is not a field of ``fam``."""
+    kinds = _KINDS[fam.name]
     for k in spec:
-        if k not in names:
+        if k not in kinds:
             # Same texts as python_engine/spec/fields.py unknown_field_reason.
             if not isinstance(k, str):
                 raise SpecRejected(f"spec field names must be strings (family '{fam.name}')")
@@ -281,14 +300,59 @@ def _normalize(fam: _Family, spec) -> dict:
             if why:
                 raise SpecRejected(why)
             raise SpecRejected(f"spec field '{k}' is not a field of family '{fam.name}'")
-    out = {}
-    for name, default in _DEFAULTS[fam.name]:
-        v = _exact(spec.get(name, default))
-        r = _type_reason(name, dict(fam.fields)[name], v)
+
+
+def _c_spec(fam: _Family, spec, args: _Args):
+    """The C spec struct of ``spec`` in one pass over the fields: unknown
+    fields first, then each field in spec order is read as its exact built-in
+    type, checked (the first failing field's reason, as SpecRejected) and
+    written into the struct; strings go through ``args``."""
+    if not isinstance(spec, dict):
+        raise SpecRejected(f"spec for family '{fam.name}' must be a mapping of field names to values")
+    if len(spec) and not spec.keys() <= _KINDS[fam.name].keys():
+        _unknown_field(fam, spec)
+    cs = ffi.new(fam.ctype + " *")
+    get = spec.get
+    for name, kind, default in _ROWS[fam.name]:
+        v = _exact(get(name, default))
+        r = _type_reason(name, kind, v)
         if r:
             raise SpecRejected(r)
-        out[name] = float(v) if type(v) is int and dict(fam.fields)[name] == "float" else v
-    return out
+        if kind == "str":
+            setattr(cs, name, args.cstr(v))
+        elif kind == "bool":
+            setattr(cs, name, bool(v))
+        elif kind == "float":
+            setattr(cs, name, float(v) if type(v) is int else float.__float__(v))
+        else:
+            setattr(cs, name, int(v))
+    return cs
+
+
+#: Converted calls, by _cache_key: (family, C spec struct, C arch, C flavor, args keeping its strings alive).
+#: The C API only reads the struct (``const``), so one conversion serves every later call with the
+#: same input. Bounded: the oldest entry goes when it is full.
+_PREPARED: dict = {}
+_PREPARED_MAX = 4096
+_KEY_TYPES = (int, str, bool, type(None))
+
+
+def _cache_key(family, spec, arch, flavor):
+    """A key that tells apart every input the conversion could treat
+    differently (each value with its exact type: True is not 1), or None for
+    an input not cached (not a dict, a value of another type, e.g. a float
+    where -0.0 == 0.0)."""
+    if type(spec) is not dict or type(family) is not str:
+        return None
+    if not (arch is None or type(arch) is str) or not (flavor is None or type(flavor) is str):
+        return None
+    items = []
+    for k, v in spec.items():
+        t = type(v)
+        if type(k) is not str or t not in _KEY_TYPES:
+            return None
+        items.append((k, t, v))
+    return (family, arch, flavor, tuple(items))
 
 
 def _name_arg(args: _Args, value, what: str):
@@ -301,26 +365,27 @@ def _name_arg(args: _Args, value, what: str):
 
 
 def _prepare(family, spec, arch, flavor):
-    """(family, C spec struct, C arch, C flavor, args) after the binding's checks."""
+    """(family, C spec struct, C arch, C flavor, args) after the binding's
+    checks; a repeated input (same family, arch, flavor and spec values of the
+    same types) reuses its first conversion (_PREPARED)."""
+    key = _cache_key(family, spec, arch, flavor)
+    if key is not None:
+        hit = _PREPARED.get(key)
+        if hit is not None:
+            return hit
     fam = _family(family)
-    s = _normalize(fam, spec)
     args = _Args()
-    cs = ffi.new(fam.ctype + " *")
-    for name, kind in fam.fields:
-        v = s[name]
-        if kind == "str":
-            setattr(cs, name, args.cstr(v))
-        elif kind == "bool":
-            setattr(cs, name, bool(v))
-        elif kind == "float":
-            setattr(cs, name, float.__float__(v))
-        else:
-            setattr(cs, name, int(v))
+    cs = _c_spec(fam, spec, args)
     fl = _name_arg(args, flavor, "flavor")  # the engine checks flavor before arch
     if arch is not None and not isinstance(arch, str):
         resolve_flavor(flavor)              # an unknown flavor is reported first
     ar = _name_arg(args, arch, "arch")
-    return fam, cs, ar, fl, args
+    prepared = (fam, cs, ar, fl, args)
+    if key is not None:
+        if len(_PREPARED) >= _PREPARED_MAX:
+            _PREPARED.pop(next(iter(_PREPARED)), None)
+        _PREPARED[key] = prepared
+    return prepared
 
 
 # -- the engine API ------------------------------------------------------------------

@@ -116,8 +116,10 @@ cpe_status guarded(char *reason, size_t reason_len, F &&body) noexcept {
     }
 }
 
-// Fill `out` with malloc'd copies of kernel and text (all-or-nothing).
-void fill_output(cpe_output *out, const std::string &kernel, const std::string &text);
+// Fill `out` with a malloc'd copy of `kernel` and `text`, a malloc'd
+// NUL-terminated string whose ownership passes to `out` (freed here when the
+// kernel copy fails: all-or-nothing).
+void fill_output(cpe_output *out, const std::string &kernel, char *text);
 
 // The validate/lower bodies every family's C API shares. `Fam` is a family
 // namespace wrapped in a traits struct with `Spec`, `validate(spec, arch,
@@ -136,12 +138,16 @@ cpe_status validate_spec(ToCpp to_cpp, const char *arch, const char *flavor, cha
     return guarded(reason, reason_len, [&] { check_spec<Fam>(to_cpp(), arch, flavor); });
 }
 
-std::string print_module_text(const ir::Module &m);
+// The LLVM IR text of `m`, malloc'd and NUL-terminated (free with std::free):
+// sized exactly first, then written once into that one buffer, which becomes
+// cpe_output.text as is (docs/cpp_engine.md, "The output path"). With origin
+// recording on, also keeps the origin table (debug mode only).
+char *module_text_c(const ir::Module &m);
 
-// The output text of a build: a module prints as LLVM IR; a text family
-// (conv_abi, conv_launch, split_k_policy) builds its text itself.
-inline const std::string &output_text(const std::string &text) { return text; }
-inline std::string output_text(const std::unique_ptr<ir::Module> &m) { return print_module_text(*m); }
+// The output text of a build, malloc'd: a module prints as LLVM IR; a text
+// family (conv_abi, conv_launch, split_k_policy) builds its text itself.
+inline char *output_text(const std::string &text) { return dup_c(text); }
+inline char *output_text(const std::unique_ptr<ir::Module> &m) { return module_text_c(*m); }
 
 template <class Fam, class ToCpp>
 cpe_status lower_spec(ToCpp to_cpp, const char *arch, const char *flavor, cpe_output *out, char *reason,

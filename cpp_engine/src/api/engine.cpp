@@ -33,23 +33,32 @@ std::string &last_reason() noexcept {
     return text;
 }
 
-std::string print_module_text(const ir::Module &m) {
-    std::string text = ir::print_module(m);
-    if (ir::origin::recording()) ir::origin::set_last(ir::line_origins(m, text));  // debug mode only
-    return text;
+char *module_text_c(const ir::Module &m) {
+    const ir::ModulePrint p(m);
+    char *t = static_cast<char *>(std::malloc(p.size() + 1));
+    if (!t) throw std::bad_alloc();
+    *p.write(t) = '\0';
+    if (ir::origin::recording()) {  // debug mode only
+        try {
+            ir::origin::set_last(ir::line_origins(m, std::string(t, p.size())));
+        } catch (...) {
+            std::free(t);
+            throw;
+        }
+    }
+    return t;
 }
 
-void fill_output(cpe_output *out, const std::string &kernel, const std::string &text) {
-    char *k = dup_c(kernel);
-    char *t = nullptr;
+void fill_output(cpe_output *out, const std::string &kernel, char *text) {
+    char *k = nullptr;
     try {
-        t = dup_c(text);
+        k = dup_c(kernel);
     } catch (...) {
-        std::free(k);
+        std::free(text);
         throw;
     }
     out->kernel = k;
-    out->text = t;
+    out->text = text;
 }
 
 namespace {

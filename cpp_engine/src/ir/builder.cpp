@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string_view>
 
 #include "ir/constants.h"
 #include "targets/intrinsics.h"
@@ -11,169 +12,312 @@ namespace cpe::ir {
 
 namespace {
 
-const char *const kIntBinops[] = {"add", "sub", "mul", "udiv", "sdiv", "urem", "srem",
-                                  "shl", "lshr", "ashr", "and", "or", "xor"};
-const char *const kFloatBinops[] = {"fadd", "fsub", "fmul", "fdiv"};
-const char *const kCasts[] = {"trunc", "zext", "sext", "fptrunc", "fpext", "fptosi", "fptoui",
-                              "sitofp", "uitofp", "bitcast", "ptrtoint", "inttoptr", "addrspacecast"};
-const char *const kIcmpPreds[] = {"eq", "ne", "ugt", "uge", "ult", "ule", "sgt", "sge", "slt", "sle"};
-const char *const kFcmpPreds[] = {"oeq", "one", "ogt", "oge", "olt", "ole", "ord",
-                                  "uno", "ueq", "une", "ugt", "uge", "ult", "ule"};
+using std::string_view;
+constexpr string_view kIntBinops[] = {"add", "sub", "mul", "udiv", "sdiv", "urem", "srem",
+                                      "shl", "lshr", "ashr", "and", "or", "xor"};
+constexpr string_view kFloatBinops[] = {"fadd", "fsub", "fmul", "fdiv"};
+constexpr string_view kCasts[] = {"trunc", "zext", "sext", "fptrunc", "fpext", "fptosi", "fptoui",
+                                  "sitofp", "uitofp", "bitcast", "ptrtoint", "inttoptr", "addrspacecast"};
+constexpr string_view kIcmpPreds[] = {"eq", "ne", "ugt", "uge", "ult", "ule", "sgt", "sge", "slt", "sle"};
+constexpr string_view kFcmpPreds[] = {"oeq", "one", "ogt", "oge", "olt", "ole", "ord",
+                                      "uno", "ueq", "une", "ugt", "uge", "ult", "ule"};
 
 template <size_t N>
-bool one_of(const std::string &s, const char *const (&list)[N]) {
-    return std::any_of(list, list + N, [&](const char *x) { return s == x; });
+bool one_of(string_view v, const string_view (&list)[N]) {
+    return std::any_of(list, list + N, [&](string_view x) { return v == x; });
 }
 
-void same(const Value &a, const Value &b, const std::string &what) {
+void same(const Value &a, const Value &b, string_view what) {
     if (a.type != b.type)
-        throw std::logic_error(what + ": operand types differ (" + a.typed() + " vs " + b.typed() + ")");
+        throw std::logic_error(std::string(what) + ": operand types differ (" + a.typed() + " vs " + b.typed() + ")");
 }
 
 const Type *cmp_result(const Value &a) { return a.type->kind() == Kind::Vector ? vec(a.type->count(), i1()) : i1(); }
+
+// Append `<type> <ref>` (Value::typed) to `o` without a temporary.
+void put_typed(TextBuffer &o, const Value &v) {
+    o += v.type->text();
+    o += ' ';
+    o += v.ref;
+}
+
+// Append `<type> <ref>, <type> <ref>` of `a` and `b`.
+void put_typed_pair(TextBuffer &o, const Value &a, const Value &b) {
+    put_typed(o, a);
+    o += ", ";
+    put_typed(o, b);
+}
+
+// Append `<type> <ref>` of `a`, `b` and `c` joined by ", ", then '\n' (select, insertelement).
+void put_typed_three(TextBuffer &o, const Value &a, const Value &b, const Value &c) {
+    put_typed_pair(o, a, b);
+    o += ", ";
+    put_typed(o, c);
+    o += '\n';
+}
+
+// Append `<type> <a>, <b>\n`: the operands of a binary operator or compare (one type).
+void put_same_typed(TextBuffer &o, const Value &a, const Value &b) {
+    put_typed(o, a);
+    o += ", ";
+    o += b.ref;
+    o += '\n';
+}
+
+// Operator names of the shorthand methods, made once (not per call).
+constexpr string_view kAdd = "add", kSub = "sub", kMul = "mul", kFadd = "fadd", kFmul = "fmul";
+const Flags kNoFlags;
 
 }  // namespace
 
 IRBuilder::IRBuilder(Module &module)
     : module_(module), fn_(*module.function()), origins_(origin::recording()) {}
 
-Block &IRBuilder::new_block(const std::string &hint, Here here) {
+Block &IRBuilder::new_block(std::string_view hint, Here here) {
     Block &b = fn_.block(hint);
     if (origins_) b.set_origin(here);
     return b;
 }
 
-void IRBuilder::append(std::unique_ptr<Instr> ins, Here here) {
+TextBuffer &IRBuilder::line(Here here) {
     if (!block_) throw std::logic_error("IRBuilder has no insertion block");
     if (block_->terminated()) throw std::logic_error("block " + block_->name() + " is already terminated");
-    if (origins_) ins->set_origin(here);
-    block_->append(std::move(ins));
+    return block_->begin_line(origins_, here);
 }
 
-void IRBuilder::append_line(std::string line, Here here) { append(std::make_unique<Instr>(std::move(line)), here); }
-
-void IRBuilder::terminate(std::string line, Here here) {
-    append_line(std::move(line), here);
-    block_->set_terminated();
+TextBuffer &IRBuilder::def_line(Value *v, const Type *t, std::string_view hint, Here here) {
+    *v = Value{t, fn_.fresh_ref(hint)};
+    TextBuffer &o = line(here);
+    o += v->ref;
+    o += " = ";
+    return o;
 }
 
-Value IRBuilder::def(const Type *t, const std::string &hint, const std::string &rhs, Here here) {
-    Value v{t, "%" + fn_.fresh(hint)};
-    append_line(v.ref + " = " + rhs, here);
+Value IRBuilder::binop(std::string_view op, const Value &a, const Value &b, std::string_view hint,
+                       const Flags &flags, Here here) {
+    if (!one_of(op, kIntBinops) && !one_of(op, kFloatBinops))
+        throw std::logic_error("unknown binary operator " + std::string(op));
+    same(a, b, op);
+    return emit_binop(op, a, b, hint, flags, here);
+}
+
+Value IRBuilder::emit_binop(std::string_view op, const Value &a, const Value &b, std::string_view hint,
+                            const Flags &flags, Here here) {
+    Value v;
+    TextBuffer &o = def_line(&v, a.type, hint, here);
+    o += op;
+    for (const std::string &f : flags) {
+        o += ' ';
+        o += f;
+    }
+    o += ' ';
+    put_same_typed(o, a, b);
     return v;
 }
 
-Value IRBuilder::binop(const std::string &op, const Value &a, const Value &b, const std::string &hint,
-                       const Flags &flags, Here here) {
-    if (!one_of(op, kIntBinops) && !one_of(op, kFloatBinops))
-        throw std::logic_error("unknown binary operator " + op);
-    same(a, b, op);
-    std::string fl;
-    for (const std::string &f : flags) fl += " " + f;
-    return def(a.type, hint, op + fl + " " + a.typed() + ", " + b.ref, here);
+Value IRBuilder::add(const Value &a, const Value &b, std::string_view hint, const Flags &flags, Here here) {
+    same(a, b, "add");
+    return emit_binop(kAdd, a, b, hint, flags, here);
+}
+Value IRBuilder::sub(const Value &a, const Value &b, std::string_view hint, const Flags &flags, Here here) {
+    same(a, b, "sub");
+    return emit_binop(kSub, a, b, hint, flags, here);
+}
+Value IRBuilder::mul(const Value &a, const Value &b, std::string_view hint, const Flags &flags, Here here) {
+    same(a, b, "mul");
+    return emit_binop(kMul, a, b, hint, flags, here);
+}
+Value IRBuilder::fadd(const Value &a, const Value &b, std::string_view hint, Here here) {
+    same(a, b, "fadd");
+    return emit_binop(kFadd, a, b, hint, kNoFlags, here);
+}
+Value IRBuilder::fmul(const Value &a, const Value &b, std::string_view hint, Here here) {
+    same(a, b, "fmul");
+    return emit_binop(kFmul, a, b, hint, kNoFlags, here);
 }
 
-Value IRBuilder::add(const Value &a, const Value &b, const std::string &hint, const Flags &flags, Here here) {
-    return binop("add", a, b, hint, flags, here);
-}
-Value IRBuilder::sub(const Value &a, const Value &b, const std::string &hint, const Flags &flags, Here here) {
-    return binop("sub", a, b, hint, flags, here);
-}
-Value IRBuilder::mul(const Value &a, const Value &b, const std::string &hint, const Flags &flags, Here here) {
-    return binop("mul", a, b, hint, flags, here);
-}
-Value IRBuilder::fadd(const Value &a, const Value &b, const std::string &hint, Here here) { return binop("fadd", a, b, hint, {}, here); }
-Value IRBuilder::fmul(const Value &a, const Value &b, const std::string &hint, Here here) { return binop("fmul", a, b, hint, {}, here); }
-
-Value IRBuilder::fneg(const Value &a, const std::string &hint, Here here) { return def(a.type, hint, "fneg " + a.typed(), here); }
-
-Value IRBuilder::icmp(const std::string &pred, const Value &a, const Value &b, const std::string &hint, Here here) {
-    if (!one_of(pred, kIcmpPreds)) throw std::logic_error("unknown icmp predicate " + pred);
-    same(a, b, "icmp");
-    return def(cmp_result(a), hint, "icmp " + pred + " " + a.typed() + ", " + b.ref, here);
+Value IRBuilder::fneg(const Value &a, std::string_view hint, Here here) {
+    Value v;
+    TextBuffer &o = def_line(&v, a.type, hint, here);
+    o += "fneg ";
+    put_typed(o, a);
+    o += '\n';
+    return v;
 }
 
-Value IRBuilder::fcmp(const std::string &pred, const Value &a, const Value &b, const std::string &hint, Here here) {
-    if (!one_of(pred, kFcmpPreds)) throw std::logic_error("unknown fcmp predicate " + pred);
-    same(a, b, "fcmp");
-    return def(cmp_result(a), hint, "fcmp " + pred + " " + a.typed() + ", " + b.ref, here);
+Value IRBuilder::compare(std::string_view inst, std::string_view pred, const Value &a, const Value &b,
+                         std::string_view hint, Here here) {
+    same(a, b, inst);
+    Value v;
+    TextBuffer &o = def_line(&v, cmp_result(a), hint, here);
+    o += inst;
+    o += ' ';
+    o += pred;
+    o += ' ';
+    put_same_typed(o, a, b);
+    return v;
 }
 
-Value IRBuilder::select(const Value &c, const Value &a, const Value &b, const std::string &hint, Here here) {
+Value IRBuilder::icmp(std::string_view pred, const Value &a, const Value &b, std::string_view hint, Here here) {
+    if (!one_of(pred, kIcmpPreds)) throw std::logic_error("unknown icmp predicate " + std::string(pred));
+    return compare("icmp", pred, a, b, hint, here);
+}
+
+Value IRBuilder::fcmp(std::string_view pred, const Value &a, const Value &b, std::string_view hint, Here here) {
+    if (!one_of(pred, kFcmpPreds)) throw std::logic_error("unknown fcmp predicate " + std::string(pred));
+    return compare("fcmp", pred, a, b, hint, here);
+}
+
+Value IRBuilder::select(const Value &c, const Value &a, const Value &b, std::string_view hint, Here here) {
     same(a, b, "select");
-    return def(a.type, hint, "select " + c.typed() + ", " + a.typed() + ", " + b.typed(), here);
+    Value v;
+    TextBuffer &o = def_line(&v, a.type, hint, here);
+    o += "select ";
+    put_typed_three(o, c, a, b);
+    return v;
 }
 
-Value IRBuilder::cast(const std::string &op, const Value &v, const Type *to, const std::string &hint, Here here) {
-    if (!one_of(op, kCasts)) throw std::logic_error("unknown cast " + op);
-    return def(to, hint, op + " " + v.typed() + " to " + to->text(), here);
+Value IRBuilder::cast(std::string_view op, const Value &v, const Type *to, std::string_view hint, Here here) {
+    if (!one_of(op, kCasts)) throw std::logic_error("unknown cast " + std::string(op));
+    Value r;
+    TextBuffer &o = def_line(&r, to, hint, here);
+    o += op;
+    o += ' ';
+    put_typed(o, v);
+    o += " to ";
+    o += to->text();
+    o += '\n';
+    return r;
 }
 
-Value IRBuilder::gep(const Type *elem, const Value &base, const std::vector<Value> &indices,
-                     const std::string &hint, bool inbounds, Here here) {
-    std::string idx;
-    for (const Value &i : indices) idx += ", " + i.typed();
-    return def(base.type, hint,
-               std::string("getelementptr") + (inbounds ? " inbounds" : "") + " " + elem->text() + ", " +
-                   base.typed() + idx, here);
+Value IRBuilder::gep(const Type *elem, const Value &base, Operands indices,
+                     std::string_view hint, bool inbounds, Here here) {
+    Value v;
+    TextBuffer &o = def_line(&v, base.type, hint, here);
+    if (inbounds)
+        o += "getelementptr inbounds ";
+    else
+        o += "getelementptr ";
+    o += elem->text();
+    o += ", ";
+    put_typed(o, base);
+    for (const Value &i : indices) {
+        o += ", ";
+        put_typed(o, i);
+    }
+    o += '\n';
+    return v;
 }
 
-Value IRBuilder::load(const Type *t, const Value &p, long long align, const std::string &hint, Here here) {
+Value IRBuilder::load(const Type *t, const Value &p, long long align, std::string_view hint, Here here) {
     if (p.type->kind() != Kind::Ptr) throw std::logic_error("load from non-pointer " + p.typed());
-    return def(t, hint, "load " + t->text() + ", " + p.typed() + ", align " + dec(align), here);
+    Value v;
+    TextBuffer &o = def_line(&v, t, hint, here);
+    o += "load ";
+    o += t->text();
+    o += ", ";
+    put_typed(o, p);
+    o += ", align ";
+    o.put_dec(align);
+    o += '\n';
+    return v;
 }
 
 void IRBuilder::store(const Value &v, const Value &p, long long align, Here here) {
     if (p.type->kind() != Kind::Ptr) throw std::logic_error("store to non-pointer " + p.typed());
-    append_line("store " + v.typed() + ", " + p.typed() + ", align " + dec(align), here);
+    TextBuffer &o = line(here);
+    o += "store ";
+    put_typed_pair(o, v, p);
+    o += ", align ";
+    o.put_dec(align);
+    o += '\n';
 }
 
 void IRBuilder::fence(const std::string &scope, const std::string &ordering, Here here) {
-    append_line("fence syncscope(\"" + scope + "\") " + ordering, here);
+    TextBuffer &o = line(here);
+    o += "fence syncscope(\"";
+    o += scope;
+    o += "\") ";
+    o += ordering;
+    o += '\n';
 }
 
-Value IRBuilder::extractelement(const Value &v, const Value &idx, const std::string &hint, Here here) {
-    return def(v.type->elem(), hint, "extractelement " + v.typed() + ", " + idx.typed(), here);
+Value IRBuilder::extractelement(const Value &v, const Value &idx, std::string_view hint, Here here) {
+    Value r;
+    TextBuffer &o = def_line(&r, v.type->elem(), hint, here);
+    o += "extractelement ";
+    put_typed_pair(o, v, idx);
+    o += '\n';
+    return r;
 }
 
-Value IRBuilder::insertelement(const Value &v, const Value &e, const Value &idx, const std::string &hint, Here here) {
+Value IRBuilder::insertelement(const Value &v, const Value &e, const Value &idx, std::string_view hint, Here here) {
     if (e.type != v.type->elem())
         throw std::logic_error("insertelement: " + e.typed() + " into " + v.type->text());
-    return def(v.type, hint, "insertelement " + v.typed() + ", " + e.typed() + ", " + idx.typed(), here);
+    Value r;
+    TextBuffer &o = def_line(&r, v.type, hint, here);
+    o += "insertelement ";
+    put_typed_three(o, v, e, idx);
+    return r;
 }
 
 Value IRBuilder::shufflevector(const Value &a, const Value &b, const std::vector<int> &mask,
-                               const std::string &hint, Here here) {
+                               std::string_view hint, Here here) {
     same(a, b, "shufflevector");
     const auto n = static_cast<int64_t>(mask.size());
     const Type *mt = vec(n, i32());
-    std::string m;
-    for (size_t i = 0; i < mask.size(); ++i) {
-        if (i) m += ", ";
-        m += "i32 " + dec(mask[i]);
-    }
     const Type *rt = vec(n, a.type->elem());
-    return def(rt, hint, "shufflevector " + a.typed() + ", " + b.typed() + ", " + mt->text() + " <" + m + ">", here);
+    Value v;
+    TextBuffer &o = def_line(&v, rt, hint, here);
+    o += "shufflevector ";
+    put_typed_pair(o, a, b);
+    o += ", ";
+    o += mt->text();
+    o += " <";
+    for (size_t i = 0; i < mask.size(); ++i) {
+        if (i) o += ", ";
+        o += "i32 ";
+        o.put_dec(mask[i]);
+    }
+    o += ">\n";
+    return v;
 }
 
-Phi &IRBuilder::phi(const Type *t, const std::string &hint, Here here) {
-    auto ins = std::make_unique<Phi>(Value{t, "%" + fn_.fresh(hint)});
-    Phi &ref = *ins;
-    append(std::move(ins), here);
-    return ref;
+Phi &IRBuilder::phi(const Type *t, std::string_view hint, Here here) {
+    Value v{t, fn_.fresh_ref(hint)};
+    if (!block_) throw std::logic_error("IRBuilder has no insertion block");
+    if (block_->terminated()) throw std::logic_error("block " + block_->name() + " is already terminated");
+    return block_->add_phi(std::move(v), origins_, here);
 }
 
-void IRBuilder::br(const Block &target, Here here) { terminate("br label %" + target.name(), here); }
+void IRBuilder::br(const Block &target, Here here) {
+    TextBuffer &o = line(here);
+    o += "br label %";
+    o += target.name();
+    o += '\n';
+    block_->set_terminated();
+}
 
 void IRBuilder::cond_br(const Value &c, const Block &t, const Block &f, Here here) {
-    terminate("br " + c.typed() + ", label %" + t.name() + ", label %" + f.name(), here);
+    TextBuffer &o = line(here);
+    o += "br ";
+    put_typed(o, c);
+    o += ", label %";
+    o += t.name();
+    o += ", label %";
+    o += f.name();
+    o += '\n';
+    block_->set_terminated();
 }
 
-void IRBuilder::ret_void(Here here) { terminate("ret void", here); }
+void IRBuilder::ret_void(Here here) {
+    line(here) += "ret void\n";
+    block_->set_terminated();
+}
 
-std::string IRBuilder::call_text(const std::string &key, const std::vector<Value> &args, bool want_void,
-                                 const Type **ret) {
-    const targets::Intrinsic it = targets::intrinsic(key, module_.flavor().canonical);
+targets::IntrinsicRef IRBuilder::check_call(std::string_view key, Operands args,
+                                            bool want_void) {
+    const targets::IntrinsicRef it = targets::intrinsic_ref(key, module_.flavor().canonical);
     bool match = args.size() == it.params.size();
     for (size_t i = 0; match && i < args.size(); ++i) match = args[i].type == it.params[i];
     if (!match) {
@@ -185,21 +329,32 @@ std::string IRBuilder::call_text(const std::string &key, const std::vector<Value
     if (want_void != (it.ret == void_()))
         throw std::logic_error("call " + it.name + ": " + (want_void ? "returns " + it.ret->text() : "returns void"));
     module_.use_intrinsic(key);
-    std::string a;
-    for (size_t i = 0; i < args.size(); ++i) a += (i ? ", " : "") + args[i].typed();
-    *ret = it.ret;
-    return "call " + it.ret->text() + " @" + it.name + "(" + a + ")";
+    return it;
 }
 
-Value IRBuilder::call(const std::string &key, const std::vector<Value> &args, const std::string &hint, Here here) {
-    const Type *ret = nullptr;
-    std::string text = call_text(key, args, false, &ret);
-    return def(ret, hint, text, here);
+void IRBuilder::put_call(TextBuffer &o, const targets::IntrinsicRef &it, Operands args) {
+    o += "call ";
+    o += it.ret->text();
+    o += " @";
+    o += it.name;
+    o += '(';
+    for (size_t i = 0; i < args.size(); ++i) {
+        if (i) o += ", ";
+        put_typed(o, args[i]);
+    }
+    o += ")\n";
 }
 
-void IRBuilder::call_void(const std::string &key, const std::vector<Value> &args, Here here) {
-    const Type *ret = nullptr;
-    append_line(call_text(key, args, true, &ret), here);
+Value IRBuilder::call(std::string_view key, Operands args, std::string_view hint, Here here) {
+    const targets::IntrinsicRef it = check_call(key, args, false);
+    Value v;
+    put_call(def_line(&v, it.ret, hint, here), it, args);
+    return v;
+}
+
+void IRBuilder::call_void(std::string_view key, Operands args, Here here) {
+    const targets::IntrinsicRef it = check_call(key, args, true);
+    put_call(line(here), it, args);
 }
 
 }  // namespace cpe::ir

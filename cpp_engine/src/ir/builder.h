@@ -3,7 +3,9 @@
 //
 // Each method formats its instruction at call time, taking the next name from
 // the function counter, so the order of builder calls decides the printed
-// bytes. C++ does not fix the evaluation order of function arguments, so a
+// bytes. The line is written straight into the insertion block's text
+// (ir/function.h Block, TextBuffer): no string per instruction
+// (docs/cpp_engine.md, "The output path"). C++ does not fix the evaluation order of function arguments, so a
 // caller never nests builder calls inside another call's argument list: every
 // intermediate value is first bound to a local (DESIGN §2).
 // Operand type mismatches throw std::logic_error (an engine bug, not a rejection).
@@ -14,12 +16,14 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ir/function.h"
 #include "ir/origin.h"
 #include "ir/types.h"
 #include "ir/values.h"
+#include "targets/intrinsics.h"
 
 namespace cpe::ir {
 
@@ -38,50 +42,50 @@ public:
     // Append subsequent instructions to `block`.
     void position(Block &block) { block_ = &block; }
     // Create a block named `hint` + counter (does not move the insertion point).
-    Block &new_block(const std::string &hint, Here here = {});
+    Block &new_block(std::string_view hint, Here here = {});
 
     // -- arithmetic -----------------------------------------------------------
     // Integer or float binary operator `op` (`add`, `fmul`, ...) with optional
     // flags (`nuw`, `nsw`, `exact`, fast-math flags) in the given order.
-    Value binop(const std::string &op, const Value &a, const Value &b, const std::string &hint,
+    Value binop(std::string_view op, const Value &a, const Value &b, std::string_view hint,
                 const Flags &flags = {}, Here here = {});
-    Value add(const Value &a, const Value &b, const std::string &hint = "add", const Flags &flags = {}, Here here = {});
-    Value sub(const Value &a, const Value &b, const std::string &hint = "sub", const Flags &flags = {}, Here here = {});
-    Value mul(const Value &a, const Value &b, const std::string &hint = "mul", const Flags &flags = {}, Here here = {});
-    Value fadd(const Value &a, const Value &b, const std::string &hint = "fadd", Here here = {});
-    Value fmul(const Value &a, const Value &b, const std::string &hint = "fmul", Here here = {});
+    Value add(const Value &a, const Value &b, std::string_view hint = "add", const Flags &flags = {}, Here here = {});
+    Value sub(const Value &a, const Value &b, std::string_view hint = "sub", const Flags &flags = {}, Here here = {});
+    Value mul(const Value &a, const Value &b, std::string_view hint = "mul", const Flags &flags = {}, Here here = {});
+    Value fadd(const Value &a, const Value &b, std::string_view hint = "fadd", Here here = {});
+    Value fmul(const Value &a, const Value &b, std::string_view hint = "fmul", Here here = {});
     // Float negation `fneg`.
-    Value fneg(const Value &a, const std::string &hint = "fneg", Here here = {});
+    Value fneg(const Value &a, std::string_view hint = "fneg", Here here = {});
     // Integer compare; result i1 (or vector of i1).
-    Value icmp(const std::string &pred, const Value &a, const Value &b, const std::string &hint = "cmp", Here here = {});
+    Value icmp(std::string_view pred, const Value &a, const Value &b, std::string_view hint = "cmp", Here here = {});
     // Float compare; result i1 (or vector of i1).
-    Value fcmp(const std::string &pred, const Value &a, const Value &b, const std::string &hint = "fcmp", Here here = {});
+    Value fcmp(std::string_view pred, const Value &a, const Value &b, std::string_view hint = "fcmp", Here here = {});
     // `select c, a, b`.
-    Value select(const Value &c, const Value &a, const Value &b, const std::string &hint = "sel", Here here = {});
+    Value select(const Value &c, const Value &a, const Value &b, std::string_view hint = "sel", Here here = {});
     // Cast instruction `op` (`zext`, `fptrunc`, ...) of `v` to `to`.
-    Value cast(const std::string &op, const Value &v, const Type *to, const std::string &hint = "cast", Here here = {});
+    Value cast(std::string_view op, const Value &v, const Type *to, std::string_view hint = "cast", Here here = {});
 
     // -- memory ---------------------------------------------------------------
     // `getelementptr [inbounds] elem, base, indices...`; result has base's type.
-    Value gep(const Type *elem, const Value &base, const std::vector<Value> &indices,
-              const std::string &hint = "gep", bool inbounds = true, Here here = {});
+    Value gep(const Type *elem, const Value &base, Operands indices,
+              std::string_view hint = "gep", bool inbounds = true, Here here = {});
     // `load t, p, align N` (align in bytes).
-    Value load(const Type *t, const Value &p, long long align, const std::string &hint = "ld", Here here = {});
+    Value load(const Type *t, const Value &p, long long align, std::string_view hint = "ld", Here here = {});
     // `store v, p, align N` (align in bytes).
     void store(const Value &v, const Value &p, long long align, Here here = {});
     // `fence syncscope("scope") ordering` (scope `workgroup`, `agent`, ...).
     void fence(const std::string &scope, const std::string &ordering, Here here = {});
 
     // -- vectors --------------------------------------------------------------
-    Value extractelement(const Value &v, const Value &idx, const std::string &hint = "elt", Here here = {});
-    Value insertelement(const Value &v, const Value &e, const Value &idx, const std::string &hint = "ins", Here here = {});
+    Value extractelement(const Value &v, const Value &idx, std::string_view hint = "elt", Here here = {});
+    Value insertelement(const Value &v, const Value &e, const Value &idx, std::string_view hint = "ins", Here here = {});
     // `shufflevector a, b, <n x i32> <mask>`; mask entries are lane indices.
     Value shufflevector(const Value &a, const Value &b, const std::vector<int> &mask,
-                        const std::string &hint = "shuf", Here here = {});
+                        std::string_view hint = "shuf", Here here = {});
 
     // -- control flow ---------------------------------------------------------
     // A phi of type `t` at the current position; add edges with add_incoming.
-    Phi &phi(const Type *t, const std::string &hint = "phi", Here here = {});
+    Phi &phi(const Type *t, std::string_view hint = "phi", Here here = {});
     void br(const Block &target, Here here = {});
     void cond_br(const Value &c, const Block &t, const Block &f, Here here = {});
     void ret_void(Here here = {});
@@ -89,17 +93,28 @@ public:
     // -- intrinsics -----------------------------------------------------------
     // Call non-void intrinsic `key` of the module's flavor and return its
     // result. Argument types are checked against the table (std::logic_error).
-    Value call(const std::string &key, const std::vector<Value> &args, const std::string &hint = "call", Here here = {});
+    Value call(std::string_view key, Operands args, std::string_view hint = "call", Here here = {});
     // Call void intrinsic `key` (`call void @...`).
-    void call_void(const std::string &key, const std::vector<Value> &args, Here here = {});
+    void call_void(std::string_view key, Operands args, Here here = {});
 
 private:
-    void append(std::unique_ptr<Instr> ins, Here here);
-    void append_line(std::string line, Here here);
-    void terminate(std::string line, Here here);
-    Value def(const Type *t, const std::string &hint, const std::string &rhs, Here here);
-    std::string call_text(const std::string &key, const std::vector<Value> &args, bool want_void,
-                          const Type **ret);
+    // Check the insertion block and start an instruction line in it
+    // (Block::begin_line): the caller appends the instruction, then '\n'.
+    TextBuffer &line(Here here);
+    // icmp / fcmp (`inst`) after the predicate check.
+    Value compare(std::string_view inst, std::string_view pred, const Value &a, const Value &b,
+                  std::string_view hint, Here here);
+    // binop after its checks (the shorthands add ... fmul skip the operator check).
+    Value emit_binop(std::string_view op, const Value &a, const Value &b, std::string_view hint,
+                     const Flags &flags, Here here);
+    // line() for an instruction that defines a fresh register named `hint` + counter:
+    // sets `*v` to it, writes "%name = " and returns the buffer.
+    TextBuffer &def_line(Value *v, const Type *t, std::string_view hint, Here here);
+    // Check `args` against intrinsic `key` (std::logic_error on a mismatch or
+    // when its result is void != want_void) and record the use; its table row.
+    targets::IntrinsicRef check_call(std::string_view key, Operands args, bool want_void);
+    // Append "call <ret> @<name>(<typed args>)\n" to `o`.
+    static void put_call(TextBuffer &o, const targets::IntrinsicRef &it, Operands args);
 
     Module &module_;
     Function &fn_;

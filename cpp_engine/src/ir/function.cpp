@@ -1,36 +1,112 @@
 // Twin of python_engine/ir/function.py.
 #include "ir/function.h"
 
+#include <new>
 #include <stdexcept>
 
 #include "ir/constants.h"
 
 namespace cpe::ir {
 
+void TextBuffer::grow(size_t n) {
+    size_t cap = cap_ ? cap_ : 64;
+    while (cap - size_ < n) cap *= 2;
+    char *p = static_cast<char *>(std::realloc(p_, cap));
+    if (!p) throw std::bad_alloc();
+    p_ = p;
+    cap_ = cap;
+}
+
 void Phi::add_incoming(const Value &value, const Block &block) { incoming_.emplace_back(value, block.name()); }
 
-std::string Phi::text() const {
-    if (incoming_.empty()) throw std::logic_error("phi " + result_.ref + " has no incoming edge");
-    std::string edges;
-    for (size_t i = 0; i < incoming_.size(); ++i) {
-        if (i) edges += ", ";
-        edges += "[ " + incoming_[i].first.ref + ", %" + incoming_[i].second + " ]";
+namespace {
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// 1 for the bytes of an identifier ([A-Za-z0-9_]), else 0.
+struct IdentTable {
+    unsigned char ok[256] = {};
+    constexpr IdentTable() {
+        for (int c = 'a'; c <= 'z'; ++c) ok[c] = 1;
+        for (int c = 'A'; c <= 'Z'; ++c) ok[c] = 1;
+        for (int c = '0'; c <= '9'; ++c) ok[c] = 1;
+        ok[static_cast<unsigned char>('_')] = 1;
     }
-    return result_.ref + " = phi " + result_.type->text() + " " + edges;
+};
+constexpr IdentTable kIdent;
+
+void check_hint(std::string_view hint) {
+    unsigned all = !hint.empty() && !is_digit(hint[0]) && !is_digit(hint.back());
+    for (char c : hint) all &= kIdent.ok[static_cast<unsigned char>(c)];
+    if (!all) throw std::invalid_argument("SSA name hint '" + std::string(hint) + "' must be an identifier not ending in a digit");
+}
+
+}  // namespace
+
+void Function::bump_counter() {
+    ++counter_;
+    size_t i = counter_len_;
+    while (i > 0 && counter_text_[i - 1] == '9') counter_text_[--i] = '0';
+    if (i > 0) {
+        ++counter_text_[i - 1];
+    } else {  // all nines: one more digit
+        std::memmove(counter_text_ + 1, counter_text_, counter_len_);
+        counter_text_[0] = '1';
+        ++counter_len_;
+    }
+}
+
+std::string Function::fresh(std::string_view hint) {
+    check_hint(hint);
+    std::string name(hint);
+    name.append(counter_text_, counter_len_);
+    bump_counter();
+    return name;
 }
 
 namespace {
 
-bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+// The content key of a hint of n <= 16 bytes: the two overlapping words
+// copy_small moves (they cover every byte, so equal keys mean equal bytes).
+void hint_words(const char *s, size_t n, uint64_t *a, uint64_t *b) {
+    if (n >= 8) {
+        std::memcpy(a, s, 8);
+        std::memcpy(b, s + n - 8, 8);
+    } else if (n >= 4) {
+        uint32_t x, y;
+        std::memcpy(&x, s, 4);
+        std::memcpy(&y, s + n - 4, 4);
+        *a = x;
+        *b = y;
+    } else {
+        *a = n ? static_cast<uint64_t>(static_cast<unsigned char>(s[0])) |
+                     static_cast<uint64_t>(static_cast<unsigned char>(s[n / 2])) << 8 |
+                     static_cast<uint64_t>(static_cast<unsigned char>(s[n - 1])) << 16
+               : 0;
+        *b = 0;
+    }
+}
 
 }  // namespace
 
-std::string Function::fresh(const std::string &hint) {
-    bool ok = !hint.empty() && (is_alpha(hint[0]) || hint[0] == '_') && !is_digit(hint.back());
-    for (char c : hint) ok = ok && (is_alpha(c) || is_digit(c) || c == '_');
-    if (!ok) throw std::invalid_argument("SSA name hint '" + hint + "' must be an identifier not ending in a digit");
-    return hint + dec(counter_++);
+std::string Function::fresh_ref(std::string_view hint) {
+    const size_t h = hint.size();
+    if (h == 0 || h > 16 || counter_len_ > 8) return "%" + fresh(hint);
+    uint64_t a, b;
+    hint_words(hint.data(), h, &a, &b);
+    HintSeen &seen = hints_seen_[((a * 0x9E3779B97F4A7C15ull) ^ (b + h)) * 0x9E3779B97F4A7C15ull >> 58];
+    if (seen.len != h || seen.a != a || seen.b != b) {
+        check_hint(hint);  // throws for a bad hint
+        seen = HintSeen{a, b, h};
+    }
+    // Built on the stack with fixed-size moves, then one string (no allocation for a short name).
+    char buf[1 + 16 + 24];
+    buf[0] = '%';
+    copy_small(buf + 1, hint.data(), h);
+    std::memcpy(buf + 1 + h, counter_text_, 8);  // counter_len_ <= 8 of them count
+    const size_t n = 1 + h + counter_len_;
+    bump_counter();
+    return std::string(buf, n);
 }
 
 Value Function::param(const std::string &name) const {
@@ -39,7 +115,7 @@ Value Function::param(const std::string &name) const {
     throw std::out_of_range("function " + name_ + " has no parameter " + name);
 }
 
-Block &Function::block(const std::string &hint) {
+Block &Function::block(std::string_view hint) {
     blocks_.push_back(std::make_unique<Block>(fresh(hint)));
     return *blocks_.back();
 }

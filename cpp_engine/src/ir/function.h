@@ -7,10 +7,16 @@
 // Parameters keep their names as given.
 #pragma once
 
+#include <charconv>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -33,31 +39,92 @@ struct Param {
     Value value() const { return Value{type, "%" + name}; }
 };
 
-class Block;
+// Copy n <= 16 bytes with two possibly overlapping fixed-size moves (never
+// reads or writes outside [s, s + n) / [d, d + n)): no libc call.
+inline void copy_small(char *d, const char *s, size_t n) {
+    if (n >= 8) {
+        uint64_t a, b;
+        std::memcpy(&a, s, 8);
+        std::memcpy(&b, s + n - 8, 8);
+        std::memcpy(d, &a, 8);
+        std::memcpy(d + n - 8, &b, 8);
+    } else if (n >= 4) {
+        uint32_t a, b;
+        std::memcpy(&a, s, 4);
+        std::memcpy(&b, s + n - 4, 4);
+        std::memcpy(d, &a, 4);
+        std::memcpy(d + n - 4, &b, 4);
+    } else if (n) {
+        d[0] = s[0];
+        d[n / 2] = s[n / 2];
+        d[n - 1] = s[n - 1];
+    }
+}
 
-// One instruction; text() is its printed line without indentation.
-class Instr {
+// A growable byte buffer that appends in place: the text of a block. put()
+// and += are inline (one capacity test and a memcpy); the storage grows by
+// doubling (malloc/realloc, std::bad_alloc on failure) and is freed with the
+// buffer. Holds bytes, not a C string: no NUL is kept.
+class TextBuffer {
 public:
-    explicit Instr(std::string line) : line_(std::move(line)) {}
-    virtual ~Instr() = default;
-    virtual std::string text() const { return line_; }
-    // The builder call that made it, while origin recording was on (ir/origin.h); file null otherwise.
-    void set_origin(Here here) { origin_ = here; }
-    const Here &origin() const { return origin_; }
+    explicit TextBuffer(size_t reserve = 0) {
+        if (reserve) grow(reserve);
+    }
+    ~TextBuffer() { std::free(p_); }
+    TextBuffer(const TextBuffer &) = delete;
+    TextBuffer &operator=(const TextBuffer &) = delete;
+
+    const char *data() const { return p_; }
+    size_t size() const { return size_; }
+
+    void put(const char *s, size_t n) {
+        if (n > cap_ - size_) grow(n);
+        char *d = p_ + size_;
+        if (n <= 16)
+            copy_small(d, s, n);  // most pieces (names, types, keywords): no libc call
+        else
+            std::memcpy(d, s, n);
+        size_ += n;
+    }
+    TextBuffer &operator+=(std::string_view s) {
+        put(s.data(), s.size());
+        return *this;
+    }
+    // A string literal (its length is known at compile time).
+    template <size_t N>
+    TextBuffer &operator+=(const char (&s)[N]) {
+        put(s, N - 1);
+        return *this;
+    }
+    TextBuffer &operator+=(char c) {
+        put(&c, 1);
+        return *this;
+    }
+    // Append the decimal text of `v` (std::to_chars; locale-independent).
+    void put_dec(int64_t v) {
+        char buf[24];
+        auto res = std::to_chars(buf, buf + sizeof buf, v);
+        put(buf, static_cast<size_t>(res.ptr - buf));
+    }
 
 private:
-    std::string line_;
-    Here origin_{nullptr, 0};
+    void grow(size_t n);  // room for `n` more bytes at least
+    char *p_ = nullptr;
+    size_t size_ = 0;
+    size_t cap_ = 0;
 };
 
-// `phi`; incoming edges may be added after creation (loops).
-class Phi : public Instr {
+class Block;
+
+// `phi`; incoming edges may be added after creation (loops), so its line is
+// written when the module prints (ir/printer.cpp), not when it is made.
+class Phi {
 public:
-    explicit Phi(Value result) : Instr(""), result_(std::move(result)) {}
+    explicit Phi(Value result) : result_(std::move(result)) {}
     const Value &result() const { return result_; }
     void add_incoming(const Value &value, const Block &block);
-    // std::logic_error when the phi has no incoming edge.
-    std::string text() const override;
+    // (value, block label) of every incoming edge, in add order.
+    const std::vector<std::pair<Value, std::string>> &incoming() const { return incoming_; }
 
 private:
     Value result_;
@@ -65,25 +132,63 @@ private:
 };
 
 // A basic block: a label and its instructions. Ends with one terminator.
+//
+// Output path (docs/cpp_engine.md, "The output path"): the builder writes each
+// instruction's line straight into the block's one text buffer, indented and
+// newline-terminated ("  <instr>\n"), so no instruction owns a string and the
+// printer copies each block's text once. A phi is the one instruction printed
+// late: the block keeps it with the byte offset of its place in the text.
 class Block {
 public:
-    explicit Block(std::string name) : name_(std::move(name)) {}
+    explicit Block(std::string name) : name_(std::move(name)), text_(kTextReserve) {}
     const std::string &name() const { return name_; }
-    const std::vector<std::unique_ptr<Instr>> &instrs() const { return instrs_; }
     bool terminated() const { return terminated_; }
-
-    Instr &append(std::unique_ptr<Instr> ins) {
-        instrs_.push_back(std::move(ins));
-        return *instrs_.back();
-    }
     void set_terminated() { terminated_ = true; }
     // The builder call that made it, while origin recording was on (ir/origin.h); file null otherwise.
     void set_origin(Here here) { origin_ = here; }
     const Here &origin() const { return origin_; }
 
+    // Start the next instruction line: appends the two-space indent and returns
+    // the text buffer the caller appends the instruction to, then '\n'.
+    // `here` is recorded when `record` (origin recording) is on.
+    TextBuffer &begin_line(bool record, Here here) {
+        note_origin(record, here);
+        ++lines_;
+        text_ += "  ";
+        return text_;
+    }
+    // Place a phi at the current end of the text (the next instruction line).
+    Phi &add_phi(Value result, bool record, Here here) {
+        note_origin(record, here);
+        ++lines_;
+        phis_.emplace_back(text_.size(), std::make_unique<Phi>(std::move(result)));
+        return *phis_.back().second;
+    }
+
+    // Every non-phi instruction line, in order, each "  <instr>\n".
+    const TextBuffer &text() const { return text_; }
+    // (offset in text() where its line goes, phi), in creation order (offsets ascending).
+    const std::vector<std::pair<size_t, std::unique_ptr<Phi>>> &phis() const { return phis_; }
+    // Instruction lines (phis included).
+    size_t lines() const { return lines_; }
+    // Origin of instruction line `i` (0-based); file null when none was recorded.
+    Here line_origin(size_t i) const { return i < origins_.size() ? origins_[i] : Here{nullptr, 0}; }
+
+    // Bytes reserved for a new block's text (grown by doubling past it).
+    static constexpr size_t kTextReserve = 2048;
+
 private:
+    void note_origin(bool record, Here here) {
+        if (!record) return;
+        origins_.resize(lines_, Here{nullptr, 0});  // lines made while recording was off
+        origins_.push_back(here);
+    }
+
     std::string name_;
-    std::vector<std::unique_ptr<Instr>> instrs_;
+    TextBuffer text_;
+    std::vector<std::pair<size_t, std::unique_ptr<Phi>>> phis_;
+    std::vector<Here> origins_;  // only while recording
+    size_t lines_ = 0;
     bool terminated_ = false;
     Here origin_{nullptr, 0};
 };
@@ -108,13 +213,15 @@ public:
 
     // Next name from the function's counter: `hint` + number. A hint must be a
     // non-empty ASCII identifier not ending in a digit; std::invalid_argument otherwise.
-    std::string fresh(const std::string &hint);
+    std::string fresh(std::string_view hint);
+    // The register name of the next fresh(hint): "%" + fresh(hint), built in one buffer.
+    std::string fresh_ref(std::string_view hint);
 
     // The value of parameter `name`; std::out_of_range if there is none.
     Value param(const std::string &name) const;
 
     // Create (and append) a new basic block labelled `hint` + counter.
-    Block &block(const std::string &hint);
+    Block &block(std::string_view hint);
 
 private:
     std::string name_;
@@ -124,6 +231,17 @@ private:
     Attrs attr_group_;
     std::vector<std::unique_ptr<Block>> blocks_;
     long long counter_ = 0;
+    // Hints of at most 16 bytes already checked, by content (two overlapping
+    // words and the length; len 0 = empty slot): a repeated hint is not checked again.
+    struct HintSeen {
+        uint64_t a = 0, b = 0;
+        size_t len = 0;
+    };
+    HintSeen hints_seen_[64];
+    // counter_ as decimal text, kept in step (incremented in place: no number formatting per name).
+    char counter_text_[24] = {'0'};
+    size_t counter_len_ = 1;
+    void bump_counter();
 };
 
 // An LDS (`addrspace(3)`) global:
@@ -146,13 +264,15 @@ public:
     const targets::Flavor &flavor() const { return *flavor_; }
     const targets::Arch &arch() const { return *arch_; }
     const std::vector<LdsGlobal> &lds() const { return lds_; }
-    const std::set<std::string> &used_intrinsics() const { return used_; }
+    const std::set<std::string, std::less<>> &used_intrinsics() const { return used_; }
     Function *function() const { return function_.get(); }
     const std::vector<std::string> &metadata() const { return metadata_; }
 
     // Declare an LDS global (align in bytes); returns a pointer value to it.
     Value add_lds(const std::string &name, const Type *t, long long align);
-    void use_intrinsic(const std::string &key) { used_.insert(key); }
+    void use_intrinsic(std::string_view key) {
+        if (used_.find(key) == used_.end()) used_.emplace(key);  // a string only on first use
+    }
     Function &set_function(std::unique_ptr<Function> fn) {
         function_ = std::move(fn);
         return *function_;
@@ -163,7 +283,7 @@ private:
     const targets::Flavor *flavor_;
     const targets::Arch *arch_;
     std::vector<LdsGlobal> lds_;
-    std::set<std::string> used_;  // membership only; never iterated for printing
+    std::set<std::string, std::less<>> used_;  // membership only; never iterated for printing
     std::unique_ptr<Function> function_;
     std::vector<std::string> metadata_;
 };

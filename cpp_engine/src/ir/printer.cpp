@@ -1,6 +1,8 @@
 // Twin of python_engine/ir/printer.py.
 #include "ir/printer.h"
 
+#include <charconv>
+#include <cstring>
 #include <stdexcept>
 #include <vector>
 
@@ -12,7 +14,50 @@ namespace cpe::ir {
 
 namespace {
 
-using Section = std::vector<std::string>;
+// The two sinks of ModulePrint::emit: one counts bytes, one copies them.
+struct Counter {
+    size_t n = 0;
+    void put(const char *, size_t k) { n += k; }
+};
+struct Writer {
+    char *p;
+    void put(const char *s, size_t k) {
+        std::memcpy(p, s, k);
+        p += k;
+    }
+};
+
+template <class Out>
+void put(Out &o, const std::string &s) {
+    o.put(s.data(), s.size());
+}
+template <class Out, size_t N>
+void put(Out &o, const char (&s)[N]) {
+    o.put(s, N - 1);
+}
+template <class Out>
+void put_dec(Out &o, int64_t v) {
+    char buf[24];
+    auto res = std::to_chars(buf, buf + sizeof buf, v);
+    o.put(buf, static_cast<size_t>(res.ptr - buf));
+}
+
+// `%r = phi <type> [ v, %label ], ...` (without indent or newline).
+template <class Out>
+void put_phi(Out &o, const Phi &p) {
+    put(o, p.result().ref);
+    put(o, " = phi ");
+    put(o, p.result().type->text());
+    put(o, " ");
+    for (size_t i = 0; i < p.incoming().size(); ++i) {
+        if (i) put(o, ", ");
+        put(o, "[ ");
+        put(o, p.incoming()[i].first.ref);
+        put(o, ", %");
+        put(o, p.incoming()[i].second);
+        put(o, " ]");
+    }
+}
 
 std::string param_text(const Param &p, const std::string &capture_attr) {
     std::string s = p.type->text();
@@ -26,57 +71,106 @@ std::string attr_text(const std::string &key, const std::optional<std::string> &
 
 }  // namespace
 
-std::string print_module(const Module &m) {
+ModulePrint::ModulePrint(const Module &m) : m_(m) {
     const targets::Flavor &fl = m.flavor();
     const Function *f = m.function();
     if (!f) throw std::logic_error("module has no function");
-    std::vector<Section> sections;
-    sections.push_back({"target datalayout = \"" + fl.datalayout + "\"",
-                        std::string("target triple = \"") + targets::kTriple + "\""});
-    if (!m.lds().empty()) {
-        Section s;
-        for (const LdsGlobal &g : m.lds())
-            s.push_back("@" + g.name + " = internal addrspace(3) global " + g.type->text() + " poison, align " +
-                        dec(g.align));
-        sections.push_back(std::move(s));
-    }
-    Section decls;
     for (const std::string &key : targets::intrinsic_keys())  // table order, never use order
-        if (m.used_intrinsics().count(key)) decls.push_back(targets::intrinsic(key, fl.canonical).declaration());
-    if (!decls.empty()) sections.push_back(std::move(decls));
-
+        if (m.used_intrinsics().count(key)) decls_.push_back(targets::intrinsic(key, fl.canonical).declaration());
     std::string params;
     for (size_t i = 0; i < f->params().size(); ++i) {
         if (i) params += ", ";
         params += param_text(f->params()[i], fl.capture_attr);
     }
     const bool group = !f->attr_group().empty();
-    Section body{"define " + f->cc() + " " + f->ret()->text() + " @" + f->name() + "(" + params + ")" +
-                 (group ? " #0" : "") + " {"};
-    for (size_t i = 0; i < f->blocks().size(); ++i) {
-        const Block &b = *f->blocks()[i];
-        if (i) body.emplace_back();
-        body.push_back(b.name() + ":");
-        for (const auto &ins : b.instrs()) body.push_back("  " + ins->text());
-    }
-    body.emplace_back("}");
-    sections.push_back(std::move(body));
+    define_ = "define " + f->cc() + " " + f->ret()->text() + " @" + f->name() + "(" + params + ")" +
+              (group ? " #0" : "") + " {";
     if (group) {
-        std::string line = "attributes #0 = {";
-        for (const auto &kv : f->attr_group()) line += " " + attr_text(kv.first, kv.second);
-        sections.push_back({line + " }"});
+        attrs_ = "attributes #0 = {";
+        for (const auto &kv : f->attr_group()) attrs_ += " " + attr_text(kv.first, kv.second);
+        attrs_ += " }";
     }
-    if (!m.metadata().empty()) sections.push_back(m.metadata());
+    for (const auto &b : f->blocks())
+        for (const auto &ph : b->phis())
+            if (ph.second->incoming().empty())
+                throw std::logic_error("phi " + ph.second->result().ref + " has no incoming edge");
+    Counter c;
+    emit(c);
+    size_ = c.n;
+}
 
-    std::string out;
-    for (size_t i = 0; i < sections.size(); ++i) {
-        if (i) out += "\n\n";
-        for (size_t j = 0; j < sections[i].size(); ++j) {
-            if (j) out += "\n";
-            out += sections[i][j];
+char *ModulePrint::write(char *dst) const {
+    Writer w{dst};
+    emit(w);
+    return w.p;
+}
+
+template <class Out>
+void ModulePrint::emit(Out &o) const {
+    put(o, "target datalayout = \"");
+    put(o, m_.flavor().datalayout);
+    put(o, "\"\ntarget triple = \"");
+    o.put(targets::kTriple, std::strlen(targets::kTriple));
+    put(o, "\"\n");
+    if (!m_.lds().empty()) {
+        put(o, "\n");
+        for (const LdsGlobal &g : m_.lds()) {
+            put(o, "@");
+            put(o, g.name);
+            put(o, " = internal addrspace(3) global ");
+            put(o, g.type->text());
+            put(o, " poison, align ");
+            put_dec(o, g.align);
+            put(o, "\n");
         }
     }
-    return out + "\n";
+    if (!decls_.empty()) {
+        put(o, "\n");
+        for (const std::string &d : decls_) {
+            put(o, d);
+            put(o, "\n");
+        }
+    }
+    put(o, "\n");
+    put(o, define_);
+    put(o, "\n");
+    const Function &f = *m_.function();
+    for (size_t i = 0; i < f.blocks().size(); ++i) {
+        const Block &b = *f.blocks()[i];
+        if (i) put(o, "\n");
+        put(o, b.name());
+        put(o, ":\n");
+        const TextBuffer &text = b.text();
+        size_t at = 0;
+        for (const auto &ph : b.phis()) {  // each phi's line goes at its offset in the block text
+            o.put(text.data() + at, ph.first - at);
+            at = ph.first;
+            put(o, "  ");
+            put_phi(o, *ph.second);
+            put(o, "\n");
+        }
+        o.put(text.data() + at, text.size() - at);
+    }
+    put(o, "}\n");
+    if (!attrs_.empty()) {
+        put(o, "\n");
+        put(o, attrs_);
+        put(o, "\n");
+    }
+    if (!m_.metadata().empty()) {
+        put(o, "\n");
+        for (const std::string &line : m_.metadata()) {
+            put(o, line);
+            put(o, "\n");
+        }
+    }
+}
+
+std::string print_module(const Module &m) {
+    const ModulePrint p(m);
+    std::string out(p.size(), '\0');
+    p.write(out.data());
+    return out;
 }
 
 std::vector<std::string> line_origins(const Module &m, const std::string &text) {
@@ -99,9 +193,10 @@ std::vector<std::string> line_origins(const Module &m, const std::string &text) 
         if (at >= lines.size() || lines[at] != b.name() + ":")
             throw std::logic_error("line_origins: text does not match the module at block " + b.name());
         out[at++] = origin::text(b.origin().file, b.origin().line);
-        for (const auto &ins : b.instrs()) {
+        for (size_t k = 0; k < b.lines(); ++k) {
             if (at >= lines.size()) throw std::logic_error("line_origins: text ends inside block " + b.name());
-            out[at++] = origin::text(ins->origin().file, ins->origin().line);
+            const Here h = b.line_origin(k);
+            out[at++] = origin::text(h.file, h.line);
         }
     }
     return out;

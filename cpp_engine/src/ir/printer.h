@@ -4,8 +4,15 @@
 // declarations (table order), the kernel `define`, attribute groups, metadata;
 // one blank line between non-empty sections, `\n` line ends, a trailing
 // newline. Blocks inside the function are separated by one blank line.
+//
+// Output path (docs/cpp_engine.md, "The output path"): the builder has already
+// written every instruction line into its block's text (ir/function.h Block),
+// so printing is one sizing pass (exact byte count) and one writing pass into a
+// buffer of that size: the module text is written once, with no per-line
+// string. Both passes run the same code, so the size always matches.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -13,7 +20,31 @@
 
 namespace cpe::ir {
 
-// Render `m` as LLVM IR text. std::logic_error if the module has no function.
+// A module ready to print: the few lines built per module (declarations, the
+// `define` line, the attribute group) made once, then its exact text size.
+// std::logic_error if the module has no function or a phi has no incoming edge.
+class ModulePrint {
+public:
+    explicit ModulePrint(const Module &m);
+    // Bytes of the module text (no NUL).
+    size_t size() const { return size_; }
+    // Write the text into `dst`, which holds at least size() bytes; no NUL is
+    // added. Returns dst + size().
+    char *write(char *dst) const;
+
+private:
+    const Module &m_;
+    std::vector<std::string> decls_;
+    std::string define_;
+    std::string attrs_;
+    size_t size_ = 0;
+
+    template <class Out>
+    void emit(Out &o) const;
+};
+
+// Render `m` as LLVM IR text (ModulePrint into a string). std::logic_error if
+// the module has no function.
 std::string print_module(const Module &m);
 
 // The origin table of `text` (print_module(m)): one entry per line of `text`

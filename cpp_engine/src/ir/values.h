@@ -6,7 +6,9 @@
 // which apply the constant text rules of constants.h.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,28 @@ struct Value {
 
     // `<type> <ref>`, the usual operand form.
     std::string typed() const { return type->text() + " " + ref; }
+};
+
+// A read-only view of a call's or gep's operands, so a braced list makes no
+// std::vector: `{a, b}` (an initializer list, whose array lives until the end
+// of the full expression that makes the call) or a std::vector<Value>. Only a
+// parameter type: never keep one past the call it was made for.
+class Operands {
+public:
+    Operands() = default;
+    Operands(std::initializer_list<Value> l) {  // the list's array outlives the call (see above)
+        p_ = l.begin();
+        n_ = l.size();
+    }
+    Operands(const std::vector<Value> &v) : p_(v.data()), n_(v.size()) {}
+    const Value *begin() const { return p_; }
+    const Value *end() const { return p_ + n_; }
+    size_t size() const { return n_; }
+    const Value &operator[](size_t i) const { return p_[i]; }
+
+private:
+    const Value *p_ = nullptr;
+    size_t n_ = 0;
 };
 
 // Integer constant of integer type `t` (decimal; i1 as true/false).

@@ -30,9 +30,13 @@ struct Row {
     Signature sig;
     std::map<std::string, Signature> per_flavor;  // canonical flavor -> override
 
-    Intrinsic resolve(const std::string &flavor) const {
+    const Signature &signature(const std::string &flavor) const {
+        if (per_flavor.empty()) return sig;
         auto it = per_flavor.find(flavor);
-        const Signature &s = it == per_flavor.end() ? sig : it->second;
+        return it == per_flavor.end() ? sig : it->second;
+    }
+    Intrinsic resolve(const std::string &flavor) const {
+        const Signature &s = signature(flavor);
         return Intrinsic{key, s.name, s.ret, s.params};
     }
 };
@@ -115,6 +119,15 @@ Intrinsic intrinsic(const std::string &key, const std::string &flavor) {
     for (const Row &r : rows())
         if (r.key == key) return r.resolve(flavor);
     throw std::out_of_range("unknown intrinsic key " + key);
+}
+
+IntrinsicRef intrinsic_ref(std::string_view key, const std::string &flavor) {
+    for (const Row &r : rows())
+        if (r.key == key) {
+            const Signature &s = r.signature(flavor);
+            return IntrinsicRef{s.name, s.ret, s.params};
+        }
+    throw std::out_of_range("unknown intrinsic key " + std::string(key));
 }
 
 std::vector<std::pair<std::string, std::string>> intrinsic_table(const std::string &flavor) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -33,6 +34,15 @@ const std::vector<std::string> &intrinsic_keys();
 // The intrinsic `key` as written for canonical `flavor`;
 // std::out_of_range if the key is unknown.
 Intrinsic intrinsic(const std::string &key, const std::string &flavor);
+
+// The row intrinsic(key, flavor) copies, by reference into the table (static
+// storage, never freed): what the IR builder reads per call. Same errors.
+struct IntrinsicRef {
+    const std::string &name;
+    const ir::Type *ret;
+    const std::vector<const ir::Type *> &params;
+};
+IntrinsicRef intrinsic_ref(std::string_view key, const std::string &flavor);
 
 // (key, declaration line) of every row, in table order, for canonical `flavor`.
 std::vector<std::pair<std::string, std::string>> intrinsic_table(const std::string &flavor);
