@@ -128,8 +128,8 @@ void IRBuilder::store(const Value &v, const Value &p, long long align, Here here
     append_line("store " + v.typed() + ", " + p.typed() + ", align " + dec(align), here);
 }
 
-void IRBuilder::fence(const std::string &scope, const std::string &ordering, Here here) {
-    append_line("fence syncscope(\"" + scope + "\") " + ordering, here);
+void IRBuilder::fence(const std::string &scope, const std::string &ordering, const std::string &mmra, Here here) {
+    append_line("fence syncscope(\"" + scope + "\") " + ordering + (mmra.empty() ? "" : ", !mmra " + mmra), here);
 }
 
 Value IRBuilder::extractelement(const Value &v, const Value &idx, const std::string &hint, Here here) {

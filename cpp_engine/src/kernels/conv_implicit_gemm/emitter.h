@@ -6,6 +6,7 @@
 // in the Python package's order; the methods carry the Python method names.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -58,6 +59,16 @@ struct TileVals {
     std::vector<ir::Value> a, b;
 };
 
+// The accumulators a K loop leaves with, and the block it leaves from.
+struct LoopExit {
+    std::vector<ir::Value> accs;
+    ir::Block *block;
+};
+
+// WMMAs per wave and K tile (least, most) for the two-deep pipelined K loop.
+inline constexpr int64_t kPipelineWmmasMin = 2;
+inline constexpr int64_t kPipelineWmmasMax = 4;
+
 // Emits one kernel. Its methods are defined in the .cpp file of their phase
 // (same name as the Python module holding the twin method); within each file
 // they are in emission order (the bytes depend on it).
@@ -70,7 +81,8 @@ private:
     // -- emitter.cpp (python emitter.py): state, small helpers, the prologue values
     ir::Value p(const std::string &name) const;
     ir::Value umin_const(const ir::Value &v, int64_t c, const std::string &hint);
-    void barrier();
+    void barrier(bool lds_only = false);
+    std::string lds_fence_mmra();
     ir::Value rsrc(const std::string &ptr_name, const ir::Value &nbytes, const std::string &hint);
     ir::Value kgemm();
     void prologue_values();
@@ -91,6 +103,14 @@ private:
                        const std::string &hint);
     std::vector<ir::Value> compute(const ir::Value &buf, std::vector<ir::Value> accs);
     void main_loop();
+    bool pipelines_two_deep() const;
+    std::vector<std::array<ir::Phi *, 4>> k_state_phis(const std::vector<KState> &states, std::vector<KState> &cur);
+    ir::Block &pipelined_loop(const ir::Value &any_tile, ir::Block &pro, size_t nacc, const ir::Value &zero,
+                              std::vector<LoopExit> &exits);
+    void k_half(const ir::Value &t, std::vector<ir::Value> &accs, std::vector<KState> &cur, TileVals &vals,
+                int64_t buf);
+    ir::Block &double_buffer_loop(const ir::Value &any_tile, ir::Block &pro, size_t nacc, const ir::Value &zero,
+                                  std::vector<LoopExit> &exits);
 
     // -- epilogue.cpp (python epilogue.py, mixin Epilogue): the epilogues
     ir::Value bc(const ir::Value &v, int64_t width);
@@ -128,6 +148,7 @@ private:
     std::pair<int64_t, int64_t> swz_;
     int64_t ncp_;
     int64_t pix_, slot_a_, slot_b_;
+    std::string mmra_local_;  // metadata id of the LDS-only fence annotation, once emitted
 
     ir::Value tid_, lane_, wave_, group_, slice_, k_begin_, k_end_, ntiles_;
     ir::Value m0_, n0_, cbase_, kbase_;
