@@ -87,15 +87,30 @@ void Kernel::main_loop() {
 
 // Whether the K loop is pipelined_loop: the mem pipeline with kPipelineWmmasMin to
 // kPipelineWmmasMax WMMAs per wave and K tile and 16-byte A and B slots (whole
-// vectors, not padded pixels). Other tiles keep double_buffer_loop, measured with
-// bench/mainloop.py: larger wave tiles (128x128x64: 32 WMMAs, 316 VGPRs, 3 waves)
-// lose a wave to the unrolled body's registers, the one-WMMA 16x16 tile drops from
-// 16 to 12 waves for no cycle gain, and the narrow-slot paths issue more, smaller
+// vectors, not padded pixels), at most kPipelineHeldSlots of them per thread. Other
+// tiles keep double_buffer_loop, measured with bench/mainloop.py and parity perf:
+// larger wave tiles (128x128x64: 32 WMMAs, 316 VGPRs, 3 waves) lose a wave to the
+// unrolled body's registers, the one-WMMA 16x16 tile drops from 16 to 12 waves for
+// no cycle gain, the one-wave 32x32x32 tile (8 slots per thread: 32 held VGPRs)
+// from 8 to 6 waves and 1299 to 1605 modelled cycles per K tile, and the
+// narrow-slot paths issue more, smaller
 // loads whose address registers the unrolled body reuses (more s_wait_xcnt).
 bool Kernel::pipelines_two_deep() const {
     const int64_t wmmas = fm_ * fn_ * (tk_ / kWmmaK);
     return !wavelet_ && wmmas >= kPipelineWmmasMin && wmmas <= kPipelineWmmasMax && pix_ == 0 &&
-           slot_a_ == kChunk && slot_b_ == kChunk;
+           slot_a_ == kChunk && slot_b_ == kChunk && a_slots_.size() + b_slots_.size() <= kPipelineHeldSlots;
+}
+
+// End the prologue (barrier, branch into `loop`) and open `loop` with the phis of
+// the tile index t and the `nacc` accumulators.
+LoopEntry Kernel::enter_loop(Block &loop, size_t nacc) {
+    barrier();
+    LoopEntry in{b_.block(), nullptr, {}};
+    b_.br(loop);
+    b_.position(loop);
+    in.t = &b_.phi(i32(), "t");
+    for (size_t k = 0; k < nacc; ++k) in.acc_phis.push_back(&b_.phi(vec(8, float_()), "acc_in"));
+    return in;
 }
 
 // Loop-carried phis of the carried fields of the A K `states`; `cur` gets the
@@ -125,22 +140,18 @@ std::vector<std::array<Phi *, 4>> Kernel::k_state_phis(const std::vector<KState>
 // loads took the out-of-range offset and read zeros (its WMMAs add 0).
 Block &Kernel::pipelined_loop(const Value &any_tile, Block &pro, size_t nacc, const Value &zero,
                               std::vector<LoopExit> &exits) {
-    const Type *v8f = vec(8, float_());
     Block &loop = b_.new_block("kloop");
     Block &done = b_.new_block("kdone");
     b_.cond_br(any_tile, pro, done);
     b_.position(pro);
     store_tile(load_tile(k_begin_, a_states_), ci32(0));
-    const std::vector<KState> st1 = advance(a_states_);
+    const std::vector<KState> st1 = advance(a_states_, true);
     const TileVals held = load_tile(b_.add(k_begin_, ci32(tk_), "k_one"), st1);
-    const std::vector<KState> st2 = advance(st1);
-    barrier();
-    Block &pro_end = *b_.block();
-    b_.br(loop);
-    b_.position(loop);
-    Phi &t = b_.phi(i32(), "t");
-    std::vector<Phi *> acc_phis;
-    for (size_t k = 0; k < nacc; ++k) acc_phis.push_back(&b_.phi(v8f, "acc_in"));
+    const std::vector<KState> st2 = advance(st1, true);
+    const LoopEntry in = enter_loop(loop, nacc);
+    Block &pro_end = *in.pro_end;
+    Phi &t = *in.t;
+    const std::vector<Phi *> &acc_phis = in.acc_phis;
     // The A K states of tile t+2 and the held raw values of tile t+1 (loop-carried).
     std::vector<KState> cur;
     const std::vector<std::array<Phi *, 4>> st_phis = k_state_phis(st2, cur);
@@ -157,21 +168,7 @@ Block &Kernel::pipelined_loop(const Value &any_tile, Block &pro, size_t nacc, co
         k_half(tb, accs, cur, vals, buf);
     }
     const Value t2 = b_.add(t.result(), ci32(2), "t_next", {"nuw", "nsw"});
-    const Value again = b_.icmp("ult", t2, ntiles_, "again");
-    Block &loop_end = *b_.block();
-    b_.cond_br(again, loop, done);
-    t.add_incoming(ci32(0), pro_end);
-    t.add_incoming(t2, loop_end);
-    for (size_t k = 0; k < nacc; ++k) {
-        acc_phis[k]->add_incoming(zero, pro_end);
-        acc_phis[k]->add_incoming(accs[k], loop_end);
-    }
-    for (size_t i = 0; i < st_phis.size(); ++i) {
-        for (size_t f = 0; f < 4; ++f) {
-            st_phis[i][f]->add_incoming(carried(st2[i], f), pro_end);
-            st_phis[i][f]->add_incoming(carried(cur[i], f), loop_end);
-        }
-    }
+    Block &loop_end = close_loop(loop, done, pro_end, {&t, t2, acc_phis, zero, accs, st_phis}, st2, cur);
     for (size_t i = 0; i < val_a.size(); ++i) {
         val_a[i]->add_incoming(held.a[i], pro_end);
         val_a[i]->add_incoming(vals.a[i], loop_end);
@@ -200,7 +197,7 @@ void Kernel::k_half(const Value &t, std::vector<Value> &accs, std::vector<KState
     b_.call_void("sched_barrier", {ci32(0)});
     accs = compute(ci32(buf), accs);
     b_.call_void("sched_barrier", {ci32(0)});
-    cur = advance(cur);
+    cur = advance(cur, true);
     barrier(true);
 }
 
@@ -230,14 +227,11 @@ Block &Kernel::double_buffer_loop(const Value &any_tile, Block &pro, size_t nacc
         store_tile(v0, ci32(0));
     }
     const std::vector<KState> st1 = advance(a_states_);
-    barrier();
-    Block &pro_end = *b_.block();
-    b_.br(loop);
     // Loop: iteration t computes buffer t&1 while tile t+1 goes to buffer (t+1)&1.
-    b_.position(loop);
-    Phi &t = b_.phi(i32(), "t");
-    std::vector<Phi *> acc_phis;
-    for (size_t k = 0; k < nacc; ++k) acc_phis.push_back(&b_.phi(v8f, "acc_in"));
+    const LoopEntry in = enter_loop(loop, nacc);
+    Block &pro_end = *in.pro_end;
+    Phi &t = *in.t;
+    const std::vector<Phi *> &acc_phis = in.acc_phis;
     std::vector<Value> accs;
     for (Phi *ph : acc_phis) accs.push_back(ph->result());
     // The A K states of tile t+1 (loop-carried).
@@ -296,23 +290,33 @@ Block &Kernel::double_buffer_loop(const Value &any_tile, Block &pro, size_t nacc
         store_tile(v1, nbuf);
     }
     barrier();
-    const Value again = b_.icmp("ult", t1, ntiles_, "again");
-    Block &loop_end = *b_.block();
-    b_.cond_br(again, loop, done);
-    t.add_incoming(ci32(0), pro_end);
-    t.add_incoming(t1, loop_end);
-    for (size_t k = 0; k < nacc; ++k) {
-        acc_phis[k]->add_incoming(zero, pro_end);
-        acc_phis[k]->add_incoming(nw[k], loop_end);
-    }
-    for (size_t i = 0; i < st_phis.size(); ++i) {
-        for (size_t f = 0; f < 4; ++f) {
-            st_phis[i][f]->add_incoming(carried(st1[i], f), pro_end);
-            st_phis[i][f]->add_incoming(carried(nxt[i], f), loop_end);
-        }
-    }
+    Block &loop_end = close_loop(loop, done, pro_end, {&t, t1, acc_phis, zero, nw, st_phis}, st1, nxt);
     exits.push_back(LoopExit{nw, &loop_end});
     return done;
+}
+
+// The back-edge of a K loop: branch to `loop` while t_next < ntiles, else to
+// `done`, and the incoming edges of its phis from the prologue (`pro_end`: t 0, the
+// accumulators' zero, the K states `st_pro`) and the latch (t_next, the latch
+// accumulators, the K states `st_next`). Returns the latch block.
+Block &Kernel::close_loop(Block &loop, Block &done, Block &pro_end, const LoopLatch &l,
+                          const std::vector<KState> &st_pro, const std::vector<KState> &st_next) {
+    const Value again = b_.icmp("ult", l.t_next, ntiles_, "again");
+    Block &loop_end = *b_.block();
+    b_.cond_br(again, loop, done);
+    l.t->add_incoming(ci32(0), pro_end);
+    l.t->add_incoming(l.t_next, loop_end);
+    for (size_t k = 0; k < l.acc_phis.size(); ++k) {
+        l.acc_phis[k]->add_incoming(l.zero, pro_end);
+        l.acc_phis[k]->add_incoming(l.accs[k], loop_end);
+    }
+    for (size_t i = 0; i < l.st_phis.size(); ++i) {
+        for (size_t f = 0; f < 4; ++f) {
+            l.st_phis[i][f]->add_incoming(carried(st_pro[i], f), pro_end);
+            l.st_phis[i][f]->add_incoming(carried(st_next[i], f), loop_end);
+        }
+    }
+    return loop_end;
 }
 
 }  // namespace cpe::kernels::conv_implicit_gemm
