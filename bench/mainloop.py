@@ -11,6 +11,12 @@ body (Total Cycles / iterations, 100 iterations).
     python bench/mainloop.py                 # the working tree
     python bench/mainloop.py --base HEAD~3   # REF's Python engine and the working tree, side by side
 
+Cycles are per K tile (an unrolled loop covers several: ``kt``), so loops of
+different unroll compare. Also per config: VGPRs, LLVM's occupancy (waves per
+SIMD), and the prefetch distance of the loop's global loads in K tiles of work
+(parity/perf/prefetch.py). Last, the issue-26 goal lines of ``64x64x32 plain``
+for each tree (the limits of parity/perf/targets.py): met / not met.
+
 Needs ``llc-22`` and ``llvm-mca-22`` (Debian ``llvm-22``). Prints a table; no
 timing of this machine is involved.
 """
@@ -42,6 +48,8 @@ CONFIGS = {
     "64x64x32 stem va1 vb1": {"vector_a": 1, "vector_b": 1},
     "64x64x32 stem va3 vb3": {"vector_a": 3, "vector_b": 3},
 }
+
+GOAL_CONFIG = "64x64x32 plain"
 
 _LOWER = r"""
 import json, sys
@@ -129,8 +137,22 @@ def mca_cycles(body: list[str], iterations: int = 100) -> float:
     return int(m.group(1)) / iterations
 
 
-def measure(text: str) -> dict:
-    body = main_loop(compile_asm(text))
+# WMMAs one wave issues per K tile: (tile_m/(16 waves_m)) * (tile_n/(16 waves_n)) * tile_k/32
+# with the spec defaults 64x64x32, 2x2 waves.
+def wmmas_per_tile(spec: dict) -> int:
+    g = {"tile_m": 64, "tile_n": 64, "tile_k": 32, "waves_m": 2, "waves_n": 2, **spec}
+    return (g["tile_m"] // (16 * g["waves_m"])) * (g["tile_n"] // (16 * g["waves_n"])) * (g["tile_k"] // 32)
+
+
+def _resource(asm: str, rx: str) -> int | None:
+    m = re.search(rx, asm)
+    return int(m.group(1)) if m else None
+
+
+def measure(text: str, spec: dict) -> dict:
+    from parity.perf.prefetch import prefetch, tiles
+    asm = compile_asm(text)
+    body = main_loop(asm)
     mix = {k: 0 for k in ("wmma", "valu", "salu", "lds", "global", "wait", "hint")}
     for ins in body:
         mix[classify(ins)] += 1
@@ -138,14 +160,41 @@ def measure(text: str) -> dict:
     # llvm-mca's gfx1250 model gives s_barrier_signal/wait a 2000-cycle latency, which
     # swamps the loop; the second figure leaves the two barrier instructions out.
     nobar = [x for x in body if not x.startswith("s_barrier")]
-    return dict(n=n, mix=mix, per_wmma=(n - mix["wmma"]) / mix["wmma"], cycles=mca_cycles(body),
-                cycles_nobar=mca_cycles(nobar))
+    per = wmmas_per_tile(spec)
+    kt = mix["wmma"] / per
+    ds_loads = sum(1 for x in body if x.startswith("ds_load"))
+    return dict(n=n, mix=mix, per_wmma=(n - mix["wmma"]) / mix["wmma"], kt=kt, cycles=mca_cycles(body) / kt,
+                cycles_nobar=mca_cycles(nobar) / kt, vgprs=_resource(asm, r"; NumVgprs: (\d+)"),
+                occupancy=_resource(asm, r"; Occupancy: (\d+)"), scratch=_resource(asm, r"; ScratchSize: (\d+)"),
+                spills=sum(int(x) for x in re.findall(r"\.[vs]gpr_spill_count:\s+(\d+)", asm)),
+                prefetch=tiles(prefetch(body), per, ds_loads / kt))
 
 
 def row(name: str, tag: str, r: dict) -> str:
     m = r["mix"]
-    return (f"{name:<22} {tag:<6} {r['n']:>5} {m['wmma']:>4} {r['per_wmma']:>7.1f} {m['valu']:>5} {m['salu']:>5} "
-            f"{m['lds']:>4} {m['global']:>4} {m['wait']:>5} {m['hint']:>4} {r['cycles']:>8.1f} {r['cycles_nobar']:>8.1f}")
+    pf = "-" if r["prefetch"] is None else f"{r['prefetch']:.2f}"
+    return (f"{name:<22} {tag:<6} {r['n']:>5} {m['wmma']:>4} {r['kt']:>3.0f} {r['per_wmma']:>7.1f} {m['valu']:>5} "
+            f"{m['salu']:>5} {m['lds']:>4} {m['global']:>4} {m['wait']:>5} {m['hint']:>4} {r['cycles']:>8.1f} "
+            f"{r['cycles_nobar']:>8.1f} {r['vgprs']:>5} {r['occupancy']:>3} {pf:>5}")
+
+
+def goal_lines(tag: str, r: dict) -> list[str]:
+    """The issue-26 goals of 64x64x32 plain (limits of parity/perf/targets.py), met or not."""
+    from parity.perf import targets as T
+    checks = (("non-WMMA per WMMA", r["per_wmma"], r["per_wmma"] <= T.NON_WMMA_LIMIT, f"<= {T.NON_WMMA_LIMIT}"),
+              ("mca cycles/K tile w/o barriers", r["cycles_nobar"], r["cycles_nobar"] <= T.MCA_NB_LIMIT,
+               f"<= {T.MCA_NB_LIMIT}"),
+              ("prefetch distance (K tiles)", r["prefetch"], (r["prefetch"] or 0) >= T.PREFETCH_TILES,
+               f">= {T.PREFETCH_TILES}"),
+              ("occupancy (waves/SIMD)", r["occupancy"], (r["occupancy"] or 0) >= T.OCCUPANCY_MIN,
+               f">= {T.OCCUPANCY_MIN}"),
+              ("spills", r["spills"], r["spills"] == 0, "0"),
+              ("scratch bytes", r["scratch"], r["scratch"] == 0, "0"))
+    out = []
+    for what, v, ok, lim in checks:
+        shown = "-" if v is None else (f"{v:.2f}" if isinstance(v, float) else str(v))
+        out.append(f"goal [{tag}] {what}: {shown} (goal {lim}): {'met' if ok else 'NOT MET'}")
+    return out
 
 
 def main(argv=None) -> int:
@@ -168,12 +217,18 @@ def main(argv=None) -> int:
             trees.append((args.base[:6], Path(tmp)))
         trees.append(("now", ROOT))
         texts = [(tag, lower_all(tree, CONFIGS)) for tag, tree in trees]
-        print(f"{'config':<22} {'tree':<6} {'insns':>5} {'wmma':>4} {'non/w':>7} {'valu':>5} {'salu':>5} "
-              f"{'lds':>4} {'glob':>4} {'waits':>5} {'hint':>4} {'mca cyc':>8} {'-barrier':>8}")
+        print(f"{'config':<22} {'tree':<6} {'insns':>5} {'wmma':>4} {'kt':>3} {'non/w':>7} {'valu':>5} "
+              f"{'salu':>5} {'lds':>4} {'glob':>4} {'waits':>5} {'hint':>4} {'cyc/kt':>8} {'-barrier':>8} "
+              f"{'vgpr':>5} {'occ':>3} {'pref':>5}")
+        goals = []
         for name in CONFIGS:
             for tag, tx in texts:
                 if tx[name] is not None:
-                    print(row(name, tag, measure(tx[name])))
+                    r = measure(tx[name], CONFIGS[name])
+                    print(row(name, tag, r))
+                    if name == GOAL_CONFIG:
+                        goals += goal_lines(tag, r)
+        print("\n".join(goals))
     return 0
 
 

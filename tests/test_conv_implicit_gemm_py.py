@@ -562,13 +562,12 @@ def test_main_loop_has_no_division(spec):
     assert any(" udiv " in ln for ln in blocks["entry"])
 
 
-def test_main_loop_pipeline_order():
-    """mem: tile t+1's buffer loads, sched.barrier(0), the WMMAs, sched.barrier(0),
-    then the LDS stores; wavelet has no scheduling barrier."""
-    _, text = lower({})
-    body = _blocks(text)["kloop"]
+def _loop_kinds(spec: dict) -> list:
+    """The K loop's loads, scheduling barriers, WMMAs, LDS stores and barriers in order,
+    runs of one kind squeezed to one, and the count of each kind."""
+    _, text = lower(spec)
     kinds = []
-    for ln in body:
+    for ln in _blocks(text)["kloop"]:
         if "@llvm.amdgcn.raw.ptr.buffer.load" in ln:
             kinds.append("load")
         elif "@llvm.amdgcn.sched.barrier(i32 0)" in ln:
@@ -577,11 +576,42 @@ def test_main_loop_pipeline_order():
             kinds.append("wmma")
         elif ln.startswith("store ") and "addrspace(3)" in ln:
             kinds.append("lds_store")
+        elif "@llvm.amdgcn.s.barrier()" in ln:
+            kinds.append("barrier")
     squeezed = [k for i, k in enumerate(kinds) if i == 0 or kinds[i - 1] != k]
-    assert squeezed == ["load", "fence", "wmma", "fence", "lds_store"], squeezed
-    assert kinds.count("load") == 4 and kinds.count("wmma") == 4 and kinds.count("lds_store") == 4
+    return squeezed, {k: kinds.count(k) for k in set(kinds)}
+
+
+def test_main_loop_pipeline_order():
+    """mem, 64x64x32 (4 WMMAs per wave and tile): two halves per iteration, each the
+    held tile's LDS stores, the next tile's buffer loads, sched.barrier(0), the WMMAs,
+    sched.barrier(0), the barrier; 128x128x64 keeps the one-tile loop: tile t+1's
+    buffer loads, sched.barrier(0), the WMMAs, sched.barrier(0), the LDS stores;
+    wavelet has no scheduling barrier."""
+    half = ["lds_store", "load", "fence", "wmma", "fence", "barrier"]
+    squeezed, counts = _loop_kinds({})
+    assert squeezed == half + half, squeezed
+    assert counts == {"load": 8, "fence": 4, "wmma": 8, "lds_store": 8, "barrier": 2}
+    squeezed, counts = _loop_kinds({"tile_m": 128, "tile_n": 128, "tile_k": 64})
+    assert squeezed == ["load", "fence", "wmma", "fence", "lds_store", "barrier"], squeezed
+    assert counts["load"] == 16 and counts["wmma"] == 32 and counts["lds_store"] == 16
     _, wtext = lower({"pipeline": "wavelet"})
     assert "sched.barrier" not in wtext
+
+
+@pytest.mark.parametrize("spec,pipelined", [
+    ({}, True), ({"tile_k": 64, "waves_m": 4, "waves_n": 1}, False),
+    ({"tile_m": 32, "tile_n": 32, "waves_m": 1, "waves_n": 1}, False),
+    ({"tile_m": 16, "tile_n": 16, "waves_m": 1, "waves_n": 1}, False),
+    ({"vector_a": 4}, False), ({"vector_a": 3, "vector_b": 3}, False), ({"pipeline": "wavelet"}, False)])
+def test_which_tiles_pipeline_two_deep(spec, pipelined):
+    """2 to 4 WMMAs per wave and K tile, 16-byte A and B slots, at most 4 of them per
+    thread (the one-wave 32x32 tile has 8), mem pipeline: the unrolled two-deep loop (its barriers' fences LDS-only, the odd half's block
+    absent: one block per iteration); else the one-tile double-buffered loop."""
+    _, text = lower(spec)
+    assert (", !mmra !1" in text) == pipelined
+    assert ('!1 = !{!"amdgpu-synchronize-as", !"local"}' in text.split("\n")) == pipelined
+    assert ("%buf" in text) != pipelined   # the dynamic buffer index t&1 of the one-tile loop
 
 
 def _walk(k_begin, ntiles, tk, cpg, X, dh, dw, C, W):

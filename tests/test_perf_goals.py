@@ -46,3 +46,37 @@ def test_bank_goal_needs_every_target_counted_and_zero():
     assert g.status == T.FAIL and "128x128x64 cluster S=15 96" in g.detail
     ms[T.target_keys()[2]].bank_conflicts = None
     assert _goal(T.goals(ms), "bank_conflicts").status == T.SKIP
+
+
+def _mainloop(**kw) -> dict:
+    ms = _measures({})
+    m = ms[T.target_keys()[0]]
+    base = dict(k_tiles_per_iteration=2.0, mca={"no_barrier": {"cycles_per_iteration": 800.0}},
+                prefetch={"barriers": 1, "wmmas": 4, "lds_loads": 8, "loads": 8}, prefetch_tiles=1.0,
+                occupancy=9, vgprs=111, sgprs=58, vgpr_spills=0, sgpr_spills=0, scratch_bytes=0)
+    for k, v in {**base, **kw}.items():
+        setattr(m, k, v)
+    return {g.name: g for g in T.goals(ms)}
+
+
+def test_mainloop_goals_met():
+    g = _mainloop()
+    for name in ("mca_no_barrier", "prefetch", "occupancy", "spills", "scratch"):
+        assert g[name].status == T.PASS, g[name].line()
+    assert "400 llvm-mca cycles per K tile without barriers, limit 450" in g["mca_no_barrier"].detail
+    assert "1 barrier(s), 4 WMMAs, 8 LDS loads" in g["prefetch"].detail
+    assert "9 waves per SIMD (111 VGPRs, 58 SGPRs)" in g["occupancy"].detail
+
+
+def test_mainloop_goals_not_met():
+    g = _mainloop(k_tiles_per_iteration=1.0, prefetch_tiles=0.0, occupancy=8, vgpr_spills=2, scratch_bytes=16)
+    for name in ("mca_no_barrier", "prefetch", "occupancy", "spills", "scratch"):
+        assert g[name].status == T.FAIL, g[name].line()
+    assert "800 llvm-mca cycles per K tile" in g["mca_no_barrier"].detail
+
+
+def test_mainloop_goals_skip_when_not_measured():
+    g = _mainloop(mca=None, prefetch=None, prefetch_tiles=None, occupancy=None, vgpr_spills=None,
+                  scratch_bytes=None)
+    assert {n: g[n].status for n in ("mca_no_barrier", "prefetch", "occupancy", "spills", "scratch")} == \
+        dict.fromkeys(("mca_no_barrier", "prefetch", "occupancy", "spills", "scratch"), T.SKIP)

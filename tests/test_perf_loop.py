@@ -42,12 +42,18 @@ def expected_wmma(spec):
     return fm * fn * (s["tile_k"] // 32)
 
 
+def tiles_per_iteration(spec) -> int:
+    """2 for the two-deep pipelined K loop (unrolled by two; its fences carry !mmra), else 1."""
+    text = E.lower("conv_implicit_gemm", with_defaults("conv_implicit_gemm", spec), "gfx1250", "llvm23").text
+    return 2 if ", !mmra !" in text else 1
+
+
 @pytest.mark.parametrize("family,spec", CASES, ids=lambda v: str(v))
 def test_main_loop_wmma_count_is_the_specs(family, spec):
     kernel, asm, _ = compiled(family, spec)
     ml = main_loop(asm, kernel)
     m = mix(ml.body)
-    assert m.wmma == expected_wmma(spec)
+    assert m.wmma == expected_wmma(spec) * tiles_per_iteration(spec)
     assert wmma_per_k_tile(with_defaults(family, spec)) == expected_wmma(spec)
     # every WMMA of the kernel is in the main loop
     assert sum(1 for line in ml.before + ml.body + ml.after if line.startswith("v_wmma")) == m.wmma
@@ -70,12 +76,15 @@ def test_backedge_method_finds_the_same_loop_without_llvm_comments():
 def test_measure_of_the_64x64x32_kernel():
     kernel, asm, isa = compiled(*CASES[0])
     m = measure(asm, kernel, isa, with_defaults("conv_implicit_gemm", {}), mca_tool=None)
-    assert m.mix.wmma == 4 and m.k_tiles_per_iteration == 1
-    assert m.non_wmma_per_wmma == (m.mix.total - 4) / 4
+    # the two-deep pipelined loop: two K tiles per iteration
+    assert m.mix.wmma == 8 and m.k_tiles_per_iteration == 2
+    assert m.non_wmma_per_wmma == (m.mix.total - 8) / 8
     # per K tile a 64x64x32 tile loads (64 + 64) * 32 bf16 = 8 KiB from global memory into LDS,
     # in 16-byte vectors over 4 waves: 2 KiB per wave, 512 bytes per WMMA (4 WMMA)
     assert m.mix.to_json()["global_bytes_per_wmma"] == 512
-    assert m.mix.global_load_bytes == 4 * 16
+    assert m.mix.global_load_bytes == 2 * 4 * 16
+    # tile t+2's loads are first read by the next half's LDS stores, across its barrier
+    assert m.prefetch == {"barriers": 1, "wmmas": 4, "lds_loads": 8, "loads": 8} and m.prefetch_tiles == 1.0
     assert m.vgprs and m.sgprs and m.lds_bytes and m.occupancy and m.scratch_bytes == 0
     assert m.epilogue_stores and sum(m.epilogue_stores.values()) > 0
 

@@ -15,13 +15,15 @@ import python_engine.api as api
 from parity.sim import numerics as N
 from parity.sim import Kernel
 from parity.sim.errors import VisibilityError
+from parity.sim.ir import ParseError
 
 ARCH = "gfx1250"
 
 
 def _fence_lines(text: str, scope: str, ordering: str) -> list:
+    """Lines of the fences of ``scope`` and ``ordering``, LDS-only (``, !mmra``) ones included."""
     want = f'fence syncscope("{scope}") {ordering}'
-    return [i for i, ln in enumerate(text.split("\n")) if ln.strip() == want]
+    return [i for i, ln in enumerate(text.split("\n")) if ln.strip() == want or ln.strip().startswith(want + ", !mmra ")]
 
 
 def _delete_line(text: str, index: int) -> str:
@@ -97,22 +99,33 @@ def test_ir_core_lds_barrier_missing_fence(ordering):
 CSHUFFLE = {"epilogue": "cshuffle"}
 
 
-def test_conv_cshuffle_has_three_workgroup_barriers():
+def test_conv_cshuffle_has_four_workgroup_barriers():
     text = api.lower("conv_implicit_gemm", CSHUFFLE, ARCH, "llvm23").text
-    # prologue, K loop, cshuffle epilogue: each release / s.barrier / acquire
-    assert len(_fence_lines(text, "workgroup", "release")) == 3
-    assert len(_fence_lines(text, "workgroup", "acquire")) == 3
+    # prologue, the two halves of the pipelined K loop (LDS-only fences), cshuffle
+    # epilogue: each release / s.barrier / acquire
+    for ordering in ("release", "acquire"):
+        lines = [text.split("\n")[i].strip() for i in _fence_lines(text, "workgroup", ordering)]
+        assert [ln.endswith(", !mmra !1") for ln in lines] == [False, True, True, False]
+    assert '!1 = !{!"amdgpu-synchronize-as", !"local"}' in text.split("\n")
 
 
 @pytest.mark.parametrize("ordering", ["release", "acquire"])
-@pytest.mark.parametrize("which,spec", [(0, CSHUFFLE), (1, CSHUFFLE), (2, CSHUFFLE),
-                                        (1, {"pipeline": "wavelet", "num_load_waves": 1})],
-                         ids=["prologue", "kloop", "cshuffle", "kloop_wavelet"])
+@pytest.mark.parametrize("which,spec", [(0, CSHUFFLE), (1, CSHUFFLE), (2, CSHUFFLE), (3, CSHUFFLE),
+                                        (1, {"pipeline": "wavelet", "num_load_waves": 1}),
+                                        (1, {"tile_m": 128, "tile_n": 128, "tile_k": 64})],
+                         ids=["prologue", "kloop", "kloop_odd", "cshuffle", "kloop_wavelet", "kloop_double_buffer"])
 def test_conv_missing_workgroup_fence(which, spec, ordering):
     def edit(t):
         return _delete_line(t, _fence_lines(t, "workgroup", ordering)[which])
     o = _run("conv_implicit_gemm", spec, edit)
     _expect_missing(o, "workgroup", ordering, "LDS")
+
+
+def test_conv_lds_only_fence_must_name_a_local_node():
+    text = api.lower("conv_implicit_gemm", CSHUFFLE, ARCH, "llvm23").text
+    bad = text.replace('!1 = !{!"amdgpu-synchronize-as", !"local"}', '!1 = !{!"amdgpu-synchronize-as", !"global"}')
+    with pytest.raises(ParseError, match="fence annotation !1 is not an amdgpu-synchronize-as"):
+        Kernel(bad)
 
 
 # -- conv cluster fold ---------------------------------------------------------------------

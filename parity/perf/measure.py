@@ -16,6 +16,9 @@
   VGPRs, SGPRs, spills, scratch, LDS, and occupancy -- LLVM's own waves per
   SIMD, plus the VGPR-limited and LDS-limited waves by the gfx1250 rules
   documented (with their LLVM sources) in isa_report;
+* the prefetch distance of the loop's global loads (:mod:`.prefetch`): the
+  barriers, WMMAs and LDS loads between a load and the first use of its value,
+  and the K tiles of work that makes;
 * the epilogue's stores: {bytes per lane: count} of the global/buffer stores
   after the main loop (D, or the workspace slab for two-stage Stage 1; all of
   a loop-free kernel's stores).
@@ -29,6 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import mca as MCA
+from . import prefetch as PF
 from .loop import LoopError, kernel_blocks, main_loop
 from .mix import Mix, mix, store_widths
 
@@ -69,6 +73,8 @@ class Measure:
     waves_vgpr: int | None = None
     waves_lds: int | None = None
     epilogue_stores: dict = field(default_factory=dict)   # bytes per lane -> count
+    prefetch: dict | None = None          # parity.perf.prefetch.prefetch() of the loop body
+    prefetch_tiles: float | None = None   # K tiles of WMMA and LDS-load work hiding the loads
     bank_conflicts: int | None = None
     problems: list = field(default_factory=list)
 
@@ -137,6 +143,10 @@ def measure(asm: str, kernel: str, isa: dict, spec: dict, *, mca_tool: str | Non
     per = wmma_per_k_tile(spec)
     if per and m.mix.wmma:
         m.k_tiles_per_iteration = m.mix.wmma / per
+        if not whole:
+            m.prefetch = PF.prefetch(body)
+            ds_loads = sum(1 for x in body if x.split(None, 1)[0].startswith("ds_load"))
+            m.prefetch_tiles = PF.tiles(m.prefetch, per, ds_loads / m.k_tiles_per_iteration)
     m.epilogue_stores = store_widths(after)
     if mca_tool is not None:
         try:

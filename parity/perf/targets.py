@@ -24,6 +24,19 @@ Goals (a report, not a gate; ``--check-goals`` makes an unmet goal exit 1):
 * ``cycles_halved``: llvm-mca's cycles per K tile of the main loop at most
   half of the base's on every target (SKIP without ``--base``).
 
+The main-loop goals of issue 26, at 64x64x32 plain (``non_wmma`` above is its
+first):
+
+* ``mca_no_barrier``: llvm-mca cycles per K tile without the barrier
+  instructions at most MCA_NB_LIMIT (half of the 900 of issue 26's base);
+* ``prefetch``: the next K tile's global loads hidden behind at least one
+  K tile of WMMA and LDS-load work (parity/perf/prefetch.py: the value crosses
+  a barrier, and the WMMAs and LDS loads between issue and first use make at
+  least PREFETCH_TILES K tiles);
+* ``occupancy``: at least OCCUPANCY_MIN waves per SIMD (LLVM's figure);
+* ``spills``: no VGPR or SGPR spills;
+* ``scratch``: no scratch memory.
+
 A goal is PASS, FAIL or SKIP (not measurable in this run); only FAIL fails
 ``--check-goals``.
 """
@@ -41,6 +54,9 @@ TARGETS = (
     ("16x16 AOT tile", "aot_spk2_mem_default_16x16x32_w1x1_bf16"),
 )
 NON_WMMA_LIMIT = 12
+MCA_NB_LIMIT = 450
+PREFETCH_TILES = 1
+OCCUPANCY_MIN = 9
 CYCLES_RATIO = 0.5
 
 PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
@@ -93,6 +109,7 @@ def goals(measures: dict, base: dict | None = None) -> list[Goal]:
         v = first.non_wmma_per_wmma
         out.append(Goal("non_wmma", PASS if v <= NON_WMMA_LIMIT else FAIL,
                         f"{TARGETS[0][0]}: {v:.2f} non-WMMA instructions per WMMA, limit {NON_WMMA_LIMIT}"))
+    out += mainloop_goals(first)
     if not present:
         out.append(Goal("epilogue_16b", SKIP, "no target measured"))
     else:
@@ -136,6 +153,36 @@ def goals(measures: dict, base: dict | None = None) -> list[Goal]:
             out.append(Goal("cycles_halved", FAIL if bad else PASS,
                             "; ".join(bad) if bad else ", ".join(rows)))
     return out
+
+
+def _limit_goal(name: str, value, ok, text: str) -> Goal:
+    if value is None:
+        return Goal(name, SKIP, f"{TARGETS[0][0]}: not measured")
+    return Goal(name, PASS if ok(value) else FAIL, f"{TARGETS[0][0]}: {text}")
+
+
+def mainloop_goals(m) -> list[Goal]:
+    """The issue-26 goals (module doc) judged on ``m``, the Measure of 64x64x32 plain
+    (None: every goal SKIP)."""
+    if m is None:
+        return [Goal(n, SKIP, f"{TARGETS[0][0]} not measured")
+                for n in ("mca_no_barrier", "prefetch", "occupancy", "spills", "scratch")]
+    nb = m.cycles("no_barrier")
+    nb = nb / (m.k_tiles_per_iteration or 1) if nb is not None else None
+    pf = m.prefetch or {}
+    spills = None if m.vgpr_spills is None or m.sgpr_spills is None else m.vgpr_spills + m.sgpr_spills
+    return [
+        _limit_goal("mca_no_barrier", nb, lambda v: v <= MCA_NB_LIMIT,
+                    f"{nb or 0:.0f} llvm-mca cycles per K tile without barriers, limit {MCA_NB_LIMIT}"),
+        _limit_goal("prefetch", m.prefetch_tiles, lambda v: v >= PREFETCH_TILES,
+                    f"{m.prefetch_tiles or 0:.2f} K tiles of work hide the global loads (least hidden load: "
+                    f"{pf.get('barriers', 0)} barrier(s), {pf.get('wmmas', 0)} WMMAs, {pf.get('lds_loads', 0)} "
+                    f"LDS loads between issue and first use), at least {PREFETCH_TILES}"),
+        _limit_goal("occupancy", m.occupancy, lambda v: v >= OCCUPANCY_MIN,
+                    f"{m.occupancy} waves per SIMD ({m.vgprs} VGPRs, {m.sgprs} SGPRs), at least {OCCUPANCY_MIN}"),
+        _limit_goal("spills", spills, lambda v: v == 0, f"{spills} VGPR+SGPR spills, limit 0"),
+        _limit_goal("scratch", m.scratch_bytes, lambda v: v == 0, f"{m.scratch_bytes} scratch bytes, limit 0"),
+    ]
 
 
 def _widths(st: dict) -> str:

@@ -87,11 +87,15 @@ def conv_cover_problems(full: dict) -> tuple:
     * ``cover_full_tile``: a full M tile and one of 7 rows (M = tile_m + 7; cluster:
       M = tile_m, the full tile only), one
       full N tile (kpg = tile_n), a reduction that gives each slice two K tiles
-      with the last one partial (1x1: cpg = tile_k + 8 plain, 2*tile_k + 8
-      two-stage at degree 2, S*tile_k + 8 cluster; padded-pixel widths: 5x5,
-      padding 2, cpg = vector_a), so every A/B load slot holds data in the
-      prologue and the K loop, every row mask goes both ways, and every fold row
-      of every cluster rank holds data;
+      with the last one partial (padded-pixel widths: 5x5, padding 2, cpg =
+      vector_a); 1x1: plain four (cpg = 3*tile_k + 8), two-stage at degree 2 a
+      first slice of four and a second of three (cpg = 6*tile_k + 8), cluster
+      slices of at least four (cpg = 4*S*tile_k + 8): the two-deep pipelined K
+      loop's halves load tiles t+2 and t+3 of their slice, so the second half's
+      loads hold data, and the loop branches back, only from a fourth tile on;
+      so every
+      A/B load slot holds data in the prologue and the K loop, every row mask
+      goes both ways, and every fold row of every cluster rank holds data;
     * ``cover_narrow``: a full N tile and a 4-column one (kpg = tile_n + 4: the
       narrow D / slab stores on a full tile), M = tile_m + 1 (a one-row tile: every
       A row slot's mask goes false), the shortest
@@ -117,7 +121,7 @@ def conv_cover_problems(full: dict) -> tuple:
         small = dict(C=va, Y=1, X=1, pad=(0, 0))
         odd = dict(C=va, Y=3, X=3, pad=(1, 1))
     else:
-        c = S * tk + 8 if S else (2 * tk + 8 if conv_split(full) else tk + 8)
+        c = 4 * S * tk + 8 if S else (6 * tk + 8 if conv_split(full) else 3 * tk + 8)
         big = dict(C=c, Y=1, X=1, pad=(0, 0))
         small = dict(C=8, Y=1, X=1, pad=(0, 0))
         odd = dict(C=tk + 8, Y=1, X=1, pad=(0, 0))

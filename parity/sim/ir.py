@@ -312,10 +312,26 @@ CASTS = {"trunc", "zext", "sext", "fptrunc", "fpext", "fptosi", "fptoui", "sitof
          "bitcast", "ptrtoint", "inttoptr", "addrspacecast"}
 
 
+# ``!N = !{!"amdgpu-synchronize-as", !"local"}``: a fence annotated with it orders LDS only.
+_MMRA_RX = re.compile(r'(!\d+) = !\{!"amdgpu-synchronize-as", !"(local)"\}$')
+
+
+def _check_mmras(blocks: list, mmras: dict) -> None:
+    """Every ``!mmra`` of a fence names an ``amdgpu-synchronize-as`` "local" node.
+    Such a fence orders LDS only (the main loop's barriers, which write no global
+    memory); the visibility model (parity/sim/shadow.py) keeps one release/acquire
+    record per wave for all memories, so it treats the fence as a full one."""
+    for blk in blocks:
+        for ins in blk.ins:
+            if ins.op == "fence" and ins.extra.get("mmra") and ins.extra["mmra"] not in mmras:
+                raise ParseError(f"block {blk.name}: fence annotation {ins.extra['mmra']} is not an "
+                                 f"amdgpu-synchronize-as \"local\" node")
+
+
 def parse(text: str) -> Module:
     """Parse one module of the engines' subset."""
     lines = text.split("\n")
-    lds, declares, attrs = [], {}, {}
+    lds, declares, attrs, mmras = [], {}, {}, {}
     kernel = params = None
     blocks: list = []
     i = 0
@@ -323,6 +339,10 @@ def parse(text: str) -> Module:
         raw = lines[i]
         ln = i + 1
         i += 1
+        m = _MMRA_RX.match(raw)
+        if m:
+            mmras[m.group(1)] = m.group(2)
+            continue
         if not raw or raw.startswith(("target ", "!", ";", "source_filename")):
             continue
         if raw.startswith("@"):
@@ -372,6 +392,7 @@ def parse(text: str) -> Module:
         raise ParseError(f"line {ln}: unsupported line: {raw}")
     if kernel is None:
         raise ParseError("no kernel define in the module")
+    _check_mmras(blocks, mmras)
     return Module(kernel, params, lds, blocks, attrs, declares)
 
 
@@ -544,7 +565,15 @@ def parse_instruction(s: str, block: str, ln: int) -> Ins:
             m2 = c.regex(re.compile(r'"([^"]*)"'))
             scope = m2.group(1)
             c.expect(")")
-        return mk(None, [], scope=scope, ordering=c.word())
+        ordering = c.word()
+        mmra = None
+        if c.eat(","):   # a memory model relaxation annotation: resolved by parse()
+            c.expect("!mmra")
+            m2 = c.regex(re.compile(r"!\d+"))
+            if not m2:
+                c.fail("expected a metadata id")
+            mmra = m2.group(0)
+        return mk(None, [], scope=scope, ordering=ordering, mmra=mmra)
     if op == "br":
         if c.eat("label"):
             m2 = c.regex(_IDENT)

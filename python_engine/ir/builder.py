@@ -153,9 +153,11 @@ class IRBuilder:
             raise ValueError(f"store to non-pointer {p.typed}")
         self._append(Instr(f"store {v.typed}, {p.typed}, align {align}"))
 
-    def fence(self, scope: str, ordering: str) -> None:
-        """``fence syncscope("scope") ordering`` (scope ``workgroup``, ``agent``, ...)."""
-        self._append(Instr(f'fence syncscope("{scope}") {ordering}'))
+    def fence(self, scope: str, ordering: str, mmra: str | None = None) -> None:
+        """``fence syncscope("scope") ordering`` (scope ``workgroup``, ``agent``, ...);
+        ``mmra``: a metadata id (``!1``) attached as ``, !mmra !1``."""
+        tail = f", !mmra {mmra}" if mmra else ""
+        self._append(Instr(f'fence syncscope("{scope}") {ordering}{tail}'))
 
     # -- vectors -------------------------------------------------------------------
     def extractelement(self, v: Value, idx: Value, hint="elt") -> Value:

@@ -233,12 +233,16 @@ void IRBuilder::store(const Value &v, const Value &p, long long align, Here here
     o += '\n';
 }
 
-void IRBuilder::fence(const std::string &scope, const std::string &ordering, Here here) {
+void IRBuilder::fence(const std::string &scope, const std::string &ordering, const std::string &mmra, Here here) {
     TextBuffer &o = line(here);
     o += "fence syncscope(\"";
     o += scope;
     o += "\") ";
     o += ordering;
+    if (!mmra.empty()) {
+        o += ", !mmra ";
+        o += mmra;
+    }
     o += '\n';
 }
 

@@ -73,8 +73,10 @@ public:
     Value load(const Type *t, const Value &p, long long align, std::string_view hint = "ld", Here here = {});
     // `store v, p, align N` (align in bytes).
     void store(const Value &v, const Value &p, long long align, Here here = {});
-    // `fence syncscope("scope") ordering` (scope `workgroup`, `agent`, ...).
-    void fence(const std::string &scope, const std::string &ordering, Here here = {});
+    // `fence syncscope("scope") ordering` (scope `workgroup`, `agent`, ...); `mmra`
+    // non-empty: a metadata id (`!1`) attached as `, !mmra !1`.
+    void fence(const std::string &scope, const std::string &ordering, const std::string &mmra = "",
+               Here here = {});
 
     // -- vectors --------------------------------------------------------------
     Value extractelement(const Value &v, const Value &idx, std::string_view hint = "elt", Here here = {});

@@ -64,6 +64,7 @@ class Kernel(Slots, MainLoop, Epilogue, ClusterFold):
         self.pix = spec["vector_a"] if spec["vector_a"] in PIXEL_VECTORS else 0
         self.slot_a = pixel_slot(spec["vector_a"])
         self.slot_b = pixel_slot(spec["vector_b"])
+        self.mmra_local = None   # metadata id of the LDS-only fence annotation, once emitted
 
     # -- small helpers ---------------------------------------------------------------
     def p(self, name):
@@ -78,11 +79,27 @@ class Kernel(Slots, MainLoop, Epilogue, ClusterFold):
         lt = b.icmp("ult", v, i32(c), hint + "_lt")
         return b.select(lt, v, i32(c), hint)
 
-    def barrier(self):
+    def barrier(self, lds_only: bool = False):
+        """Workgroup barrier between a release and an acquire fence of workgroup scope;
+        ``lds_only``: the fences order LDS only (:meth:`lds_fence_mmra`), so the
+        release does not wait for global loads in flight."""
         b = self.b
-        b.fence("workgroup", "release")
+        mmra = self.lds_fence_mmra() if lds_only else None
+        b.fence("workgroup", "release", mmra)
         b.call("s_barrier", [])
-        b.fence("workgroup", "acquire")
+        b.fence("workgroup", "acquire", mmra)
+
+    def lds_fence_mmra(self):
+        """The metadata node ``!{!"amdgpu-synchronize-as", !"local"}`` (added to the
+        module on first use): a memory model relaxation annotation that makes a fence
+        synchronize the LDS address space only (LLVM AMDGPUUsage, "Memory Model
+        Relaxation Annotations"; without it a workgroup release fence waits for every
+        global load in flight, s_wait_loadcnt 0)."""
+        md = self.b.module.metadata
+        if self.mmra_local is None:
+            self.mmra_local = f"!{len(md) - 1}"
+            md.append(self.mmra_local + ' = !{!"amdgpu-synchronize-as", !"local"}')
+        return self.mmra_local
 
     def rsrc(self, ptr_name: str, nbytes, hint: str):
         """Buffer resource over ``nbytes`` (i64 value) bytes at ``ptr_name``; word 3

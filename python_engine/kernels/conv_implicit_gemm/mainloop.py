@@ -6,7 +6,13 @@ from __future__ import annotations
 
 from ...ir import types as T
 from ...ir.values import const_int, i1, i32, zeroinit
+from .lds import CHUNK
 from .spec import WMMA_K, WMMA_M, WMMA_N, WMMA_KEY
+
+# WMMAs per wave and K tile (least, most) for the two-deep pipelined K loop, and the
+# most load slots per thread (A + B) it holds in registers across a half (4 VGPRs each).
+PIPELINE_WMMAS = (2, 4)
+PIPELINE_HELD_SLOTS = 4
 
 
 class MainLoop:
@@ -64,6 +70,119 @@ class MainLoop:
         any_tile = b.icmp("ugt", self.ntiles, i32(0), "any_tile")
         entry = b.block
         pro = b.new_block("prologue")
+        if self.pipelines_two_deep():
+            done, exits = self.pipelined_loop(any_tile, pro, nacc, zero)
+        else:
+            done, exits = self.double_buffer_loop(any_tile, pro, nacc, zero)
+        b.position(done)
+        self.accs = []
+        for k in range(nacc):
+            ph = b.phi(T.vec(8, T.FLOAT), "acc_out")
+            ph.add_incoming(zero, entry)
+            for accs, blk in exits:
+                ph.add_incoming(accs[k], blk)
+            self.accs.append(ph.result)
+
+    def pipelines_two_deep(self) -> bool:
+        """Whether the K loop is :meth:`pipelined_loop`: the mem pipeline with
+        PIPELINE_WMMAS[0] to PIPELINE_WMMAS[1] WMMAs per wave and K tile and 16-byte A
+        and B slots (whole vectors, not padded pixels), at most PIPELINE_HELD_SLOTS
+        of them per thread. Other tiles keep :meth:`double_buffer_loop`, measured
+        with bench/mainloop.py and parity perf (docs/conv_implicit_gemm.md "Main
+        loop"): larger wave tiles (128x128x64: 32 WMMAs, 316 VGPRs, 3 waves) lose a
+        wave to the unrolled body's registers, the one-WMMA 16x16 tile drops from 16
+        to 12 waves for no cycle gain, the one-wave 32x32x32 tile (8 slots per
+        thread: 32 held VGPRs) from 8 to 6 waves and 1299 to 1605 modelled cycles
+        per K tile, and the narrow-slot paths issue more, smaller loads whose
+        address registers the unrolled body reuses (more s_wait_xcnt)."""
+        lo, hi = PIPELINE_WMMAS
+        return (not self.wavelet and lo <= self.fm * self.fn * (self.tk // WMMA_K) <= hi
+                and not self.pix and self.slot_a == self.slot_b == CHUNK
+                and len(self.a_slots) + len(self.b_slots) <= PIPELINE_HELD_SLOTS)
+
+    def enter_loop(self, loop, nacc: int):
+        """End the prologue (barrier, branch into ``loop``) and open ``loop`` with the
+        phis of the tile index ``t`` and the ``nacc`` accumulators; returns (the
+        prologue's last block, the t phi, the accumulator phis)."""
+        b = self.b
+        self.barrier()
+        pro_end = b.block
+        b.br(loop)
+        b.position(loop)
+        t = b.phi(T.I32, "t")
+        return pro_end, t, [b.phi(T.vec(8, T.FLOAT), "acc_in") for _ in range(nacc)]
+
+    def k_state_phis(self, states):
+        """Loop-carried phis of the CARRIED fields of the A K ``states``; returns
+        (phis, the states with the phi results in those fields)."""
+        b = self.b
+        phis = [{f: b.phi(T.I32, "k_" + f) for f in self.CARRIED} for _ in states]
+        cur = [dict(s0, **{f: ph[f].result for f in self.CARRIED}) for s0, ph in zip(states, phis)]
+        return phis, cur
+
+    def pipelined_loop(self, any_tile, pro, nacc, zero):
+        """The mem pipeline's K loop: unrolled by two (LDS buffer 0, then buffer 1,
+        both constants, so fragment and store addresses fold into ds offsets) and
+        software-pipelined two tiles deep. The prologue stores tile 0 and holds tile
+        1 in registers; the half computing tile t (buffer t&1) first stores the held
+        tile t+1 into the other buffer, then issues tile t+2's global loads, which
+        the next half's LDS stores use first: a whole half (every WMMA and LDS load
+        of a tile) lies between issue and use. Register cost: the held tile's raw
+        values are loop-carried in the registers the loads in flight occupied
+        before. An iteration runs tiles t and t+1 with no exit between them: for an
+        odd tile count the last half computes tile ``ntiles``, which lies past
+        ``k_end``, so every one of its loads took the out-of-range offset and read
+        zeros (its WMMAs add 0). Returns ``(done, [(accs, exiting block)])``."""
+        b = self.b
+        loop = b.new_block("kloop")
+        done = b.new_block("kdone")
+        b.cond_br(any_tile, pro, done)
+        b.position(pro)
+        self.store_tile(self.load_tile(self.k_begin, self.a_states), i32(0))
+        st1 = self.advance(self.a_states, True)
+        held = self.load_tile(b.add(self.k_begin, i32(self.tk), "k_one"), st1)
+        st2 = self.advance(st1, True)
+        pro_end, t, acc_phis = self.enter_loop(loop, nacc)
+        # The A K states of tile t+2 and the held raw values of tile t+1 (loop-carried).
+        st_phis, cur = self.k_state_phis(st2)
+        val_phis = ([b.phi(v.type, "a_held") for v in held[0]], [b.phi(v.type, "b_held") for v in held[1]])
+        vals = tuple([ph.result for ph in side] for side in val_phis)
+        accs, nxt = [ph.result for ph in acc_phis], cur
+        for buf in (0, 1):
+            tb = b.add(t.result, i32(buf), "t_half", ("nuw", "nsw")) if buf else t.result
+            accs, nxt, vals = self.k_half(tb, accs, nxt, vals, buf)
+        t2 = b.add(t.result, i32(2), "t_next", ("nuw", "nsw"))
+        loop_end = self.close_loop(loop, done, pro_end, (t, t2), (acc_phis, zero, accs), (st_phis, st2, nxt))
+        for phs, v0, v1 in zip(val_phis, held, vals):
+            for ph, x0, x1 in zip(phs, v0, v1):
+                ph.add_incoming(x0, pro_end)
+                ph.add_incoming(x1, loop_end)
+        return done, [(accs, loop_end)]
+
+    def k_half(self, t, accs, cur, vals, buf: int):
+        """One half of :meth:`pipelined_loop`: tile ``t`` (i32) is in LDS buffer ``buf``
+        (0 or 1), ``vals`` holds tile t+1, ``cur`` the A K states of tile t+2. Stores
+        ``vals`` into buffer 1-buf, issues tile t+2's loads, then (fenced by scheduling
+        barriers, mask 0: nothing crosses) the WMMAs, then the K-state step and the
+        barrier. Returns (accumulators, K states of tile t+3, raw values of tile t+2)."""
+        b = self.b
+        self.store_tile(vals, i32(1 - buf))
+        t2 = b.add(t, i32(2), "t_pre", ("nuw", "nsw"))
+        kpre = b.add(self.k_begin, b.mul(t2, i32(self.tk), "k_step"), "k_pre")
+        nvals = self.load_tile(kpre, cur)
+        b.call("sched_barrier", [i32(0)])
+        new = self.compute(i32(buf), accs)
+        b.call("sched_barrier", [i32(0)])
+        nxt = self.advance(cur, True)
+        self.barrier(lds_only=True)
+        return new, nxt, nvals
+
+    def double_buffer_loop(self, any_tile, pro, nacc, zero):
+        """The K loop of the wavelet pipeline, and of the mem pipeline where
+        :meth:`pipelines_two_deep` is false: iteration t computes LDS buffer t&1 while
+        tile t+1 goes to buffer (t+1)&1 (mem: its loads issued before the WMMAs and
+        stored after them). Returns ``(done, [(accs, exiting block)])``."""
+        b = self.b
         loop = b.new_block("kloop")
         done = b.new_block("kdone")
         b.cond_br(any_tile, pro, done)
@@ -80,17 +199,11 @@ class MainLoop:
         else:
             self.store_tile(self.load_tile(self.k_begin, self.a_states), i32(0))
         st1 = self.advance(self.a_states)
-        self.barrier()
-        pro_end = b.block
-        b.br(loop)
         # Loop: iteration t computes buffer t&1 while tile t+1 goes to buffer (t+1)&1.
-        b.position(loop)
-        t = b.phi(T.I32, "t")
-        acc_phis = [b.phi(T.vec(8, T.FLOAT), "acc_in") for _ in range(nacc)]
+        pro_end, t, acc_phis = self.enter_loop(loop, nacc)
         accs = [ph.result for ph in acc_phis]
         # The A K states of tile t+1 (loop-carried).
-        st_phis = [{f: b.phi(T.I32, "k_" + f) for f in self.CARRIED} for _ in st1]
-        cur = [dict(s0, **{f: ph[f].result for f in self.CARRIED}) for s0, ph in zip(st1, st_phis)]
+        st_phis, cur = self.k_state_phis(st1)
         buf = b.binop("and", t.result, i32(1), "buf")
         nbuf = b.binop("xor", buf, i32(1), "nbuf")
         t1 = b.add(t.result, i32(1), "t_next", ("nuw", "nsw"))
@@ -140,22 +253,27 @@ class MainLoop:
             nxt = self.advance(cur)
             self.store_tile(vals, nbuf)
         self.barrier()
-        again = b.icmp("ult", t1, self.ntiles, "again")
+        loop_end = self.close_loop(loop, done, pro_end, (t, t1), (acc_phis, zero, new), (st_phis, st1, nxt))
+        return done, [(new, loop_end)]
+
+    def close_loop(self, loop, done, pro_end, tt, acc, st):
+        """The back-edge of a K loop: branch to ``loop`` while ``t_next < ntiles``, else
+        to ``done``, and the incoming edges of its phis from the prologue (``pro_end``)
+        and the latch: ``tt = (t phi, t_next)``, ``acc = (phis, prologue value,
+        latch values)``, ``st = (K-state phis, prologue states, latch states)``.
+        Returns the latch block."""
+        b = self.b
+        t, t_next = tt
+        again = b.icmp("ult", t_next, self.ntiles, "again")
         loop_end = b.block
         b.cond_br(again, loop, done)
         t.add_incoming(i32(0), pro_end)
-        t.add_incoming(t1, loop_end)
-        for ph, nw in zip(acc_phis, new):
-            ph.add_incoming(zero, pro_end)
+        t.add_incoming(t_next, loop_end)
+        for ph, nw in zip(acc[0], acc[2]):
+            ph.add_incoming(acc[1], pro_end)
             ph.add_incoming(nw, loop_end)
-        for ph, s1, s2 in zip(st_phis, st1, nxt):
+        for ph, s1, s2 in zip(*st):
             for f in self.CARRIED:
                 ph[f].add_incoming(s1[f], pro_end)
                 ph[f].add_incoming(s2[f], loop_end)
-        b.position(done)
-        self.accs = []
-        for nw in new:
-            ph = b.phi(T.vec(8, T.FLOAT), "acc_out")
-            ph.add_incoming(zero, entry)
-            ph.add_incoming(nw, loop_end)
-            self.accs.append(ph.result)
+        return loop_end

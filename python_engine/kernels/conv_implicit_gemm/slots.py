@@ -46,7 +46,8 @@ class Slots:
         xs1 = b.add(axd, dw, "k_axdc")
         ys1 = b.add(ayd, dh, "k_aydc")
         ko1 = b.add(ko0, d1, "k_kstepc")
-        self.step = dict(sb=sb, cpg=cpg, xs0=axd, xs1=xs1, xlim=xlim, ys0=ayd, ys1=ys1, ko0=ko0, ko1=ko1, d2=d2)
+        self.step = dict(sb=sb, cpg=cpg, xs0=axd, xs1=xs1, xlim=xlim, ys0=ayd, ys1=ys1, ko0=ko0, ko1=ko1, d2=d2,
+                         dw=dw, dh=dh, d1=d1)
         self.c2, self.rowb = c2, rowb
         self.a_states, self.a_slots = [], []
         va = self.slot_a
@@ -158,10 +159,15 @@ class Slots:
                    b.mul(c, i32(2), hint + "_kcb"), hint + "_ko")
         return dict(koff=koff, klim=self.k_limit(koff, hint), c=c, xd=xd, yd=yd, ko=ko)
 
-    def advance(self, states):
+    def advance(self, states, carry_steps: bool = False):
         """The K states of the next tile: ``c += sb`` with one wrap (carry into x),
         ``x += ax (+1)`` with one wrap (carry into y), ``y += ay (+1)``; ``ko`` follows
-        with the uniform byte steps. No division."""
+        with the uniform byte steps. No division. A carry selects between two uniform
+        steps (``x += carry ? ax+dil_w : ax``); with ``carry_steps`` it adds the uniform
+        step and then the carry's extra or 0 (``x += ax; x += carry ? dil_w : 0``): one
+        add more, but no select of two SGPR values, which LLVM's gfx1250 code copies
+        to a VGPR first (the pipelined loop's form: 4 VGPRs fewer at 64x64x32, so the
+        cluster forms keep 9 waves)."""
         b = self.b
         st = self.step
         out = []
@@ -169,11 +175,21 @@ class Slots:
             c1 = b.add(s0["c"], st["sb"], "k_cn")
             cy1 = b.icmp("uge", c1, st["cpg"], "k_cyc")
             c = b.sub(c1, b.select(cy1, st["cpg"], i32(0), "k_cw"), "k_c")
-            xd1 = b.add(s0["xd"], b.select(cy1, st["xs1"], st["xs0"], "k_xs"), "k_xdn")
+            if carry_steps:
+                xd0 = b.add(s0["xd"], st["xs0"], "k_xdn")
+                xd1 = b.add(xd0, b.select(cy1, st["dw"], i32(0), "k_xs"), "k_xdn")
+            else:
+                xd1 = b.add(s0["xd"], b.select(cy1, st["xs1"], st["xs0"], "k_xs"), "k_xdn")
             cy2 = b.icmp("uge", xd1, st["xlim"], "k_cyx")
             xd = b.sub(xd1, b.select(cy2, st["xlim"], i32(0), "k_xw"), "k_xd")
-            yd = b.add(s0["yd"], b.select(cy2, st["ys1"], st["ys0"], "k_ys"), "k_yd")
-            ko1 = b.add(s0["ko"], b.select(cy1, st["ko1"], st["ko0"], "k_ks"), "k_kon")
+            if carry_steps:
+                yd0 = b.add(s0["yd"], st["ys0"], "k_ydn")
+                yd = b.add(yd0, b.select(cy2, st["dh"], i32(0), "k_ys"), "k_yd")
+                ko0 = b.add(s0["ko"], st["ko0"], "k_kon")
+                ko1 = b.add(ko0, b.select(cy1, st["d1"], i32(0), "k_ks"), "k_kon")
+            else:
+                yd = b.add(s0["yd"], b.select(cy2, st["ys1"], st["ys0"], "k_ys"), "k_yd")
+                ko1 = b.add(s0["ko"], b.select(cy1, st["ko1"], st["ko0"], "k_ks"), "k_kon")
             ko = b.add(ko1, b.select(cy2, st["d2"], i32(0), "k_kw"), "k_ko")
             out.append(dict(s0, c=c, xd=xd, yd=yd, ko=ko))
         return out

@@ -56,10 +56,28 @@ Value Kernel::umin_const(const Value &v, int64_t c, const std::string &hint) {
     return b_.select(lt, v, ci32(c), hint);
 }
 
-void Kernel::barrier() {
-    b_.fence("workgroup", "release");
+// Workgroup barrier between a release and an acquire fence of workgroup scope;
+// lds_only: the fences order LDS only (lds_fence_mmra), so the release does not
+// wait for global loads in flight.
+void Kernel::barrier(bool lds_only) {
+    const std::string mmra = lds_only ? lds_fence_mmra() : "";
+    b_.fence("workgroup", "release", mmra);
     b_.call_void("s_barrier", {});
-    b_.fence("workgroup", "acquire");
+    b_.fence("workgroup", "acquire", mmra);
+}
+
+// The metadata node !{!"amdgpu-synchronize-as", !"local"} (added to the module on
+// first use): a memory model relaxation annotation that makes a fence synchronize
+// the LDS address space only (LLVM AMDGPUUsage, "Memory Model Relaxation
+// Annotations"; without it a workgroup release fence waits for every global load
+// in flight, s_wait_loadcnt 0).
+std::string Kernel::lds_fence_mmra() {
+    if (mmra_local_.empty()) {
+        ir::Module &m = b_.module();
+        mmra_local_ = "!" + std::to_string(m.metadata().size() - 1);
+        m.add_metadata(mmra_local_ + " = !{!\"amdgpu-synchronize-as\", !\"local\"}");
+    }
+    return mmra_local_;
 }
 
 // Buffer resource over `nbytes` (i64 value) bytes at parameter `ptr_name`;

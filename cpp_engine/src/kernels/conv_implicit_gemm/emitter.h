@@ -6,6 +6,7 @@
 // in the Python package's order; the methods carry the Python method names.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -23,7 +24,7 @@ namespace cpe::kernels::conv_implicit_gemm {
 // without/with the x carry; byte step without/with the channel carry; the extra
 // byte step of the x carry.
 struct KStep {
-    ir::Value sb, cpg, xs0, xs1, xlim, ys0, ys1, ko0, ko1, d2;
+    ir::Value sb, cpg, xs0, xs1, xlim, ys0, ys1, ko0, ko1, d2, dw, dh, d1;
 };
 // An A K state: the element offset koff inside the tile row, the bound klim
 // (k0 < klim <=> k0 + koff < k_end), and the loop-carried c, xd, yd, ko.
@@ -58,6 +59,36 @@ struct TileVals {
     std::vector<ir::Value> a, b;
 };
 
+// The accumulators a K loop leaves with, and the block it leaves from.
+struct LoopExit {
+    std::vector<ir::Value> accs;
+    ir::Block *block;
+};
+
+// The prologue's last block and the first phis of a K loop (Kernel::enter_loop).
+struct LoopEntry {
+    ir::Block *pro_end;
+    ir::Phi *t;
+    std::vector<ir::Phi *> acc_phis;
+};
+
+// The phis of a K loop and their latch values (Kernel::close_loop).
+struct LoopLatch {
+    ir::Phi *t;
+    ir::Value t_next;
+    const std::vector<ir::Phi *> &acc_phis;
+    ir::Value zero;
+    const std::vector<ir::Value> &accs;
+    const std::vector<std::array<ir::Phi *, 4>> &st_phis;
+};
+
+// WMMAs per wave and K tile (least, most) for the two-deep pipelined K loop.
+inline constexpr int64_t kPipelineWmmasMin = 2;
+inline constexpr int64_t kPipelineWmmasMax = 4;
+// The most load slots per thread (A + B) the pipelined loop holds in registers
+// across a half (4 VGPRs each).
+inline constexpr size_t kPipelineHeldSlots = 4;
+
 // Emits one kernel. Its methods are defined in the .cpp file of their phase
 // (same name as the Python module holding the twin method); within each file
 // they are in emission order (the bytes depend on it).
@@ -70,7 +101,8 @@ private:
     // -- emitter.cpp (python emitter.py): state, small helpers, the prologue values
     ir::Value p(const std::string &name) const;
     ir::Value umin_const(const ir::Value &v, int64_t c, const std::string &hint);
-    void barrier();
+    void barrier(bool lds_only = false);
+    std::string lds_fence_mmra();
     ir::Value rsrc(const std::string &ptr_name, const ir::Value &nbytes, const std::string &hint);
     ir::Value kgemm();
     void prologue_values();
@@ -81,7 +113,7 @@ private:
     ir::Value slot_lds(const ir::Value &row, const ir::Value &koff, int64_t vec, const std::string &hint);
     ir::Value k_limit(const ir::Value &koff, const std::string &hint);
     KState k_state(const ir::Value &kv, int64_t va, const std::string &hint);
-    std::vector<KState> advance(const std::vector<KState> &states);
+    std::vector<KState> advance(const std::vector<KState> &states, bool carry_steps = false);
     TileVals load_tile(const ir::Value &k0, const std::vector<KState> &states);
     ir::Value load_slot(const ir::Value &rsrc, const ir::Value &off, int64_t v, const std::string &hint);
     void store_tile(const TileVals &vals, const ir::Value &buf);
@@ -91,6 +123,17 @@ private:
                        const std::string &hint);
     std::vector<ir::Value> compute(const ir::Value &buf, std::vector<ir::Value> accs);
     void main_loop();
+    bool pipelines_two_deep() const;
+    LoopEntry enter_loop(ir::Block &loop, size_t nacc);
+    std::vector<std::array<ir::Phi *, 4>> k_state_phis(const std::vector<KState> &states, std::vector<KState> &cur);
+    ir::Block &pipelined_loop(const ir::Value &any_tile, ir::Block &pro, size_t nacc, const ir::Value &zero,
+                              std::vector<LoopExit> &exits);
+    void k_half(const ir::Value &t, std::vector<ir::Value> &accs, std::vector<KState> &cur, TileVals &vals,
+                int64_t buf);
+    ir::Block &close_loop(ir::Block &loop, ir::Block &done, ir::Block &pro_end, const LoopLatch &l,
+                          const std::vector<KState> &st_pro, const std::vector<KState> &st_next);
+    ir::Block &double_buffer_loop(const ir::Value &any_tile, ir::Block &pro, size_t nacc, const ir::Value &zero,
+                                  std::vector<LoopExit> &exits);
 
     // -- epilogue.cpp (python epilogue.py, mixin Epilogue): the epilogues
     ir::Value bc(const ir::Value &v, int64_t width);
@@ -128,6 +171,7 @@ private:
     std::pair<int64_t, int64_t> swz_;
     int64_t ncp_;
     int64_t pix_, slot_a_, slot_b_;
+    std::string mmra_local_;  // metadata id of the LDS-only fence annotation, once emitted
 
     ir::Value tid_, lane_, wave_, group_, slice_, k_begin_, k_end_, ntiles_;
     ir::Value m0_, n0_, cbase_, kbase_;

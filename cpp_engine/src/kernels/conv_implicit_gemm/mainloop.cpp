@@ -73,6 +73,141 @@ void Kernel::main_loop() {
     const Value any_tile = b_.icmp("ugt", ntiles_, ci32(0), "any_tile");
     Block &entry = *b_.block();
     Block &pro = b_.new_block("prologue");
+    std::vector<LoopExit> exits;
+    Block &done = pipelines_two_deep() ? pipelined_loop(any_tile, pro, nacc, zero, exits)
+                                       : double_buffer_loop(any_tile, pro, nacc, zero, exits);
+    b_.position(done);
+    for (size_t k = 0; k < nacc; ++k) {
+        Phi &ph = b_.phi(v8f, "acc_out");
+        ph.add_incoming(zero, entry);
+        for (const LoopExit &ex : exits) ph.add_incoming(ex.accs[k], *ex.block);
+        accs_.push_back(ph.result());
+    }
+}
+
+// Whether the K loop is pipelined_loop: the mem pipeline with kPipelineWmmasMin to
+// kPipelineWmmasMax WMMAs per wave and K tile and 16-byte A and B slots (whole
+// vectors, not padded pixels), at most kPipelineHeldSlots of them per thread. Other
+// tiles keep double_buffer_loop, measured with bench/mainloop.py and parity perf:
+// larger wave tiles (128x128x64: 32 WMMAs, 316 VGPRs, 3 waves) lose a wave to the
+// unrolled body's registers, the one-WMMA 16x16 tile drops from 16 to 12 waves for
+// no cycle gain, the one-wave 32x32x32 tile (8 slots per thread: 32 held VGPRs)
+// from 8 to 6 waves and 1299 to 1605 modelled cycles per K tile, and the
+// narrow-slot paths issue more, smaller
+// loads whose address registers the unrolled body reuses (more s_wait_xcnt).
+bool Kernel::pipelines_two_deep() const {
+    const int64_t wmmas = fm_ * fn_ * (tk_ / kWmmaK);
+    return !wavelet_ && wmmas >= kPipelineWmmasMin && wmmas <= kPipelineWmmasMax && pix_ == 0 &&
+           slot_a_ == kChunk && slot_b_ == kChunk && a_slots_.size() + b_slots_.size() <= kPipelineHeldSlots;
+}
+
+// End the prologue (barrier, branch into `loop`) and open `loop` with the phis of
+// the tile index t and the `nacc` accumulators.
+LoopEntry Kernel::enter_loop(Block &loop, size_t nacc) {
+    barrier();
+    LoopEntry in{b_.block(), nullptr, {}};
+    b_.br(loop);
+    b_.position(loop);
+    in.t = &b_.phi(i32(), "t");
+    for (size_t k = 0; k < nacc; ++k) in.acc_phis.push_back(&b_.phi(vec(8, float_()), "acc_in"));
+    return in;
+}
+
+// Loop-carried phis of the carried fields of the A K `states`; `cur` gets the
+// states with the phi results in those fields.
+std::vector<std::array<Phi *, 4>> Kernel::k_state_phis(const std::vector<KState> &states, std::vector<KState> &cur) {
+    std::vector<std::array<Phi *, 4>> phis;
+    for (const KState &s0 : states) {
+        std::array<Phi *, 4> ph{};
+        for (size_t f = 0; f < 4; ++f) ph[f] = &b_.phi(i32(), std::string("k_") + kCarried[f]);
+        phis.push_back(ph);
+        cur.push_back(KState{s0.koff, s0.klim, ph[0]->result(), ph[1]->result(), ph[2]->result(),
+                             ph[3]->result()});
+    }
+    return phis;
+}
+
+// The mem pipeline's K loop: unrolled by two (LDS buffer 0, then buffer 1, both
+// constants, so fragment and store addresses fold into ds offsets) and
+// software-pipelined two tiles deep. The prologue stores tile 0 and holds tile 1
+// in registers; the half computing tile t (buffer t&1) first stores the held tile
+// t+1 into the other buffer, then issues tile t+2's global loads, which the next
+// half's LDS stores use first: a whole half (every WMMA and LDS load of a tile)
+// lies between issue and use. Register cost: the held tile's raw values are
+// loop-carried in the registers the loads in flight occupied before. An
+// iteration runs tiles t and t+1 with no exit between them: for an odd tile count
+// the last half computes tile ntiles, which lies past k_end, so every one of its
+// loads took the out-of-range offset and read zeros (its WMMAs add 0).
+Block &Kernel::pipelined_loop(const Value &any_tile, Block &pro, size_t nacc, const Value &zero,
+                              std::vector<LoopExit> &exits) {
+    Block &loop = b_.new_block("kloop");
+    Block &done = b_.new_block("kdone");
+    b_.cond_br(any_tile, pro, done);
+    b_.position(pro);
+    store_tile(load_tile(k_begin_, a_states_), ci32(0));
+    const std::vector<KState> st1 = advance(a_states_, true);
+    const TileVals held = load_tile(b_.add(k_begin_, ci32(tk_), "k_one"), st1);
+    const std::vector<KState> st2 = advance(st1, true);
+    const LoopEntry in = enter_loop(loop, nacc);
+    Block &pro_end = *in.pro_end;
+    Phi &t = *in.t;
+    const std::vector<Phi *> &acc_phis = in.acc_phis;
+    // The A K states of tile t+2 and the held raw values of tile t+1 (loop-carried).
+    std::vector<KState> cur;
+    const std::vector<std::array<Phi *, 4>> st_phis = k_state_phis(st2, cur);
+    std::vector<Phi *> val_a, val_b;
+    TileVals vals;
+    for (const Value &v : held.a) val_a.push_back(&b_.phi(v.type, "a_held"));
+    for (const Value &v : held.b) val_b.push_back(&b_.phi(v.type, "b_held"));
+    for (Phi *ph : val_a) vals.a.push_back(ph->result());
+    for (Phi *ph : val_b) vals.b.push_back(ph->result());
+    std::vector<Value> accs;
+    for (Phi *ph : acc_phis) accs.push_back(ph->result());
+    for (int64_t buf = 0; buf < 2; ++buf) {
+        const Value tb = buf ? b_.add(t.result(), ci32(buf), "t_half", {"nuw", "nsw"}) : t.result();
+        k_half(tb, accs, cur, vals, buf);
+    }
+    const Value t2 = b_.add(t.result(), ci32(2), "t_next", {"nuw", "nsw"});
+    Block &loop_end = close_loop(loop, done, pro_end, {&t, t2, acc_phis, zero, accs, st_phis}, st2, cur);
+    for (size_t i = 0; i < val_a.size(); ++i) {
+        val_a[i]->add_incoming(held.a[i], pro_end);
+        val_a[i]->add_incoming(vals.a[i], loop_end);
+    }
+    for (size_t i = 0; i < val_b.size(); ++i) {
+        val_b[i]->add_incoming(held.b[i], pro_end);
+        val_b[i]->add_incoming(vals.b[i], loop_end);
+    }
+    exits.push_back(LoopExit{accs, &loop_end});
+    return done;
+}
+
+// One half of pipelined_loop: tile t (i32) is in LDS buffer `buf` (0 or 1), `vals`
+// holds tile t+1, `cur` the A K states of tile t+2. Stores `vals` into buffer
+// 1-buf, issues tile t+2's loads, then (fenced by scheduling barriers, mask 0:
+// nothing crosses) the WMMAs, then the K-state step and the barrier. On return
+// `accs` are the new accumulators, `cur` the K states of tile t+3 and `vals` the
+// raw values of tile t+2.
+void Kernel::k_half(const Value &t, std::vector<Value> &accs, std::vector<KState> &cur, TileVals &vals,
+                    int64_t buf) {
+    store_tile(vals, ci32(1 - buf));
+    const Value t2 = b_.add(t, ci32(2), "t_pre", {"nuw", "nsw"});
+    const Value kstep = b_.mul(t2, ci32(tk_), "k_step");
+    const Value kpre = b_.add(k_begin_, kstep, "k_pre");
+    vals = load_tile(kpre, cur);
+    b_.call_void("sched_barrier", {ci32(0)});
+    accs = compute(ci32(buf), accs);
+    b_.call_void("sched_barrier", {ci32(0)});
+    cur = advance(cur, true);
+    barrier(true);
+}
+
+// The K loop of the wavelet pipeline, and of the mem pipeline where
+// pipelines_two_deep is false: iteration t computes LDS buffer t&1 while tile t+1
+// goes to buffer (t+1)&1 (mem: its loads issued before the WMMAs and stored after
+// them).
+Block &Kernel::double_buffer_loop(const Value &any_tile, Block &pro, size_t nacc, const Value &zero,
+                                  std::vector<LoopExit> &exits) {
+    const Type *v8f = vec(8, float_());
     Block &loop = b_.new_block("kloop");
     Block &done = b_.new_block("kdone");
     b_.cond_br(any_tile, pro, done);
@@ -92,26 +227,16 @@ void Kernel::main_loop() {
         store_tile(v0, ci32(0));
     }
     const std::vector<KState> st1 = advance(a_states_);
-    barrier();
-    Block &pro_end = *b_.block();
-    b_.br(loop);
     // Loop: iteration t computes buffer t&1 while tile t+1 goes to buffer (t+1)&1.
-    b_.position(loop);
-    Phi &t = b_.phi(i32(), "t");
-    std::vector<Phi *> acc_phis;
-    for (size_t k = 0; k < nacc; ++k) acc_phis.push_back(&b_.phi(v8f, "acc_in"));
+    const LoopEntry in = enter_loop(loop, nacc);
+    Block &pro_end = *in.pro_end;
+    Phi &t = *in.t;
+    const std::vector<Phi *> &acc_phis = in.acc_phis;
     std::vector<Value> accs;
     for (Phi *ph : acc_phis) accs.push_back(ph->result());
     // The A K states of tile t+1 (loop-carried).
-    std::vector<std::array<Phi *, 4>> st_phis;
     std::vector<KState> cur;
-    for (const KState &s0 : st1) {
-        std::array<Phi *, 4> ph{};
-        for (size_t f = 0; f < 4; ++f) ph[f] = &b_.phi(i32(), std::string("k_") + kCarried[f]);
-        st_phis.push_back(ph);
-        cur.push_back(KState{s0.koff, s0.klim, ph[0]->result(), ph[1]->result(), ph[2]->result(),
-                             ph[3]->result()});
-    }
+    const std::vector<std::array<Phi *, 4>> st_phis = k_state_phis(st1, cur);
     const Value buf = b_.binop("and", t.result(), ci32(1), "buf");
     const Value nbuf = b_.binop("xor", buf, ci32(1), "nbuf");
     const Value t1 = b_.add(t.result(), ci32(1), "t_next", {"nuw", "nsw"});
@@ -165,28 +290,33 @@ void Kernel::main_loop() {
         store_tile(v1, nbuf);
     }
     barrier();
-    const Value again = b_.icmp("ult", t1, ntiles_, "again");
+    Block &loop_end = close_loop(loop, done, pro_end, {&t, t1, acc_phis, zero, nw, st_phis}, st1, nxt);
+    exits.push_back(LoopExit{nw, &loop_end});
+    return done;
+}
+
+// The back-edge of a K loop: branch to `loop` while t_next < ntiles, else to
+// `done`, and the incoming edges of its phis from the prologue (`pro_end`: t 0, the
+// accumulators' zero, the K states `st_pro`) and the latch (t_next, the latch
+// accumulators, the K states `st_next`). Returns the latch block.
+Block &Kernel::close_loop(Block &loop, Block &done, Block &pro_end, const LoopLatch &l,
+                          const std::vector<KState> &st_pro, const std::vector<KState> &st_next) {
+    const Value again = b_.icmp("ult", l.t_next, ntiles_, "again");
     Block &loop_end = *b_.block();
     b_.cond_br(again, loop, done);
-    t.add_incoming(ci32(0), pro_end);
-    t.add_incoming(t1, loop_end);
-    for (size_t k = 0; k < nacc; ++k) {
-        acc_phis[k]->add_incoming(zero, pro_end);
-        acc_phis[k]->add_incoming(nw[k], loop_end);
+    l.t->add_incoming(ci32(0), pro_end);
+    l.t->add_incoming(l.t_next, loop_end);
+    for (size_t k = 0; k < l.acc_phis.size(); ++k) {
+        l.acc_phis[k]->add_incoming(l.zero, pro_end);
+        l.acc_phis[k]->add_incoming(l.accs[k], loop_end);
     }
-    for (size_t i = 0; i < st_phis.size(); ++i) {
+    for (size_t i = 0; i < l.st_phis.size(); ++i) {
         for (size_t f = 0; f < 4; ++f) {
-            st_phis[i][f]->add_incoming(carried(st1[i], f), pro_end);
-            st_phis[i][f]->add_incoming(carried(nxt[i], f), loop_end);
+            l.st_phis[i][f]->add_incoming(carried(st_pro[i], f), pro_end);
+            l.st_phis[i][f]->add_incoming(carried(st_next[i], f), loop_end);
         }
     }
-    b_.position(done);
-    for (size_t k = 0; k < nacc; ++k) {
-        Phi &ph = b_.phi(v8f, "acc_out");
-        ph.add_incoming(zero, entry);
-        ph.add_incoming(nw[k], loop_end);
-        accs_.push_back(ph.result());
-    }
+    return loop_end;
 }
 
 }  // namespace cpe::kernels::conv_implicit_gemm

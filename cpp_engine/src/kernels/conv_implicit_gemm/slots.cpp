@@ -48,7 +48,7 @@ void Kernel::slot_setup() {
     const Value xs1 = b_.add(axd, dw, "k_axdc");
     const Value ys1 = b_.add(ayd, dh, "k_aydc");
     const Value ko1 = b_.add(ko0, d1, "k_kstepc");
-    step_ = KStep{sb, cpg, axd, xs1, xlim, ayd, ys1, ko0, ko1, d2};
+    step_ = KStep{sb, cpg, axd, xs1, xlim, ayd, ys1, ko0, ko1, d2, dw, dh, d1};
     const int64_t lt = load_threads_;
     const int64_t va = slot_a_;
     int64_t per_row = tk_ / va;
@@ -177,7 +177,7 @@ KState Kernel::k_state(const Value &kv, int64_t va, const std::string &hint) {
 // The K states of the next tile: c += sb with one wrap (carry into x),
 // x += ax (+1) with one wrap (carry into y), y += ay (+1); ko follows with the
 // uniform byte steps. No division.
-std::vector<KState> Kernel::advance(const std::vector<KState> &states) {
+std::vector<KState> Kernel::advance(const std::vector<KState> &states, bool carry_steps) {
     const KStep &st = step_;
     std::vector<KState> out;
     for (const KState &s0 : states) {
@@ -185,15 +185,29 @@ std::vector<KState> Kernel::advance(const std::vector<KState> &states) {
         const Value cy1 = b_.icmp("uge", c1, st.cpg, "k_cyc");
         const Value cw = b_.select(cy1, st.cpg, ci32(0), "k_cw");
         const Value c = b_.sub(c1, cw, "k_c");
-        const Value xs = b_.select(cy1, st.xs1, st.xs0, "k_xs");
-        const Value xd1 = b_.add(s0.xd, xs, "k_xdn");
+        Value xd1;
+        if (carry_steps) {
+            const Value xd0 = b_.add(s0.xd, st.xs0, "k_xdn");
+            xd1 = b_.add(xd0, b_.select(cy1, st.dw, ci32(0), "k_xs"), "k_xdn");
+        } else {
+            const Value xs = b_.select(cy1, st.xs1, st.xs0, "k_xs");
+            xd1 = b_.add(s0.xd, xs, "k_xdn");
+        }
         const Value cy2 = b_.icmp("uge", xd1, st.xlim, "k_cyx");
         const Value xw = b_.select(cy2, st.xlim, ci32(0), "k_xw");
         const Value xd = b_.sub(xd1, xw, "k_xd");
-        const Value ys = b_.select(cy2, st.ys1, st.ys0, "k_ys");
-        const Value yd = b_.add(s0.yd, ys, "k_yd");
-        const Value ks = b_.select(cy1, st.ko1, st.ko0, "k_ks");
-        const Value ko1 = b_.add(s0.ko, ks, "k_kon");
+        Value yd, ko1;
+        if (carry_steps) {
+            const Value yd0 = b_.add(s0.yd, st.ys0, "k_ydn");
+            yd = b_.add(yd0, b_.select(cy2, st.dh, ci32(0), "k_ys"), "k_yd");
+            const Value ko0 = b_.add(s0.ko, st.ko0, "k_kon");
+            ko1 = b_.add(ko0, b_.select(cy1, st.d1, ci32(0), "k_ks"), "k_kon");
+        } else {
+            const Value ys = b_.select(cy2, st.ys1, st.ys0, "k_ys");
+            yd = b_.add(s0.yd, ys, "k_yd");
+            const Value ks = b_.select(cy1, st.ko1, st.ko0, "k_ks");
+            ko1 = b_.add(s0.ko, ks, "k_kon");
+        }
         const Value kw = b_.select(cy2, st.d2, ci32(0), "k_kw");
         const Value ko = b_.add(ko1, kw, "k_ko");
         out.push_back(KState{s0.koff, s0.klim, c, xd, yd, ko});
