@@ -43,8 +43,10 @@ def test_json_envelope_and_measures(tmp_path, capsys):
     assert m["mca"]["full"]["cycles_per_iteration"] > 0 and m["vgprs"] > 0
     assert doc["targets"] == [{"label": "16x16 AOT tile", "config": TARGET16}]
     goals = {g["name"]: g["status"] for g in doc["goals"]}
+    # the issue-26 main-loop goals judge the 64x64x32 plain target, which this run leaves out
     assert goals == {"non_wmma": "SKIP", "epilogue_16b": "PASS", "bank_conflicts": "PASS",
-                     "cycles_halved": "SKIP"}
+                     "cycles_halved": "SKIP", "mca_no_barrier": "SKIP", "prefetch": "SKIP",
+                     "occupancy": "SKIP", "spills": "SKIP", "scratch": "SKIP"}
     # the emulator's count on a real launch of the 16x16 target: every main-loop LDS site ran, none conflicted
     bank = doc["bank_conflicts"][TARGET16]
     assert bank["main_loop_conflict_cycles"] == 0
