@@ -1,8 +1,11 @@
 # Sourced by .ci/run: `lane NAME cmd...` runs one CI lane in this shell, prints
 # `lane NAME: N s` when it ends and keeps a row for the summary table that the
-# EXIT trap prints (also when CI stops early). A failing lane stops CI with
-# its exit status and one line naming it. Times are wall seconds.
+# EXIT trap prints (also when CI stops early). A failing lane stops CI with its
+# exit status and one line naming it; with CI_KEEP_GOING=1 (a local run that
+# wants every lane's time) the lanes after it still run and CI exits 1 at the
+# end, naming every failed lane. Times are wall seconds (docs/ci.md).
 _lane_rows=()
+_lane_failed=()
 _lane_t0=$SECONDS
 _lane_summary() {
   local rc=$?
@@ -12,7 +15,11 @@ _lane_summary() {
   local r
   for r in "${_lane_rows[@]}"; do printf '  %s\n' "$r"; done
   printf '  %-28s %6s\n' total $((SECONDS - _lane_t0))
-  return $rc
+  if [ ${#_lane_failed[@]} -gt 0 ] && [ $rc -eq 0 ]; then
+    echo "error: CI failed in lane(s) ${_lane_failed[*]}" >&2
+    rc=1
+  fi
+  exit $rc
 }
 trap _lane_summary EXIT
 lane() {
@@ -24,6 +31,10 @@ lane() {
   if [ $rc -ne 0 ]; then
     _lane_rows+=("$(printf '%-28s %6d  FAILED (exit %d)' "$name" "$dt" "$rc")")
     echo "lane $name: $dt s, FAILED (exit $rc)"
+    if [ -n "${CI_KEEP_GOING:-}" ]; then
+      _lane_failed+=("$name")
+      return 0
+    fi
     echo "error: CI failed in lane $name (exit $rc)" >&2
     exit $rc
   fi
