@@ -12,7 +12,7 @@
                                                                     CPU emulator vs numpy (docs/sim.md)
     parity mutate   [--only X,..] [--seconds N] [--seed S] [-j N] [--json PATH]   IR mutants: the kill rate
     parity emit     [COMMAND | --catalog FILE] [--only L,..] [--engine E] [--out DIR] [--json PATH]
-    parity layers   [FILE] [--only L,..] [--flavor F] [-j N] [--json PATH]   every catalog layer, end to end
+    parity layers   [FILE..] [--only L,..] [--flavor F[,F..]] [-j N] [--json PATH]   every catalog layer, end to end
     parity aot      [--flavor F] [--only X,..] [--emit DIR] [--check] [--json PATH]   the AOT job grid
     parity aot      --build DIR [--flavor F] [--jobs N] [--shard I/N] [--json PATH]; aot merge / validate
     parity diff     --base REF [FAMILY[/NAME]] [--only X,..] [--flavor F] [--stat] [--json PATH]

@@ -275,14 +275,46 @@ def _plan_both(py, cpp, layer, args) -> tuple:
     return a, b
 
 
+def _catalog_layers(py, args, path: str) -> list:
+    """The selected layers of catalog ``path`` at ``args.flavor``; EmitError, OSError or
+    ProblemInputError (bad input) when the target or the catalog is refused."""
+    why = check_target(py, args.arch, args.flavor, args.cus)
+    if why:
+        raise EmitError(why)
+    return select_layers(read_catalog(path), args.only, shown(path))
+
+
 def cmd_layers(args) -> int:
+    """Every catalog given (default: the shipped one) at every flavor of ``--flavor F[,F..]``,
+    one report each, in one process (CI's six runs share one start: docs/ci.md). Bad
+    input in any of them: one error line before any report, exit 2. Exit 1 when any run
+    is RED. ``--json`` takes one catalog at one flavor."""
+    files = args.file or [default_catalog()]
+    flavors = [f.strip() for f in args.flavor.split(",")] if args.flavor else [args.flavor]
+    runs = [argparse.Namespace(**{**vars(args), "file": f, "flavor": fl}) for f in files for fl in flavors]
+    if len(runs) > 1 and args.json:
+        return die(f"--json: takes one catalog at one flavor, got {len(files)} catalog(s) x {len(flavors)} "
+                   "flavor(s); run them one at a time")
+    if len(runs) > 1:
+        for one in runs:
+            try:
+                _catalog_layers(python_engine, one, one.file)
+            except (OSError, ProblemInputError, EmitError) as e:
+                return die(str(e))
+    status = 0
+    for one in runs:
+        status = max(status, _layers_run(one))
+        if status == 2:
+            break
+    return status
+
+
+def _layers_run(args) -> int:
+    """One ``parity layers`` report: catalog ``args.file`` at ``args.flavor``."""
     py, cpp = _engines()
     path = args.file or default_catalog()
     try:
-        why = check_target(py, args.arch, args.flavor, args.cus)
-        if why:
-            raise EmitError(why)
-        layers = select_layers(read_catalog(path), args.only, shown(path))
+        layers = _catalog_layers(py, args, path)
     except (OSError, ProblemInputError, EmitError) as e:
         return die(str(e))
     t0 = time.perf_counter()
@@ -403,7 +435,8 @@ def add_command(sub) -> None:
     """``parity layers`` on the ``parity`` subparsers (parity/cli.py)."""
     la = sub.add_parser("layers", help="resolve, emit with both engines, compare, verify and run numerics "
                                        "(scaled down) for every layer of a catalog")
-    la.add_argument("file", nargs="?", help="catalog file (default: parity/data/layers.txt)")
+    la.add_argument("file", nargs="*", help="catalog file(s) (default: parity/data/layers.txt); "
+                                            "several: one report each, in one process")
     la.add_argument("--arch", default="gfx1250")
     la.add_argument("--dtype", choices=("bf16", "fp16"),
                     help="the precision of plain 'conv' (fp32) layers; convbfp16/convfp16 layers keep theirs")
@@ -419,4 +452,8 @@ def add_command(sub) -> None:
     add_options(la, only="layers", flavor=True, flavor_default="llvm23", jobs=True, json=True,
                 timeout=False, engines=False)
     add_compile_cache_option(la)
+    for a in la._actions:
+        if "--flavor" in a.option_strings:
+            a.metavar = "F[,F..]"
+            a.help = "flavor(s), comma-separated: one report each, " + a.help
     la.set_defaults(func=cmd_layers)

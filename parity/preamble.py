@@ -31,11 +31,15 @@ def preamble(args) -> int | None:
     if bad_only:
         return die(bad_only)
     flavor = getattr(args, "flavor", None)
-    if isinstance(flavor, str) and flavor not in CANONICAL_FLAVORS:
-        try:  # an alias resolves through the engine's table; an unknown name stops here
-            canonical_flavor(flavor, "python", getattr(args, "timeout", 30.0))
-        except ValueError as exc:
-            return die(str(exc))
+    # `parity layers --flavor F,G`: one report per flavor (parity/layers.py), each name checked
+    flavors = flavor.split(",") if isinstance(flavor, str) and getattr(args, "command", None) == "layers" \
+        else [flavor]
+    for flavor in flavors:
+        if isinstance(flavor, str) and flavor.strip() not in CANONICAL_FLAVORS:
+            try:  # an alias resolves through the engine's table; an unknown name stops here
+                canonical_flavor(flavor.strip(), "python", getattr(args, "timeout", 30.0))
+            except ValueError as exc:
+                return die(str(exc))
     engines = getattr(args, "engines", "python,cpp")
     try:
         names = parse_engines(engines)

