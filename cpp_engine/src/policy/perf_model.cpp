@@ -2,6 +2,8 @@
 #include "policy/perf_model.h"
 
 #include <algorithm>
+#include <memory>
+#include <tuple>
 
 #include "ir/constants.h"
 #include "kernels/conv_launch.h"
@@ -43,10 +45,13 @@ int64_t reduction(const CIG::ConvSpec &spec, const ConvProblem &p) {
     return CIG::is_pixel_vector(spec.vector_a) ? p.Y * p.X * CIG::pixel_slot(spec.vector_a) : p.Kgemm();
 }
 
+// conv_launch's admission minus the problem's rules, whose reason the caller has
+// (`problem`: one problem, many candidate specs); the binary's rules run once.
 std::optional<std::string> admission(const CIG::ConvSpec &spec, const std::string &binary, int64_t degree,
-                                     const ConvProblem &p, const targets::Arch &ar, const targets::Flavor &fl) {
+                                     const ConvProblem &p, const targets::Arch &ar, const targets::Flavor &fl,
+                                     const std::optional<std::string> &problem) {
     std::optional<std::string> r = CIG::validate(spec, ar, fl);
-    if (!r) r = kernels::conv_launch::validate(launch_spec(spec, p, degree), ar, fl);
+    if (!r) r = kernels::conv_launch::launch_reason(launch_spec(spec, p, degree), &problem);
     if (r) return r;
     const int64_t tk = spec.tile_k;
     const int64_t v = std::min(spec.vector_a, spec.vector_b);  // a padded pixel: its slots, each in its pieces
@@ -74,10 +79,13 @@ struct Listed {
     std::string rule;  // the rule that admitted it under the reference's rules ("" otherwise)
 };
 
-// rules_cus > 0: the reference's rules apply too (rules_admission), at that CU count.
-std::vector<Listed> candidate_list(const CIG::ConvSpec &spec, const ConvProblem &p, const targets::Arch &ar,
-                                   const targets::Flavor &fl, int64_t rules_cus) {
+// Every candidate and its admission (before the reference's rules).
+std::vector<Listed> admitted_list(const CIG::ConvSpec &spec, const ConvProblem &p, const targets::Arch &ar,
+                                  const targets::Flavor &fl) {
     std::vector<Listed> out;
+    out.reserve(aot::kTileSides.size() * aot::kTileSides.size() * (1 + kDegrees.size()) + aot::kClusterTiles.size() * aot::kClusterSizes.size());
+    // the problem's rules once per problem (they do not read the candidate)
+    const std::optional<std::string> problem = kernels::conv_launch::problem_reason(launch_spec(spec, p, 1));
     CIG::ConvSpec split = spec;
     split.split_k = 2;
     split.split_k_cluster = 0;
@@ -93,12 +101,12 @@ std::vector<Listed> candidate_list(const CIG::ConvSpec &spec, const ConvProblem 
             cs.waves_n = std::min<int64_t>(2, tn / 16);
             cs.split_k = 1;
             cs.split_k_cluster = 0;
-            out.push_back({"plain", cs, 1, admission(cs, "plain", 1, p, ar, fl), ""});
+            out.push_back({"plain", cs, 1, admission(cs, "plain", 1, p, ar, fl, problem), ""});
             for (const int64_t d : kDegrees) {
                 CIG::ConvSpec s2 = cs;
                 s2.split_k = d;
                 out.push_back({"two_stage", s2, d,
-                               split_ok ? admission(s2, "two_stage", d, p, ar, fl) : std::optional(rejected), ""});
+                               split_ok ? admission(s2, "two_stage", d, p, ar, fl, problem) : std::optional(rejected), ""});
             }
             if (clusters && std::find(aot::kClusterTiles.begin(), aot::kClusterTiles.end(), std::make_pair(tm, tn)) !=
                                 aot::kClusterTiles.end()) {
@@ -108,11 +116,60 @@ std::vector<Listed> candidate_list(const CIG::ConvSpec &spec, const ConvProblem 
                         continue;
                     }
                     const CIG::ConvSpec sc = aot::conv_spec(*spec.dtype, tm, tn, aot::kClusterTileK, "cshuffle", 2, s);
-                    out.push_back({"cluster", sc, s, admission(sc, "cluster", s, p, ar, fl), ""});
+                    out.push_back({"cluster", sc, s, admission(sc, "cluster", s, p, ar, fl, problem), ""});
                 }
             }
         }
     }
+    return out;
+}
+
+bool same_spec(const CIG::ConvSpec &a, const CIG::ConvSpec &b) {
+    return std::tie(a.dtype, a.tile_m, a.tile_n, a.tile_k, a.waves_m, a.waves_n, a.pipeline, a.num_load_waves,
+                    a.epilogue, a.vector_a, a.vector_b, a.acc_epilogue, a.split_k, a.split_k_cluster,
+                    a.name_prefix) == std::tie(b.dtype, b.tile_m, b.tile_n, b.tile_k, b.waves_m, b.waves_n,
+                                               b.pipeline, b.num_load_waves, b.epilogue, b.vector_a, b.vector_b,
+                                               b.acc_epilogue, b.split_k, b.split_k_cluster, b.name_prefix);
+}
+
+bool same_problem(const ConvProblem &a, const ConvProblem &b) {
+    return std::tie(a.N, a.C, a.H, a.W, a.K, a.Y, a.X, a.stride_h, a.stride_w, a.pad_h, a.pad_w, a.dil_h, a.dil_w,
+                    a.groups) == std::tie(b.N, b.C, b.H, b.W, b.K, b.Y, b.X, b.stride_h, b.stride_w, b.pad_h,
+                                          b.pad_w, b.dil_h, b.dil_w, b.groups);
+}
+
+// The admissions of the candidate lists this thread made last (twin of the Python
+// engine's per-problem admission memo): thread_local, so concurrent C API calls share
+// nothing and take no lock; bounded (emptied when full). An entry is keyed by all that
+// admitted_list reads: the arch and flavor (table rows: their address and name), the
+// folded problem and the base spec.
+struct MemoEntry {
+    const targets::Arch *ar;
+    const targets::Flavor *fl;
+    std::string arch_name, flavor_name;
+    ConvProblem p;
+    CIG::ConvSpec spec;
+    std::shared_ptr<const std::vector<Listed>> listed;
+};
+constexpr size_t kMemoMax = 64;
+
+std::shared_ptr<const std::vector<Listed>> memo_admitted(const CIG::ConvSpec &spec, const ConvProblem &p,
+                                                         const targets::Arch &ar, const targets::Flavor &fl) {
+    thread_local std::vector<MemoEntry> memo;
+    for (const MemoEntry &e : memo)
+        if (e.ar == &ar && e.fl == &fl && e.arch_name == ar.name && e.flavor_name == fl.name &&
+            same_problem(e.p, p) && same_spec(e.spec, spec))
+            return e.listed;
+    if (memo.size() >= kMemoMax) memo.clear();
+    auto listed = std::make_shared<const std::vector<Listed>>(admitted_list(spec, p, ar, fl));
+    memo.push_back({&ar, &fl, ar.name, fl.name, p, spec, listed});
+    return listed;
+}
+
+// rules_cus > 0: the reference's rules apply too (rules_admission), at that CU count.
+std::vector<Listed> candidate_list(const CIG::ConvSpec &spec, const ConvProblem &p, const targets::Arch &ar,
+                                   const targets::Flavor &fl, int64_t rules_cus) {
+    std::vector<Listed> out = *memo_admitted(spec, p, ar, fl);
     if (rules_cus <= 0) return out;
     for (Listed &l : out) {
         if (l.why) continue;
@@ -173,7 +230,13 @@ std::string Candidate::label() const {
 
 std::string Candidate::line() const {
     std::string s = "c" + dec(index) + " " + label();
-    for (const Term &t : terms) s += " " + t.name + "=" + (t.text.empty() ? dec128(t.value) : t.text);
+    s.reserve(s.size() + 24 * terms.size());
+    for (const Term &t : terms) {  // appended in place: no temporary per term
+        s += ' ';
+        s += t.name;
+        s += '=';
+        s += t.text.empty() ? dec128(t.value) : t.text;
+    }
     return s;
 }
 
@@ -284,25 +347,23 @@ ModelSelection select_by_model(const ConvProblem &problem, const targets::Arch &
         c.terms = predict(l.spec, l.binary, l.degree, p, ar, ms.cus);
         ms.candidates.push_back(std::move(c));
     }
-    std::vector<int64_t> order(ms.candidates.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
     // The lowest total_ps; ties: less L2 traffic, fewer workgroups, the earlier candidate.
-    auto term = [&](int64_t i, const char *name) {
+    // The rank keys are looked up by name once per candidate, not per comparison.
+    auto term = [&](size_t i, const char *name) {
         for (const Term &t : ms.candidates[i].terms)
             if (t.name == name) return t.value;
         return i128(0);
     };
-    // A total order (the position last), so std::sort is deterministic; std::stable_sort's
-    // temporary buffer is deprecated in libstdc++ 12 under clang (the -Werror fuzz build).
-    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-        const i128 ta = ms.candidates[a].total_ps(), tb = ms.candidates[b].total_ps();
-        if (ta != tb) return ta < tb;
-        if (term(a, "l2_bytes") != term(b, "l2_bytes")) return term(a, "l2_bytes") < term(b, "l2_bytes");
-        if (term(a, "wgs") != term(b, "wgs")) return term(a, "wgs") < term(b, "wgs");
-        return a < b;
-    });
-    if (!order.empty()) ms.best = order[0];
-    if (order.size() > 1) ms.runner_up = order[1];
+    using Rank = std::tuple<i128, i128, i128, int64_t>;  // total_ps, l2_bytes, wgs, position
+    std::vector<Rank> order(ms.candidates.size());
+    for (size_t i = 0; i < order.size(); ++i)
+        order[i] = {ms.candidates[i].total_ps(), term(i, "l2_bytes"), term(i, "wgs"), static_cast<int64_t>(i)};
+    // A total order (the position last), so the ranking is deterministic; only the best
+    // two are needed.
+    const size_t top = std::min<size_t>(2, order.size());
+    std::partial_sort(order.begin(), order.begin() + top, order.end());
+    if (top > 0) ms.best = std::get<3>(order[0]);
+    if (top > 1) ms.runner_up = std::get<3>(order[1]);
     const Selection sel = select_binary(spec, problem, ar, fl, ms.cus);
     if (sel.binary == "none" || sel.admission) {
         ms.seed_note = "the seed policy selects no admitted binary: " +
