@@ -2,6 +2,7 @@
 #include "policy/perf_model.h"
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <tuple>
 
@@ -38,6 +39,22 @@ int64_t roof(const targets::Arch &a, const char *name) {
         if (kv.first == name) return kv.second;
     throw std::logic_error(std::string("arch ") + a.name + " has no roofline constant " + name);
 }
+
+// The roofline constants predict reads, looked up by name once per arch and call
+// (not once per candidate); a constant the arch lacks throws where it is read.
+struct Roof {
+    const targets::Arch *arch;
+    int64_t at(const char *name) const { return roof(*arch, name); }
+    int64_t simds, wmma_cycles, kstep_issue_cycles, max_waves, clock, hbm, l2_per_clk, launch_ns;
+    explicit Roof(const targets::Arch &a)
+        : arch(&a), simds(at("simds_per_cu")), wmma_cycles(at("wmma_cycles")),
+          kstep_issue_cycles(at("kstep_issue_cycles")), max_waves(at("max_waves_per_simd")), clock(at("clock_mhz")),
+          hbm(at("hbm_bytes_per_us")), l2_per_clk(at("l2_bytes_per_clk_per_cu")), launch_ns(at("launch_ns")) {}
+    int64_t cluster_barrier() const { return at("cluster_barrier_cycles"); }  // cluster candidates only
+};
+
+std::vector<Term> predict_at(const CIG::ConvSpec &spec, const std::string &binary, int64_t degree,
+                             const ConvProblem &p, const Roof &rf, int64_t cus);
 
 // The reduction the kernel's K loop covers (conv_launch's): Kgemm, or Y*X taps of
 // pixel_slot(vector_a) elements for a padded-pixel vector (the small-channel path).
@@ -219,7 +236,7 @@ std::pair<std::optional<std::string>, std::string> rules_admission(const std::st
 
 i128 Candidate::total_ps() const {
     for (const Term &t : terms)
-        if (t.name == "total_ps") return t.value;
+        if (std::strcmp(t.name, "total_ps") == 0) return t.value;
     return 0;
 }
 
@@ -242,6 +259,14 @@ std::string Candidate::line() const {
 
 std::vector<Term> predict(const CIG::ConvSpec &spec, const std::string &binary, int64_t degree, const ConvProblem &p,
                           const targets::Arch &arch, int64_t cus) {
+    return predict_at(spec, binary, degree, p, Roof(arch), cus);
+}
+
+namespace {
+
+std::vector<Term> predict_at(const CIG::ConvSpec &spec, const std::string &binary, int64_t degree,
+                             const ConvProblem &p, const Roof &rf, int64_t cus) {
+    const targets::Arch &arch = *rf.arch;
     const int64_t tm = spec.tile_m, tn = spec.tile_n, tk = spec.tile_k, wm = spec.waves_m, wn = spec.waves_n;
     const i128 M = p.M(), kpg = p.kpg(), g = p.groups, Kg = reduction(spec, p), K = p.K;
     i128 ks, data, kc;
@@ -257,18 +282,18 @@ std::vector<Term> predict(const CIG::ConvSpec &spec, const std::string &binary, 
     const i128 wgs = mt * nt * g * kc;
     const int64_t waves = wm * wn;
     const int64_t all_waves = CIG::threads(spec) / aot::kWave;
-    const int64_t simds = roof(arch, "simds_per_cu");
+    const int64_t simds = rf.simds;
     const int64_t steps = tk / kWmmaK;
     const int64_t per_wave = (tm / (kWmmaMN * wm)) * (tn / (kWmmaMN * wn)) * steps;
-    const i128 wave_step = std::max<i128>(i128(per_wave) * roof(arch, "wmma_cycles"),
-                                          i128(roof(arch, "kstep_issue_cycles")) * steps);
+    const i128 wave_step = std::max<i128>(i128(per_wave) * rf.wmma_cycles,
+                                          i128(rf.kstep_issue_cycles) * steps);
     const i128 occupancy = std::max<i128>(1, std::min<i128>(arch.lds_bytes / CIG::lds_bytes(spec),
-                                                            simds * roof(arch, "max_waves_per_simd") / all_waves));
+                                                            simds * rf.max_waves / all_waves));
     const i128 wg_per_cu = ceil_div(wgs, i128(cus));
     const i128 conc = std::min(occupancy, wg_per_cu);
     const i128 rounds = ceil_div(wg_per_cu, conc);
     const i128 per_simd = ceil_div(conc * waves, i128(simds));
-    const i128 barrier = binary == "cluster" ? roof(arch, "cluster_barrier_cycles") : 0;
+    const i128 barrier = binary == "cluster" ? rf.cluster_barrier() : 0;
     const i128 compute_cycles = rounds * (per_simd * wave_step * (ks / tk) + barrier);
     const i128 wmma = mt * nt * g * (tm / kWmmaMN) * (tn / kWmmaMN) * ceil_div(Kg, i128(tk)) * steps;
     const i128 useful = g * ceil_div(M, i128(kWmmaMN)) * ceil_div(kpg, i128(kWmmaMN)) * ceil_div(Kg, i128(kWmmaK));
@@ -288,12 +313,12 @@ std::vector<Term> predict(const CIG::ConvSpec &spec, const std::string &binary, 
     const i128 b_bytes = g * kpg * Kg * kElemBytes * mt;
     const i128 l2_bytes = a_bytes + b_bytes + writes + ws_reads;
     const i128 hbm_bytes = i128(p.x_elems()) * kElemBytes + i128(p.w_elems()) * kElemBytes + writes + ws_reads;
-    const int64_t clock = roof(arch, "clock_mhz"), hbm = roof(arch, "hbm_bytes_per_us");
-    const i128 l2_cycles = ceil_div(l2_bytes, i128(roof(arch, "l2_bytes_per_clk_per_cu")) * cus);
+    const int64_t clock = rf.clock, hbm = rf.hbm;
+    const i128 l2_cycles = ceil_div(l2_bytes, i128(rf.l2_per_clk) * cus);
     const i128 compute_ps = ceil_div(compute_cycles * kPsPerUs, i128(clock));
     const i128 l2_ps = ceil_div(l2_cycles * kPsPerUs, i128(clock));
     const i128 hbm_ps = ceil_div(hbm_bytes * kPsPerUs, i128(hbm));
-    const i128 launch_ps = i128(roof(arch, "launch_ns")) * 1000;
+    const i128 launch_ps = i128(rf.launch_ns) * 1000;
     const i128 body = std::max({compute_ps, l2_ps, hbm_ps});
     const std::string bound = body == compute_ps ? "compute" : body == l2_ps ? "l2" : "hbm";
     const i128 stage1_ps = launch_ps + body;
@@ -319,6 +344,8 @@ std::vector<Term> predict(const CIG::ConvSpec &spec, const std::string &binary, 
             {"total_ps", stage1_ps + stage2_ps, ""}};
 }
 
+}  // namespace
+
 ModelSelection select_by_model(const ConvProblem &problem, const targets::Arch &ar, const targets::Flavor &fl,
                                const CIG::ConvSpec &spec, int64_t cus, bool rules) {
     ModelSelection ms;
@@ -335,6 +362,8 @@ ModelSelection select_by_model(const ConvProblem &problem, const targets::Arch &
     }
     const std::vector<Listed> listed = candidate_list(spec, p, ar, fl, rules ? ms.cus : 0);
     ms.tried = static_cast<int64_t>(listed.size());
+    const Roof rf(ar);
+    ms.candidates.reserve(listed.size());
     for (size_t i = 0; i < listed.size(); ++i) {
         const Listed &l = listed[i];
         if (l.why) continue;
@@ -344,14 +373,14 @@ ModelSelection select_by_model(const ConvProblem &problem, const targets::Arch &
         c.spec = l.spec;
         c.degree = l.degree;
         c.rule = l.rule;
-        c.terms = predict(l.spec, l.binary, l.degree, p, ar, ms.cus);
+        c.terms = predict_at(l.spec, l.binary, l.degree, p, rf, ms.cus);
         ms.candidates.push_back(std::move(c));
     }
     // The lowest total_ps; ties: less L2 traffic, fewer workgroups, the earlier candidate.
     // The rank keys are looked up by name once per candidate, not per comparison.
     auto term = [&](size_t i, const char *name) {
         for (const Term &t : ms.candidates[i].terms)
-            if (t.name == name) return t.value;
+            if (std::strcmp(t.name, name) == 0) return t.value;
         return i128(0);
     };
     using Rank = std::tuple<i128, i128, i128, int64_t>;  // total_ps, l2_bytes, wgs, position
