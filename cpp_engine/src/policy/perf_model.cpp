@@ -240,19 +240,43 @@ i128 Candidate::total_ps() const {
     return 0;
 }
 
+namespace {
+
+// Appends "<binary> <tm>x<tn>x<tk> w<wm>x<wn> d<degree>" to `s` (no temporaries).
+void append_label(std::string &s, const Candidate &c) {
+    s += c.binary;
+    const std::pair<const char *, int64_t> parts[] = {{" ", c.spec.tile_m},  {"x", c.spec.tile_n},
+                                                      {"x", c.spec.tile_k},  {" w", c.spec.waves_m},
+                                                      {"x", c.spec.waves_n}, {" d", c.degree}};
+    for (const auto &pv : parts) {
+        s += pv.first;
+        kernels::append_dec128(s, pv.second);
+    }
+}
+
+}  // namespace
+
 std::string Candidate::label() const {
-    return binary + " " + dec(spec.tile_m) + "x" + dec(spec.tile_n) + "x" + dec(spec.tile_k) + " w" +
-           dec(spec.waves_m) + "x" + dec(spec.waves_n) + " d" + dec(degree);
+    std::string s;
+    append_label(s, *this);
+    return s;
 }
 
 std::string Candidate::line() const {
-    std::string s = "c" + dec(index) + " " + label();
-    s.reserve(s.size() + 24 * terms.size());
+    std::string s;
+    s.reserve(48 + 24 * terms.size());
+    s += 'c';
+    kernels::append_dec128(s, index);
+    s += ' ';
+    append_label(s, *this);
     for (const Term &t : terms) {  // appended in place: no temporary per term
         s += ' ';
         s += t.name;
         s += '=';
-        s += t.text.empty() ? dec128(t.value) : t.text;
+        if (t.text.empty())
+            kernels::append_dec128(s, t.value);
+        else
+            s += t.text;
     }
     return s;
 }
