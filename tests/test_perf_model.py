@@ -174,6 +174,39 @@ def test_engines_agree_on_a_generated_sweep(N, cpg, groups, H, kpg, Y, stride, p
     assert _out(python_engine, spec, ARCH, flavor) == _out(cpp_engine, spec, ARCH, flavor)
 
 
+def test_admission_memo_per_thread_gives_the_bytes_of_a_cold_call():
+    """The C++ engine memoises a candidate list's admissions per thread (thread_local,
+    bounded): a repeat, a problem in between, the other flavor (its own admissions: no
+    cluster candidates at llvm22), the reference's rules and four threads interleaving
+    problems all print the Python engine's text."""
+    import threading
+
+    specs = [{"N": 1, "C": 320, "H": 7, "W": 7, "K": 1280, "Y": 1, "X": 1, "pad_h": 0, "pad_w": 0},
+             {"N": 1, "C": 256, "H": 14, "W": 14, "K": 256, "groups": 32},
+             {"N": 1, "C": 512, "H": 7, "W": 7, "K": 512, "cus": 32},
+             {"N": 1, "C": 512, "H": 7, "W": 7, "K": 512, "cus": 32, "rules": 1}]
+    units = [(s, fl) for s in specs for fl in ("llvm23", "llvm22")]
+    want = {i: _out(python_engine, s, ARCH, fl) for i, (s, fl) in enumerate(units)}
+    assert want[4] != want[5] and want[4] != want[6]  # the flavor and the rules change the text
+    order = list(range(len(units))) * 2 + [0, 1, 0, 1]
+    assert [_out(cpp_engine, units[i][0], ARCH, units[i][1]) for i in order] == [want[i] for i in order]
+    got, errors = {}, []
+
+    def run(k):
+        try:
+            got[k] = [_out(cpp_engine, units[i][0], ARCH, units[i][1]) for i in order[k:] + order[:k]]
+        except BaseException as exc:  # reported in the test's thread
+            errors.append(exc)
+    ts = [threading.Thread(target=run, args=(k,)) for k in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors
+    for k in range(4):
+        assert got[k] == [want[i] for i in order[k:] + order[:k]]
+
+
 # -- emit's plan -------------------------------------------------------------------------------------------
 
 def test_plan_json_records_the_prediction_and_the_runner_up(tmp_path):

@@ -172,13 +172,17 @@ conv_problem::ConvProblem problem_of(const LaunchSpec &s) {
 std::optional<std::string> validate(const LaunchSpec &spec, const targets::Arch &arch,
                                     const targets::Flavor &flavor) {
     if (auto r = conv_implicit_gemm::validate(spec.conv, arch, flavor)) return r;
+    return launch_reason(spec);
+}
+
+std::optional<std::string> launch_reason(const LaunchSpec &spec, const std::optional<std::string> *problem) {
     const int64_t d = spec.degree, sk = spec.conv.split_k, s = spec.conv.split_k_cluster;
     if (d < 1) return "degree must be >= 1 (the split-K degree of this launch), got " + ir::dec(d);
     if (sk == 1 && d != 1) return "the plain binary (split_k = 1) launches with degree 1, got " + ir::dec(d);
     if (s && d != s)
         return "the cluster binary (split_k_cluster = " + ir::dec(s) + ") launches with degree " + ir::dec(s) +
                ", got " + ir::dec(d);
-    if (auto r = problem_reason(spec)) return r;
+    if (auto r = problem ? *problem : problem_reason(spec)) return r;
     const Sizes z = sizes(spec);
     const int64_t va = spec.conv.vector_a;
     if (conv_implicit_gemm::is_pixel_vector(va) && z.cpg != va)

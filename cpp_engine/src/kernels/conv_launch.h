@@ -63,6 +63,13 @@ conv_problem::ConvProblem problem_of(const LaunchSpec &spec);
 std::optional<std::string> validate(const LaunchSpec &spec, const targets::Arch &arch,
                                     const targets::Flavor &flavor);
 
+// The rules of validate after the binary's own (conv_implicit_gemm's), in the
+// same order: for a caller that has just run conv_implicit_gemm::validate on
+// the same binary fields (policy/perf_model.cpp), so they do not run twice.
+// `problem`: problem_reason(spec) when the caller has it (one problem, many
+// candidate specs); nullptr: computed here. Twin of conv_launch.py launch_reason.
+std::optional<std::string> launch_reason(const LaunchSpec &spec, const std::optional<std::string> *problem = nullptr);
+
 // The name of the forward kernel the plan launches (of an admitted, resolved spec).
 std::string kernel_name(const LaunchSpec &spec);
 

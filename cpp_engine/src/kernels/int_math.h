@@ -5,24 +5,39 @@
 // No Python twin (a twin-less helper): Python integers are exact, so the Python engine needs none.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace cpe::kernels {
 
 using i128 = __int128;
 
-// Decimal text of `v` (ir::dec is the int64_t form).
-inline std::string dec128(i128 v) {
-    if (v == 0) return "0";
+// Appends the decimal text of `v` to `out`, as Python prints an int (no
+// temporary string; 64-bit divisions once the value fits 64 bits).
+inline void append_dec128(std::string &out, i128 v) {
+    char buf[41];  // |v| <= 2^127: 39 digits, and a sign
+    char *const end = buf + sizeof buf;
+    char *p = end;
     const bool neg = v < 0;
     unsigned __int128 u = neg ? static_cast<unsigned __int128>(-(v + 1)) + 1 : static_cast<unsigned __int128>(v);
-    std::string digits;
-    while (u) {
-        digits.push_back(static_cast<char>('0' + static_cast<int>(u % 10)));
+    while (u > static_cast<unsigned __int128>(UINT64_MAX)) {
+        *--p = static_cast<char>('0' + static_cast<int>(u % 10));
         u /= 10;
     }
-    if (neg) digits.push_back('-');
-    return std::string(digits.rbegin(), digits.rend());
+    uint64_t w = static_cast<uint64_t>(u);
+    do {
+        *--p = static_cast<char>('0' + static_cast<int>(w % 10));
+        w /= 10;
+    } while (w);
+    if (neg) *--p = '-';
+    out.append(p, end);
+}
+
+// Decimal text of `v` (ir::dec is the int64_t form).
+inline std::string dec128(i128 v) {
+    std::string s;
+    append_dec128(s, v);
+    return s;
 }
 
 // ceil(a / b) for a >= 0, b > 0, in the common type of a and b. Written as

@@ -112,12 +112,25 @@ std::string KernelIdentity::kernel_name() const {
 }
 
 std::string KernelIdentity::hashed_text() const {
-    static const KernelIdentity defaults;
+    // the default's text of every field, made once (C++11 thread-safe static
+    // initialization, read-only after): a field omitted at its default is compared with it
+    static const std::vector<std::string> defaults = [] {
+        const KernelIdentity d;
+        std::vector<std::string> v;
+        for (const IdentField &f : identity_fields()) v.push_back(f.text(d));
+        return v;
+    }();
+    const std::vector<IdentField> &fields = identity_fields();
     std::string out;
-    for (const IdentField &f : identity_fields()) {
+    out.reserve(256);
+    for (size_t i = 0; i < fields.size(); ++i) {
+        const IdentField &f = fields[i];
         const std::string v = f.text(*this);
-        if (f.rule == IdentRule::OmitAtDefault && v == f.text(defaults)) continue;
-        out += std::string(f.name) + "=" + v + "\n";
+        if (f.rule == IdentRule::OmitAtDefault && v == defaults[i]) continue;
+        out += f.name;
+        out += '=';
+        out += v;
+        out += '\n';
     }
     return out;
 }

@@ -2,6 +2,9 @@
 #include "policy/perf_model.h"
 
 #include <algorithm>
+#include <cstring>
+#include <memory>
+#include <tuple>
 
 #include "ir/constants.h"
 #include "kernels/conv_launch.h"
@@ -37,16 +40,35 @@ int64_t roof(const targets::Arch &a, const char *name) {
     throw std::logic_error(std::string("arch ") + a.name + " has no roofline constant " + name);
 }
 
+// The roofline constants predict reads, looked up by name once per arch and call
+// (not once per candidate); a constant the arch lacks throws where it is read.
+struct Roof {
+    const targets::Arch *arch;
+    int64_t at(const char *name) const { return roof(*arch, name); }
+    int64_t simds, wmma_cycles, kstep_issue_cycles, max_waves, clock, hbm, l2_per_clk, launch_ns;
+    explicit Roof(const targets::Arch &a)
+        : arch(&a), simds(at("simds_per_cu")), wmma_cycles(at("wmma_cycles")),
+          kstep_issue_cycles(at("kstep_issue_cycles")), max_waves(at("max_waves_per_simd")), clock(at("clock_mhz")),
+          hbm(at("hbm_bytes_per_us")), l2_per_clk(at("l2_bytes_per_clk_per_cu")), launch_ns(at("launch_ns")) {}
+    int64_t cluster_barrier() const { return at("cluster_barrier_cycles"); }  // cluster candidates only
+};
+
+std::vector<Term> predict_at(const CIG::ConvSpec &spec, const std::string &binary, int64_t degree,
+                             const ConvProblem &p, const Roof &rf, int64_t cus);
+
 // The reduction the kernel's K loop covers (conv_launch's): Kgemm, or Y*X taps of
 // pixel_slot(vector_a) elements for a padded-pixel vector (the small-channel path).
 int64_t reduction(const CIG::ConvSpec &spec, const ConvProblem &p) {
     return CIG::is_pixel_vector(spec.vector_a) ? p.Y * p.X * CIG::pixel_slot(spec.vector_a) : p.Kgemm();
 }
 
+// conv_launch's admission minus the problem's rules, whose reason the caller has
+// (`problem`: one problem, many candidate specs); the binary's rules run once.
 std::optional<std::string> admission(const CIG::ConvSpec &spec, const std::string &binary, int64_t degree,
-                                     const ConvProblem &p, const targets::Arch &ar, const targets::Flavor &fl) {
+                                     const ConvProblem &p, const targets::Arch &ar, const targets::Flavor &fl,
+                                     const std::optional<std::string> &problem) {
     std::optional<std::string> r = CIG::validate(spec, ar, fl);
-    if (!r) r = kernels::conv_launch::validate(launch_spec(spec, p, degree), ar, fl);
+    if (!r) r = kernels::conv_launch::launch_reason(launch_spec(spec, p, degree), &problem);
     if (r) return r;
     const int64_t tk = spec.tile_k;
     const int64_t v = std::min(spec.vector_a, spec.vector_b);  // a padded pixel: its slots, each in its pieces
@@ -74,10 +96,13 @@ struct Listed {
     std::string rule;  // the rule that admitted it under the reference's rules ("" otherwise)
 };
 
-// rules_cus > 0: the reference's rules apply too (rules_admission), at that CU count.
-std::vector<Listed> candidate_list(const CIG::ConvSpec &spec, const ConvProblem &p, const targets::Arch &ar,
-                                   const targets::Flavor &fl, int64_t rules_cus) {
+// Every candidate and its admission (before the reference's rules).
+std::vector<Listed> admitted_list(const CIG::ConvSpec &spec, const ConvProblem &p, const targets::Arch &ar,
+                                  const targets::Flavor &fl) {
     std::vector<Listed> out;
+    out.reserve(aot::kTileSides.size() * aot::kTileSides.size() * (1 + kDegrees.size()) + aot::kClusterTiles.size() * aot::kClusterSizes.size());
+    // the problem's rules once per problem (they do not read the candidate)
+    const std::optional<std::string> problem = kernels::conv_launch::problem_reason(launch_spec(spec, p, 1));
     CIG::ConvSpec split = spec;
     split.split_k = 2;
     split.split_k_cluster = 0;
@@ -93,12 +118,12 @@ std::vector<Listed> candidate_list(const CIG::ConvSpec &spec, const ConvProblem 
             cs.waves_n = std::min<int64_t>(2, tn / 16);
             cs.split_k = 1;
             cs.split_k_cluster = 0;
-            out.push_back({"plain", cs, 1, admission(cs, "plain", 1, p, ar, fl), ""});
+            out.push_back({"plain", cs, 1, admission(cs, "plain", 1, p, ar, fl, problem), ""});
             for (const int64_t d : kDegrees) {
                 CIG::ConvSpec s2 = cs;
                 s2.split_k = d;
                 out.push_back({"two_stage", s2, d,
-                               split_ok ? admission(s2, "two_stage", d, p, ar, fl) : std::optional(rejected), ""});
+                               split_ok ? admission(s2, "two_stage", d, p, ar, fl, problem) : std::optional(rejected), ""});
             }
             if (clusters && std::find(aot::kClusterTiles.begin(), aot::kClusterTiles.end(), std::make_pair(tm, tn)) !=
                                 aot::kClusterTiles.end()) {
@@ -108,11 +133,60 @@ std::vector<Listed> candidate_list(const CIG::ConvSpec &spec, const ConvProblem 
                         continue;
                     }
                     const CIG::ConvSpec sc = aot::conv_spec(*spec.dtype, tm, tn, aot::kClusterTileK, "cshuffle", 2, s);
-                    out.push_back({"cluster", sc, s, admission(sc, "cluster", s, p, ar, fl), ""});
+                    out.push_back({"cluster", sc, s, admission(sc, "cluster", s, p, ar, fl, problem), ""});
                 }
             }
         }
     }
+    return out;
+}
+
+bool same_spec(const CIG::ConvSpec &a, const CIG::ConvSpec &b) {
+    return std::tie(a.dtype, a.tile_m, a.tile_n, a.tile_k, a.waves_m, a.waves_n, a.pipeline, a.num_load_waves,
+                    a.epilogue, a.vector_a, a.vector_b, a.acc_epilogue, a.split_k, a.split_k_cluster,
+                    a.name_prefix) == std::tie(b.dtype, b.tile_m, b.tile_n, b.tile_k, b.waves_m, b.waves_n,
+                                               b.pipeline, b.num_load_waves, b.epilogue, b.vector_a, b.vector_b,
+                                               b.acc_epilogue, b.split_k, b.split_k_cluster, b.name_prefix);
+}
+
+bool same_problem(const ConvProblem &a, const ConvProblem &b) {
+    return std::tie(a.N, a.C, a.H, a.W, a.K, a.Y, a.X, a.stride_h, a.stride_w, a.pad_h, a.pad_w, a.dil_h, a.dil_w,
+                    a.groups) == std::tie(b.N, b.C, b.H, b.W, b.K, b.Y, b.X, b.stride_h, b.stride_w, b.pad_h,
+                                          b.pad_w, b.dil_h, b.dil_w, b.groups);
+}
+
+// The admissions of the candidate lists this thread made last (twin of the Python
+// engine's per-problem admission memo): thread_local, so concurrent C API calls share
+// nothing and take no lock; bounded (emptied when full). An entry is keyed by all that
+// admitted_list reads: the arch and flavor (table rows: their address and name), the
+// folded problem and the base spec.
+struct MemoEntry {
+    const targets::Arch *ar;
+    const targets::Flavor *fl;
+    std::string arch_name, flavor_name;
+    ConvProblem p;
+    CIG::ConvSpec spec;
+    std::shared_ptr<const std::vector<Listed>> listed;
+};
+constexpr size_t kMemoMax = 64;
+
+std::shared_ptr<const std::vector<Listed>> memo_admitted(const CIG::ConvSpec &spec, const ConvProblem &p,
+                                                         const targets::Arch &ar, const targets::Flavor &fl) {
+    thread_local std::vector<MemoEntry> memo;
+    for (const MemoEntry &e : memo)
+        if (e.ar == &ar && e.fl == &fl && e.arch_name == ar.name && e.flavor_name == fl.name &&
+            same_problem(e.p, p) && same_spec(e.spec, spec))
+            return e.listed;
+    if (memo.size() >= kMemoMax) memo.clear();
+    auto listed = std::make_shared<const std::vector<Listed>>(admitted_list(spec, p, ar, fl));
+    memo.push_back({&ar, &fl, ar.name, fl.name, p, spec, listed});
+    return listed;
+}
+
+// rules_cus > 0: the reference's rules apply too (rules_admission), at that CU count.
+std::vector<Listed> candidate_list(const CIG::ConvSpec &spec, const ConvProblem &p, const targets::Arch &ar,
+                                   const targets::Flavor &fl, int64_t rules_cus) {
+    std::vector<Listed> out = *memo_admitted(spec, p, ar, fl);
     if (rules_cus <= 0) return out;
     for (Listed &l : out) {
         if (l.why) continue;
@@ -162,23 +236,61 @@ std::pair<std::optional<std::string>, std::string> rules_admission(const std::st
 
 i128 Candidate::total_ps() const {
     for (const Term &t : terms)
-        if (t.name == "total_ps") return t.value;
+        if (std::strcmp(t.name, "total_ps") == 0) return t.value;
     return 0;
 }
 
+namespace {
+
+// Appends "<binary> <tm>x<tn>x<tk> w<wm>x<wn> d<degree>" to `s` (no temporaries).
+void append_label(std::string &s, const Candidate &c) {
+    s += c.binary;
+    const std::pair<const char *, int64_t> parts[] = {{" ", c.spec.tile_m},  {"x", c.spec.tile_n},
+                                                      {"x", c.spec.tile_k},  {" w", c.spec.waves_m},
+                                                      {"x", c.spec.waves_n}, {" d", c.degree}};
+    for (const auto &pv : parts) {
+        s += pv.first;
+        kernels::append_dec128(s, pv.second);
+    }
+}
+
+}  // namespace
+
 std::string Candidate::label() const {
-    return binary + " " + dec(spec.tile_m) + "x" + dec(spec.tile_n) + "x" + dec(spec.tile_k) + " w" +
-           dec(spec.waves_m) + "x" + dec(spec.waves_n) + " d" + dec(degree);
+    std::string s;
+    append_label(s, *this);
+    return s;
 }
 
 std::string Candidate::line() const {
-    std::string s = "c" + dec(index) + " " + label();
-    for (const Term &t : terms) s += " " + t.name + "=" + (t.text.empty() ? dec128(t.value) : t.text);
+    std::string s;
+    s.reserve(48 + 24 * terms.size());
+    s += 'c';
+    kernels::append_dec128(s, index);
+    s += ' ';
+    append_label(s, *this);
+    for (const Term &t : terms) {  // appended in place: no temporary per term
+        s += ' ';
+        s += t.name;
+        s += '=';
+        if (t.text.empty())
+            kernels::append_dec128(s, t.value);
+        else
+            s += t.text;
+    }
     return s;
 }
 
 std::vector<Term> predict(const CIG::ConvSpec &spec, const std::string &binary, int64_t degree, const ConvProblem &p,
                           const targets::Arch &arch, int64_t cus) {
+    return predict_at(spec, binary, degree, p, Roof(arch), cus);
+}
+
+namespace {
+
+std::vector<Term> predict_at(const CIG::ConvSpec &spec, const std::string &binary, int64_t degree,
+                             const ConvProblem &p, const Roof &rf, int64_t cus) {
+    const targets::Arch &arch = *rf.arch;
     const int64_t tm = spec.tile_m, tn = spec.tile_n, tk = spec.tile_k, wm = spec.waves_m, wn = spec.waves_n;
     const i128 M = p.M(), kpg = p.kpg(), g = p.groups, Kg = reduction(spec, p), K = p.K;
     i128 ks, data, kc;
@@ -194,18 +306,18 @@ std::vector<Term> predict(const CIG::ConvSpec &spec, const std::string &binary, 
     const i128 wgs = mt * nt * g * kc;
     const int64_t waves = wm * wn;
     const int64_t all_waves = CIG::threads(spec) / aot::kWave;
-    const int64_t simds = roof(arch, "simds_per_cu");
+    const int64_t simds = rf.simds;
     const int64_t steps = tk / kWmmaK;
     const int64_t per_wave = (tm / (kWmmaMN * wm)) * (tn / (kWmmaMN * wn)) * steps;
-    const i128 wave_step = std::max<i128>(i128(per_wave) * roof(arch, "wmma_cycles"),
-                                          i128(roof(arch, "kstep_issue_cycles")) * steps);
+    const i128 wave_step = std::max<i128>(i128(per_wave) * rf.wmma_cycles,
+                                          i128(rf.kstep_issue_cycles) * steps);
     const i128 occupancy = std::max<i128>(1, std::min<i128>(arch.lds_bytes / CIG::lds_bytes(spec),
-                                                            simds * roof(arch, "max_waves_per_simd") / all_waves));
+                                                            simds * rf.max_waves / all_waves));
     const i128 wg_per_cu = ceil_div(wgs, i128(cus));
     const i128 conc = std::min(occupancy, wg_per_cu);
     const i128 rounds = ceil_div(wg_per_cu, conc);
     const i128 per_simd = ceil_div(conc * waves, i128(simds));
-    const i128 barrier = binary == "cluster" ? roof(arch, "cluster_barrier_cycles") : 0;
+    const i128 barrier = binary == "cluster" ? rf.cluster_barrier() : 0;
     const i128 compute_cycles = rounds * (per_simd * wave_step * (ks / tk) + barrier);
     const i128 wmma = mt * nt * g * (tm / kWmmaMN) * (tn / kWmmaMN) * ceil_div(Kg, i128(tk)) * steps;
     const i128 useful = g * ceil_div(M, i128(kWmmaMN)) * ceil_div(kpg, i128(kWmmaMN)) * ceil_div(Kg, i128(kWmmaK));
@@ -225,12 +337,12 @@ std::vector<Term> predict(const CIG::ConvSpec &spec, const std::string &binary, 
     const i128 b_bytes = g * kpg * Kg * kElemBytes * mt;
     const i128 l2_bytes = a_bytes + b_bytes + writes + ws_reads;
     const i128 hbm_bytes = i128(p.x_elems()) * kElemBytes + i128(p.w_elems()) * kElemBytes + writes + ws_reads;
-    const int64_t clock = roof(arch, "clock_mhz"), hbm = roof(arch, "hbm_bytes_per_us");
-    const i128 l2_cycles = ceil_div(l2_bytes, i128(roof(arch, "l2_bytes_per_clk_per_cu")) * cus);
+    const int64_t clock = rf.clock, hbm = rf.hbm;
+    const i128 l2_cycles = ceil_div(l2_bytes, i128(rf.l2_per_clk) * cus);
     const i128 compute_ps = ceil_div(compute_cycles * kPsPerUs, i128(clock));
     const i128 l2_ps = ceil_div(l2_cycles * kPsPerUs, i128(clock));
     const i128 hbm_ps = ceil_div(hbm_bytes * kPsPerUs, i128(hbm));
-    const i128 launch_ps = i128(roof(arch, "launch_ns")) * 1000;
+    const i128 launch_ps = i128(rf.launch_ns) * 1000;
     const i128 body = std::max({compute_ps, l2_ps, hbm_ps});
     const std::string bound = body == compute_ps ? "compute" : body == l2_ps ? "l2" : "hbm";
     const i128 stage1_ps = launch_ps + body;
@@ -256,6 +368,8 @@ std::vector<Term> predict(const CIG::ConvSpec &spec, const std::string &binary, 
             {"total_ps", stage1_ps + stage2_ps, ""}};
 }
 
+}  // namespace
+
 ModelSelection select_by_model(const ConvProblem &problem, const targets::Arch &ar, const targets::Flavor &fl,
                                const CIG::ConvSpec &spec, int64_t cus, bool rules) {
     ModelSelection ms;
@@ -272,6 +386,8 @@ ModelSelection select_by_model(const ConvProblem &problem, const targets::Arch &
     }
     const std::vector<Listed> listed = candidate_list(spec, p, ar, fl, rules ? ms.cus : 0);
     ms.tried = static_cast<int64_t>(listed.size());
+    const Roof rf(ar);
+    ms.candidates.reserve(listed.size());
     for (size_t i = 0; i < listed.size(); ++i) {
         const Listed &l = listed[i];
         if (l.why) continue;
@@ -281,28 +397,26 @@ ModelSelection select_by_model(const ConvProblem &problem, const targets::Arch &
         c.spec = l.spec;
         c.degree = l.degree;
         c.rule = l.rule;
-        c.terms = predict(l.spec, l.binary, l.degree, p, ar, ms.cus);
+        c.terms = predict_at(l.spec, l.binary, l.degree, p, rf, ms.cus);
         ms.candidates.push_back(std::move(c));
     }
-    std::vector<int64_t> order(ms.candidates.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
     // The lowest total_ps; ties: less L2 traffic, fewer workgroups, the earlier candidate.
-    auto term = [&](int64_t i, const char *name) {
+    // The rank keys are looked up by name once per candidate, not per comparison.
+    auto term = [&](size_t i, const char *name) {
         for (const Term &t : ms.candidates[i].terms)
-            if (t.name == name) return t.value;
+            if (std::strcmp(t.name, name) == 0) return t.value;
         return i128(0);
     };
-    // A total order (the position last), so std::sort is deterministic; std::stable_sort's
-    // temporary buffer is deprecated in libstdc++ 12 under clang (the -Werror fuzz build).
-    std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-        const i128 ta = ms.candidates[a].total_ps(), tb = ms.candidates[b].total_ps();
-        if (ta != tb) return ta < tb;
-        if (term(a, "l2_bytes") != term(b, "l2_bytes")) return term(a, "l2_bytes") < term(b, "l2_bytes");
-        if (term(a, "wgs") != term(b, "wgs")) return term(a, "wgs") < term(b, "wgs");
-        return a < b;
-    });
-    if (!order.empty()) ms.best = order[0];
-    if (order.size() > 1) ms.runner_up = order[1];
+    using Rank = std::tuple<i128, i128, i128, int64_t>;  // total_ps, l2_bytes, wgs, position
+    std::vector<Rank> order(ms.candidates.size());
+    for (size_t i = 0; i < order.size(); ++i)
+        order[i] = {ms.candidates[i].total_ps(), term(i, "l2_bytes"), term(i, "wgs"), static_cast<int64_t>(i)};
+    // A total order (the position last), so the ranking is deterministic; only the best
+    // two are needed.
+    const size_t top = std::min<size_t>(2, order.size());
+    std::partial_sort(order.begin(), order.begin() + top, order.end());
+    if (top > 0) ms.best = std::get<3>(order[0]);
+    if (top > 1) ms.runner_up = std::get<3>(order[1]);
     const Selection sel = select_binary(spec, problem, ar, fl, ms.cus);
     if (sel.binary == "none" || sel.admission) {
         ms.seed_note = "the seed policy selects no admitted binary: " +

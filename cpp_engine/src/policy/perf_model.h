@@ -27,7 +27,7 @@ extern const std::vector<int64_t> kDegrees;
 
 // One predicted term: name and value (an integer, or the text of `bound`).
 struct Term {
-    std::string name;
+    const char *name = "";   // a string literal (static storage)
     kernels::i128 value = 0;
     std::string text;  // non-empty for `bound`
 };

@@ -2,6 +2,7 @@
 // No Python twin (a twin-less helper): the Python engine uses hashlib.sha256.
 #include "policy/sha256.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -25,11 +26,13 @@ inline uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
 std::string sha256_hex(const std::string &data) {
     uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-    std::vector<uint8_t> msg(data.begin(), data.end());
-    const uint64_t bits = static_cast<uint64_t>(msg.size()) * 8;
-    msg.push_back(0x80);
-    while (msg.size() % 64 != 56) msg.push_back(0);
-    for (int i = 7; i >= 0; --i) msg.push_back(static_cast<uint8_t>(bits >> (8 * i)));
+    // the message, 0x80, zeros to 56 mod 64, the bit length (big-endian): sized once
+    const size_t n = data.size(), padded = (n + 8) / 64 * 64 + 64;
+    std::vector<uint8_t> msg(padded, 0);
+    std::copy(data.begin(), data.end(), msg.begin());
+    msg[n] = 0x80;
+    const uint64_t bits = static_cast<uint64_t>(n) * 8;
+    for (int i = 0; i < 8; ++i) msg[padded - 1 - i] = static_cast<uint8_t>(bits >> (8 * i));
     for (size_t off = 0; off < msg.size(); off += 64) {
         uint32_t w[64];
         for (int i = 0; i < 16; ++i)
@@ -68,6 +71,7 @@ std::string sha256_hex(const std::string &data) {
     }
     static const char *hex = "0123456789abcdef";
     std::string out;
+    out.reserve(64);
     for (uint32_t v : h)
         for (int i = 7; i >= 0; --i) out.push_back(hex[(v >> (4 * i)) & 0xF]);
     return out;
