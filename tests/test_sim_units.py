@@ -170,3 +170,29 @@ def test_reference_conv_matches_direct_loops():
                             if 0 <= hi < H and 0 <= wi < Wd:
                                 s += float(x[n, hi, wi, g * cpg:(g + 1) * cpg] @ w[k, y, xx])
                     assert abs(out[n, ho, wo, k] - s) < 1e-12
+
+
+def test_endless_loop_through_a_barrier_hits_the_instruction_limit():
+    """A loop that passes s.barrier on every trip returns to the scheduler each trip: the
+    launch's instruction limit must still stop it (a mutated K-loop bound hung the
+    mutation lane before the limit was checked at barriers too)."""
+    from parity.sim import SimError
+    k = Kernel("""declare void @llvm.amdgcn.s.barrier()
+
+define amdgpu_kernel void @spin(ptr addrspace(1) %out) #0 {
+entry:
+  br label %loop
+loop:
+  %i = phi i32 [ 0, %entry ], [ %n, %loop ]
+  %n = add i32 %i, 1
+  call void @llvm.amdgcn.s.barrier()
+  %again = icmp slt i32 %n, 100000
+  br i1 %again, label %loop, label %done
+done:
+  ret void
+}
+
+attributes #0 = { "amdgpu-flat-work-group-size"="64,64" }
+""")
+    with pytest.raises(SimError, match="instruction limit of 5000 wave-instructions exceeded"):
+        k.launch((1, 1, 1), 64, {"out": np.zeros(4, np.float32)}, orders=("forward",), max_instructions=5000)

@@ -296,6 +296,9 @@ def _run_wave(run, wv, limit) -> str:
         if r.__class__ is str:
             wv.blk, wv.pc = blk, pc
             run.count += count
+            if run.count > limit:  # a loop that passes a barrier each trip returns here, never reaching 100k
+                raise SimError(f"instruction limit of {limit} wave-instructions exceeded (an endless loop?)",
+                               f"block {blk.name} [{run.agent_name(X.agent)}]")
             return r
         blk = r
         pc = 0
