@@ -46,6 +46,8 @@ if __package__ in (None, ""):
 
 import numpy as np  # noqa: E402
 
+from parity.cli_common import at_least_one  # noqa: E402
+
 BASE = "24d40b6"
 GOAL_RATE = 10e6       # lane-instructions / s, shadow on (issue 25 item 2)
 GOAL_NUMERICS = 60.0   # s, quiet machine
@@ -132,9 +134,9 @@ def _numerics(tree: str, jobs: int, coverage: bool, only) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeats", type=int, default=5, help="launches per workload per round")
-    ap.add_argument("--rounds", type=int, default=3, help="interleaved base/now rounds")
-    ap.add_argument("--jobs", "-j", type=int, default=2)
+    ap.add_argument("--repeats", type=at_least_one("--repeats"), default=5, help="launches per workload per round")
+    ap.add_argument("--rounds", type=at_least_one("--rounds"), default=3, help="interleaved base/now rounds")
+    ap.add_argument("--jobs", "-j", type=at_least_one("--jobs"), default=2, help="numerics workers")
     ap.add_argument("--base", default=BASE)
     ap.add_argument("--skip-numerics", action="store_true")
     ap.add_argument("--only", default=None, help="numerics of these families only (F1,F2; default all)")

@@ -44,7 +44,7 @@ import sys
 import importlib
 
 from parity import color
-from parity.cli_common import Parser, add_version
+from parity.cli_common import Parser, add_version, die
 from parity.cli_help import add_color, document
 from parity.outputs import keep_going_on_broken_pipe, run_quietly_on_broken_pipe
 from parity.preamble import GATE_COMMANDS, preamble
@@ -131,6 +131,11 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser(command_of(argv)).parse_args(argv)
     args.parity_main = main  # `parity fuzz --gate` runs this entry point in forked children (parity/fuzz/gate_run.py)
     color.set_choice(args.color)
+    if hasattr(args, "no_compile_cache"):  # a command that compiles through the cache (docs/verify.md)
+        from parity import compile_cache
+        bad = compile_cache.settings_error()
+        if bad is not None:
+            return die(bad)
 
     def run(_):
         if args.command in FILE_WRITING_COMMANDS:

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import struct
 from dataclasses import dataclass
@@ -90,9 +91,27 @@ def cap_bytes() -> int:
         mb = float(v)
     except ValueError:
         mb = -1.0
-    if not mb > 0:
+    if not (mb > 0 and math.isfinite(mb * (1 << 20))):
         raise ValueError(f"{ENV_CAP} must be a positive number of megabytes, got {v!r}")
     return int(mb * (1 << 20))
+
+
+def settings_error() -> str | None:
+    """What is wrong with the cache's environment settings, as one line, or None
+    (also when the cache is off: then neither matters). Checked by the commands that
+    compile before any work, so a bad setting is a usage error, not a failure of
+    every compile job in the workers."""
+    d = cache_dir()
+    if d is None:
+        return None
+    if d.exists() and not d.is_dir():
+        return (f"{ENV}: {d} exists and is not a directory "
+                f"(a directory to create or reuse, or off to disable the cache)")
+    try:
+        cap_bytes()
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 def key(kind: str, text: str | bytes, **options) -> str:

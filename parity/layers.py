@@ -291,6 +291,11 @@ def cmd_layers(args) -> int:
     is RED. ``--json`` takes one catalog at one flavor."""
     files = args.file or [default_catalog()]
     flavors = [f.strip() for f in args.flavor.split(",")] if args.flavor else [args.flavor]
+    for what, given, same in (("--flavor: ", flavors, flavors),
+                              ("catalog ", files, [os.path.realpath(f) for f in files])):
+        twice = next((given[i] for i, x in enumerate(same) if x and x in same[:i]), None)
+        if twice is not None:
+            return die(f"{what}{shown(twice)} given twice (one report each: name it once)")
     runs = [argparse.Namespace(**{**vars(args), "file": f, "flavor": fl}) for f in files for fl in flavors]
     if len(runs) > 1 and args.json:
         return die(f"--json: takes one catalog at one flavor, got {len(files)} catalog(s) x {len(flavors)} "

@@ -148,6 +148,17 @@ def test_bench_gate_refuses_zero_repeats():
     assert "--repeats must be at least 1, got 0" in r.stderr
 
 
+@pytest.mark.parametrize("flag", ["--repeats", "--rounds", "--jobs"])
+@pytest.mark.parametrize("value", ["0", "-1"])
+def test_bench_sim_refuses_counts_below_one(flag, value):
+    # these were taken as they came: the benchmark built the base commit and ran
+    # (`--jobs 0`: "0 workers") instead of refusing the count
+    r = subprocess.run([sys.executable, "bench/sim.py", flag, value], cwd=REPO, capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and r.stdout == ""
+    assert f"{flag} must be at least 1, got {value}" in r.stderr
+
+
 # -- runtime -----------------------------------------------------------------------
 
 PLAIN = dict(C=64, K=64, H=8, W=8)

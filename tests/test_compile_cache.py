@@ -290,3 +290,43 @@ def test_no_compile_cache_option_turns_it_off(cache, monkeypatch):
     monkeypatch.setenv(C.ENV, str(cache))   # restored after the test
     assert p.parse_args(["--no-compile-cache"]).no_compile_cache is True
     assert os.environ[C.ENV] == "off" and C.cache_dir() is None
+
+
+@pytest.mark.parametrize("bad", ["inf", "nan", "1e400"])
+def test_cap_variable_refuses_non_finite(monkeypatch, bad):
+    # int(float('inf') * 2**20) raised OverflowError (not the ValueError naming the variable)
+    monkeypatch.setenv(C.ENV_CAP, bad)
+    with pytest.raises(ValueError, match="PARITY_COMPILE_CACHE_MB must be a positive number"):
+        C.cap_bytes()
+
+
+@pytest.mark.parametrize("command", ["verify", "perf", "layers", "aot"])
+@pytest.mark.parametrize("setting", ["cap:abc", "cap:-5", "cap:0", "cap:inf", "dir:file"])
+def test_bad_cache_settings_are_one_error_line_exit_2(tmp_path, monkeypatch, capsys, command, setting):
+    # a bad PARITY_COMPILE_CACHE_MB used to fail every compile job in the workers
+    # (verify: RED, exit 1, one FAIL line per module); a cache "directory" that is a
+    # file was skipped in silence. Both are refused before any work, as usage errors.
+    from parity.cli import main
+
+    kind, value = setting.split(":")
+    monkeypatch.setenv(C.ENV, str(tmp_path / "cc"))
+    monkeypatch.delenv(C.ENV_CAP, raising=False)
+    if kind == "cap":
+        monkeypatch.setenv(C.ENV_CAP, value)
+    else:
+        f = tmp_path / "a-file"
+        f.write_text("x")
+        monkeypatch.setenv(C.ENV, str(f))
+    argv = [command] + (["--only", "nothing_such"] if command != "layers" else ["/nonexistent/catalog"])
+    assert main(argv) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("error: PARITY_COMPILE_CACHE"), err
+    assert not (tmp_path / "cc").exists()
+
+
+def test_bad_cache_settings_do_not_matter_with_the_cache_off(tmp_path, monkeypatch):
+    monkeypatch.setenv(C.ENV_CAP, "abc")
+    monkeypatch.setenv(C.ENV, "off")
+    assert C.settings_error() is None
+    monkeypatch.setenv(C.ENV, str(tmp_path))
+    assert "PARITY_COMPILE_CACHE_MB" in C.settings_error()

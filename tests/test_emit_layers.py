@@ -295,3 +295,14 @@ def test_parity_layers_several_catalogs_and_flavors_in_one_run(tmp_path, capsys)
         cap = capsys.readouterr()
         assert cap.out == "" and cap.err.count("\n") == 1 and msg in cap.err, cap
     assert not (tmp_path / "r.json").exists()
+
+
+def test_parity_layers_refuses_a_flavor_or_catalog_given_twice(tmp_path, capsys):
+    """`--flavor llvm22,llvm22` (or one catalog named twice) ran the same report twice."""
+    a = tmp_path / "a.txt"
+    a.write_text("small: " + SMALL + "\n")
+    for argv, msg in ((["--flavor", "llvm22,llvm22"], "--flavor: llvm22 given twice"),
+                      ([str(a), "--flavor", "llvm22"], f"catalog {a} given twice")):
+        assert parity_main(["layers", str(a), *argv, "--no-verify", "--no-numerics"]) == 2
+        cap = capsys.readouterr()
+        assert cap.out == "" and cap.err.count("\n") == 1 and msg in cap.err, cap
