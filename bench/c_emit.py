@@ -30,7 +30,7 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from parity.cli_common import at_least_one  # noqa: E402
+from parity.cli_common import at_least_one, git_commit  # noqa: E402
 from parity.config import load_families  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -149,7 +149,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeats", type=_repeats, default=5, help="runs per engine (median); default 5")
     p.add_argument("--rounds", type=_rounds, default=3, help="passes over the units per run; default 3")
-    p.add_argument("--base", default=BASE, help=f"git ref of the base engine (default {BASE}, issue 25's base)")
+    p.add_argument("--base", type=git_commit("--base"), default=BASE, help=f"git ref of the base engine (default {BASE}, issue 25's base)")
     p.add_argument("--no-base", action="store_true", help="measure the current engine only")
     p.add_argument("--callgrind", action="store_true", help="also count instructions per byte (valgrind)")
     a = p.parse_args(argv)

@@ -47,7 +47,7 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from parity.cli_common import at_least_one  # noqa: E402
+from parity.cli_common import at_least_one, family_list, git_commit  # noqa: E402
 
 from parity.config import load_families  # noqa: E402
 from parity.runner import engine_module  # noqa: E402
@@ -247,10 +247,10 @@ _repeats = at_least_one("--repeats")
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeats", type=_repeats, default=5)
-    p.add_argument("--base", default=BASE, help=f"the commit to compare `parity check` with (default {BASE})")
+    p.add_argument("--base", type=git_commit("--base"), default=BASE, help=f"the commit to compare `parity check` with (default {BASE})")
     p.add_argument("--no-base", action="store_true", help="time this checkout's `parity check` only")
     p.add_argument("--engines", default="python,cpp")
-    p.add_argument("--only", default=None)
+    p.add_argument("--only", type=family_list("--only"), default=None, help="these families only (F1,F2; default all)")
     p.add_argument("--lower", metavar="ENGINE", help=argparse.SUPPRESS)  # one timed repeat (bench_engine)
     args = p.parse_args(argv)
     engines = [e for e in args.engines.split(",") if e]

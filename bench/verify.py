@@ -34,6 +34,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+if __package__ in (None, ""):
+    sys.path.insert(0, str(ROOT))
+
+from parity.cli_common import family_list, git_commit  # noqa: E402
 GOAL_S = 45.0
 BASE_SHA = "24d40b6"
 BASE_QUIET_S = 67.0  # issue 25: `parity verify` at the base commit on a quiet machine (2 cores)
@@ -86,9 +90,9 @@ def run_verify(py: Path, cwd: Path, env: dict, only: str | None) -> tuple[float,
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--base", default=BASE_SHA, help=f"base commit (default {BASE_SHA})")
+    ap.add_argument("--base", type=git_commit("--base"), default=BASE_SHA, help=f"base commit (default {BASE_SHA})")
     ap.add_argument("--no-base", action="store_true", help="skip the base commit")
-    ap.add_argument("--only", default=None, help="families, comma-separated (default: all)")
+    ap.add_argument("--only", type=family_list("--only"), default=None, help="families, comma-separated (default: all)")
     ap.add_argument("--clean-base", action="store_true", help="remove the cached base build and exit")
     ap.add_argument("--build-base", action="store_true", help="build the base checkout and exit")
     a = ap.parse_args(argv)

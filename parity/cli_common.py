@@ -435,3 +435,38 @@ def note_outside_checkout() -> None:
     msg = outside_checkout_note()
     if msg:
         print(msg, file=sys.stderr)
+
+
+def git_commit(flag: str, repo: Path | None = None):
+    """argparse type for ``flag``: a git ref of ``repo`` (default: this checkout) that names a
+    commit; returns the full sha. A ref git does not know is one argparse error naming ``flag``
+    (the benchmarks check it before they build anything). argparse names the flag."""
+    import subprocess
+
+    def parse(text: str) -> str:
+        top = repo or Path(__file__).resolve().parents[1]
+        try:
+            r = subprocess.run(["git", "-C", str(top), "rev-parse", "--verify", "--quiet", f"{text}^{{commit}}"],
+                               capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise argparse.ArgumentTypeError(f"git could not be run ({exc.__class__.__name__})")
+        if r.returncode or not r.stdout.strip():
+            raise argparse.ArgumentTypeError(f"{text!r} names no commit of {top}")
+        return r.stdout.strip()
+    return parse
+
+
+def family_list(flag: str):
+    """argparse type for ``flag``: comma-separated family names of the shipped configs; returns
+    the text unchanged. An unknown or empty name is one argparse error naming ``flag``."""
+    def parse(text: str) -> str:
+        from parity.config import ConfigError, load_families
+        names = text.split(",")
+        if any(not n for n in names):
+            raise argparse.ArgumentTypeError(f"an empty family name in {text!r}")
+        try:
+            load_families(only=names)
+        except ConfigError as exc:
+            raise argparse.ArgumentTypeError(str(exc))
+        return text
+    return parse
