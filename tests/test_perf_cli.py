@@ -47,6 +47,7 @@ def test_json_envelope_and_measures(tmp_path, capsys):
     assert goals == {"non_wmma": "SKIP", "epilogue_16b": "PASS", "bank_conflicts": "PASS",
                      "cycles_halved": "SKIP", "mca_no_barrier": "SKIP", "prefetch": "SKIP",
                      "occupancy": "SKIP", "spills": "SKIP", "scratch": "SKIP"}
+    assert "goals: 2 met, 0 not met, 7 skipped" in out.splitlines()  # the closing tally
     # the emulator's count on a real launch of the 16x16 target: every main-loop LDS site ran, none conflicted
     bank = doc["bank_conflicts"][TARGET16]
     assert bank["main_loop_conflict_cycles"] == 0

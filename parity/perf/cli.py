@@ -134,6 +134,10 @@ def cmd_perf(args) -> int:
     print(f"perf: {secs:.1f} s ({side.kernels} kernels compiled and measured"
           + (f", base {base.kernels}" if base else "") + f", --jobs {jobs})")
     failed = [g for g in goals if g.status == T.FAIL]
+    met = sum(g.status == T.PASS for g in goals)
+    print(f"goals: {met} met, {len(failed)} not met"
+          + (f" ({', '.join(g.name for g in failed)})" if failed else "")
+          + f", {len(goals) - met - len(failed)} skipped")
     payload = {
         "flavor": flavor, "arch": B.ARCH, "mca_tool": tool, "mca_iterations": MCA.ITERATIONS,
         "configs": {k: side.measures[k].to_json() for k in keys},
