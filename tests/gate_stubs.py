@@ -177,3 +177,19 @@ from parity.config import Config, reject
 FAMILY = "fam_none"
 CONFIGS = [Config("only_rejects", arch="gfx1250", spec={"reject": "no"}, expect=reject("no"))]
 '''
+
+
+def importable_world(directory: Path, tag: str, families: dict[str, str]):
+    """Generator for a module-scoped fixture: the stub engines and a config package of
+    ``families`` written under ``directory`` with unique names from ``tag``, importable while
+    the fixture lives. Yields ``(good, bad, config_package)``."""
+    import sys
+    import uuid
+    u = uuid.uuid4().hex[:8]
+    good, bad = write_engines(directory, f"{tag}{u}")
+    cfg = write_configs(directory, f"{tag}cfg{u}", families)
+    sys.path.insert(0, str(directory))
+    try:
+        yield good, bad, cfg
+    finally:
+        sys.path.remove(str(directory))

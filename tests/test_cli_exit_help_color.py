@@ -8,7 +8,6 @@ import os
 import pty
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 
 from pty_helpers import drain
@@ -60,13 +59,7 @@ def test_exit_status_table_names_exactly_the_subcommands():
 
 @pytest.fixture(scope="module")
 def stubs(tmp_path_factory):
-    d = tmp_path_factory.mktemp("exitcodes")
-    tag = uuid.uuid4().hex[:8]
-    good, bad = gate_stubs.write_engines(d, f"ex{tag}")
-    cfg = gate_stubs.write_configs(d, f"excfg{tag}", {"fam_a": BROKEN_FAM})
-    sys.path.insert(0, str(d))
-    yield good, bad, cfg
-    sys.path.remove(str(d))
+    yield from gate_stubs.importable_world(tmp_path_factory.mktemp("exitcodes"), "ex", {"fam_a": BROKEN_FAM})
 
 
 def test_refused_write_exits_1_and_writes_nothing(stubs, tmp_path, capsys, monkeypatch):

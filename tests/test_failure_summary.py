@@ -113,13 +113,7 @@ CONFIGS = [
 @pytest.fixture(scope="module")
 def every_kind(tmp_path_factory):
     import gate_stubs
-    d = tmp_path_factory.mktemp("kinds")
-    tag = uuid.uuid4().hex[:8]
-    good, bad = gate_stubs.write_engines(d, f"kinds{tag}")
-    cfg = gate_stubs.write_configs(d, f"kindscfg{tag}", {"fam_a": EVERY_KIND})
-    sys.path.insert(0, str(d))
-    yield good, bad, cfg
-    sys.path.remove(str(d))
+    yield from gate_stubs.importable_world(tmp_path_factory.mktemp("kinds"), "kinds", {"fam_a": EVERY_KIND})
 
 
 def test_every_red_kind_is_grouped_and_has_its_hint(every_kind, capsys, tmp_path):
