@@ -193,7 +193,7 @@ def goal_lines(tag: str, r: dict) -> list[str]:
     out = []
     for what, v, ok, lim in checks:
         shown = "-" if v is None else (f"{v:.2f}" if isinstance(v, float) else str(v))
-        out.append(f"goal [{tag}] {what}: {shown} (goal {lim}): {'met' if ok else 'NOT MET'}")
+        out.append(f"goal [{tag}] {what}: {shown} (goal {lim}): {'met' if ok else 'not met'}")
     return out
 
 

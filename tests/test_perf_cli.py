@@ -44,9 +44,9 @@ def test_json_envelope_and_measures(tmp_path, capsys):
     assert doc["targets"] == [{"label": "16x16 AOT tile", "config": TARGET16}]
     goals = {g["name"]: g["status"] for g in doc["goals"]}
     # the issue-26 main-loop goals judge the 64x64x32 plain target, which this run leaves out
-    assert goals == {"non_wmma": "SKIP", "epilogue_16b": "PASS", "bank_conflicts": "PASS",
-                     "cycles_halved": "SKIP", "mca_no_barrier": "SKIP", "prefetch": "SKIP",
-                     "occupancy": "SKIP", "spills": "SKIP", "scratch": "SKIP"}
+    assert goals == {"non_wmma": "skipped", "epilogue_16b": "met", "bank_conflicts": "met",
+                     "cycles_halved": "skipped", "mca_no_barrier": "skipped", "prefetch": "skipped",
+                     "occupancy": "skipped", "spills": "skipped", "scratch": "skipped"}
     assert "goals: 2 met, 0 not met, 7 skipped" in out.splitlines()  # the closing tally
     # the emulator's count on a real launch of the 16x16 target: every main-loop LDS site ran, none conflicted
     bank = doc["bank_conflicts"][TARGET16]
@@ -57,7 +57,7 @@ def test_json_envelope_and_measures(tmp_path, capsys):
     assert "LDS bank conflicts (emulator; conflict cycles / wave-instructions, one launch):" in out
     # the 16x16 two-stage target stores its slabs with 16-byte stores (2 per lane) where K and kpg allow,
     # the 4-byte fallback beside them
-    assert "goal epilogue_16b: PASS (16-byte epilogue stores on every target" in out
+    assert "goal epilogue_16b: met (16-byte epilogue stores on every target" in out
     assert "16x16 AOT tile stores 8x4B 2x16B" in out
     assert "targets:" in out and "all configs:" in out
 
@@ -70,7 +70,7 @@ def test_check_goals_exits_1_on_a_failed_goal(tmp_path, capsys):
     assert rc == 1, err
     doc = json.loads(p.read_text())
     assert doc["result"] == "RED"
-    assert {g["name"]: g["status"] for g in doc["goals"]}["non_wmma"] == "FAIL"
+    assert {g["name"]: g["status"] for g in doc["goals"]}["non_wmma"] == "not met"
 
 
 def _engine_is_head() -> bool:
@@ -90,7 +90,7 @@ def test_base_head_gives_identical_before_and_after(tmp_path, capsys):
     assert "targets, before -> after:" not in out                      # no target selected
     row = next(line for line in out.splitlines() if line.strip().startswith(SMALL) and "->" in line)
     assert "(1.00x)" in row and "->" in row
-    assert doc["goals"][-1]["name"] == "cycles_halved" and doc["goals"][-1]["status"] == "SKIP"
+    assert doc["goals"][-1]["name"] == "cycles_halved" and doc["goals"][-1]["status"] == "skipped"
 
 
 def test_layers_section_predicts_every_catalog_layer(tmp_path, capsys):

@@ -2,7 +2,7 @@
 the static performance report of the compiled conv kernels (docs/perf.md).
 
 Exit status: 0 the report ran (whatever it measured); 1 only with
-``--check-goals`` when a goal is FAIL; 2 bad input (unknown family or
+``--check-goals`` when a goal is not met; 2 bad input (unknown family or
 config, a family the report does not measure, a bad ``--base`` ref,
 ``llvm-mca-22`` missing): one ``error:`` line, nothing run or written.
 """
@@ -38,7 +38,7 @@ def add_command(sub) -> None:
                    help="also predict every layer of CATALOG (default: the shipped catalog) with the perf "
                         "model: each admitted candidate, the choice, the runner-up, the seed's choice")
     p.add_argument("--check-goals", action="store_true",
-                   help="exit 1 when a goal of issue 16 is FAIL (default: report only, exit 0)")
+                   help="exit 1 when a goal is not met (default: report only, exit 0)")
     add_compile_cache_option(p)
     p.set_defaults(func=cmd_perf)
 
