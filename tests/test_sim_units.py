@@ -196,3 +196,50 @@ attributes #0 = { "amdgpu-flat-work-group-size"="64,64" }
 """)
     with pytest.raises(SimError, match="instruction limit of 5000 wave-instructions exceeded"):
         k.launch((1, 1, 1), 64, {"out": np.zeros(4, np.float32)}, orders=("forward",), max_instructions=5000)
+
+
+# -- check_access: the two-reduction fast path and the per-lane reports -------------------
+
+class _Agent:
+    class launch:  # noqa: N801 - the attribute path check_access reads
+        @staticmethod
+        def agent_name(agent):
+            return "wave 0"
+    agent = 0
+
+
+def _mem(nbytes: int):
+    from parity.sim.memory import Memory
+    return Memory("x", "global", np.zeros(nbytes, np.uint8), track_init=False, shadow=False)
+
+
+def test_check_access_accepts_in_bounds_aligned_lanes():
+    from parity.sim.memory import check_access
+    off = np.arange(32, dtype=np.int64) * 16
+    assert check_access(_mem(512), off, 16, 16, "load <4 x i32>", _Agent) is None
+
+
+@pytest.mark.parametrize("lane,value,nbytes,msg", [
+    (5, -16, 512, "byte offset -16"),     # negative: huge when read unsigned
+    (31, 512, 512, "byte offset 512"),    # one past the end
+    (0, 497, 512, "byte offset 497"),     # the last byte would be at 512
+])
+def test_check_access_reports_the_first_out_of_bounds_lane(lane, value, nbytes, msg):
+    from parity.sim import OutOfBounds
+    from parity.sim.memory import check_access
+    off = np.arange(32, dtype=np.int64) * 8
+    off[lane] = value
+    with pytest.raises(OutOfBounds, match=f"{msg} .*lane {lane} of wave 0"):
+        check_access(_mem(nbytes), off, 16, 1, "load", _Agent)
+
+
+def test_check_access_reports_the_first_misaligned_lane():
+    from parity.sim.memory import Misaligned, check_access
+    off = np.arange(32, dtype=np.int64) * 16
+    off[7] += 4
+    off[9] += 8
+    with pytest.raises(Misaligned, match=r"byte offset 116 .* align 16 \(lane 7\)"):
+        check_access(_mem(1024), off, 16, 16, "load", _Agent)
+    off[7] -= 4
+    off[9] -= 8
+    assert check_access(_mem(1024), off, 16, 16, "load", _Agent) is None
