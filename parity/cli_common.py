@@ -384,6 +384,12 @@ def die(msg: str, code: int = EXIT_USAGE) -> int:
     return code
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``"1 layer"``, ``"2 layers"``, ``"0 layers"``: ``n`` and ``noun`` in the number ``n``
+    asks for (``plural``, default ``noun + "s"``, for any ``n`` but 1)."""
+    return f"{n} {noun if n == 1 else (plural or noun + 's')}"
+
+
 def one_line(text: object) -> str:
     """``text`` with every character :func:`parity.escape.shown` escapes, except the
     backslash, escaped: one printable line, safe to encode."""
