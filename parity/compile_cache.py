@@ -12,7 +12,11 @@ tool). Change one byte of any of them and the key changes.
 
 Where: ``$PARITY_COMPILE_CACHE`` (a directory), else
 ``$XDG_CACHE_HOME/splitk-parity/compile``, else
-``~/.cache/splitk-parity/compile``. ``PARITY_COMPILE_CACHE=off`` (or ``0``,
+``~/.cache/splitk-parity/compile``. A relative ``$PARITY_COMPILE_CACHE`` is
+taken relative to the directory the command starts in, once (:func:`pin`, at the
+start of ``parity``: the variable is made absolute for the process and every
+process it starts, whatever their working directory).
+``PARITY_COMPILE_CACHE=off`` (or ``0``,
 ``no``, ``none``, ``false``) disables it; the commands' ``--no-compile-cache``
 sets that for the run and its workers.
 
@@ -74,6 +78,26 @@ def cache_dir() -> Path | None:
     xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
     base = Path(xdg) if xdg else Path.home() / ".cache"
     return base / "splitk-parity" / "compile"
+
+
+def pin() -> Path | None:
+    """Make a relative ``$PARITY_COMPILE_CACHE`` absolute, against the working directory
+    now, in ``os.environ`` (so this process and the processes it starts use one
+    directory, wherever they run: the compile workers, the ``--base`` tree's
+    subprocess that runs in the base checkout, the fuzz gate's children that
+    change directory). Returns
+    the directory pinned, or None when the variable is unset, off or absolute
+    already. Called once by ``parity``'s entry point (parity/cli.py) before any work.
+    Raises OSError when the working directory is gone (the caller checks it first)."""
+    v = os.environ.get(ENV, "").strip()
+    if not v or v.lower() in OFF:
+        return None
+    d = Path(v).expanduser()
+    if d.is_absolute():
+        return None
+    d = Path(os.getcwd()) / d
+    os.environ[ENV] = str(d)
+    return d
 
 
 def disable() -> None:
