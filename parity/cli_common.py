@@ -52,26 +52,18 @@ from parity.project import outside_checkout_note
 from parity.runner import DEFAULT_ENGINES
 from parity.suggest import did_you_mean
 import python_engine
-
-EXIT_GREEN, EXIT_RED, EXIT_USAGE = 0, 1, 2
+from parity.cli_parser import ERROR_PREFIX, EXIT_GREEN, EXIT_RED, EXIT_USAGE, Parser, one_line  # noqa: F401
 
 #: The JSON report envelope (docs/cli.md#json). Bump SCHEMA_VERSION when a key
 #: of the envelope or of a command's documented payload changes meaning or goes away.
 SCHEMA = "splitk-parity/cli-report"
 SCHEMA_VERSION = 1
 
-ERROR_PREFIX = "error: "
-
 
 # -- parser ------------------------------------------------------------------------------
 
-class Parser(argparse.ArgumentParser):
-    """argparse with the project's conventions: a usage error is one line
-    ``error: <prog>: <message>`` on stderr and exit 2; subcommand parsers made
-    with ``add_subparsers().add_parser`` are Parsers too."""
-
-    def error(self, message):  # noqa: D102 - argparse API
-        self.exit(EXIT_USAGE, f"{ERROR_PREFIX}{self.prog}: {one_line(message)} (see `{self.prog} --help`)\n")
+# Parser (one-line usage errors), the exit codes and one_line live in parity/cli_parser.py,
+# which imports neither engine (bench scripts that import an engine from another tree use it).
 
 
 _RST = [(re.compile(r":(?:mod|func|class|data|meth|attr):`~?([^`]+)`"), r"\1"),
@@ -390,12 +382,6 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n} {noun if n == 1 else (plural or noun + 's')}"
 
 
-def one_line(text: object) -> str:
-    """``text`` with every character :func:`parity.escape.shown` escapes, except the
-    backslash, escaped: one printable line, safe to encode."""
-    return "\\".join(shown(part, limit=10**9) for part in str(text).split("\\")) if text else ""
-
-
 def report_doc(command: str, result: str, payload: dict | None = None) -> dict:
     """The JSON report of one command run: the envelope (schema, schema_version,
     tool, command, version, result, exit_code) merged over the command's
@@ -460,6 +446,29 @@ def git_commit(flag: str, repo: Path | None = None):
             raise argparse.ArgumentTypeError(f"{text!r} names no commit of {top}")
         return r.stdout.strip()
     return parse
+
+
+def name_list(flag: str, known, what: str, single: bool = False):
+    """argparse type for ``flag``: comma-separated names, each one of ``known`` (a sequence,
+    or a function giving it, called at parse time); returns the text unchanged. An empty,
+    unknown or repeated name (or, with ``single``, more than one) is one argparse error
+    (argparse names ``flag``) listing the known ``what`` names."""
+    def parse(text: str) -> str:
+        names = [n.strip() for n in text.split(",")]
+        ok = tuple(known() if callable(known) else known)
+        bad = next((n for n in names if n not in ok), None)
+        if bad is not None or len(set(names)) < len(names) or (single and len(names) > 1):
+            why = (f"unknown {what} '{shown(bad)}'" if bad else "one name only" if single and len(set(names)) > 1
+                   else "a name given twice")
+            raise argparse.ArgumentTypeError(f"{why} in '{shown(text)}' (known: {', '.join(ok)})")
+        return text
+    return parse
+
+
+def flavor_list(flag: str, single: bool = False):
+    """argparse type for ``flag``: LLVM flavor names (aliases too: ``llvm24``), comma-separated
+    (``single``: exactly one); see :func:`name_list`."""
+    return name_list(flag, lambda: [f["name"] for f in python_engine.flavor_table()], "flavor", single)
 
 
 def family_list(flag: str):
