@@ -180,10 +180,19 @@ def keep_going_on_broken_pipe() -> None:
         sys.stdout = _KeepGoingStdout(sys.stdout)
 
 
+#: Exit status of a run stopped by Ctrl-C (SIGINT): 128 + 2, what a shell reports for it.
+EXIT_INTERRUPTED = 130
+
+
 def run_quietly_on_broken_pipe(main, argv=None) -> int:
     """``main(argv)``; a BrokenPipeError (stdout closed by ``| head``) ends it
     quietly: no traceback, exit status 141 (128 + SIGPIPE, what a shell
-    reports for a writer killed by a closed pipe)."""
+    reports for a writer killed by a closed pipe). Ctrl-C (KeyboardInterrupt)
+    ends it with one ``error:`` line and exit status :data:`EXIT_INTERRUPTED`
+    (130), no traceback; the ``with`` blocks it unwinds have closed their
+    pools and removed their temporary files, and every file the commands
+    write is replaced whole (written beside it, then renamed), so a golden
+    shard is the old one or the new one."""
     try:
         rc = main(argv)
         sys.stdout.flush()  # output still buffered for a reader that has gone fails here, not at exit
@@ -191,3 +200,13 @@ def run_quietly_on_broken_pipe(main, argv=None) -> int:
     except BrokenPipeError:
         quiet_stdout()
         return 141
+    except KeyboardInterrupt:
+        try:
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+        if sys.stderr.isatty():
+            print(file=sys.stderr)  # off the progress bar's line
+        print("error: interrupted (Ctrl-C): stopped before the end; every file written is whole "
+              "(written beside, then renamed)", file=sys.stderr)
+        return EXIT_INTERRUPTED

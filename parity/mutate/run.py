@@ -27,6 +27,7 @@ import time
 import zlib
 from dataclasses import dataclass, field
 
+from parity.interrupt import leave_sigint_to_parent
 from parity.mutate import operators as OPS
 from parity.sim import cover
 from parity.sim import numerics as N
@@ -398,7 +399,7 @@ def run(jobs: list, seconds: float | None = None, n_jobs: int = 1, progress=None
             if progress:
                 progress(out[-1], len(out), len(jobs))
         return out
-    with mp.get_context("fork").Pool(n_jobs) as pool:
+    with mp.get_context("fork").Pool(n_jobs, initializer=leave_sigint_to_parent) as pool:
         for v in pool.imap(judge, jobs, chunksize=1):
             out.append(v)
             if progress:
