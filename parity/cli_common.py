@@ -141,6 +141,11 @@ def check_writable(path: str | Path) -> None:
     p = Path(path)
     if p.is_dir():
         raise ValueError(f"--json {path}: is a directory")
+    if _write_through(p):  # /dev/stdout, /dev/null, a FIFO: written through (write_json)
+        if not os.access(p, os.W_OK):
+            raise ValueError(f"--json {path}: not writable")
+        return
+    p = Path(os.path.realpath(p))  # a symlink to a file: the file is replaced, the link stays
     if not p.parent.is_dir():
         raise ValueError(f"--json {path}: directory {p.parent} does not exist")
     if not os.access(p.parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
@@ -396,12 +401,30 @@ def report_doc(command: str, result: str, payload: dict | None = None) -> dict:
     return doc
 
 
+def _write_through(p: Path) -> bool:
+    """``p`` is written in place, never replaced by a rename: an existing file that is not a
+    regular one (a device, a FIFO), or any path under /dev or /proc (``/dev/stdout`` and
+    ``/dev/fd/N`` name the caller's descriptor, whatever it is open on)."""
+    return (p.exists() and not p.is_file()) or os.path.abspath(p).startswith(("/dev/", "/proc/"))
+
+
 def write_json(path: str | Path, doc: dict) -> None:
-    """Write ``doc`` as sorted, indented JSON (atomically: a temp file renamed)."""
+    """Write ``doc`` as sorted, indented JSON: to a regular file atomically (a temp file
+    beside it renamed over it; through a symlink, the file it names); to an existing
+    file that is not a regular one or a path under /dev or /proc (``/dev/stdout``,
+    ``/dev/null``, a FIFO) directly.
+    Before, the rename replaced such a path with a regular file, ``/dev/stdout`` and
+    ``/dev/null`` included when run as root. OSError when it cannot be written."""
+    text = json.dumps(doc, indent=2, sort_keys=True) + "\n"
     p = Path(path)
+    if _write_through(p):
+        with open(p, "w", encoding="utf-8") as f:
+            f.write(text)
+        return
+    p = Path(os.path.realpath(p))
     tmp = p.with_name(f".{p.name}.tmp{os.getpid()}")
     try:
-        tmp.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, p)
     except BaseException:
         tmp.unlink(missing_ok=True)  # never a half-written report left behind
