@@ -50,6 +50,7 @@ from parity.escape import shown
 from parity.pool import DEFAULT_TIMEOUT
 from parity.project import outside_checkout_note
 from parity.runner import DEFAULT_ENGINES
+from parity.outputs import write_report, written_in_place
 from parity.suggest import did_you_mean
 import python_engine
 from parity.cli_parser import ERROR_PREFIX, EXIT_GREEN, EXIT_RED, EXIT_USAGE, Parser, one_line  # noqa: F401
@@ -135,36 +136,43 @@ positive_int = at_least_one("--jobs")
 positive_seconds = finite_seconds("--timeout")
 
 
-def check_writable(path: str | Path) -> None:
-    """ValueError unless ``path`` can be written as a file (checked before a
-    long run, so a bad --json path does not waste the run)."""
+def check_writable(path: str | Path, flag: str = "--json") -> None:
+    """ValueError (naming ``flag``) unless ``path`` can be written as a file (checked
+    before a long run, so a bad --json path does not waste the run)."""
     p = Path(path)
     if p.is_dir():
-        raise ValueError(f"--json {path}: is a directory")
-    if _write_through(p):  # /dev/stdout, /dev/null, a FIFO: written through (write_json)
+        raise ValueError(f"{flag} {path}: is a directory")
+    if written_in_place(p):  # /dev/stdout, /dev/null, a FIFO: written in place (write_report)
         if not os.access(p, os.W_OK):
-            raise ValueError(f"--json {path}: not writable")
+            raise ValueError(f"{flag} {path}: not writable")
         return
     p = Path(os.path.realpath(p))  # a symlink to a file: the file is replaced, the link stays
     if not p.parent.is_dir():
-        raise ValueError(f"--json {path}: directory {p.parent} does not exist")
+        raise ValueError(f"{flag} {path}: directory {p.parent} does not exist")
     if not os.access(p.parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
-        raise ValueError(f"--json {path}: not writable")
+        raise ValueError(f"{flag} {path}: not writable")
     try:  # os.access says yes to root for /proc or a read-only mount: create what write_json creates
         fd, probe = tempfile.mkstemp(prefix=f".{p.name}.probe", dir=p.parent)
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        raise ValueError(f"--json {path}: not writable ({exc.strerror or exc})") from None
+        raise ValueError(f"{flag} {path}: not writable ({exc.strerror or exc})") from None
 
 
-def json_path(text: str) -> str:
-    """argparse type of --json: a writable file path."""
-    try:
-        check_writable(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e).split(": ", 1)[1]) from None
-    return text
+def writable_file(flag: str):
+    """argparse type for ``flag``: a file path :func:`check_writable` accepts (the error
+    names ``flag`` through argparse)."""
+    def parse(text: str) -> str:
+        try:
+            check_writable(text, flag)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e).split(": ", 1)[1]) from None
+        return text
+    return parse
+
+
+#: argparse type of --json: a writable file path.
+json_path = writable_file("--json")
 
 
 def jobs_of(args) -> int:
@@ -401,34 +409,10 @@ def report_doc(command: str, result: str, payload: dict | None = None) -> dict:
     return doc
 
 
-def _write_through(p: Path) -> bool:
-    """``p`` is written in place, never replaced by a rename: an existing file that is not a
-    regular one (a device, a FIFO), or any path under /dev or /proc (``/dev/stdout`` and
-    ``/dev/fd/N`` name the caller's descriptor, whatever it is open on)."""
-    return (p.exists() and not p.is_file()) or os.path.abspath(p).startswith(("/dev/", "/proc/"))
-
-
 def write_json(path: str | Path, doc: dict) -> None:
-    """Write ``doc`` as sorted, indented JSON: to a regular file atomically (a temp file
-    beside it renamed over it; through a symlink, the file it names); to an existing
-    file that is not a regular one or a path under /dev or /proc (``/dev/stdout``,
-    ``/dev/null``, a FIFO) directly.
-    Before, the rename replaced such a path with a regular file, ``/dev/stdout`` and
-    ``/dev/null`` included when run as root. OSError when it cannot be written."""
-    text = json.dumps(doc, indent=2, sort_keys=True) + "\n"
-    p = Path(path)
-    if _write_through(p):
-        with open(p, "w", encoding="utf-8") as f:
-            f.write(text)
-        return
-    p = Path(os.path.realpath(p))
-    tmp = p.with_name(f".{p.name}.tmp{os.getpid()}")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, p)
-    except BaseException:
-        tmp.unlink(missing_ok=True)  # never a half-written report left behind
-        raise
+    """Write ``doc`` as sorted, indented JSON to ``path`` (:func:`parity.outputs.write_report`:
+    atomically, or in place for a device, FIFO or a path under /dev or /proc)."""
+    write_report(path, json.dumps(doc, indent=2, sort_keys=True) + "\n")
 
 
 def finish(args, command: str, result: str | bool, payload: dict | None = None) -> int:

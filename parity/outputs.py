@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 import os
+from pathlib import Path
 import sys
 import tempfile
 
@@ -74,6 +75,27 @@ def write_bytes_atomic(path, data: bytes, prefix: str | None = None, suffix: str
         except OSError:
             pass
         raise
+
+
+def written_in_place(path) -> bool:
+    """``path`` is written in place, never replaced by a rename: an existing file that is
+    not a regular one (a device, a FIFO), or any path under /dev or /proc (``/dev/stdout``
+    and ``/dev/fd/N`` name the caller's descriptor, whatever it is open on)."""
+    p = Path(path)
+    return (p.exists() and not p.is_file()) or os.path.abspath(p).startswith(("/dev/", "/proc/"))
+
+
+def write_report(path, text: str) -> None:
+    """Write a report (``--json PATH``, ``parity aot merge --out PATH``) of ``text`` (UTF-8, LF):
+    to a regular file atomically (:func:`write_bytes_atomic`; through a symlink, the file it
+    names, so the link stays); to a path :func:`written_in_place` says, directly. Before, the
+    rename replaced such a path with a regular file (run as root, ``--json /dev/stdout`` or
+    ``/dev/full`` replaced the device node). OSError when it cannot be written."""
+    if written_in_place(path):
+        with open(path, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+        return
+    write_bytes_atomic(os.path.realpath(path), text.encode("utf-8"), fsync=False)
 
 
 def write_text_atomic(path: str, text: str) -> None:

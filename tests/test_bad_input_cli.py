@@ -195,3 +195,15 @@ def test_scale_outside_f32_through_conv_run():
                      scalars={"scale": 1e39}):
             pass
     assert "hipStreamDestroy" in f.names()
+
+
+@pytest.mark.parametrize("out,needle", [("/nonexistent-dir/m.json", "directory /nonexistent-dir does not exist"),
+                                        ("/tmp", "is a directory")])
+def test_aot_merge_out_is_checked_before_the_shards_are_read(out, needle, capsys):
+    # --out had no check: a bad path was a traceback from the write, after every shard was read
+    from parity.cli import main as parity_main
+    with pytest.raises(SystemExit) as ei:
+        parity_main(["aot", "merge", "/nonexistent-shard.json", "--out", out])
+    err = capsys.readouterr().err.splitlines()
+    assert ei.value.code == 2 and len(err) == 1 and err[0].startswith("error: parity aot merge: argument --out: ")
+    assert needle in err[0], err
