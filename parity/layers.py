@@ -456,10 +456,11 @@ def add_command(sub) -> None:
                                        "(scaled down) for every layer of a catalog")
     la.add_argument("file", nargs="*", help="catalog file(s) (default: parity/data/layers.txt); "
                                             "several: one report each, in one process")
-    la.add_argument("--arch", default="gfx1250")
+    la.add_argument("--arch", default="gfx1250", help="the target arch (default gfx1250)")
     la.add_argument("--dtype", choices=("bf16", "fp16"),
                     help="the precision of plain 'conv' (fp32) layers; convbfp16/convfp16 layers keep theirs")
-    la.add_argument("--cus", type=integer("--cus"), default=0)
+    la.add_argument("--cus", type=integer("--cus"), default=0,
+                    help="the device's CU count (default 0: the arch table's)")
     la.add_argument("--select", default=DEFAULT_SELECT, choices=SELECTIONS,
                     help="rules (default): the perf model's choice among the candidates the reference's split-K "
                          "rules admit (docs/policy.md); model: among every admitted candidate; seed: the seed "
@@ -467,7 +468,8 @@ def add_command(sub) -> None:
     la.add_argument("--tile", type=integer("--tile", lo=1), default=None, help=argparse.SUPPRESS)
     la.add_argument("--no-verify", action="store_true", help="skip LLVM verification")
     la.add_argument("--no-numerics", action="store_true", help="skip the emulator")
-    la.add_argument("-v", "--verbose", action="store_true")
+    la.add_argument("-v", "--verbose", action="store_true",
+                    help="every layer's rule, fold and numerics line, and every kernel's verify line")
     add_options(la, only="layers", flavor=True, flavor_default="llvm23", jobs=True, json=True,
                 timeout=False, engines=False)
     add_compile_cache_option(la)

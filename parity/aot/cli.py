@@ -41,12 +41,13 @@ def add_command(sub) -> None:
     a.set_defaults(func=cmd_aot, aot_action=None)
     s = a.add_subparsers(dest="aot_action")
     m = s.add_parser("merge", help="join shard manifests; every job of the grid exactly once")
-    m.add_argument("manifests", nargs="+", metavar="MANIFEST")
+    m.add_argument("manifests", nargs="+", metavar="MANIFEST", help="the shard manifests (manifest.json of each "
+                                                                    "--build --shard I/N)")
     m.add_argument("--out", required=True, metavar="PATH", type=writable_file("--out"),
                    help="the merged manifest to write (checked writable before the shards are read)")
     m.add_argument("--compare", metavar="MANIFEST", help="also require the merged content to equal this manifest's")
     v = s.add_parser("validate", help="check a manifest: the grid's jobs, code objects, gate")
-    v.add_argument("manifest", metavar="MANIFEST")
+    v.add_argument("manifest", metavar="MANIFEST", help="a manifest.json written by --build or merge")
 
 
 def cmd_aot(args) -> int:
