@@ -46,7 +46,7 @@ import importlib
 from parity import color, compile_cache
 from parity.cli_common import Parser, add_version, die
 from parity.cli_help import add_color, document
-from parity.outputs import keep_going_on_broken_pipe, run_quietly_on_broken_pipe
+from parity.outputs import keep_going_on_broken_pipe, reopen_closed_std_streams, run_quietly_on_broken_pipe
 from parity.preamble import GATE_COMMANDS, preamble
 
 
@@ -115,6 +115,7 @@ def _never_unencodable() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    reopen_closed_std_streams()  # `parity list >&-`: dropped output, not an AttributeError
     _never_unencodable()
     argv = list(sys.argv[1:] if argv is None else argv)
     try:

@@ -202,6 +202,24 @@ def keep_going_on_broken_pipe() -> None:
         sys.stdout = _KeepGoingStdout(sys.stdout)
 
 
+def reopen_closed_std_streams() -> None:
+    """Give a closed stdout or stderr (``parity list >&-``: Python then has
+    ``sys.stdout = None``) a /dev/null on its descriptor, so output is dropped
+    instead of ending the run in an AttributeError, here and in every worker the
+    run starts (they inherit the descriptor)."""
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_WRONLY)
+            if null != fd:
+                os.dup2(null, fd)  # inheritable, as a standard stream is
+                os.close(null)
+            else:
+                os.set_inheritable(fd, True)  # os.open's descriptors are not (PEP 446)
+            setattr(sys, name, open(fd, "w", encoding="utf-8", closefd=False))
+
+
 #: Exit status of a run stopped by Ctrl-C (SIGINT): 128 + 2, what a shell reports for it.
 EXIT_INTERRUPTED = 130
 

@@ -207,3 +207,18 @@ def test_aot_merge_out_is_checked_before_the_shards_are_read(out, needle, capsys
     err = capsys.readouterr().err.splitlines()
     assert ei.value.code == 2 and len(err) == 1 and err[0].startswith("error: parity aot merge: argument --out: ")
     assert needle in err[0], err
+
+
+@pytest.mark.parametrize("closed", [1, 2])
+def test_a_closed_stdout_or_stderr_is_not_a_traceback(closed):
+    # `parity list >&-`: Python starts with sys.stdout = None; the run (and every engine
+    # worker it spawned) ended in AttributeError tracebacks
+    keep = 2 if closed == 1 else 1
+    r = subprocess.run([sys.executable, "-m", "parity", "list", "--only", "ir_core"], cwd=REPO,
+                       stdout=subprocess.PIPE if keep == 1 else subprocess.DEVNULL,
+                       stderr=subprocess.PIPE if keep == 2 else subprocess.DEVNULL,
+                       preexec_fn=lambda: os.close(closed), text=True, timeout=300)
+    seen = r.stdout if keep == 1 else r.stderr
+    assert r.returncode == 0 and "Traceback" not in seen and "AttributeError" not in seen, seen
+    if keep == 1:
+        assert "ir_core/" in seen   # the listing itself still goes to the open stream
