@@ -29,6 +29,23 @@ def ensure_dir(path: str, what: str) -> str:
     return path
 
 
+def check_dir_to_be(path: str, what: str) -> str:
+    """Check, without creating it, that directory ``path`` can be made or reused later
+    (a run that writes into it only on a finding, like ``parity fuzz --out``): it is a
+    writable directory, or it does not exist and its nearest existing ancestor is one.
+    OutputError naming ``what`` otherwise (checked before the run, not at its end)."""
+    if os.path.lexists(path) and not os.path.isdir(path):
+        raise OutputError(f"{what} {path}: exists and is not a directory")
+    up = os.path.abspath(path)
+    while not os.path.lexists(up):
+        up = os.path.dirname(up)
+    if not os.path.isdir(up):
+        raise OutputError(f"{what} {path}: {up} is not a directory")
+    if not os.access(up, os.W_OK | os.X_OK):
+        raise OutputError(f"{what} {path}: {up} is not writable")
+    return path
+
+
 def name_max(directory: str) -> int:
     """The longest file name (bytes) the file system of ``directory`` allows
     (``pathconf PC_NAME_MAX``; 255 when it cannot say)."""

@@ -222,3 +222,15 @@ def test_a_closed_stdout_or_stderr_is_not_a_traceback(closed):
     assert r.returncode == 0 and "Traceback" not in seen and "AttributeError" not in seen, seen
     if keep == 1:
         assert "ir_core/" in seen   # the listing itself still goes to the open stream
+
+
+@pytest.mark.parametrize("out,needle", [("FILE", "exists and is not a directory"),
+                                        ("FILE/sub", "is not a directory")])
+def test_fuzz_out_is_checked_before_the_run(tmp_path, out, needle, capsys):
+    # a --out that could not hold a reproducer was found only when a failure was to be written
+    from parity.cli import main as parity_main
+    f = tmp_path / "a-file"
+    f.write_text("x")
+    rc = parity_main(["fuzz", "--specs", "1", "--only", "ir_core", "--out", out.replace("FILE", str(f))])
+    err = capsys.readouterr().err.splitlines()
+    assert rc == 2 and len(err) == 1 and err[0].startswith("error: --out ") and needle in err[0], err
