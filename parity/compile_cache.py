@@ -131,6 +131,14 @@ def settings_error() -> str | None:
     if d.exists() and not d.is_dir():
         return (f"{ENV}: {d} exists and is not a directory "
                 f"(a directory to create or reuse, or off to disable the cache)")
+    up = d
+    while not up.exists() and up != up.parent:
+        up = up.parent
+    if not up.is_dir():  # XDG_CACHE_HOME=a-file: the cache was skipped in silence, every compile redone
+        source = ENV if os.environ.get(ENV, "").strip() else \
+            "XDG_CACHE_HOME" if os.environ.get("XDG_CACHE_HOME", "").strip() else "HOME"
+        return (f"{source}: the compile cache {d} cannot be made: {up} is not a directory "
+                f"(set {ENV} to a directory, or to off to disable the cache)")
     try:
         cap_bytes()
     except ValueError as exc:

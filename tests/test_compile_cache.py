@@ -358,3 +358,16 @@ def test_parity_pins_the_cache_dir_at_start(tmp_path, monkeypatch, capsys):
     assert main(["layers", "/nonexistent/catalog"]) == 2   # any command: the pin comes first
     capsys.readouterr()
     assert os.environ[C.ENV] == str(tmp_path / "cc")
+
+
+@pytest.mark.parametrize("var", ["PARITY_COMPILE_CACHE", "XDG_CACHE_HOME"])
+def test_a_cache_dir_under_a_file_is_a_bad_setting(tmp_path, monkeypatch, var):
+    # XDG_CACHE_HOME=a-file (or PARITY_COMPILE_CACHE=a-file/sub): no directory can be made
+    # there; the cache was skipped in silence and every compile redone
+    f = tmp_path / "a-file"
+    f.write_text("x")
+    monkeypatch.delenv(C.ENV, raising=False)
+    monkeypatch.delenv(C.ENV_CAP, raising=False)
+    monkeypatch.setenv(var, str(f / "sub") if var == C.ENV else str(f))
+    err = C.settings_error()
+    assert err is not None and err.startswith(f"{var}: the compile cache ") and f"{f} is not a directory" in err
