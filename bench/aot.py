@@ -16,7 +16,6 @@ during the run changes every figure: run it on an idle machine.
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
 import json
@@ -29,6 +28,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from parity.aot.build import build  # noqa: E402
+from parity.cli_common import Parser, at_least_one, flavor_list  # noqa: E402
 
 
 def _sample(k: int, jobs: int, tmp: str) -> dict:
@@ -50,10 +50,11 @@ def _shares(emit: float, llvm: float, link: float) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sample-shards", type=int, default=40, metavar="K",
+    ap = Parser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sample-shards", type=at_least_one("--sample-shards"), default=40, metavar="K",
                     help="sample = shard 1/K of the llvm23 grid (default 40: about 47 jobs)")
-    ap.add_argument("--flavors", default="llvm20,llvm22,llvm23")
+    ap.add_argument("--flavors", type=flavor_list("--flavors"), default="llvm20,llvm22,llvm23",
+                    help="flavors of the full-grid figures, comma-separated (default llvm20,llvm22,llvm23)")
     ap.add_argument("--manifest", action="append", default=[], metavar="PATH",
                     help="a full build's manifest.json: print its measured figures")
     a = ap.parse_args(argv)

@@ -16,7 +16,6 @@ evidence. Needs the LLVM 22 linker (scripts/bootstrap.sh).
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import tempfile
@@ -27,7 +26,8 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import python_engine as E  # noqa: E402
-from python_engine.policy import aot as A  # noqa: E402  (debt: the grid's axes are not in the engine API)
+from python_engine.policy import aot as A  # noqa: E402
+from parity.cli_common import Parser, at_least_one, flavor_list  # noqa: E402  (debt: the grid's axes are not in the engine API)
 
 
 def extra_jobs(dtype: str) -> list:
@@ -67,10 +67,11 @@ def _compile(args):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--flavor", default="llvm23")
-    ap.add_argument("--dtype", default="bf16", choices=("bf16", "fp16"))
-    ap.add_argument("--jobs", type=int, default=2)
+    ap = Parser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--flavor", type=flavor_list("--flavor", single=True), default="llvm23",
+                    help="the LLVM flavor to compile with (default llvm23)")
+    ap.add_argument("--dtype", default="bf16", choices=("bf16", "fp16"), help="the jobs' dtype (default bf16)")
+    ap.add_argument("--jobs", type=at_least_one("--jobs"), default=2, help="compile processes (default 2)")
     a = ap.parse_args(argv)
     jobs = extra_jobs(a.dtype)
     print(f"grid today: {A.count_two_stage()} two-stage jobs per dtype (vectors {A.VECTORS}); vector1: "

@@ -17,7 +17,6 @@ instructions per byte of IR inside cpe_conv_lower (valgrind, every 14th unit).
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import shutil
@@ -30,7 +29,7 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from parity.cli_common import at_least_one, git_commit  # noqa: E402
+from parity.cli_common import Parser, at_least_one, git_commit  # noqa: E402
 from parity.config import load_families  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -146,7 +145,7 @@ _rounds = at_least_one("--rounds")
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = Parser(description=__doc__.splitlines()[0])
     p.add_argument("--repeats", type=_repeats, default=5, help="runs per engine (median); default 5")
     p.add_argument("--rounds", type=_rounds, default=3, help="passes over the units per run; default 3")
     p.add_argument("--base", type=git_commit("--base"), default=BASE, help=f"git ref of the base engine (default {BASE}, issue 25's base)")

@@ -23,7 +23,6 @@ Predicted figures from a static model, not measurements on a GPU.
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import sys
 from pathlib import Path
@@ -31,7 +30,7 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from parity.cli_common import at_least_one  # noqa: E402
+from parity.cli_common import Parser, at_least_one  # noqa: E402
 from parity.emit import default_catalog  # noqa: E402
 from python_engine.kernels.conv_implicit_gemm import load_vector  # noqa: E402
 from parity.miopen import ProblemInputError, parse_catalog  # noqa: E402
@@ -76,7 +75,7 @@ def _choice(layer, arch, flavor, rules: bool) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = Parser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--catalog", default=None, help="layer catalog (default: the shipped one)")
     ap.add_argument("--before-kstep", type=at_least_one("--before-kstep"), default=118,
                     help="kstep_issue_cycles of the seed kernels (default 118, parity perf --base 79f6ea3)")

@@ -8,22 +8,15 @@ pool's total specs/s for a bounded run over every family.
 """
 from __future__ import annotations
 
-import argparse
 import time
 
 
-def _positive(text: str) -> float:
-    v = float(text)
-    if not v > 0:
-        raise argparse.ArgumentTypeError(f"must be > 0, got {text!r}")
-    return v
-
-
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--seconds", type=_positive, default=10.0, help="seconds of the pool run (default 10)")
-    p.add_argument("--jobs", type=int, default=None, help="worker processes (default: CPUs)")
-    p.add_argument("--seed", type=int, default=0)
+    from parity.cli_common import Parser, at_least_one, finite_seconds, integer
+    p = Parser(description=__doc__.splitlines()[0])
+    p.add_argument("--seconds", type=finite_seconds("--seconds"), default=10.0, help="seconds of the pool run (default 10)")
+    p.add_argument("--jobs", type=at_least_one("--jobs"), default=None, help="worker processes (default: CPUs)")
+    p.add_argument("--seed", type=integer("--seed"), default=0, help="the generator seed (default 0)")
     args = p.parse_args(argv)
 
     from parity.fuzz.check import check_spec

@@ -47,10 +47,10 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from parity.cli_common import at_least_one, family_list, git_commit  # noqa: E402
+from parity.cli_common import Parser, at_least_one, family_list, git_commit, name_list  # noqa: E402
 
 from parity.config import load_families  # noqa: E402
-from parity.runner import engine_module  # noqa: E402
+from parity.runner import DEFAULT_ENGINES, engine_module  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = "24d40b6"             # issue 25's base commit
@@ -242,14 +242,16 @@ def bench_check(args, check_args: list[str]) -> int:
 
 #: argparse type of --repeats: an integer >= 1 (the median of no runs is undefined).
 _repeats = at_least_one("--repeats")
+_engines = name_list("--engines", DEFAULT_ENGINES, "engine")
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--repeats", type=_repeats, default=5)
+    p = Parser(description=__doc__.splitlines()[0])
+    p.add_argument("--repeats", type=_repeats, default=5, help="timed runs per engine and tree; the median is reported (default 5)")
     p.add_argument("--base", type=git_commit("--base"), default=BASE, help=f"the commit to compare `parity check` with (default {BASE})")
     p.add_argument("--no-base", action="store_true", help="time this checkout's `parity check` only")
-    p.add_argument("--engines", default="python,cpp")
+    p.add_argument("--engines", type=_engines, default="python,cpp",
+                   help="engines to time, comma-separated (python, cpp; default python,cpp)")
     p.add_argument("--only", type=family_list("--only"), default=None, help="these families only (F1,F2; default all)")
     p.add_argument("--lower", metavar="ENGINE", help=argparse.SUPPRESS)  # one timed repeat (bench_engine)
     args = p.parse_args(argv)

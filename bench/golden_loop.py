@@ -20,7 +20,6 @@ Both by default. The edited files are restored (byte for byte) in a
 
 from __future__ import annotations
 
-import argparse
 import re
 import shutil
 import subprocess
@@ -86,11 +85,12 @@ def bench_rebuild() -> None:
     print(f"no edit (no-op rebuild) -> parity check: {'GREEN' if rc == 0 else 'NOT GREEN'} in {secs:.1f} s")
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--write", action="store_true")
-    ap.add_argument("--rebuild", action="store_true")
-    a = ap.parse_args()
+def main(argv=None) -> int:
+    from parity.cli_parser import Parser
+    ap = Parser(description=__doc__.splitlines()[0])
+    ap.add_argument("--write", action="store_true", help="time `parity write` after a one-kernel change only")
+    ap.add_argument("--rebuild", action="store_true", help="time a one-line C++ edit to a GREEN check only")
+    a = ap.parse_args(argv)
     both = not (a.write or a.rebuild)
     if a.write or both:
         bench_write()

@@ -14,7 +14,6 @@ of ``conv_bank_conflicts``: two tiles in M, one in N, two K tiles per slice).
 """
 from __future__ import annotations
 
-import argparse
 import re
 import subprocess
 import sys
@@ -46,11 +45,12 @@ def compile_counts(text: str) -> dict:
     return {"ops": ops, "lds": int(lds.group(1)) if lds else None}
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv=None) -> int:
+    from parity.cli_parser import Parser  # imports no engine: --engine-path still picks the one imported below
+    ap = Parser(description=__doc__.splitlines()[0])
     ap.add_argument("--engine-path", help="import python_engine from this directory")
     ap.add_argument("--no-banks", action="store_true", help="skip the emulated bank-conflict counts")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     if a.engine_path:
         sys.meta_path[:] = [f for f in sys.meta_path if "ditable" not in repr(f)]
         sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

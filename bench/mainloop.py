@@ -22,7 +22,6 @@ timing of this machine is involved.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -198,8 +197,9 @@ def goal_lines(tag: str, r: dict) -> list[str]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--base", metavar="REF", help="also measure the Python engine of git REF")
+    from parity.cli_common import Parser, git_commit
+    ap = Parser(description=__doc__.splitlines()[0])
+    ap.add_argument("--base", type=git_commit("--base"), metavar="REF", help="also measure the Python engine of git REF")
     args = ap.parse_args(argv)
     import shutil
     for tool in (LLC, MCA):

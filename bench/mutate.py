@@ -11,7 +11,6 @@ survivor with its diff, and the wall time.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -20,17 +19,22 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from parity.cli import main as parity_main  # noqa: E402
+from parity.cli_common import Parser, at_least_one, finite_seconds, integer  # noqa: E402
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--per-kind", type=int, default=0)
-    ap.add_argument("--seconds", type=float, default=None)
-    ap.add_argument("--max-mutants", type=int, default=None)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--jobs", "-j", type=int, default=0)
-    ap.add_argument("--only", default=None)
-    ap.add_argument("--json", default=None)
+    ap = Parser(description=__doc__.splitlines()[0])
+    ap.add_argument("--per-kind", type=integer("--per-kind", lo=0), default=0, metavar="K",
+                    help="sites drawn per mutation kind and config (default 0 here: every site)")
+    ap.add_argument("--seconds", type=finite_seconds("--seconds"), default=None,
+                    help="stop judging new mutants after this many seconds (default: all)")
+    ap.add_argument("--max-mutants", type=at_least_one("--max-mutants"), default=None, metavar="N",
+                    help="judge the first N mutants of the seeded order (default: all)")
+    ap.add_argument("--seed", type=integer("--seed"), default=0, help="the sampling seed (default 0)")
+    ap.add_argument("--jobs", "-j", type=at_least_one("--jobs"), default=None,
+                    help="judging processes (default: parity mutate's, the CPU count)")
+    ap.add_argument("--only", default=None, help="families or FAMILY/NAME configs, comma-separated (default all)")
+    ap.add_argument("--json", default=None, metavar="PATH", help="also write parity mutate's JSON report to PATH")
     a = ap.parse_args(argv)
     args = ["mutate", "--per-kind", str(a.per_kind), "--seed", str(a.seed)]
     args += ["--seconds", str(a.seconds)] if a.seconds else []

@@ -12,7 +12,6 @@ docs/perf.md), no GPU involved.
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
 import io
 import json
@@ -25,7 +24,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from parity.cli import main as parity_main  # noqa: E402
-from parity.cli_common import at_least_one  # noqa: E402
+from parity.cli_common import Parser, at_least_one, git_commit  # noqa: E402
 from parity.perf.measure import Measure  # noqa: E402
 from parity.perf.table import COMPARE_HEAD, compare_rows, render  # noqa: E402
 from parity.perf.targets import FAMILY, TARGETS, target_keys  # noqa: E402
@@ -40,9 +39,9 @@ def _run(argv: list[str]) -> tuple[int, float, str]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--base", default="HEAD", help="git ref of the 'before' kernels (default HEAD)")
-    ap.add_argument("--jobs", "-j", type=at_least_one("--jobs"), default=None)
+    ap = Parser(description=__doc__.splitlines()[0])
+    ap.add_argument("--base", type=git_commit("--base"), default="HEAD", help="git ref of the 'before' kernels (default HEAD)")
+    ap.add_argument("--jobs", "-j", type=at_least_one("--jobs"), default=None, help="parity perf's compile workers (default: the CPU count)")
     ap.add_argument("--no-lane", action="store_true", help="skip timing the CI lane (--only conv_implicit_gemm)")
     a = ap.parse_args(argv)
     jobs = ["--jobs", str(a.jobs)] if a.jobs else []

@@ -13,7 +13,6 @@ left to sampling and failures.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
@@ -23,6 +22,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import python_engine  # noqa: E402
+from parity.cli_common import Parser, at_least_one, family_list  # noqa: E402
 from parity.config import load_families  # noqa: E402
 from parity.proof import assumptions as A  # noqa: E402
 from parity.proof import interpret as I  # noqa: E402
@@ -41,9 +41,10 @@ def units(only):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--only", default=None, help="families, comma-separated")
+    ap = Parser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeats", type=at_least_one("--repeats"), default=3,
+                    help="proof runs over every unit; the median is reported (default 3)")
+    ap.add_argument("--only", type=family_list("--only"), default=None, help="families, comma-separated (default all)")
     a = ap.parse_args(argv)
     work = list(units(a.only.split(",") if a.only else None))
     cpu, wall, read_s, fix_s = [], [], [], []

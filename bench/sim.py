@@ -31,7 +31,6 @@ the goal (<= 60 s on a quiet machine).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import pickle
@@ -49,7 +48,7 @@ if __package__ in (None, ""):
 
 import numpy as np  # noqa: E402
 
-from parity.cli_common import at_least_one, family_list, git_commit  # noqa: E402
+from parity.cli_common import Parser, at_least_one, family_list, git_commit  # noqa: E402
 
 BASE = "24d40b6"
 GOAL_RATE = 10e6       # lane-instructions / s, shadow on (issue 25 item 2)
@@ -140,12 +139,12 @@ def _numerics(tree: str, jobs: int, coverage: bool, only) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = Parser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=at_least_one("--repeats"), default=5, help="launches per workload per round")
     ap.add_argument("--rounds", type=at_least_one("--rounds"), default=3, help="interleaved base/now rounds")
     ap.add_argument("--jobs", "-j", type=at_least_one("--jobs"), default=2, help="numerics workers")
     ap.add_argument("--base", type=git_commit("--base"), default=BASE, help=f"the base commit (default {BASE})")
-    ap.add_argument("--skip-numerics", action="store_true")
+    ap.add_argument("--skip-numerics", action="store_true", help="skip the `parity numerics` wall times")
     ap.add_argument("--only", type=family_list("--only"), default=None, help="numerics of these families only (F1,F2; default all)")
     a = ap.parse_args(argv)
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")

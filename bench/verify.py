@@ -22,7 +22,6 @@ the base commit's quiet figure (67 s, issue 25) against the goal.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import statistics
@@ -37,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if __package__ in (None, ""):
     sys.path.insert(0, str(ROOT))
 
-from parity.cli_common import family_list, git_commit  # noqa: E402
+from parity.cli_common import Parser, at_least_one, family_list, git_commit  # noqa: E402
 GOAL_S = 45.0
 BASE_SHA = "24d40b6"
 BASE_QUIET_S = 67.0  # issue 25: `parity verify` at the base commit on a quiet machine (2 cores)
@@ -88,17 +87,15 @@ def run_verify(py: Path, cwd: Path, env: dict, only: str | None) -> tuple[float,
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--repeats", type=int, default=3)
+    ap = Parser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeats", type=at_least_one("--repeats"), default=3,
+                    help="timed runs per setting; the median is reported (default 3)")
     ap.add_argument("--base", type=git_commit("--base"), default=BASE_SHA, help=f"base commit (default {BASE_SHA})")
     ap.add_argument("--no-base", action="store_true", help="skip the base commit")
     ap.add_argument("--only", type=family_list("--only"), default=None, help="families, comma-separated (default: all)")
     ap.add_argument("--clean-base", action="store_true", help="remove the cached base build and exit")
     ap.add_argument("--build-base", action="store_true", help="build the base checkout and exit")
     a = ap.parse_args(argv)
-    if a.repeats < 1:
-        print("error: --repeats must be >= 1", file=sys.stderr)
-        return 2
     if a.clean_base:
         clean_base(a.base)
         return 0

@@ -43,10 +43,10 @@ import sys
 
 import importlib
 
-from parity import color
+from parity import color, compile_cache
 from parity.cli_common import Parser, add_version, die
 from parity.cli_help import add_color, document
-from parity.outputs import keep_going_on_broken_pipe, run_quietly_on_broken_pipe
+from parity.outputs import keep_going_on_broken_pipe, reopen_closed_std_streams, run_quietly_on_broken_pipe
 from parity.preamble import GATE_COMMANDS, preamble
 
 
@@ -115,6 +115,7 @@ def _never_unencodable() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    reopen_closed_std_streams()  # `parity list >&-`: dropped output, not an AttributeError
     _never_unencodable()
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -123,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: parity: the working directory cannot be used ({exc.strerror}); "
               "cd to an existing directory", file=sys.stderr)
         return 2
+    compile_cache.pin()  # a relative PARITY_COMPILE_CACHE means the directory the command starts in
     if argv[:1] == ["run"]:  # `parity run ...`: the runtime's own MIOpenDriver-style parser (docs/runtime.md)
         # parity.runtime needs the [runtime] extra (pyelftools, msgpack; hip-python at launch):
         # loaded only for `parity run`, so the other commands start without it.
@@ -132,7 +134,6 @@ def main(argv: list[str] | None = None) -> int:
     args.parity_main = main  # `parity fuzz --gate` runs this entry point in forked children (parity/fuzz/gate_run.py)
     color.set_choice(args.color)
     if hasattr(args, "no_compile_cache"):  # a command that compiles through the cache (docs/verify.md)
-        from parity import compile_cache
         bad = compile_cache.settings_error()
         if bad is not None:
             return die(bad)

@@ -50,28 +50,21 @@ from parity.escape import shown
 from parity.pool import DEFAULT_TIMEOUT
 from parity.project import outside_checkout_note
 from parity.runner import DEFAULT_ENGINES
+from parity.outputs import write_report, written_in_place
 from parity.suggest import did_you_mean
 import python_engine
-
-EXIT_GREEN, EXIT_RED, EXIT_USAGE = 0, 1, 2
+from parity.cli_parser import ERROR_PREFIX, EXIT_GREEN, EXIT_RED, EXIT_USAGE, Parser, one_line  # noqa: F401
 
 #: The JSON report envelope (docs/cli.md#json). Bump SCHEMA_VERSION when a key
 #: of the envelope or of a command's documented payload changes meaning or goes away.
 SCHEMA = "splitk-parity/cli-report"
 SCHEMA_VERSION = 1
 
-ERROR_PREFIX = "error: "
-
 
 # -- parser ------------------------------------------------------------------------------
 
-class Parser(argparse.ArgumentParser):
-    """argparse with the project's conventions: a usage error is one line
-    ``error: <prog>: <message>`` on stderr and exit 2; subcommand parsers made
-    with ``add_subparsers().add_parser`` are Parsers too."""
-
-    def error(self, message):  # noqa: D102 - argparse API
-        self.exit(EXIT_USAGE, f"{ERROR_PREFIX}{self.prog}: {one_line(message)} (see `{self.prog} --help`)\n")
+# Parser (one-line usage errors), the exit codes and one_line live in parity/cli_parser.py,
+# which imports neither engine (bench scripts that import an engine from another tree use it).
 
 
 _RST = [(re.compile(r":(?:mod|func|class|data|meth|attr):`~?([^`]+)`"), r"\1"),
@@ -143,31 +136,43 @@ positive_int = at_least_one("--jobs")
 positive_seconds = finite_seconds("--timeout")
 
 
-def check_writable(path: str | Path) -> None:
-    """ValueError unless ``path`` can be written as a file (checked before a
-    long run, so a bad --json path does not waste the run)."""
+def check_writable(path: str | Path, flag: str = "--json") -> None:
+    """ValueError (naming ``flag``) unless ``path`` can be written as a file (checked
+    before a long run, so a bad --json path does not waste the run)."""
     p = Path(path)
     if p.is_dir():
-        raise ValueError(f"--json {path}: is a directory")
+        raise ValueError(f"{flag} {path}: is a directory")
+    if written_in_place(p):  # /dev/stdout, /dev/null, a FIFO: written in place (write_report)
+        if not os.access(p, os.W_OK):
+            raise ValueError(f"{flag} {path}: not writable")
+        return
+    p = Path(os.path.realpath(p))  # a symlink to a file: the file is replaced, the link stays
     if not p.parent.is_dir():
-        raise ValueError(f"--json {path}: directory {p.parent} does not exist")
+        raise ValueError(f"{flag} {path}: directory {p.parent} does not exist")
     if not os.access(p.parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
-        raise ValueError(f"--json {path}: not writable")
+        raise ValueError(f"{flag} {path}: not writable")
     try:  # os.access says yes to root for /proc or a read-only mount: create what write_json creates
         fd, probe = tempfile.mkstemp(prefix=f".{p.name}.probe", dir=p.parent)
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        raise ValueError(f"--json {path}: not writable ({exc.strerror or exc})") from None
+        raise ValueError(f"{flag} {path}: not writable ({exc.strerror or exc})") from None
 
 
-def json_path(text: str) -> str:
-    """argparse type of --json: a writable file path."""
-    try:
-        check_writable(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e).split(": ", 1)[1]) from None
-    return text
+def writable_file(flag: str):
+    """argparse type for ``flag``: a file path :func:`check_writable` accepts (the error
+    names ``flag`` through argparse)."""
+    def parse(text: str) -> str:
+        try:
+            check_writable(text, flag)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e).split(": ", 1)[1]) from None
+        return text
+    return parse
+
+
+#: argparse type of --json: a writable file path.
+json_path = writable_file("--json")
 
 
 def jobs_of(args) -> int:
@@ -384,10 +389,10 @@ def die(msg: str, code: int = EXIT_USAGE) -> int:
     return code
 
 
-def one_line(text: object) -> str:
-    """``text`` with every character :func:`parity.escape.shown` escapes, except the
-    backslash, escaped: one printable line, safe to encode."""
-    return "\\".join(shown(part, limit=10**9) for part in str(text).split("\\")) if text else ""
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``"1 layer"``, ``"2 layers"``, ``"0 layers"``: ``n`` and ``noun`` in the number ``n``
+    asks for (``plural``, default ``noun + "s"``, for any ``n`` but 1)."""
+    return f"{n} {noun if n == 1 else (plural or noun + 's')}"
 
 
 def report_doc(command: str, result: str, payload: dict | None = None) -> dict:
@@ -405,15 +410,9 @@ def report_doc(command: str, result: str, payload: dict | None = None) -> dict:
 
 
 def write_json(path: str | Path, doc: dict) -> None:
-    """Write ``doc`` as sorted, indented JSON (atomically: a temp file renamed)."""
-    p = Path(path)
-    tmp = p.with_name(f".{p.name}.tmp{os.getpid()}")
-    try:
-        tmp.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        os.replace(tmp, p)
-    except BaseException:
-        tmp.unlink(missing_ok=True)  # never a half-written report left behind
-        raise
+    """Write ``doc`` as sorted, indented JSON to ``path`` (:func:`parity.outputs.write_report`:
+    atomically, or in place for a device, FIFO or a path under /dev or /proc)."""
+    write_report(path, json.dumps(doc, indent=2, sort_keys=True) + "\n")
 
 
 def finish(args, command: str, result: str | bool, payload: dict | None = None) -> int:
@@ -454,6 +453,29 @@ def git_commit(flag: str, repo: Path | None = None):
             raise argparse.ArgumentTypeError(f"{text!r} names no commit of {top}")
         return r.stdout.strip()
     return parse
+
+
+def name_list(flag: str, known, what: str, single: bool = False):
+    """argparse type for ``flag``: comma-separated names, each one of ``known`` (a sequence,
+    or a function giving it, called at parse time); returns the text unchanged. An empty,
+    unknown or repeated name (or, with ``single``, more than one) is one argparse error
+    (argparse names ``flag``) listing the known ``what`` names."""
+    def parse(text: str) -> str:
+        names = [n.strip() for n in text.split(",")]
+        ok = tuple(known() if callable(known) else known)
+        bad = next((n for n in names if n not in ok), None)
+        if bad is not None or len(set(names)) < len(names) or (single and len(names) > 1):
+            why = (f"unknown {what} '{shown(bad)}'" if bad else "one name only" if single and len(set(names)) > 1
+                   else "a name given twice")
+            raise argparse.ArgumentTypeError(f"{why} in '{shown(text)}' (known: {', '.join(ok)})")
+        return text
+    return parse
+
+
+def flavor_list(flag: str, single: bool = False):
+    """argparse type for ``flag``: LLVM flavor names (aliases too: ``llvm24``), comma-separated
+    (``single``: exactly one); see :func:`name_list`."""
+    return name_list(flag, lambda: [f["name"] for f in python_engine.flavor_table()], "flavor", single)
 
 
 def family_list(flag: str):

@@ -12,7 +12,11 @@ tool). Change one byte of any of them and the key changes.
 
 Where: ``$PARITY_COMPILE_CACHE`` (a directory), else
 ``$XDG_CACHE_HOME/splitk-parity/compile``, else
-``~/.cache/splitk-parity/compile``. ``PARITY_COMPILE_CACHE=off`` (or ``0``,
+``~/.cache/splitk-parity/compile``. A relative ``$PARITY_COMPILE_CACHE`` is
+taken relative to the directory the command starts in, once (:func:`pin`, at the
+start of ``parity``: the variable is made absolute for the process and every
+process it starts, whatever their working directory).
+``PARITY_COMPILE_CACHE=off`` (or ``0``,
 ``no``, ``none``, ``false``) disables it; the commands' ``--no-compile-cache``
 sets that for the run and its workers.
 
@@ -76,6 +80,26 @@ def cache_dir() -> Path | None:
     return base / "splitk-parity" / "compile"
 
 
+def pin() -> Path | None:
+    """Make a relative ``$PARITY_COMPILE_CACHE`` absolute, against the working directory
+    now, in ``os.environ`` (so this process and the processes it starts use one
+    directory, wherever they run: the compile workers, the ``--base`` tree's
+    subprocess that runs in the base checkout, the fuzz gate's children that
+    change directory). Returns
+    the directory pinned, or None when the variable is unset, off or absolute
+    already. Called once by ``parity``'s entry point (parity/cli.py) before any work.
+    Raises OSError when the working directory is gone (the caller checks it first)."""
+    v = os.environ.get(ENV, "").strip()
+    if not v or v.lower() in OFF:
+        return None
+    d = Path(v).expanduser()
+    if d.is_absolute():
+        return None
+    d = Path(os.getcwd()) / d
+    os.environ[ENV] = str(d)
+    return d
+
+
 def disable() -> None:
     """Turn the cache off for this process and the workers it starts (``--no-compile-cache``)."""
     os.environ[ENV] = "off"
@@ -107,6 +131,14 @@ def settings_error() -> str | None:
     if d.exists() and not d.is_dir():
         return (f"{ENV}: {d} exists and is not a directory "
                 f"(a directory to create or reuse, or off to disable the cache)")
+    up = d
+    while not up.exists() and up != up.parent:
+        up = up.parent
+    if not up.is_dir():  # XDG_CACHE_HOME=a-file: the cache was skipped in silence, every compile redone
+        source = ENV if os.environ.get(ENV, "").strip() else \
+            "XDG_CACHE_HOME" if os.environ.get("XDG_CACHE_HOME", "").strip() else "HOME"
+        return (f"{source}: the compile cache {d} cannot be made: {up} is not a directory "
+                f"(set {ENV} to a directory, or to off to disable the cache)")
     try:
         cap_bytes()
     except ValueError as exc:

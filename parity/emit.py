@@ -412,8 +412,9 @@ def add_emit_arguments(ap) -> None:
                                                        "when no command is given)")
     ap.add_argument("--out", "-o", metavar="DIR", default=DEFAULT_OUT,
                     help=f"output directory (default {DEFAULT_OUT}, under the ignored out/)")
-    ap.add_argument("--engine", default="python", choices=("python", "cpp"))
-    ap.add_argument("--arch", default=DEFAULT_ARCH)
+    ap.add_argument("--engine", default="python", choices=("python", "cpp"),
+                    help="the engine that emits (default python)")
+    ap.add_argument("--arch", default=DEFAULT_ARCH, help=f"the target arch (default {DEFAULT_ARCH})")
     ap.add_argument("--dtype", choices=("bf16", "fp16"),
                     help="the precision of plain 'conv' (fp32) layers; convbfp16/convfp16 layers keep theirs")
     ap.add_argument("--cus", type=integer("--cus"), default=0,

@@ -437,7 +437,7 @@ def add_command(sub) -> None:
     ls.set_defaults(func=cmd_list)
 
     s = sub.add_parser("show", help="print one engine's IR for a config")
-    s.add_argument("ref", metavar="FAMILY/NAME")
+    s.add_argument("ref", metavar="FAMILY/NAME", help="the config to lower")
     s.add_argument("--flavor", default="llvm23", help="flavor (default llvm23)")
     s.add_argument("--engine", default="python", help="python or cpp (default python)")
     add_common_options(s, flavor=False, only=False, json=False, jobs=False)
@@ -445,7 +445,9 @@ def add_command(sub) -> None:
 
     d = sub.add_parser("diff", help="unified diff of the two engines' IR for a config; "
                                     "--base REF: the IR changes since a git ref")
-    d.add_argument("ref", metavar="FAMILY/NAME", nargs="?")
+    d.add_argument("ref", metavar="FAMILY/NAME", nargs="?",
+                   help="the config whose two engines' IR to compare; with --base: the config (or FAMILY) "
+                        "whose IR changes to show (default: every config)")
     d.add_argument("--flavor", default=None, help="flavor (default llvm23; with --base: all)")
     d.add_argument("--origin", action="store_true",
                    help="FAMILY/NAME: lower in origin mode and first print the first differing line with the "

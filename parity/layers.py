@@ -29,7 +29,7 @@ from dataclasses import replace
 import numpy as np
 
 from parity import reference as ref
-from parity.cli_common import add_compile_cache_option, add_options, die, finish, integer, progress
+from parity.cli_common import add_compile_cache_option, add_options, counted, die, finish, integer, progress
 from parity.emit import (DEFAULT_SELECT, SELECTIONS, EmitError, check_target, default_catalog, model_json, parse_plan,
                          plan_layer, rejected_text, select_layers, us_text)
 from parity.escape import shown
@@ -291,11 +291,16 @@ def cmd_layers(args) -> int:
     is RED. ``--json`` takes one catalog at one flavor."""
     files = args.file or [default_catalog()]
     flavors = [f.strip() for f in args.flavor.split(",")] if args.flavor else [args.flavor]
-    for what, given, same in (("--flavor: ", flavors, flavors),
+    for what, given, same in (("--flavor: ", flavors, [_canonical(f) for f in flavors]),
                               ("catalog ", files, [os.path.realpath(f) for f in files])):
-        twice = next((given[i] for i, x in enumerate(same) if x and x in same[:i]), None)
-        if twice is not None:
-            return die(f"{what}{shown(twice)} given twice (one report each: name it once)")
+        i = next((i for i, x in enumerate(same) if x and x in same[:i]), None)
+        if i is not None:
+            first = given[same.index(same[i])]
+            if first != given[i]:  # llvm23,llvm24: an alias folds into its canonical flavor
+                alias, canon = (given[i], first) if _canonical(first) == first else (first, given[i])
+                return die(f"{what}{shown(alias)} is an alias of {shown(_canonical(canon))}, and {shown(canon)} "
+                           "is given too: the same report twice (name one of them)")
+            return die(f"{what}{shown(given[i])} given twice (one report each: name it once)")
     runs = [argparse.Namespace(**{**vars(args), "file": f, "flavor": fl}) for f in files for fl in flavors]
     if len(runs) > 1 and args.json:
         return die(f"--json: takes one catalog at one flavor, got {len(files)} catalog(s) x {len(flavors)} "
@@ -312,6 +317,15 @@ def cmd_layers(args) -> int:
         if status == 2:
             break
     return status
+
+
+def _canonical(flavor: str | None) -> str | None:
+    """The canonical name of ``flavor`` (``llvm24`` -> ``llvm23``), or ``flavor`` itself
+    when no flavor has that name (refused later, with the engine's reason)."""
+    try:
+        return python_engine.resolve_flavor(flavor) if flavor else flavor
+    except python_engine.SpecRejected:
+        return flavor
 
 
 def _layers_run(args) -> int:
@@ -361,7 +375,7 @@ def _label(c: dict) -> str:
 def _layers_rows(args, path, layers, plans, rows, failures, ver, uniq, t0, py, bar) -> int:
     cache: dict = {}
     totals, changed = [0, 0], 0
-    print(f"parity layers: {shown(path)} ({len(layers)} layers, {args.arch} {args.flavor}); numerics run on a "
+    print(f"parity layers: {shown(path)} ({counted(len(layers), 'layer')}, {args.arch} {args.flavor}); numerics run on a "
           f"SCALED-DOWN copy of each layer (batch 1, <= {SCALE_M}x{SCALE_M} output pixels, <= {SCALE_KPG} output "
           f"channels per group, {SCALE_GROUPS} groups if even, <= {SCALE_GROUPS_ODD} if odd, channels per group cut "
           f"to the fewest the same binary admits at the same degree with the real ks_count, K tiles straddling "
@@ -426,8 +440,8 @@ def _layers_rows(args, path, layers, plans, rows, failures, ver, uniq, t0, py, b
     secs = time.perf_counter() - t0
     if totals[0]:
         print(f"predicted total (perf model, docs/perf_model.md): model choice {us_text(totals[0])}, seed "
-              f"policy's choice {us_text(totals[1])} ({changed} of {len(plans)} layers choose differently)")
-    print(f"{len(layers)} layers, {len(uniq)} distinct kernels, {secs:.1f} s; "
+              f"policy's choice {us_text(totals[1])} ({changed} of {counted(len(plans), 'layer')} choose{'s' if len(plans) == 1 else ''} differently)")
+    print(f"{counted(len(layers), 'layer')}, {counted(len(uniq), 'distinct kernel')}, {secs:.1f} s; "
           f"RESULT: {'GREEN' if not failures else 'RED'} ({failures} failing)")
     return finish(args, "layers", not failures,
                   {"catalog": path, "arch": args.arch, "flavor": py.resolve_flavor(args.flavor),
@@ -442,10 +456,11 @@ def add_command(sub) -> None:
                                        "(scaled down) for every layer of a catalog")
     la.add_argument("file", nargs="*", help="catalog file(s) (default: parity/data/layers.txt); "
                                             "several: one report each, in one process")
-    la.add_argument("--arch", default="gfx1250")
+    la.add_argument("--arch", default="gfx1250", help="the target arch (default gfx1250)")
     la.add_argument("--dtype", choices=("bf16", "fp16"),
                     help="the precision of plain 'conv' (fp32) layers; convbfp16/convfp16 layers keep theirs")
-    la.add_argument("--cus", type=integer("--cus"), default=0)
+    la.add_argument("--cus", type=integer("--cus"), default=0,
+                    help="the device's CU count (default 0: the arch table's)")
     la.add_argument("--select", default=DEFAULT_SELECT, choices=SELECTIONS,
                     help="rules (default): the perf model's choice among the candidates the reference's split-K "
                          "rules admit (docs/policy.md); model: among every admitted candidate; seed: the seed "
@@ -453,7 +468,8 @@ def add_command(sub) -> None:
     la.add_argument("--tile", type=integer("--tile", lo=1), default=None, help=argparse.SUPPRESS)
     la.add_argument("--no-verify", action="store_true", help="skip LLVM verification")
     la.add_argument("--no-numerics", action="store_true", help="skip the emulator")
-    la.add_argument("-v", "--verbose", action="store_true")
+    la.add_argument("-v", "--verbose", action="store_true",
+                    help="every layer's rule, fold and numerics line, and every kernel's verify line")
     add_options(la, only="layers", flavor=True, flavor_default="llvm23", jobs=True, json=True,
                 timeout=False, engines=False)
     add_compile_cache_option(la)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 import os
+from pathlib import Path
 import sys
 import tempfile
 
@@ -25,6 +26,23 @@ def ensure_dir(path: str, what: str) -> str:
         raise OutputError(f"{what} {path}: cannot create the directory: {e.strerror}") from None
     if not os.access(path, os.W_OK | os.X_OK):
         raise OutputError(f"{what} {path}: the directory is not writable")
+    return path
+
+
+def check_dir_to_be(path: str, what: str) -> str:
+    """Check, without creating it, that directory ``path`` can be made or reused later
+    (a run that writes into it only on a finding, like ``parity fuzz --out``): it is a
+    writable directory, or it does not exist and its nearest existing ancestor is one.
+    OutputError naming ``what`` otherwise (checked before the run, not at its end)."""
+    if os.path.lexists(path) and not os.path.isdir(path):
+        raise OutputError(f"{what} {path}: exists and is not a directory")
+    up = os.path.abspath(path)
+    while not os.path.lexists(up):
+        up = os.path.dirname(up)
+    if not os.path.isdir(up):
+        raise OutputError(f"{what} {path}: {up} is not a directory")
+    if not os.access(up, os.W_OK | os.X_OK):
+        raise OutputError(f"{what} {path}: {up} is not writable")
     return path
 
 
@@ -74,6 +92,27 @@ def write_bytes_atomic(path, data: bytes, prefix: str | None = None, suffix: str
         except OSError:
             pass
         raise
+
+
+def written_in_place(path) -> bool:
+    """``path`` is written in place, never replaced by a rename: an existing file that is
+    not a regular one (a device, a FIFO), or any path under /dev or /proc (``/dev/stdout``
+    and ``/dev/fd/N`` name the caller's descriptor, whatever it is open on)."""
+    p = Path(path)
+    return (p.exists() and not p.is_file()) or os.path.abspath(p).startswith(("/dev/", "/proc/"))
+
+
+def write_report(path, text: str) -> None:
+    """Write a report (``--json PATH``, ``parity aot merge --out PATH``) of ``text`` (UTF-8, LF):
+    to a regular file atomically (:func:`write_bytes_atomic`; through a symlink, the file it
+    names, so the link stays); to a path :func:`written_in_place` says, directly. Before, the
+    rename replaced such a path with a regular file (run as root, ``--json /dev/stdout`` or
+    ``/dev/full`` replaced the device node). OSError when it cannot be written."""
+    if written_in_place(path):
+        with open(path, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+        return
+    write_bytes_atomic(os.path.realpath(path), text.encode("utf-8"), fsync=False)
 
 
 def write_text_atomic(path: str, text: str) -> None:
@@ -180,10 +219,37 @@ def keep_going_on_broken_pipe() -> None:
         sys.stdout = _KeepGoingStdout(sys.stdout)
 
 
+def reopen_closed_std_streams() -> None:
+    """Give a closed stdout or stderr (``parity list >&-``: Python then has
+    ``sys.stdout = None``) a /dev/null on its descriptor, so output is dropped
+    instead of ending the run in an AttributeError, here and in every worker the
+    run starts (they inherit the descriptor)."""
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_WRONLY)
+            if null != fd:
+                os.dup2(null, fd)  # inheritable, as a standard stream is
+                os.close(null)
+            else:
+                os.set_inheritable(fd, True)  # os.open's descriptors are not (PEP 446)
+            setattr(sys, name, open(fd, "w", encoding="utf-8", closefd=False))
+
+
+#: Exit status of a run stopped by Ctrl-C (SIGINT): 128 + 2, what a shell reports for it.
+EXIT_INTERRUPTED = 130
+
+
 def run_quietly_on_broken_pipe(main, argv=None) -> int:
     """``main(argv)``; a BrokenPipeError (stdout closed by ``| head``) ends it
     quietly: no traceback, exit status 141 (128 + SIGPIPE, what a shell
-    reports for a writer killed by a closed pipe)."""
+    reports for a writer killed by a closed pipe). Ctrl-C (KeyboardInterrupt)
+    ends it with one ``error:`` line and exit status :data:`EXIT_INTERRUPTED`
+    (130), no traceback; the ``with`` blocks it unwinds have closed their
+    pools and removed their temporary files, and every file the commands
+    write is replaced whole (written beside it, then renamed), so a golden
+    shard is the old one or the new one."""
     try:
         rc = main(argv)
         sys.stdout.flush()  # output still buffered for a reader that has gone fails here, not at exit
@@ -191,3 +257,13 @@ def run_quietly_on_broken_pipe(main, argv=None) -> int:
     except BrokenPipeError:
         quiet_stdout()
         return 141
+    except KeyboardInterrupt:
+        try:
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+        if sys.stderr.isatty():
+            print(file=sys.stderr)  # off the progress bar's line
+        print("error: interrupted (Ctrl-C): stopped before the end; every file written is whole "
+              "(written beside, then renamed)", file=sys.stderr)
+        return EXIT_INTERRUPTED

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from typing import Any, Callable, Sequence
 
+from parity.interrupt import leave_sigint_to_parent
+
 # Job = (kind, args) -- dispatched by parity.worker.run_job in the worker.
 Job = tuple
 
@@ -43,6 +45,7 @@ def _describe_exit(exitcode: int | None) -> str:
 
 
 def _worker_main(conn, modules: tuple[str, ...], extra_path: tuple[str, ...]) -> None:
+    leave_sigint_to_parent()  # Ctrl-C: the parent stops (daemonic workers end with it), no traceback here
     for p in reversed(extra_path):
         if p not in sys.path:
             sys.path.insert(0, p)

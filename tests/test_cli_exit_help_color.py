@@ -161,3 +161,23 @@ def test_no_color_on_a_real_terminal():
     assert rc == 0 and "RESULT: \x1b[32mGREEN\x1b[0m" in out
     rc, out = _stdout_on_a_terminal(argv, dict(env, NO_COLOR="1"))
     assert rc == 0 and "RESULT: GREEN" in out and "\x1b[" not in out
+
+
+def test_every_option_and_argument_has_help_text():
+    # parity show/diff's FAMILY/NAME, emit/layers --arch, layers --cus/-v and aot
+    # merge/validate's MANIFEST had none in --help
+    import argparse
+
+    from parity.cli import build_parser
+
+    bare = []
+
+    def walk(parser, name):
+        for a in parser._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                for n, sp in a.choices.items():
+                    walk(sp, f"{name} {n}")
+            elif not isinstance(a, argparse._HelpAction) and a.help != argparse.SUPPRESS and not (a.help or "").strip():
+                bare.append(f"{name} {'/'.join(a.option_strings) or a.dest}")
+    walk(build_parser(None), "parity")
+    assert not bare, bare

@@ -267,3 +267,26 @@ def test_progress_on_a_terminal_not_when_piped(argv):
     assert "\x1b[" not in out
     r = subprocess.run(exe + argv, capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0 and r.stderr == "" and "\x1b[" not in r.stdout
+
+
+def test_json_to_a_fifo_or_through_a_symlink_keeps_the_path(tmp_path, capsys):
+    # the report was written beside the path and renamed over it: a FIFO (and, run as root,
+    # /dev/stdout or /dev/null) became a regular file, a symlink was replaced by a file
+    from parity.cli_common import check_writable, write_json
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    rd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)   # a reader, so the writer's open does not block
+    try:
+        check_writable(fifo)
+        write_json(fifo, {"a": 1})
+        assert fifo.is_fifo()
+        assert json.loads(os.read(rd, 65536).decode()) == {"a": 1}
+    finally:
+        os.close(rd)
+    target = tmp_path / "real.json"
+    target.write_text("{}")
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    write_json(link, {"b": 2})
+    assert link.is_symlink() and json.loads(target.read_text()) == {"b": 2}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.json", "real.json", "report.fifo"]

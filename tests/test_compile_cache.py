@@ -330,3 +330,44 @@ def test_bad_cache_settings_do_not_matter_with_the_cache_off(tmp_path, monkeypat
     assert C.settings_error() is None
     monkeypatch.setenv(C.ENV, str(tmp_path))
     assert "PARITY_COMPILE_CACHE_MB" in C.settings_error()
+
+
+def test_a_relative_cache_dir_is_pinned_to_the_start_directory(tmp_path, monkeypatch):
+    # a relative PARITY_COMPILE_CACHE was resolved wherever each process ran: a process
+    # started in another directory (or after a chdir) made a second cache there
+    start, elsewhere = tmp_path / "start", tmp_path / "elsewhere"
+    start.mkdir()
+    elsewhere.mkdir()
+    monkeypatch.chdir(start)
+    monkeypatch.setenv(C.ENV, "rel/cc")
+    assert C.pin() == start / "rel" / "cc" and os.environ[C.ENV] == str(start / "rel" / "cc")
+    monkeypatch.chdir(elsewhere)
+    assert C.cache_dir() == start / "rel" / "cc"
+    assert C.pin() is None                     # absolute now: pinned once
+    for v in ("off", "", "/abs/cc"):           # off, unset and absolute settings are left as given
+        monkeypatch.setenv(C.ENV, v)
+        assert C.pin() is None and os.environ[C.ENV] == v
+
+
+def test_parity_pins_the_cache_dir_at_start(tmp_path, monkeypatch, capsys):
+    from parity.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(C.ENV, "cc")
+    monkeypatch.delenv(C.ENV_CAP, raising=False)
+    assert main(["layers", "/nonexistent/catalog"]) == 2   # any command: the pin comes first
+    capsys.readouterr()
+    assert os.environ[C.ENV] == str(tmp_path / "cc")
+
+
+@pytest.mark.parametrize("var", ["PARITY_COMPILE_CACHE", "XDG_CACHE_HOME"])
+def test_a_cache_dir_under_a_file_is_a_bad_setting(tmp_path, monkeypatch, var):
+    # XDG_CACHE_HOME=a-file (or PARITY_COMPILE_CACHE=a-file/sub): no directory can be made
+    # there; the cache was skipped in silence and every compile redone
+    f = tmp_path / "a-file"
+    f.write_text("x")
+    monkeypatch.delenv(C.ENV, raising=False)
+    monkeypatch.delenv(C.ENV_CAP, raising=False)
+    monkeypatch.setenv(var, str(f / "sub") if var == C.ENV else str(f))
+    err = C.settings_error()
+    assert err is not None and err.startswith(f"{var}: the compile cache ") and f"{f} is not a directory" in err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -286,7 +287,10 @@ def test_parity_layers_several_catalogs_and_flavors_in_one_run(tmp_path, capsys)
     out = capsys.readouterr().out
     assert rc == 0, out
     heads = [ln.split("(")[1].split(")")[0] for ln in out.splitlines() if ln.startswith("parity layers: ")]
-    assert heads == ["1 layers, gfx1250 llvm20", "1 layers, gfx1250 llvm23"] * 2, heads
+    assert heads == ["1 layer, gfx1250 llvm20", "1 layer, gfx1250 llvm23"] * 2, heads  # was "1 layers"
+    closing = [ln.split(" s; ")[0] for ln in out.splitlines() if ln.startswith("1 layer")]
+    assert len(closing) == 4 and all(re.fullmatch(r"1 layer, (1 distinct kernel|[02-9] distinct kernels), [\d.]+", c)
+                                     for c in closing), closing
     assert out.count("RESULT: GREEN") == 4 and out.index("a.txt") < out.index("b.txt")
     for argv, msg in ((["--flavor", "llvm20,llvm19"], "unknown flavor 'llvm19'"),
                       ([str(empty)], "has no layers"),
@@ -302,7 +306,21 @@ def test_parity_layers_refuses_a_flavor_or_catalog_given_twice(tmp_path, capsys)
     a = tmp_path / "a.txt"
     a.write_text("small: " + SMALL + "\n")
     for argv, msg in ((["--flavor", "llvm22,llvm22"], "--flavor: llvm22 given twice"),
-                      ([str(a), "--flavor", "llvm22"], f"catalog {a} given twice")):
+                      ([str(a), "--flavor", "llvm22"], f"catalog {a} given twice"),
+                      # llvm24 is an alias of llvm23: the pair ran the llvm23 report twice
+                      (["--flavor", "llvm23,llvm24"], "--flavor: llvm24 is an alias of llvm23, and llvm23 is given too"),
+                      (["--flavor", "llvm24,llvm22,llvm23"],
+                       "--flavor: llvm24 is an alias of llvm23, and llvm23 is given too")):
         assert parity_main(["layers", str(a), *argv, "--no-verify", "--no-numerics"]) == 2
         cap = capsys.readouterr()
         assert cap.out == "" and cap.err.count("\n") == 1 and msg in cap.err, cap
+
+
+def test_shipped_catalog_header_names_each_reader_once():
+    """The header said "read by `parity layers`, `parity emit` and `parity emit`"."""
+    from parity.cli_help import EXIT_STATUS
+    with open(default_catalog(), encoding="utf-8") as fh:
+        head = "".join(ln for ln in fh if ln.startswith("#")).split("\n#\n")[0]
+    named = re.findall(r"`parity ([\w-]+)", head)
+    assert named and len(named) == len(set(named)), named
+    assert set(named) <= set(EXIT_STATUS), named   # each a real subcommand

@@ -127,3 +127,62 @@ def test_mutate_bad_kind_is_one_error_line(capsys):
     rc = parity_main(["mutate", "--kinds", "const_inc,nope"])
     err = capsys.readouterr().err.strip().split("\n")
     assert rc == 2 and len(err) == 1 and err[0].startswith("error:") and "unknown mutation kind nope (" in err[0]
+
+
+class _FixedText:
+    """A lowerer stand-in: every config's kernel is ``text`` (lowering is not measured)."""
+
+    def __init__(self, text):
+        self._text = text
+
+    def text(self, family, spec, arch):
+        return self._text
+
+
+def test_plan_holds_no_mutant_text(kernels):
+    # planning every site must not make every mutant's module text: before, a plan of the whole
+    # catalog at --per-kind 0 (324861 mutants of ~47 KB) ran out of a 6 GiB cap (docs/sim.md)
+    import tracemalloc
+    text = kernels[2]
+    configs = [("conv_implicit_gemm", f"c{i}", {"split_k": 4, "split_k_cluster": 4, "epilogue": "cshuffle"},
+                ARCH) for i in range(3)]
+    tracemalloc.start()
+    try:
+        jobs = R.plan(configs, 0, per_kind=None, lowerer=_FixedText(text))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(jobs) > 1000 and all(isinstance(j, R.Site) for j in jobs)
+    # three configs sharing one kernel text: a few hundred bytes per planned mutant, far below one text each
+    assert peak < 2 * len(text) + 1000 * len(jobs) < len(jobs) * len(text) // 20, (peak, len(jobs), len(text))
+    # a planned site judges the same mutant as the job made from it
+    j = next(j for j in jobs if j.kind == "align_double")
+    made = j.job()
+    assert made.mutant == OPS.apply(text, "align_double", j.site) and made.original is text
+
+
+def test_judge_does_not_count_memory_error_as_a_kill(kernels):
+    def starve(job):
+        raise MemoryError
+
+    text = kernels[0]
+    site = R.Site("conv_fwd_split_k_reduce", "x", {}, ARCH, text, "select_swap", OPS.sites(text, "select_swap")[0])
+    R.register_oracle("starve", starve, before="llvm")
+    try:
+        with pytest.raises(MemoryError):
+            R.judge(site)
+    finally:
+        R.ORACLES[:] = [o for o in R.ORACLES if o[0] != "starve"]
+
+
+@pytest.mark.parametrize("stage", ["plan", "run"])
+def test_mutate_out_of_memory_is_one_error_line(monkeypatch, capsys, stage):
+    def starve(*a, **k):
+        raise MemoryError
+
+    monkeypatch.setattr(R, stage, starve)
+    rc = parity_main(["mutate", "--only", "conv_fwd_split_k_reduce/bf16_v2_t64_d4", "--kinds", "select_swap",
+                      "-j", "1"])
+    err = capsys.readouterr().err.strip().split("\n")
+    assert rc == 2 and len(err) == 1 and err[0].startswith("error: out of memory while "), err
+    assert ("--per-kind" if stage == "plan" else "--max-mutants") in err[0]

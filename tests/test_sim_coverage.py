@@ -211,3 +211,23 @@ def test_bless_selection_refuses_align8_slab_loads(monkeypatch):
     outs = N.run_all(["conv_fwd_split_k_reduce"], jobs=1, select=sel)
     assert [(o.config, o.ok) for o in outs] == [("bf16_v2_t64_d4", False)]
     assert any("Misaligned" in p and "declared align 8" in p for p in outs[0].problems)
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_numerics_lines_carry_their_catalog_place(tmp_path, capsys, jobs):
+    # the per-config lines streamed in the order the configs finished (longest first over
+    # the workers) while the summary and --json are in catalog order: each line now says
+    # which place [i/n] of that order it is
+    import json
+
+    from parity.cli import main as parity_main
+    names = ["bf16_v8_t256_d4", "bf16_v2_t64_d4"]
+    j = tmp_path / "n.json"
+    rc = parity_main(["numerics", "--only", ",".join(f"conv_fwd_split_k_reduce/{n}" for n in names), "-v",
+                      "-j", jobs, "--json", str(j)])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    catalog = [c["config"] for c in json.loads(j.read_text())["configs"]]
+    assert sorted(catalog) == sorted(names)
+    placed = dict(re.findall(r"^\[(\d)/2\] PASS conv_fwd_split_k_reduce/(\S+):", out, re.M))
+    assert {name: int(i) for i, name in placed.items()} == {n: k for k, n in enumerate(catalog, 1)}, out

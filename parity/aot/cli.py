@@ -16,7 +16,8 @@ import sys
 import time
 
 import python_engine
-from parity.cli_common import add_compile_cache_option, add_options, die, finish, parse_only, progress
+from parity.cli_common import (add_compile_cache_option, add_options, die, finish, parse_only, progress,
+                               writable_file)
 from parity.outputs import OutputError, ensure_dir, write_text_atomic
 from python_engine.targets.arch import find_arch  # debt: the LDS size limit (arch_table() gives text)
 
@@ -40,11 +41,13 @@ def add_command(sub) -> None:
     a.set_defaults(func=cmd_aot, aot_action=None)
     s = a.add_subparsers(dest="aot_action")
     m = s.add_parser("merge", help="join shard manifests; every job of the grid exactly once")
-    m.add_argument("manifests", nargs="+", metavar="MANIFEST")
-    m.add_argument("--out", required=True, metavar="PATH")
+    m.add_argument("manifests", nargs="+", metavar="MANIFEST", help="the shard manifests (manifest.json of each "
+                                                                    "--build --shard I/N)")
+    m.add_argument("--out", required=True, metavar="PATH", type=writable_file("--out"),
+                   help="the merged manifest to write (checked writable before the shards are read)")
     m.add_argument("--compare", metavar="MANIFEST", help="also require the merged content to equal this manifest's")
     v = s.add_parser("validate", help="check a manifest: the grid's jobs, code objects, gate")
-    v.add_argument("manifest", metavar="MANIFEST")
+    v.add_argument("manifest", metavar="MANIFEST", help="a manifest.json written by --build or merge")
 
 
 def cmd_aot(args) -> int:
@@ -213,7 +216,10 @@ def cmd_merge(args) -> int:
             print(f"error: {x}", file=sys.stderr)
         print("error: parity aot merge: nothing written", file=sys.stderr)
         return 1
-    M.write(merged, args.out)
+    try:
+        M.write(merged, args.out)
+    except OSError as exc:  # full disk, a directory gone since the check
+        return die(f"--out {shown(args.out)}: cannot write: {shown(exc.strerror or exc)}")
     rc = cmd_validate(args.out)
     if args.compare:
         other, e = _read(args.compare)

@@ -30,6 +30,7 @@ import json
 import os
 
 from parity.escape import shown
+from parity.outputs import write_report
 from parity.input_files import MAX_CODE_OBJECT_BYTES, InputFileError, read_bytes
 from parity.runtime.elf import check_code_object
 from parity.runtime.errors import CodeObjectError
@@ -54,11 +55,9 @@ def dumps(doc: dict) -> str:
 
 
 def write(doc: dict, path: str) -> None:
-    """Write atomically (a temporary file renamed over ``path``)."""
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-        f.write(dumps(doc))
-    os.replace(tmp, path)
+    """Write ``doc`` to ``path`` atomically, or in place for a device or FIFO
+    (:func:`parity.outputs.write_report`); OSError when it cannot be written."""
+    write_report(path, dumps(doc))
 
 
 def gate(entry: dict, lds_limit: int) -> str | None:

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from parity.cli_common import at_least_one as _at_least_one, finite_seconds, integer
+from parity.outputs import OutputError, check_dir_to_be
 
 from .check import VERDICTS
 from .generate import families
@@ -55,6 +56,11 @@ def cmd_fuzz(args) -> int:
             return 2
     else:
         fams = list(known)
+    try:
+        check_dir_to_be(args.out, "--out")  # written only when a failure is found: checked now
+    except OutputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     seconds = args.seconds if args.seconds is not None or args.specs is not None else 60.0
 
     def progress(rep):

@@ -8,7 +8,9 @@ each mutant (the first ``--max-mutants`` of the seeded order: a count bound give
 the same judged set on every run) until done or ``--seconds`` have passed, and prints per kind killed
 / survived / equivalent, the oracles that killed, the kill rate, and every
 survivor with its diff. Exit 0 when the kill rate is at least ``--goal``
-(default 95 %) and at least one mutant ran, 1 otherwise, 2 for bad input.
+(default 95 %) and at least one mutant ran, 1 otherwise, 2 for bad input or
+when memory runs out (one ``error:`` line; the plan holds no mutant text, so the
+whole catalog at every site plans in about 140 MB: docs/sim.md).
 """
 from __future__ import annotations
 
@@ -76,15 +78,23 @@ def cmd_mutate(args) -> int:
         return die(str(exc))
     configs = N.accepted_configs(fams, families=families)
     t0 = time.perf_counter()
-    jobs = R.plan(configs, args.seed, per_kind=args.per_kind or None, kinds=kinds)
+    try:
+        jobs = R.plan(configs, args.seed, per_kind=args.per_kind or None, kinds=kinds)
+    except MemoryError:
+        return die(f"out of memory while planning the mutants of {len(configs)} config(s) "
+                   f"(--per-kind {args.per_kind}); bound the plan with --only, --kinds or --per-kind")
     planned = len(jobs)
     if args.max_mutants is not None:
         jobs = jobs[:args.max_mutants]
     print(f"mutate: {planned} mutants of {len(configs)} config(s), seed {args.seed}, "
-          f"{args.per_kind or 'every'} site(s) per kind and config"
+          + (f"{args.per_kind} site(s)" if args.per_kind else "every site") + " per kind and config"
           + (f", the first {len(jobs)} judged" if args.max_mutants is not None else "")
           + (f", at most {args.seconds:g}s" if args.seconds is not None else ""), flush=True)
-    verdicts = R.run(jobs, args.seconds, jobs_of(args))
+    try:
+        verdicts = R.run(jobs, args.seconds, jobs_of(args))
+    except MemoryError:
+        return die(f"out of memory while judging {len(jobs)} mutant(s); bound the run with --max-mutants, "
+                   f"--only or --kinds, or give it fewer -j jobs")
     rep = R.report(verdicts)
     print(R.render(rep))
     wall = time.perf_counter() - t0

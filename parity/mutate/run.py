@@ -27,6 +27,7 @@ import time
 import zlib
 from dataclasses import dataclass, field
 
+from parity.interrupt import leave_sigint_to_parent
 from parity.mutate import operators as OPS
 from parity.sim import cover
 from parity.sim import numerics as N
@@ -42,6 +43,29 @@ class Job:
     arch: str
     original: str
     mutant: OPS.Mutant
+
+
+@dataclass
+class Site:
+    """One planned mutant, not yet applied: its config, the config's kernel text
+    (``original``, one string shared by every site of the config) and the
+    mutation ``kind`` at ``site`` (a key of :func:`parity.mutate.operators.sites`).
+    A plan holds these, not :class:`Job` s: a mutant's text (a whole module, tens of
+    KB) exists only while it is judged, so planning the whole catalog costs the
+    configs' kernel texts plus a few hundred bytes per mutant."""
+
+    family: str
+    config: str
+    spec: dict
+    arch: str
+    original: str
+    kind: str
+    site: tuple
+
+    def job(self) -> Job:
+        """The :class:`Job` of this site: the mutant text made now."""
+        return Job(self.family, self.config, self.spec, self.arch, self.original,
+                   OPS.apply(self.original, self.kind, self.site))
 
 
 @dataclass
@@ -289,8 +313,12 @@ ARGUED = (("surplus tail iteration", _surplus_tail), ("wave path boundary", _wav
           ("K span one long", _span_one_long), ("one-trip tail swap", _one_trip_swap))
 
 
-def judge(job: Job) -> Verdict:
-    """Run ``job``'s mutant through :data:`ORACLES` (after the equivalence rules)."""
+def judge(job: Job | Site) -> Verdict:
+    """Run ``job``'s mutant through :data:`ORACLES` (after the equivalence rules); a
+    :class:`Site` is applied first (its mutant text lives until the verdict is made).
+    A :class:`MemoryError` is not a kill: it propagates (the command reports it)."""
+    if isinstance(job, Site):
+        job = job.job()
     m = job.mutant
     v = Verdict(job.family, job.config, m.kind, m.line, m.what, "survived")
     t0 = time.perf_counter()
@@ -301,6 +329,8 @@ def judge(job: Job) -> Verdict:
     for name, fn in ORACLES:
         try:
             fails = fn(job)
+        except MemoryError:
+            raise  # the machine's limit, not the mutant's fault
         except Exception as e:  # an oracle that crashes on a mutant has noticed it
             fails = [f"{type(e).__name__}: {e}"]
         if fails:
@@ -319,10 +349,12 @@ def judge(job: Job) -> Verdict:
 
 
 def plan(configs: list, seed: int, per_kind: int | None = None, kinds=OPS.KINDS, lowerer=None) -> list:
-    """Jobs for ``configs`` ((family, name, spec, arch)): per config and kind up to
+    """:class:`Site` s for ``configs`` ((family, name, spec, arch)): per config and kind up to
     ``per_kind`` sites (all when None), drawn with a generator seeded by ``seed``
     and the config name; then shuffled (seeded) so a time-bounded run samples
-    every kind and config; cheaper kernels first, the families interleaved."""
+    every kind and config; cheaper kernels first, the families interleaved.
+    No mutant text is made here (:meth:`Site.job` makes it when judged): the
+    whole catalog at every site plans in well under a GB (docs/sim.md)."""
     lw = lowerer or N._Lowerer()
     jobs = []
     for fam, name, spec, arch in configs:
@@ -333,7 +365,7 @@ def plan(configs: list, seed: int, per_kind: int | None = None, kinds=OPS.KINDS,
             ss = OPS.sites(text, k)
             if per_kind is not None and len(ss) > per_kind:
                 ss = sorted(rng.sample(ss, per_kind))
-            jobs += [Job(fam, name, full, arch, text, OPS.apply(text, k, s)) for s in ss]
+            jobs += [Site(fam, name, full, arch, text, k, s) for s in ss]
     random.Random(seed).shuffle(jobs)
     # cheap kernels first (a time-bounded run judges more mutants and overruns less: a
     # surviving mutant runs its config's whole plan), the families interleaved
@@ -349,7 +381,7 @@ def plan(configs: list, seed: int, per_kind: int | None = None, kinds=OPS.KINDS,
     return out
 
 
-def _cost_bucket(job: Job) -> int:
+def _cost_bucket(job: Job | Site) -> int:
     """log2 of a kernel's emulation cost: its text length times the cluster size."""
     return int(math.log2(len(job.original) * max(1, job.spec.get("split_k_cluster", 0) or 1)))
 
@@ -367,7 +399,7 @@ def run(jobs: list, seconds: float | None = None, n_jobs: int = 1, progress=None
             if progress:
                 progress(out[-1], len(out), len(jobs))
         return out
-    with mp.get_context("fork").Pool(n_jobs) as pool:
+    with mp.get_context("fork").Pool(n_jobs, initializer=leave_sigint_to_parent) as pool:
         for v in pool.imap(judge, jobs, chunksize=1):
             out.append(v)
             if progress:

@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from .build import Unit, compile_units
 from .measure import Measure, measure
+from parity.interrupt import thread_pool
 
 
 @dataclass
@@ -47,7 +47,7 @@ def measure_units(label: str, units: list[Unit], *, jobs: int, timeout: float, m
         tick()
         return m
     keys = list(first)
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
+    with thread_pool(max(1, jobs)) as ex:  # Ctrl-C cancels the queued measures (parity/interrupt.py)
         by_sha = dict(zip(keys, ex.map(one, keys)))
     for u in units:
         side.measures[u.key] = by_sha[u.sha256 + "@" + u.arch]

@@ -30,6 +30,7 @@ import numpy as np
 import python_engine
 from parity import reference as ref
 from parity.config import load_families
+from parity.interrupt import leave_sigint_to_parent
 from python_engine.kernels import conv_implicit_gemm as C  # debt: the conv kernel's geometry (tile classes)
 from python_engine.kernels.ir_core import FLOAT_VALUES, INT_VALUES, SUBNORMAL  # debt: ir_core's constant lists
 from parity.sim import cover
@@ -712,7 +713,7 @@ def run_all(only=None, jobs: int = 1, progress=None, families=None, select=None,
     ctx = mp.get_context("fork")
     out = [None] * total
     done = 0
-    with ctx.Pool(jobs) as pool:
+    with ctx.Pool(jobs, initializer=leave_sigint_to_parent) as pool:  # Ctrl-C: one error line
         for i, r in pool.imap_unordered(_indexed_worker, [(i, items[i]) for i in longest_first(items)],
                                         chunksize=1):
             out[i] = r

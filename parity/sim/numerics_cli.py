@@ -65,6 +65,7 @@ def cmd_numerics(args) -> int:
     t0 = time.perf_counter()
     uncovered = _uncovered_of(families)
     cov_fail = {}
+    place = _catalog_places(only, families)
 
     with progress("numerics") as bar:
         def prog(o, done, total):
@@ -76,7 +77,8 @@ def cmd_numerics(args) -> int:
             else:
                 fails, declared = [], []
             if args.verbose or not o.ok or fails:
-                print(f"{'PASS' if o.ok and not fails else 'FAIL'} {o.family}/{shown(o.config)}: {o.cases} cases, "
+                print(f"{place[(o.family, o.config)]} {'PASS' if o.ok and not fails else 'FAIL'} "
+                      f"{o.family}/{shown(o.config)}: {o.cases} cases, "
                       f"{o.launches} launches x 2 orders, {o.instructions} wave-instructions, {o.seconds:.2f}s",
                       flush=True)
             if args.coverage and o.coverage is not None and (args.verbose or fails):
@@ -127,6 +129,16 @@ def cmd_numerics(args) -> int:
                "families": per_family,
                "configs": [_config_json(o, cov_fail.get((o.family, o.config))) for o in res]}
     return finish(args, "numerics", green, payload)
+
+
+def _catalog_places(only, families) -> dict:
+    """``[i/n]`` per (family, config): its 1-based position among the ``n`` configs run, in
+    the catalog order of the summary and the JSON. The per-config lines stream in the
+    order configs finish (longest first over the workers, as pytest-xdist prints
+    tests), so each carries its place (docs/sim.md, "Running it")."""
+    items = N.accepted_configs(only, families=families)
+    w = len(str(len(items)))
+    return {(f, c): f"[{i:>{w}}/{len(items)}]" for i, (f, c, _, _) in enumerate(items, 1)}
 
 
 def _coverage_line(o) -> str:

@@ -315,6 +315,7 @@ class CompileWorkers:
                 pass
 
         timer = threading.Timer(self.timeout, kill)
+        timer.daemon = True  # a pending timeout must not hold the interpreter's exit (Ctrl-C)
         timer.start()
         try:
             proc.p.stdin.write(json.dumps(job) + "\n")
@@ -360,6 +361,7 @@ class CompileWorkers:
             q.put(i)
         lock = threading.Lock()
         errors: list[BaseException] = []
+        stop = threading.Event()  # set when the caller is interrupted (Ctrl-C): take no new job
 
         def loop():
             proc = None
@@ -367,7 +369,7 @@ class CompileWorkers:
                 with self._idle_lock:
                     proc = self._idle.pop() if self._idle else None
             try:
-                while True:
+                while not stop.is_set():
                     try:
                         i = q.get_nowait()
                     except Empty:
@@ -388,10 +390,14 @@ class CompileWorkers:
 
         threads = [threading.Thread(target=loop, daemon=True)
                    for _ in range(min(self.workers, len(jobs)))]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        try:
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        except BaseException:
+            stop.set()
+            raise
         if errors:
             raise errors[0]
         return results

@@ -44,6 +44,7 @@ from parity.proof import ProofReport, prove_module, summarise
 from parity.pool import DEFAULT_TIMEOUT as LOWER_TIMEOUT
 from parity.pool import WorkerPool
 from parity.runner import engine_module
+from parity.interrupt import cancel_on_error
 from parity.verify import intrinsics_check as IC
 from parity.verify import lanes as L
 from parity.verify.compile_worker import DEFAULT_TIMEOUT, CompileWorkers
@@ -433,18 +434,21 @@ def run_verify(
             tick()
             return ok, err
 
-        proof_pool = ThreadPoolExecutor(max_workers=1)  # overlaps the LLVM workers (subprocesses)
-        proof_future = proof_pool.submit(_prove_all, proof_jobs)
-        # opt-19 / LLVM 23 opt subprocesses fill the cores the LLVM workers leave idle
-        # (their start-up, the last long compiles) instead of running after them
+        # the proof overlaps the LLVM workers (subprocesses), one job per module so that
+        # Ctrl-C cancels the rest (parity/interrupt.py); opt-19 / LLVM 23 opt subprocesses
+        # fill the cores the LLVM workers leave idle (their start-up, the last long
+        # compiles) instead of running after them
+        proof_pool = ThreadPoolExecutor(max_workers=1)
         opt_pool = ThreadPoolExecutor(max_workers=n)
-        opt_answers = opt_pool.map(opt_one, opt_jobs)
-        opt23_answers = opt_pool.map(opt23_one, opt23_jobs)
-        # the longest modules first, so no long compile starts last and runs alone
-        order = sorted(range(len(compile_jobs)), key=lambda i: -len(compile_jobs[i][2]))
-        answers: list = [None] * len(compile_jobs)
-        for i, a in zip(order, cw.run([compile_jobs[i][1] for i in order], on_result=tick)):
-            answers[i] = a
+        with cancel_on_error(proof_pool, opt_pool):
+            proof_futures = [proof_pool.submit(_prove_one, job) for job in proof_jobs]
+            opt_answers = opt_pool.map(opt_one, opt_jobs)
+            opt23_answers = opt_pool.map(opt23_one, opt23_jobs)
+            # the longest modules first, so no long compile starts last and runs alone
+            order = sorted(range(len(compile_jobs)), key=lambda i: -len(compile_jobs[i][2]))
+            answers: list = [None] * len(compile_jobs)
+            for i, a in zip(order, cw.run([compile_jobs[i][1] for i in order], on_result=tick)):
+                answers[i] = a
     for (u, _, text), a in zip(compile_jobs, answers):
         err = a.get("stderr", "")
         if "not a recognized processor" in err:
@@ -468,7 +472,7 @@ def run_verify(
         gate_isa(u, u.isa, text, u._cfg, arch.get(u.arch))  # type: ignore[attr-defined]
         gate_descriptors(u, a.get("descriptors"))
 
-    with opt_pool:
+    with cancel_on_error(proof_pool, opt_pool), opt_pool:
         for (u, _), (ok, err) in zip(opt_jobs, opt_answers):
             if not ok:
                 u.errors.append(f"{u.llvm} rejects the llvm20 text: {_first_line(err)}")
@@ -480,8 +484,9 @@ def run_verify(
             elif err:
                 u.notes.append(f"LLVM 23 opt stderr: {_first_line(err)}")
 
-    proofs, proof_seconds = proof_future.result()
-    proof_pool.shutdown()
+    with cancel_on_error(proof_pool), proof_pool:
+        proved = [f.result() for f in proof_futures]
+    proofs, proof_seconds = [r for r, _ in proved], sum(t for _, t in proved)
     for (u, _, _), pr in zip(proof_jobs, proofs):
         u.proof = pr.counts()
         for f in pr.failures:
@@ -508,18 +513,16 @@ def run_verify(
                         results, t_problems, t_notes, n_checked, cw.restarts, proofs, proof_seconds, also)
 
 
-def _prove_all(jobs) -> tuple[list, float]:
-    """parity.proof over every lowered unit; (reports in job order, CPU seconds)."""
+def _prove_one(job) -> tuple:
+    """parity.proof over one lowered unit ``(unit, text, config)``: (its report, CPU seconds)."""
+    u, text, cfg = job
     t0 = time.thread_time()
-    out = []
-    for u, text, cfg in jobs:
-        try:
-            out.append(prove_module(text, u.family, u.config, dict(cfg.spec), u.arch, u.flavor))
-        except Exception as exc:  # noqa: BLE001 -- a bug in the proof is a failed unit, not a traceback
-            r = ProofReport(u.family, u.config, u.flavor, u.arch)
-            r.failures.append(f"the proof crashed: {type(exc).__name__}: {exc}")
-            out.append(r)
-    return out, time.thread_time() - t0
+    try:
+        r = prove_module(text, u.family, u.config, dict(cfg.spec), u.arch, u.flavor)
+    except Exception as exc:  # noqa: BLE001 -- a bug in the proof is a failed unit, not a traceback
+        r = ProofReport(u.family, u.config, u.flavor, u.arch)
+        r.failures.append(f"the proof crashed: {type(exc).__name__}: {exc}")
+    return r, time.thread_time() - t0
 
 
 # --- output -------------------------------------------------------------------
