@@ -158,12 +158,14 @@ bool same_problem(const ConvProblem &a, const ConvProblem &b) {
 // The admissions of the candidate lists this thread made last (twin of the Python
 // engine's per-problem admission memo): thread_local, so concurrent C API calls share
 // nothing and take no lock; bounded (emptied when full). An entry is keyed by all that
-// admitted_list reads: the arch and flavor (table rows: their address and name), the
+// admitted_list reads: the arch (table row: its address and name), the flavor's
+// `clusters` (the one flavor fact the admission reads: conv_implicit_gemm::validate's
+// cluster rule and the cluster candidates; so llvm20 and llvm22 share a list), the
 // folded problem and the base spec.
 struct MemoEntry {
     const targets::Arch *ar;
-    const targets::Flavor *fl;
-    std::string arch_name, flavor_name;
+    std::string arch_name;
+    bool clusters;
     ConvProblem p;
     CIG::ConvSpec spec;
     std::shared_ptr<const std::vector<Listed>> listed;
@@ -174,21 +176,24 @@ std::shared_ptr<const std::vector<Listed>> memo_admitted(const CIG::ConvSpec &sp
                                                          const targets::Arch &ar, const targets::Flavor &fl) {
     thread_local std::vector<MemoEntry> memo;
     for (const MemoEntry &e : memo)
-        if (e.ar == &ar && e.fl == &fl && e.arch_name == ar.name && e.flavor_name == fl.name &&
-            same_problem(e.p, p) && same_spec(e.spec, spec))
+        if (e.ar == &ar && e.clusters == fl.clusters && e.arch_name == ar.name && same_problem(e.p, p) &&
+            same_spec(e.spec, spec))
             return e.listed;
     if (memo.size() >= kMemoMax) memo.clear();
     auto listed = std::make_shared<const std::vector<Listed>>(admitted_list(spec, p, ar, fl));
-    memo.push_back({&ar, &fl, ar.name, fl.name, p, spec, listed});
+    memo.push_back({&ar, ar.name, fl.clusters, p, spec, listed});
     return listed;
 }
 
-// rules_cus > 0: the reference's rules apply too (rules_admission), at that CU count.
-std::vector<Listed> candidate_list(const CIG::ConvSpec &spec, const ConvProblem &p, const targets::Arch &ar,
-                                   const targets::Flavor &fl, int64_t rules_cus) {
-    std::vector<Listed> out = *memo_admitted(spec, p, ar, fl);
-    if (rules_cus <= 0) return out;
-    for (Listed &l : out) {
+// rules_cus > 0: the reference's rules apply too (rules_admission), at that CU count
+// (on a copy); otherwise the memoised list itself (read only, not copied).
+std::shared_ptr<const std::vector<Listed>> candidate_list(const CIG::ConvSpec &spec, const ConvProblem &p,
+                                                          const targets::Arch &ar, const targets::Flavor &fl,
+                                                          int64_t rules_cus) {
+    std::shared_ptr<const std::vector<Listed>> admitted = memo_admitted(spec, p, ar, fl);
+    if (rules_cus <= 0) return admitted;
+    auto out = std::make_shared<std::vector<Listed>>(*admitted);
+    for (Listed &l : *out) {
         if (l.why) continue;
         auto [why, rule] = rules_admission(l.binary, l.spec, l.degree, p, ar, fl, rules_cus);
         l.why = why;
@@ -384,7 +389,8 @@ ModelSelection select_by_model(const ConvProblem &problem, const targets::Arch &
         ms.seed_note = "arch " + ar.name + " has no roofline (gfx1250 only)";
         return ms;
     }
-    const std::vector<Listed> listed = candidate_list(spec, p, ar, fl, rules ? ms.cus : 0);
+    const std::shared_ptr<const std::vector<Listed>> list = candidate_list(spec, p, ar, fl, rules ? ms.cus : 0);
+    const std::vector<Listed> &listed = *list;
     ms.tried = static_cast<int64_t>(listed.size());
     const Roof rf(ar);
     ms.candidates.reserve(listed.size());
