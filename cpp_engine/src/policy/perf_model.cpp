@@ -270,6 +270,11 @@ std::string Candidate::label() const {
 std::string Candidate::line() const {
     std::string s;
     s.reserve(48 + 24 * terms.size());
+    append_line(s);
+    return s;
+}
+
+void Candidate::append_line(std::string &s) const {
     s += 'c';
     kernels::append_dec128(s, index);
     s += ' ';
@@ -283,7 +288,6 @@ std::string Candidate::line() const {
         else
             s += t.text;
     }
-    return s;
 }
 
 std::vector<Term> predict(const CIG::ConvSpec &spec, const std::string &binary, int64_t degree, const ConvProblem &p,
