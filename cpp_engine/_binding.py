@@ -428,7 +428,7 @@ def _spec_key(family, spec):
     types = tuple(map(type, spec.values()))
     if not _KEY_TYPES.issuperset(types) or not _STR_TYPE.issuperset(map(type, spec)):
         return None
-    return family, tuple(spec.items()), types
+    return family, *spec, *spec.values(), *types  # flat; its length, 1 + 3 x fields, tells the parts apart
 
 
 def _name_arg(args: _Args, value, what: str):
@@ -459,12 +459,17 @@ def _prepare(family, spec, arch, flavor):
             _SPECS[key] = (fam, cs, args)
     else:
         fam, cs, args = hit
-    names = _Args()
-    fl = _name_arg(names, flavor, "flavor")  # the engine checks flavor before arch
-    if arch is not None and not isinstance(arch, str):
-        resolve_flavor(flavor)              # an unknown flavor is reported first
-    ar = _name_arg(names, arch, "arch")
-    return fam, cs, ar, fl, (args, names)
+    # an arch and flavor seen before: their shared C strings (_CSTRS holds valid text only)
+    fl = _CSTRS.get(flavor) if type(flavor) is str else None
+    ar = _CSTRS.get(arch) if type(arch) is str else None
+    if fl is None or ar is None:
+        names = _Args()
+        fl = _name_arg(names, flavor, "flavor")  # the engine checks flavor before arch
+        if arch is not None and not isinstance(arch, str):
+            resolve_flavor(flavor)              # an unknown flavor is reported first
+        ar = _name_arg(names, arch, "arch")
+        args = (args, names)
+    return fam, cs, ar, fl, args
 
 
 # -- the engine API ------------------------------------------------------------------
@@ -484,13 +489,16 @@ def validate(family: str, spec: dict, arch: str, flavor: str) -> str | None:
     return None
 
 
+_OUTPUT = ffi.typeof("cpe_output *")
+
+
 def lower(family: str, spec: dict, arch: str, flavor: str) -> Lowered:
     """Emit the LLVM IR module of ``family``/``spec`` for ``arch`` at ``flavor``.
 
     Raises SpecRejected(reason) for a spec, arch or flavor that is not accepted,
     EngineError for an internal error of the C++ engine."""
     fam, cs, ar, fl, args = _prepare(family, spec, arch, flavor)
-    out = ffi.new("cpe_output *")
+    out = ffi.new(_OUTPUT)
     buf = _reason_buffer()
     try:
         status = fam.lower(cs, ar, fl, out, buf, _REASON_LEN)
