@@ -247,47 +247,57 @@ i128 Candidate::total_ps() const {
 
 namespace {
 
-// Appends "<binary> <tm>x<tn>x<tk> w<wm>x<wn> d<degree>" to `s` (no temporaries).
-void append_label(std::string &s, const Candidate &c) {
-    s += c.binary;
+// The most bytes write_label writes after the binary's name.
+constexpr size_t kLabelMax = 6 * (2 + kernels::kDec128Max);
+
+// Writes "<binary> <tm>x<tn>x<tk> w<wm>x<wn> d<degree>" at `p` (room for
+// binary.size() + kLabelMax bytes); returns the end.
+char *write_label(char *p, const Candidate &c) {
+    p = std::copy(c.binary.begin(), c.binary.end(), p);
     const std::pair<const char *, int64_t> parts[] = {{" ", c.spec.tile_m},  {"x", c.spec.tile_n},
                                                       {"x", c.spec.tile_k},  {" w", c.spec.waves_m},
                                                       {"x", c.spec.waves_n}, {" d", c.degree}};
     for (const auto &pv : parts) {
-        s += pv.first;
-        kernels::append_dec128(s, pv.second);
+        for (const char *q = pv.first; *q;) *p++ = *q++;
+        p = kernels::write_dec128(p, pv.second);
     }
+    return p;
 }
 
 }  // namespace
 
 std::string Candidate::label() const {
-    std::string s;
-    append_label(s, *this);
+    std::string s(binary.size() + kLabelMax, '\0');
+    s.resize(static_cast<size_t>(write_label(&s[0], *this) - s.data()));
     return s;
 }
 
 std::string Candidate::line() const {
     std::string s;
-    s.reserve(48 + 24 * terms.size());
     append_line(s);
     return s;
 }
 
 void Candidate::append_line(std::string &s) const {
-    s += 'c';
-    kernels::append_dec128(s, index);
-    s += ' ';
-    append_label(s, *this);
-    for (const Term &t : terms) {  // appended in place: no temporary per term
-        s += ' ';
-        s += t.name;
-        s += '=';
-        if (t.text.empty())
-            kernels::append_dec128(s, t.value);
-        else
-            s += t.text;
+    // sized first (at most: "c" and the index, a space, the label, and per term a
+    // space, its name, "=" and its value), written in place, cut to what was written
+    size_t room = 2 + kernels::kDec128Max + binary.size() + kLabelMax;
+    for (const Term &t : terms) room += 2 + std::strlen(t.name) + (t.text.empty() ? kernels::kDec128Max : t.text.size());
+    const size_t at = s.size();
+    s.resize(at + room);
+    char *const start = &s[at];
+    char *p = start;
+    *p++ = 'c';
+    p = kernels::write_dec128(p, index);
+    *p++ = ' ';
+    p = write_label(p, *this);
+    for (const Term &t : terms) {
+        *p++ = ' ';
+        for (const char *q = t.name; *q;) *p++ = *q++;
+        *p++ = '=';
+        p = t.text.empty() ? kernels::write_dec128(p, t.value) : std::copy(t.text.begin(), t.text.end(), p);
     }
+    s.resize(at + static_cast<size_t>(p - start));
 }
 
 std::vector<Term> predict(const CIG::ConvSpec &spec, const std::string &binary, int64_t degree, const ConvProblem &p,
