@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <string_view>
 #include <tuple>
 
 #include "ir/constants.h"
@@ -64,7 +65,7 @@ int64_t reduction(const CIG::ConvSpec &spec, const ConvProblem &p) {
 
 // conv_launch's admission minus the problem's rules, whose reason the caller has
 // (`problem`: one problem, many candidate specs); the binary's rules run once.
-std::optional<std::string> admission(const CIG::ConvSpec &spec, const std::string &binary, int64_t degree,
+std::optional<std::string> admission(const CIG::ConvSpec &spec, std::string_view binary, int64_t degree,
                                      const ConvProblem &p, const targets::Arch &ar, const targets::Flavor &fl,
                                      const std::optional<std::string> &problem) {
     std::optional<std::string> r = CIG::validate(spec, ar, fl);
@@ -312,14 +313,15 @@ std::vector<Term> predict_at(const CIG::ConvSpec &spec, const std::string &binar
     const targets::Arch &arch = *rf.arch;
     const int64_t tm = spec.tile_m, tn = spec.tile_n, tk = spec.tile_k, wm = spec.waves_m, wn = spec.waves_n;
     const i128 M = p.M(), kpg = p.kpg(), g = p.groups, Kg = reduction(spec, p), K = p.K;
+    const bool plain = binary == "plain", two_stage = binary == "two_stage", cluster = binary == "cluster";
     i128 ks, data, kc;
-    if (binary == "plain") {
+    if (plain) {
         ks = ceil_div(Kg, i128(tk)) * tk;
         data = kc = 1;
     } else {
         ks = ceil_div(ceil_div(Kg, i128(degree)), i128(tk)) * tk;
         data = ceil_div(Kg, ks);
-        kc = binary == "cluster" ? i128(degree) : data;
+        kc = cluster ? i128(degree) : data;
     }
     const i128 mt = ceil_div(M, i128(tm)), nt = ceil_div(kpg, i128(tn));
     const i128 wgs = mt * nt * g * kc;
@@ -336,16 +338,16 @@ std::vector<Term> predict_at(const CIG::ConvSpec &spec, const std::string &binar
     const i128 conc = std::min(occupancy, wg_per_cu);
     const i128 rounds = ceil_div(wg_per_cu, conc);
     const i128 per_simd = ceil_div(conc * waves, i128(simds));
-    const i128 barrier = binary == "cluster" ? rf.cluster_barrier() : 0;
+    const i128 barrier = cluster ? rf.cluster_barrier() : 0;
     const i128 compute_cycles = rounds * (per_simd * wave_step * (ks / tk) + barrier);
     const i128 wmma = mt * nt * g * (tm / kWmmaMN) * (tn / kWmmaMN) * ceil_div(Kg, i128(tk)) * steps;
     const i128 useful = g * ceil_div(M, i128(kWmmaMN)) * ceil_div(kpg, i128(kWmmaMN)) * ceil_div(Kg, i128(kWmmaK));
     const i128 d_bytes = M * K * kElemBytes, slab = M * K * kAccBytes;
     i128 writes, ws_reads;
-    if (binary == "plain") {
+    if (plain) {
         writes = d_bytes;
         ws_reads = 0;
-    } else if (binary == "two_stage") {
+    } else if (two_stage) {
         writes = kc * slab;
         ws_reads = 0;
     } else {
@@ -363,28 +365,41 @@ std::vector<Term> predict_at(const CIG::ConvSpec &spec, const std::string &binar
     const i128 hbm_ps = ceil_div(hbm_bytes * kPsPerUs, i128(hbm));
     const i128 launch_ps = i128(rf.launch_ns) * 1000;
     const i128 body = std::max({compute_ps, l2_ps, hbm_ps});
-    const std::string bound = body == compute_ps ? "compute" : body == l2_ps ? "l2" : "hbm";
+    const char *const bound = body == compute_ps ? "compute" : body == l2_ps ? "l2" : "hbm";
     const i128 stage1_ps = launch_ps + body;
-    const i128 stage2_bytes = binary == "two_stage" ? kc * slab + d_bytes : 0;
+    const i128 stage2_bytes = two_stage ? kc * slab + d_bytes : 0;
     const i128 stage2_ps = stage2_bytes ? launch_ps + ceil_div(stage2_bytes * kPsPerUs, i128(hbm)) : 0;
-    return {{"ks", ks, ""},
-            {"ks_count", kc, ""},
-            {"data", data, ""},
-            {"wgs", wgs, ""},
-            {"occupancy", occupancy, ""},
-            {"rounds", rounds, ""},
-            {"wmma", wmma, ""},
-            {"useful", useful, ""},
-            {"compute_cycles", compute_cycles, ""},
-            {"l2_bytes", l2_bytes, ""},
-            {"hbm_bytes", hbm_bytes, ""},
-            {"compute_ps", compute_ps, ""},
-            {"l2_ps", l2_ps, ""},
-            {"hbm_ps", hbm_ps, ""},
-            {"bound", 0, bound},
-            {"stage1_ps", stage1_ps, ""},
-            {"stage2_ps", stage2_ps, ""},
-            {"total_ps", stage1_ps + stage2_ps, ""}};
+    struct Row {
+        const char *name;
+        i128 value;
+        const char *text;  // bound's; nullptr for a number
+    };
+    const Row rows[] = {
+        {"ks", ks, nullptr},
+        {"ks_count", kc, nullptr},
+        {"data", data, nullptr},
+        {"wgs", wgs, nullptr},
+        {"occupancy", occupancy, nullptr},
+        {"rounds", rounds, nullptr},
+        {"wmma", wmma, nullptr},
+        {"useful", useful, nullptr},
+        {"compute_cycles", compute_cycles, nullptr},
+        {"l2_bytes", l2_bytes, nullptr},
+        {"hbm_bytes", hbm_bytes, nullptr},
+        {"compute_ps", compute_ps, nullptr},
+        {"l2_ps", l2_ps, nullptr},
+        {"hbm_ps", hbm_ps, nullptr},
+        {"bound", 0, bound},
+        {"stage1_ps", stage1_ps, nullptr},
+        {"stage2_ps", stage2_ps, nullptr},
+        {"total_ps", stage1_ps + stage2_ps, nullptr}};
+    std::vector<Term> t(sizeof rows / sizeof rows[0]);  // made in place: no std::string per term but bound's
+    for (size_t i = 0; i < t.size(); ++i) {
+        t[i].name = rows[i].name;
+        t[i].value = rows[i].value;
+        if (rows[i].text) t[i].text = rows[i].text;
+    }
+    return t;
 }
 
 }  // namespace
