@@ -437,15 +437,24 @@ ModelSelection select_by_model(const ConvProblem &problem, const targets::Arch &
     }
     // The lowest total_ps; ties: less L2 traffic, fewer workgroups, the earlier candidate.
     // The rank keys are looked up by name once per candidate, not per comparison.
-    auto term = [&](size_t i, const char *name) {
-        for (const Term &t : ms.candidates[i].terms)
-            if (std::strcmp(t.name, name) == 0) return t.value;
+    // Every candidate's terms come from predict_at in one order: a key is looked for
+    // where the last candidate had it first (`at`), then searched.
+    auto term = [&](size_t i, const char *name, size_t &at) {
+        const std::vector<Term> &ts = ms.candidates[i].terms;
+        if (at < ts.size() && std::strcmp(ts[at].name, name) == 0) return ts[at].value;
+        for (size_t k = 0; k < ts.size(); ++k)
+            if (std::strcmp(ts[k].name, name) == 0) {
+                at = k;
+                return ts[k].value;
+            }
         return i128(0);
     };
     using Rank = std::tuple<i128, i128, i128, int64_t>;  // total_ps, l2_bytes, wgs, position
     std::vector<Rank> order(ms.candidates.size());
+    size_t at_total = 0, at_l2 = 0, at_wgs = 0;
     for (size_t i = 0; i < order.size(); ++i)
-        order[i] = {ms.candidates[i].total_ps(), term(i, "l2_bytes"), term(i, "wgs"), static_cast<int64_t>(i)};
+        order[i] = {term(i, "total_ps", at_total), term(i, "l2_bytes", at_l2), term(i, "wgs", at_wgs),
+                    static_cast<int64_t>(i)};
     // A total order (the position last), so the ranking is deterministic; only the best
     // two are needed.
     const size_t top = std::min<size_t>(2, order.size());
