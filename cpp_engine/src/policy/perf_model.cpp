@@ -63,23 +63,29 @@ int64_t reduction(const CIG::ConvSpec &spec, const ConvProblem &p) {
     return CIG::is_pixel_vector(spec.vector_a) ? p.Y * p.X * CIG::pixel_slot(spec.vector_a) : p.Kgemm();
 }
 
-// conv_launch's admission minus the problem's rules, whose reason the caller has
-// (`problem`: one problem, many candidate specs); the binary's rules run once.
-std::optional<std::string> admission(const CIG::ConvSpec &spec, std::string_view binary, int64_t degree,
-                                     const ConvProblem &p, const targets::Arch &ar, const targets::Flavor &fl,
-                                     const std::optional<std::string> &problem) {
-    std::optional<std::string> r = CIG::validate(spec, ar, fl);
-    if (!r) r = kernels::conv_launch::launch_reason(launch_spec(spec, p, degree), &problem);
-    if (r) return r;
-    const int64_t tk = spec.tile_k;
+// The register budget's reason for a candidate binary (problem-independent), or nullopt.
+std::optional<std::string> budget_reason(const CIG::ConvSpec &spec) {
     const int64_t v = std::min(spec.vector_a, spec.vector_b);  // a padded pixel: its slots, each in its pieces
-    const int64_t loads = aot::loads_per_lane(spec.tile_m, spec.tile_n, tk, spec.waves_m, spec.waves_n,
+    const int64_t loads = aot::loads_per_lane(spec.tile_m, spec.tile_n, spec.tile_k, spec.waves_m, spec.waves_n,
                                               *spec.pipeline, spec.num_load_waves, CIG::pixel_slot(v)) *
                           int64_t(CIG::pixel_pieces(v).size());
     if (loads > kMaxLoadsPerLane)
         return dec(loads) + " global loads per load lane per K tile exceed the register budget " +
                dec(kMaxLoadsPerLane);
+    return std::nullopt;
+}
+
+// conv_launch's admission minus the problem's rules, whose reason the caller has
+// (`problem`: one problem, many candidate specs), for a binary that passed
+// conv_implicit_gemm's rules; `budget` is its budget_reason. In the order of
+// conv_launch.validate: the launch rules, then the register budget, then the slices.
+std::optional<std::string> admission(const CIG::ConvSpec &spec, std::string_view binary, int64_t degree,
+                                     const ConvProblem &p, const std::optional<std::string> &problem,
+                                     const std::optional<std::string> &budget) {
+    if (auto r = kernels::conv_launch::launch_reason(launch_spec(spec, p, degree), &problem)) return r;
+    if (budget) return budget;
     if (binary == "plain") return std::nullopt;
+    const int64_t tk = spec.tile_k;
     const int64_t kr = reduction(spec, p);
     const int64_t ks = ceil_div(ceil_div(kr, degree), tk) * tk;
     if (binary == "two_stage" && ceil_div(kr, ks) != degree)
@@ -97,19 +103,32 @@ struct Listed {
     std::string rule;  // the rule that admitted it under the reference's rules ("" otherwise)
 };
 
-// Every candidate and its admission (before the reference's rules).
-std::vector<Listed> admitted_list(const CIG::ConvSpec &spec, const ConvProblem &p, const targets::Arch &ar,
-                                  const targets::Flavor &fl) {
-    std::vector<Listed> out;
-    out.reserve(aot::kTileSides.size() * aot::kTileSides.size() * (1 + kDegrees.size()) + aot::kClusterTiles.size() * aot::kClusterSizes.size());
-    // the problem's rules once per problem (they do not read the candidate)
-    const std::optional<std::string> problem = kernels::conv_launch::problem_reason(launch_spec(spec, p, 1));
+// The candidates of a base spec before any problem: every candidate in list order
+// with, as `why`, what no problem changes (conv_implicit_gemm's rules, or the split
+// form's rejection); nullopt where the problem decides. `budget`: each one's
+// budget_reason (applied after the launch rules).
+struct Shape {
+    std::vector<Listed> items;
+    std::vector<std::optional<std::string>> budget;
+};
+
+Shape candidate_shape(const CIG::ConvSpec &spec, const targets::Arch &ar, const targets::Flavor &fl) {
+    Shape sh;
+    const size_t n = aot::kTileSides.size() * aot::kTileSides.size() * (1 + kDegrees.size()) +
+                     aot::kClusterTiles.size() * aot::kClusterSizes.size();
+    sh.items.reserve(n);
+    sh.budget.reserve(n);
     CIG::ConvSpec split = spec;
     split.split_k = 2;
     split.split_k_cluster = 0;
     const bool split_ok = !CIG::validate(split, ar, fl);
     const bool clusters = fl.clusters && ar.clusters;
     const std::string rejected = "the split form is rejected";
+    auto add = [&](const char *binary, const CIG::ConvSpec &cs, int64_t degree, bool ok) {
+        std::optional<std::string> why = ok ? CIG::validate(cs, ar, fl) : std::optional<std::string>(rejected);
+        sh.budget.push_back(why ? std::nullopt : budget_reason(cs));
+        sh.items.push_back({binary, cs, degree, std::move(why), ""});
+    };
     for (const int64_t tm : aot::kTileSides) {
         for (const int64_t tn : aot::kTileSides) {
             CIG::ConvSpec cs = spec;
@@ -119,25 +138,59 @@ std::vector<Listed> admitted_list(const CIG::ConvSpec &spec, const ConvProblem &
             cs.waves_n = std::min<int64_t>(2, tn / 16);
             cs.split_k = 1;
             cs.split_k_cluster = 0;
-            out.push_back({"plain", cs, 1, admission(cs, "plain", 1, p, ar, fl, problem), ""});
+            add("plain", cs, 1, true);
             for (const int64_t d : kDegrees) {
                 CIG::ConvSpec s2 = cs;
                 s2.split_k = d;
-                out.push_back({"two_stage", s2, d,
-                               split_ok ? admission(s2, "two_stage", d, p, ar, fl, problem) : std::optional(rejected), ""});
+                add("two_stage", s2, d, split_ok);
             }
             if (clusters && std::find(aot::kClusterTiles.begin(), aot::kClusterTiles.end(), std::make_pair(tm, tn)) !=
                                 aot::kClusterTiles.end()) {
                 for (const int64_t s : aot::kClusterSizes) {
                     if (!split_ok) {  // (a null dtype never reaches conv_spec)
-                        out.push_back({"cluster", CIG::ConvSpec{}, s, rejected, ""});
+                        add("cluster", CIG::ConvSpec{}, s, false);
                         continue;
                     }
-                    const CIG::ConvSpec sc = aot::conv_spec(*spec.dtype, tm, tn, aot::kClusterTileK, "cshuffle", 2, s);
-                    out.push_back({"cluster", sc, s, admission(sc, "cluster", s, p, ar, fl, problem), ""});
+                    add("cluster", aot::conv_spec(*spec.dtype, tm, tn, aot::kClusterTileK, "cshuffle", 2, s), s, true);
                 }
             }
         }
+    }
+    return sh;
+}
+
+bool same_spec(const CIG::ConvSpec &a, const CIG::ConvSpec &b);
+
+// The shapes this thread made last (problem-independent; thread_local, bounded:
+// emptied when full), keyed by the arch row, the flavor's clusters and the base spec.
+const Shape &memo_shape(const CIG::ConvSpec &spec, const targets::Arch &ar, const targets::Flavor &fl) {
+    struct Entry {
+        const targets::Arch *ar;
+        std::string arch_name;
+        bool clusters;
+        CIG::ConvSpec spec;
+        std::shared_ptr<const Shape> shape;
+    };
+    thread_local std::vector<Entry> memo;
+    for (const Entry &e : memo)
+        if (e.ar == &ar && e.clusters == fl.clusters && e.arch_name == ar.name && same_spec(e.spec, spec))
+            return *e.shape;
+    if (memo.size() >= 64) memo.clear();
+    memo.push_back({&ar, ar.name, fl.clusters, spec, std::make_shared<const Shape>(candidate_shape(spec, ar, fl))});
+    return *memo.back().shape;
+}
+
+// Every candidate and its admission (before the reference's rules): the memoised
+// shape of the base spec, and for each candidate its rules pass, the problem's part.
+std::vector<Listed> admitted_list(const CIG::ConvSpec &spec, const ConvProblem &p, const targets::Arch &ar,
+                                  const targets::Flavor &fl) {
+    const Shape &sh = memo_shape(spec, ar, fl);
+    std::vector<Listed> out = sh.items;
+    // the problem's rules once per problem (they do not read the candidate)
+    const std::optional<std::string> problem = kernels::conv_launch::problem_reason(launch_spec(spec, p, 1));
+    for (size_t i = 0; i < out.size(); ++i) {
+        Listed &l = out[i];
+        if (!l.why) l.why = admission(l.spec, l.binary, l.degree, p, problem, sh.budget[i]);
     }
     return out;
 }
