@@ -14,7 +14,10 @@ Prints, each against its goal:
 * per engine, kernels per CPU second: every config that both engines are
   expected to accept, lowered in-process at each flavor it applies to (the
   median of N repeats, each in a fresh process so that no per-process memo
-  carries over), and the C++/Python ratio against its 20x goal.
+  carries over), and the C++/Python ratio against its 20x goal; for the C++
+  engine also the native calls alone (N more fresh processes: the specs
+  converted first, untimed, then only the C lower calls timed) and the rest,
+  the binding's conversion, decoding and result objects.
 
 The base runs from a temporary detached worktree (``git worktree add
 --detach``, removed at the end) with the interpreter this venv was made from
@@ -88,27 +91,60 @@ def lower_all(name: str, only) -> tuple[float, int, int]:
     return time.process_time() - t0, len(units), failures
 
 
+def lower_native(only) -> tuple[float, int, int]:
+    """In this process, the C++ engine's native share of :func:`lower_all`: every
+    accepted unit converted by the binding first (untimed, ``cpp_engine._binding``'s
+    own conversion), then (CPU seconds of the C lower calls alone, kernels, calls
+    that failed). The calls include the engine's work and its output buffers, not
+    the binding's conversion, status check, decoding or Lowered objects:
+    :func:`lower_all` minus this is the binding's part."""
+    from cpp_engine import _binding as B
+    units = list(accepted_units(load_families(only=only)))
+    prepared = [B._prepare(fam, spec, arch, fl) for fam, spec, arch, fl in units]
+    out, buf = B.ffi.new("cpe_output *"), B.ffi.new("char[]", 1024)
+    failures = 0
+    t0 = time.process_time()
+    for fam, cs, ar, fl, _keep in prepared:
+        if fam.lower(cs, ar, fl, out, buf, 1024) != B.lib.CPE_OK:
+            failures += 1
+        B.lib.cpe_output_free(out)
+    return time.process_time() - t0, len(units), failures
+
+
+def _median_child(mode: str, name: str, only, repeats: int) -> tuple[float, int, int] | str:
+    """Median CPU seconds of ``repeats`` fresh processes running ``--<mode> name``,
+    with the kernel and failure counts; the child's last stderr line when it fails."""
+    times = []
+    for _ in range(repeats):
+        argv = [sys.executable, str(Path(__file__).resolve()), f"--{mode}", name] + (["--only", ",".join(only)] if only else [])
+        r = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT)
+        if r.returncode != 0:
+            return (r.stderr.strip().splitlines() or ["(no message)"])[-1]
+        secs, n, failures = r.stdout.split()
+        times.append(float(secs))
+    return statistics.median(times), int(n), int(failures)
+
+
 def bench_engine(name: str, only, repeats: int) -> tuple[str, float | None]:
     """(the line, kernels/s or None). Each repeat runs in a fresh process (the engine
     imported, then every unit lowered once and timed), so no memo of one repeat
     (the Python engine keeps some per process) serves the next."""
-    times = []
-    for _ in range(repeats):
-        argv = [sys.executable, str(Path(__file__).resolve()), "--lower", name] + (["--only", ",".join(only)] if only else [])
-        r = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT)
-        if r.returncode != 0:
-            last = (r.stderr.strip().splitlines() or ["(no message)"])[-1]
-            return f"{name}: unavailable ({last})", None
-        secs, n, failures = r.stdout.split()
-        times.append(float(secs))
-    n, failures = int(n), int(failures)
+    got = _median_child("lower", name, only, repeats)
+    if isinstance(got, str):
+        return f"{name}: unavailable ({got})", None
+    med, n, failures = got
     if not n:
         return f"{name}: no accepted configs to lower", None
-    med = statistics.median(times)
     rate = n / med if med > 0 else float("inf")
     extra = f", {failures} rejected unexpectedly" if failures else ""
-    return (f"{name}: {rate:,.0f} kernels/CPU-s ({n} kernels in {med * 1000:.1f} CPU-ms, "
-            f"median of {repeats} fresh processes{extra})"), rate
+    line = (f"{name}: {rate:,.0f} kernels/CPU-s ({n} kernels in {med * 1000:.1f} CPU-ms, "
+            f"median of {repeats} fresh processes{extra})")
+    if name == "cpp":
+        native = _median_child("lower-native", name, only, repeats)
+        if isinstance(native, tuple):
+            line += (f"; native calls {native[0] * 1000:.1f} CPU-ms, binding and Python objects "
+                     f"{(med - native[0]) * 1000:.1f} (median of {repeats} more)")
+    return line, rate
 
 
 # -- the base commit -----------------------------------------------------------------
@@ -254,11 +290,12 @@ def main(argv=None) -> int:
                    help="engines to time, comma-separated (python, cpp; default python,cpp)")
     p.add_argument("--only", type=family_list("--only"), default=None, help="these families only (F1,F2; default all)")
     p.add_argument("--lower", metavar="ENGINE", help=argparse.SUPPRESS)  # one timed repeat (bench_engine)
+    p.add_argument("--lower-native", metavar="ENGINE", help=argparse.SUPPRESS)  # the C calls alone (cpp)
     args = p.parse_args(argv)
     engines = [e for e in args.engines.split(",") if e]
     only = args.only.split(",") if args.only else None
-    if args.lower:
-        secs, n, failures = lower_all(args.lower, only)
+    if args.lower or args.lower_native:
+        secs, n, failures = lower_all(args.lower, only) if args.lower else lower_native(only)
         print(f"{secs:.6f} {n} {failures}")
         return 0
 

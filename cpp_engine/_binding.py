@@ -145,8 +145,17 @@ def _call(fn, args: _Args):
     one that did not fit the first buffer)."""
     buf = _reason_buffer()
     status = fn(buf, _REASON_LEN)
-    if status == lib.CPE_OK:
-        return
+    if status != _CPE_OK:
+        _fail(status, buf)
+
+
+_CPE_OK = int(lib.CPE_OK)
+
+
+def _fail(status, buf):
+    """Raise SpecRejected / EngineError for a failed call's ``status``, with the
+    whole reason (``buf`` holds its first _REASON_LEN bytes; ``cpe_last_reason``
+    gives one that did not fit)."""
     need = lib.cpe_last_reason(ffi.NULL, 0)
     if need > _REASON_LEN:
         buf = ffi.new("char[]", need)
@@ -302,63 +311,132 @@ def _unknown_field(fam: _Family, spec: dict) -> None:
             raise SpecRejected(f"spec field '{k}' is not a field of family '{fam.name}'")
 
 
+#: Per family, the C-side kind code of every field in spec order (the plan of _c_spec's fast path).
+_INT, _STR, _BOOL, _FLOAT = range(4)
+_PLANS = {name: tuple((n, {"int": _INT, "str": _STR, "bool": _BOOL, "float": _FLOAT}[k], d) for n, k, d in rows)
+          for name, rows in _ROWS.items()}
+_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
+_F53 = 1 << 53
+
+
+def _plain_text(value: str) -> bool:
+    """True for printable ASCII of at most MAX_STRING_BYTES characters: a str every
+    string rule accepts (_string_reason gives None), told in C-level calls."""
+    return len(value) <= MAX_STRING_BYTES and value.isascii() and value.isprintable()
+
+
+#: C strings (``char[]`` cdata) of valid spec, arch and flavor strings, by value: one
+#: buffer per distinct string for the whole process (bounded; an entry dropped when
+#: full stays alive in every conversion that holds it).
+_CSTRS: dict = {}
+_CSTRS_MAX = 4096
+
+
+def _cstr_of(value: str):
+    """The shared C string of a str (exact type) that _plain_text accepts."""
+    buf = _CSTRS.get(value)
+    if buf is None:
+        if len(_CSTRS) >= _CSTRS_MAX:
+            _CSTRS.clear()
+        buf = _CSTRS[value] = ffi.new("char[]", value.encode("ascii"))
+    return buf
+
+
 def _c_spec(fam: _Family, spec, args: _Args):
     """The C spec struct of ``spec`` in one pass over the fields: unknown
-    fields first, then each field in spec order is read as its exact built-in
-    type, checked (the first failing field's reason, as SpecRejected) and
-    written into the struct; strings go through ``args``."""
+    fields first, then each field in spec order is read, checked (the first
+    failing field's reason, as SpecRejected) and written into the struct;
+    strings are kept alive by ``args``. A value of the exact built-in type
+    that every rule accepts (an int in the 64-bit range, printable ASCII
+    within the length limit, a bool, a float) is written at once; anything
+    else goes through the rules of python_engine/spec/fields.py
+    (``_exact``, ``_type_reason``) for the same reasons in the same order."""
     if not isinstance(spec, dict):
         raise SpecRejected(f"spec for family '{fam.name}' must be a mapping of field names to values")
     if len(spec) and not spec.keys() <= _KINDS[fam.name].keys():
         _unknown_field(fam, spec)
-    cs = ffi.new(fam.ctype + " *")
     get = spec.get
-    for name, kind, default in _ROWS[fam.name]:
-        v = _exact(get(name, default))
-        r = _type_reason(name, kind, v)
-        if r:
-            raise SpecRejected(r)
-        if kind == "str":
-            setattr(cs, name, args.cstr(v))
-        elif kind == "bool":
-            setattr(cs, name, bool(v))
-        elif kind == "float":
-            setattr(cs, name, float(v) if type(v) is int else float.__float__(v))
-        else:
-            setattr(cs, name, int(v))
-    return cs
+    keep = args.keep
+    vals = []
+    put = vals.append
+    for name, kind, default in _PLANS[fam.name]:
+        v = get(name, default)
+        t = type(v)
+        if kind == _INT:
+            if t is int and _I64_MIN <= v <= _I64_MAX:
+                put(v)
+                continue
+        elif kind == _STR:
+            if v is None:
+                put(ffi.NULL)
+                continue
+            if t is str and _plain_text(v):
+                buf = _cstr_of(v)
+                keep.append(buf)
+                put(buf)
+                continue
+        elif kind == _BOOL:
+            if t is bool:
+                put(v)
+                continue
+        elif t is float or (t is int and -_F53 <= v <= _F53):
+            put(float(v))
+            continue
+        put(_slow_field(name, kind, v, args))
+    return ffi.new(_PTR_TYPES[fam.name], vals)
 
 
-#: Converted calls, by _cache_key: (family, C spec struct, C arch, C flavor, args keeping its strings alive).
-#: The C API only reads the struct (``const``), so one conversion serves every later call with the
-#: same input. Bounded: the oldest entry goes when it is full.
-_PREPARED: dict = {}
-_PREPARED_MAX = 4096
-_KEY_TYPES = (int, str, bool, type(None))
+_KIND_NAMES = ("int", "str", "bool", "float")
+#: Per family, the cffi type of a pointer to its C spec struct.
+_PTR_TYPES = {f.name: ffi.typeof(f.ctype + " *") for f in _FAMILY_LIST}
 
 
-def _cache_key(family, spec, arch, flavor):
-    """A key that tells apart every input the conversion could treat
+def _slow_field(name: str, kind: int, value, args: _Args):
+    """One field whose value is not of the fast path's types, checked and
+    converted: SpecRejected with the Python engine's reason, else the value as
+    C takes it (a C string kept alive by ``args``)."""
+    v = _exact(value)
+    r = _type_reason(name, _KIND_NAMES[kind], v)
+    if r:
+        raise SpecRejected(r)
+    if kind == _STR:
+        return args.cstr(v)
+    if kind == _BOOL:
+        return bool(v)
+    if kind == _FLOAT:
+        return float(v) if type(v) is int else float.__float__(v)
+    return int(v)
+
+
+#: Converted specs, by _spec_key: (family row, C spec struct, args keeping its strings
+#: alive). The C API only reads the struct (``const``), so one conversion serves every
+#: later call with the same family and spec, at any arch and flavor. Bounded: emptied
+#: when full.
+_SPECS: dict = {}
+_SPECS_MAX = 4096
+_KEY_TYPES = frozenset((int, str, bool, type(None)))
+_STR_TYPE = frozenset((str,))
+
+
+def _spec_key(family, spec):
+    """A key that tells apart every (family, spec) the conversion could treat
     differently (each value with its exact type: True is not 1), or None for
-    an input not cached (not a dict, a value of another type, e.g. a float
-    where -0.0 == 0.0)."""
+    an input not cached (not a dict, a key that is not exactly a str, a value
+    of another type, e.g. a float, where -0.0 == 0.0)."""
     if type(spec) is not dict or type(family) is not str:
         return None
-    if not (arch is None or type(arch) is str) or not (flavor is None or type(flavor) is str):
+    types = tuple(map(type, spec.values()))
+    if not _KEY_TYPES.issuperset(types) or not _STR_TYPE.issuperset(map(type, spec)):
         return None
-    items = []
-    for k, v in spec.items():
-        t = type(v)
-        if type(k) is not str or t not in _KEY_TYPES:
-            return None
-        items.append((k, t, v))
-    return (family, arch, flavor, tuple(items))
+    return family, *spec, *spec.values(), *types  # flat; its length, 1 + 3 x fields, tells the parts apart
 
 
 def _name_arg(args: _Args, value, what: str):
     """The C string of an arch or flavor; SpecRejected (the Python engine's
     text, targets/*.py ``unknown_*_reason``) for a value that is neither str
     nor None."""
+    if type(value) is str and _plain_text(value):
+        return _cstr_of(value)
     if value is not None and not isinstance(value, str):
         raise SpecRejected(f"{what} must be a string or None")
     return args.cstr(value)
@@ -366,26 +444,32 @@ def _name_arg(args: _Args, value, what: str):
 
 def _prepare(family, spec, arch, flavor):
     """(family, C spec struct, C arch, C flavor, args) after the binding's
-    checks; a repeated input (same family, arch, flavor and spec values of the
-    same types) reuses its first conversion (_PREPARED)."""
-    key = _cache_key(family, spec, arch, flavor)
-    if key is not None:
-        hit = _PREPARED.get(key)
-        if hit is not None:
-            return hit
-    fam = _family(family)
-    args = _Args()
-    cs = _c_spec(fam, spec, args)
-    fl = _name_arg(args, flavor, "flavor")  # the engine checks flavor before arch
-    if arch is not None and not isinstance(arch, str):
-        resolve_flavor(flavor)              # an unknown flavor is reported first
-    ar = _name_arg(args, arch, "arch")
-    prepared = (fam, cs, ar, fl, args)
-    if key is not None:
-        if len(_PREPARED) >= _PREPARED_MAX:
-            _PREPARED.pop(next(iter(_PREPARED)), None)
-        _PREPARED[key] = prepared
-    return prepared
+    checks, in the engine's order (family, spec, flavor, arch); a repeated
+    (family, spec) (the same spec values of the same types) reuses its first
+    conversion (_SPECS) whatever the arch and flavor."""
+    key = _spec_key(family, spec)
+    hit = _SPECS.get(key) if key is not None else None
+    if hit is None:
+        fam = _family(family)
+        args = _Args()
+        cs = _c_spec(fam, spec, args)
+        if key is not None:
+            if len(_SPECS) >= _SPECS_MAX:
+                _SPECS.clear()
+            _SPECS[key] = (fam, cs, args)
+    else:
+        fam, cs, args = hit
+    # an arch and flavor seen before: their shared C strings (_CSTRS holds valid text only)
+    fl = _CSTRS.get(flavor) if type(flavor) is str else None
+    ar = _CSTRS.get(arch) if type(arch) is str else None
+    if fl is None or ar is None:
+        names = _Args()
+        fl = _name_arg(names, flavor, "flavor")  # the engine checks flavor before arch
+        if arch is not None and not isinstance(arch, str):
+            resolve_flavor(flavor)              # an unknown flavor is reported first
+        ar = _name_arg(names, arch, "arch")
+        args = (args, names)
+    return fam, cs, ar, fl, args
 
 
 # -- the engine API ------------------------------------------------------------------
@@ -405,20 +489,21 @@ def validate(family: str, spec: dict, arch: str, flavor: str) -> str | None:
     return None
 
 
+_OUTPUT = ffi.typeof("cpe_output *")
+
+
 def lower(family: str, spec: dict, arch: str, flavor: str) -> Lowered:
     """Emit the LLVM IR module of ``family``/``spec`` for ``arch`` at ``flavor``.
 
     Raises SpecRejected(reason) for a spec, arch or flavor that is not accepted,
     EngineError for an internal error of the C++ engine."""
     fam, cs, ar, fl, args = _prepare(family, spec, arch, flavor)
-    out = ffi.new("cpe_output *")
-
-    def run(buf, n):
-        lib.cpe_output_free(out)
-        return fam.lower(cs, ar, fl, out, buf, n)
-
+    out = ffi.new(_OUTPUT)
+    buf = _reason_buffer()
     try:
-        _call(run, args)
+        status = fam.lower(cs, ar, fl, out, buf, _REASON_LEN)
+        if status != _CPE_OK:
+            _fail(status, buf)
         return Lowered(ffi.string(out.kernel).decode("utf-8"), ffi.string(out.text).decode("utf-8"))
     finally:
         lib.cpe_output_free(out)

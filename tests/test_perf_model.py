@@ -176,18 +176,23 @@ def test_engines_agree_on_a_generated_sweep(N, cpg, groups, H, kpg, Y, stride, p
 
 def test_admission_memo_per_thread_gives_the_bytes_of_a_cold_call():
     """The C++ engine memoises a candidate list's admissions per thread (thread_local,
-    bounded): a repeat, a problem in between, the other flavor (its own admissions: no
-    cluster candidates at llvm22), the reference's rules and four threads interleaving
-    problems all print the Python engine's text."""
+    bounded, keyed by the flavor's clusters): a repeat, a problem in between, another
+    flavor (llvm22 has its own admissions: no cluster candidates; llvm20 shares llvm22's
+    list), the reference's rules and four threads interleaving problems all print the
+    Python engine's text."""
     import threading
 
     specs = [{"N": 1, "C": 320, "H": 7, "W": 7, "K": 1280, "Y": 1, "X": 1, "pad_h": 0, "pad_w": 0},
              {"N": 1, "C": 256, "H": 14, "W": 14, "K": 256, "groups": 32},
              {"N": 1, "C": 512, "H": 7, "W": 7, "K": 512, "cus": 32},
              {"N": 1, "C": 512, "H": 7, "W": 7, "K": 512, "cus": 32, "rules": 1}]
-    units = [(s, fl) for s in specs for fl in ("llvm23", "llvm22")]
+    units = [(s, fl) for s in specs for fl in ("llvm23", "llvm22", "llvm20")]
     want = {i: _out(python_engine, s, ARCH, fl) for i, (s, fl) in enumerate(units)}
-    assert want[4] != want[5] and want[4] != want[6]  # the flavor and the rules change the text
+    assert want[6] != want[7] and want[6] != want[9]  # the flavor and the rules change the text
+    tried = [int(next(ln for ln in want[i][1].splitlines() if ln.startswith("candidates ")).split()[3]) for i in (6, 7)]
+    assert tried == [116, 96]  # llvm23 lists 20 cluster candidates too
+    cands = [[ln for ln in want[i][1].splitlines() if ln[:1] == "c" and ln[1:2].isdigit()] for i in (7, 8)]
+    assert len(cands[0]) == 80 and cands[0] == cands[1]  # llvm22 and llvm20: one list
     order = list(range(len(units))) * 2 + [0, 1, 0, 1]
     assert [_out(cpp_engine, units[i][0], ARCH, units[i][1]) for i in order] == [want[i] for i in order]
     got, errors = {}, []

@@ -355,3 +355,62 @@ def test_folded_problem_computes_the_same_output_from_the_same_bytes(shape):
 def test_fold_in_both_engines(engine):
     d = _policy(engine, N=1, C=3, H=224, W=224, K=768, Y=16, X=16, stride_h=16, stride_w=16, pad_h=0, pad_w=0)
     assert d["fold"] == "16" and "C=48" in d["folded"] and "W=14" in d["folded"]
+
+
+# -- AOT membership: the C++ engine asks the grid's axes (aot::is_job), not a hash set --------
+
+def _job_specs(engine, flavor):
+    """(hash, conv_implicit_gemm spec) of every conv job of ``flavor``'s grid (aot_jobs_text)."""
+    out = []
+    for line in engine.aot_jobs_text(flavor)[1].splitlines():
+        family, h, _label, text = line.split("\t")
+        if family == CIG.FAMILY:
+            pairs = (kv.split("=", 1) for kv in text.split(";"))
+            out.append((h, {k: int(v) if v.lstrip("-").isdigit() else v for k, v in pairs if v != ""}))
+    return out
+
+
+@pytest.mark.parametrize("flavor", ["llvm20", "llvm23"])
+def test_every_aot_job_is_selected_as_one(both, flavor):
+    """Every conv job of the grid, given as the spec, is an AOT job with its own hash
+    (and the reduce job's) in the C++ engine: two-stage and cluster jobs alike."""
+    _, cpp = both
+    jobs = _job_specs(cpp, flavor)
+    assert len(jobs) == {"llvm20": 1820, "llvm23": 1860}[flavor]
+    for h, spec in jobs:
+        d = _policy(cpp, flavor=flavor, **spec, **SMALL)
+        assert d["aot"].split()[:2] == ["yes:", h], (spec, d["aot"])
+        assert len(d["aot"].split()) == (2 if spec["split_k_cluster"] else 3)  # a reduce job for two-stage
+
+
+_AXES = {"dtype": ["bf16", "fp16"], "tile_m": [16, 32, 48, 64, 128], "tile_n": [16, 32, 64, 128], "tile_k": [32, 64, 96],
+         "waves_m": [1, 2, 4], "waves_n": [1, 2, 4], "pipeline": ["mem", "wavelet"], "num_load_waves": [1, 2, 3],
+         "epilogue": ["default", "cshuffle"], "vector_a": [1, 2, 4, 8], "vector_b": [1, 2, 4, 8],
+         "split_k": [1, 2, 4], "split_k_cluster": [0, 4, 5, 8, 12], "acc_epilogue": ["identity", "bias"],
+         "name_prefix": ["", "p"]}
+
+
+@pytest.mark.parametrize("flavor", ["llvm22", "llvm23"])
+def test_aot_membership_near_the_grid_matches_python(both, flavor):
+    """Grid jobs and copies with one axis moved (in or out of the grid): the C++
+    engine's ``aot`` line (aot::is_job) is the Python engine's (a set of job hashes)."""
+    py, cpp = both
+    rng = np.random.default_rng(25)
+    jobs = _job_specs(cpp, flavor)
+    seen = set()
+    for i in rng.choice(len(jobs), 40, replace=False):
+        spec = dict(jobs[i][1])
+        field = list(_AXES)[rng.integers(len(_AXES))]
+        moved = dict(spec, **{field: _AXES[field][rng.integers(len(_AXES[field]))]})
+        for s in (spec, moved):
+            try:
+                a = _policy(py, flavor=flavor, **s, **SMALL)["aot"]
+            except py.SpecRejected as e:
+                a = f"rejected: {e.reason}"
+            try:
+                b = _policy(cpp, flavor=flavor, **s, **SMALL)["aot"]
+            except cpp.SpecRejected as e:
+                b = f"rejected: {e.reason}"
+            assert a == b, (s, a, b)
+            seen.add(b.split(":")[0])
+    assert {"yes", "no"} <= seen

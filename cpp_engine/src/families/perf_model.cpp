@@ -56,7 +56,9 @@ std::pair<std::string, std::string> build(const Spec &spec, const targets::Arch 
                                           const targets::Flavor &flavor) {
     const model::ModelSelection ms = decide(spec, arch, flavor);
     const kernels::conv_problem::ConvProblem &p = ms.problem;
-    std::string t = "perf_model " + arch.name + " " + flavor.canonical + "\n";
+    std::string t;
+    t.reserve(1024 + 320 * ms.candidates.size());  // the candidate lines are most of it (about 250 bytes each)
+    t += "perf_model " + arch.name + " " + flavor.canonical + "\n";
     t += "problem " + split_k_policy::problem_text(kernels::conv_launch::problem_of(spec.launch)) + "\n";
     t += "fold " + dec(ms.fold) + "\n";
     if (ms.fold > 1) t += "folded " + split_k_policy::problem_text(p) + "\n";
@@ -69,7 +71,8 @@ std::pair<std::string, std::string> build(const Spec &spec, const targets::Arch 
     t += "candidates " + dec(static_cast<int64_t>(ms.candidates.size())) + " of " + dec(ms.tried) + " admitted\n";
     for (size_t i = 0; i < ms.candidates.size(); ++i) {
         const int64_t k = static_cast<int64_t>(i);
-        t += ms.candidates[i].line() + (k == ms.best ? " selected" : k == ms.runner_up ? " runner_up" : "") + "\n";
+        ms.candidates[i].append_line(t);
+        t += k == ms.best ? " selected\n" : k == ms.runner_up ? " runner_up\n" : "\n";
     }
     const model::Candidate *b = ms.best >= 0 ? &ms.candidates[ms.best] : nullptr;
     const model::Candidate *r = ms.runner_up >= 0 ? &ms.candidates[ms.runner_up] : nullptr;

@@ -5,6 +5,8 @@
 // overflows, and reasons print the exact values Python prints.
 #include "kernels/conv_launch.h"
 
+#include <array>
+#include <cstring>
 #include <map>
 #include <stdexcept>
 
@@ -101,25 +103,33 @@ Slicing slicing(const LaunchSpec &s, const Sizes &z) {
     return {ks, S ? i128(S) : data, data};
 }
 
-// (name, bytes) of every buffer the forward kernel range-checks, in check order.
-std::vector<std::pair<std::string, i128>> byte_counts(const LaunchSpec &s, const Sizes &z, i128 ks_count) {
-    std::vector<std::pair<std::string, i128>> out{
-        {"x_bytes", i128(s.N) * s.H * s.W * s.C * kElemBytes},
-        {"w_bytes", i128(s.K) * s.Y * s.X * z.cpg * kElemBytes},
-        {"d_bytes", z.M * s.K * kElemBytes},
-    };
-    if (*s.conv.acc_epilogue == "bias") out.emplace_back("bias_bytes", i128(s.K) * 4);
-    if (s.conv.split_k > 1) out.emplace_back("ws_bytes", ks_count * z.M * s.K * 4);
+// (name, bytes) of every buffer the forward kernel range-checks, in check order
+// (at most five; no allocation).
+struct ByteCounts {
+    std::pair<const char *, i128> v[5];
+    size_t n = 0;
+    void add(const char *name, i128 bytes) { v[n++] = {name, bytes}; }
+    const std::pair<const char *, i128> *begin() const { return v; }
+    const std::pair<const char *, i128> *end() const { return v + n; }
+};
+
+ByteCounts byte_counts(const LaunchSpec &s, const Sizes &z, i128 ks_count) {
+    ByteCounts out;
+    out.add("x_bytes", i128(s.N) * s.H * s.W * s.C * kElemBytes);
+    out.add("w_bytes", i128(s.K) * s.Y * s.X * z.cpg * kElemBytes);
+    out.add("d_bytes", z.M * s.K * kElemBytes);
+    if (*s.conv.acc_epilogue == "bias") out.add("bias_bytes", i128(s.K) * 4);
+    if (s.conv.split_k > 1) out.add("ws_bytes", ks_count * z.M * s.K * 4);
     return out;
 }
 
-i128 lookup(const std::vector<std::pair<std::string, i128>> &v, const std::string &name, i128 missing) {
+i128 lookup(const ByteCounts &v, const char *name, i128 missing) {
     for (const auto &p : v)
-        if (p.first == name) return p.second;
+        if (std::strcmp(p.first, name) == 0) return p.second;
     return missing;
 }
 
-std::vector<i128> grid(const LaunchSpec &s, const Sizes &z, i128 ks_count) {
+std::array<i128, 3> grid(const LaunchSpec &s, const Sizes &z, i128 ks_count) {
     return {ceil_div(z.M, s.conv.tile_m), ceil_div(z.kpg, s.conv.tile_n), i128(s.groups) * ks_count};
 }
 
@@ -202,8 +212,9 @@ std::optional<std::string> launch_reason(const LaunchSpec &spec, const std::opti
     const Slicing sl = slicing(spec, z);  // a cluster: ks_count = S, trailing empty slices admitted
     for (const auto &b : byte_counts(spec, z, sl.ks_count))
         if (b.second >= kBytesLimit)
-            return b.first + " = " + dec128(b.second) + " must be below 2^31 (the kernel's buffer offsets are 32-bit)";
-    const std::vector<i128> gr = grid(spec, z, sl.ks_count);
+            return std::string(b.first) + " = " + dec128(b.second) +
+                   " must be below 2^31 (the kernel's buffer offsets are 32-bit)";
+    const std::array<i128, 3> gr = grid(spec, z, sl.ks_count);
     const char axes[3] = {'x', 'y', 'z'};
     for (int i = 0; i < 3; ++i)
         if (gr[i] > kGridMax[i])
@@ -300,7 +311,7 @@ Plan plan(const LaunchSpec &spec, const targets::Arch &, const targets::Flavor &
     const int64_t s = spec.conv.split_k_cluster;
     const Slicing sl = slicing(spec, z);  // every value below 2^31 once admitted
     const bool two_stage = spec.conv.split_k > 1;
-    const std::vector<i128> gr = grid(spec, z, sl.ks_count);
+    const std::array<i128, 3> gr = grid(spec, z, sl.ks_count);
     Plan p;
     p.kernel = kernel_name(spec);
     p.variant = conv_abi::variant_of(spec.conv.split_k, s);

@@ -168,6 +168,51 @@ bool has_job(const targets::Flavor &flavor, const std::string &hash) {
     return it->second.count(hash) > 0;
 }
 
+namespace {
+
+template <class T>
+bool contains(const std::vector<T> &v, const T &x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+// The grid job whose axes are those of `k`, when they are the grid's (the loops of
+// jobs(), asked of one identity instead of run); nullopt when they are not.
+std::optional<KernelIdentity> grid_job_like(const KernelIdentity &k, const targets::Flavor &flavor) {
+    if (!contains(kDtypes, k.dtype)) return std::nullopt;
+    if (k.family == RED::kFamily) {
+        if (!contains(kReduceVectors, k.vector) || !contains(kReduceDegrees, k.degree)) return std::nullopt;
+        return KernelIdentity::of_reduce(reduce_spec(k.dtype, k.degree, k.vector), kArch, flavor.canonical);
+    }
+    if (k.family != CIG::kFamily) return std::nullopt;
+    const int64_t tm = k.tile_m, tn = k.tile_n, S = k.split_k_cluster;
+    if (S) {
+        if (!flavor.clusters || !contains(kClusterTiles, std::make_pair(tm, tn)) || !contains(kClusterSizes, S))
+            return std::nullopt;
+        return KernelIdentity::of_conv(conv_spec(k.dtype, tm, tn, kClusterTileK, "cshuffle", 2, S), kArch,
+                                       flavor.canonical);
+    }
+    const int64_t tk = k.tile_k, wm = k.waves_m, wn = k.waves_n, lw = k.num_load_waves, v = k.vector_a;
+    if (!contains(kTileSides, tm) || !contains(kTileSides, tn) || !contains(wave_layouts(tm, tn), std::make_pair(wm, wn)) ||
+        !contains(kTileK, tk) || !contains(kPipelines, std::make_pair(k.pipeline, lw)) || !contains(kVectors, v) ||
+        loads_per_lane(tm, tn, tk, wm, wn, k.pipeline, lw, v) > kMaxLoadsPerLane || !contains(kEpilogues, k.epilogue))
+        return std::nullopt;
+    return KernelIdentity::of_conv(conv_spec(k.dtype, tm, tn, tk, k.epilogue, 2, 0, wm, wn, k.pipeline, lw, v), kArch,
+                                   flavor.canonical);
+}
+
+}  // namespace
+
+bool is_job(const targets::Flavor &flavor, const KernelIdentity &k) {
+    // hashed_text is one "name=value" line per field kept: with no line break in a
+    // string field, equal texts are equal fields, so an identity is a job's exactly
+    // when it is the job with its own axes. Otherwise (never from a valid spec) the set.
+    for (const std::string *s : {&k.family, &k.arch, &k.flavor, &k.dtype, &k.pipeline, &k.epilogue, &k.acc_epilogue,
+                                 &k.name_prefix})
+        if (s->find('\n') != std::string::npos) return has_job(flavor, k.hash());
+    const std::optional<KernelIdentity> j = grid_job_like(k, flavor);
+    return j && j->hashed_text() == k.hashed_text();
+}
+
 std::string jobs_text(const targets::Flavor &flavor) {
     std::string out;
     for (const Job &j : jobs(flavor)) out += j.line() + "\n";
@@ -175,11 +220,6 @@ std::string jobs_text(const targets::Flavor &flavor) {
 }
 
 namespace {
-
-template <class T>
-bool contains(const std::vector<T> &v, const T &x) {
-    return std::find(v.begin(), v.end(), x) != v.end();
-}
 
 template <class T>
 std::string join(const std::vector<T> &v) {

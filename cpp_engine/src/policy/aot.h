@@ -78,6 +78,10 @@ std::vector<Job> jobs(const targets::Flavor &flavor);
 int64_t count_two_stage(int64_t dtype_count = 1);
 int64_t count_jobs(const targets::Flavor &flavor);
 bool has_job(const targets::Flavor &flavor, const std::string &hash);  // cached hash set per flavor
+// has_job(flavor, k.hash()) without the set: k's axes checked against the grid's
+// and k's identity text compared with that job's (no sha256, no grid built; the
+// set only for an identity whose strings hold a line break, which no valid spec gives).
+bool is_job(const targets::Flavor &flavor, const KernelIdentity &k);
 std::string jobs_text(const targets::Flavor &flavor);  // one line() per job, LF, trailing newline
 
 // Why a valid gfx1250 binary is not an AOT job; nullopt when it is one.

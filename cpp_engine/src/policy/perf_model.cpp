@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <string_view>
 #include <tuple>
 
 #include "ir/constants.h"
@@ -62,23 +63,29 @@ int64_t reduction(const CIG::ConvSpec &spec, const ConvProblem &p) {
     return CIG::is_pixel_vector(spec.vector_a) ? p.Y * p.X * CIG::pixel_slot(spec.vector_a) : p.Kgemm();
 }
 
-// conv_launch's admission minus the problem's rules, whose reason the caller has
-// (`problem`: one problem, many candidate specs); the binary's rules run once.
-std::optional<std::string> admission(const CIG::ConvSpec &spec, const std::string &binary, int64_t degree,
-                                     const ConvProblem &p, const targets::Arch &ar, const targets::Flavor &fl,
-                                     const std::optional<std::string> &problem) {
-    std::optional<std::string> r = CIG::validate(spec, ar, fl);
-    if (!r) r = kernels::conv_launch::launch_reason(launch_spec(spec, p, degree), &problem);
-    if (r) return r;
-    const int64_t tk = spec.tile_k;
+// The register budget's reason for a candidate binary (problem-independent), or nullopt.
+std::optional<std::string> budget_reason(const CIG::ConvSpec &spec) {
     const int64_t v = std::min(spec.vector_a, spec.vector_b);  // a padded pixel: its slots, each in its pieces
-    const int64_t loads = aot::loads_per_lane(spec.tile_m, spec.tile_n, tk, spec.waves_m, spec.waves_n,
+    const int64_t loads = aot::loads_per_lane(spec.tile_m, spec.tile_n, spec.tile_k, spec.waves_m, spec.waves_n,
                                               *spec.pipeline, spec.num_load_waves, CIG::pixel_slot(v)) *
                           int64_t(CIG::pixel_pieces(v).size());
     if (loads > kMaxLoadsPerLane)
         return dec(loads) + " global loads per load lane per K tile exceed the register budget " +
                dec(kMaxLoadsPerLane);
+    return std::nullopt;
+}
+
+// conv_launch's admission minus the problem's rules, whose reason the caller has
+// (`problem`: one problem, many candidate specs), for a binary that passed
+// conv_implicit_gemm's rules; `budget` is its budget_reason. In the order of
+// conv_launch.validate: the launch rules, then the register budget, then the slices.
+std::optional<std::string> admission(const CIG::ConvSpec &spec, std::string_view binary, int64_t degree,
+                                     const ConvProblem &p, const std::optional<std::string> &problem,
+                                     const std::optional<std::string> &budget) {
+    if (auto r = kernels::conv_launch::launch_reason(launch_spec(spec, p, degree), &problem)) return r;
+    if (budget) return budget;
     if (binary == "plain") return std::nullopt;
+    const int64_t tk = spec.tile_k;
     const int64_t kr = reduction(spec, p);
     const int64_t ks = ceil_div(ceil_div(kr, degree), tk) * tk;
     if (binary == "two_stage" && ceil_div(kr, ks) != degree)
@@ -96,19 +103,32 @@ struct Listed {
     std::string rule;  // the rule that admitted it under the reference's rules ("" otherwise)
 };
 
-// Every candidate and its admission (before the reference's rules).
-std::vector<Listed> admitted_list(const CIG::ConvSpec &spec, const ConvProblem &p, const targets::Arch &ar,
-                                  const targets::Flavor &fl) {
-    std::vector<Listed> out;
-    out.reserve(aot::kTileSides.size() * aot::kTileSides.size() * (1 + kDegrees.size()) + aot::kClusterTiles.size() * aot::kClusterSizes.size());
-    // the problem's rules once per problem (they do not read the candidate)
-    const std::optional<std::string> problem = kernels::conv_launch::problem_reason(launch_spec(spec, p, 1));
+// The candidates of a base spec before any problem: every candidate in list order
+// with, as `why`, what no problem changes (conv_implicit_gemm's rules, or the split
+// form's rejection); nullopt where the problem decides. `budget`: each one's
+// budget_reason (applied after the launch rules).
+struct Shape {
+    std::vector<Listed> items;
+    std::vector<std::optional<std::string>> budget;
+};
+
+Shape candidate_shape(const CIG::ConvSpec &spec, const targets::Arch &ar, const targets::Flavor &fl) {
+    Shape sh;
+    const size_t n = aot::kTileSides.size() * aot::kTileSides.size() * (1 + kDegrees.size()) +
+                     aot::kClusterTiles.size() * aot::kClusterSizes.size();
+    sh.items.reserve(n);
+    sh.budget.reserve(n);
     CIG::ConvSpec split = spec;
     split.split_k = 2;
     split.split_k_cluster = 0;
     const bool split_ok = !CIG::validate(split, ar, fl);
     const bool clusters = fl.clusters && ar.clusters;
     const std::string rejected = "the split form is rejected";
+    auto add = [&](const char *binary, const CIG::ConvSpec &cs, int64_t degree, bool ok) {
+        std::optional<std::string> why = ok ? CIG::validate(cs, ar, fl) : std::optional<std::string>(rejected);
+        sh.budget.push_back(why ? std::nullopt : budget_reason(cs));
+        sh.items.push_back({binary, cs, degree, std::move(why), ""});
+    };
     for (const int64_t tm : aot::kTileSides) {
         for (const int64_t tn : aot::kTileSides) {
             CIG::ConvSpec cs = spec;
@@ -118,25 +138,59 @@ std::vector<Listed> admitted_list(const CIG::ConvSpec &spec, const ConvProblem &
             cs.waves_n = std::min<int64_t>(2, tn / 16);
             cs.split_k = 1;
             cs.split_k_cluster = 0;
-            out.push_back({"plain", cs, 1, admission(cs, "plain", 1, p, ar, fl, problem), ""});
+            add("plain", cs, 1, true);
             for (const int64_t d : kDegrees) {
                 CIG::ConvSpec s2 = cs;
                 s2.split_k = d;
-                out.push_back({"two_stage", s2, d,
-                               split_ok ? admission(s2, "two_stage", d, p, ar, fl, problem) : std::optional(rejected), ""});
+                add("two_stage", s2, d, split_ok);
             }
             if (clusters && std::find(aot::kClusterTiles.begin(), aot::kClusterTiles.end(), std::make_pair(tm, tn)) !=
                                 aot::kClusterTiles.end()) {
                 for (const int64_t s : aot::kClusterSizes) {
                     if (!split_ok) {  // (a null dtype never reaches conv_spec)
-                        out.push_back({"cluster", CIG::ConvSpec{}, s, rejected, ""});
+                        add("cluster", CIG::ConvSpec{}, s, false);
                         continue;
                     }
-                    const CIG::ConvSpec sc = aot::conv_spec(*spec.dtype, tm, tn, aot::kClusterTileK, "cshuffle", 2, s);
-                    out.push_back({"cluster", sc, s, admission(sc, "cluster", s, p, ar, fl, problem), ""});
+                    add("cluster", aot::conv_spec(*spec.dtype, tm, tn, aot::kClusterTileK, "cshuffle", 2, s), s, true);
                 }
             }
         }
+    }
+    return sh;
+}
+
+bool same_spec(const CIG::ConvSpec &a, const CIG::ConvSpec &b);
+
+// The shapes this thread made last (problem-independent; thread_local, bounded:
+// emptied when full), keyed by the arch row, the flavor's clusters and the base spec.
+const Shape &memo_shape(const CIG::ConvSpec &spec, const targets::Arch &ar, const targets::Flavor &fl) {
+    struct Entry {
+        const targets::Arch *ar;
+        std::string arch_name;
+        bool clusters;
+        CIG::ConvSpec spec;
+        std::shared_ptr<const Shape> shape;
+    };
+    thread_local std::vector<Entry> memo;
+    for (const Entry &e : memo)
+        if (e.ar == &ar && e.clusters == fl.clusters && e.arch_name == ar.name && same_spec(e.spec, spec))
+            return *e.shape;
+    if (memo.size() >= 64) memo.clear();
+    memo.push_back({&ar, ar.name, fl.clusters, spec, std::make_shared<const Shape>(candidate_shape(spec, ar, fl))});
+    return *memo.back().shape;
+}
+
+// Every candidate and its admission (before the reference's rules): the memoised
+// shape of the base spec, and for each candidate its rules pass, the problem's part.
+std::vector<Listed> admitted_list(const CIG::ConvSpec &spec, const ConvProblem &p, const targets::Arch &ar,
+                                  const targets::Flavor &fl) {
+    const Shape &sh = memo_shape(spec, ar, fl);
+    std::vector<Listed> out = sh.items;
+    // the problem's rules once per problem (they do not read the candidate)
+    const std::optional<std::string> problem = kernels::conv_launch::problem_reason(launch_spec(spec, p, 1));
+    for (size_t i = 0; i < out.size(); ++i) {
+        Listed &l = out[i];
+        if (!l.why) l.why = admission(l.spec, l.binary, l.degree, p, problem, sh.budget[i]);
     }
     return out;
 }
@@ -158,12 +212,14 @@ bool same_problem(const ConvProblem &a, const ConvProblem &b) {
 // The admissions of the candidate lists this thread made last (twin of the Python
 // engine's per-problem admission memo): thread_local, so concurrent C API calls share
 // nothing and take no lock; bounded (emptied when full). An entry is keyed by all that
-// admitted_list reads: the arch and flavor (table rows: their address and name), the
+// admitted_list reads: the arch (table row: its address and name), the flavor's
+// `clusters` (the one flavor fact the admission reads: conv_implicit_gemm::validate's
+// cluster rule and the cluster candidates; so llvm20 and llvm22 share a list), the
 // folded problem and the base spec.
 struct MemoEntry {
     const targets::Arch *ar;
-    const targets::Flavor *fl;
-    std::string arch_name, flavor_name;
+    std::string arch_name;
+    bool clusters;
     ConvProblem p;
     CIG::ConvSpec spec;
     std::shared_ptr<const std::vector<Listed>> listed;
@@ -174,21 +230,24 @@ std::shared_ptr<const std::vector<Listed>> memo_admitted(const CIG::ConvSpec &sp
                                                          const targets::Arch &ar, const targets::Flavor &fl) {
     thread_local std::vector<MemoEntry> memo;
     for (const MemoEntry &e : memo)
-        if (e.ar == &ar && e.fl == &fl && e.arch_name == ar.name && e.flavor_name == fl.name &&
-            same_problem(e.p, p) && same_spec(e.spec, spec))
+        if (e.ar == &ar && e.clusters == fl.clusters && e.arch_name == ar.name && same_problem(e.p, p) &&
+            same_spec(e.spec, spec))
             return e.listed;
     if (memo.size() >= kMemoMax) memo.clear();
     auto listed = std::make_shared<const std::vector<Listed>>(admitted_list(spec, p, ar, fl));
-    memo.push_back({&ar, &fl, ar.name, fl.name, p, spec, listed});
+    memo.push_back({&ar, ar.name, fl.clusters, p, spec, listed});
     return listed;
 }
 
-// rules_cus > 0: the reference's rules apply too (rules_admission), at that CU count.
-std::vector<Listed> candidate_list(const CIG::ConvSpec &spec, const ConvProblem &p, const targets::Arch &ar,
-                                   const targets::Flavor &fl, int64_t rules_cus) {
-    std::vector<Listed> out = *memo_admitted(spec, p, ar, fl);
-    if (rules_cus <= 0) return out;
-    for (Listed &l : out) {
+// rules_cus > 0: the reference's rules apply too (rules_admission), at that CU count
+// (on a copy); otherwise the memoised list itself (read only, not copied).
+std::shared_ptr<const std::vector<Listed>> candidate_list(const CIG::ConvSpec &spec, const ConvProblem &p,
+                                                          const targets::Arch &ar, const targets::Flavor &fl,
+                                                          int64_t rules_cus) {
+    std::shared_ptr<const std::vector<Listed>> admitted = memo_admitted(spec, p, ar, fl);
+    if (rules_cus <= 0) return admitted;
+    auto out = std::make_shared<std::vector<Listed>>(*admitted);
+    for (Listed &l : *out) {
         if (l.why) continue;
         auto [why, rule] = rules_admission(l.binary, l.spec, l.degree, p, ar, fl, rules_cus);
         l.why = why;
@@ -242,43 +301,57 @@ i128 Candidate::total_ps() const {
 
 namespace {
 
-// Appends "<binary> <tm>x<tn>x<tk> w<wm>x<wn> d<degree>" to `s` (no temporaries).
-void append_label(std::string &s, const Candidate &c) {
-    s += c.binary;
+// The most bytes write_label writes after the binary's name.
+constexpr size_t kLabelMax = 6 * (2 + kernels::kDec128Max);
+
+// Writes "<binary> <tm>x<tn>x<tk> w<wm>x<wn> d<degree>" at `p` (room for
+// binary.size() + kLabelMax bytes); returns the end.
+char *write_label(char *p, const Candidate &c) {
+    p = std::copy(c.binary.begin(), c.binary.end(), p);
     const std::pair<const char *, int64_t> parts[] = {{" ", c.spec.tile_m},  {"x", c.spec.tile_n},
                                                       {"x", c.spec.tile_k},  {" w", c.spec.waves_m},
                                                       {"x", c.spec.waves_n}, {" d", c.degree}};
     for (const auto &pv : parts) {
-        s += pv.first;
-        kernels::append_dec128(s, pv.second);
+        for (const char *q = pv.first; *q;) *p++ = *q++;
+        p = kernels::write_dec128(p, pv.second);
     }
+    return p;
 }
 
 }  // namespace
 
 std::string Candidate::label() const {
-    std::string s;
-    append_label(s, *this);
+    std::string s(binary.size() + kLabelMax, '\0');
+    s.resize(static_cast<size_t>(write_label(&s[0], *this) - s.data()));
     return s;
 }
 
 std::string Candidate::line() const {
     std::string s;
-    s.reserve(48 + 24 * terms.size());
-    s += 'c';
-    kernels::append_dec128(s, index);
-    s += ' ';
-    append_label(s, *this);
-    for (const Term &t : terms) {  // appended in place: no temporary per term
-        s += ' ';
-        s += t.name;
-        s += '=';
-        if (t.text.empty())
-            kernels::append_dec128(s, t.value);
-        else
-            s += t.text;
-    }
+    append_line(s);
     return s;
+}
+
+void Candidate::append_line(std::string &s) const {
+    // sized first (at most: "c" and the index, a space, the label, and per term a
+    // space, its name, "=" and its value), written in place, cut to what was written
+    size_t room = 2 + kernels::kDec128Max + binary.size() + kLabelMax;
+    for (const Term &t : terms) room += 2 + std::strlen(t.name) + (t.text.empty() ? kernels::kDec128Max : t.text.size());
+    const size_t at = s.size();
+    s.resize(at + room);
+    char *const start = &s[at];
+    char *p = start;
+    *p++ = 'c';
+    p = kernels::write_dec128(p, index);
+    *p++ = ' ';
+    p = write_label(p, *this);
+    for (const Term &t : terms) {
+        *p++ = ' ';
+        for (const char *q = t.name; *q;) *p++ = *q++;
+        *p++ = '=';
+        p = t.text.empty() ? kernels::write_dec128(p, t.value) : std::copy(t.text.begin(), t.text.end(), p);
+    }
+    s.resize(at + static_cast<size_t>(p - start));
 }
 
 std::vector<Term> predict(const CIG::ConvSpec &spec, const std::string &binary, int64_t degree, const ConvProblem &p,
@@ -293,14 +366,15 @@ std::vector<Term> predict_at(const CIG::ConvSpec &spec, const std::string &binar
     const targets::Arch &arch = *rf.arch;
     const int64_t tm = spec.tile_m, tn = spec.tile_n, tk = spec.tile_k, wm = spec.waves_m, wn = spec.waves_n;
     const i128 M = p.M(), kpg = p.kpg(), g = p.groups, Kg = reduction(spec, p), K = p.K;
+    const bool plain = binary == "plain", two_stage = binary == "two_stage", cluster = binary == "cluster";
     i128 ks, data, kc;
-    if (binary == "plain") {
+    if (plain) {
         ks = ceil_div(Kg, i128(tk)) * tk;
         data = kc = 1;
     } else {
         ks = ceil_div(ceil_div(Kg, i128(degree)), i128(tk)) * tk;
         data = ceil_div(Kg, ks);
-        kc = binary == "cluster" ? i128(degree) : data;
+        kc = cluster ? i128(degree) : data;
     }
     const i128 mt = ceil_div(M, i128(tm)), nt = ceil_div(kpg, i128(tn));
     const i128 wgs = mt * nt * g * kc;
@@ -317,16 +391,16 @@ std::vector<Term> predict_at(const CIG::ConvSpec &spec, const std::string &binar
     const i128 conc = std::min(occupancy, wg_per_cu);
     const i128 rounds = ceil_div(wg_per_cu, conc);
     const i128 per_simd = ceil_div(conc * waves, i128(simds));
-    const i128 barrier = binary == "cluster" ? rf.cluster_barrier() : 0;
+    const i128 barrier = cluster ? rf.cluster_barrier() : 0;
     const i128 compute_cycles = rounds * (per_simd * wave_step * (ks / tk) + barrier);
     const i128 wmma = mt * nt * g * (tm / kWmmaMN) * (tn / kWmmaMN) * ceil_div(Kg, i128(tk)) * steps;
     const i128 useful = g * ceil_div(M, i128(kWmmaMN)) * ceil_div(kpg, i128(kWmmaMN)) * ceil_div(Kg, i128(kWmmaK));
     const i128 d_bytes = M * K * kElemBytes, slab = M * K * kAccBytes;
     i128 writes, ws_reads;
-    if (binary == "plain") {
+    if (plain) {
         writes = d_bytes;
         ws_reads = 0;
-    } else if (binary == "two_stage") {
+    } else if (two_stage) {
         writes = kc * slab;
         ws_reads = 0;
     } else {
@@ -344,28 +418,41 @@ std::vector<Term> predict_at(const CIG::ConvSpec &spec, const std::string &binar
     const i128 hbm_ps = ceil_div(hbm_bytes * kPsPerUs, i128(hbm));
     const i128 launch_ps = i128(rf.launch_ns) * 1000;
     const i128 body = std::max({compute_ps, l2_ps, hbm_ps});
-    const std::string bound = body == compute_ps ? "compute" : body == l2_ps ? "l2" : "hbm";
+    const char *const bound = body == compute_ps ? "compute" : body == l2_ps ? "l2" : "hbm";
     const i128 stage1_ps = launch_ps + body;
-    const i128 stage2_bytes = binary == "two_stage" ? kc * slab + d_bytes : 0;
+    const i128 stage2_bytes = two_stage ? kc * slab + d_bytes : 0;
     const i128 stage2_ps = stage2_bytes ? launch_ps + ceil_div(stage2_bytes * kPsPerUs, i128(hbm)) : 0;
-    return {{"ks", ks, ""},
-            {"ks_count", kc, ""},
-            {"data", data, ""},
-            {"wgs", wgs, ""},
-            {"occupancy", occupancy, ""},
-            {"rounds", rounds, ""},
-            {"wmma", wmma, ""},
-            {"useful", useful, ""},
-            {"compute_cycles", compute_cycles, ""},
-            {"l2_bytes", l2_bytes, ""},
-            {"hbm_bytes", hbm_bytes, ""},
-            {"compute_ps", compute_ps, ""},
-            {"l2_ps", l2_ps, ""},
-            {"hbm_ps", hbm_ps, ""},
-            {"bound", 0, bound},
-            {"stage1_ps", stage1_ps, ""},
-            {"stage2_ps", stage2_ps, ""},
-            {"total_ps", stage1_ps + stage2_ps, ""}};
+    struct Row {
+        const char *name;
+        i128 value;
+        const char *text;  // bound's; nullptr for a number
+    };
+    const Row rows[] = {
+        {"ks", ks, nullptr},
+        {"ks_count", kc, nullptr},
+        {"data", data, nullptr},
+        {"wgs", wgs, nullptr},
+        {"occupancy", occupancy, nullptr},
+        {"rounds", rounds, nullptr},
+        {"wmma", wmma, nullptr},
+        {"useful", useful, nullptr},
+        {"compute_cycles", compute_cycles, nullptr},
+        {"l2_bytes", l2_bytes, nullptr},
+        {"hbm_bytes", hbm_bytes, nullptr},
+        {"compute_ps", compute_ps, nullptr},
+        {"l2_ps", l2_ps, nullptr},
+        {"hbm_ps", hbm_ps, nullptr},
+        {"bound", 0, bound},
+        {"stage1_ps", stage1_ps, nullptr},
+        {"stage2_ps", stage2_ps, nullptr},
+        {"total_ps", stage1_ps + stage2_ps, nullptr}};
+    std::vector<Term> t(sizeof rows / sizeof rows[0]);  // made in place: no std::string per term but bound's
+    for (size_t i = 0; i < t.size(); ++i) {
+        t[i].name = rows[i].name;
+        t[i].value = rows[i].value;
+        if (rows[i].text) t[i].text = rows[i].text;
+    }
+    return t;
 }
 
 }  // namespace
@@ -384,7 +471,8 @@ ModelSelection select_by_model(const ConvProblem &problem, const targets::Arch &
         ms.seed_note = "arch " + ar.name + " has no roofline (gfx1250 only)";
         return ms;
     }
-    const std::vector<Listed> listed = candidate_list(spec, p, ar, fl, rules ? ms.cus : 0);
+    const std::shared_ptr<const std::vector<Listed>> list = candidate_list(spec, p, ar, fl, rules ? ms.cus : 0);
+    const std::vector<Listed> &listed = *list;
     ms.tried = static_cast<int64_t>(listed.size());
     const Roof rf(ar);
     ms.candidates.reserve(listed.size());
@@ -402,15 +490,24 @@ ModelSelection select_by_model(const ConvProblem &problem, const targets::Arch &
     }
     // The lowest total_ps; ties: less L2 traffic, fewer workgroups, the earlier candidate.
     // The rank keys are looked up by name once per candidate, not per comparison.
-    auto term = [&](size_t i, const char *name) {
-        for (const Term &t : ms.candidates[i].terms)
-            if (std::strcmp(t.name, name) == 0) return t.value;
+    // Every candidate's terms come from predict_at in one order: a key is looked for
+    // where the last candidate had it first (`at`), then searched.
+    auto term = [&](size_t i, const char *name, size_t &at) {
+        const std::vector<Term> &ts = ms.candidates[i].terms;
+        if (at < ts.size() && std::strcmp(ts[at].name, name) == 0) return ts[at].value;
+        for (size_t k = 0; k < ts.size(); ++k)
+            if (std::strcmp(ts[k].name, name) == 0) {
+                at = k;
+                return ts[k].value;
+            }
         return i128(0);
     };
     using Rank = std::tuple<i128, i128, i128, int64_t>;  // total_ps, l2_bytes, wgs, position
     std::vector<Rank> order(ms.candidates.size());
+    size_t at_total = 0, at_l2 = 0, at_wgs = 0;
     for (size_t i = 0; i < order.size(); ++i)
-        order[i] = {ms.candidates[i].total_ps(), term(i, "l2_bytes"), term(i, "wgs"), static_cast<int64_t>(i)};
+        order[i] = {term(i, "total_ps", at_total), term(i, "l2_bytes", at_l2), term(i, "wgs", at_wgs),
+                    static_cast<int64_t>(i)};
     // A total order (the position last), so the ranking is deterministic; only the best
     // two are needed.
     const size_t top = std::min<size_t>(2, order.size());

@@ -42,6 +42,7 @@ struct Candidate {
     kernels::i128 total_ps() const;
     std::string label() const;  // "<binary> <tm>x<tn>x<tk> w<wm>x<wn> d<degree>"
     std::string line() const;   // "c<index> <label> name=value ..."
+    void append_line(std::string &s) const;  // line() appended to `s` in place
 };
 
 struct ModelSelection {

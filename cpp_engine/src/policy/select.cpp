@@ -161,8 +161,8 @@ Selection select_binary(const CIG::ConvSpec &spec, const kernels::conv_problem::
         sel.reduce_spec = aot::reduce_spec(*b.dtype, unrolled ? kc : 0, aot::reduce_vector(p.K));
         sel.reduce_identity = KernelIdentity::of_reduce(*sel.reduce_spec, ar.name, fl.canonical);
     }
-    sel.aot = sel.identity && ar.name == aot::kArch && aot::has_job(fl, sel.identity->hash()) &&
-              (!sel.reduce_identity || aot::has_job(fl, sel.reduce_identity->hash()));
+    sel.aot = sel.identity && ar.name == aot::kArch && aot::is_job(fl, *sel.identity) &&
+              (!sel.reduce_identity || aot::is_job(fl, *sel.reduce_identity));
     if (sel.aot) {
         sel.aot_note = sel.identity->hash();
         if (sel.reduce_identity) sel.aot_note += " " + sel.reduce_identity->hash();
