@@ -2,6 +2,7 @@
 #include "ir/builder.h"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <string_view>
 
@@ -22,10 +23,38 @@ constexpr string_view kIcmpPreds[] = {"eq", "ne", "ugt", "uge", "ult", "ule", "s
 constexpr string_view kFcmpPreds[] = {"oeq", "one", "ogt", "oge", "olt", "ole", "ord",
                                       "uno", "ueq", "une", "ugt", "uge", "ult", "ule"};
 
-template <size_t N>
-bool one_of(string_view v, const string_view (&list)[N]) {
-    return std::any_of(list, list + N, [&](string_view x) { return v == x; });
+// The bytes and length of a name of at most 7 bytes in one word (the length in
+// the low byte): equal keys mean equal names. kNoKey for a longer name.
+constexpr uint64_t kNoKey = ~uint64_t{0};
+constexpr uint64_t name_key(string_view s) {
+    if (s.size() > 7) return kNoKey;
+    uint64_t k = s.size();
+    for (size_t i = 0; i < s.size(); ++i) k |= uint64_t{static_cast<unsigned char>(s[i])} << (8 * (i + 1));
+    return k;
 }
+
+template <size_t N>
+struct NameKeys {
+    uint64_t k[N] = {};
+    constexpr explicit NameKeys(const string_view (&list)[N]) {
+        for (size_t i = 0; i < N; ++i) k[i] = name_key(list[i]);
+    }
+};
+
+// `v` is one of `list` (whose keys are `keys`): one word compare per entry
+// for a short name, the string compares for a longer one.
+template <size_t N>
+bool one_of(string_view v, const string_view (&list)[N], const NameKeys<N> &keys) {
+    const uint64_t key = name_key(v);
+    if (key == kNoKey) return std::any_of(list, list + N, [&](string_view x) { return v == x; });
+    return std::any_of(keys.k, keys.k + N, [&](uint64_t x) { return x == key; });
+}
+
+constexpr NameKeys kIntBinopKeys(kIntBinops);
+constexpr NameKeys kFloatBinopKeys(kFloatBinops);
+constexpr NameKeys kCastKeys(kCasts);
+constexpr NameKeys kIcmpKeys(kIcmpPreds);
+constexpr NameKeys kFcmpKeys(kFcmpPreds);
 
 void same(const Value &a, const Value &b, string_view what) {
     if (a.type != b.type)
@@ -86,16 +115,26 @@ TextBuffer &IRBuilder::line(Here here) {
 }
 
 TextBuffer &IRBuilder::def_line(Value *v, const Type *t, std::string_view hint, Here here) {
-    *v = Value{t, fn_.fresh_ref(hint)};
+    v->type = t;
+    char buf[Function::kRefBytes + 3];
+    size_t n = fn_.fresh_ref_to(hint, buf);  // "%name" on the stack, then into the value once
+    if (!n) {  // a long hint: the general path
+        v->ref = fn_.fresh_ref(hint);
+        TextBuffer &o = line(here);
+        o += v->ref;
+        o += " = ";
+        return o;
+    }
+    v->ref = std::string(buf, n);
+    std::memcpy(buf + n, " = ", 3);
     TextBuffer &o = line(here);
-    o += v->ref;
-    o += " = ";
+    o.put(buf, n + 3);
     return o;
 }
 
 Value IRBuilder::binop(std::string_view op, const Value &a, const Value &b, std::string_view hint,
                        const Flags &flags, Here here) {
-    if (!one_of(op, kIntBinops) && !one_of(op, kFloatBinops))
+    if (!one_of(op, kIntBinops, kIntBinopKeys) && !one_of(op, kFloatBinops, kFloatBinopKeys))
         throw std::logic_error("unknown binary operator " + std::string(op));
     same(a, b, op);
     return emit_binop(op, a, b, hint, flags, here);
@@ -159,12 +198,12 @@ Value IRBuilder::compare(std::string_view inst, std::string_view pred, const Val
 }
 
 Value IRBuilder::icmp(std::string_view pred, const Value &a, const Value &b, std::string_view hint, Here here) {
-    if (!one_of(pred, kIcmpPreds)) throw std::logic_error("unknown icmp predicate " + std::string(pred));
+    if (!one_of(pred, kIcmpPreds, kIcmpKeys)) throw std::logic_error("unknown icmp predicate " + std::string(pred));
     return compare("icmp", pred, a, b, hint, here);
 }
 
 Value IRBuilder::fcmp(std::string_view pred, const Value &a, const Value &b, std::string_view hint, Here here) {
-    if (!one_of(pred, kFcmpPreds)) throw std::logic_error("unknown fcmp predicate " + std::string(pred));
+    if (!one_of(pred, kFcmpPreds, kFcmpKeys)) throw std::logic_error("unknown fcmp predicate " + std::string(pred));
     return compare("fcmp", pred, a, b, hint, here);
 }
 
@@ -178,7 +217,7 @@ Value IRBuilder::select(const Value &c, const Value &a, const Value &b, std::str
 }
 
 Value IRBuilder::cast(std::string_view op, const Value &v, const Type *to, std::string_view hint, Here here) {
-    if (!one_of(op, kCasts)) throw std::logic_error("unknown cast " + std::string(op));
+    if (!one_of(op, kCasts, kCastKeys)) throw std::logic_error("unknown cast " + std::string(op));
     Value r;
     TextBuffer &o = def_line(&r, to, hint, here);
     o += op;
@@ -332,7 +371,7 @@ targets::IntrinsicRef IRBuilder::check_call(std::string_view key, Operands args,
     }
     if (want_void != (it.ret == void_()))
         throw std::logic_error("call " + it.name + ": " + (want_void ? "returns " + it.ret->text() : "returns void"));
-    module_.use_intrinsic(key);
+    module_.use_intrinsic(it.index);
     return it;
 }
 

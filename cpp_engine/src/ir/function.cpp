@@ -89,30 +89,67 @@ void hint_words(const char *s, size_t n, uint64_t *a, uint64_t *b) {
 
 }  // namespace
 
-std::string Function::fresh_ref(std::string_view hint) {
+size_t Function::fresh_ref_to(std::string_view hint, char *buf) {
     const size_t h = hint.size();
-    if (h == 0 || h > 16 || counter_len_ > 8) return "%" + fresh(hint);
+    if (h == 0 || h > kShortHint || counter_len_ > 8) return 0;
     uint64_t a, b;
     hint_words(hint.data(), h, &a, &b);
-    HintSeen &seen = hints_seen_[((a * 0x9E3779B97F4A7C15ull) ^ (b + h)) * 0x9E3779B97F4A7C15ull >> 58];
+    HintSeen &seen = hints_seen_[((a * 0x9E3779B97F4A7C15ull) ^ (b + h)) * 0x9E3779B97F4A7C15ull >> 56];
     if (seen.len != h || seen.a != a || seen.b != b) {
         check_hint(hint);  // throws for a bad hint
         seen = HintSeen{a, b, h};
     }
-    // Built on the stack with fixed-size moves, then one string (no allocation for a short name).
-    char buf[1 + 16 + 24];
+    // Fixed-size moves only: the hint (copy_small), then 8 bytes of counter text
+    // of which counter_len_ <= 8 count.
     buf[0] = '%';
     copy_small(buf + 1, hint.data(), h);
-    std::memcpy(buf + 1 + h, counter_text_, 8);  // counter_len_ <= 8 of them count
+    std::memcpy(buf + 1 + h, counter_text_, 8);
     const size_t n = 1 + h + counter_len_;
     bump_counter();
-    return std::string(buf, n);
+    return n;
 }
 
-Value Function::param(const std::string &name) const {
-    for (const Param &p : params_)
-        if (p.name == name) return p.value();
-    throw std::out_of_range("function " + name_ + " has no parameter " + name);
+std::string Function::fresh_ref(std::string_view hint) {
+    char buf[kRefBytes];
+    const size_t n = fresh_ref_to(hint, buf);
+    return n ? std::string(buf, n) : "%" + fresh(hint);
+}
+
+namespace {
+
+// Hash of a parameter name for Function's param index (FNV-1a).
+size_t name_hash(std::string_view s) {
+    uint64_t x = 0xcbf29ce484222325ull;
+    for (char c : s) x = (x ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+    return static_cast<size_t>(x ^ (x >> 29));
+}
+
+}  // namespace
+
+Function::Function(std::string name, std::vector<Param> params, const Type *ret, std::string cc, Attrs attr_group)
+    : name_(std::move(name)), params_(std::move(params)), ret_(ret), cc_(std::move(cc)),
+      attr_group_(std::move(attr_group)) {
+    param_values_.reserve(params_.size());
+    for (const Param &p : params_) param_values_.push_back(p.value());
+    if (params_.size() >= kParamSlots / 2) return;  // param() scans the list instead
+    for (size_t i = 0; i < params_.size(); ++i) {
+        size_t at = name_hash(params_[i].name) % kParamSlots;
+        while (param_slot_[at]) at = (at + 1) % kParamSlots;
+        param_slot_[at] = static_cast<uint8_t>(i + 1);
+    }
+}
+
+const Value &Function::param(std::string_view name) const {
+    if (params_.size() < kParamSlots / 2) {
+        for (size_t at = name_hash(name) % kParamSlots; param_slot_[at]; at = (at + 1) % kParamSlots) {
+            const size_t i = param_slot_[at] - 1u;
+            if (params_[i].name == name) return param_values_[i];
+        }
+    } else {
+        for (size_t i = 0; i < params_.size(); ++i)
+            if (params_[i].name == name) return param_values_[i];
+    }
+    throw std::out_of_range("function " + name_ + " has no parameter " + std::string(name));
 }
 
 Block &Function::block(std::string_view hint) {

@@ -14,7 +14,6 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -200,9 +199,7 @@ class Function {
 public:
     using Attrs = std::vector<std::pair<std::string, std::optional<std::string>>>;
 
-    Function(std::string name, std::vector<Param> params, const Type *ret, std::string cc, Attrs attr_group)
-        : name_(std::move(name)), params_(std::move(params)), ret_(ret), cc_(std::move(cc)),
-          attr_group_(std::move(attr_group)) {}
+    Function(std::string name, std::vector<Param> params, const Type *ret, std::string cc, Attrs attr_group);
 
     const std::string &name() const { return name_; }
     const std::vector<Param> &params() const { return params_; }
@@ -216,9 +213,18 @@ public:
     std::string fresh(std::string_view hint);
     // The register name of the next fresh(hint): "%" + fresh(hint), built in one buffer.
     std::string fresh_ref(std::string_view hint);
+    // Bytes fresh_ref_to may write: '%', a hint of at most kShortHint bytes, the counter.
+    static constexpr size_t kShortHint = 16;
+    static constexpr size_t kRefBytes = 1 + kShortHint + 24;
+    // fresh_ref(hint) written into `buf` (kRefBytes): returns its length, or 0
+    // (nothing written, the counter unchanged) for a hint longer than
+    // kShortHint or a counter of more than 8 digits -- then call fresh_ref.
+    // Same checks and errors as fresh.
+    size_t fresh_ref_to(std::string_view hint, char *buf);
 
-    // The value of parameter `name`; std::out_of_range if there is none.
-    Value param(const std::string &name) const;
+    // The value of parameter `name` (`%name`, made once per function; looked up
+    // by a hash of the name); std::out_of_range if there is none.
+    const Value &param(std::string_view name) const;
 
     // Create (and append) a new basic block labelled `hint` + counter.
     Block &block(std::string_view hint);
@@ -231,13 +237,19 @@ private:
     Attrs attr_group_;
     std::vector<std::unique_ptr<Block>> blocks_;
     long long counter_ = 0;
+    // param(): `%name` of every parameter (params_ order) and an open-addressed
+    // index into them by a hash of the name (1 + index; 0 = empty slot).
+    std::vector<Value> param_values_;
+    static constexpr size_t kParamSlots = 128;
+    uint8_t param_slot_[kParamSlots] = {};
     // Hints of at most 16 bytes already checked, by content (two overlapping
     // words and the length; len 0 = empty slot): a repeated hint is not checked again.
     struct HintSeen {
         uint64_t a = 0, b = 0;
         size_t len = 0;
     };
-    HintSeen hints_seen_[64];
+    static constexpr size_t kHintSlots = 256;  // a power of two (index: the top 8 bits of a hash)
+    HintSeen hints_seen_[kHintSlots];
     // counter_ as decimal text, kept in step (incremented in place: no number formatting per name).
     char counter_text_[24] = {'0'};
     size_t counter_len_ = 1;
@@ -255,8 +267,8 @@ struct LdsGlobal {
 };
 
 // One LLVM module for one kernel at one arch and flavor. `flavor` and `arch`
-// point at rows of the target tables; intrinsics used are recorded by table
-// key and declared in table order by the printer.
+// point at rows of the target tables; intrinsics used are recorded by their
+// row's index in the intrinsic table and declared in table order by the printer.
 class Module {
 public:
     Module(const targets::Flavor &flavor, const targets::Arch &arch) : flavor_(&flavor), arch_(&arch) {}
@@ -264,14 +276,16 @@ public:
     const targets::Flavor &flavor() const { return *flavor_; }
     const targets::Arch &arch() const { return *arch_; }
     const std::vector<LdsGlobal> &lds() const { return lds_; }
-    const std::set<std::string, std::less<>> &used_intrinsics() const { return used_; }
+    // Whether intrinsic row `index` (targets::intrinsic_ref(...).index) is used.
+    bool uses_intrinsic(size_t index) const { return index < used_.size() && used_[index]; }
     Function *function() const { return function_.get(); }
     const std::vector<std::string> &metadata() const { return metadata_; }
 
     // Declare an LDS global (align in bytes); returns a pointer value to it.
     Value add_lds(const std::string &name, const Type *t, long long align);
-    void use_intrinsic(std::string_view key) {
-        if (used_.find(key) == used_.end()) used_.emplace(key);  // a string only on first use
+    void use_intrinsic(size_t index) {
+        if (index >= used_.size()) used_.resize(index + 1, 0);
+        used_[index] = 1;
     }
     Function &set_function(std::unique_ptr<Function> fn) {
         function_ = std::move(fn);
@@ -283,7 +297,7 @@ private:
     const targets::Flavor *flavor_;
     const targets::Arch *arch_;
     std::vector<LdsGlobal> lds_;
-    std::set<std::string, std::less<>> used_;  // membership only; never iterated for printing
+    std::vector<unsigned char> used_;  // by intrinsic row index: 1 = used
     std::unique_ptr<Function> function_;
     std::vector<std::string> metadata_;
 };

@@ -75,8 +75,8 @@ ModulePrint::ModulePrint(const Module &m) : m_(m) {
     const targets::Flavor &fl = m.flavor();
     const Function *f = m.function();
     if (!f) throw std::logic_error("module has no function");
-    for (const std::string &key : targets::intrinsic_keys())  // table order, never use order
-        if (m.used_intrinsics().count(key)) decls_.push_back(targets::intrinsic(key, fl.canonical).declaration());
+    for (size_t i = 0, n = targets::intrinsic_count(); i < n; ++i)  // table order, never use order
+        if (m.uses_intrinsic(i)) decls_.push_back(&targets::intrinsic_at(i, fl.canonical).declaration);
     std::string params;
     for (size_t i = 0; i < f->params().size(); ++i) {
         if (i) params += ", ";
@@ -126,8 +126,8 @@ void ModulePrint::emit(Out &o) const {
     }
     if (!decls_.empty()) {
         put(o, "\n");
-        for (const std::string &d : decls_) {
-            put(o, d);
+        for (const std::string *d : decls_) {
+            put(o, *d);
             put(o, "\n");
         }
     }

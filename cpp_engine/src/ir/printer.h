@@ -34,7 +34,7 @@ public:
 
 private:
     const Module &m_;
-    std::vector<std::string> decls_;
+    std::vector<const std::string *> decls_;  // declaration lines of the intrinsic table (static storage)
     std::string define_;
     std::string attrs_;
     size_t size_ = 0;
