@@ -2,6 +2,8 @@
 #include "ir/builder.h"
 
 #include <algorithm>
+#include <charconv>
+#include <new>
 #include <cstring>
 #include <stdexcept>
 #include <string_view>
@@ -77,20 +79,43 @@ void put_typed_pair(TextBuffer &o, const Value &a, const Value &b) {
     put_typed(o, b);
 }
 
-// Append `<type> <ref>` of `a`, `b` and `c` joined by ", ", then '\n' (select, insertelement).
-void put_typed_three(TextBuffer &o, const Value &a, const Value &b, const Value &c) {
-    put_typed_pair(o, a, b);
-    o += ", ";
-    put_typed(o, c);
-    o += '\n';
+// The line pieces below write into room claimed up front (TextBuffer::claim):
+// `*_size` is the byte count of the text its `*_to` twin writes.
+
+// Decimal text of an integer: at most kDecMax bytes (std::to_chars).
+constexpr size_t kDecMax = 20;
+char *dec_to(char *d, long long v) { return std::to_chars(d, d + kDecMax, v).ptr; }
+
+// `<type> <ref>` (Value::typed).
+size_t typed_size(const Value &v) { return v.type->text().size() + 1 + v.ref.size(); }
+char *typed_to(char *d, const Value &v) {
+    d = copy_to(d, v.type->text());
+    *d++ = ' ';
+    return copy_to(d, v.ref);
 }
 
-// Append `<type> <a>, <b>\n`: the operands of a binary operator or compare (one type).
-void put_same_typed(TextBuffer &o, const Value &a, const Value &b) {
-    put_typed(o, a);
-    o += ", ";
-    o += b.ref;
-    o += '\n';
+// `<type> <a>, <b>\n`: the operands of a binary operator or compare (one type).
+size_t same_typed_size(const Value &a, const Value &b) { return typed_size(a) + 2 + b.ref.size() + 1; }
+char *same_typed_to(char *d, const Value &a, const Value &b) {
+    d = typed_to(d, a);
+    d = copy_to(d, ", ");
+    d = copy_to(d, b.ref);
+    *d++ = '\n';
+    return d;
+}
+
+// `<type> <ref>` of `a`, `b` and `c` joined by ", ", then '\n' (select, insertelement).
+size_t typed_three_size(const Value &a, const Value &b, const Value &c) {
+    return typed_size(a) + 2 + typed_size(b) + 2 + typed_size(c) + 1;
+}
+char *typed_three_to(char *d, const Value &a, const Value &b, const Value &c) {
+    d = typed_to(d, a);
+    d = copy_to(d, ", ");
+    d = typed_to(d, b);
+    d = copy_to(d, ", ");
+    d = typed_to(d, c);
+    *d++ = '\n';
+    return d;
 }
 
 // Operator names of the shorthand methods, made once (not per call).
@@ -114,22 +139,30 @@ TextBuffer &IRBuilder::line(Here here) {
     return block_->begin_line(origins_, here);
 }
 
-TextBuffer &IRBuilder::def_line(Value *v, const Type *t, std::string_view hint, Here here) {
+IRBuilder::LineOut IRBuilder::def_out(Value *v, const Type *t, std::string_view hint, Here here, size_t rest) {
     v->type = t;
-    char buf[Function::kRefBytes + 3];
-    size_t n = fn_.fresh_ref_to(hint, buf);  // "%name" on the stack, then into the value once
-    if (!n) {  // a long hint: the general path
-        v->ref = fn_.fresh_ref(hint);
-        TextBuffer &o = line(here);
-        o += v->ref;
-        o += " = ";
-        return o;
+    char buf[Function::kRefBytes];
+    const size_t n = fn_.fresh_ref_to(hint, buf);  // "%name" on the stack, then into the value once
+    if (n && n < 16 && v->ref.empty()) {
+        // The caller's fresh Value: its empty ref is replaced by one built in
+        // place (a short string: no allocation, cannot throw) -- no temporary
+        // string moved in.
+        v->ref.~basic_string();
+        new (&v->ref) std::string(buf, n);
+    } else {
+        v->ref = n ? std::string(buf, n) : fn_.fresh_ref(hint);
     }
-    v->ref = std::string(buf, n);
-    std::memcpy(buf + n, " = ", 3);
     TextBuffer &o = line(here);
-    o.put(buf, n + 3);
-    return o;
+    char *d = o.claim(v->ref.size() + 3 + rest);
+    d = copy_to(d, v->ref);
+    d = copy_to(d, " = ");
+    return LineOut{o, d};
+}
+
+TextBuffer &IRBuilder::def_line(Value *v, const Type *t, std::string_view hint, Here here) {
+    const LineOut o = def_out(v, t, hint, here, 0);
+    o.buf.end_at(o.d);
+    return o.buf;
 }
 
 Value IRBuilder::binop(std::string_view op, const Value &a, const Value &b, std::string_view hint,
@@ -142,15 +175,17 @@ Value IRBuilder::binop(std::string_view op, const Value &a, const Value &b, std:
 
 Value IRBuilder::emit_binop(std::string_view op, const Value &a, const Value &b, std::string_view hint,
                             const Flags &flags, Here here) {
+    size_t flags_size = 0;
+    for (const std::string &f : flags) flags_size += 1 + f.size();
     Value v;
-    TextBuffer &o = def_line(&v, a.type, hint, here);
-    o += op;
+    const LineOut o = def_out(&v, a.type, hint, here, op.size() + flags_size + 1 + same_typed_size(a, b));
+    char *d = copy_to(o.d, op);
     for (const std::string &f : flags) {
-        o += ' ';
-        o += f;
+        *d++ = ' ';
+        d = copy_to(d, f);
     }
-    o += ' ';
-    put_same_typed(o, a, b);
+    *d++ = ' ';
+    o.buf.end_at(same_typed_to(d, a, b));
     return v;
 }
 
@@ -177,10 +212,11 @@ Value IRBuilder::fmul(const Value &a, const Value &b, std::string_view hint, Her
 
 Value IRBuilder::fneg(const Value &a, std::string_view hint, Here here) {
     Value v;
-    TextBuffer &o = def_line(&v, a.type, hint, here);
-    o += "fneg ";
-    put_typed(o, a);
-    o += '\n';
+    const LineOut o = def_out(&v, a.type, hint, here, 5 + typed_size(a) + 1);
+    char *d = copy_to(o.d, "fneg ");
+    d = typed_to(d, a);
+    *d++ = '\n';
+    o.buf.end_at(d);
     return v;
 }
 
@@ -188,12 +224,12 @@ Value IRBuilder::compare(std::string_view inst, std::string_view pred, const Val
                          std::string_view hint, Here here) {
     same(a, b, inst);
     Value v;
-    TextBuffer &o = def_line(&v, cmp_result(a), hint, here);
-    o += inst;
-    o += ' ';
-    o += pred;
-    o += ' ';
-    put_same_typed(o, a, b);
+    const LineOut o = def_out(&v, cmp_result(a), hint, here, inst.size() + 1 + pred.size() + 1 + same_typed_size(a, b));
+    char *d = copy_to(o.d, inst);
+    *d++ = ' ';
+    d = copy_to(d, pred);
+    *d++ = ' ';
+    o.buf.end_at(same_typed_to(d, a, b));
     return v;
 }
 
@@ -210,66 +246,71 @@ Value IRBuilder::fcmp(std::string_view pred, const Value &a, const Value &b, std
 Value IRBuilder::select(const Value &c, const Value &a, const Value &b, std::string_view hint, Here here) {
     same(a, b, "select");
     Value v;
-    TextBuffer &o = def_line(&v, a.type, hint, here);
-    o += "select ";
-    put_typed_three(o, c, a, b);
+    const LineOut o = def_out(&v, a.type, hint, here, 7 + typed_three_size(c, a, b));
+    o.buf.end_at(typed_three_to(copy_to(o.d, "select "), c, a, b));
     return v;
 }
 
 Value IRBuilder::cast(std::string_view op, const Value &v, const Type *to, std::string_view hint, Here here) {
     if (!one_of(op, kCasts, kCastKeys)) throw std::logic_error("unknown cast " + std::string(op));
     Value r;
-    TextBuffer &o = def_line(&r, to, hint, here);
-    o += op;
-    o += ' ';
-    put_typed(o, v);
-    o += " to ";
-    o += to->text();
-    o += '\n';
+    const LineOut o = def_out(&r, to, hint, here, op.size() + 1 + typed_size(v) + 4 + to->text().size() + 1);
+    char *d = copy_to(o.d, op);
+    *d++ = ' ';
+    d = typed_to(d, v);
+    d = copy_to(d, " to ");
+    d = copy_to(d, to->text());
+    *d++ = '\n';
+    o.buf.end_at(d);
     return r;
 }
 
 Value IRBuilder::gep(const Type *elem, const Value &base, Operands indices,
                      std::string_view hint, bool inbounds, Here here) {
+    size_t rest = 23 + elem->text().size() + 2 + typed_size(base) + 1;
+    for (const Value &i : indices) rest += 2 + typed_size(i);
     Value v;
-    TextBuffer &o = def_line(&v, base.type, hint, here);
-    if (inbounds)
-        o += "getelementptr inbounds ";
-    else
-        o += "getelementptr ";
-    o += elem->text();
-    o += ", ";
-    put_typed(o, base);
+    const LineOut o = def_out(&v, base.type, hint, here, rest);
+    char *d = inbounds ? copy_to(o.d, "getelementptr inbounds ") : copy_to(o.d, "getelementptr ");
+    d = copy_to(d, elem->text());
+    d = copy_to(d, ", ");
+    d = typed_to(d, base);
     for (const Value &i : indices) {
-        o += ", ";
-        put_typed(o, i);
+        d = copy_to(d, ", ");
+        d = typed_to(d, i);
     }
-    o += '\n';
+    *d++ = '\n';
+    o.buf.end_at(d);
     return v;
 }
 
 Value IRBuilder::load(const Type *t, const Value &p, long long align, std::string_view hint, Here here) {
     if (p.type->kind() != Kind::Ptr) throw std::logic_error("load from non-pointer " + p.typed());
     Value v;
-    TextBuffer &o = def_line(&v, t, hint, here);
-    o += "load ";
-    o += t->text();
-    o += ", ";
-    put_typed(o, p);
-    o += ", align ";
-    o.put_dec(align);
-    o += '\n';
+    const LineOut o = def_out(&v, t, hint, here, 5 + t->text().size() + 2 + typed_size(p) + 8 + kDecMax + 1);
+    char *d = copy_to(o.d, "load ");
+    d = copy_to(d, t->text());
+    d = copy_to(d, ", ");
+    d = typed_to(d, p);
+    d = copy_to(d, ", align ");
+    d = dec_to(d, align);
+    *d++ = '\n';
+    o.buf.end_at(d);
     return v;
 }
 
 void IRBuilder::store(const Value &v, const Value &p, long long align, Here here) {
     if (p.type->kind() != Kind::Ptr) throw std::logic_error("store to non-pointer " + p.typed());
     TextBuffer &o = line(here);
-    o += "store ";
-    put_typed_pair(o, v, p);
-    o += ", align ";
-    o.put_dec(align);
-    o += '\n';
+    char *d = o.claim(6 + typed_size(v) + 2 + typed_size(p) + 8 + kDecMax + 1);
+    d = copy_to(d, "store ");
+    d = typed_to(d, v);
+    d = copy_to(d, ", ");
+    d = typed_to(d, p);
+    d = copy_to(d, ", align ");
+    d = dec_to(d, align);
+    *d++ = '\n';
+    o.end_at(d);
 }
 
 void IRBuilder::fence(const std::string &scope, const std::string &ordering, const std::string &mmra, Here here) {
@@ -287,10 +328,13 @@ void IRBuilder::fence(const std::string &scope, const std::string &ordering, con
 
 Value IRBuilder::extractelement(const Value &v, const Value &idx, std::string_view hint, Here here) {
     Value r;
-    TextBuffer &o = def_line(&r, v.type->elem(), hint, here);
-    o += "extractelement ";
-    put_typed_pair(o, v, idx);
-    o += '\n';
+    const LineOut o = def_out(&r, v.type->elem(), hint, here, 15 + typed_size(v) + 2 + typed_size(idx) + 1);
+    char *d = copy_to(o.d, "extractelement ");
+    d = typed_to(d, v);
+    d = copy_to(d, ", ");
+    d = typed_to(d, idx);
+    *d++ = '\n';
+    o.buf.end_at(d);
     return r;
 }
 
@@ -298,9 +342,8 @@ Value IRBuilder::insertelement(const Value &v, const Value &e, const Value &idx,
     if (e.type != v.type->elem())
         throw std::logic_error("insertelement: " + e.typed() + " into " + v.type->text());
     Value r;
-    TextBuffer &o = def_line(&r, v.type, hint, here);
-    o += "insertelement ";
-    put_typed_three(o, v, e, idx);
+    const LineOut o = def_out(&r, v.type, hint, here, 14 + typed_three_size(v, e, idx));
+    o.buf.end_at(typed_three_to(copy_to(o.d, "insertelement "), v, e, idx));
     return r;
 }
 
@@ -375,29 +418,37 @@ targets::IntrinsicRef IRBuilder::check_call(std::string_view key, Operands args,
     return it;
 }
 
-void IRBuilder::put_call(TextBuffer &o, const targets::IntrinsicRef &it, Operands args) {
-    o += "call ";
-    o += it.ret->text();
-    o += " @";
-    o += it.name;
-    o += '(';
+size_t IRBuilder::call_size(const targets::IntrinsicRef &it, Operands args) {
+    size_t n = 5 + it.ret->text().size() + 2 + it.name.size() + 1 + 2;
+    for (const Value &a : args) n += 2 + typed_size(a);
+    return n;
+}
+
+char *IRBuilder::call_to(char *d, const targets::IntrinsicRef &it, Operands args) {
+    d = copy_to(d, "call ");
+    d = copy_to(d, it.ret->text());
+    d = copy_to(d, " @");
+    d = copy_to(d, it.name);
+    *d++ = '(';
     for (size_t i = 0; i < args.size(); ++i) {
-        if (i) o += ", ";
-        put_typed(o, args[i]);
+        if (i) d = copy_to(d, ", ");
+        d = typed_to(d, args[i]);
     }
-    o += ")\n";
+    return copy_to(d, ")\n");
 }
 
 Value IRBuilder::call(std::string_view key, Operands args, std::string_view hint, Here here) {
     const targets::IntrinsicRef it = check_call(key, args, false);
     Value v;
-    put_call(def_line(&v, it.ret, hint, here), it, args);
+    const LineOut o = def_out(&v, it.ret, hint, here, call_size(it, args));
+    o.buf.end_at(call_to(o.d, it, args));
     return v;
 }
 
 void IRBuilder::call_void(std::string_view key, Operands args, Here here) {
     const targets::IntrinsicRef it = check_call(key, args, true);
-    put_call(line(here), it, args);
+    TextBuffer &o = line(here);
+    o.end_at(call_to(o.claim(call_size(it, args)), it, args));
 }
 
 }  // namespace cpe::ir

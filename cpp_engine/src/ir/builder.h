@@ -112,11 +112,21 @@ private:
     // line() for an instruction that defines a fresh register named `hint` + counter:
     // sets `*v` to it, writes "%name = " and returns the buffer.
     TextBuffer &def_line(Value *v, const Type *t, std::string_view hint, Here here);
+    // The rest of a line after def_out: `rest` bytes are claimed in `buf`
+    // (TextBuffer::claim) from `d` on; write at most that many (copy_to), then
+    // buf.end_at(end).
+    struct LineOut {
+        TextBuffer &buf;
+        char *d;
+    };
+    // def_line with room for `rest` more bytes claimed (one capacity test for the line).
+    LineOut def_out(Value *v, const Type *t, std::string_view hint, Here here, size_t rest);
     // Check `args` against intrinsic `key` (std::logic_error on a mismatch or
     // when its result is void != want_void) and record the use; its table row.
     targets::IntrinsicRef check_call(std::string_view key, Operands args, bool want_void);
-    // Append "call <ret> @<name>(<typed args>)\n" to `o`.
-    static void put_call(TextBuffer &o, const targets::IntrinsicRef &it, Operands args);
+    // "call <ret> @<name>(<typed args>)\n": its byte count, and written at `d` (returns the end).
+    static size_t call_size(const targets::IntrinsicRef &it, Operands args);
+    static char *call_to(char *d, const targets::IntrinsicRef &it, Operands args);
 
     Module &module_;
     Function &fn_;

@@ -60,6 +60,22 @@ inline void copy_small(char *d, const char *s, size_t n) {
     }
 }
 
+// Copy `n` bytes to `d` (copy_small up to 16, else memcpy); returns d + n.
+inline char *copy_to(char *d, const char *s, size_t n) {
+    if (n <= 16)
+        copy_small(d, s, n);
+    else
+        std::memcpy(d, s, n);
+    return d + n;
+}
+inline char *copy_to(char *d, std::string_view s) { return copy_to(d, s.data(), s.size()); }
+// A string literal: a copy of constant size (no branch).
+template <size_t N>
+inline char *copy_to(char *d, const char (&s)[N]) {
+    std::memcpy(d, s, N - 1);
+    return d + N - 1;
+}
+
 // A growable byte buffer that appends in place: the text of a block. put()
 // and += are inline (one capacity test and a memcpy); the storage grows by
 // doubling (malloc/realloc, std::bad_alloc on failure) and is freed with the
@@ -99,6 +115,14 @@ public:
         put(&c, 1);
         return *this;
     }
+    // Room for `n` more bytes (one capacity test): returns where they go. The
+    // caller writes at most n bytes there (copy_to) and then calls
+    // end_at(end of what it wrote); nothing else may append in between.
+    char *claim(size_t n) {
+        if (n > cap_ - size_) grow(n);
+        return p_ + size_;
+    }
+    void end_at(const char *end) { size_ = static_cast<size_t>(end - p_); }
     // Append the decimal text of `v` (std::to_chars; locale-independent).
     void put_dec(int64_t v) {
         char buf[24];
