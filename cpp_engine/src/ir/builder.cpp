@@ -139,6 +139,12 @@ TextBuffer &IRBuilder::line(Here here) {
     return block_->begin_line(origins_, here);
 }
 
+IRBuilder::LineOut IRBuilder::line_out(Here here, size_t n) {
+    if (!block_) throw std::logic_error("IRBuilder has no insertion block");
+    if (block_->terminated()) throw std::logic_error("block " + block_->name() + " is already terminated");
+    return LineOut{*block_, block_->begin_line_claim(origins_, here, n)};
+}
+
 IRBuilder::LineOut IRBuilder::def_out(Value *v, const Type *t, std::string_view hint, Here here, size_t rest) {
     v->type = t;
     char buf[Function::kRefBytes];
@@ -152,17 +158,16 @@ IRBuilder::LineOut IRBuilder::def_out(Value *v, const Type *t, std::string_view 
     } else {
         v->ref = n ? std::string(buf, n) : fn_.fresh_ref(hint);
     }
-    TextBuffer &o = line(here);
-    char *d = o.claim(v->ref.size() + 3 + rest);
-    d = copy_to(d, v->ref);
+    const LineOut o = line_out(here, v->ref.size() + 3 + rest);
+    char *d = copy_to(o.d, v->ref);
     d = copy_to(d, " = ");
-    return LineOut{o, d};
+    return LineOut{o.block, d};
 }
 
 TextBuffer &IRBuilder::def_line(Value *v, const Type *t, std::string_view hint, Here here) {
     const LineOut o = def_out(v, t, hint, here, 0);
-    o.buf.end_at(o.d);
-    return o.buf;
+    o.end_at(o.d);
+    return o.block.text_buffer();
 }
 
 Value IRBuilder::binop(std::string_view op, const Value &a, const Value &b, std::string_view hint,
@@ -185,7 +190,7 @@ Value IRBuilder::emit_binop(std::string_view op, const Value &a, const Value &b,
         d = copy_to(d, f);
     }
     *d++ = ' ';
-    o.buf.end_at(same_typed_to(d, a, b));
+    o.end_at(same_typed_to(d, a, b));
     return v;
 }
 
@@ -216,7 +221,7 @@ Value IRBuilder::fneg(const Value &a, std::string_view hint, Here here) {
     char *d = copy_to(o.d, "fneg ");
     d = typed_to(d, a);
     *d++ = '\n';
-    o.buf.end_at(d);
+    o.end_at(d);
     return v;
 }
 
@@ -229,7 +234,7 @@ Value IRBuilder::compare(std::string_view inst, std::string_view pred, const Val
     *d++ = ' ';
     d = copy_to(d, pred);
     *d++ = ' ';
-    o.buf.end_at(same_typed_to(d, a, b));
+    o.end_at(same_typed_to(d, a, b));
     return v;
 }
 
@@ -247,7 +252,7 @@ Value IRBuilder::select(const Value &c, const Value &a, const Value &b, std::str
     same(a, b, "select");
     Value v;
     const LineOut o = def_out(&v, a.type, hint, here, 7 + typed_three_size(c, a, b));
-    o.buf.end_at(typed_three_to(copy_to(o.d, "select "), c, a, b));
+    o.end_at(typed_three_to(copy_to(o.d, "select "), c, a, b));
     return v;
 }
 
@@ -261,7 +266,7 @@ Value IRBuilder::cast(std::string_view op, const Value &v, const Type *to, std::
     d = copy_to(d, " to ");
     d = copy_to(d, to->text());
     *d++ = '\n';
-    o.buf.end_at(d);
+    o.end_at(d);
     return r;
 }
 
@@ -280,7 +285,7 @@ Value IRBuilder::gep(const Type *elem, const Value &base, Operands indices,
         d = typed_to(d, i);
     }
     *d++ = '\n';
-    o.buf.end_at(d);
+    o.end_at(d);
     return v;
 }
 
@@ -295,15 +300,14 @@ Value IRBuilder::load(const Type *t, const Value &p, long long align, std::strin
     d = copy_to(d, ", align ");
     d = dec_to(d, align);
     *d++ = '\n';
-    o.buf.end_at(d);
+    o.end_at(d);
     return v;
 }
 
 void IRBuilder::store(const Value &v, const Value &p, long long align, Here here) {
     if (p.type->kind() != Kind::Ptr) throw std::logic_error("store to non-pointer " + p.typed());
-    TextBuffer &o = line(here);
-    char *d = o.claim(6 + typed_size(v) + 2 + typed_size(p) + 8 + kDecMax + 1);
-    d = copy_to(d, "store ");
+    const LineOut o = line_out(here, 6 + typed_size(v) + 2 + typed_size(p) + 8 + kDecMax + 1);
+    char *d = copy_to(o.d, "store ");
     d = typed_to(d, v);
     d = copy_to(d, ", ");
     d = typed_to(d, p);
@@ -334,7 +338,7 @@ Value IRBuilder::extractelement(const Value &v, const Value &idx, std::string_vi
     d = copy_to(d, ", ");
     d = typed_to(d, idx);
     *d++ = '\n';
-    o.buf.end_at(d);
+    o.end_at(d);
     return r;
 }
 
@@ -343,7 +347,7 @@ Value IRBuilder::insertelement(const Value &v, const Value &e, const Value &idx,
         throw std::logic_error("insertelement: " + e.typed() + " into " + v.type->text());
     Value r;
     const LineOut o = def_out(&r, v.type, hint, here, 14 + typed_three_size(v, e, idx));
-    o.buf.end_at(typed_three_to(copy_to(o.d, "insertelement "), v, e, idx));
+    o.end_at(typed_three_to(copy_to(o.d, "insertelement "), v, e, idx));
     return r;
 }
 
@@ -441,14 +445,14 @@ Value IRBuilder::call(std::string_view key, Operands args, std::string_view hint
     const targets::IntrinsicRef it = check_call(key, args, false);
     Value v;
     const LineOut o = def_out(&v, it.ret, hint, here, call_size(it, args));
-    o.buf.end_at(call_to(o.d, it, args));
+    o.end_at(call_to(o.d, it, args));
     return v;
 }
 
 void IRBuilder::call_void(std::string_view key, Operands args, Here here) {
     const targets::IntrinsicRef it = check_call(key, args, true);
-    TextBuffer &o = line(here);
-    o.end_at(call_to(o.claim(call_size(it, args)), it, args));
+    const LineOut o = line_out(here, call_size(it, args));
+    o.end_at(call_to(o.d, it, args));
 }
 
 }  // namespace cpe::ir

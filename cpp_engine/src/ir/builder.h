@@ -112,13 +112,16 @@ private:
     // line() for an instruction that defines a fresh register named `hint` + counter:
     // sets `*v` to it, writes "%name = " and returns the buffer.
     TextBuffer &def_line(Value *v, const Type *t, std::string_view hint, Here here);
-    // The rest of a line after def_out: `rest` bytes are claimed in `buf`
-    // (TextBuffer::claim) from `d` on; write at most that many (copy_to), then
-    // buf.end_at(end).
+    // The rest of a line after def_out: `rest` bytes are claimed in the
+    // block's text (TextBuffer::claim) from `d` on; write at most that many
+    // (copy_to), then end_at(end).
     struct LineOut {
-        TextBuffer &buf;
+        Block &block;
         char *d;
+        void end_at(const char *end) const { block.text_end_at(end); }
     };
+    // line() with room for `n` bytes of instruction claimed.
+    LineOut line_out(Here here, size_t n);
     // def_line with room for `rest` more bytes claimed (one capacity test for the line).
     LineOut def_out(Value *v, const Type *t, std::string_view hint, Here here, size_t rest);
     // Check `args` against intrinsic `key` (std::logic_error on a mismatch or

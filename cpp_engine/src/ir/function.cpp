@@ -17,6 +17,47 @@ void TextBuffer::grow(size_t n) {
     cap_ = cap;
 }
 
+namespace {
+
+// A thread's recycled TextBuffer storage (TextBuffer::take_pooled / release).
+// `t_pool_gone` is set when the pool is destroyed at thread exit, so a buffer
+// destroyed later in that thread frees its storage instead.
+thread_local bool t_pool_gone = false;
+struct TextPool {
+    char *p[TextBuffer::kPoolSize];
+    size_t cap[TextBuffer::kPoolSize];
+    size_t n = 0;
+    ~TextPool() {
+        t_pool_gone = true;
+        while (n) std::free(p[--n]);
+    }
+};
+thread_local TextPool t_pool;
+
+}  // namespace
+
+void TextBuffer::take_pooled() {
+    if (p_ || t_pool_gone || t_pool.n == 0) return;
+    TextPool &pool = t_pool;
+    --pool.n;
+    p_ = pool.p[pool.n];
+    cap_ = pool.cap[pool.n];
+    size_ = 0;
+}
+
+void TextBuffer::release() {
+    if (!p_) return;
+    if (!t_pool_gone && t_pool.n < kPoolSize) {
+        TextPool &pool = t_pool;
+        pool.p[pool.n] = p_;
+        pool.cap[pool.n] = cap_;
+        ++pool.n;
+    } else {
+        std::free(p_);
+    }
+    p_ = nullptr;
+}
+
 void Phi::add_incoming(const Value &value, const Block &block) { incoming_.emplace_back(value, block.name()); }
 
 namespace {

@@ -78,14 +78,26 @@ inline char *copy_to(char *d, const char (&s)[N]) {
 
 // A growable byte buffer that appends in place: the text of a block. put()
 // and += are inline (one capacity test and a memcpy); the storage grows by
-// doubling (malloc/realloc, std::bad_alloc on failure) and is freed with the
-// buffer. Holds bytes, not a C string: no NUL is kept.
+// doubling (malloc/realloc, std::bad_alloc on failure). Holds bytes, not a C
+// string: no NUL is kept.
+//
+// Storage is recycled per thread: a buffer made with a reserve takes a block
+// of storage its thread released earlier (thread_local list of at most
+// kPoolSize, each kept at the capacity it grew to), and a destroyed buffer
+// gives its storage back to that list (freed when the list is full, or at
+// thread exit). So after a thread's first kernel the blocks of the next ones
+// grow without realloc copies. No storage is shared between threads.
 class TextBuffer {
 public:
     explicit TextBuffer(size_t reserve = 0) {
-        if (reserve) grow(reserve);
+        if (reserve) {
+            take_pooled();
+            if (cap_ < reserve) grow(reserve);
+        }
     }
-    ~TextBuffer() { std::free(p_); }
+    ~TextBuffer() { release(); }
+    // Storage blocks a thread keeps for reuse.
+    static constexpr size_t kPoolSize = 64;
     TextBuffer(const TextBuffer &) = delete;
     TextBuffer &operator=(const TextBuffer &) = delete;
 
@@ -132,6 +144,8 @@ public:
 
 private:
     void grow(size_t n);  // room for `n` more bytes at least
+    void take_pooled();   // adopt a storage block of this thread's pool, if any
+    void release();       // give the storage to this thread's pool (or free it)
     char *p_ = nullptr;
     size_t size_ = 0;
     size_t cap_ = 0;
@@ -180,6 +194,20 @@ public:
         text_ += "  ";
         return text_;
     }
+    // begin_line with room for `n` more bytes claimed (TextBuffer::claim) after
+    // the indent: returns where the instruction goes; the caller writes at most
+    // n bytes there, then text_end_at(end) (its '\n' included).
+    char *begin_line_claim(bool record, Here here, size_t n) {
+        note_origin(record, here);
+        ++lines_;
+        char *d = text_.claim(n + 2);
+        d[0] = ' ';
+        d[1] = ' ';
+        return d + 2;
+    }
+    void text_end_at(const char *end) { text_.end_at(end); }
+    // The text buffer itself, to append to the line begin_line started (IRBuilder).
+    TextBuffer &text_buffer() { return text_; }
     // Place a phi at the current end of the text (the next instruction line).
     Phi &add_phi(Value result, bool record, Here here) {
         note_origin(record, here);
