@@ -133,16 +133,15 @@ Block &IRBuilder::new_block(std::string_view hint, Here here) {
     return b;
 }
 
-TextBuffer &IRBuilder::line(Here here) {
+TextBuffer &IRBuilder::line(Here here) const {
     if (!block_) throw std::logic_error("IRBuilder has no insertion block");
     if (block_->terminated()) throw std::logic_error("block " + block_->name() + " is already terminated");
     return block_->begin_line(origins_, here);
 }
 
-IRBuilder::LineOut IRBuilder::line_out(Here here, size_t n) {
-    if (!block_) throw std::logic_error("IRBuilder has no insertion block");
-    if (block_->terminated()) throw std::logic_error("block " + block_->name() + " is already terminated");
-    return LineOut{*block_, block_->begin_line_claim(origins_, here, n)};
+void IRBuilder::bad_line() const {
+    line({});  // throws: no insertion block, or a terminated one
+    throw std::logic_error("IRBuilder::bad_line on a good line");
 }
 
 IRBuilder::LineOut IRBuilder::def_out(Value *v, const Type *t, std::string_view hint, Here here, size_t rest) {

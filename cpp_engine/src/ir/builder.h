@@ -102,7 +102,7 @@ public:
 private:
     // Check the insertion block and start an instruction line in it
     // (Block::begin_line): the caller appends the instruction, then '\n'.
-    TextBuffer &line(Here here);
+    TextBuffer &line(Here here) const;
     // icmp / fcmp (`inst`) after the predicate check.
     Value compare(std::string_view inst, std::string_view pred, const Value &a, const Value &b,
                   std::string_view hint, Here here);
@@ -120,8 +120,13 @@ private:
         char *d;
         void end_at(const char *end) const { block.text_end_at(end); }
     };
-    // line() with room for `n` bytes of instruction claimed.
-    LineOut line_out(Here here, size_t n);
+    // line() with room for `n` bytes of instruction claimed (inline: the
+    // checks' throws are out of line, in bad_line).
+    LineOut line_out(Here here, size_t n) {
+        if (!block_ || block_->terminated()) bad_line();
+        return LineOut{*block_, block_->begin_line_claim(origins_, here, n)};
+    }
+    [[noreturn]] void bad_line() const;
     // def_line with room for `rest` more bytes claimed (one capacity test for the line).
     LineOut def_out(Value *v, const Type *t, std::string_view hint, Here here, size_t rest);
     // Check `args` against intrinsic `key` (std::logic_error on a mismatch or

@@ -84,17 +84,10 @@ void check_hint(std::string_view hint) {
 
 }  // namespace
 
-void Function::bump_counter() {
-    ++counter_;
-    size_t i = counter_len_;
-    while (i > 0 && counter_text_[i - 1] == '9') counter_text_[--i] = '0';
-    if (i > 0) {
-        ++counter_text_[i - 1];
-    } else {  // all nines: one more digit
-        std::memmove(counter_text_ + 1, counter_text_, counter_len_);
-        counter_text_[0] = '1';
-        ++counter_len_;
-    }
+void Function::carry_counter() {
+    std::memmove(counter_text_ + 1, counter_text_, counter_len_);
+    counter_text_[0] = '1';
+    ++counter_len_;
 }
 
 std::string Function::fresh(std::string_view hint) {
@@ -105,49 +98,9 @@ std::string Function::fresh(std::string_view hint) {
     return name;
 }
 
-namespace {
-
-// The content key of a hint of n <= 16 bytes: the two overlapping words
-// copy_small moves (they cover every byte, so equal keys mean equal bytes).
-void hint_words(const char *s, size_t n, uint64_t *a, uint64_t *b) {
-    if (n >= 8) {
-        std::memcpy(a, s, 8);
-        std::memcpy(b, s + n - 8, 8);
-    } else if (n >= 4) {
-        uint32_t x, y;
-        std::memcpy(&x, s, 4);
-        std::memcpy(&y, s + n - 4, 4);
-        *a = x;
-        *b = y;
-    } else {
-        *a = n ? static_cast<uint64_t>(static_cast<unsigned char>(s[0])) |
-                     static_cast<uint64_t>(static_cast<unsigned char>(s[n / 2])) << 8 |
-                     static_cast<uint64_t>(static_cast<unsigned char>(s[n - 1])) << 16
-               : 0;
-        *b = 0;
-    }
-}
-
-}  // namespace
-
-size_t Function::fresh_ref_to(std::string_view hint, char *buf) {
-    const size_t h = hint.size();
-    if (h == 0 || h > kShortHint || counter_len_ > 8) return 0;
-    uint64_t a, b;
-    hint_words(hint.data(), h, &a, &b);
-    HintSeen &seen = hints_seen_[((a * 0x9E3779B97F4A7C15ull) ^ (b + h)) * 0x9E3779B97F4A7C15ull >> 56];
-    if (seen.len != h || seen.a != a || seen.b != b) {
-        check_hint(hint);  // throws for a bad hint
-        seen = HintSeen{a, b, h};
-    }
-    // Fixed-size moves only: the hint (copy_small), then 8 bytes of counter text
-    // of which counter_len_ <= 8 count.
-    buf[0] = '%';
-    copy_small(buf + 1, hint.data(), h);
-    std::memcpy(buf + 1 + h, counter_text_, 8);
-    const size_t n = 1 + h + counter_len_;
-    bump_counter();
-    return n;
+void Function::hint_miss(std::string_view hint, HintSeen &seen, uint64_t a, uint64_t b) {
+    check_hint(hint);  // throws for a bad hint
+    seen = HintSeen{a, b, hint.size()};
 }
 
 std::string Function::fresh_ref(std::string_view hint) {

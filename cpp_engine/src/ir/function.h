@@ -272,7 +272,22 @@ public:
     // (nothing written, the counter unchanged) for a hint longer than
     // kShortHint or a counter of more than 8 digits -- then call fresh_ref.
     // Same checks and errors as fresh.
-    size_t fresh_ref_to(std::string_view hint, char *buf);
+    size_t fresh_ref_to(std::string_view hint, char *buf) {  // inline: once per instruction
+        const size_t h = hint.size();
+        if (h == 0 || h > kShortHint || counter_len_ > 8) return 0;
+        uint64_t a, b;
+        hint_words(hint.data(), h, &a, &b);
+        HintSeen &seen = hints_seen_[((a * 0x9E3779B97F4A7C15ull) ^ (b + h)) * 0x9E3779B97F4A7C15ull >> 56];
+        if (seen.len != h || seen.a != a || seen.b != b) hint_miss(hint, seen, a, b);
+        // Fixed-size moves only: the hint (copy_small), then 8 bytes of counter
+        // text of which counter_len_ <= 8 count.
+        buf[0] = '%';
+        copy_small(buf + 1, hint.data(), h);
+        std::memcpy(buf + 1 + h, counter_text_, 8);
+        const size_t n = 1 + h + counter_len_;
+        bump_counter();
+        return n;
+    }
 
     // The value of parameter `name` (`%name`, made once per function; looked up
     // by a hash of the name); std::out_of_range if there is none.
@@ -302,10 +317,41 @@ private:
     };
     static constexpr size_t kHintSlots = 256;  // a power of two (index: the top 8 bits of a hash)
     HintSeen hints_seen_[kHintSlots];
+    // A hint not in its slot: check it (throws for a bad hint), then remember it there.
+    static void hint_miss(std::string_view hint, HintSeen &seen, uint64_t a, uint64_t b);
+    // The content key of a hint of n <= 16 bytes: the two overlapping words
+    // copy_small moves (they cover every byte, so equal keys mean equal bytes).
+    static void hint_words(const char *s, size_t n, uint64_t *a, uint64_t *b) {
+        if (n >= 8) {
+            std::memcpy(a, s, 8);
+            std::memcpy(b, s + n - 8, 8);
+        } else if (n >= 4) {
+            uint32_t x, y;
+            std::memcpy(&x, s, 4);
+            std::memcpy(&y, s + n - 4, 4);
+            *a = x;
+            *b = y;
+        } else {
+            *a = n ? static_cast<uint64_t>(static_cast<unsigned char>(s[0])) |
+                         static_cast<uint64_t>(static_cast<unsigned char>(s[n / 2])) << 8 |
+                         static_cast<uint64_t>(static_cast<unsigned char>(s[n - 1])) << 16
+                   : 0;
+            *b = 0;
+        }
+    }
     // counter_ as decimal text, kept in step (incremented in place: no number formatting per name).
     char counter_text_[24] = {'0'};
     size_t counter_len_ = 1;
-    void bump_counter();
+    void bump_counter() {  // counter_ + 1, its text incremented in place
+        ++counter_;
+        size_t i = counter_len_;
+        while (i > 0 && counter_text_[i - 1] == '9') counter_text_[--i] = '0';
+        if (i > 0)
+            ++counter_text_[i - 1];
+        else
+            carry_counter();
+    }
+    void carry_counter();  // all nines became zeros: one more digit
 };
 
 // An LDS (`addrspace(3)`) global:
