@@ -157,7 +157,7 @@ class Block;
 // written when the module prints (ir/printer.cpp), not when it is made.
 class Phi {
 public:
-    explicit Phi(Value result) : result_(std::move(result)) {}
+    explicit Phi(Value result) : result_(std::move(result)) { incoming_.reserve(2); }  // most phis join two edges
     const Value &result() const { return result_; }
     void add_incoming(const Value &value, const Block &block);
     // (value, block label) of every incoming edge, in add order.
