@@ -146,17 +146,27 @@ void IRBuilder::bad_line() const {
 
 IRBuilder::LineOut IRBuilder::def_out(Value *v, const Type *t, std::string_view hint, Here here, size_t rest) {
     v->type = t;
-    char buf[Function::kRefBytes];
-    const size_t n = fn_.fresh_ref_to(hint, buf);  // "%name" on the stack, then into the value once
-    if (n && n < 16 && v->ref.empty()) {
-        // The caller's fresh Value: its empty ref is replaced by one built in
-        // place (a short string: no allocation, cannot throw) -- no temporary
-        // string moved in.
-        v->ref.~basic_string();
-        new (&v->ref) std::string(buf, n);
-    } else {
-        v->ref = n ? std::string(buf, n) : fn_.fresh_ref(hint);
+    const size_t h = hint.size();
+    if (h < Function::kShortHint && v->ref.empty() && fn_.short_name(hint)) {
+        // The usual case (a hint of at most 15 bytes, the caller's fresh Value):
+        // the name is built in place in the value ('%', hint, 8 bytes of counter
+        // of which counter_len() count: 1 + 15 + 8 <= Ref::kInline), and the
+        // line gets the same pieces copied from where they already were, not
+        // from the name just written (no store-to-load stall).
+        const size_t n = 1 + h + fn_.counter_len();
+        char *r = v->ref.fill_inline(n);
+        r[0] = '%';
+        copy_small(r + 1, hint.data(), h);
+        std::memcpy(r + 1 + h, fn_.counter_digits(), 8);
+        const LineOut o = line_out(here, n + 8 + 3 + rest);  // 8: the counter is moved as one word
+        char *d = o.d;
+        d[0] = '%';
+        copy_small(d + 1, hint.data(), h);
+        std::memcpy(d + 1 + h, fn_.counter_digits(), 8);
+        fn_.take_counter();
+        return LineOut{o.block, copy_to(d + n, " = ")};
     }
+    v->ref = fn_.fresh_ref(hint);
     const LineOut o = line_out(here, v->ref.size() + 3 + rest);
     char *d = copy_to(o.d, v->ref);
     d = copy_to(d, " = ");

@@ -269,18 +269,11 @@ public:
     static constexpr size_t kShortHint = 16;
     static constexpr size_t kRefBytes = 1 + kShortHint + 24;
     // fresh_ref(hint) written into `buf` (kRefBytes): returns its length, or 0
-    // (nothing written, the counter unchanged) for a hint longer than
-    // kShortHint or a counter of more than 8 digits -- then call fresh_ref.
-    // Same checks and errors as fresh.
-    size_t fresh_ref_to(std::string_view hint, char *buf) {  // inline: once per instruction
+    // (nothing written, the counter unchanged) when short_name(hint) is false
+    // -- then call fresh_ref. Same checks and errors as fresh.
+    size_t fresh_ref_to(std::string_view hint, char *buf) {
+        if (!short_name(hint)) return 0;
         const size_t h = hint.size();
-        if (h == 0 || h > kShortHint || counter_len_ > 8) return 0;
-        uint64_t a, b;
-        hint_words(hint.data(), h, &a, &b);
-        HintSeen &seen = hints_seen_[((a * 0x9E3779B97F4A7C15ull) ^ (b + h)) * 0x9E3779B97F4A7C15ull >> 56];
-        if (seen.len != h || seen.a != a || seen.b != b) hint_miss(hint, seen, a, b);
-        // Fixed-size moves only: the hint (copy_small), then 8 bytes of counter
-        // text of which counter_len_ <= 8 count.
         buf[0] = '%';
         copy_small(buf + 1, hint.data(), h);
         std::memcpy(buf + 1 + h, counter_text_, 8);
@@ -288,6 +281,24 @@ public:
         bump_counter();
         return n;
     }
+    // The pieces of fresh_ref for a writer that places the name itself (the IR
+    // builder writes it straight into the value and the line): short_name(hint)
+    // checks `hint` as fresh does (std::invalid_argument for a bad one) and is
+    // true when it has 1..kShortHint bytes and the counter at most 8 digits;
+    // the name is then "%" + hint + the first counter_len() of the 8 bytes at
+    // counter_digits(), and take_counter() moves the counter on. False: use fresh_ref.
+    bool short_name(std::string_view hint) {  // inline: once per instruction
+        const size_t h = hint.size();
+        if (h == 0 || h > kShortHint || counter_len_ > 8) return false;
+        uint64_t a, b;
+        hint_words(hint.data(), h, &a, &b);
+        HintSeen &seen = hints_seen_[((a * 0x9E3779B97F4A7C15ull) ^ (b + h)) * 0x9E3779B97F4A7C15ull >> 56];
+        if (seen.len != h || seen.a != a || seen.b != b) hint_miss(hint, seen, a, b);
+        return true;
+    }
+    const char *counter_digits() const { return counter_text_; }
+    size_t counter_len() const { return counter_len_; }
+    void take_counter() { bump_counter(); }
 
     // The value of parameter `name` (`%name`, made once per function; looked up
     // by a hash of the name); std::out_of_range if there is none.

@@ -31,6 +31,10 @@ template <class Out>
 void put(Out &o, const std::string &s) {
     o.put(s.data(), s.size());
 }
+template <class Out>
+void put(Out &o, const Ref &s) {
+    o.put(s.data(), s.size());
+}
 template <class Out, size_t N>
 void put(Out &o, const char (&s)[N]) {
     o.put(s, N - 1);
@@ -96,7 +100,7 @@ ModulePrint::ModulePrint(const Module &m) : m_(m) {
     for (const auto &b : f->blocks())
         for (const auto &ph : b->phis())
             if (ph.second->incoming().empty())
-                throw std::logic_error("phi " + ph.second->result().ref + " has no incoming edge");
+                throw std::logic_error("phi " + ph.second->result().ref.str() + " has no incoming edge");
     Counter c;
     emit(c);
     size_ = c.n;
@@ -147,7 +151,10 @@ void ModulePrint::emit(Out &o) const {
         if (i) put(o, ", ");
         put_param(o, f.params()[i], m_.flavor().capture_attr);
     }
-    put(o, group ? ") #0 {\n" : ") {\n");
+    if (group)
+        put(o, ") #0 {\n");
+    else
+        put(o, ") {\n");
     for (size_t i = 0; i < f.blocks().size(); ++i) {
         const Block &b = *f.blocks()[i];
         if (i) put(o, "\n");
