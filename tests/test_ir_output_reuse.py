@@ -7,7 +7,7 @@ once. Whatever a thread lowered before, and with threads interleaving, every
 lowering prints the Python engine's bytes."""
 from __future__ import annotations
 
-import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -62,22 +62,13 @@ def test_serial_lowering_in_any_order_gives_the_python_bytes(units_and_texts):
 def test_threads_interleaving_give_the_python_bytes(units_and_texts):
     units, texts = units_and_texts
     n = len(units)
-    got, errors = {}, []
 
-    def run(k):
-        try:
-            order = [(k + j) % n for j in range(2 * n)]
-            got[k] = [(i, cpp_engine.lower(*units[i]).text) for i in order]
-        except BaseException as exc:  # reported in the test's thread
-            errors.append(exc)
+    def rotation(k):  # every unit twice, starting at unit k
+        return [(i, cpp_engine.lower(*units[i]).text) for i in ((k + j) % n for j in range(2 * n))]
 
-    ts = [threading.Thread(target=run, args=(k,)) for k in range(4)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    assert not errors
-    for k in range(4):
-        assert len(got[k]) == 2 * n
-        for i, text in got[k]:
+    with ThreadPoolExecutor(max_workers=4) as pool:  # an engine error re-raises here
+        results = list(pool.map(rotation, range(4)))
+    assert [len(r) for r in results] == [2 * n] * 4
+    for got in results:
+        for i, text in got:
             assert text == texts[i], units[i]
