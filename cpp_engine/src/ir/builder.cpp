@@ -88,10 +88,10 @@ char *dec_to(char *d, long long v) { return std::to_chars(d, d + kDecMax, v).ptr
 
 // `<type> <ref>` (Value::typed).
 size_t typed_size(const Value &v) { return v.type->text().size() + 1 + v.ref.size(); }
-char *typed_to(char *d, const Value &v) {
-    d = copy_to(d, v.type->text());
+char *typed_to(char *d, const Value &v) {  // within a line_out claim (its kSlack covers the moves)
+    d = v.type->copy_text(d);
     *d++ = ' ';
-    return copy_to(d, v.ref);
+    return v.ref.copy_out(d);
 }
 
 // `<type> <a>, <b>\n`: the operands of a binary operator or compare (one type).
@@ -99,7 +99,7 @@ size_t same_typed_size(const Value &a, const Value &b) { return typed_size(a) + 
 char *same_typed_to(char *d, const Value &a, const Value &b) {
     d = typed_to(d, a);
     d = copy_to(d, ", ");
-    d = copy_to(d, b.ref);
+    d = b.ref.copy_out(d);
     *d++ = '\n';
     return d;
 }

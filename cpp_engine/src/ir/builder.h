@@ -124,8 +124,11 @@ private:
     // checks' throws are out of line, in bad_line).
     LineOut line_out(Here here, size_t n) {
         if (!block_ || block_->terminated()) bad_line();
-        return LineOut{*block_, block_->begin_line_claim(origins_, here, n)};
+        return LineOut{*block_, block_->begin_line_claim(origins_, here, n + kSlack)};
     }
+    // Room claimed past a line's exact size: the pieces' fixed-size moves
+    // (Type::copy_text, Ref::copy_out) may write this far past the line's end.
+    static constexpr size_t kSlack = 32;
     [[noreturn]] void bad_line() const;
     // def_line with room for `rest` more bytes claimed (one capacity test for the line).
     LineOut def_out(Value *v, const Type *t, std::string_view hint, Here here, size_t rest);

@@ -63,6 +63,15 @@ public:
     bool empty() const { return size_ == 0; }
     operator std::string_view() const { return std::string_view(data(), size_); }  // NOLINT
     std::string str() const { return std::string(data(), size_); }
+    // Write the text at `d`, returning its end; may write up to kInline bytes
+    // from `d` (one fixed-size move for inline text), so the caller has that much room.
+    char *copy_out(char *d) const {
+        if (heap_)
+            std::memcpy(d, heap_, size_);
+        else
+            std::memcpy(d, in_, kInline);
+        return d + size_;
+    }
 
     // An empty inline Ref set to `n` <= kInline bytes that the caller writes at
     // the returned pointer (the IR builder builds a fresh name in place); the
