@@ -102,7 +102,7 @@ public:
 private:
     // Check the insertion block and start an instruction line in it
     // (Block::begin_line): the caller appends the instruction, then '\n'.
-    TextBuffer &line(Here here);
+    TextBuffer &line(Here here) const;
     // icmp / fcmp (`inst`) after the predicate check.
     Value compare(std::string_view inst, std::string_view pred, const Value &a, const Value &b,
                   std::string_view hint, Here here);
@@ -112,11 +112,32 @@ private:
     // line() for an instruction that defines a fresh register named `hint` + counter:
     // sets `*v` to it, writes "%name = " and returns the buffer.
     TextBuffer &def_line(Value *v, const Type *t, std::string_view hint, Here here);
+    // The rest of a line after def_out: `rest` bytes are claimed in the
+    // block's text (TextBuffer::claim) from `d` on; write at most that many
+    // (copy_to), then end_at(end).
+    struct LineOut {
+        Block &block;
+        char *d;
+        void end_at(const char *end) const { block.text_end_at(end); }
+    };
+    // line() with room for `n` bytes of instruction claimed (inline: the
+    // checks' throws are out of line, in bad_line).
+    LineOut line_out(Here here, size_t n) {
+        if (!block_ || block_->terminated()) bad_line();
+        return LineOut{*block_, block_->begin_line_claim(origins_, here, n + kSlack)};
+    }
+    // Room claimed past a line's exact size: the pieces' fixed-size moves
+    // (Type::copy_text, Ref::copy_out) may write this far past the line's end.
+    static constexpr size_t kSlack = 32;
+    [[noreturn]] void bad_line() const;
+    // def_line with room for `rest` more bytes claimed (one capacity test for the line).
+    LineOut def_out(Value *v, const Type *t, std::string_view hint, Here here, size_t rest);
     // Check `args` against intrinsic `key` (std::logic_error on a mismatch or
     // when its result is void != want_void) and record the use; its table row.
     targets::IntrinsicRef check_call(std::string_view key, Operands args, bool want_void);
-    // Append "call <ret> @<name>(<typed args>)\n" to `o`.
-    static void put_call(TextBuffer &o, const targets::IntrinsicRef &it, Operands args);
+    // "call <ret> @<name>(<typed args>)\n": its byte count, and written at `d` (returns the end).
+    static size_t call_size(const targets::IntrinsicRef &it, Operands args);
+    static char *call_to(char *d, const targets::IntrinsicRef &it, Operands args);
 
     Module &module_;
     Function &fn_;

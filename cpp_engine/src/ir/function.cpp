@@ -17,6 +17,47 @@ void TextBuffer::grow(size_t n) {
     cap_ = cap;
 }
 
+namespace {
+
+// A thread's recycled TextBuffer storage (TextBuffer::take_pooled / release).
+// `t_pool_gone` is set when the pool is destroyed at thread exit, so a buffer
+// destroyed later in that thread frees its storage instead.
+thread_local bool t_pool_gone = false;
+struct TextPool {
+    char *p[TextBuffer::kPoolSize];
+    size_t cap[TextBuffer::kPoolSize];
+    size_t n = 0;
+    ~TextPool() {
+        t_pool_gone = true;
+        while (n) std::free(p[--n]);
+    }
+};
+thread_local TextPool t_pool;
+
+}  // namespace
+
+void TextBuffer::take_pooled() {
+    if (p_ || t_pool_gone || t_pool.n == 0) return;
+    TextPool &pool = t_pool;
+    --pool.n;
+    p_ = pool.p[pool.n];
+    cap_ = pool.cap[pool.n];
+    size_ = 0;
+}
+
+void TextBuffer::release() {
+    if (!p_) return;
+    if (!t_pool_gone && t_pool.n < kPoolSize) {
+        TextPool &pool = t_pool;
+        pool.p[pool.n] = p_;
+        pool.cap[pool.n] = cap_;
+        ++pool.n;
+    } else {
+        std::free(p_);
+    }
+    p_ = nullptr;
+}
+
 void Phi::add_incoming(const Value &value, const Block &block) { incoming_.emplace_back(value, block.name()); }
 
 namespace {
@@ -43,17 +84,10 @@ void check_hint(std::string_view hint) {
 
 }  // namespace
 
-void Function::bump_counter() {
-    ++counter_;
-    size_t i = counter_len_;
-    while (i > 0 && counter_text_[i - 1] == '9') counter_text_[--i] = '0';
-    if (i > 0) {
-        ++counter_text_[i - 1];
-    } else {  // all nines: one more digit
-        std::memmove(counter_text_ + 1, counter_text_, counter_len_);
-        counter_text_[0] = '1';
-        ++counter_len_;
-    }
+void Function::carry_counter() {
+    std::memmove(counter_text_ + 1, counter_text_, counter_len_);
+    counter_text_[0] = '1';
+    ++counter_len_;
 }
 
 std::string Function::fresh(std::string_view hint) {
@@ -64,55 +98,52 @@ std::string Function::fresh(std::string_view hint) {
     return name;
 }
 
+void Function::hint_miss(std::string_view hint, HintSeen &seen, uint64_t a, uint64_t b) {
+    check_hint(hint);  // throws for a bad hint
+    seen = HintSeen{a, b, hint.size()};
+}
+
+std::string Function::fresh_ref(std::string_view hint) {
+    char buf[kRefBytes];
+    const size_t n = fresh_ref_to(hint, buf);
+    return n ? std::string(buf, n) : "%" + fresh(hint);
+}
+
 namespace {
 
-// The content key of a hint of n <= 16 bytes: the two overlapping words
-// copy_small moves (they cover every byte, so equal keys mean equal bytes).
-void hint_words(const char *s, size_t n, uint64_t *a, uint64_t *b) {
-    if (n >= 8) {
-        std::memcpy(a, s, 8);
-        std::memcpy(b, s + n - 8, 8);
-    } else if (n >= 4) {
-        uint32_t x, y;
-        std::memcpy(&x, s, 4);
-        std::memcpy(&y, s + n - 4, 4);
-        *a = x;
-        *b = y;
-    } else {
-        *a = n ? static_cast<uint64_t>(static_cast<unsigned char>(s[0])) |
-                     static_cast<uint64_t>(static_cast<unsigned char>(s[n / 2])) << 8 |
-                     static_cast<uint64_t>(static_cast<unsigned char>(s[n - 1])) << 16
-               : 0;
-        *b = 0;
-    }
+// Hash of a parameter name for Function's param index (FNV-1a).
+size_t name_hash(std::string_view s) {
+    uint64_t x = 0xcbf29ce484222325ull;
+    for (char c : s) x = (x ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+    return static_cast<size_t>(x ^ (x >> 29));
 }
 
 }  // namespace
 
-std::string Function::fresh_ref(std::string_view hint) {
-    const size_t h = hint.size();
-    if (h == 0 || h > 16 || counter_len_ > 8) return "%" + fresh(hint);
-    uint64_t a, b;
-    hint_words(hint.data(), h, &a, &b);
-    HintSeen &seen = hints_seen_[((a * 0x9E3779B97F4A7C15ull) ^ (b + h)) * 0x9E3779B97F4A7C15ull >> 58];
-    if (seen.len != h || seen.a != a || seen.b != b) {
-        check_hint(hint);  // throws for a bad hint
-        seen = HintSeen{a, b, h};
+Function::Function(std::string name, std::vector<Param> params, const Type *ret, std::string cc, Attrs attr_group)
+    : name_(std::move(name)), params_(std::move(params)), ret_(ret), cc_(std::move(cc)),
+      attr_group_(std::move(attr_group)) {
+    param_values_.reserve(params_.size());
+    for (const Param &p : params_) param_values_.push_back(p.value());
+    if (params_.size() >= kParamSlots / 2) return;  // param() scans the list instead
+    for (size_t i = 0; i < params_.size(); ++i) {
+        size_t at = name_hash(params_[i].name) % kParamSlots;
+        while (param_slot_[at]) at = (at + 1) % kParamSlots;
+        param_slot_[at] = static_cast<uint8_t>(i + 1);
     }
-    // Built on the stack with fixed-size moves, then one string (no allocation for a short name).
-    char buf[1 + 16 + 24];
-    buf[0] = '%';
-    copy_small(buf + 1, hint.data(), h);
-    std::memcpy(buf + 1 + h, counter_text_, 8);  // counter_len_ <= 8 of them count
-    const size_t n = 1 + h + counter_len_;
-    bump_counter();
-    return std::string(buf, n);
 }
 
-Value Function::param(const std::string &name) const {
-    for (const Param &p : params_)
-        if (p.name == name) return p.value();
-    throw std::out_of_range("function " + name_ + " has no parameter " + name);
+const Value &Function::param(std::string_view name) const {
+    if (params_.size() < kParamSlots / 2) {
+        for (size_t at = name_hash(name) % kParamSlots; param_slot_[at]; at = (at + 1) % kParamSlots) {
+            const size_t i = param_slot_[at] - 1u;
+            if (params_[i].name == name) return param_values_[i];
+        }
+    } else {
+        for (size_t i = 0; i < params_.size(); ++i)
+            if (params_[i].name == name) return param_values_[i];
+    }
+    throw std::out_of_range("function " + name_ + " has no parameter " + std::string(name));
 }
 
 Block &Function::block(std::string_view hint) {

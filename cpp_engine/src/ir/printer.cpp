@@ -31,6 +31,10 @@ template <class Out>
 void put(Out &o, const std::string &s) {
     o.put(s.data(), s.size());
 }
+template <class Out>
+void put(Out &o, const Ref &s) {
+    o.put(s.data(), s.size());
+}
 template <class Out, size_t N>
 void put(Out &o, const char (&s)[N]) {
     o.put(s, N - 1);
@@ -59,14 +63,30 @@ void put_phi(Out &o, const Phi &p) {
     }
 }
 
-std::string param_text(const Param &p, const std::string &capture_attr) {
-    std::string s = p.type->text();
-    for (const std::string &a : p.attrs) s += " " + (a == "capture" ? capture_attr : a);
-    return s + " %" + p.name;
+// `<type> <attrs...> %name` of a kernel parameter ("capture" prints the flavor's attribute).
+template <class Out>
+void put_param(Out &o, const Param &p, const std::string &capture_attr) {
+    put(o, p.type->text());
+    for (const std::string &a : p.attrs) {
+        put(o, " ");
+        put(o, a == "capture" ? capture_attr : a);
+    }
+    put(o, " %");
+    put(o, p.name);
 }
 
-std::string attr_text(const std::string &key, const std::optional<std::string> &value) {
-    return value ? "\"" + key + "\"=\"" + *value + "\"" : key;
+// `"key"="value"`, or the bare key of a pair without a value.
+template <class Out>
+void put_attr(Out &o, const std::string &key, const std::optional<std::string> &value) {
+    if (!value) {
+        put(o, key);
+        return;
+    }
+    put(o, "\"");
+    put(o, key);
+    put(o, "\"=\"");
+    put(o, *value);
+    put(o, "\"");
 }
 
 }  // namespace
@@ -75,25 +95,12 @@ ModulePrint::ModulePrint(const Module &m) : m_(m) {
     const targets::Flavor &fl = m.flavor();
     const Function *f = m.function();
     if (!f) throw std::logic_error("module has no function");
-    for (const std::string &key : targets::intrinsic_keys())  // table order, never use order
-        if (m.used_intrinsics().count(key)) decls_.push_back(targets::intrinsic(key, fl.canonical).declaration());
-    std::string params;
-    for (size_t i = 0; i < f->params().size(); ++i) {
-        if (i) params += ", ";
-        params += param_text(f->params()[i], fl.capture_attr);
-    }
-    const bool group = !f->attr_group().empty();
-    define_ = "define " + f->cc() + " " + f->ret()->text() + " @" + f->name() + "(" + params + ")" +
-              (group ? " #0" : "") + " {";
-    if (group) {
-        attrs_ = "attributes #0 = {";
-        for (const auto &kv : f->attr_group()) attrs_ += " " + attr_text(kv.first, kv.second);
-        attrs_ += " }";
-    }
+    for (size_t i = 0, n = targets::intrinsic_count(); i < n; ++i)  // table order, never use order
+        if (m.uses_intrinsic(i)) decls_.push_back(&targets::intrinsic_at(i, fl.canonical).declaration);
     for (const auto &b : f->blocks())
         for (const auto &ph : b->phis())
             if (ph.second->incoming().empty())
-                throw std::logic_error("phi " + ph.second->result().ref + " has no incoming edge");
+                throw std::logic_error("phi " + ph.second->result().ref.str() + " has no incoming edge");
     Counter c;
     emit(c);
     size_ = c.n;
@@ -126,15 +133,28 @@ void ModulePrint::emit(Out &o) const {
     }
     if (!decls_.empty()) {
         put(o, "\n");
-        for (const std::string &d : decls_) {
-            put(o, d);
+        for (const std::string *d : decls_) {
+            put(o, *d);
             put(o, "\n");
         }
     }
-    put(o, "\n");
-    put(o, define_);
-    put(o, "\n");
     const Function &f = *m_.function();
+    const bool group = !f.attr_group().empty();
+    put(o, "\ndefine ");
+    put(o, f.cc());
+    put(o, " ");
+    put(o, f.ret()->text());
+    put(o, " @");
+    put(o, f.name());
+    put(o, "(");
+    for (size_t i = 0; i < f.params().size(); ++i) {
+        if (i) put(o, ", ");
+        put_param(o, f.params()[i], m_.flavor().capture_attr);
+    }
+    if (group)
+        put(o, ") #0 {\n");
+    else
+        put(o, ") {\n");
     for (size_t i = 0; i < f.blocks().size(); ++i) {
         const Block &b = *f.blocks()[i];
         if (i) put(o, "\n");
@@ -152,10 +172,13 @@ void ModulePrint::emit(Out &o) const {
         o.put(text.data() + at, text.size() - at);
     }
     put(o, "}\n");
-    if (!attrs_.empty()) {
-        put(o, "\n");
-        put(o, attrs_);
-        put(o, "\n");
+    if (group) {
+        put(o, "\nattributes #0 = {");
+        for (const auto &kv : f.attr_group()) {
+            put(o, " ");
+            put_attr(o, kv.first, kv.second);
+        }
+        put(o, " }\n");
     }
     if (!m_.metadata().empty()) {
         put(o, "\n");

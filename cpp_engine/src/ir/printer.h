@@ -20,8 +20,10 @@
 
 namespace cpe::ir {
 
-// A module ready to print: the few lines built per module (declarations, the
-// `define` line, the attribute group) made once, then its exact text size.
+// A module ready to print: its intrinsic declarations looked up once (lines
+// made once per process), then its exact text size. Every other line,
+// the `define` line and the attribute group included, is written piece by
+// piece by both passes.
 // std::logic_error if the module has no function or a phi has no incoming edge.
 class ModulePrint {
 public:
@@ -34,9 +36,7 @@ public:
 
 private:
     const Module &m_;
-    std::vector<std::string> decls_;
-    std::string define_;
-    std::string attrs_;
+    std::vector<const std::string *> decls_;  // declaration lines of the intrinsic table (static storage)
     size_t size_ = 0;
 
     template <class Out>

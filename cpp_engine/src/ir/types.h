@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 namespace cpe::ir {
@@ -30,12 +31,28 @@ public:
     const Type *scalar() const { return kind_ == Kind::Vector ? elem_ : this; }
 
     Type(std::string text, Kind kind, int bits, const Type *elem, int64_t count, int addrspace)
-        : text_(std::move(text)), kind_(kind), bits_(bits), elem_(elem), count_(count), addrspace_(addrspace) {}
+        : text_(std::move(text)), kind_(kind), bits_(bits), elem_(elem), count_(count), addrspace_(addrspace) {
+        std::memset(padded_, 0, sizeof padded_);
+        if (text_.size() <= kPadded) std::memcpy(padded_, text_.data(), text_.size());
+    }
+    // Bytes copy_text may write past the text's end.
+    static constexpr size_t kPadded = 32;
+    // Write text() at `d`, returning its end; may write up to kPadded bytes
+    // from `d` (one fixed-size move for a text of at most kPadded bytes), so
+    // the caller has that much room.
+    char *copy_text(char *d) const {
+        if (text_.size() <= kPadded)
+            std::memcpy(d, padded_, kPadded);
+        else
+            std::memcpy(d, text_.data(), text_.size());
+        return d + text_.size();
+    }
     Type(const Type &) = delete;
     Type &operator=(const Type &) = delete;
 
 private:
     std::string text_;
+    char padded_[kPadded];  // text_ zero-padded, when it fits
     Kind kind_;
     int bits_;
     const Type *elem_;

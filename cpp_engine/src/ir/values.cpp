@@ -42,8 +42,40 @@ Value zeroinit(const Type *t) { return Value{t, "zeroinitializer"}; }
 
 Value poison(const Type *t) { return Value{t, "poison"}; }
 
-Value ci32(int64_t v) { return const_int(i32(), v); }
-Value ci64(int64_t v) { return const_int(i64(), v); }
+namespace {
+
+// i32 / i64 constants of the values kernels use most, made once per process
+// (C++11 thread-safe static initialization; read-only after): ci32 / ci64 of
+// such a value is a copy, not a formatting.
+constexpr int64_t kSmallLo = -128, kSmallHi = 1024;
+
+struct SmallInts {
+    std::vector<Value> i32s, i64s;
+    SmallInts() {
+        i32s.reserve(kSmallHi - kSmallLo);
+        i64s.reserve(kSmallHi - kSmallLo);
+        for (int64_t v = kSmallLo; v < kSmallHi; ++v) {
+            i32s.push_back(const_int(i32(), v));
+            i64s.push_back(const_int(i64(), v));
+        }
+    }
+};
+
+const SmallInts &small_ints() {
+    static const SmallInts t;
+    return t;
+}
+
+}  // namespace
+
+Value ci32(int64_t v) {
+    if (v >= kSmallLo && v < kSmallHi) return small_ints().i32s[static_cast<size_t>(v - kSmallLo)];
+    return const_int(i32(), v);
+}
+Value ci64(int64_t v) {
+    if (v >= kSmallLo && v < kSmallHi) return small_ints().i64s[static_cast<size_t>(v - kSmallLo)];
+    return const_int(i64(), v);
+}
 Value ci1(bool v) { return const_int(i1(), v ? 1 : 0); }
 
 }  // namespace cpe::ir

@@ -8,20 +8,110 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ir/types.h"
 
 namespace cpe::ir {
 
+// The operand text of a value (`%acc12`, `0x3FF0000000000000`, `<2 x i32> <...>`).
+// Text of at most kInline bytes lives in the object and is copied as one
+// fixed-size block (no length-dependent branch, no libc call: kernels copy
+// values all the time); longer text is on the heap. Not NUL-terminated.
+class Ref {
+public:
+    static constexpr size_t kInline = 24;
+
+    Ref() noexcept { std::memset(in_, 0, sizeof in_); }
+    Ref(std::string_view s) { init(s); }  // NOLINT: converts like a std::string
+    Ref(const std::string &s) { init(s); }  // NOLINT
+    Ref(const char *s) { init(std::string_view(s)); }  // NOLINT
+    Ref(const Ref &o) {
+        if (o.heap_) {
+            init(o);
+        } else {  // inline text: one fixed-size copy
+            std::memcpy(in_, o.in_, kInline);
+            size_ = o.size_;
+        }
+    }
+    Ref(Ref &&o) noexcept : heap_(o.heap_), size_(o.size_) {
+        std::memcpy(in_, o.in_, kInline);
+        o.heap_ = nullptr;
+        o.size_ = 0;
+    }
+    Ref &operator=(const Ref &o) {
+        if (this != &o) {
+            Ref t(o);
+            swap(t);
+        }
+        return *this;
+    }
+    Ref &operator=(Ref &&o) noexcept {
+        Ref t(std::move(o));
+        swap(t);
+        return *this;
+    }
+    ~Ref() { delete[] heap_; }
+
+    const char *data() const { return heap_ ? heap_ : in_; }
+    size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    operator std::string_view() const { return std::string_view(data(), size_); }  // NOLINT
+    std::string str() const { return std::string(data(), size_); }
+    // Write the text at `d`, returning its end; may write up to kInline bytes
+    // from `d` (one fixed-size move for inline text), so the caller has that much room.
+    char *copy_out(char *d) const {
+        if (heap_)
+            std::memcpy(d, heap_, size_);
+        else
+            std::memcpy(d, in_, kInline);
+        return d + size_;
+    }
+
+    // An empty inline Ref set to `n` <= kInline bytes that the caller writes at
+    // the returned pointer (the IR builder builds a fresh name in place); the
+    // kInline bytes there may all be written, only the first n count.
+    char *fill_inline(size_t n) {
+        size_ = n;
+        return in_;
+    }
+
+private:
+    void init(std::string_view s) {
+        size_ = s.size();
+        if (size_ <= kInline) {
+            std::memset(in_, 0, sizeof in_);
+            std::memcpy(in_, s.data(), size_);
+        } else {
+            heap_ = new char[size_];
+            std::memcpy(heap_, s.data(), size_);
+        }
+    }
+    void swap(Ref &o) noexcept {
+        char t[kInline];
+        std::memcpy(t, in_, kInline);
+        std::memcpy(in_, o.in_, kInline);
+        std::memcpy(o.in_, t, kInline);
+        std::swap(heap_, o.heap_);
+        std::swap(size_, o.size_);
+    }
+
+    char in_[kInline];
+    char *heap_ = nullptr;  // the text when longer than kInline
+    size_t size_ = 0;
+};
+
 struct Value {
     const Type *type = nullptr;
-    std::string ref;  // operand text without the type
+    Ref ref;  // operand text without the type
 
     // `<type> <ref>`, the usual operand form.
-    std::string typed() const { return type->text() + " " + ref; }
+    std::string typed() const { return type->text() + " " + ref.str(); }
 };
 
 // A read-only view of a call's or gep's operands, so a braced list makes no

@@ -2,6 +2,8 @@
 #include "targets/intrinsics.h"
 
 #include <map>
+#include <string_view>
+#include <unordered_map>
 #include <stdexcept>
 
 namespace cpe::targets {
@@ -23,6 +25,7 @@ struct Signature {
     std::string name;
     const Type *ret;
     std::vector<const Type *> params;
+    std::string decl = {};  // the declaration line, filled once when the table is made (with_declarations)
 };
 
 struct Row {
@@ -41,8 +44,18 @@ struct Row {
     }
 };
 
+// `rows` with every signature's declaration line filled in.
+std::vector<Row> with_declarations(std::vector<Row> rows) {
+    const auto fill = [](Signature &s) { s.decl = Intrinsic{"", s.name, s.ret, s.params}.declaration(); };
+    for (Row &r : rows) {
+        fill(r.sig);
+        for (auto &kv : r.per_flavor) fill(kv.second);
+    }
+    return rows;
+}
+
 const std::vector<Row> &rows() {
-    static const std::vector<Row> table = [] {
+    static const std::vector<Row> table = with_declarations([] {
         const Type *g = global_ptr();
         const Type *r = rsrc_ptr();
         const Type *v4f = vec(4, float_());
@@ -100,8 +113,23 @@ const std::vector<Row> &rows() {
             // cross-lane LDS transpose writes and reads.
             {"wave_barrier", {"llvm.amdgcn.wave.barrier", void_(), {}}, {}},
         };
-    }();
+    }());
     return table;
+}
+
+// Row index by key (the keys view the static rows).
+const std::unordered_map<std::string_view, size_t> &row_index() {
+    static const std::unordered_map<std::string_view, size_t> index = [] {
+        std::unordered_map<std::string_view, size_t> m;
+        for (size_t i = 0; i < rows().size(); ++i) m.emplace(rows()[i].key, i);
+        return m;
+    }();
+    return index;
+}
+
+IntrinsicRef ref_of(size_t index, const std::string &flavor) {
+    const Signature &s = rows()[index].signature(flavor);
+    return IntrinsicRef{s.name, s.ret, s.params, s.decl, index};
 }
 
 }  // namespace
@@ -122,12 +150,16 @@ Intrinsic intrinsic(const std::string &key, const std::string &flavor) {
 }
 
 IntrinsicRef intrinsic_ref(std::string_view key, const std::string &flavor) {
-    for (const Row &r : rows())
-        if (r.key == key) {
-            const Signature &s = r.signature(flavor);
-            return IntrinsicRef{s.name, s.ret, s.params};
-        }
-    throw std::out_of_range("unknown intrinsic key " + std::string(key));
+    const auto it = row_index().find(key);
+    if (it == row_index().end()) throw std::out_of_range("unknown intrinsic key " + std::string(key));
+    return ref_of(it->second, flavor);
+}
+
+size_t intrinsic_count() { return rows().size(); }
+
+IntrinsicRef intrinsic_at(size_t index, const std::string &flavor) {
+    if (index >= rows().size()) throw std::out_of_range("intrinsic row " + std::to_string(index) + " out of range");
+    return ref_of(index, flavor);
 }
 
 std::vector<std::pair<std::string, std::string>> intrinsic_table(const std::string &flavor) {

@@ -37,12 +37,21 @@ Intrinsic intrinsic(const std::string &key, const std::string &flavor);
 
 // The row intrinsic(key, flavor) copies, by reference into the table (static
 // storage, never freed): what the IR builder reads per call. Same errors.
+// `declaration` is Intrinsic::declaration() of the row, made once per
+// process; `index` its position in table order (intrinsic_keys()).
 struct IntrinsicRef {
     const std::string &name;
     const ir::Type *ret;
     const std::vector<const ir::Type *> &params;
+    const std::string &declaration;
+    size_t index;
 };
 IntrinsicRef intrinsic_ref(std::string_view key, const std::string &flavor);
+
+// Rows in the table (intrinsic_keys().size()).
+size_t intrinsic_count();
+// The row at `index` (table order) as intrinsic_ref gives it; std::out_of_range past the end.
+IntrinsicRef intrinsic_at(size_t index, const std::string &flavor);
 
 // (key, declaration line) of every row, in table order, for canonical `flavor`.
 std::vector<std::pair<std::string, std::string>> intrinsic_table(const std::string &flavor);
