@@ -562,22 +562,27 @@ def test_main_loop_has_no_division(spec):
     assert any(" udiv " in ln for ln in blocks["entry"])
 
 
+def _line_kind(ln: str):
+    """A K loop line's kind: load, fence (sched.barrier 0), wmma, lds_store, barrier;
+    None for the others."""
+    if "@llvm.amdgcn.raw.ptr.buffer.load" in ln:
+        return "load"
+    if "@llvm.amdgcn.sched.barrier(i32 0)" in ln:
+        return "fence"
+    if "@llvm.amdgcn.wmma" in ln:
+        return "wmma"
+    if ln.startswith("store ") and "addrspace(3)" in ln:
+        return "lds_store"
+    if "@llvm.amdgcn.s.barrier()" in ln:
+        return "barrier"
+    return None
+
+
 def _loop_kinds(spec: dict) -> list:
     """The K loop's loads, scheduling barriers, WMMAs, LDS stores and barriers in order,
     runs of one kind squeezed to one, and the count of each kind."""
     _, text = lower(spec)
-    kinds = []
-    for ln in _blocks(text)["kloop"]:
-        if "@llvm.amdgcn.raw.ptr.buffer.load" in ln:
-            kinds.append("load")
-        elif "@llvm.amdgcn.sched.barrier(i32 0)" in ln:
-            kinds.append("fence")
-        elif "@llvm.amdgcn.wmma" in ln:
-            kinds.append("wmma")
-        elif ln.startswith("store ") and "addrspace(3)" in ln:
-            kinds.append("lds_store")
-        elif "@llvm.amdgcn.s.barrier()" in ln:
-            kinds.append("barrier")
+    kinds = [k for k in map(_line_kind, _blocks(text)["kloop"]) if k]
     squeezed = [k for i, k in enumerate(kinds) if i == 0 or kinds[i - 1] != k]
     return squeezed, {k: kinds.count(k) for k in set(kinds)}
 

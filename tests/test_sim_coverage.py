@@ -92,8 +92,14 @@ def test_conv_classes_and_requirements():
     plan = {"args": {"M": "128", "kpg": "128", "K": "128"}, "ks": 128, "ks_count": 15, "data_slices": 8}
     assert cover.conv_classes(full, plan, 15 * 64 + 8) == {"interior", "last_k", "fold_rows", "empty_slices"}
     plain = N._with_defaults("conv_implicit_gemm", {})
-    # W: cover_full_tile, cover_narrow, cover_pad_images (1 x (tile_m / 2 - 2), two images)
-    assert [p[4] for p in cover.conv_cover_problems(plain)] == [71, 65, 30]
+    # W: cover_full_tile, cover_narrow, cover_pad_images (1 x (tile_m / 2 - 2), two images),
+    # cover_taps (the uniform-tap loop of the two-deep 64x64x32 kernel: 1 x (tile_m/4 + 4), two images)
+    assert [p[4] for p in cover.conv_cover_problems(plain)] == [71, 65, 30, 20]
+    assert "cover_taps" not in probs   # 128x128x64: no uniform-tap loop
+    # cover_taps: cpg = 4*d*tile_k (d = 1 plain, 2 two-stage, S cluster), a 2x2 filter, padding 1
+    for spec, cpg in (({}, 128), ({"split_k": 4}, 256), ({"split_k": 4, "split_k_cluster": 4}, 512)):
+        t = {p[0]: p for p in cover.conv_cover_problems(N._with_defaults("conv_implicit_gemm", spec))}["cover_taps"]
+        assert t[1:8] == (2, cpg, 1, 20, 68, 2, 2) and t[9] == (1, 1), t
 
 
 def _reduce_run(spec, edit):
@@ -127,6 +133,21 @@ def _conv_problem_run(spec, names, edit=lambda t: t):
             got, _ = N.run_case(case, lw)
             out += [f"{case.name}: {p}" for p in got]
     return out
+
+
+def _tap_pixel_test_one_long(t):
+    """The uniform-tap loop's pixel tests (``tp_hok`` / ``tp_wok`` in block tap_loop)
+    ``<u H`` / ``<u W`` made ``<=u``: a padding tap at hi == H or wi == W reads data."""
+    body = t.split("\ntap_loop", 1)
+    pat = re.compile(r"(%tp_(?:h|w)ok\d+ = icmp) ult ")
+    assert len(pat.findall(body[1].split("\nkwalk", 1)[0])) == 4
+    return body[0] + "\ntap_loop" + pat.sub(r"\1 ule ", body[1], count=4)
+
+
+def test_tap_pixel_test_one_long_is_caught_by_cover_taps():
+    assert _conv_problem_run({}, ("cover_taps",)) == []
+    bad = _conv_problem_run({}, ("cover_taps",), _tap_pixel_test_one_long)
+    assert bad and bad[0].startswith("cover_taps") and "outside the tolerance" in bad[0], bad
 
 
 def _slice_end_short(t):

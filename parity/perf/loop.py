@@ -32,7 +32,8 @@ from the comments without one is reported as a problem, not dropped.
 The *main loop* is the loop whose blocks hold the most WMMA instructions
 (``v_wmma*`` / ``v_swmmac*``); among equals (no loop holds a WMMA in the
 Stage-2 reduce kernel), the one whose global/buffer loads move the most
-bytes per lane, then the deepest (an outer loop holds its inner loop's
+bytes per lane, then one whose header is named in PREFERRED_LOOPS (the
+uniform-tap loop beside conv_implicit_gemm's K walk), then the deepest (an outer loop holds its inner loop's
 blocks, and the inner one is the hot one), then the longest. Its body is the instruction lines of its blocks in layout
 order: a static count over every block of the loop, so both sides of a
 branch inside the loop count once each. A latch that ends in a conditional
@@ -248,6 +249,20 @@ def _is_global_load(mnemonic: str) -> bool:
     return mnemonic.startswith(("buffer_load", "global_load", "flat_load"))
 
 
+#: IR block names (LLVM's verbose assembly prints them beside the block label) of a
+#: loop that is the main loop among loops of equal WMMA and load counts: the uniform-tap
+#: K loop of conv_implicit_gemm (docs/conv_implicit_gemm.md, "Uniform-tap loop"), the one
+#: a layer whose cpg is a multiple of 2*tile_k runs (every ResNet-50 layer but the stem);
+#: the K walk beside it is the fallback for other channel counts (bench/mainloop.py
+#: measures it too).
+PREFERRED_LOOPS = ("%tap_loop",)
+
+
+def _preferred(blocks: list[Block], lp: Loop) -> bool:
+    head = next((b for b in blocks if b.label == lp.header), None)
+    return head is not None and any(c.startswith(PREFERRED_LOOPS) for c in head.comments)
+
+
 def main_loop(asm: str, kernel: str) -> MainLoop:
     """The main loop of ``kernel`` in ``asm`` (module docstring); LoopError when it has no loop."""
     blocks = kernel_blocks(asm, kernel)
@@ -266,7 +281,7 @@ def main_loop(asm: str, kernel: str) -> MainLoop:
     def key(lp: Loop):
         b = body(lp)
         loads = sum(width(s.split(None, 1)[0]) for s in b if _is_global_load(s.split(None, 1)[0]))
-        return (_count(b, is_wmma), loads, lp.depth, len(b))
+        return (_count(b, is_wmma), loads, _preferred(blocks, lp), lp.depth, len(b))
     best = max(loops, key=key)
     first, last = min(best.blocks), max(best.blocks)
     problems = []

@@ -108,7 +108,19 @@ def conv_cover_problems(full: dict) -> tuple:
       rows 1 and 2: in the first K tile and in the K loop) lie on image 1's row 0, so
       an input row mask one long reads data, not zero; image 0's last two output rows
       (tile_m rows) give every A row slot such a tap;
-    * ``cover_rows`` (split forms): M = tile_m + 2, kpg 8, the shortest reduction.
+    * ``cover_rows`` (split forms): M = tile_m + 2, kpg 8, the shortest reduction;
+    * ``cover_taps`` (kernels with the uniform-tap K loop, ``C.two_deep``): a 2x2
+      filter, padding 1 on every side, cpg = 4*d*tile_k (d: 1 plain, 2 two-stage,
+      S cluster), so every slice is 16 K tiles starting on a tile pair and takes the
+      uniform-tap loop (the fixed problems take the K walk: the run-time branch goes
+      both ways); a tap holds 2*d pairs, so the channel wrap goes both ways, and
+      the x wrap too. 2 images of 1 x w (w = tile_m/4 + 4, output 2 x (w+1): M =
+      4*(w+1), a partial M tile): each A slot's rows (tile rows [0, 32) and
+      [32, 64) at 64x64) hold an output pixel of image 0 whose right padding tap
+      (wi == W) and one whose bottom padding tap (hi == H) lie on data (the next
+      row's pixel 0, image 1's row 0), so a pixel test one long reads data, not
+      zero; the left and top padding make each test go both ways in the prologue
+      and the loop; kpg = tile_n + 4 makes each B slot's row test go both ways.
     With the fixed problems the last M tile ends at every row phase M % 8 (a
     lane's WMMA rows are 8h + e): a row mask off by one stores row M, which in a
     workspace is the next slab's row 0 (a race the shadow detector names).
@@ -139,6 +151,10 @@ def conv_cover_problems(full: dict) -> tuple:
         out.append(prob("cover_odd_slab", odd, tm + 5, tn + 3))
     if conv_split(full):
         out.append(prob("cover_rows", small, tm + 2, C.OUT_VEC * 2))
+    if C.two_deep(full):
+        d = S or (2 if conv_split(full) else 1)
+        w = tm // 4 + 4
+        out.append(("cover_taps", 2, 4 * d * tk, 1, w, tn + 4, 2, 2, (1, 1), (1, 1), (1, 1), 1))
     if conv_split(full) and not S:
         # two slices with data in row 0 (else slab 1's row 0 may equal a stray row M: no race)
         xs = 2 * -(-tk // C.pixel_slot(va)) - 1 if pix else 1  # two K tiles, slice 1 from the centre + 1

@@ -38,6 +38,8 @@ INTRINSICS = {
     "llvm.amdgcn.readfirstlane.i32": "readfirstlane",
     "llvm.amdgcn.sched.barrier": "sched_barrier",
     "llvm.amdgcn.wave.barrier": "sched_barrier",   # a code-motion barrier: no effect here
+    # a wait on the load counter: the emulator's loads complete when issued
+    "llvm.amdgcn.s.wait.loadcnt": "sched_barrier",
 }
 
 

@@ -92,6 +92,11 @@ TABLE = (
     # comment, no machine instruction). A code-motion barrier for the wave: orders
     # the conv default epilogue's cross-lane LDS transpose writes and reads.
     Row("wave_barrier", "llvm.amdgcn.wave.barrier", T.VOID, ()),
+    # gfx12+ wait on the load counter (IntrinsicsAMDGPU.td int_amdgcn_s_wait_loadcnt,
+    # one i16 immarg: the count of newer loads that may stay outstanding; present in
+    # LLVM 19, so llvm20 text verifies with opt-19). The conv uniform-tap loop waits
+    # once for its held tile instead of LLVM's per-store graded waits.
+    Row("s_wait_loadcnt", "llvm.amdgcn.s.wait.loadcnt", T.VOID, (T.I16,)),
 )
 
 _BY_KEY = {r.key: r for r in TABLE}

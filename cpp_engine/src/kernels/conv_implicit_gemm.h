@@ -17,7 +17,8 @@
 //
 // Bounds: every global access is a raw buffer access; an element outside its
 // tensor gets the buffer's byte count as its offset (zero load, dropped store).
-// Every branch condition is wave-uniform (K-tile count from z, wavelet role
+// Every branch condition is wave-uniform (K-tile count from z, the choice of the
+// uniform-tap K loop from kernel arguments and z (taploop.cpp), wavelet role
 // from readfirstlane of the wave index).
 //
 // Hardware facts and their sources:
@@ -39,6 +40,11 @@
 // - readfirstlane.i32 makes the wave index an SGPR value, so role branches are
 //   scalar (wave-uniform).
 // - LDS per workgroup (arch table, targets/arch.h): 327680 bytes on gfx1250.
+// - Raw buffer loads with a uniform soffset (the uniform-tap loop): whether the
+//   hardware's range check counts soffset is not relied on (an out-of-range
+//   voffset stays out with any soffset below 2^31 added; an in-range one plus
+//   soffset is the element's own address). s_wait_loadcnt: the gfx12+ intrinsic
+//   llvm.amdgcn.s.wait.loadcnt (i16 immarg), present in LLVM 19.
 #pragma once
 
 #include <memory>

@@ -112,6 +112,11 @@ const std::vector<Row> &rows() {
             // comment, no machine instruction). Orders the conv default epilogue's
             // cross-lane LDS transpose writes and reads.
             {"wave_barrier", {"llvm.amdgcn.wave.barrier", void_(), {}}, {}},
+            // gfx12+ wait on the load counter (IntrinsicsAMDGPU.td int_amdgcn_s_wait_loadcnt,
+            // one i16 immarg: the count of newer loads that may stay outstanding; present in
+            // LLVM 19, so llvm20 text verifies with opt-19). The conv uniform-tap loop waits
+            // once for its held tile instead of LLVM's per-store graded waits.
+            {"s_wait_loadcnt", {"llvm.amdgcn.s.wait.loadcnt", void_(), {i16()}}, {}},
         };
     }());
     return table;

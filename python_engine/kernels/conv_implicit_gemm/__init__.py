@@ -20,7 +20,8 @@ buffer range check turns into a zero load or a dropped store. Surplus
 load/store slots (a slot count that is not a multiple of the thread count) are
 clamped to the last slot, so they re-store the identical bytes to the same
 address. Every branch condition is wave-uniform: the K-tile loop count
-(derived from z), the wavelet role (``readfirstlane`` of the wave index).
+(derived from z), the choice of the uniform-tap K loop (kernel arguments and
+z, :mod:`.taploop`), the wavelet role (``readfirstlane`` of the wave index).
 
 Spec fields are :data:`FIELDS`; rules :func:`validate`; name :func:`kernel_name`.
 
@@ -29,7 +30,7 @@ twin under cpp_engine/src/kernels/conv_implicit_gemm/: :mod:`.spec` (fields,
 constants, size, name), :mod:`.lds` (LDS layout, load/store widths),
 :mod:`.rules` (validate), :mod:`.emitter` (the kernel state, prologue, build),
 :mod:`.slots` (global -> LDS load slots, the K walk), :mod:`.mainloop` (WMMA,
-the K loop), :mod:`.epilogue`, :mod:`.cluster_fold`. This module re-exports
+the K loop), :mod:`.taploop` (the uniform-tap K loop), :mod:`.epilogue`, :mod:`.cluster_fold`. This module re-exports
 the public names, so ``conv_implicit_gemm.load_vector`` etc. keep working.
 """
 from __future__ import annotations
@@ -37,6 +38,7 @@ from __future__ import annotations
 from .emitter import build
 from .lds import (CHUNK, D_VEC, DT_ROW, OUT_VEC, PAD_C, PAIR_SLOTS, PIXEL_VECTORS, SWEEP_CHUNKS, WT_ROW,
                   lds_bytes, lds_layout, lds_parts, load_vector, pixel_pieces, pixel_slot, swizzle)
+from .mainloop import two_deep
 from .rules import MAX_TILE, NAME_RE, validate
 from .spec import (ACC_EPILOGUES, DTYPES, EPILOGUES, FAMILY, FIELDS, MAX_LOAD_WAVES, PIPELINES, VECTORS, WAVE,
                    WMMA_K, WMMA_KEY, WMMA_M, WMMA_N, kernel_name, threads)
@@ -46,5 +48,5 @@ __all__ = [
     "threads", "swizzle", "lds_parts", "lds_layout", "lds_bytes", "load_vector", "pixel_slot", "pixel_pieces",
     "DTYPES", "WMMA_KEY", "PIPELINES", "EPILOGUES", "ACC_EPILOGUES", "VECTORS", "PIXEL_VECTORS",
     "MAX_LOAD_WAVES", "MAX_TILE", "NAME_RE", "WMMA_M", "WMMA_N", "WMMA_K", "WAVE",
-    "CHUNK", "SWEEP_CHUNKS", "PAD_C", "OUT_VEC", "D_VEC", "DT_ROW", "WT_ROW", "PAIR_SLOTS",
+    "CHUNK", "SWEEP_CHUNKS", "PAD_C", "OUT_VEC", "D_VEC", "DT_ROW", "WT_ROW", "PAIR_SLOTS", "two_deep",
 ]

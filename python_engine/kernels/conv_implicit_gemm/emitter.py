@@ -21,6 +21,7 @@ from .epilogue import Epilogue
 from .lds import PAD_C, PIXEL_VECTORS, lds_layout, lds_parts, pixel_slot, swizzle
 from .mainloop import MainLoop
 from .slots import Slots
+from .taploop import TapLoop
 from .spec import DTYPES, WAVE, WMMA_M, WMMA_N, kernel_name, threads
 
 
@@ -36,7 +37,7 @@ def build(spec: dict, arch, flavor):
     return name, m
 
 
-class Kernel(Slots, MainLoop, Epilogue, ClusterFold):
+class Kernel(Slots, MainLoop, TapLoop, Epilogue, ClusterFold):
     """Emits one kernel (C++ twin: class Kernel, emitter.h). Here: the state, the
     small helpers and the prologue values; the phase methods come from the mixins,
     one module per phase. Within each module, method order is emission order (the

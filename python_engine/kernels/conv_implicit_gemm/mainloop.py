@@ -7,12 +7,28 @@ from __future__ import annotations
 from ...ir import types as T
 from ...ir.values import const_int, i1, i32, zeroinit
 from .lds import CHUNK
-from .spec import WMMA_K, WMMA_M, WMMA_N, WMMA_KEY
+from .spec import WMMA_K, WMMA_M, WMMA_N, WMMA_KEY, threads
 
 # WMMAs per wave and K tile (least, most) for the two-deep pipelined K loop, and the
 # most load slots per thread (A + B) it holds in registers across a half (4 VGPRs each).
 PIPELINE_WMMAS = (2, 4)
 PIPELINE_HELD_SLOTS = 4
+
+
+def two_deep(spec: dict) -> bool:
+    """Whether a (valid, defaults filled) spec's K loop is the two-deep pipelined loop
+    (:meth:`MainLoop.pipelined_loop`, with the uniform-tap loop beside it): the mem
+    pipeline with PIPELINE_WMMAS[0] to PIPELINE_WMMAS[1] WMMAs per wave and K tile
+    and 16-byte A and B slots (``vector_a = vector_b = 8``), at most
+    PIPELINE_HELD_SLOTS of them per thread (``ceil(tile*tile_k/8 / threads)`` per
+    side)."""
+    lo, hi = PIPELINE_WMMAS
+    tm, tn, tk = spec["tile_m"], spec["tile_n"], spec["tile_k"]
+    wmmas = (tm // (WMMA_M * spec["waves_m"])) * (tn // (WMMA_N * spec["waves_n"])) * (tk // WMMA_K)
+    t = threads(spec)
+    slots = -(-tm * tk // CHUNK // t) + -(-tn * tk // CHUNK // t)
+    return (spec["pipeline"] == "mem" and lo <= wmmas <= hi and spec["vector_a"] == spec["vector_b"] == CHUNK
+            and slots <= PIPELINE_HELD_SLOTS)
 
 
 class MainLoop:
@@ -95,10 +111,7 @@ class MainLoop:
         thread: 32 held VGPRs) from 8 to 6 waves and 1299 to 1605 modelled cycles
         per K tile, and the narrow-slot paths issue more, smaller loads whose
         address registers the unrolled body reuses (more s_wait_xcnt)."""
-        lo, hi = PIPELINE_WMMAS
-        return (not self.wavelet and lo <= self.fm * self.fn * (self.tk // WMMA_K) <= hi
-                and not self.pix and self.slot_a == self.slot_b == CHUNK
-                and len(self.a_slots) + len(self.b_slots) <= PIPELINE_HELD_SLOTS)
+        return two_deep(self.s)
 
     def enter_loop(self, loop, nacc: int):
         """End the prologue (barrier, branch into ``loop``) and open ``loop`` with the
@@ -138,6 +151,7 @@ class MainLoop:
         done = b.new_block("kdone")
         b.cond_br(any_tile, pro, done)
         b.position(pro)
+        tap_exits = self.tap_loop(nacc, zero, done)
         self.store_tile(self.load_tile(self.k_begin, self.a_states), i32(0))
         st1 = self.advance(self.a_states, True)
         held = self.load_tile(b.add(self.k_begin, i32(self.tk), "k_one"), st1)
@@ -145,19 +159,30 @@ class MainLoop:
         pro_end, t, acc_phis = self.enter_loop(loop, nacc)
         # The A K states of tile t+2 and the held raw values of tile t+1 (loop-carried).
         st_phis, cur = self.k_state_phis(st2)
-        val_phis = ([b.phi(v.type, "a_held") for v in held[0]], [b.phi(v.type, "b_held") for v in held[1]])
-        vals = tuple([ph.result for ph in side] for side in val_phis)
+        val_phis, vals = self.held_phis(held)
         accs, nxt = [ph.result for ph in acc_phis], cur
         for buf in (0, 1):
             tb = b.add(t.result, i32(buf), "t_half", ("nuw", "nsw")) if buf else t.result
             accs, nxt, vals = self.k_half(tb, accs, nxt, vals, buf)
         t2 = b.add(t.result, i32(2), "t_next", ("nuw", "nsw"))
         loop_end = self.close_loop(loop, done, pro_end, (t, t2), (acc_phis, zero, accs), (st_phis, st2, nxt))
-        for phs, v0, v1 in zip(val_phis, held, vals):
+        self.close_held(val_phis, held, vals, pro_end, loop_end)
+        return done, tap_exits + [(accs, loop_end)]
+
+    def held_phis(self, held):
+        """Loop phis of the held tile's raw values (``held``: (A values, B values) of the
+        prologue); returns (the phis, their results in the same shape)."""
+        b = self.b
+        phis = ([b.phi(v.type, "a_held") for v in held[0]], [b.phi(v.type, "b_held") for v in held[1]])
+        return phis, tuple([ph.result for ph in side] for side in phis)
+
+    def close_held(self, phis, held, vals, pro_end, loop_end):
+        """The incoming edges of :meth:`held_phis`' phis: ``held`` from ``pro_end``,
+        ``vals`` from ``loop_end``."""
+        for phs, v0, v1 in zip(phis, held, vals):
             for ph, x0, x1 in zip(phs, v0, v1):
                 ph.add_incoming(x0, pro_end)
                 ph.add_incoming(x1, loop_end)
-        return done, [(accs, loop_end)]
 
     def k_half(self, t, accs, cur, vals, buf: int):
         """One half of :meth:`pipelined_loop`: tile ``t`` (i32) is in LDS buffer ``buf``

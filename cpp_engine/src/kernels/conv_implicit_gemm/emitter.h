@@ -54,9 +54,29 @@ inline const ir::Value &carried(const KState &s, size_t f) {
     return f == 0 ? s.c : f == 1 ? s.xd : f == 2 ? s.yd : s.ko;
 }
 
+// The uniform walk state of one K tile pair of the uniform-tap loop (taploop.cpp):
+// the channel byte offset cb = 2*c0, the B byte offset kb = 2*k0, the tap's xd =
+// x*dil_w, yd = y*dil_h and byte offset kox inside the pixel window.
+struct TapState {
+    ir::Value cb, kb, xd, yd, kox;
+};
+// The fields of a TapState, in phi order.
+inline constexpr const char *kTapState[5] = {"cb", "kb", "xd", "yd", "kox"};
+inline ir::Value &tap_field(TapState &s, size_t f) {
+    return f == 0 ? s.cb : f == 1 ? s.kb : f == 2 ? s.xd : f == 3 ? s.yd : s.kox;
+}
+inline const ir::Value &tap_field(const TapState &s, size_t f) {
+    return f == 0 ? s.cb : f == 1 ? s.kb : f == 2 ? s.xd : f == 3 ? s.yd : s.kox;
+}
+
 // Registers loaded for one K tile: the A slots then the B slots.
 struct TileVals {
     std::vector<ir::Value> a, b;
+};
+
+// The loop phis of a held tile's raw values (Kernel::held_phis): A then B.
+struct HeldPhis {
+    std::vector<ir::Phi *> a, b;
 };
 
 // The accumulators a K loop leaves with, and the block it leaves from.
@@ -128,12 +148,23 @@ private:
     std::vector<std::array<ir::Phi *, 4>> k_state_phis(const std::vector<KState> &states, std::vector<KState> &cur);
     ir::Block &pipelined_loop(const ir::Value &any_tile, ir::Block &pro, size_t nacc, const ir::Value &zero,
                               std::vector<LoopExit> &exits);
+    HeldPhis held_phis(const TileVals &held, TileVals &vals);
+    void close_held(const HeldPhis &phis, const TileVals &held, const TileVals &vals, ir::Block &pro_end,
+                    ir::Block &loop_end);
     void k_half(const ir::Value &t, std::vector<ir::Value> &accs, std::vector<KState> &cur, TileVals &vals,
                 int64_t buf);
     ir::Block &close_loop(ir::Block &loop, ir::Block &done, ir::Block &pro_end, const LoopLatch &l,
                           const std::vector<KState> &st_pro, const std::vector<KState> &st_next);
     ir::Block &double_buffer_loop(const ir::Value &any_tile, ir::Block &pro, size_t nacc, const ir::Value &zero,
                                   std::vector<LoopExit> &exits);
+
+    // -- taploop.cpp (python taploop.py, mixin TapLoop): the uniform-tap K loop
+    void tap_loop(size_t nacc, const ir::Value &zero, ir::Block &done, std::vector<LoopExit> &exits);
+    void tap_invariants();
+    TapState tap_state(const ir::Value *k);
+    std::vector<ir::Value> tap_offsets(const TapState &st);
+    TapState tap_step(const TapState &st);
+    TileVals tap_tile(const std::vector<ir::Value> &voffs, const TapState &st, int64_t h);
 
     // -- epilogue.cpp (python epilogue.py, mixin Epilogue): the epilogues
     ir::Value bc(const ir::Value &v, int64_t width);
@@ -188,6 +219,9 @@ private:
     ir::Value half_, lrow_, lane_k_, wm0_, wn0_;
     std::vector<ir::Value> a_rows_, b_rows_;
     std::vector<ir::Value> accs_;
+    // the uniform-tap loop's invariants (tap_invariants)
+    ir::Value tap_cpgb_, tap_dwb_;
+    std::vector<ir::Value> a_tap_, b_voff_;
 };
 
 }  // namespace cpe::kernels::conv_implicit_gemm

@@ -144,6 +144,7 @@ Block &Kernel::pipelined_loop(const Value &any_tile, Block &pro, size_t nacc, co
     Block &done = b_.new_block("kdone");
     b_.cond_br(any_tile, pro, done);
     b_.position(pro);
+    tap_loop(nacc, zero, done, exits);
     store_tile(load_tile(k_begin_, a_states_), ci32(0));
     const std::vector<KState> st1 = advance(a_states_, true);
     const TileVals held = load_tile(b_.add(k_begin_, ci32(tk_), "k_one"), st1);
@@ -155,12 +156,8 @@ Block &Kernel::pipelined_loop(const Value &any_tile, Block &pro, size_t nacc, co
     // The A K states of tile t+2 and the held raw values of tile t+1 (loop-carried).
     std::vector<KState> cur;
     const std::vector<std::array<Phi *, 4>> st_phis = k_state_phis(st2, cur);
-    std::vector<Phi *> val_a, val_b;
     TileVals vals;
-    for (const Value &v : held.a) val_a.push_back(&b_.phi(v.type, "a_held"));
-    for (const Value &v : held.b) val_b.push_back(&b_.phi(v.type, "b_held"));
-    for (Phi *ph : val_a) vals.a.push_back(ph->result());
-    for (Phi *ph : val_b) vals.b.push_back(ph->result());
+    const HeldPhis val_phis = held_phis(held, vals);
     std::vector<Value> accs;
     for (Phi *ph : acc_phis) accs.push_back(ph->result());
     for (int64_t buf = 0; buf < 2; ++buf) {
@@ -169,16 +166,33 @@ Block &Kernel::pipelined_loop(const Value &any_tile, Block &pro, size_t nacc, co
     }
     const Value t2 = b_.add(t.result(), ci32(2), "t_next", {"nuw", "nsw"});
     Block &loop_end = close_loop(loop, done, pro_end, {&t, t2, acc_phis, zero, accs, st_phis}, st2, cur);
-    for (size_t i = 0; i < val_a.size(); ++i) {
-        val_a[i]->add_incoming(held.a[i], pro_end);
-        val_a[i]->add_incoming(vals.a[i], loop_end);
-    }
-    for (size_t i = 0; i < val_b.size(); ++i) {
-        val_b[i]->add_incoming(held.b[i], pro_end);
-        val_b[i]->add_incoming(vals.b[i], loop_end);
-    }
+    close_held(val_phis, held, vals, pro_end, loop_end);
     exits.push_back(LoopExit{accs, &loop_end});
     return done;
+}
+
+// Loop phis of the held tile's raw values (`held`: the prologue's A and B values);
+// `vals` gets their results in the same shape.
+HeldPhis Kernel::held_phis(const TileVals &held, TileVals &vals) {
+    HeldPhis phis;
+    for (const Value &v : held.a) phis.a.push_back(&b_.phi(v.type, "a_held"));
+    for (const Value &v : held.b) phis.b.push_back(&b_.phi(v.type, "b_held"));
+    for (Phi *ph : phis.a) vals.a.push_back(ph->result());
+    for (Phi *ph : phis.b) vals.b.push_back(ph->result());
+    return phis;
+}
+
+// The incoming edges of held_phis' phis: `held` from `pro_end`, `vals` from `loop_end`.
+void Kernel::close_held(const HeldPhis &phis, const TileVals &held, const TileVals &vals, Block &pro_end,
+                        Block &loop_end) {
+    for (size_t i = 0; i < phis.a.size(); ++i) {
+        phis.a[i]->add_incoming(held.a[i], pro_end);
+        phis.a[i]->add_incoming(vals.a[i], loop_end);
+    }
+    for (size_t i = 0; i < phis.b.size(); ++i) {
+        phis.b[i]->add_incoming(held.b[i], pro_end);
+        phis.b[i]->add_incoming(vals.b[i], loop_end);
+    }
 }
 
 // One half of pipelined_loop: tile t (i32) is in LDS buffer `buf` (0 or 1), `vals`

@@ -1,0 +1,218 @@
+// The uniform-tap K loop of family conv_implicit_gemm (methods of Kernel; twin:
+// python_engine/kernels/conv_implicit_gemm/taploop.py, mixin TapLoop): the two-deep
+// pipelined K loop when every K tile pair lies in one filter tap, so the K walk is
+// wave-uniform (SGPRs) and the per-tile A/B addressing is a scalar offset
+// (docs/conv_implicit_gemm.md, "Uniform-tap loop").
+#include "kernels/conv_implicit_gemm/emitter.h"
+
+#include <algorithm>
+
+#include "ir/constants.h"
+#include "ir/values.h"
+#include "kernels/conv_implicit_gemm/lds.h"
+
+namespace cpe::kernels::conv_implicit_gemm {
+
+using namespace cpe::ir;
+
+// Branch (wave-uniform, on kernel arguments) between the uniform-tap loop and the
+// K walk of pipelined_loop; emits the former, pushes its exit onto `exits` and
+// leaves the builder at the start of the latter (block kwalk). The condition is
+// cpg % (2*tile_k) == 0; split-K adds k_begin % (2*tile_k) == 0 and an even ntiles.
+// Then every pair of K tiles lies in one filter tap and k_end needs no mask: the
+// walk state (cb = 2*c0, kb = 2*k0, xd, yd, kox) is uniform, stepped once per pair;
+// an A slot's voffset (ok ? pbase + 2*koff + kox : x_bytes) is recomputed once per
+// pair, a B slot's (nok ? wbyte : w_bytes) is invariant, and tile h of a pair loads
+// with the uniform soffset cb + 2*h*tile_k (A) or kb + 2*h*tile_k (B). An
+// out-of-range voffset stays out of range with any soffset added (all below 2^31),
+// an in-range one plus soffset is the element's own address, so the result does not
+// depend on whether the range check counts soffset. The loop runs ntiles/2
+// iterations of two halves (the held tile as in pipelined_loop); the last
+// iteration's loads (two tiles past k_end) are never computed. Each half waits once
+// for the held tile's loads (s_wait_loadcnt 0), stores them, issues its loads A, B,
+// A, B (no hard clause), then computes.
+void Kernel::tap_loop(size_t nacc, const Value &zero, Block &done, std::vector<LoopExit> &exits) {
+    const int64_t tk2 = 2 * tk_;
+    Value cr = b_.binop("urem", p("cpg"), ci32(tk2), "tp_cr");
+    if (split_) {  // and the slice starts on a pair and has whole pairs
+        const Value kr = b_.binop("urem", k_begin_, ci32(tk2), "tp_kr");
+        cr = b_.binop("or", cr, kr, "tp_r");
+        const Value odd = b_.binop("and", ntiles_, ci32(1), "tp_odd");
+        cr = b_.binop("or", cr, odd, "tp_r");
+    }
+    // the K walk is the branch's true side: LLVM 22 then allocates 108 VGPRs at
+    // 64x64x32, not 118 (occupancy 9, not 8)
+    const Value gen = b_.icmp("ne", cr, ci32(0), "tp_gen");
+    Block &walk = b_.new_block("kwalk");
+    Block &tpro = b_.new_block("tap_pro");
+    b_.cond_br(gen, walk, tpro);
+    b_.position(tpro);
+    tap_invariants();
+    const TapState st0 = split_ ? tap_state(&k_begin_) : tap_state(nullptr);
+    const std::vector<Value> voffs = tap_offsets(st0);
+    store_tile(tap_tile(voffs, st0, 0), ci32(0));
+    const TileVals held = tap_tile(voffs, st0, 1);
+    const Value k1 = split_ ? b_.add(k_begin_, ci32(tk2), "tp_knext") : ci32(tk2);
+    const TapState st1 = tap_state(&k1);
+    const std::vector<Value> voffs1 = tap_offsets(st1);
+    barrier();
+    Block &loop = b_.new_block("tap_loop");
+    Block &pro_end = *b_.block();
+    b_.br(loop);
+    b_.position(loop);
+    Phi &t = b_.phi(i32(), "t");
+    std::vector<Phi *> acc_phis;
+    for (size_t k = 0; k < nacc; ++k) acc_phis.push_back(&b_.phi(vec(8, float_()), "acc_in"));
+    std::array<Phi *, 5> st_phis{};
+    for (size_t f = 0; f < 5; ++f) st_phis[f] = &b_.phi(i32(), std::string("tp_") + kTapState[f]);
+    std::vector<Phi *> vo_phis;
+    for (size_t j = 0; j < voffs1.size(); ++j) vo_phis.push_back(&b_.phi(i32(), "tp_voff"));
+    TileVals vals;
+    const HeldPhis val_phis = held_phis(held, vals);
+    TapState st;
+    for (size_t f = 0; f < 5; ++f) tap_field(st, f) = st_phis[f]->result();
+    std::vector<Value> vo, accs;
+    for (Phi *ph : vo_phis) vo.push_back(ph->result());
+    for (Phi *ph : acc_phis) accs.push_back(ph->result());
+    // the next pair's scalar walk first; its A voffsets after the last WMMA
+    const TapState nst = tap_step(st);
+    b_.call_void("sched_barrier", {ci32(0)});
+    std::vector<Value> nvo;
+    for (int64_t h = 0; h < 2; ++h) {
+        // one wait for the held tile's loads (the only ones in flight), not a
+        // graded wait before each LDS store
+        b_.call_void("s_wait_loadcnt", {const_int(i16(), 0)});
+        store_tile(vals, ci32(1 - h));
+        b_.call_void("sched_barrier", {ci32(0)});
+        vals = tap_tile(vo, st, h);
+        b_.call_void("sched_barrier", {ci32(0)});
+        accs = compute(ci32(h), accs);
+        b_.call_void("sched_barrier", {ci32(0)});
+        if (h) nvo = tap_offsets(nst);
+        barrier(true);
+    }
+    st = nst;
+    vo = nvo;
+    const Value t2 = b_.add(t.result(), ci32(2), "t_next", {"nuw", "nsw"});
+    const Value again = b_.icmp("ult", t2, ntiles_, "again");
+    Block &loop_end = *b_.block();
+    b_.cond_br(again, loop, done);
+    t.add_incoming(ci32(0), pro_end);
+    t.add_incoming(t2, loop_end);
+    for (size_t k = 0; k < nacc; ++k) {
+        acc_phis[k]->add_incoming(zero, pro_end);
+        acc_phis[k]->add_incoming(accs[k], loop_end);
+    }
+    for (size_t f = 0; f < 5; ++f) {
+        st_phis[f]->add_incoming(tap_field(st1, f), pro_end);
+        st_phis[f]->add_incoming(tap_field(st, f), loop_end);
+    }
+    for (size_t j = 0; j < vo_phis.size(); ++j) {
+        vo_phis[j]->add_incoming(voffs1[j], pro_end);
+        vo_phis[j]->add_incoming(vo[j], loop_end);
+    }
+    close_held(val_phis, held, vals, pro_end, loop_end);
+    b_.position(walk);
+    exits.push_back(LoopExit{accs, &loop_end});
+}
+
+// Once, in the uniform-tap prologue: per A slot a_tap = pbase + 2*koff, per B slot
+// b_voff = nok ? wbyte : w_bytes, and the uniform steps cpg_b = 2*cpg (bytes of a
+// tap's channels), dw_b = dil_w*2*C (one dilated pixel).
+void Kernel::tap_invariants() {
+    tap_cpgb_ = b_.mul(p("cpg"), ci32(2), "tp_cpgb");
+    tap_dwb_ = b_.mul(p("dil_w"), c2_, "tp_dwb");
+    std::vector<Value> kb;
+    for (const KState &s : a_states_) kb.push_back(b_.mul(s.koff, ci32(2), "tp_koffb"));
+    for (const ASlot &sl : a_slots_) a_tap_.push_back(b_.add(sl.pbase, kb[sl.st], "tp_abase"));
+    for (const BSlot &sl : b_slots_) b_voff_.push_back(b_.select(sl.nok, sl.wbyte, oob_w_, "tp_bvoff"));
+}
+
+// The uniform walk state of the pair starting at element *k (nullptr: 0, all fields
+// 0) with divisions: cb = 2*(k % cpg), kb = 2*k, tap k / cpg = y*X + x, xd = x*dil_w,
+// yd = y*dil_h, kox = yd*rowb + xd*2*C.
+TapState Kernel::tap_state(const Value *k) {
+    if (k == nullptr) {
+        const Value z = ci32(0);
+        return TapState{z, z, z, z, z};
+    }
+    const Value cpg = p("cpg"), X = p("X");
+    const Value tap = b_.binop("udiv", *k, cpg, "tp_tap");
+    const Value c = b_.binop("urem", *k, cpg, "tp_c");
+    const Value x = b_.binop("urem", tap, X, "tp_x");
+    const Value y = b_.binop("udiv", tap, X, "tp_y");
+    const Value xd = b_.mul(x, p("dil_w"), "tp_xd");
+    const Value yd = b_.mul(y, p("dil_h"), "tp_yd");
+    const Value yb = b_.mul(yd, rowb_, "tp_yb");
+    const Value xb = b_.mul(xd, c2_, "tp_xb");
+    const Value kox = b_.add(yb, xb, "tp_kox");
+    const Value cb = b_.mul(c, ci32(2), "tp_cb");
+    const Value kb = b_.mul(*k, ci32(2), "tp_kb");
+    return TapState{cb, kb, xd, yd, kox};
+}
+
+// Per A slot, the voffset of the pair's tap: pbase + 2*koff + kox when the tap's
+// pixel (hb + yd, wb + xd) lies in the image (unsigned compares), else x_bytes.
+std::vector<Value> Kernel::tap_offsets(const TapState &st) {
+    std::vector<Value> out;
+    for (size_t j = 0; j < a_slots_.size(); ++j) {
+        const ASlot &sl = a_slots_[j];
+        const Value hi = b_.add(sl.hb, st.yd, "tp_hi");
+        const Value wi = b_.add(sl.wb, st.xd, "tp_wi");
+        const Value hok = b_.icmp("ult", hi, p("H"), "tp_hok");
+        const Value wok = b_.icmp("ult", wi, p("W"), "tp_wok");
+        const Value ok = b_.binop("and", hok, wok, "tp_ok");
+        const Value off = b_.add(a_tap_[j], st.kox, "tp_abyte");
+        out.push_back(b_.select(ok, off, oob_x_, "tp_aoff"));
+    }
+    return out;
+}
+
+// The uniform walk state of the next pair: cb += 4*tile_k (bytes); at 2*cpg it
+// wraps to 0 and the tap moves one dilated pixel right (xd, kox), wrapping at
+// X*dil_w into the next filter row (yd, kox by the x carry); kb += 4*tile_k. Every
+// step is a uniform select against 0 (s_cselect).
+TapState Kernel::tap_step(const TapState &st) {
+    const Value step = ci32(4 * tk_);
+    const Value cb1 = b_.add(st.cb, step, "tp_cbn");
+    const Value wrap = b_.icmp("eq", cb1, tap_cpgb_, "tp_wrap");
+    const Value cb = b_.select(wrap, ci32(0), cb1, "tp_cb");
+    const Value xs = b_.select(wrap, step_.dw, ci32(0), "tp_xs");
+    const Value xd1 = b_.add(st.xd, xs, "tp_xdn");
+    const Value wx = b_.icmp("eq", xd1, step_.xlim, "tp_wx");
+    const Value xd = b_.select(wx, ci32(0), xd1, "tp_xd");
+    const Value ys = b_.select(wx, step_.dh, ci32(0), "tp_ys");
+    const Value yd = b_.add(st.yd, ys, "tp_yd");
+    const Value ks = b_.select(wrap, tap_dwb_, ci32(0), "tp_ks");
+    const Value kox1 = b_.add(st.kox, ks, "tp_koxn");
+    const Value kw = b_.select(wx, step_.d2, ci32(0), "tp_kw");
+    const Value kox = b_.add(kox1, kw, "tp_kox");
+    const Value kb = b_.add(st.kb, step, "tp_kb");
+    return TapState{cb, kb, xd, yd, kox};
+}
+
+// The raw values of tile h (0, 1) of the pair st: per A slot a 16-byte load at
+// voffset voffs[j] with soffset cb + 2*h*tile_k, per B slot at b_voff[j] with soffset
+// kb + 2*h*tile_k (bytes), issued A, B, A, B with a scheduling barrier between any
+// two, so that no two loads of one resource are adjacent (no hard clause).
+TileVals Kernel::tap_tile(const std::vector<Value> &voffs, const TapState &st, int64_t h) {
+    const std::string key = load_key(2 * kChunk);
+    const int64_t d = 2 * h * tk_;
+    const Value sa = d ? b_.add(st.cb, ci32(d), "tp_as") : st.cb;
+    const Value sb = d ? b_.add(st.kb, ci32(d), "tp_bs") : st.kb;
+    TileVals out;
+    const size_t n = std::max(voffs.size(), b_voff_.size());
+    for (size_t j = 0; j < n; ++j) {
+        if (j < voffs.size()) {
+            if (j) b_.call_void("sched_barrier", {ci32(0)});
+            out.a.push_back(b_.call(key, {rx_, voffs[j], sa, ci32(0)}, "a_val"));
+        }
+        if (j < b_voff_.size()) {
+            b_.call_void("sched_barrier", {ci32(0)});
+            out.b.push_back(b_.call(key, {rw_, b_voff_[j], sb, ci32(0)}, "b_val"));
+        }
+    }
+    return out;
+}
+
+}  // namespace cpe::kernels::conv_implicit_gemm

@@ -1,0 +1,209 @@
+"""The uniform-tap K loop of family ``conv_implicit_gemm`` (twin:
+cpp_engine/src/kernels/conv_implicit_gemm/taploop.cpp): the two-deep pipelined
+K loop when every K tile pair lies in one filter tap, so the K walk is wave-uniform
+(SGPRs) and the per-tile A/B addressing is a scalar offset. Methods of
+:class:`.emitter.Kernel` (mixin :class:`TapLoop`); docs/conv_implicit_gemm.md,
+"Uniform-tap loop"."""
+from __future__ import annotations
+
+from ...ir import types as T
+from ...ir.values import const_int, i32
+from .lds import CHUNK, LOAD_KEY
+
+
+class TapLoop:
+    """Phase methods of :class:`.emitter.Kernel`: the uniform-tap K loop."""
+
+    def tap_loop(self, nacc: int, zero, done):
+        """Branch (wave-uniform, on kernel arguments) between the uniform-tap loop and
+        the K walk of :meth:`.mainloop.MainLoop.pipelined_loop`; emits the former and
+        leaves the builder at the start of the latter (block ``kwalk``). ``nacc``: the
+        accumulator count; ``zero``: their initial value; ``done``: the block after the
+        K loops. Returns ``[(accumulators, exiting block)]``.
+
+        The condition is ``cpg % (2*tile_k) == 0``; split-K adds ``k_begin % (2*tile_k)
+        == 0`` and an even ``ntiles`` (other slices take the K walk). Then every pair of
+        K tiles ``[k0, k0 + 2*tile_k)`` the loop loads together lies in one filter tap
+        ``(y, x)`` with channels ``[c0, c0 + 2*tile_k)``, ``k_end`` is a multiple of
+        ``2*tile_k`` past ``k_begin`` (plain: ``Kgemm = Y*X*cpg``, so ``ntiles`` is even
+        and at least 2), and no tile needs a ``k < k_end`` mask. The walk is uniform:
+        the channel byte offset ``cb = 2*c0``, the B byte offset ``kb = 2*k0`` and the
+        tap ``(xd, yd, kox)`` are SGPR loop phis stepped once per pair (s_cselect); an A
+        slot's voffset ``ok ? pbase + 2*koff + kox : x_bytes`` (``ok``: the tap's pixel
+        lies in the image) is recomputed once per pair; a B slot's ``nok ? wbyte :
+        w_bytes`` is invariant. Tile ``h`` of a pair loads with the uniform soffset
+        ``cb + 2*h*tile_k`` (A) or ``kb + 2*h*tile_k`` (B), so a K tile costs no VALU
+        address or bounds work. An out-of-range voffset stays out of range with any
+        soffset added (``x_bytes``, ``w_bytes`` and every soffset are below 2^31), and
+        an in-range one plus soffset is the element's own address inside the pixel or
+        filter row, so the result does not depend on whether the hardware's range check
+        counts soffset (docs/conv_implicit_gemm.md, "Uniform-tap loop").
+
+        The loop runs ``ntiles / 2`` iterations of two halves (tiles t, t+1 from LDS
+        buffers 0, 1), holding the next tile in registers as
+        :meth:`.mainloop.MainLoop.pipelined_loop` does; the last iteration's loads (two
+        tiles past ``k_end``) read whatever lies there (data in range, zeros out of it)
+        and are never computed. Each half waits once for the held tile's loads
+        (``s_wait_loadcnt 0``: they are the only ones in flight), stores them, issues
+        its loads A, B, A, B (scheduling barriers between: LLVM forms no hard clause,
+        which llvm-mca's gfx1250 model stalls on), then computes."""
+        b = self.b
+        tk2 = 2 * self.tk
+        cr = b.binop("urem", self.p("cpg"), i32(tk2), "tp_cr")
+        if self.split:   # and the slice starts on a pair and has whole pairs
+            kr = b.binop("urem", self.k_begin, i32(tk2), "tp_kr")
+            cr = b.binop("or", cr, kr, "tp_r")
+            odd = b.binop("and", self.ntiles, i32(1), "tp_odd")
+            cr = b.binop("or", cr, odd, "tp_r")
+        # the K walk is the branch's true side: LLVM 22 then allocates 108 VGPRs at
+        # 64x64x32, not 118 (occupancy 9, not 8)
+        gen = b.icmp("ne", cr, i32(0), "tp_gen")
+        walk = b.new_block("kwalk")
+        tpro = b.new_block("tap_pro")
+        b.cond_br(gen, walk, tpro)
+        b.position(tpro)
+        self.tap_invariants()
+        st0 = self.tap_state(self.k_begin if self.split else None)
+        voffs = self.tap_offsets(st0)
+        self.store_tile(self.tap_tile(voffs, st0, 0), i32(0))
+        held = self.tap_tile(voffs, st0, 1)
+        st1 = self.tap_state(b.add(self.k_begin, i32(tk2), "tp_knext") if self.split else i32(tk2))
+        voffs1 = self.tap_offsets(st1)
+        self.barrier()
+        loop = b.new_block("tap_loop")
+        pro_end = b.block
+        b.br(loop)
+        b.position(loop)
+        t = b.phi(T.I32, "t")
+        acc_phis = [b.phi(T.vec(8, T.FLOAT), "acc_in") for _ in range(nacc)]
+        st_phis = {f: b.phi(T.I32, "tp_" + f) for f in self.TAP_STATE}
+        vo_phis = [b.phi(T.I32, "tp_voff") for _ in voffs1]
+        val_phis, vals = self.held_phis(held)
+        st = {f: ph.result for f, ph in st_phis.items()}
+        vo = [ph.result for ph in vo_phis]
+        accs = [ph.result for ph in acc_phis]
+        # the next pair's scalar walk first; its A voffsets after the last WMMA
+        nst = self.tap_step(st)
+        b.call("sched_barrier", [i32(0)])
+        for h in (0, 1):
+            # one wait for the held tile's loads (the only ones in flight), not a
+            # graded wait before each LDS store
+            b.call("s_wait_loadcnt", [const_int(T.I16, 0)])
+            self.store_tile(vals, i32(1 - h))
+            b.call("sched_barrier", [i32(0)])
+            vals = self.tap_tile(vo, st, h)
+            b.call("sched_barrier", [i32(0)])
+            accs = self.compute(i32(h), accs)
+            b.call("sched_barrier", [i32(0)])
+            if h:
+                nvo = self.tap_offsets(nst)
+            self.barrier(lds_only=True)
+        st, vo = nst, nvo
+        t2 = b.add(t.result, i32(2), "t_next", ("nuw", "nsw"))
+        again = b.icmp("ult", t2, self.ntiles, "again")
+        loop_end = b.block
+        b.cond_br(again, loop, done)
+        t.add_incoming(i32(0), pro_end)
+        t.add_incoming(t2, loop_end)
+        for ph, x in zip(acc_phis, accs):
+            ph.add_incoming(zero, pro_end)
+            ph.add_incoming(x, loop_end)
+        for f, ph in st_phis.items():
+            ph.add_incoming(st1[f], pro_end)
+            ph.add_incoming(st[f], loop_end)
+        for ph, x0, x1 in zip(vo_phis, voffs1, vo):
+            ph.add_incoming(x0, pro_end)
+            ph.add_incoming(x1, loop_end)
+        self.close_held(val_phis, held, vals, pro_end, loop_end)
+        b.position(walk)
+        return [(accs, loop_end)]
+
+    TAP_STATE = ("cb", "kb", "xd", "yd", "kox")
+
+    def tap_invariants(self):
+        """Once, in the uniform-tap prologue: per A slot ``a_tap = pbase + 2*koff``, per
+        B slot ``b_voff = nok ? wbyte : w_bytes``, and the uniform steps ``cpg_b =
+        2*cpg`` (bytes of a tap's channels), ``dw_b = dil_w*2*C`` (one dilated pixel)."""
+        b = self.b
+        self.tap_cpgb = b.mul(self.p("cpg"), i32(2), "tp_cpgb")
+        self.tap_dwb = b.mul(self.p("dil_w"), self.c2, "tp_dwb")
+        kb = [b.mul(s["koff"], i32(2), "tp_koffb") for s in self.a_states]
+        self.a_tap = [b.add(sl["pbase"], kb[sl["st"]], "tp_abase") for sl in self.a_slots]
+        self.b_voff = [b.select(sl["nok"], sl["wbyte"], self.oob_w, "tp_bvoff") for sl in self.b_slots]
+
+    def tap_state(self, k):
+        """The uniform walk state of the pair starting at element ``k`` (i32; None: 0,
+        all fields 0) with divisions: ``cb = 2*(k % cpg)``, ``kb = 2*k``, tap ``k / cpg
+        = y*X + x``, ``xd = x*dil_w``, ``yd = y*dil_h``, ``kox = yd*rowb + xd*2*C``."""
+        b = self.b
+        if k is None:
+            z = i32(0)
+            return dict(cb=z, kb=z, xd=z, yd=z, kox=z)
+        cpg, X = self.p("cpg"), self.p("X")
+        tap = b.binop("udiv", k, cpg, "tp_tap")
+        c = b.binop("urem", k, cpg, "tp_c")
+        x = b.binop("urem", tap, X, "tp_x")
+        y = b.binop("udiv", tap, X, "tp_y")
+        xd = b.mul(x, self.p("dil_w"), "tp_xd")
+        yd = b.mul(y, self.p("dil_h"), "tp_yd")
+        kox = b.add(b.mul(yd, self.rowb, "tp_yb"), b.mul(xd, self.c2, "tp_xb"), "tp_kox")
+        return dict(cb=b.mul(c, i32(2), "tp_cb"), kb=b.mul(k, i32(2), "tp_kb"), xd=xd, yd=yd, kox=kox)
+
+    def tap_offsets(self, st):
+        """Per A slot, the voffset of the pair's tap: ``pbase + 2*koff + kox`` when the
+        tap's pixel ``(hb + yd, wb + xd)`` lies in the image (unsigned compares), else
+        ``x_bytes`` (out of range)."""
+        b = self.b
+        out = []
+        for sl, base in zip(self.a_slots, self.a_tap):
+            hi = b.add(sl["hb"], st["yd"], "tp_hi")
+            wi = b.add(sl["wb"], st["xd"], "tp_wi")
+            hok = b.icmp("ult", hi, self.p("H"), "tp_hok")
+            wok = b.icmp("ult", wi, self.p("W"), "tp_wok")
+            ok = b.binop("and", hok, wok, "tp_ok")
+            off = b.add(base, st["kox"], "tp_abyte")
+            out.append(b.select(ok, off, self.oob_x, "tp_aoff"))
+        return out
+
+    def tap_step(self, st):
+        """The uniform walk state of the next pair: ``cb += 4*tile_k`` (bytes); at
+        ``2*cpg`` it wraps to 0 and the tap moves one dilated pixel right (``xd``,
+        ``kox``), wrapping at ``X*dil_w`` into the next filter row (``yd``, ``kox``
+        by the x carry ``dil_h*rowb - X*dil_w*pixb``); ``kb += 4*tile_k``. Every
+        step is a uniform select against 0 (s_cselect)."""
+        b = self.b
+        s = self.step
+        step = i32(4 * self.tk)
+        cb1 = b.add(st["cb"], step, "tp_cbn")
+        wrap = b.icmp("eq", cb1, self.tap_cpgb, "tp_wrap")
+        cb = b.select(wrap, i32(0), cb1, "tp_cb")
+        xd1 = b.add(st["xd"], b.select(wrap, s["dw"], i32(0), "tp_xs"), "tp_xdn")
+        wx = b.icmp("eq", xd1, s["xlim"], "tp_wx")
+        xd = b.select(wx, i32(0), xd1, "tp_xd")
+        yd = b.add(st["yd"], b.select(wx, s["dh"], i32(0), "tp_ys"), "tp_yd")
+        kox1 = b.add(st["kox"], b.select(wrap, self.tap_dwb, i32(0), "tp_ks"), "tp_koxn")
+        kox = b.add(kox1, b.select(wx, s["d2"], i32(0), "tp_kw"), "tp_kox")
+        kb = b.add(st["kb"], step, "tp_kb")
+        return dict(cb=cb, kb=kb, xd=xd, yd=yd, kox=kox)
+
+    def tap_tile(self, voffs, st, h: int):
+        """The raw values of tile ``h`` (0, 1) of the pair ``st``: per A slot a 16-byte
+        load at voffset ``voffs[j]`` with soffset ``cb + 2*h*tile_k``, per B slot at
+        ``b_voff[j]`` with soffset ``kb + 2*h*tile_k`` (bytes), issued A, B, A, B with a
+        scheduling barrier between any two, so that no two loads of one resource are
+        adjacent (no hard clause); returns (A values, B values)."""
+        b = self.b
+        key = LOAD_KEY[2 * CHUNK]
+        d = 2 * h * self.tk
+        sa = b.add(st["cb"], i32(d), "tp_as") if d else st["cb"]
+        sb = b.add(st["kb"], i32(d), "tp_bs") if d else st["kb"]
+        a, bv = [], []
+        for j in range(max(len(voffs), len(self.b_voff))):
+            if j < len(voffs):
+                if j:
+                    b.call("sched_barrier", [i32(0)])
+                a.append(b.call(key, [self.rx, voffs[j], sa, i32(0)], "a_val"))
+            if j < len(self.b_voff):
+                b.call("sched_barrier", [i32(0)])
+                bv.append(b.call(key, [self.rw, self.b_voff[j], sb, i32(0)], "b_val"))
+        return a, bv

@@ -1,0 +1,120 @@
+"""The uniform-tap K loop of conv_implicit_gemm (python_engine/kernels/conv_implicit_gemm/
+taploop.py; docs/conv_implicit_gemm.md, "Uniform-tap loop"): which kernels carry it,
+the shape of its body, and its scalar walk against the divisions it replaces. Its
+numerics are the emulator's (parity numerics, the ``cover_taps`` problem); both
+engines' bytes are the golden shard's."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from python_engine.kernels import conv_implicit_gemm as CIG
+from python_engine.spec.fields import normalize
+from test_conv_implicit_gemm_py import _blocks, _line_kind, lower
+
+TWO_DEEP = [
+    ({}, True), ({"split_k": 4}, True), ({"epilogue": "cshuffle", "dtype": "fp16"}, True),
+    ({"tile_k": 64, "waves_m": 4, "waves_n": 1}, False),
+    ({"tile_m": 32, "tile_n": 32, "waves_m": 1, "waves_n": 1}, False),
+    ({"tile_m": 16, "tile_n": 16, "waves_m": 1, "waves_n": 1}, False),
+    ({"tile_m": 128, "tile_n": 128, "tile_k": 64}, False),
+    ({"vector_a": 4}, False), ({"vector_a": 3, "vector_b": 3}, False), ({"pipeline": "wavelet"}, False)]
+
+
+@pytest.mark.parametrize("spec,two_deep", TWO_DEEP)
+def test_tap_loop_beside_the_two_deep_loop(spec, two_deep):
+    """``two_deep(spec)`` names the kernels whose K loop is the two-deep pipelined one
+    (LDS-only barrier fences), and exactly those carry the uniform-tap loop: the
+    run-time branch ``tp_gen`` to ``kwalk`` (the K walk) or ``tap_pro``."""
+    full = normalize(CIG.FAMILY, CIG.FIELDS, spec)
+    assert CIG.two_deep(full) is two_deep
+    _, text = lower(spec)
+    assert (", !mmra !1" in text) == two_deep
+    blocks = _blocks(text)
+    assert ("tap_loop" in blocks and "tap_pro" in blocks and "kwalk" in blocks) == two_deep
+    assert ("@llvm.amdgcn.s.wait.loadcnt" in text) == two_deep
+    if two_deep:
+        br = [ln for ln in blocks["prologue"] if ln.startswith("br i1 %tp_gen")]
+        assert len(br) == 1 and re.search(r"label %kwalk\d+, label %tap_pro\d+$", br[0]), br
+
+
+def _kinds(lines):
+    """The loop's kinds (test_conv_implicit_gemm_py._line_kind; loads by resource, the
+    load-counter wait, no scheduling barriers), runs squeezed but for the loads."""
+    out = []
+    for ln in lines:
+        k = "wait" if "@llvm.amdgcn.s.wait.loadcnt(i16 0)" in ln else _line_kind(ln)
+        if k == "load":
+            k = "load_x" if "%rsrc_x" in ln else "load_w"
+        if k and k != "fence":
+            out.append(k)
+    return [k for i, k in enumerate(out) if i == 0 or out[i - 1] != k or k.startswith("load")]
+
+
+@pytest.mark.parametrize("spec", [{}, {"split_k": 4, "epilogue": "cshuffle"}], ids=["plain", "spk"])
+def test_tap_loop_body(spec):
+    """64x64x32 (2 A and 2 B slots per thread): two halves, each one wait on the load
+    counter, the held tile's 4 LDS stores, the loads A, B, A, B (x, w, x, w), the
+    WMMAs, the barrier; no division, no K-range compare and one pixel test per A slot
+    (per pair, not per tile) in the loop; every load's soffset is a loop value (the
+    scalar channel / K offset), its voffset a phi or invariant."""
+    _, text = lower(spec)
+    body = _blocks(text)["tap_loop"]
+    half = ["wait", "lds_store", "load_x", "load_w", "load_x", "load_w", "wmma", "barrier"]
+    assert _kinds(body) == half + half
+    assert not [ln for ln in body if " udiv " in ln or " urem " in ln]
+    assert len([ln for ln in body if ln.startswith("%tp_hok")]) == 2
+    assert len([ln for ln in body if ln.startswith("%tp_wok")]) == 2
+    assert not [ln for ln in body if "%k_end" in ln or "klim" in ln]
+    loads = [ln for ln in body if "@llvm.amdgcn.raw.ptr.buffer.load" in ln]
+    for ln in loads:
+        vo, so = re.search(r"ptr addrspace\(8\) %\w+, i32 (%\w+), i32 (%\w+), i32 0\)", ln).groups()
+        a = "%rsrc_x" in ln
+        assert re.fullmatch(r"%tp_(cb|as)\d+" if a else r"%tp_(kb|bs)\d+", so), ln
+        assert re.fullmatch(r"%tp_voff\d+" if a else r"%tp_bvoff\d+", vo), ln
+
+
+def _pairs(k_begin, npairs, tk, cpg, X, dh, dw, C, W):
+    """The uniform-tap walk of taploop.py (tap_state, then tap_step per pair) in plain
+    integers: yields (cb, kb, xd, yd, kox) per pair."""
+    pixb, rowb = 2 * C, 2 * C * W
+    dcx = dh * rowb - X * dw * pixb
+    tap, c = k_begin // cpg, k_begin % cpg
+    xd, yd = (tap % X) * dw, (tap // X) * dh
+    cb, kb, kox = 2 * c, 2 * k_begin, yd * rowb + xd * pixb
+    for _ in range(npairs):
+        yield cb, kb, xd, yd, kox
+        cb += 4 * tk
+        wrap = cb == 2 * cpg
+        cb = 0 if wrap else cb
+        xd += dw if wrap else 0
+        wx = xd == X * dw
+        xd = 0 if wx else xd
+        yd += dh if wx else 0
+        kox += (dw * pixb if wrap else 0) + (dcx if wx else 0)
+        kb += 4 * tk
+
+
+@pytest.mark.parametrize("tk", [32, 64])
+def test_tap_walk_matches_division(tk):
+    """Per pair of K tiles starting at element k (k_begin on a pair, cpg a multiple of
+    2*tile_k), the scalar walk equals 2*(k % cpg), 2*k, the tap's x*dil_w, y*dil_h and
+    byte offset ``(y*dil_h*W + x*dil_w)*2*C`` from the divisions, over every pair of
+    the reduction."""
+    rng = np.random.default_rng(tk)
+    for _ in range(300):
+        cpg = 2 * tk * int(rng.integers(1, 5))
+        X, Y = int(rng.integers(1, 8)), int(rng.integers(1, 8))
+        dh, dw = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+        C, W = cpg * int(rng.integers(1, 3)), int(rng.integers(1, 30))
+        npairs_all = Y * X * cpg // (2 * tk)
+        kb0 = 2 * tk * int(rng.integers(0, npairs_all))
+        for i, (cb, kb, xd, yd, kox) in enumerate(_pairs(kb0, npairs_all - kb0 // (2 * tk), tk, cpg, X, dh, dw,
+                                                         C, W)):
+            k = kb0 + 2 * tk * i
+            x, y = (k // cpg) % X, (k // cpg) // X
+            assert (cb, kb, xd, yd) == (2 * (k % cpg), 2 * k, x * dw, y * dh), (cpg, X, kb0, i)
+            assert kox == 2 * (y * dh * W + x * dw) * C
+            assert (k % cpg) + 2 * tk <= cpg   # the pair lies in one tap
