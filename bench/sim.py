@@ -12,7 +12,8 @@ figure is the median over ``rounds`` x ``repeats`` launches; the checkout of
 worktree removed afterwards) runs the same IR text on the same arrays in the
 same run, interleaved round by round, and the ratio now / base is printed
 (when the base emulator cannot decode today's text, both run it with the
-no-op ``wave.barrier`` / ``sched.barrier`` calls and the fences' ``!mmra``
+no-op ``wave.barrier`` / ``sched.barrier`` / ``s.wait.loadcnt`` calls and the
+fences' ``!mmra``
 attachments deleted, and the ratio says so: the emulator treats a fence the
 same with or without its memory-model relaxation annotation, so the work is
 the same). CPU-second rates are printed too: on a loaded machine they move less.
@@ -53,7 +54,7 @@ from parity.cli_common import Parser, at_least_one, family_list, git_commit  # n
 BASE = "24d40b6"
 GOAL_RATE = 10e6       # lane-instructions / s, shadow on (issue 25 item 2)
 GOAL_NUMERICS = 60.0   # s, quiet machine
-NOOPS = ("@llvm.amdgcn.wave.barrier", "@llvm.amdgcn.sched.barrier")
+NOOPS = ("@llvm.amdgcn.wave.barrier", "@llvm.amdgcn.sched.barrier", "@llvm.amdgcn.s.wait.loadcnt")
 MMRA = re.compile(r", !mmra !\d+")
 #: the base's rates with the shadow on, measured by issue 25 on a quiet machine (wall): on a
 #: loaded one the goal is judged by the ratio now / base it needs (GOAL_RATE / these)
@@ -167,7 +168,7 @@ def main(argv=None) -> int:
                     _merge(now_s, _run_rates(str(ROOT), paths[True], a.repeats))
             same = now_s if base_strip else now
             print(f"\nemulator speed, median of {a.rounds}x{a.repeats} launches (both orders); base {a.base} in the "
-                  f"same run{' (both on the text without the no-op wave/sched.barrier calls and !mmra attachments the base cannot decode)' if base_strip else ''}")
+                  f"same run{' (both on the text without the no-op wave/sched.barrier/s.wait.loadcnt calls and !mmra attachments the base cannot decode)' if base_strip else ''}")
             print(f"{'benchmark':<26} {'now M lane-instr/s':>19} {'goal':>6} {'base':>7} {'now/base':>9}   "
                   f"{'CPU-s rates: now':>17} {'base':>6} {'ratio':>6}")
             for k in now:

@@ -1,5 +1,5 @@
 """bench/sim.py's base fallback: the text the base emulator (24d40b6) runs has the
-no-op barrier calls and the fences' ``!mmra`` attachments removed, and nothing else."""
+no-op barrier / s.wait.loadcnt calls and the fences' ``!mmra`` attachments removed, and nothing else."""
 from __future__ import annotations
 
 import sys
@@ -14,6 +14,7 @@ def test_strip_removes_noop_barriers_and_mmra_attachments_only():
     text = ("  fence syncscope(\"workgroup\") release, !mmra !1\n"
             "  call void @llvm.amdgcn.wave.barrier()\n"
             "  call void @llvm.amdgcn.sched.barrier(i32 0)\n"
+            "  call void @llvm.amdgcn.s.wait.loadcnt(i16 0)\n"
             "  %x = add i32 %a, 1\n"
             "!1 = !{!\"amdgpu-synchronize-as\", !\"local\"}")
     assert bench_sim._strip_noops(text) == ("  fence syncscope(\"workgroup\") release\n"
