@@ -76,6 +76,25 @@ def test_tap_loop_body(spec):
         assert re.fullmatch(r"%tp_voff\d+" if a else r"%tp_bvoff\d+", vo), ln
 
 
+
+@pytest.mark.parametrize("spec", [{}, {"split_k": 4, "epilogue": "cshuffle"}], ids=["plain", "spk"])
+def test_tap_loop_barriers_are_bracketed_by_scheduling_barriers(spec):
+    """Each of the tap loop's two workgroup barriers (release fence, s.barrier, acquire
+    fence) has a ``sched.barrier(0)`` right before and right after it, so LLVM keeps
+    ``s_barrier_signal`` and ``s_barrier_wait`` adjacent: work in that gap costs
+    llvm-mca's gfx1250 model a second barrier latency (docs/conv_implicit_gemm.md,
+    "Uniform-tap loop", the last step: 3411 -> 2428 cycles per K tile)."""
+    _, text = lower(spec)
+    body = _blocks(text)["tap_loop"]
+    at = [i for i, ln in enumerate(body) if ln == "call void @llvm.amdgcn.s.barrier()"]
+    assert len(at) == 2
+    sched = "call void @llvm.amdgcn.sched.barrier(i32 0)"
+    for i in at:
+        assert body[i - 1].startswith('fence syncscope("workgroup") release'), body[i - 2:i + 3]
+        assert body[i + 1].startswith('fence syncscope("workgroup") acquire'), body[i - 2:i + 3]
+        assert body[i - 2] == sched and body[i + 2] == sched, body[i - 2:i + 3]
+
+
 def _pairs(k_begin, npairs, tk, cpg, X, dh, dw, C, W):
     """The uniform-tap walk of taploop.py (tap_state, then tap_step per pair) in plain
     integers: yields (cb, kb, xd, yd, kox) per pair."""

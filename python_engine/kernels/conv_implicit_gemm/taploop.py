@@ -97,7 +97,12 @@ class TapLoop:
             b.call("sched_barrier", [i32(0)])
             if h:
                 nvo = self.tap_offsets(nst)
+                b.call("sched_barrier", [i32(0)])
+            # nothing between s_barrier_signal and s_barrier_wait: llvm-mca's gfx1250
+            # model retires in order behind the signal's guessed 2000-cycle latency,
+            # so work LLVM moves into that gap costs a second barrier latency there
             self.barrier(lds_only=True)
+            b.call("sched_barrier", [i32(0)])
         st, vo = nst, nvo
         t2 = b.add(t.result, i32(2), "t_next", ("nuw", "nsw"))
         again = b.icmp("ult", t2, self.ntiles, "again")

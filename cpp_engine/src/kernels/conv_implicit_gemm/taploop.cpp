@@ -88,8 +88,15 @@ void Kernel::tap_loop(size_t nacc, const Value &zero, Block &done, std::vector<L
         b_.call_void("sched_barrier", {ci32(0)});
         accs = compute(ci32(h), accs);
         b_.call_void("sched_barrier", {ci32(0)});
-        if (h) nvo = tap_offsets(nst);
+        if (h) {
+            nvo = tap_offsets(nst);
+            b_.call_void("sched_barrier", {ci32(0)});
+        }
+        // nothing between s_barrier_signal and s_barrier_wait: llvm-mca's gfx1250
+        // model retires in order behind the signal's guessed 2000-cycle latency,
+        // so work LLVM moves into that gap costs a second barrier latency there
         barrier(true);
+        b_.call_void("sched_barrier", {ci32(0)});
     }
     st = nst;
     vo = nvo;
