@@ -138,8 +138,31 @@ positive_seconds = finite_seconds("--timeout")
 
 def check_writable(path: str | Path, flag: str = "--json") -> None:
     """ValueError (naming ``flag``) unless ``path`` can be written as a file (checked
-    before a long run, so a bad --json path does not waste the run)."""
-    p = Path(path)
+    before a long run, so a bad --json path does not waste the run). An existing
+    regular file is replaced only when it is empty or an earlier report of this
+    tool (its ``"tool": "splitk-parity"`` field): a golden shard, a catalog or any
+    other file named by mistake is refused, never overwritten."""
+    try:
+        _check_writable(Path(path), path, flag)
+    except OSError as exc:  # a name too long, a symlink loop, ...
+        raise ValueError(f"{flag} {path}: cannot be used ({exc.strerror or exc})") from None
+
+
+REPORT_MARK = '"tool": "splitk-parity"'
+
+
+def _is_report_or_empty(p: Path) -> bool:
+    """``p`` (an existing regular file) is empty or a JSON report this tool wrote."""
+    if p.stat().st_size == 0:
+        return True
+    with open(p, "rb") as fh:
+        head = fh.read(1)
+        if head != b"{":
+            return False
+        return REPORT_MARK.encode() in head + fh.read()
+
+
+def _check_writable(p: Path, path, flag: str) -> None:
     if p.is_dir():
         raise ValueError(f"{flag} {path}: is a directory")
     if written_in_place(p):  # /dev/stdout, /dev/null, a FIFO: written in place (write_report)
@@ -148,7 +171,11 @@ def check_writable(path: str | Path, flag: str = "--json") -> None:
         return
     p = Path(os.path.realpath(p))  # a symlink to a file: the file is replaced, the link stays
     if not p.parent.is_dir():
-        raise ValueError(f"{flag} {path}: directory {p.parent} does not exist")
+        what = "is not a directory" if p.parent.exists() else "does not exist"
+        raise ValueError(f"{flag} {path}: directory {p.parent} {what}")
+    if p.is_file() and not _is_report_or_empty(p):
+        raise ValueError(f"{flag} {path}: exists and is not a splitk-parity report "
+                         f"(a golden shard, catalog or other file is never overwritten)")
     if not os.access(p.parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
         raise ValueError(f"{flag} {path}: not writable")
     try:  # os.access says yes to root for /proc or a read-only mount: create what write_json creates

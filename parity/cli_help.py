@@ -21,7 +21,7 @@ EXIT_STATUS = {
     "layers": "0 every layer passes; 1 one fails",
     "aot": "0 the grid is listed, written, checked or built; 1 a check, a job or a manifest fails",
     "fuzz": "0 no failure found; 1 a failure (reproducers in --out)",
-    "perf": "0 the report ran; 1 only with --check-goals and a FAIL goal",
+    "perf": "0 the report ran; 1 only with --check-goals and a goal not met",
     "merge-golden": "0 merged; 1 keys changed differently on both sides (conflict entries written)",
     "new-family": "0 the skeleton is written; never 1",
     "run": "0 ran (and verified); 1 the result differs from the reference",

@@ -125,6 +125,13 @@ def settings_error() -> str | None:
     (also when the cache is off: then neither matters). Checked by the commands that
     compile before any work, so a bad setting is a usage error, not a failure of
     every compile job in the workers."""
+    try:
+        return _settings_error()
+    except OSError as exc:  # a name too long, a symlink loop, ...
+        return f"{ENV}: the compile cache directory cannot be used ({exc.strerror or exc})"
+
+
+def _settings_error() -> str | None:
     d = cache_dir()
     if d is None:
         return None

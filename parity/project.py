@@ -69,8 +69,18 @@ def resolve_golden_dir(explicit: str | Path | None = None, start: Path | str | N
     """
     if explicit is not None:
         p = Path(explicit)
-        if not p.is_dir():
-            raise ProjectError(f"--golden-dir {shown(explicit)}: not a directory")
+        try:
+            if not p.is_dir():
+                raise ProjectError(f"--golden-dir {shown(explicit)}: not a directory")
+            # a check writes pending .json.new files there: only into a golden
+            # directory (one holding shards) or an empty one (a first write)
+            names = [q.name for q in p.iterdir()]
+        except OSError as exc:
+            raise ProjectError(f"--golden-dir {shown(explicit)}: cannot be read "
+                               f"({shown(exc.strerror or exc)})") from None
+        if names and not any(n.endswith((".json", ".json.new")) for n in names):
+            raise ProjectError(f"--golden-dir {shown(explicit)}: holds no golden shard (FAMILY.json) and is "
+                               f"not empty: not a golden directory")
         return p.resolve()
     root = find_project_root(start)
     if root is None:
