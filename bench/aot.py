@@ -29,6 +29,7 @@ if __package__ in (None, ""):
 
 from parity.aot.build import build  # noqa: E402
 from parity.cli_common import Parser, at_least_one, flavor_list  # noqa: E402
+from parity.outputs import run_quietly_on_broken_pipe  # noqa: E402
 
 
 def _sample(k: int, jobs: int, tmp: str) -> dict:
@@ -98,4 +99,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(run_quietly_on_broken_pipe(main))  # Ctrl-C: one error line, exit 130

@@ -28,6 +28,7 @@ if __package__ in (None, ""):
 import python_engine as E  # noqa: E402
 from python_engine.policy import aot as A  # noqa: E402
 from parity.cli_common import Parser, at_least_one, flavor_list  # noqa: E402  (debt: the grid's axes are not in the engine API)
+from parity.outputs import run_quietly_on_broken_pipe  # noqa: E402
 
 
 def extra_jobs(dtype: str) -> list:
@@ -89,4 +90,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_quietly_on_broken_pipe(main))  # Ctrl-C: one error line, exit 130

@@ -31,6 +31,7 @@ if __package__ in (None, ""):
 
 from parity.cli_common import Parser, at_least_one, git_commit  # noqa: E402
 from parity.config import load_families  # noqa: E402
+from parity.outputs import run_quietly_on_broken_pipe  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "bench" / "c_emit.c"
@@ -175,7 +176,7 @@ def main(argv=None) -> int:
                   f"{r0['kernels']} conv_implicit_gemm kernels{rej}, {r0['bytes'] / 1e6:.2f} MB a pass, "
                   f"median of {a.repeats} runs x {a.rounds} passes")
         cur = med["current"]
-        verdict = "met" if cur >= GOAL_MB_S else "NOT met"
+        verdict = "met" if cur >= GOAL_MB_S else "not met"
         print(f"goal >= {GOAL_MB_S / 1000:.0f} GB/s of IR from C: {cur / 1000:.2f} GB/s, {verdict}")
         if not a.no_base:
             print(f"ratio current / base {a.base}: {cur / med[f'base {a.base}']:.2f}x (same run, CPU time)")
@@ -189,4 +190,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(run_quietly_on_broken_pipe(main))  # Ctrl-C: one error line, exit 130

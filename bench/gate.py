@@ -54,6 +54,7 @@ from parity.cli_common import Parser, at_least_one, family_list, git_commit, nam
 
 from parity.config import load_families  # noqa: E402
 from parity.runner import DEFAULT_ENGINES, engine_module  # noqa: E402
+from parity.outputs import run_quietly_on_broken_pipe  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = "24d40b6"             # issue 25's base commit
@@ -229,7 +230,7 @@ def timed(cmd: tuple[list[str], dict, Path]) -> tuple[float, float, str]:
 
 
 def goal(ok: bool) -> str:
-    return "met" if ok else "NOT met"
+    return "met" if ok else "not met"
 
 
 def bench_check(args, check_args: list[str]) -> int:
@@ -313,4 +314,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_quietly_on_broken_pipe(main))  # Ctrl-C: one error line, exit 130

@@ -20,6 +20,7 @@ if __package__ in (None, ""):
 
 from parity.cli import main as parity_main  # noqa: E402
 from parity.cli_common import Parser, at_least_one, finite_seconds, integer  # noqa: E402
+from parity.outputs import run_quietly_on_broken_pipe  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -49,4 +50,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_quietly_on_broken_pipe(main))  # Ctrl-C: one error line, exit 130

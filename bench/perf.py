@@ -28,6 +28,7 @@ from parity.cli_common import Parser, at_least_one, git_commit  # noqa: E402
 from parity.perf.measure import Measure  # noqa: E402
 from parity.perf.table import COMPARE_HEAD, compare_rows, render  # noqa: E402
 from parity.perf.targets import FAMILY, TARGETS, target_keys  # noqa: E402
+from parity.outputs import run_quietly_on_broken_pipe  # noqa: E402
 
 
 def _run(argv: list[str]) -> tuple[int, float, str]:
@@ -49,6 +50,8 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "perf.json"
         rc, secs, text = _run(["perf", "--only", only, "--base", a.base, "--json", str(path)] + jobs)
+        if rc == 130:
+            raise KeyboardInterrupt
         if rc != 0:
             sys.stdout.write(text)
             print(f"parity perf exited {rc}", file=sys.stderr)
@@ -65,9 +68,11 @@ def main(argv=None) -> int:
     if not a.no_lane:
         rc, secs, _ = _run(["perf", "--only", FAMILY] + jobs)
         print(f"parity perf --only {FAMILY} (the CI lane): {secs:.1f} s wall, exit {rc}")
+        if rc == 130:   # the lane's run was interrupted (Ctrl-C): so is this benchmark
+            raise KeyboardInterrupt
     return 0
 
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_quietly_on_broken_pipe(main))  # Ctrl-C: one error line, exit 130

@@ -27,6 +27,7 @@ from parity.config import load_families  # noqa: E402
 from parity.proof import assumptions as A  # noqa: E402
 from parity.proof import interpret as I  # noqa: E402
 from parity.proof import report as R  # noqa: E402
+from parity.outputs import run_quietly_on_broken_pipe  # noqa: E402
 
 
 def units(only):
@@ -73,4 +74,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(run_quietly_on_broken_pipe(main))  # Ctrl-C: one error line, exit 130

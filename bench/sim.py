@@ -50,6 +50,7 @@ if __package__ in (None, ""):
 import numpy as np  # noqa: E402
 
 from parity.cli_common import Parser, at_least_one, family_list, git_commit  # noqa: E402
+from parity.outputs import run_quietly_on_broken_pipe  # noqa: E402
 
 BASE = "24d40b6"
 GOAL_RATE = 10e6       # lane-instructions / s, shadow on (issue 25 item 2)
@@ -174,7 +175,7 @@ def main(argv=None) -> int:
             for k in now:
                 n, b, s = now[k], then.get(k), same.get(k)
                 goal = GOAL_RATE if k.endswith("shadow on") else None
-                met = "" if goal is None else ("met" if _rate(n, "wall") >= goal else "NOT met")
+                met = "" if goal is None else ("met" if _rate(n, "wall") >= goal else "not met")
                 bw = _rate(b, "wall") if b and not b["error"] else float("nan")
                 bc = _rate(b, "cpu") if b and not b["error"] else float("nan")
                 print(f"{k.replace('|', ', '):<26} {_rate(n, 'wall') / 1e6:>19.2f} {met:>6} {bw / 1e6:>7.2f} "
@@ -185,7 +186,7 @@ def main(argv=None) -> int:
                     got = min(_rate(s, "wall") / bw, _rate(s, "cpu") / bc)
                     print(f"{'':<26} goal by ratio: the base ran {QUIET_BASE[k.split('|')[0]] / 1e6:.1f} M quiet "
                           f"(issue 25), so 10 M needs {need:.2f}x; lower of the two ratios {got:.2f}x: "
-                          f"{'met' if got >= need else 'NOT met'}")
+                          f"{'met' if got >= need else 'not met'}")
             if not a.skip_numerics:
                 print(f"\nparity numerics (run_all of every config{' of ' + a.only if a.only else ''}, {a.jobs} "
                       f"workers); goal <= {GOAL_NUMERICS:.0f} s "
@@ -204,7 +205,7 @@ def main(argv=None) -> int:
                     same_work = rn["wall"] * rb["instructions"] / rn["instructions"]
                     print(f"  now / base wall: {rn['wall'] / rb['wall']:.2f}x; on the base's work (its "
                           f"wave-instructions at today's rate): {same_work:.1f} s = {same_work / rb['wall']:.2f}x of "
-                          f"the base" + ("" if a.only else f" ({'met' if same_work <= GOAL_NUMERICS else 'NOT met'} "
+                          f"the base" + ("" if a.only else f" ({'met' if same_work <= GOAL_NUMERICS else 'not met'} "
                                                             f"against {GOAL_NUMERICS:.0f} s at this load)"))
                     print(f"  the oracle issue's covering problems and invariants: {rn['instructions'] / rb['instructions']:.2f}x "
                           f"the base's wave-instructions; --coverage adds {rc['wall'] - rn['wall']:+.1f} s "
@@ -215,4 +216,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_quietly_on_broken_pipe(main))  # Ctrl-C: one error line, exit 130

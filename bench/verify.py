@@ -37,6 +37,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(ROOT))
 
 from parity.cli_common import Parser, at_least_one, family_list, git_commit  # noqa: E402
+from parity.outputs import run_quietly_on_broken_pipe  # noqa: E402
 GOAL_S = 45.0
 BASE_SHA = "24d40b6"
 BASE_QUIET_S = 67.0  # issue 25: `parity verify` at the base commit on a quiet machine (2 cores)
@@ -136,12 +137,12 @@ def main(argv=None) -> int:
             r = med[k] / med["base"]
             q = r * BASE_QUIET_S
             ratio = (f"  {r:.2f}x base (on a quiet machine: {r:.2f} x {BASE_QUIET_S:.0f} s = {q:.0f} s, "
-                     f"goal {'MET' if q <= GOAL_S else 'NOT MET'})")
-        goal = f"  goal <= {GOAL_S:.0f} s: {'MET' if med[k] <= GOAL_S else 'NOT MET'}" if k != "base" else ""
+                     f"goal {'met' if q <= GOAL_S else 'not met'})")
+        goal = f"  goal <= {GOAL_S:.0f} s: {'met' if med[k] <= GOAL_S else 'not met'}" if k != "base" else ""
         print(f"  {label:30s} {med[k]:7.1f} s  (runs {', '.join(f'{t:.1f}' for t in times[k])}){ratio}{goal}"
               f"  [{results[k]}]")
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_quietly_on_broken_pipe(main))  # Ctrl-C: one error line, exit 130

@@ -19,6 +19,7 @@ way out of its ``with`` block) and ``parity`` prints one ``error:`` line
 from __future__ import annotations
 
 import signal
+import threading
 from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Iterator
@@ -50,3 +51,23 @@ def thread_pool(workers: int) -> Iterator[ThreadPoolExecutor]:
 def leave_sigint_to_parent() -> None:
     """Pool worker initializer: ignore SIGINT (the parent stops the pool)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@contextmanager
+def workers_ignore_sigint() -> Iterator[None]:
+    """Ignore SIGINT in this process while the block starts pool workers, then
+    restore the handler. A ``spawn`` worker is a fresh interpreter: an ignored
+    SIGINT stays ignored across its exec and Python then installs no
+    KeyboardInterrupt handler, so a Ctrl-C that reaches the whole process group
+    while a worker is still importing prints no traceback from it (an
+    ``initializer`` runs only after the imports). Use it around the submissions
+    only (they start the workers and return at once): a Ctrl-C inside the block
+    is not seen. A no-op outside the main thread (signal handlers live there)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)

@@ -8,8 +8,10 @@ from __future__ import annotations
 import errno
 import os
 from pathlib import Path
+import signal
 import sys
 import tempfile
+import threading
 
 
 class OutputError(ValueError):
@@ -258,6 +260,11 @@ def run_quietly_on_broken_pipe(main, argv=None) -> int:
         quiet_stdout()
         return 141
     except KeyboardInterrupt:
+        if threading.current_thread() is threading.main_thread():
+            # a second SIGINT (a terminal's repeated Ctrl-C, `timeout` signalling the
+            # process and then its group) would raise again while the interpreter joins
+            # the pools' threads on its way out: "Exception ignored ... KeyboardInterrupt"
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
             sys.stdout.flush()
         except (OSError, ValueError):

@@ -25,7 +25,11 @@ def test_keyboard_interrupt_is_one_error_line_exit_130(capsys):
         print("partial output")
         raise KeyboardInterrupt
 
-    assert run_quietly_on_broken_pipe(main) == EXIT_INTERRUPTED == 130
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        assert run_quietly_on_broken_pipe(main) == EXIT_INTERRUPTED == 130
+    finally:  # the entry point ignores a second SIGINT until exit; this process goes on
+        signal.signal(signal.SIGINT, before)
     cap = capsys.readouterr()
     assert cap.out == "partial output\n"
     assert cap.err.splitlines() == ["error: interrupted (Ctrl-C): stopped before the end; every file written "
@@ -112,3 +116,43 @@ def test_parity_numerics_ctrl_c_is_one_error_line(tmp_path):
     assert p.returncode == 130, err
     assert err.splitlines() == ["error: interrupted (Ctrl-C): stopped before the end; every file written "
                                 "is whole (written beside, then renamed)"], err
+
+
+def _child_sigint_disposition() -> str:
+    import signal as s
+    return "ignored" if s.getsignal(s.SIGINT) is s.SIG_IGN else "handled"
+
+
+def test_workers_started_in_the_block_ignore_sigint_from_their_first_import():
+    """A spawn worker started inside workers_ignore_sigint() begins with SIGINT ignored
+    (no KeyboardInterrupt traceback while it imports); outside, Python's handler; the
+    parent's own handler is back after the block."""
+    import multiprocessing as mp
+    from parity.interrupt import workers_ignore_sigint
+    ctx = mp.get_context("spawn")
+    before = signal.getsignal(signal.SIGINT)
+    with ctx.Pool(1) as outside:
+        assert outside.apply(_child_sigint_disposition) == "handled"
+    with workers_ignore_sigint():
+        pool = ctx.Pool(1)
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    try:
+        assert pool.apply(_child_sigint_disposition) == "ignored"
+    finally:
+        pool.terminate()
+    assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_a_second_sigint_after_the_first_is_ignored(capsys):
+    """After the first KeyboardInterrupt the entry point ignores SIGINT, so a second one
+    (timeout signals the process and then its group) cannot raise during exit."""
+    before = signal.getsignal(signal.SIGINT)
+
+    def interrupted(argv):
+        raise KeyboardInterrupt
+
+    try:
+        assert run_quietly_on_broken_pipe(interrupted) == EXIT_INTERRUPTED
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, before)

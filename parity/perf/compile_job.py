@@ -20,6 +20,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 
+from parity.interrupt import cancel_on_error, workers_ignore_sigint
 from parity.llvm_compile import CompileError, compile_text
 
 
@@ -44,16 +45,18 @@ def compile_all(jobs: list[tuple[str, str, str]], workers: int, on_result=None) 
         died = []
         with ProcessPoolExecutor(max_workers=max(1, min(workers, len(todo))),
                                  mp_context=get_context("spawn")) as pool:
-            futs = {pool.submit(compile_asm, *jobs[i]): i for i in todo}
-            for f in as_completed(futs):
-                i = futs[f]
-                try:
-                    results[i] = f.result()
-                except BrokenProcessPool:
-                    died.append(i)
-                    continue
-                if on_result:
-                    on_result(i, results[i])
+            with workers_ignore_sigint():  # Ctrl-C: only this process stops the pool
+                futs = {pool.submit(compile_asm, *jobs[i]): i for i in todo}
+            with cancel_on_error(pool):   # Ctrl-C: the queued jobs are cancelled, not run
+                for f in as_completed(futs):
+                    i = futs[f]
+                    try:
+                        results[i] = f.result()
+                    except BrokenProcessPool:
+                        died.append(i)
+                        continue
+                    if on_result:
+                        on_result(i, results[i])
         todo = sorted(died)
     for i in todo:
         results[i] = {"ok": False, "stage": "abort",
