@@ -214,6 +214,20 @@ ONLY_HELP = {
 }
 
 
+class Once(argparse.Action):
+    """An option that may be given once: a second ``--flavor`` or ``--only`` is an
+    argparse error naming both values (it silently replaced the first: ``--flavor
+    llvm23 --flavor llvm22`` ran llvm22 only). Lists go in one value (``A,B``)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        seen = getattr(namespace, "_given", set())
+        if self.dest in seen:
+            raise argparse.ArgumentError(self, f"given twice ({getattr(namespace, self.dest)!s} and {values!s}); "
+                                               f"give a list in one value (A,B)")
+        namespace._given = seen | {self.dest}
+        setattr(namespace, self.dest, values)
+
+
 def add_options(p: argparse.ArgumentParser, *, only: str | None = "configs", flavor: bool = True,
                 flavor_default: str | None = None, jobs: bool = True, json: bool = True,
                 timeout: bool = True, engines: bool = True) -> None:
@@ -224,10 +238,10 @@ def add_options(p: argparse.ArgumentParser, *, only: str | None = "configs", fla
     (None: every canonical flavor); ``engines``: the hidden --engines/--configs
     injection options of the gate's tests."""
     if only:
-        p.add_argument("--only", metavar="X[,X...]", help=ONLY_HELP[only])
+        p.add_argument("--only", metavar="X[,X...]", action=Once, help=ONLY_HELP[only])
         p.set_defaults(only_kind=only)
     if flavor:
-        p.add_argument("--flavor", metavar="F", default=flavor_default,
+        p.add_argument("--flavor", metavar="F", default=flavor_default, action=Once,
                        help=(f"flavor (default {flavor_default}; " if flavor_default else
                              "only this flavor (default: every canonical flavor; ")
                        + "aliases such as llvm24 resolve to their canonical flavor)")

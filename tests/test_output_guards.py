@@ -91,3 +91,14 @@ def test_perf_refuses_llvm20():
                 "--check-goals")
     assert r.returncode == 2
     assert r.stderr.startswith("error: --flavor llvm20: perf compiles with llvmlite's LLVM 22")
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["layers", "--only", "resnet50_b1_conv1", "--flavor", "llvm23", "--flavor", "llvm22"],
+     "argument --flavor: given twice (llvm23 and llvm22)"),
+    (["check", "--only", "ir_core", "--only", "ir_core"], "argument --only: given twice (ir_core and ir_core)"),
+])
+def test_an_option_given_twice_is_refused(argv, msg):
+    """A second --flavor / --only replaced the first in silence (only llvm22 ran)."""
+    r = _parity(*argv)
+    assert r.returncode == 2 and msg in r.stderr and "Traceback" not in r.stderr
