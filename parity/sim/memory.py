@@ -100,8 +100,8 @@ def check_access(mem: Memory, off: np.ndarray, nb: int, align: int, what: str, X
     common, good case costs two reductions: the largest offset read as
     unsigned (a negative one is huge) and the OR of all offsets (any low bit
     set in one lane is set in the OR)."""
-    hi = int(off.view(np.uint64).max()) if off.dtype == np.int64 else int(off.max()) if int(off.min()) >= 0 else -1
-    if 0 <= hi <= mem.data.size - nb and (align <= 1 or not int(np.bitwise_or.reduce(off)) & (align - 1)):
+    hi = int(off.astype(np.int64, copy=False).view(np.uint64).max())  # a negative offset reads as huge
+    if hi <= mem.data.size - nb and (align <= 1 or not int(np.bitwise_or.reduce(off)) & (align - 1)):
         return
     bad = (off < 0) | (off > mem.data.size - nb)
     if np.count_nonzero(bad):
