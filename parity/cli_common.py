@@ -48,7 +48,7 @@ from parity.color import enabled as color_enabled
 from parity.config import ConfigError, DEFAULT_PACKAGE, load_families
 from parity.escape import shown
 from parity.pool import DEFAULT_TIMEOUT
-from parity.project import outside_checkout_note
+from parity.project import holds_golden_shards, outside_checkout_note
 from parity.runner import DEFAULT_ENGINES
 from parity.outputs import write_report, written_in_place
 from parity.suggest import did_you_mean
@@ -173,6 +173,8 @@ def _check_writable(p: Path, path, flag: str) -> None:
     if not p.parent.is_dir():
         what = "is not a directory" if p.parent.exists() else "does not exist"
         raise ValueError(f"{flag} {path}: directory {p.parent} {what}")
+    if holds_golden_shards(p.parent):   # a new FAMILY.json there would be read as a shard
+        raise ValueError(f"{flag} {path}: is in a golden directory ({p.parent}); reports go elsewhere")
     if p.is_file() and not _is_report_or_empty(p):
         raise ValueError(f"{flag} {path}: exists and is not a splitk-parity report "
                          f"(a golden shard, catalog or other file is never overwritten)")
@@ -217,13 +219,13 @@ ONLY_HELP = {
 class Once(argparse.Action):
     """An option that may be given once: a second ``--flavor`` or ``--only`` is an
     argparse error naming both values (it silently replaced the first: ``--flavor
-    llvm23 --flavor llvm22`` ran llvm22 only). Lists go in one value (``A,B``)."""
+    llvm23 --flavor llvm22`` ran llvm22 only); also --json, --jobs, --golden-dir."""
 
     def __call__(self, parser, namespace, values, option_string=None):
         seen = getattr(namespace, "_given", set())
         if self.dest in seen:
             raise argparse.ArgumentError(self, f"given twice ({getattr(namespace, self.dest)!s} and {values!s}); "
-                                               f"give a list in one value (A,B)")
+                                               f"give it once")
         namespace._given = seen | {self.dest}
         setattr(namespace, self.dest, values)
 
@@ -246,10 +248,10 @@ def add_options(p: argparse.ArgumentParser, *, only: str | None = "configs", fla
                              "only this flavor (default: every canonical flavor; ")
                        + "aliases such as llvm24 resolve to their canonical flavor)")
     if jobs:
-        p.add_argument("--jobs", "-j", type=positive_int, default=None, metavar="N",
+        p.add_argument("--jobs", "-j", type=positive_int, default=None, metavar="N", action=Once,
                        help="worker processes, >= 1 (default: the CPU count)")
     if json:
-        p.add_argument("--json", metavar="PATH", type=json_path,
+        p.add_argument("--json", metavar="PATH", type=json_path, action=Once,
                        help="also write the result as JSON to PATH (schema: docs/cli.md)")
     if timeout:
         p.add_argument("--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT, metavar="S",

@@ -14,7 +14,7 @@ from pathlib import Path
 from parity import golden as G
 from parity import pending
 from parity.bless import write
-from parity.cli_common import add_compile_cache_option, finish, finite_seconds, note_outside_checkout, only_names
+from parity.cli_common import Once, add_compile_cache_option, finish, finite_seconds, note_outside_checkout, only_names
 from parity.escape import shown
 from parity.ir_diff import add_base_options, cmd_diff_base
 from parity.config import CANONICAL_FLAVORS, ConfigError, load_families
@@ -408,7 +408,7 @@ def add_command(sub) -> None:
     c = sub.add_parser("check", help="byte identity and goldens in one verdict")
     add_common_options(c)
     _allow_foreign(c)
-    c.add_argument("--golden-dir", metavar="DIR",
+    c.add_argument("--golden-dir", metavar="DIR", action=Once,
                    help="golden shard directory (default: golden/ of the checkout holding the working directory)")
     c.add_argument("--origin", action="store_true",
                    help="rerun each MISMATCH group's example with origin recording and name the builder call "
@@ -420,7 +420,7 @@ def add_command(sub) -> None:
     w = sub.add_parser("write", help="re-bless golden shards from what both engines agree on")
     add_common_options(w)
     _allow_foreign(w)
-    w.add_argument("--golden-dir", metavar="DIR",
+    w.add_argument("--golden-dir", metavar="DIR", action=Once,
                    help="golden shard directory (default: golden/ of the checkout holding the working directory)")
     w.add_argument("--lock-timeout", type=finite_seconds("--lock-timeout"), default=G.LOCK_TIMEOUT,
                    metavar="S", help=f"seconds to wait for the golden lock (default {G.LOCK_TIMEOUT:g})")

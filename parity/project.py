@@ -60,6 +60,30 @@ def find_project_root(start: Path | str | None = None) -> Path | None:
     return None
 
 
+SHARD_HEAD = re.compile(rb'\{"family": "([A-Za-z0-9_]+)"')
+
+
+def is_golden_shard(path: Path) -> bool:
+    """``path`` is a golden shard or a pending one: ``FAMILY.json`` or
+    ``FAMILY.json.new``, a regular file that starts ``{"family": "FAMILY"`` as
+    parity/golden.py writes them (a renamed copy elsewhere is not one); False
+    for anything else, unreadable files included."""
+    try:
+        if not path.is_file():
+            return False
+        with open(path, "rb") as fh:
+            m = SHARD_HEAD.match(fh.read(200))
+    except OSError:
+        return False
+    return bool(m) and path.name in (f"{m.group(1).decode()}.json", f"{m.group(1).decode()}.json.new")
+
+
+def holds_golden_shards(directory: Path) -> bool:
+    """``directory`` holds at least one golden or pending shard (FAMILY.json,
+    FAMILY.json.new). OSError when it cannot be listed."""
+    return any(q.name.endswith((".json", ".json.new")) and is_golden_shard(q) for q in directory.iterdir())
+
+
 def resolve_golden_dir(explicit: str | Path | None = None, start: Path | str | None = None) -> Path:
     """The golden shard directory the gate uses.
 
@@ -74,6 +98,7 @@ def resolve_golden_dir(explicit: str | Path | None = None, start: Path | str | N
                 raise ProjectError(f"--golden-dir {shown(explicit)}: not a directory")
             # a check writes pending .json.new files there: only into a golden
             # directory (one holding shards) or an empty one (a first write)
+            # by name: a corrupt shard there must still be reported as one
             names = [q.name for q in p.iterdir()]
         except OSError as exc:
             raise ProjectError(f"--golden-dir {shown(explicit)}: cannot be read "

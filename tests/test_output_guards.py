@@ -29,7 +29,7 @@ def test_json_refuses_a_golden_shard_and_leaves_it_whole():
     before = shard.read_bytes()
     r = _parity("check", "--only", "ir_core", "--json", str(shard))
     assert r.returncode == 2
-    assert "exists and is not a splitk-parity report" in r.stderr and "Traceback" not in r.stderr
+    assert "is in a golden directory" in r.stderr and "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
     assert shard.read_bytes() == before
 
@@ -65,7 +65,7 @@ def test_golden_dir_must_hold_shards_or_be_empty(tmp_path):
         resolve_golden_dir(tmp_path)
     (tmp_path / "notes.txt").unlink()
     assert resolve_golden_dir(tmp_path) == tmp_path.resolve()
-    (tmp_path / "ir_core.json").write_text("{}")
+    (tmp_path / "ir_core.json").write_text('{"family": "ir_core",\n"format": 1}\n')
     (tmp_path / "notes.txt").write_text("x")
     assert resolve_golden_dir(tmp_path) == tmp_path.resolve()
     with pytest.raises(ProjectError, match="cannot be read"):
@@ -100,5 +100,34 @@ def test_perf_refuses_llvm20():
 ])
 def test_an_option_given_twice_is_refused(argv, msg):
     """A second --flavor / --only replaced the first in silence (only llvm22 ran)."""
+    r = _parity(*argv)
+    assert r.returncode == 2 and msg in r.stderr and "Traceback" not in r.stderr
+
+
+def test_json_refuses_a_new_file_in_a_golden_directory(tmp_path):
+    """A new FAMILY.json (or any report) beside golden shards would be read as a shard by
+    the next check ("no 'family' key"): refused before the run (fresh-user retrial)."""
+    with pytest.raises(ValueError, match="is in a golden directory"):
+        check_writable(ROOT / "golden" / "new_family.json")
+    (tmp_path / "ir_core.json").write_text('{"family": "ir_core",\n"format": 1}\n')
+    with pytest.raises(ValueError, match="is in a golden directory"):
+        check_writable(tmp_path / "report.json")
+
+
+def test_a_renamed_shard_copy_does_not_make_a_golden_directory(tmp_path):
+    from parity.project import is_golden_shard
+    (tmp_path / "copy_ir_core.json").write_text('{"family": "ir_core",\n"format": 1}\n')
+    assert not is_golden_shard(tmp_path / "copy_ir_core.json")
+    check_writable(tmp_path / "report.json")
+    assert is_golden_shard(ROOT / "golden" / "ir_core.json")
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["check", "--only", "ir_core", "--json", "/tmp/x1.json", "--json", "/tmp/x2.json"], "argument --json: given twice"),
+    (["check", "--only", "ir_core", "-j", "1", "-j", "2"], "argument --jobs/-j: given twice (1 and 2); give it once"),
+    (["check", "--only", "ir_core", "--golden-dir", "golden", "--golden-dir", "golden"],
+     "argument --golden-dir: given twice"),
+])
+def test_json_jobs_golden_dir_given_twice_are_refused(argv, msg):
     r = _parity(*argv)
     assert r.returncode == 2 and msg in r.stderr and "Traceback" not in r.stderr
