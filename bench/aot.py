@@ -28,8 +28,8 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from parity.aot.build import build  # noqa: E402
-from parity.cli_common import Parser, at_least_one, flavor_list  # noqa: E402
-from parity.outputs import run_quietly_on_broken_pipe  # noqa: E402
+from parity.cli.common import Parser, at_least_one, flavor_list  # noqa: E402
+from parity.base.outputs import run_quietly_on_broken_pipe  # noqa: E402
 
 
 def _sample(k: int, jobs: int, tmp: str) -> dict:

@@ -27,8 +27,8 @@ if __package__ in (None, ""):
 
 import python_engine as E  # noqa: E402
 from python_engine.policy import aot as A  # noqa: E402
-from parity.cli_common import Parser, at_least_one, flavor_list  # noqa: E402  (debt: the grid's axes are not in the engine API)
-from parity.outputs import run_quietly_on_broken_pipe  # noqa: E402
+from parity.cli.common import Parser, at_least_one, flavor_list  # noqa: E402  (debt: the grid's axes are not in the engine API)
+from parity.base.outputs import run_quietly_on_broken_pipe  # noqa: E402
 
 
 def extra_jobs(dtype: str) -> list:

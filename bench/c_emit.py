@@ -29,9 +29,9 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from parity.cli_common import Parser, at_least_one, git_commit  # noqa: E402
+from parity.cli.common import Parser, at_least_one, git_commit  # noqa: E402
 from parity.config import load_families  # noqa: E402
-from parity.outputs import run_quietly_on_broken_pipe  # noqa: E402
+from parity.base.outputs import run_quietly_on_broken_pipe  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "bench" / "c_emit.c"

@@ -30,11 +30,11 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from parity.cli_common import Parser, at_least_one  # noqa: E402
-from parity.emit import default_catalog  # noqa: E402
+from parity.cli.common import Parser, at_least_one  # noqa: E402
+from parity.catalog.emit import default_catalog  # noqa: E402
 from python_engine.kernels.conv_implicit_gemm import load_vector  # noqa: E402
-from parity.miopen import ProblemInputError, parse_catalog  # noqa: E402
-from parity.outputs import run_quietly_on_broken_pipe  # noqa: E402
+from parity.catalog.miopen import ProblemInputError, parse_catalog  # noqa: E402
+from parity.base.outputs import run_quietly_on_broken_pipe  # noqa: E402
 from python_engine.policy.perf_model import select_by_model  # noqa: E402
 from python_engine.policy.fold import fold_width  # noqa: E402
 from python_engine.targets.arch import find_arch  # noqa: E402

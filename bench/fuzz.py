@@ -12,15 +12,15 @@ import time
 
 
 def main(argv=None) -> int:
-    from parity.cli_common import Parser, at_least_one, finite_seconds, integer
+    from parity.cli.common import Parser, at_least_one, finite_seconds, integer
     p = Parser(description=__doc__.splitlines()[0])
     p.add_argument("--seconds", type=finite_seconds("--seconds"), default=10.0, help="seconds of the pool run (default 10)")
     p.add_argument("--jobs", type=at_least_one("--jobs"), default=None, help="worker processes (default: CPUs)")
     p.add_argument("--seed", type=integer("--seed"), default=0, help="the generator seed (default 0)")
     args = p.parse_args(argv)
 
-    from parity.fuzz.check import check_spec
-    from parity.fuzz.generate import families, generate
+    from parity.gate.fuzz_check import check_spec
+    from parity.gate.fuzz_generate import families, generate
     from parity.fuzz.run import run_fuzz
 
     fams = families()
@@ -41,5 +41,5 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    from parity.outputs import run_quietly_on_broken_pipe
+    from parity.base.outputs import run_quietly_on_broken_pipe
     raise SystemExit(run_quietly_on_broken_pipe(main))  # Ctrl-C: one error line, exit 130

@@ -50,11 +50,12 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from parity.cli_common import Parser, at_least_one, family_list, git_commit, name_list  # noqa: E402
+from parity.cli.common import Parser, at_least_one, family_list, git_commit, name_list  # noqa: E402
 
 from parity.config import load_families  # noqa: E402
-from parity.runner import DEFAULT_ENGINES, engine_module  # noqa: E402
-from parity.outputs import run_quietly_on_broken_pipe  # noqa: E402
+from parity.config import DEFAULT_ENGINES  # noqa: E402
+from parity.gate.runner import engine_module  # noqa: E402
+from parity.base.outputs import run_quietly_on_broken_pipe  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = "24d40b6"             # issue 25's base commit

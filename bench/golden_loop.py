@@ -86,7 +86,7 @@ def bench_rebuild() -> None:
 
 
 def main(argv=None) -> int:
-    from parity.cli_parser import Parser
+    from parity.cli.parser import Parser
     ap = Parser(description=__doc__.splitlines()[0])
     ap.add_argument("--write", action="store_true", help="time `parity write` after a one-kernel change only")
     ap.add_argument("--rebuild", action="store_true", help="time a one-line C++ edit to a GREEN check only")
@@ -100,5 +100,5 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    from parity.outputs import run_quietly_on_broken_pipe
+    from parity.base.outputs import run_quietly_on_broken_pipe
     raise SystemExit(run_quietly_on_broken_pipe(main))  # Ctrl-C: one error line, exit 130

@@ -46,7 +46,7 @@ def compile_counts(text: str) -> dict:
 
 
 def main(argv=None) -> int:
-    from parity.cli_parser import Parser  # imports no engine: --engine-path still picks the one imported below
+    from parity.cli.parser import Parser  # imports no engine: --engine-path still picks the one imported below
     ap = Parser(description=__doc__.splitlines()[0])
     ap.add_argument("--engine-path", help="import python_engine from this directory")
     ap.add_argument("--no-banks", action="store_true", help="skip the emulated bank-conflict counts")
@@ -79,5 +79,5 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    from parity.outputs import run_quietly_on_broken_pipe
+    from parity.base.outputs import run_quietly_on_broken_pipe
     raise SystemExit(run_quietly_on_broken_pipe(main))  # Ctrl-C: one error line, exit 130

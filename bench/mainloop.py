@@ -206,7 +206,7 @@ def goal_lines(tag: str, r: dict) -> list[str]:
 
 
 def main(argv=None) -> int:
-    from parity.cli_common import Parser, git_commit
+    from parity.cli.common import Parser, git_commit
     ap = Parser(description=__doc__.splitlines()[0])
     ap.add_argument("--base", type=git_commit("--base"), metavar="REF", help="also measure the Python engine of git REF")
     args = ap.parse_args(argv)
@@ -220,7 +220,7 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-mainloop-") as tmp:
         if args.base:
             sys.path.insert(0, str(ROOT))
-            from parity.ref_tree import extract, resolve_ref
+            from parity.golden.ref_tree import extract, resolve_ref
             commit = resolve_ref(ROOT, args.base)
             extract(ROOT, commit, Path(tmp))
             trees.append((args.base[:6], Path(tmp)))
@@ -242,5 +242,5 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    from parity.outputs import run_quietly_on_broken_pipe
+    from parity.base.outputs import run_quietly_on_broken_pipe
     raise SystemExit(run_quietly_on_broken_pipe(main))  # Ctrl-C: one error line, exit 130

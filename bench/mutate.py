@@ -18,9 +18,9 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from parity.cli import main as parity_main  # noqa: E402
-from parity.cli_common import Parser, at_least_one, finite_seconds, integer  # noqa: E402
-from parity.outputs import run_quietly_on_broken_pipe  # noqa: E402
+from parity.app.main import main as parity_main  # noqa: E402
+from parity.cli.common import Parser, at_least_one, finite_seconds, integer  # noqa: E402
+from parity.base.outputs import run_quietly_on_broken_pipe  # noqa: E402
 
 
 def main(argv=None) -> int:

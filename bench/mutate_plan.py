@@ -71,7 +71,7 @@ def main(argv=None) -> int:
         return child(argv[1], int(argv[2]), int(argv[3]))
     if __package__ in (None, ""):
         sys.path.insert(0, str(ROOT))
-    from parity.cli_common import Parser, git_commit, integer
+    from parity.cli.common import Parser, git_commit, integer
     ap = Parser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--per-kind", type=integer("--per-kind", lo=0), default=0, metavar="K",
                     help="sites per mutation kind and config, as `parity mutate --per-kind` (default 0: every site)")
@@ -107,5 +107,5 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    from parity.outputs import run_quietly_on_broken_pipe
+    from parity.base.outputs import run_quietly_on_broken_pipe
     raise SystemExit(run_quietly_on_broken_pipe(main))  # Ctrl-C: one error line, exit 130

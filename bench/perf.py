@@ -23,12 +23,12 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from parity.cli import main as parity_main  # noqa: E402
-from parity.cli_common import Parser, at_least_one, git_commit  # noqa: E402
+from parity.app.main import main as parity_main  # noqa: E402
+from parity.cli.common import Parser, at_least_one, git_commit  # noqa: E402
 from parity.perf.measure import Measure  # noqa: E402
 from parity.perf.table import COMPARE_HEAD, compare_rows, render  # noqa: E402
 from parity.perf.targets import FAMILY, TARGETS, target_keys  # noqa: E402
-from parity.outputs import run_quietly_on_broken_pipe  # noqa: E402
+from parity.base.outputs import run_quietly_on_broken_pipe  # noqa: E402
 
 
 def _run(argv: list[str]) -> tuple[int, float, str]:

@@ -22,12 +22,12 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import python_engine  # noqa: E402
-from parity.cli_common import Parser, at_least_one, family_list  # noqa: E402
+from parity.cli.common import Parser, at_least_one, family_list  # noqa: E402
 from parity.config import load_families  # noqa: E402
 from parity.proof import assumptions as A  # noqa: E402
 from parity.proof import interpret as I  # noqa: E402
 from parity.proof import report as R  # noqa: E402
-from parity.outputs import run_quietly_on_broken_pipe  # noqa: E402
+from parity.base.outputs import run_quietly_on_broken_pipe  # noqa: E402
 
 
 def units(only):

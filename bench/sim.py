@@ -49,8 +49,8 @@ if __package__ in (None, ""):
 
 import numpy as np  # noqa: E402
 
-from parity.cli_common import Parser, at_least_one, family_list, git_commit  # noqa: E402
-from parity.outputs import run_quietly_on_broken_pipe  # noqa: E402
+from parity.cli.common import Parser, at_least_one, family_list, git_commit  # noqa: E402
+from parity.base.outputs import run_quietly_on_broken_pipe  # noqa: E402
 
 BASE = "24d40b6"
 GOAL_RATE = 10e6       # lane-instructions / s, shadow on (issue 25 item 2)

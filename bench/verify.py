@@ -36,8 +36,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if __package__ in (None, ""):
     sys.path.insert(0, str(ROOT))
 
-from parity.cli_common import Parser, at_least_one, family_list, git_commit  # noqa: E402
-from parity.outputs import run_quietly_on_broken_pipe  # noqa: E402
+from parity.cli.common import Parser, at_least_one, family_list, git_commit  # noqa: E402
+from parity.base.outputs import run_quietly_on_broken_pipe  # noqa: E402
 GOAL_S = 45.0
 BASE_SHA = "24d40b6"
 BASE_QUIET_S = 67.0  # issue 25: `parity verify` at the base commit on a quiet machine (2 cores)

@@ -624,7 +624,7 @@ def version() -> str:
 
 def source_digest() -> str:
     """sha256 (64 hex digits) of the C++ sources the loaded library was built
-    from (cpe_source_digest; parity/stale.py compares it with the sources on disk)."""
+    from (cpe_source_digest; parity/base/stale.py compares it with the sources on disk)."""
     return ffi.string(lib.cpe_source_digest()).decode("ascii")
 
 

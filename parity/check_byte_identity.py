@@ -4,7 +4,7 @@
     python parity/check_byte_identity.py ...
 
 Prints one line per family and flavor with its counts by verdict, the failing
-configs grouped (parity/failure_summary.py: one example in full per group, for
+configs grouped (parity/gate/failure_summary.py: one example in full per group, for
 a MISMATCH the first differing line of both texts, and a hint line), and
 ``RESULT: GREEN`` or ``RESULT: RED`` last; with ``--verify``, ``RESULT: INCOMPLETE
 (skipped lanes: ...)`` when nothing failed but a verify lane was skipped
@@ -21,15 +21,15 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script path
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from parity.cli_common import Parser, add_version, finish  # noqa: E402
-from parity.cli_help import add_color  # noqa: E402
-from parity.color import set_choice, verdict  # noqa: E402
+from parity.cli.common import Parser, add_version, finish  # noqa: E402
+from parity.cli.help import add_color  # noqa: E402
+from parity.cli.color import set_choice, verdict  # noqa: E402
 from parity.config import ConfigError  # noqa: E402
-from parity.pool import PoolError  # noqa: E402
-from parity.failure_summary import hint_lines, summary_block  # noqa: E402
-from parity.report import add_common_options, die, progress, select, summary_lines  # noqa: E402
-from parity.runner import run_gate  # noqa: E402
-from parity.preamble import preamble  # noqa: E402 - stale C++ build check + provenance first line (issue 12)
+from parity.gate.pool import PoolError  # noqa: E402
+from parity.gate.failure_summary import hint_lines, summary_block  # noqa: E402
+from parity.gate.report import add_common_options, die, progress, select, summary_lines  # noqa: E402
+from parity.gate.runner import run_gate  # noqa: E402
+from parity.app.preamble import preamble  # noqa: E402 - stale C++ build check + provenance first line (issue 12)
 from parity.verify.verify import print_report, run_verify  # noqa: E402
 
 
@@ -83,5 +83,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from parity.outputs import run_quietly_on_broken_pipe  # `... | head -1` ends quietly
+    from parity.base.outputs import run_quietly_on_broken_pipe  # `... | head -1` ends quietly
     raise SystemExit(run_quietly_on_broken_pipe(main))

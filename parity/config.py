@@ -27,13 +27,21 @@ import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Iterable, Mapping
-from parity.input_files import MAX_CONFIG_BYTES, InputFileError, check_regular
-from parity.project import checkout_configs_dir
-from parity.suggest import did_you_mean
+from parity.base.input_files import MAX_CONFIG_BYTES, InputFileError, check_regular
+from parity.base.project import checkout_configs_dir
+from parity.base.suggest import did_you_mean
 
 #: The flavors every run checks. llvm24 is an alias of llvm23 (resolved by the
 #: engine's flavor table) and is never run separately.
 CANONICAL_FLAVORS: tuple[str, ...] = ("llvm20", "llvm22", "llvm23")
+
+#: The two engines a gate run compares when ``--engines`` is not given (names of
+#: parity.gate.runner.ENGINE_MODULES). Here, below the option vocabulary
+#: (parity/cli/common.py) and the gate (parity/gate/runner.py) that both use it.
+DEFAULT_ENGINES: tuple[str, str] = ("python", "cpp")
+#: Seconds one engine job may take in a gate worker before the job counts as a
+#: hung CRASH (``--timeout``; parity/gate/pool.py). Here for the same reason.
+DEFAULT_TIMEOUT = 30.0
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
 _HINT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
@@ -213,7 +221,7 @@ DEFAULT_PACKAGE = "parity.configs"
 
 def _check_config_file(path) -> None:
     """ConfigError unless the configs module ``path`` is a regular file within
-    parity/input_files.py's MAX_CONFIG_BYTES (checked before Python opens it)."""
+    parity/base/input_files.py's MAX_CONFIG_BYTES (checked before Python opens it)."""
     try:
         check_regular(path, "configs module", MAX_CONFIG_BYTES)
     except InputFileError as exc:
@@ -224,7 +232,7 @@ def _family_modules(package: str) -> list:
     """The family modules of ``package`` in name order. For the default package
     inside a checkout whose ``parity`` is not the imported one (a non-editable
     install), the checkout's ``parity/configs/*.py`` files
-    (:func:`parity.project.checkout_configs_dir`)."""
+    (:func:`parity.base.project.checkout_configs_dir`)."""
     d = checkout_configs_dir() if package == DEFAULT_PACKAGE else None
     if d is None:
         name = package

@@ -9,9 +9,9 @@ ENGINE_MODULES = {"python": "python_engine", "cpp": "cpp_engine"}
 
 
 def pytest_sessionstart(session):
-    """Rebuild/check cpp_engine once (parity/stale.py): a stale library fails the
+    """Rebuild/check cpp_engine once (parity/base/stale.py): a stale library fails the
     session in one line; worker processes then skip the import-time rebuild."""
-    from parity import stale
+    from parity.base import stale
     msg = stale.check_cpp_build()
     if msg:
         raise pytest.UsageError(msg)

@@ -99,7 +99,7 @@ class NumpyGpu:
         self.launches = []
 
     def __call__(self, fake, function, params, grid, block, cluster):
-        from parity.reference import cast_bits, conv_fwd
+        from parity.sim.reference import cast_bits, conv_fwd
         kernel = function.split(":", 1)[1]
         variant = variant_of_kernel(kernel)
         slots, _ = variant_layout(variant)

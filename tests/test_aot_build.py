@@ -15,7 +15,7 @@ from runtime_helpers import linker_or_skip
 import cpp_engine
 from parity.aot import manifest as M
 from parity.aot.shard import ShardError, parse_shard, shard_of
-from parity.cli import main as parity_main
+from parity.app.main import main as parity_main
 
 pytest.importorskip("llvmlite", reason="llvmlite (the [test] extra) compiles the IR")
 

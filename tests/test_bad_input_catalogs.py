@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from parity.catalog_model import catalog_predictions
-from parity.cli import main as parity_main
-from parity.emit import main as emit_main
-from parity.input_files import MAX_CATALOG_BYTES, MAX_CATALOG_LINE_BYTES, InputFileError, read_bytes
-from parity.miopen import ProblemInputError, parse_command_line, parse_line, read_catalog
+from parity.catalog.model import catalog_predictions
+from parity.app.main import main as parity_main
+from parity.catalog.emit import main as emit_main
+from parity.base.input_files import MAX_CATALOG_BYTES, MAX_CATALOG_LINE_BYTES, InputFileError, read_bytes
+from parity.catalog.miopen import ProblemInputError, parse_command_line, parse_line, read_catalog
 
 REPO = Path(__file__).resolve().parents[1]
 LAYER = "MIOpenDriver convbfp16 -n 1 -c 64 -H 8 -W 8 -k 64 -y 3 -x 3 -p 1 -q 1"
@@ -42,7 +42,7 @@ def _one_error(capsys, code, want_code=2) -> str:
 
 def _entry_points(path, tmp_path):
     """The three ways a catalog is read: `parity layers FILE`, `parity emit
-    --catalog FILE` and the `parity.emit.main` entry point."""
+    --catalog FILE` and the `parity.catalog.emit.main` entry point."""
     return [lambda: _main(["layers", str(path), "--no-verify", "--no-numerics"]),
             lambda: _main(["emit", "--catalog", str(path), "--out", str(tmp_path / "o1")]),
             lambda: emit_main(["--catalog", str(path), "--out", str(tmp_path / "o2")])]
@@ -137,7 +137,7 @@ def test_catalog_file_name_is_escaped(tmp_path, capsys):
 
 
 def test_shipped_catalog_is_within_the_caps():
-    from parity.emit import default_catalog
+    from parity.catalog.emit import default_catalog
     data = Path(default_catalog()).read_bytes()
     assert len(data) <= MAX_CATALOG_BYTES // 100
     assert max(len(l) for l in data.split(b"\n")) <= MAX_CATALOG_LINE_BYTES // 10

@@ -12,7 +12,7 @@ import numpy as np  # noqa: F401 (runtime helpers)
 import pytest
 
 from fake_hip import FakeHip, hipError_t
-from parity.miopen import ProblemInputError, parse_line
+from parity.catalog.miopen import ProblemInputError, parse_line
 from parity.runtime import ConvRun, Hip, HipError, LaunchConfigError
 from parity.runtime.kernarg import check_value
 from runtime_helpers import FakeCache
@@ -201,7 +201,7 @@ def test_scale_outside_f32_through_conv_run():
                                         ("/tmp", "is a directory")])
 def test_aot_merge_out_is_checked_before_the_shards_are_read(out, needle, capsys):
     # --out had no check: a bad path was a traceback from the write, after every shard was read
-    from parity.cli import main as parity_main
+    from parity.app.main import main as parity_main
     with pytest.raises(SystemExit) as ei:
         parity_main(["aot", "merge", "/nonexistent-shard.json", "--out", out])
     err = capsys.readouterr().err.splitlines()
@@ -228,7 +228,7 @@ def test_a_closed_stdout_or_stderr_is_not_a_traceback(closed):
                                         ("FILE/sub", "is not a directory")])
 def test_fuzz_out_is_checked_before_the_run(tmp_path, out, needle, capsys):
     # a --out that could not hold a reproducer was found only when a failure was to be written
-    from parity.cli import main as parity_main
+    from parity.app.main import main as parity_main
     f = tmp_path / "a-file"
     f.write_text("x")
     rc = parity_main(["fuzz", "--specs", "1", "--only", "ir_core", "--out", out.replace("FILE", str(f))])

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from parity.fuzz.values import LyingInt, LyingStr
+from parity.gate.fuzz_values import LyingInt, LyingStr
 
 ARCH, FLAVOR = "gfx1250", "llvm23"
 NOT_PRINTABLE = ("must be printable UTF-8 text (no control characters, line or paragraph separators, NUL or "

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from parity.cli_common import family_list, git_commit
-from parity.cli_parser import Parser
+from parity.cli.common import family_list, git_commit
+from parity.cli.parser import Parser
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -11,12 +11,12 @@ import threading
 
 import pytest
 
-from parity import golden as G
-from parity import golden_textconv as T
-from parity import pending as P
-from parity.change_groups import TEXT, ChangeGroup
-from parity.cli import main as parity_main
-from parity.review import ReviewError, find_groups
+from parity.golden import shards as G
+from parity.golden import textconv as T
+from parity.golden import pending as P
+from parity.golden.change_groups import TEXT, ChangeGroup
+from parity.app.main import main as parity_main
+from parity.golden.review import ReviewError, find_groups
 from scratch_checkout import REPO
 
 FORGED = "x\nRESULT: GREEN"
@@ -146,8 +146,8 @@ def test_mutate_refuses_bad_numbers_and_empty_kinds_before_running(capsys, argv,
 
 def test_review_walk_colours_follow_the_color_option(monkeypatch):
     # before: Paint(isatty and not NO_COLOR): --color=never still coloured a terminal, always did not colour
-    from parity import color
-    from parity.review import terminal_paint
+    from parity.cli import color
+    from parity.golden.review import terminal_paint
     monkeypatch.setattr("sys.stdout.isatty", lambda: True, raising=False)
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.setenv("TERM", "xterm")
@@ -175,7 +175,7 @@ def test_pending_key_outside_what_check_writes_is_refused(tmp_path, key):
 def test_json_path_the_process_cannot_create_is_refused_before_the_run(tmp_path):
     # before: os.access() says yes to root for /proc; `parity diff --base HEAD --json /proc/x.json`
     # ran, then ended in a FileNotFoundError traceback writing the report
-    from parity.cli_common import check_writable
+    from parity.cli.common import check_writable
     if not os.path.isdir("/proc") or not os.access("/proc", os.W_OK):
         pytest.skip("needs a /proc that os.access calls writable (root)")
     with pytest.raises(ValueError, match="not writable"):
@@ -195,7 +195,7 @@ def test_textconv_escapes_the_family_of_the_shard(monkeypatch):
 
 def test_review_accept_given_twice_keeps_both_lists():
     # before: `--accept A --accept B` parsed as ["B"]: group A silently not accepted
-    from parity.cli import build_parser
+    from parity.app.main import build_parser
     ns = build_parser().parse_args(["review", "--accept", "a:1", "--accept", "b:2", "--reject", "c", "--reject", "d"])
     assert ns.accept == ["a:1", "b:2"] and ns.reject == ["c", "d"]
 
@@ -203,7 +203,7 @@ def test_review_accept_given_twice_keeps_both_lists():
 def test_gitattributes_fifo_or_non_utf8_is_one_error_and_other_lines_keep_their_bytes(tmp_path):
     # before: a FIFO .gitattributes hung `golden-textconv --install` / `merge-golden --install`;
     # a non-UTF-8 byte was a UnicodeDecodeError traceback; CRLF lines were rewritten as LF
-    from parity.git_attributes import add_attribute_line
+    from parity.golden.git_attributes import add_attribute_line
     attrs = tmp_path / ".gitattributes"
     os.mkfifo(attrs)
     with pytest.raises(OSError, match="named pipe"):

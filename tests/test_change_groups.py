@@ -1,9 +1,9 @@
-"""Change groups (parity/change_groups.py) and the markdown review page (parity/diff_page.py):
+"""Change groups (parity/golden/change_groups.py) and the markdown review page (parity/golden/diff_page.py):
 normalisation, grouping keys, config patterns, group ids."""
 
-from parity import change_groups as C
-from parity import ir_diff as D
-from parity.diff_page import markdown_page
+from parity.golden import change_groups as C
+from parity.golden import ir_diff as D
+from parity.golden.diff_page import markdown_page
 
 STORE = ("  %out5 = fptrunc <8 x float> %sum4 to <8 x bfloat>\n"
          "  %pd6 = getelementptr inbounds bfloat, ptr addrspace(1) %d_ptr, i64 %elem3\n"
@@ -128,9 +128,9 @@ def test_text_report_puts_each_groups_verdict_under_its_header():
 
 
 def test_group_verdicts_run_the_oracles_on_exactly_the_groups_entries(monkeypatch):
-    from parity import bless
+    from parity.golden import bless
     from parity.config import Config, Family
-    from parity.diff_page import group_verdicts
+    from parity.golden.diff_page import group_verdicts
     fam = Family("f", tuple(Config(n, arch="gfx1250", spec={}) for n in ("a", "b", "c")))
     g1 = C.ChangeGroup("f", C.TEXT, ("1",), entries=[("a", "llvm23"), ("a", "llvm20")])
     g2 = C.ChangeGroup("f", C.TEXT, ("2",), entries=[("b", "llvm22")])

@@ -14,11 +14,11 @@ from pty_helpers import drain
 import pytest
 
 import gate_stubs
-from parity import color
+from parity.cli import color
 from parity.check_byte_identity import main as cbi_main
-from parity.cli import build_parser, main as parity_main
-from parity.cli_help import EXIT_STATUS
-from parity.suggest import nearest
+from parity.app.main import build_parser, main as parity_main
+from parity.cli.help import EXIT_STATUS
+from parity.base.suggest import nearest
 
 ROOT = Path(__file__).resolve().parents[1]
 BROKEN_FAM = '''
@@ -168,7 +168,7 @@ def test_every_option_and_argument_has_help_text():
     # merge/validate's MANIFEST had none in --help
     import argparse
 
-    from parity.cli import build_parser
+    from parity.app.main import build_parser
 
     bare = []
 

@@ -1,4 +1,4 @@
-"""`parity <command>` imports only the module of that command (parity/cli.py
+"""`parity <command>` imports only the module of that command (parity/app/main.py
 COMMAND_MODULES): `parity check` starts without numpy, the emulator and the verifier."""
 
 import argparse
@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from parity import cli
+from parity.app import main as cli
 
 
 def _choices(parser) -> set:
@@ -46,11 +46,11 @@ def test_a_misspelt_command_is_a_usage_error_naming_the_choices(capsys):
 
 _PROBE = textwrap.dedent("""
     import sys
-    from parity.cli import build_parser, command_of
+    from parity.app.main import build_parser, command_of
     build_parser(command_of(["check"])).parse_args(["check"])
-    import parity.pool
+    import parity.gate.pool
     print(" ".join(m for m in ("numpy", "parity.sim", "parity.verify", "parity.proof", "parity.mutate",
-                               "parity.emit", "parity.worker") if m in sys.modules))
+                               "parity.catalog.emit", "parity.gate.worker") if m in sys.modules))
 """)
 
 

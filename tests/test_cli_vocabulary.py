@@ -15,8 +15,8 @@ from pathlib import Path
 from pty_helpers import drain
 import pytest
 
-from parity.cli import main as parity_main
-from parity.cli_common import SCHEMA, SCHEMA_VERSION, parse_only
+from parity.app.main import main as parity_main
+from parity.cli.common import SCHEMA, SCHEMA_VERSION, parse_only
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYER = "resnet50_b1_conv5_1_3x3"
@@ -229,7 +229,7 @@ def test_write_only_touches_the_selected_entries(tmp_path, capsys, in_root):
 
 
 def test_default_emit_directory_is_ignored_by_git():
-    from parity.emit import DEFAULT_OUT
+    from parity.catalog.emit import DEFAULT_OUT
     assert Path(DEFAULT_OUT).parts[0] == "out"
     r = subprocess.run(["git", "check-ignore", "-q", f"{DEFAULT_OUT}/x.plan.json"], cwd=ROOT)
     assert r.returncode == 0
@@ -272,7 +272,7 @@ def test_progress_on_a_terminal_not_when_piped(argv):
 def test_json_to_a_fifo_or_through_a_symlink_keeps_the_path(tmp_path, capsys):
     # the report was written beside the path and renamed over it: a FIFO (and, run as root,
     # /dev/stdout or /dev/null) became a regular file, a symlink was replaced by a file
-    from parity.cli_common import check_writable, write_json
+    from parity.cli.common import check_writable, write_json
     fifo = tmp_path / "report.fifo"
     os.mkfifo(fifo)
     rd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)   # a reader, so the writer's open does not block

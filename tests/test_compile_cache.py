@@ -1,4 +1,4 @@
-"""The compile cache (parity/compile_cache.py) and its use by every llvmlite
+"""The compile cache (parity/llvm/compile_cache.py) and its use by every llvmlite
 compile (parity/llvm_compile.compile_module) and by `parity verify`: hit and
 miss, key sensitivity, concurrent writers, eviction, corrupt entries, the
 switch that turns it off, and a broken module still refused."""
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from parity import compile_cache as C
+from parity.llvm import compile_cache as C
 from verify_helpers import need_llvmlite
 
 GOOD = """target triple = "amdgcn-amd-amdhsa"
@@ -165,7 +165,7 @@ def test_concurrent_writers_leave_whole_entries(cache):
 
 def test_compile_module_hit_miss_and_key_sensitivity(cache):
     need_llvmlite()
-    from parity import llvm_compile as LC
+    from parity.llvm import compile as LC
 
     a = LC.compile_module(GOOD, "gfx1250", "asm")
     assert not a.cached and a.defined == ["k"] and a.externals == [] and ".amdgcn_target" in a.output
@@ -182,7 +182,7 @@ def test_compile_module_hit_miss_and_key_sensitivity(cache):
 
 def test_llvm_version_is_part_of_the_key(cache, monkeypatch):
     need_llvmlite()
-    from parity import llvm_compile as LC
+    from parity.llvm import compile as LC
 
     LC.compile_module(GOOD, "gfx1250", "asm")
     assert LC.compile_module(GOOD, "gfx1250", "asm").cached
@@ -192,7 +192,7 @@ def test_llvm_version_is_part_of_the_key(cache, monkeypatch):
 
 def test_corrupt_compile_entry_is_recomputed(cache):
     need_llvmlite()
-    from parity import llvm_compile as LC
+    from parity.llvm import compile as LC
 
     a = LC.compile_module(GOOD, "gfx1250", "object")
     [f] = _files(cache)
@@ -206,7 +206,7 @@ def test_corrupt_compile_entry_is_recomputed(cache):
 
 def test_a_broken_module_is_refused_with_a_full_cache(cache):
     need_llvmlite()
-    from parity import llvm_compile as LC
+    from parity.llvm import compile as LC
 
     LC.compile_module(GOOD, "gfx1250", "asm")
     broken = GOOD.replace("store i32 %id, ptr addrspace(1) %p", "store i64 %id, ptr addrspace(1) %p")
@@ -282,7 +282,7 @@ def test_assembler_refusal_is_an_error_naming_the_line(cache):
 def test_no_compile_cache_option_turns_it_off(cache, monkeypatch):
     import argparse
 
-    from parity.cli_common import add_compile_cache_option
+    from parity.cli.common import add_compile_cache_option
 
     p = argparse.ArgumentParser()
     add_compile_cache_option(p)
@@ -306,7 +306,7 @@ def test_bad_cache_settings_are_one_error_line_exit_2(tmp_path, monkeypatch, cap
     # a bad PARITY_COMPILE_CACHE_MB used to fail every compile job in the workers
     # (verify: RED, exit 1, one FAIL line per module); a cache "directory" that is a
     # file was skipped in silence. Both are refused before any work, as usage errors.
-    from parity.cli import main
+    from parity.app.main import main
 
     kind, value = setting.split(":")
     monkeypatch.setenv(C.ENV, str(tmp_path / "cc"))
@@ -350,7 +350,7 @@ def test_a_relative_cache_dir_is_pinned_to_the_start_directory(tmp_path, monkeyp
 
 
 def test_parity_pins_the_cache_dir_at_start(tmp_path, monkeypatch, capsys):
-    from parity.cli import main
+    from parity.app.main import main
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv(C.ENV, "cc")

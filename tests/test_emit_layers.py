@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from parity.cli import main as parity_main
-from parity.emit import default_catalog, parse_plan, plan_layer, write_layer
-from parity.miopen import ProblemInputError, parse_catalog, parse_line
+from parity.app.main import main as parity_main
+from parity.catalog.emit import default_catalog, parse_plan, plan_layer, write_layer
+from parity.catalog.miopen import ProblemInputError, parse_catalog, parse_line
 
 SMALL = "MIOpenDriver convbfp16 -n 1 -c 512 -H 7 -W 7 -k 512 -y 3 -x 3 -p 1 -q 1 -u 1 -v 1 -l 1 -j 1 -g 1 -F 1"
 
@@ -111,7 +111,7 @@ def test_emit_fold_and_fp32(both):
     vit = parse_line("vit: convbfp16 -n 1 -c 3 -H 224 -W 224 -k 768 -y 16 -x 16 -u 16 -v 16")
     lp = plan_layer(py, vit)
     assert lp.fold == 16 and lp.folded["C"] == 48 and lp.conv_spec["vector_a"] == 8
-    from parity.emit import EmitError
+    from parity.catalog.emit import EmitError
     with pytest.raises(EmitError, match="pass --dtype"):
         plan_layer(py, parse_line("conv -n 1 -c 8 -H 8 -W 8 -k 8 -y 3 -x 3"))
     assert plan_layer(py, parse_line("conv -n 1 -c 8 -H 8 -W 8 -k 8 -y 3 -x 3"), dtype="fp16").conv_spec["dtype"] \
@@ -198,8 +198,8 @@ def test_catalog_escape_writes_nothing_outside(tmp_path):
 
 
 def test_command_line_layer_gets_a_safe_name(tmp_path, capsys):
-    from parity.emit import main as emit_main
-    from parity.miopen import parse_command_line
+    from parity.catalog.emit import main as emit_main
+    from parity.catalog.miopen import parse_command_line
     assert parse_command_line("../up/x: " + SMALL).name == "_up_x"
     plain = parse_command_line(SMALL)
     assert plain.name == "convbfp16_n1_c512_H7_W7_k512_y3_x3_p1_q1_u1_v1_l1_j1_g1"
@@ -210,7 +210,7 @@ def test_command_line_layer_gets_a_safe_name(tmp_path, capsys):
 
 
 def test_runs_that_do_nothing_are_errors(tmp_path, capsys):
-    from parity.emit import main as emit_main
+    from parity.catalog.emit import main as emit_main
     empty = tmp_path / "empty.txt"
     empty.write_text("# only a comment\n\n")
     assert parity_main(["layers", "--only", "nonexistent", "--no-verify", "--no-numerics"]) == 2
@@ -237,7 +237,7 @@ def test_runs_that_do_nothing_are_errors(tmp_path, capsys):
     (["--cus", "-5"], "error: --cus must be 0 (the arch table's count) or 1..65536, got -5"),
 ])
 def test_emit_validates_target_up_front(argv, msg, tmp_path, capsys):
-    from parity.emit import main as emit_main
+    from parity.catalog.emit import main as emit_main
     for engine in ("python", "cpp"):
         assert emit_main(["--out", str(tmp_path / "o"), "--engine", engine] + argv) == 2
         cap = capsys.readouterr()
@@ -249,7 +249,7 @@ def test_emit_validates_target_up_front(argv, msg, tmp_path, capsys):
 
 def test_emit_rejected_layer_is_one_error_line_and_nothing_written(tmp_path, capsys):
     # issue 24: a layer that parses but is then rejected is bad input: one line, exit 2, nothing written
-    from parity.emit import main as emit_main
+    from parity.catalog.emit import main as emit_main
     cat = tmp_path / "cat.txt"
     cat.write_text(f"good: {SMALL}\nfp32: conv -n 1 -c 8 -H 8 -W 8 -k 8 -y 3 -x 3\n")
     assert emit_main(["--catalog", str(cat), "--out", str(tmp_path / "o")]) == 2
@@ -270,7 +270,7 @@ def test_dtype_applies_to_plain_conv_lines_only(both, tmp_path, capsys):
     assert plan_layer(py, bf, dtype="fp16").conv_spec["dtype"] == "bf16"  # the line's dtype wins
     fp32 = parse_line("f: conv -n 1 -c 8 -H 8 -W 8 -k 8 -y 3 -x 3")
     assert plan_layer(py, fp32, dtype="fp16").conv_spec["dtype"] == "fp16"
-    from parity.emit import main as emit_main
+    from parity.catalog.emit import main as emit_main
     assert emit_main(["b: " + SMALL, "--dtype", "fp16", "--out", str(tmp_path)]) == 0
     plan = json.loads((tmp_path / "b.plan.json").read_text())
     assert plan["dtype"] == "bf16" and plan["kernels"][0]["spec"]["dtype"] == "bf16"
@@ -318,7 +318,7 @@ def test_parity_layers_refuses_a_flavor_or_catalog_given_twice(tmp_path, capsys)
 
 def test_shipped_catalog_header_names_each_reader_once():
     """The header said "read by `parity layers`, `parity emit` and `parity emit`"."""
-    from parity.cli_help import EXIT_STATUS
+    from parity.cli.help import EXIT_STATUS
     with open(default_catalog(), encoding="utf-8") as fh:
         head = "".join(ln for ln in fh if ln.startswith("#")).split("\n#\n")[0]
     named = re.findall(r"`parity ([\w-]+)", head)

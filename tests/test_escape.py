@@ -1,5 +1,5 @@
-"""parity.escape.shown: every outside name printed on one safe line."""
-from parity.escape import shown
+"""parity.base.escape.shown: every outside name printed on one safe line."""
+from parity.base.escape import shown
 
 
 class Forged(str):

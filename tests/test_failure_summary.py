@@ -10,9 +10,9 @@ import uuid
 
 import pytest
 
-from parity.cli import main as parity_main
-from parity.failure_summary import configs_text, normalise_line, signature
-from parity.runner import Result
+from parity.app.main import main as parity_main
+from parity.gate.failure_summary import configs_text, normalise_line, signature
+from parity.gate.runner import Result
 
 # The slip of the issue, in the Python engine only: the reduce kernel's store
 # aligned to 2 bytes instead of 2 * width (a text edit of its output, so the

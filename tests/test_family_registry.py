@@ -26,7 +26,7 @@ import cpp_engine
 import python_engine
 from cpp_engine import _binding
 from parity.config import load_families
-from parity.fuzz.generate import families as fuzz_families
+from parity.gate.fuzz_generate import families as fuzz_families
 from parity.sim.numerics import PLANS
 from python_engine.families.registry import FAMILY_MODULES
 

@@ -17,7 +17,7 @@ from locale_helpers import comma_locale_or_skip
 
 import cpp_engine
 import python_engine
-from parity.fuzz.values import LyingFloat, float_from_bits
+from parity.gate.fuzz_values import LyingFloat, float_from_bits
 from python_engine.kernels.ir_core import KERNELS
 from python_engine.spec.fields import Field, float_text, type_reason
 
@@ -182,7 +182,7 @@ LOCALE_SCRIPT = r"""
 import importlib, locale, sys
 locale.setlocale(locale.LC_ALL, "")
 assert locale.localeconv()["decimal_point"] == sys.argv[2], locale.localeconv()["decimal_point"]
-from parity.fuzz.values import float_from_bits
+from parity.gate.fuzz_values import float_from_bits
 E = importlib.import_module(sys.argv[1])
 out = []
 values = [0.5, -0.0, 5e-324, 1e308, 3.4028235e38, 0.1, -2.5, float("inf"), 3, True, 2 ** 53 + 1]

@@ -1,4 +1,4 @@
-"""No mixed-checkout gate (issue 22, item 6; parity/provenance.py
+"""No mixed-checkout gate (issue 22, item 6; parity/gate/provenance.py
 ``foreign_engines``): check, write and diff run in a checkout whose engines are
 imported from elsewhere stop before any verdict with one error line naming
 both paths and the fix (exit 2); ``--allow-foreign-engines`` proceeds."""
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from parity import provenance as P
+from parity.gate import provenance as P
 
 ROOT = Path(__file__).resolve().parents[1]
 

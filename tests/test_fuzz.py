@@ -11,11 +11,11 @@ import uuid
 
 import pytest
 
-from parity.cli import main as parity_main
-from parity.fuzz.check import verdict
-from parity.fuzz.generate import families, generate
+from parity.app.main import main as parity_main
+from parity.gate.fuzz_check import verdict
+from parity.gate.fuzz_generate import families, generate
 from parity.fuzz.run import run_fuzz
-from parity.fuzz.values import LyingFloat, LyingInt, LyingStr, code_repr, float_bits, float_from_bits  # noqa: F401 (eval)
+from parity.gate.fuzz_values import LyingFloat, LyingInt, LyingStr, code_repr, float_bits, float_from_bits  # noqa: F401 (eval)
 
 FAM = "conv_fwd_split_k_reduce"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from parity.cli import main as parity_main
+from parity.app.main import main as parity_main
 from parity.fuzz import gate_run
 from parity.fuzz.gate_case import HOSTILE, REFUSED, Case, Kind
 from parity.fuzz.gate_kinds import KINDS

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import gate_stubs
-from parity import golden as G
-from parity.cli import main as parity_main
+from parity.golden import shards as G
+from parity.app.main import main as parity_main
 from parity.check_byte_identity import main as cbi_main
 
 REPO = Path(__file__).resolve().parents[1]
@@ -298,7 +298,7 @@ def test_show_diff_list(env, capsys):
 ])
 def test_bad_cli_input_is_refused_up_front(argv, needle, capsys):
     """Bad options give exit 2 and a message naming the option, before any run."""
-    from parity.cli import main
+    from parity.app.main import main
     try:
         rc = main(argv)
     except SystemExit as e:  # argparse errors

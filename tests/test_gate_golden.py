@@ -1,10 +1,10 @@
-"""Golden shard I/O (parity/golden.py): format, strict loading, atomic writes."""
+"""Golden shard I/O (parity/golden/shards.py): format, strict loading, atomic writes."""
 
 import json
 
 import pytest
 
-from parity import golden as G
+from parity.golden import shards as G
 
 SHA = "0123456789abcdef" * 4
 FLAVORS = {
@@ -152,7 +152,7 @@ def test_duplicate_key_in_shard_is_refused(tmp_path):
 def test_bless_runs_numerics_on_llvm23_text_when_only_llvm20_changed():
     """Review finding: `parity write --flavor llvm20` must not bless a kernel change without the
     numerics oracle; the emulator runs the config's llvm23 text (docs/gate.md)."""
-    from parity.bless import numerics_selection
+    from parity.golden.bless import numerics_selection
     from parity.config import load_families
     fams = load_families(only=["conv_fwd_split_k_reduce", "conv_abi"])
     sel = numerics_selection(fams, {"conv_fwd_split_k_reduce": {"llvm20": {"bf16_v8_t256_d4"}},

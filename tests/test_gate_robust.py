@@ -12,7 +12,7 @@ import pytest
 
 from gate_os import (StubGate, drop_capabilities, fill, limit_file_size, mount_tmpfs, remount,
                      snapshot, umount)
-from parity import golden as G
+from parity.golden import shards as G
 
 
 @pytest.fixture(scope="module")

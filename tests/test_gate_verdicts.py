@@ -8,7 +8,7 @@ import pytest
 
 import gate_stubs
 from parity.config import Family, load_families, ok, reject, Config
-from parity.runner import (ASYMMETRIC, BOTH_REJECTED, CRASH, EXPECTATION, IDENTICAL, MISMATCH,
+from parity.gate.runner import (ASYMMETRIC, BOTH_REJECTED, CRASH, EXPECTATION, IDENTICAL, MISMATCH,
                            REASON_MISMATCH, Result, classify, passes, run_gate, summarize)
 
 

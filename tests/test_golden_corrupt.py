@@ -13,8 +13,8 @@ import uuid
 import pytest
 
 import gate_stubs
-from parity import golden as G
-from parity.cli import main as parity_main
+from parity.golden import shards as G
+from parity.app.main import main as parity_main
 
 
 @pytest.fixture(scope="module")

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 
 import gate_stubs
-from parity import golden as G
-from parity import merge_golden as M
-from parity.cli import main as parity_main
+from parity.golden import shards as G
+from parity.golden import merge_driver as M
+from parity.app.main import main as parity_main
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 

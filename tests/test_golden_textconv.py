@@ -1,13 +1,13 @@
-"""`parity golden-textconv` (parity/golden_textconv.py): a golden change shown by git as IR,
+"""`parity golden-textconv` (parity/golden/textconv.py): a golden change shown by git as IR,
 on a real two-commit repository in a temporary directory."""
 
 import shutil
 import sys
 
 
-from parity import golden as G
-from parity import golden_textconv as T
-from parity.ref_tree import run_ref_script
+from parity.golden import shards as G
+from parity.golden import textconv as T
+from parity.golden.ref_tree import run_ref_script
 
 FAM = "conv_fwd_split_k_reduce"
 

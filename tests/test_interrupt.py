@@ -1,5 +1,5 @@
 """Ctrl-C (SIGINT) ends a command with one `error:` line and exit 130, no traceback,
-promptly: the thread pools cancel their queued jobs (parity/interrupt.py), the
+promptly: the thread pools cancel their queued jobs (parity/cli/interrupt.py), the
 compile workers take no new job, process-pool workers leave SIGINT to their parent
 (parity/outputs.run_quietly_on_broken_pipe; docs/cli.md, "Exit status")."""
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from parity.interrupt import leave_sigint_to_parent, thread_pool
-from parity.outputs import EXIT_INTERRUPTED, run_quietly_on_broken_pipe
+from parity.cli.interrupt import leave_sigint_to_parent, thread_pool
+from parity.base.outputs import EXIT_INTERRUPTED, run_quietly_on_broken_pipe
 from parity.verify.compile_worker import CompileWorkers
 
 REPO = Path(__file__).resolve().parents[1]
@@ -128,7 +128,7 @@ def test_workers_started_in_the_block_ignore_sigint_from_their_first_import():
     (no KeyboardInterrupt traceback while it imports); outside, Python's handler; the
     parent's own handler is back after the block."""
     import multiprocessing as mp
-    from parity.interrupt import workers_ignore_sigint
+    from parity.cli.interrupt import workers_ignore_sigint
     ctx = mp.get_context("spawn")
     before = signal.getsignal(signal.SIGINT)
     with ctx.Pool(1) as outside:

@@ -1,4 +1,4 @@
-"""`parity diff --base REF` (parity/ir_diff.py): REF's own Python engine against the working tree.
+"""`parity diff --base REF` (parity/golden/ir_diff.py): REF's own Python engine against the working tree.
 
 Each test builds a small git repository holding a copy of this checkout's
 python_engine/, parity/ and golden/, commits a variant as REF, and runs the
@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 
 
-from parity import ir_diff as D
-from parity.cli import main as parity_main
+from parity.golden import ir_diff as D
+from parity.app.main import main as parity_main
 
 
 from scratch_checkout import REDUCE_PY, git, needs_git, repo  # noqa: E402,F401 (repo: the fixture)

@@ -9,8 +9,8 @@ import json
 import pytest
 
 import python_engine.api as api
-from parity.cli import main as parity_main
-from parity.llvm_compile import parse_verify
+from parity.app.main import main as parity_main
+from parity.llvm.compile import parse_verify
 from parity.mutate import operators as OPS
 from parity.mutate import run as R
 from parity.sim import ir

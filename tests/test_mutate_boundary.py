@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import python_engine.api as api
-from parity.cli import main as parity_main
+from parity.app.main import main as parity_main
 from parity.mutate import operators as OPS
 from parity.mutate import run as R
 from parity.sim import Kernel

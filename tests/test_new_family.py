@@ -1,4 +1,4 @@
-"""``parity new-family`` (parity/new_family.py, docs/contributing.md): the
+"""``parity new-family`` (parity/app/new_family.py, docs/contributing.md): the
 skeleton it writes is registered and builds in both engines.
 
 One module-scoped fixture copies the checkout (tracked files and new ones git
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from parity import new_family as NF
+from parity.app import new_family as NF
 
 REPO = Path(__file__).resolve().parent.parent
 CMAKE = shutil.which("cmake") or str(Path(sys.executable).parent / "cmake")

@@ -15,7 +15,7 @@ import pytest
 import cpp_engine
 import python_engine
 from cpp_engine._binding import ffi, lib
-from parity.cli import main as parity_main
+from parity.app.main import main as parity_main
 from parity.config import load_families
 from python_engine.ir.builder import IRBuilder
 

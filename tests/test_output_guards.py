@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from parity.cli_common import check_writable
-from parity.project import ProjectError, resolve_golden_dir
+from parity.cli.common import check_writable
+from parity.base.project import ProjectError, resolve_golden_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -80,7 +80,7 @@ def test_check_writes_nothing_into_a_directory_without_shards(tmp_path):
 
 
 def test_compile_cache_name_too_long_is_a_settings_error(tmp_path, monkeypatch):
-    from parity import compile_cache
+    from parity.llvm import compile_cache
     monkeypatch.setenv("PARITY_COMPILE_CACHE", str(tmp_path / ("c" * 300)))
     assert compile_cache.settings_error() == ("PARITY_COMPILE_CACHE: the compile cache directory cannot be "
                                               "used (File name too long)")
@@ -115,7 +115,7 @@ def test_json_refuses_a_new_file_in_a_golden_directory(tmp_path):
 
 
 def test_a_renamed_shard_copy_does_not_make_a_golden_directory(tmp_path):
-    from parity.project import is_golden_shard
+    from parity.base.project import is_golden_shard
     (tmp_path / "copy_ir_core.json").write_text('{"family": "ir_core",\n"format": 1}\n')
     assert not is_golden_shard(tmp_path / "copy_ir_core.json")
     check_writable(tmp_path / "report.json")

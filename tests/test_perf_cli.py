@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from parity.cli import main as parity_main
-from parity.cli_common import SCHEMA, SCHEMA_VERSION
+from parity.app.main import main as parity_main
+from parity.cli.common import SCHEMA, SCHEMA_VERSION
 from parity.perf import mca
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -101,7 +101,7 @@ def test_base_head_gives_identical_before_and_after(tmp_path, capsys):
 def test_layers_section_predicts_every_catalog_layer(tmp_path, capsys):
     """--layers CATALOG: the perf model's choice, runner-up and the seed's choice per
     layer, totals that are the sums of the rows, the choice never slower than the seed."""
-    from parity.catalog_model import catalog_predictions
+    from parity.catalog.model import catalog_predictions
     cat = ROOT / "tests" / "data" / "layers_c80.txt"
     p = tmp_path / "perf.json"
     rc, out, err = call(["perf", "--only", SMALL, "-j", "1", "--layers", cat, "--json", p], capsys)

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 import cpp_engine
 import python_engine
-from parity.emit import model_json, plan_layer
+from parity.catalog.emit import model_json, plan_layer
 from python_engine.kernels.conv_problem import ConvProblem
-from parity.miopen import parse_line
+from parity.catalog.miopen import parse_line
 from python_engine.policy.perf_model import layer_predictions, select_by_model
 from python_engine.targets.arch import find_arch
 
@@ -272,7 +272,7 @@ def test_catalog_predicted_total_model_choice_vs_seed_choice():
     policy's choices 303.379 us by the same model; no layer is predicted slower. (The
     two ResNet-50 stems run the padded-pixel path, vector 3: Kr 196 instead of 147;
     at batch 32 its fewer loads per lane admit 128x64, 12.833 -> 10.167 us.)"""
-    from parity.catalog_model import catalog_predictions
+    from parity.catalog.model import catalog_predictions
     rows = catalog_predictions()
     assert len(rows) == 45
     assert sum(r["selected"]["total_ps"] for r in rows) == 209657875

@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from parity import reference as ref
+from parity.sim import reference as ref
 from python_engine.kernels import conv_implicit_gemm as CIG
 from python_engine.kernels.conv_problem import ConvProblem
 from python_engine.spec.fields import SpecRejected

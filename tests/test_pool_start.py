@@ -4,7 +4,7 @@ close (a starting worker is killed; a serving one leaves with status 0)."""
 import os
 import signal
 
-from parity.pool import WorkerPool
+from parity.gate.pool import WorkerPool
 
 
 def _crash(job, message, note):
@@ -44,7 +44,7 @@ def test_close_kills_a_worker_that_is_still_starting():
 
 def test_small_gate_runs_use_one_worker_without_jobs_option():
     from parity.config import load_families
-    from parity.runner import JOBS_PER_WORKER, auto_workers, run_gate
+    from parity.gate.runner import JOBS_PER_WORKER, auto_workers, run_gate
     assert auto_workers(1) == 1 and auto_workers(JOBS_PER_WORKER) == 1
     assert auto_workers(JOBS_PER_WORKER + 1) == min(2, os.cpu_count() or 1)
     fams = load_families(only=["ir_core"])

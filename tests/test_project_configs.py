@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from parity.config import load_families
-from parity.project import checkout_configs_dir, outside_checkout_note
+from parity.base.project import checkout_configs_dir, outside_checkout_note
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from parity.cli import main as parity_main
+from parity.app.main import main as parity_main
 
 MUTANT = '''
 import re

@@ -11,14 +11,14 @@ import pytest
 
 import cpp_engine
 import python_engine as E
-from parity.layers import run_numerics, scaled_problem, straddles
+from parity.catalog.layers import run_numerics, scaled_problem, straddles
 from parity.sim import Kernel, OutOfBounds
-from parity.emit import plan_layer, slices_reason
+from parity.catalog.emit import plan_layer, slices_reason
 from python_engine.kernels.conv_problem import ConvProblem
 from python_engine.spec.fields import SpecRejected
-from parity.miopen import ProblemInputError, parse_catalog, parse_line
+from parity.catalog.miopen import ProblemInputError, parse_catalog, parse_line
 from python_engine.policy.split_k import resolve_conv_split_k
-from parity.reduce_launch import reduce_launch_reason
+from parity.catalog.reduce_launch import reduce_launch_reason
 
 HERE = os.path.dirname(__file__)
 C80 = os.path.join(HERE, "data", "layers_c80.txt")

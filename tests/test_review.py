@@ -1,5 +1,5 @@
-"""Pending golden entries (parity/pending.py), `parity review` in its scripted form
-(parity/review.py) and `parity write --mode new` (parity/bless.py).
+"""Pending golden entries (parity/golden/pending.py), `parity review` in its scripted form
+(parity/golden/review.py) and `parity write --mode new` (parity/golden/bless.py).
 
 Each test works in a small git repository holding a copy of this checkout's
 python_engine/, parity/ and golden/ (as tests/test_ir_diff_base.py): the
@@ -12,10 +12,10 @@ import subprocess
 
 import pytest
 
-from parity import golden as G
-from parity import pending as P
-from parity.cli import main as parity_main
-from parity.review import ask
+from parity.golden import shards as G
+from parity.golden import pending as P
+from parity.app.main import main as parity_main
+from parity.golden.review import ask
 
 FAM = "conv_fwd_split_k_reduce"
 
@@ -162,7 +162,7 @@ def test_review_refuses_bad_input(repo, capsys):
 
 
 def test_interactive_walk_decisions():
-    from parity.change_groups import ChangeGroup, TEXT
+    from parity.golden.change_groups import ChangeGroup, TEXT
     gs = [ChangeGroup("a", TEXT, (str(i),), entries=[(f"c{i}", "llvm23")]) for i in range(3)]
     gs.append(ChangeGroup("b", TEXT, ("x",), entries=[("d", "llvm23")]))
     said = []

@@ -50,8 +50,8 @@ def test_resolution_is_emits():
     """The ViT patch embed (C = 3, 16x16 stride 16): folded, vector 8, the policy's degree
     and binary, the policy's reduce kernel -- exactly what emit plans."""
     import python_engine
-    from parity.emit import plan_layer
-    from parity.miopen import parse_line
+    from parity.catalog.emit import plan_layer
+    from parity.catalog.miopen import parse_line
     _, _, lp = resolved(*PATCH.split())
     ref = plan_layer(python_engine, parse_line(PATCH), lower=False)
     assert lp.fold == ref.fold == 16 and lp.conv_spec["vector_a"] == 8

@@ -1,5 +1,5 @@
 """GPU tests: the conv kernels on a real gfx1250 through hip-python, numerics
-against the numpy reference (parity/reference.py) for the plain, two-stage
+against the numpy reference (parity/sim/reference.py) for the plain, two-stage
 and cluster forms in bf16 and fp16, and an auto-degree spec (split_k = -1)
 at the degree the split-K policy resolves. Without hip-python and a gfx1250
 every test here skips, with the reason."""

@@ -189,7 +189,7 @@ def test_reversed_cluster_fold_breaks_the_two_stage_invariant(spec):
 
 
 def test_numerics_ir_option_runs_the_config_plan_on_a_file(tmp_path, capsys):
-    from parity.cli import main as parity_main
+    from parity.app.main import main as parity_main
     spec = {"dtype": "bf16", "vector": 2, "threads": 64, "degree": 4}
     text = api.lower("conv_fwd_split_k_reduce", N._with_defaults("conv_fwd_split_k_reduce", spec), ARCH,
                      "llvm23").text
@@ -218,7 +218,7 @@ def test_config_uncovered_must_map_hints_to_reasons():
 
 
 def test_bless_selection_refuses_align8_slab_loads(monkeypatch):
-    """What `parity write` runs on a changed config (parity/bless.py: run_all with
+    """What `parity write` runs on a changed config (parity/golden/bless.py: run_all with
     ``select``), with both engines' text changed alike (the lowerer's text
     edited): the config fails and the failure names the access."""
     real = N._Lowerer.text
@@ -241,7 +241,7 @@ def test_numerics_lines_carry_their_catalog_place(tmp_path, capsys, jobs):
     # which place [i/n] of that order it is
     import json
 
-    from parity.cli import main as parity_main
+    from parity.app.main import main as parity_main
     names = ["bf16_v8_t256_d4", "bf16_v2_t64_d4"]
     j = tmp_path / "n.json"
     rc = parity_main(["numerics", "--only", ",".join(f"conv_fwd_split_k_reduce/{n}" for n in names), "-v",

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import python_engine.api as api
-from parity import reference as ref
+from parity.sim import reference as ref
 from parity.sim import DivergentBranch, Kernel, OutOfBounds, RaceError, UninitializedRead
 from python_engine.ir import types as T
 from python_engine.ir.builder import IRBuilder

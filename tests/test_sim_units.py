@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from parity import reference as ref
+from parity.sim import reference as ref
 from parity.sim import wmma as W
 from parity.sim import Kernel, Poison
 from parity.sim.fp import bf16_bits_to_f32, f32_to_bf16_bits, f32_to_f16

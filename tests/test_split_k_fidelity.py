@@ -139,8 +139,8 @@ def test_emit_plan_names_the_admitting_rule(tmp_path):
     import json
 
     import python_engine
-    from parity.emit import plan_layer
-    from parity.miopen import parse_line
+    from parity.catalog.emit import plan_layer
+    from parity.catalog.miopen import parse_line
     layer = parse_line("pw: convbfp16 -n 1 -c 2048 -H 7 -W 7 -k 512 -y 1 -x 1")
     plans = {s: plan_layer(python_engine, layer, lower=False, select=s).to_json() for s in ("rules", "model", "seed")}
     assert plans["rules"]["binary"] == "plain"

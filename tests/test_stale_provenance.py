@@ -1,4 +1,4 @@
-"""Stale-build detection (parity/stale.py, cpe_source_digest) and the gate's provenance line."""
+"""Stale-build detection (parity/base/stale.py, cpe_source_digest) and the gate's provenance line."""
 
 import re
 import shutil
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 import cpp_engine
-from parity import stale
-from parity.cli import main as parity_main
+from parity.base import stale
+from parity.app.main import main as parity_main
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -109,8 +109,8 @@ def test_children_of_a_checked_process_skip_the_import_rebuild(monkeypatch):
 
 def test_python_only_commands_do_not_need_the_cpp_build(monkeypatch, capsys):
     """Review finding: a C++ compile error must not stop `parity show` with the Python engine."""
-    import parity.stale as S
-    from parity.cli import main as parity_main
+    import parity.base.stale as S
+    from parity.app.main import main as parity_main
     monkeypatch.setattr(S, "check_cpp_build", lambda: "cpp_engine: the C++ rebuild on import failed")
     assert parity_main(["show", "ir_core/casts"]) == 0
     assert "define amdgpu_kernel" in capsys.readouterr().out

@@ -1,4 +1,4 @@
-"""The editable rebuild is skipped when the recorded build inputs match (parity/stale.py
+"""The editable rebuild is skipped when the recorded build inputs match (parity/base/stale.py
 record_build / skip_unchanged_rebuild), and runs again after any edit of a build input."""
 
 import os
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from parity import stale
+from parity.base import stale
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -85,13 +85,14 @@ def test_a_replaced_library_or_a_broken_stamp_rebuilds(build):
 
 _CHECK = textwrap.dedent("""
     import sys
-    from parity import stale
+    from parity.base import stale
     print(stale.check_cpp_build())
 """)
 
 _PROVENANCE = textwrap.dedent("""
     import sys
-    from parity import provenance, stale
+    from parity.gate import provenance
+    from parity.base import stale
     assert stale.check_cpp_build() is None
     print("cpp_engine" in sys.modules)
     print(provenance.engine_part("cpp"))

@@ -7,7 +7,9 @@ from verify_helpers import need_llvmlite
 
 need_llvmlite()
 
-from parity import check_byte_identity, cli  # noqa: E402
+from parity import check_byte_identity  # noqa: E402
+
+from parity.app import main as cli
 
 
 def test_parity_verify_report_and_json(tmp_path, capsys):

@@ -1,7 +1,7 @@
 # Writes OUT: a C++ source defining cpe_source_digest(), the sha256 digest of
 # the C++ engine's sources as they are when the library is built.
 #   cmake -DROOT=<project root> -DOUT=<file.cpp> -P source_digest.cmake
-# Digest (the same as parity/stale.py computes from the sources on disk):
+# Digest (the same as parity/base/stale.py computes from the sources on disk):
 # every regular file under cpp_engine/src and cpp_engine/include, plus
 # CMakeLists.txt, by path relative to ROOT (sorted, '/'-separated); the text
 # "<sha256 of the file>  <path>\n" per file; the sha256 of that text.

@@ -26,7 +26,7 @@ from parity.runtime.manifest import MANIFEST_FORMAT, MANIFEST_VERSION
 from . import manifest as M
 from .shard import shard_of
 from .worker import build_one, versions
-from parity.input_files import MAX_CODE_OBJECT_BYTES, InputFileError, read_bytes
+from parity.base.input_files import MAX_CODE_OBJECT_BYTES, InputFileError, read_bytes
 from parity.runtime.errors import CodeObjectError
 from parity.runtime.manifest import read_manifest
 from python_engine.targets.arch import find_arch  # debt: the LDS size limit (arch_table() gives text)
@@ -83,7 +83,7 @@ def build(flavor: str, out_dir: str, jobs: int | None = None, shard: tuple | Non
           json_path: str | None = None, progress: bool | None = None, out=None, err=None) -> int:
     """Build (see the module docstring). Returns 0 when every selected job is
     built or reused and passes the gate, else 1 (2 for bad arguments)."""
-    import cpp_engine as engine  # cpp_engine: its import rebuilds the C++ library and can fail (parity/stale.py)
+    import cpp_engine as engine  # cpp_engine: its import rebuilds the C++ library and can fail (parity/base/stale.py)
 
     out = out or sys.stdout
     err = err or sys.stderr

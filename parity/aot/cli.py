@@ -16,18 +16,18 @@ import sys
 import time
 
 import python_engine
-from parity.cli_common import (add_compile_cache_option, add_options, die, finish, parse_only, progress,
+from parity.cli.common import (add_compile_cache_option, add_options, die, finish, parse_only, progress,
                                writable_file)
-from parity.outputs import OutputError, ensure_dir, write_text_atomic
+from parity.base.outputs import OutputError, ensure_dir, write_text_atomic
 from python_engine.targets.arch import find_arch  # debt: the LDS size limit (arch_table() gives text)
 
-from parity.escape import shown
+from parity.base.escape import shown
 
 from .shard import ShardError, parse_shard, shard_of
 
 
 def add_command(sub) -> None:
-    """``parity aot`` on the ``parity`` subparsers (parity/cli.py)."""
+    """``parity aot`` on the ``parity`` subparsers (parity/app/main.py)."""
     a = sub.add_parser("aot", help="the AOT job grid: list, --emit DIR, --check, --build DIR; merge, validate")
     a.add_argument("--emit", metavar="DIR", help="write DIR/<label>.ll and DIR/jobs.tsv")
     a.add_argument("--check", action="store_true", help="lower every job with both engines and compare")
@@ -75,7 +75,7 @@ def cmd_aot(args) -> int:
 
 def cmd_grid(args) -> int:
     """The grid itself: list the jobs, --emit DIR (the C++ engine's text), --check (both engines)."""
-    import cpp_engine as cpp  # cpp_engine: its import rebuilds the C++ library and can fail (parity/stale.py)
+    import cpp_engine as cpp  # cpp_engine: its import rebuilds the C++ library and can fail (parity/base/stale.py)
     py = python_engine
     try:
         n, text = cpp.aot_jobs_text(args.flavor)
@@ -181,7 +181,7 @@ def _read(path):
 
 
 def cmd_validate(path: str) -> int:
-    import cpp_engine  # cpp_engine: its import rebuilds the C++ library and can fail (parity/stale.py)
+    import cpp_engine  # cpp_engine: its import rebuilds the C++ library and can fail (parity/base/stale.py)
     from . import manifest as M  # reads code objects through parity.runtime (pyelftools, msgpack)
 
     doc, e = _read(path)

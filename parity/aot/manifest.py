@@ -29,9 +29,9 @@ import hashlib
 import json
 import os
 
-from parity.escape import shown
-from parity.outputs import write_report
-from parity.input_files import MAX_CODE_OBJECT_BYTES, InputFileError, read_bytes
+from parity.base.escape import shown
+from parity.base.outputs import write_report
+from parity.base.input_files import MAX_CODE_OBJECT_BYTES, InputFileError, read_bytes
 from parity.runtime.elf import check_code_object
 from parity.runtime.errors import CodeObjectError
 from parity.runtime.manifest import MANIFEST_FORMAT, MANIFEST_VERSION
@@ -56,7 +56,7 @@ def dumps(doc: dict) -> str:
 
 def write(doc: dict, path: str) -> None:
     """Write ``doc`` to ``path`` atomically, or in place for a device or FIFO
-    (:func:`parity.outputs.write_report`); OSError when it cannot be written."""
+    (:func:`parity.base.outputs.write_report`); OSError when it cannot be written."""
     write_report(path, dumps(doc))
 
 

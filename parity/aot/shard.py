@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from parity.escape import shown
+from parity.base.escape import shown
 
 
 class ShardError(ValueError):

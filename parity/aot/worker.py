@@ -12,7 +12,7 @@ import os
 import tempfile
 import time
 from .manifest import resources
-from parity.llvm_compile import CompileError, compile_text, llvm_version
+from parity.llvm.compile import CompileError, compile_text, llvm_version
 from parity.runtime.codeobj import find_linker, link_object
 from parity.runtime.elf import check_code_object
 from parity.runtime.errors import CodeObjectError

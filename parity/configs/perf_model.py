@@ -17,7 +17,7 @@ selection within the reference's rules (``rules = 1``, ``rules_*``)."""
 import os
 
 from parity.config import Config, reject
-from parity.miopen import read_catalog
+from parity.catalog.miopen import read_catalog
 from python_engine import load_vector
 from python_engine.policy.fold import fold_width  # debt: the width folding
 
@@ -26,7 +26,7 @@ OUTPUT = "text"  # lower() returns text, not an LLVM module: parity verify skips
 NUMERICS_OPT_OUT = ("text family (model predictions): no IR to run; a prediction is a number, not a kernel")
 
 # The catalog next to this configs module, not the installed package's data: the gate may load
-# another checkout's parity/configs (parity/project.py), and its configs go with its catalog.
+# another checkout's parity/configs (parity/base/project.py), and its configs go with its catalog.
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _PROBLEM = ("N", "C", "H", "W", "K", "Y", "X", "stride_h", "stride_w", "pad_h", "pad_w", "dil_h", "dil_w", "groups")
 

@@ -14,11 +14,11 @@ import secrets
 import sys
 from pathlib import Path
 
-from parity.cli_common import at_least_one as _at_least_one, finite_seconds, integer
-from parity.outputs import OutputError, check_dir_to_be
+from parity.cli.common import at_least_one as _at_least_one, finite_seconds, integer
+from parity.base.outputs import OutputError, check_dir_to_be
 
-from .check import VERDICTS
-from .generate import families
+from parity.gate.fuzz_check import VERDICTS
+from parity.gate.fuzz_generate import families
 from .run import run_fuzz
 
 

@@ -3,6 +3,7 @@ file system under it, command lines, environments, config packages, the merge
 driver's sides and catalog files (docs/fuzz.md lists every kind)."""
 from __future__ import annotations
 
+import json
 import os
 import uuid
 
@@ -135,7 +136,6 @@ def _env(fresh=False, **kv):
 
 def _hostile_orphan(case: Case):
     name = os.fsdecode(fsname("x\u00e9\u4e2d" + case.hostile()))
-    import json
     path = os.path.join(os.fsencode(case.golden), fsname(name) + b".json")
     with open(path, "wb") as f:
         f.write(json.dumps({"family": name, "format": 2}).encode())

@@ -8,7 +8,7 @@ import json
 import os
 import socket
 
-from parity import golden as G
+from parity.golden import shards as G
 from parity.fuzz import gate_env
 from parity.fuzz.gate_case import fsname, GREEN, RED, REFUSED, Case, Kind, SkipKind
 

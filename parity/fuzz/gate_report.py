@@ -13,7 +13,7 @@ import os
 import secrets
 import sys
 
-from parity.escape import shown
+from parity.base.escape import shown
 
 from .gate_kinds import KINDS
 from .gate_run import run_gate_fuzz
@@ -38,8 +38,8 @@ def cmd_fuzz_gate(args) -> int:
 
     jobs = args.jobs or min(2, os.cpu_count() or 1)
     main = getattr(args, "parity_main", None)
-    if main is None:  # `parity`'s own main hands itself in (parity.cli imports this package)
-        print("error: parity fuzz --gate runs from the `parity` command (parity.cli.main)", file=sys.stderr)
+    if main is None:  # `parity`'s own main hands itself in (parity.app.main imports this package)
+        print("error: parity fuzz --gate runs from the `parity` command (parity.app.main.main)", file=sys.stderr)
         return 2
     rep = run_gate_fuzz(seconds, seed, main, only=only, progress=progress, jobs=jobs)
     if sys.stderr.isatty():

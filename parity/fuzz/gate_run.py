@@ -2,7 +2,7 @@
 a real ``parity`` process and hold it to the command contract (docs/fuzz.md).
 
 A case is a kind, a command and a fresh scratch golden directory. The command
-runs in a forked child of this process (``parity.cli.main`` already
+runs in a forked child of this process (``parity.app.main.main`` already
 imported: a case costs a fork, not an interpreter start; a kind that needs a
 fresh interpreter -- an I/O encoding, a locale -- is run with
 ``python -m parity``), with its own stdout/stderr files, environment, working
@@ -26,6 +26,7 @@ from __future__ import annotations
 import io
 import os
 import random
+import resource
 import shutil
 import signal
 import subprocess
@@ -37,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from parity.fuzz import gate_env
+from parity.golden import shards as G
 from parity.fuzz.gate_case import Case, Kind, SkipKind
 from parity.fuzz.gate_kinds import KINDS
 
@@ -78,7 +80,7 @@ class World:
 
     def __init__(self, root: Path, seed: int, main):
         self.root = Path(root)
-        self.main = main  # parity.cli.main, handed in (parity.cli imports this package)
+        self.main = main  # parity.app.main.main, handed in (parity.app.main imports this package)
         self.root.mkdir(parents=True, exist_ok=True)
         self.engine, self.package = gate_env.write_world(self.root, f"{seed & 0xffffffff:08x}")
         self.common = ["--engines", f"{self.engine},{self.engine}", "--configs", self.package,
@@ -150,7 +152,6 @@ CASE_MEMORY = 2 * 2**30
 
 
 def _limit_memory() -> None:
-    import resource
     try:
         resource.setrlimit(resource.RLIMIT_DATA, (CASE_MEMORY, CASE_MEMORY))
     except (ValueError, OSError):
@@ -312,7 +313,6 @@ def judge(kind: Kind, case: Case, status: int | None, out: str, err: str, secs: 
         if last != want:
             return "NO_RESULT_LINE", f"exit {status} but last line {last[:120]!r}"
     if case.command == "write" and status == 0:
-        from parity import golden as G
         for p in sorted(case.golden.glob("*.json")):
             try:
                 data = G.read_regular_file(p)
@@ -329,7 +329,7 @@ def run_gate_fuzz(seconds: float, seed: int, main, only: list[str] | None = None
                   jobs: int = 2) -> GateReport:
     """Run the kinds round-robin (every kind once, in a seeded shuffled order, then again)
     until ``seconds`` have passed and every kind ran at least once, ``jobs`` cases at a
-    time. ``main`` is ``parity.cli.main``."""
+    time. ``main`` is ``parity.app.main.main``."""
     rep = GateReport(seed=seed)
     rng = random.Random(seed)
     kinds = [k for k in KINDS if not only or k.name in only or k.group in only]

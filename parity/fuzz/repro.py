@@ -1,9 +1,9 @@
 """Reproducer files: one runnable Python file per distinct failure.
 
-``<DIR>/<family>-<VERDICT>-<hash>.py`` rebuilds the shrunk spec (values.py
+``<DIR>/<family>-<VERDICT>-<hash>.py`` rebuilds the shrunk spec (parity/gate/fuzz_values.py
 ``code_repr``), states the verdict, detail, seed and spec index it came from,
 and when run (``python FILE``) checks it again through both engines in that
-process (parity/fuzz/check.py ``replay``; a CRASH may kill it, which is the
+process (parity/gate/fuzz_check.py ``replay``; a CRASH may kill it, which is the
 reproduction), exit 0 when it passes."""
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ import hashlib
 import os
 from pathlib import Path
 
-from .values import code_repr
+from parity.gate.fuzz_values import code_repr
 
 TEMPLATE = '''"""parity fuzz reproducer: {verdict} in family {family}.
 
 {detail}
 Found by `parity fuzz --seed {seed}` (spec #{index}), shrunk. Run: python {name}
 """
-from parity.fuzz.values import LyingFloat, LyingInt, LyingStr, float_from_bits  # noqa: F401 (used by SPEC)
+from parity.gate.fuzz_values import LyingFloat, LyingInt, LyingStr, float_from_bits  # noqa: F401 (used by SPEC)
 
 FAMILY = {family_r}
 SPEC = {spec}
@@ -26,7 +26,7 @@ ARCH = {arch}
 FLAVOR = {flavor}
 
 if __name__ == "__main__":
-    from parity.fuzz.check import replay
+    from parity.gate.fuzz_check import replay
     raise SystemExit(replay(FAMILY, SPEC, ARCH, FLAVOR))
 '''
 

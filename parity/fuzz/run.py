@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from parity.pool import WorkerPool
+from parity.gate.pool import WorkerPool
 
-from .check import PASSING
-from .generate import generate
+from parity.gate.fuzz_check import PASSING
+from parity.gate.fuzz_generate import generate
 from .repro import write_reproducer
 from .shrink import shrink
 import python_engine

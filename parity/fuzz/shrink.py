@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .values import LyingFloat, LyingInt, LyingStr
+from parity.gate.fuzz_values import LyingFloat, LyingInt, LyingStr
 
 
 def _simpler_values(v, default) -> list:

@@ -18,10 +18,10 @@ import argparse
 import re
 import time
 
-from parity.cli_common import (add_options, die, finish, finite_seconds, integer, jobs_of, parse_only,
+from parity.cli.common import (add_options, die, finish, finite_seconds, integer, jobs_of, parse_only,
                                select_configs)
 from parity.config import ConfigError, load_families
-from parity.escape import shown
+from parity.base.escape import shown
 from parity.mutate import operators as OPS
 from parity.mutate import run as R
 from parity.sim import numerics as N

@@ -4,7 +4,7 @@ A mutant (parity/mutate/operators.py) of an accepted config's llvm23 kernel is
 *killed* by the first oracle of :data:`ORACLES` that fails on it, in order:
 
 1. ``llvm``: llvmlite (LLVM 22.1) parses and verifies the module (the validity
-   oracle's first step, parity/llvm_compile.py);
+   oracle's first step, parity/llvm/compile.py);
 2. ``numerics``: the config's numerics plan (parity/sim/numerics.py: covering
    problems, cross-form invariants) with the mutant in place of the config's own
    kernel, stopped at the first failing case.
@@ -27,7 +27,8 @@ import time
 import zlib
 from dataclasses import dataclass, field
 
-from parity.interrupt import leave_sigint_to_parent
+from parity.cli.interrupt import leave_sigint_to_parent
+from parity.llvm.compile import CompileError, parse_verify
 from parity.mutate import operators as OPS
 from parity.sim import cover
 from parity.sim import numerics as N
@@ -93,7 +94,6 @@ def register_oracle(name: str, fn, before: str | None = None) -> None:
 
 
 def _llvm_oracle(job: Job) -> list:
-    from parity.llvm_compile import CompileError, parse_verify
     try:
         parse_verify(job.mutant.text)
     except CompileError as e:

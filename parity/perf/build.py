@@ -1,9 +1,9 @@
 """The kernels a perf report measures: lowered IR, compiled to gfx1250 assembly.
 
 Lowering: the working tree's Python engine in the gate's worker pool
-(:func:`parity.ir_diff.lower_working`), or for ``--base`` REF's own Python
+(:func:`parity.golden.ir_diff.lower_working`), or for ``--base`` REF's own Python
 engine, extracted with ``git archive`` and run as ``parity diff --base`` runs
-it (parity/ref_tree.py), lowering the working tree's config specs. The gate
+it (parity/golden/ref_tree.py), lowering the working tree's config specs. The gate
 holds both engines to one text, so one engine's IR is the IR.
 
 Compiling: :mod:`.compile_job` in a process pool: llvmlite (LLVM 22.1)
@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import python_engine
-from parity import ir_diff
-from parity.ref_tree import lower_at_ref, resolve_ref
+from parity.golden import ir_diff
+from parity.golden.ref_tree import lower_at_ref, resolve_ref
 
 ARCH = "gfx1250"
 
@@ -93,9 +93,9 @@ def lower_working(families, flavor: str, *, workers: int, timeout: float) -> tup
 def lower_base(ref: str, families, flavor: str, *, root: Path) -> tuple[str, list[Unit], list[str]]:
     """(commit, units, problem lines): the working tree's accepted configs of ``families`` (their specs,
     archs and ``flavor``) lowered by REF's own Python engine, extracted with ``git archive``
-    (:func:`parity.ref_tree.lower_at_ref`, a ``units`` request). Pairing by spec means a
+    (:func:`parity.golden.ref_tree.lower_at_ref`, a ``units`` request). Pairing by spec means a
     config added after REF is still compared; a spec REF rejects is left out with a problem line.
-    Raises :class:`parity.ref_tree.BaseError` for a bad ref or an engine that cannot be imported."""
+    Raises :class:`parity.golden.ref_tree.BaseError` for a bad ref or an engine that cannot be imported."""
     commit = resolve_ref(root, ref)
     specs = config_specs(families)
     req_units = []

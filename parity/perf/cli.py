@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import time
 
-from parity.cli_common import add_compile_cache_option, add_options, die, finish, jobs_of, progress
+from parity.cli.common import add_compile_cache_option, add_options, die, finish, jobs_of, progress
 from . import banks as BK, build as B, layers as L, mca as MCA, run as R, targets as T
 from .measure import attach_bank_conflicts
 from .table import COMPARE_HEAD, compare_rows, render, report_rows
 from parity.config import ConfigError
-from parity.emit import default_catalog
-from parity.escape import shown
-from parity.ref_tree import BaseError, resolve_ref
-from parity.miopen import ProblemInputError
-from parity.pool import PoolError
-from parity.project import ProjectError, find_project_root
-from parity.report import select
+from parity.catalog.emit import default_catalog
+from parity.base.escape import shown
+from parity.golden.ref_tree import BaseError, resolve_ref
+from parity.catalog.miopen import ProblemInputError
+from parity.gate.pool import PoolError
+from parity.base.project import ProjectError, find_project_root
+from parity.gate.report import select
 
 #: The families the report measures (--only may narrow to these or their configs).
 FAMILIES = ("conv_implicit_gemm", "conv_fwd_split_k_reduce")

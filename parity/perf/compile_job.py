@@ -1,7 +1,7 @@
 """One kernel compiled to gfx1250 assembly, in a worker process of :func:`compile_all`.
 
 The compile is the runtime's and the AOT build's
-(:func:`parity.llvm_compile.compile_text`: llvmlite's LLVM 22.1, parse,
+(:func:`parity.llvm.compile.compile_text`: llvmlite's LLVM 22.1, parse,
 verify, a target machine for the module's triple -- ``amdgcn-amd-amdhsa`` --
 with ``cpu=<arch>`` and ``opt=3``) in its ``"asm"`` mode: the assembly instead
 of the object, with verbose comments on (``set_asm_verbosity(True)``, as the
@@ -20,8 +20,8 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 
-from parity.interrupt import cancel_on_error, workers_ignore_sigint
-from parity.llvm_compile import CompileError, compile_text
+from parity.cli.interrupt import cancel_on_error, workers_ignore_sigint
+from parity.llvm.compile import CompileError, compile_text
 
 
 def compile_asm(text: str, kernel: str, arch: str) -> dict:

@@ -9,7 +9,7 @@ Times are the model's integer picoseconds, printed in microseconds.
 from __future__ import annotations
 
 from .table import render
-from parity.catalog_model import catalog_predictions
+from parity.catalog.model import catalog_predictions
 
 HEAD = ("layer", "M", "Kgemm", "cands", "selected", "us", "runner-up", "us", "seed", "us", "seed/sel")
 

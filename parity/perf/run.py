@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from .build import Unit, compile_units
 from .measure import Measure, measure
-from parity.interrupt import thread_pool
+from parity.cli.interrupt import thread_pool
 
 
 @dataclass
@@ -47,7 +47,7 @@ def measure_units(label: str, units: list[Unit], *, jobs: int, timeout: float, m
         tick()
         return m
     keys = list(first)
-    with thread_pool(max(1, jobs)) as ex:  # Ctrl-C cancels the queued measures (parity/interrupt.py)
+    with thread_pool(max(1, jobs)) as ex:  # Ctrl-C cancels the queued measures (parity/cli/interrupt.py)
         by_sha = dict(zip(keys, ex.map(one, keys)))
     for u in units:
         side.measures[u.key] = by_sha[u.sha256 + "@" + u.arch]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
-from parity.escape import shown
+from parity.base.escape import shown
 from parity.proof import assumptions as A
 from parity.proof.interpret import Access, ProofParseError, analyse
 

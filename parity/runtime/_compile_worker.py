@@ -5,7 +5,7 @@ LLVM aborts the whole process on some errors (an intrinsic the target cannot
 select, an unknown CPU), so the parent never runs llvmlite itself; it reads
 this process's exit status and stderr (see parity/verify/compile_worker.py
 for the same reasoning in the verify oracle). The compile is
-:func:`parity.llvm_compile.compile_text` in object mode. Exit 0: the ELF
+:func:`parity.llvm.compile.compile_text` in object mode. Exit 0: the ELF
 relocatable object is at OBJ_PATH. Exit 2: a ``<stage>: <message>`` line on
 stderr.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 
-from parity.llvm_compile import CompileError, binding, compile_text
+from parity.llvm.compile import CompileError, binding, compile_text
 
 
 def main(argv) -> int:

@@ -1,6 +1,6 @@
 """``parity run``: one MIOpen-style forward convolution layer
 on a gfx1250 — random inputs, run, compare with the numpy reference
-(parity/reference.py) of the original (unfolded) layer, time repeated
+(parity/sim/reference.py) of the original (unfolded) layer, time repeated
 launches with events (median), print the achieved TFLOP/s.
 
     parity run [MIOpenDriver] convbfp16|convfp16 -n N -c C -H H -W W -k K -y Y -x X [...]
@@ -10,11 +10,11 @@ launches with events (median), print the achieved TFLOP/s.
                                 [--warmup N] [--seed N] [--cache-dir DIR] [--aot-manifest PATH] [--build-only]
 
 The layer is one MIOpenDriver command, as words or as one quoted string,
-read by the one MIOpen parser (:mod:`parity.miopen`, the same as
+read by the one MIOpen parser (:mod:`parity.catalog.miopen`, the same as
 ``emit``: ``-n -c -H -W -k -y -x`` required, pad 0, stride 1, dilation 1,
 1 group by default; ``-i`` and ``-V`` are MIOpenDriver's iteration count and
 verify switch). The kernel is resolved exactly as ``emit`` resolves it
-(:func:`parity.emit.plan_layer`: width folding, the split-K degree,
+(:func:`parity.catalog.emit.plan_layer`: width folding, the split-K degree,
 the binary, vector widths, the reduce kernel; by default (``--split-k
 auto``) the perf model picks tile, degree and binary among the candidates
 the reference's split-K rules admit, ``--select`` as in emit);
@@ -37,16 +37,16 @@ import os
 import shlex
 import sys
 
-from ..miopen import ProblemInputError, decimal_int
+from parity.catalog.miopen import ProblemInputError, decimal_int
 from . import CodeObjectCache, ConvRun, Hip, RuntimeFailure, check_output, find_gfx1250, random_inputs
-from ..emit import DEFAULT_SELECT, SELECTIONS, EmitError, check_target, plan_layer
-from ..miopen import parse_command_line
-from ..outputs import ensure_dir
+from parity.catalog.emit import DEFAULT_SELECT, SELECTIONS, EmitError, check_target, plan_layer
+from parity.catalog.miopen import parse_command_line
+from parity.base.outputs import ensure_dir
 from .codeobj import default_cache_dir
 from .plan import launch_plan
-from parity.cli_common import Parser, add_version, integer, plain, progress
-from parity.cli_help import epilog
-from parity.escape import shown
+from parity.cli.common import Parser, add_version, integer, plain, progress
+from parity.cli.help import epilog
+from parity.base.escape import shown
 from python_engine.spec.fields import SpecRejected
 import python_engine as E
 

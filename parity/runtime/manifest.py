@@ -19,8 +19,8 @@ import hashlib
 import json
 import os
 
-from parity.escape import shown
-from parity.input_files import MAX_CODE_OBJECT_BYTES, MAX_MANIFEST_BYTES, InputFileError, read_bytes
+from parity.base.escape import shown
+from parity.base.input_files import MAX_CODE_OBJECT_BYTES, MAX_MANIFEST_BYTES, InputFileError, read_bytes
 
 from .elf import check_code_object
 from .errors import CodeObjectError
@@ -33,7 +33,7 @@ MANIFEST_VERSION = 1
 def read_manifest(path: str) -> dict:
     """The manifest document at ``path``; CodeObjectError when it is not a
     regular file of at most MAX_MANIFEST_BYTES (checked before open:
-    parity/input_files.py), not UTF-8 JSON, or not of this format and version."""
+    parity/base/input_files.py), not UTF-8 JSON, or not of this format and version."""
     name = shown(path)
     try:
         data = read_bytes(path, "AOT manifest", MAX_MANIFEST_BYTES)

@@ -21,14 +21,14 @@ from python_engine.families import conv_launch as CL  # debt: split_k = -1 resol
 from python_engine.kernels import conv_implicit_gemm as CIG  # debt: the family name and binary fields
 from python_engine.kernels.conv_launch import SPEC_FIELDS  # debt: the conv_launch spec fields
 from python_engine.spec.fields import normalize
-from ..reduce_launch import reduce_launch_reason
+from parity.catalog.reduce_launch import reduce_launch_reason
 from .cluster import DEFAULT_MAX_CLUSTER_VOLUME
 from .codeobj import CodeObjectCache, build_kernel
 from .errors import HipUnavailable, LaunchConfigError
 from .hip_api import Hip
 from .launch import Kernel, Launcher, prepare_launch
 from .plan import LaunchPlan, launch_plan
-from parity.reference import cast_bits, conv_abs_fwd, conv_fwd, conv_tolerance
+from parity.sim.reference import cast_bits, conv_abs_fwd, conv_fwd, conv_tolerance
 from python_engine.spec.fields import SpecRejected
 from python_engine.targets.arch import find_arch  # debt: the arch table as objects
 from python_engine.targets.flavors import find_flavor  # debt: the flavor table as objects
@@ -287,7 +287,7 @@ def bits_to_float(bits: np.ndarray, dtype: str) -> np.ndarray:
 
 
 def check_output(spec: dict, x: np.ndarray, w: np.ndarray, d_bits: np.ndarray) -> tuple:
-    """Compare D with the numpy reference (parity/reference.py); (ok, worst error / tolerance, count bad)."""
+    """Compare D with the numpy reference (parity/sim/reference.py); (ok, worst error / tolerance, count bad)."""
 
     s = normalize(CL.FAMILY, CL.FIELDS, spec)
     kw = dict(groups=s["groups"], stride=(s["stride_h"], s["stride_w"]), padding=(s["pad_h"], s["pad_w"]),

@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import python_engine
-from parity import reference as ref
+from parity.sim import reference as ref
 from parity.config import load_families
-from parity.interrupt import leave_sigint_to_parent
+from parity.cli.interrupt import leave_sigint_to_parent
 from python_engine.kernels import conv_implicit_gemm as C  # debt: the conv kernel's geometry (tile classes)
 from python_engine.kernels.ir_core import FLOAT_VALUES, INT_VALUES, SUBNORMAL  # debt: ir_core's constant lists
 from parity.sim import cover
@@ -314,7 +314,7 @@ def cluster_problems(S: int, tk: int) -> tuple:
 
 
 CONV_TOLERANCE = ("|D - ref| <= 2*u_out*|ref| + (Kgemm+2)*2^-24*sum|a*b| + tiny, ref in float64 from the "
-                  "rounded inputs (u_out = 2^-8 bf16, 2^-11 fp16); parity.reference.conv_tolerance")
+                  "rounded inputs (u_out = 2^-8 bf16, 2^-11 fp16); parity.sim.reference.conv_tolerance")
 #: the reduce kernel Stage 2 runs (the conv_launch plan gives its arguments, not its spec)
 CONV_REDUCE = {"vector": 4, "threads": 256, "degree": 0}
 #: values the conv plan passes where the launch plan says ``caller``

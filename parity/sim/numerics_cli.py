@@ -13,12 +13,12 @@ from __future__ import annotations
 import sys
 import time
 
-from parity.cli_common import (add_options, die, finish, jobs_of, note_outside_checkout, parse_only, progress,
+from parity.cli.common import (add_options, die, finish, jobs_of, note_outside_checkout, parse_only, progress,
                                select_configs)
 from parity.config import ConfigError, load_families
-from parity.escape import shown
-from parity.input_files import MAX_IR_BYTES, InputFileError, read_bytes
-from parity.report import canonical_flavor
+from parity.base.escape import shown
+from parity.base.input_files import MAX_IR_BYTES, InputFileError, read_bytes
+from parity.gate.report import canonical_flavor
 from parity.sim import coverage as COV
 from parity.sim import invariants as INV
 from parity.sim import numerics as N

@@ -22,7 +22,7 @@ lanes 0..15) is a different instruction and does not apply.
 Numerics model: products of 16-bit inputs are exact in float64, summed with C
 in float64 and rounded once to float32 (RNE). Hardware accumulates in at
 least fp32 with an implementation-defined order, so the conv tolerance
-(:func:`parity.reference.conv_tolerance`) allows for fp32 accumulation error
+(:func:`parity.sim.reference.conv_tolerance`) allows for fp32 accumulation error
 over the whole reduction.
 """
 from __future__ import annotations

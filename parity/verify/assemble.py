@@ -20,7 +20,7 @@ import shutil
 import subprocess
 from functools import lru_cache
 
-from parity import compile_cache
+from parity.llvm import compile_cache
 
 ENV = "PARITY_LLVM_MC"
 EM_AMDGPU = 224

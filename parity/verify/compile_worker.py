@@ -2,14 +2,14 @@
 
 LLVM aborts the whole process on some errors ("LLVM ERROR: Cannot select:
 intrinsic ..." for an intrinsic on the wrong target, an assertion for an
-unknown CPU). So every llvmlite call (the set-up of parity/llvm_compile.py)
+unknown CPU). So every llvmlite call (the set-up of parity/llvm/compile.py)
 runs in a worker subprocess
 (``python -c 'from parity.verify.compile_worker import serve; serve()'``) that reads one JSON job per line
 on stdin and answers one JSON line on a private pipe. Its stderr goes to a
 file the parent reads: when a worker dies, the job it was running is
 reported as failed with LLVM's message (the tail of that stderr), a fresh
 worker takes the next job, and the run goes on. The gate's engine pool
-(parity.pool) is not used here because it cannot capture a dead child's
+(parity.gate.pool) is not used here because it cannot capture a dead child's
 stderr, which is the whole message of an LLVM abort.
 
 Job kinds: ``compile`` (parse, verify, compile once to assembly, the code
@@ -33,7 +33,7 @@ from pathlib import Path
 from queue import Empty, Queue
 from typing import Any, Callable, Sequence
 
-from parity.llvm_compile import CompileError, compile_module, message_line, parse_verify
+from parity.llvm.compile import CompileError, compile_module, message_line, parse_verify
 from parity.verify.assemble import EM_AMDGPU, AssembleError, assemble_facts, elf_facts, find_llvm_mc
 from parity.verify.intrinsics_check import DeclError, parse_decl, right_signature_module, wrong_signature_modules
 
@@ -54,7 +54,7 @@ def _err(exc: BaseException) -> str:
 
 
 def _parse_verify(text: str):
-    """(module, None) or (None, (stage, message)): :func:`parity.llvm_compile.parse_verify`."""
+    """(module, None) or (None, (stage, message)): :func:`parity.llvm.compile.parse_verify`."""
     try:
         return parse_verify(text), None
     except CompileError as exc:

@@ -13,7 +13,7 @@ A run:
    declared intrinsic known to LLVM 22.1, then the lane: llvm20 text through
    ``opt-19 -passes=verify``; llvm22/llvm23 text through llvmlite (LLVM 22.1):
    parse, verify, compile once for the config's arch to assembly (through the
-   compile cache, parity.compile_cache), the code object assembled from it by
+   compile cache, parity.llvm.compile_cache), the code object assembled from it by
    LLVM 22's llvm-mc, in worker processes (parity.verify.compile_worker);
 4. gates each compiled kernel: no spill and no scratch (unless the config
    has ``allow_spill="reason"``), LDS within the arch limit, ``.cluster_dims``
@@ -37,21 +37,21 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from parity.escape import shown
+from parity.base.escape import shown
 from parity.config import CANONICAL_FLAVORS, Family, load_families
 from parity.proof import assumptions as proof_assumptions
 from parity.proof import ProofReport, prove_module, summarise
-from parity.pool import DEFAULT_TIMEOUT as LOWER_TIMEOUT
-from parity.pool import WorkerPool
-from parity.runner import engine_module
-from parity.interrupt import cancel_on_error
+from parity.config import DEFAULT_TIMEOUT as LOWER_TIMEOUT
+from parity.gate.pool import WorkerPool
+from parity.gate.runner import engine_module
+from parity.cli.interrupt import cancel_on_error
 from parity.verify import intrinsics_check as IC
 from parity.verify import lanes as L
 from parity.verify.compile_worker import DEFAULT_TIMEOUT, CompileWorkers
-from parity.cli_common import add_compile_cache_option, finish, finite_seconds, note_outside_checkout
+from parity.cli.common import add_compile_cache_option, finish, finite_seconds, note_outside_checkout
 from parity.config import ConfigError
-from parity.pool import PoolError
-from parity.report import add_common_options, die, progress, select
+from parity.gate.pool import PoolError
+from parity.gate.report import add_common_options, die, progress, select
 
 PASS, FAIL, SKIPPED, REJECTED = "PASS", "FAIL", "SKIPPED", "REJECTED"
 ENGINES = ("python", "cpp")
@@ -435,7 +435,7 @@ def run_verify(
             return ok, err
 
         # the proof overlaps the LLVM workers (subprocesses), one job per module so that
-        # Ctrl-C cancels the rest (parity/interrupt.py); opt-19 / LLVM 23 opt subprocesses
+        # Ctrl-C cancels the rest (parity/cli/interrupt.py); opt-19 / LLVM 23 opt subprocesses
         # fill the cores the LLVM workers leave idle (their start-up, the last long
         # compiles) instead of running after them
         proof_pool = ThreadPoolExecutor(max_workers=1)

@@ -108,7 +108,7 @@ CPE_API const char *cpe_version(void);
  * cpp_engine/include plus CMakeLists.txt, as "<sha256>  <relative path>\n"
  * lines sorted by path, hashed (cpp_engine/cmake/source_digest.cmake). The
  * gate compares it with the sources on disk to report a stale editable build
- * (parity/stale.py, docs/cpp_engine.md). */
+ * (parity/base/stale.py, docs/cpp_engine.md). */
 CPE_API const char *cpe_source_digest(void);
 
 /* The family registry (include/cpp_engine/families.def, src/families/registry.cpp):

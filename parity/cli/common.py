@@ -1,0 +1,532 @@
+"""One command-line vocabulary for every command of ``parity`` and
+``parity run`` (docs/cli.md).
+
+A command adopts it in three steps::
+
+    p = sub.add_parser("fuzz", help="...")              # sub from a cli_common.Parser: same error handling
+    add_options(p, only="configs", flavor=True, jobs=True, json=True)
+    ...
+    def cmd_fuzz(args) -> int:
+        try:
+            families, flavors, engines = select(args)     # --only / --flavor checked: ValueError, ConfigError
+        except (ConfigError, ValueError) as exc:
+            return die(str(exc))                         # "error: ..." on stderr, exit 2
+        with progress("fuzz") as cb:                     # a bar on a terminal, nothing when piped
+            ...
+        return finish(args, "fuzz", green, data)         # --json PATH (the versioned envelope), exit 0 / 1
+
+The shared rules:
+
+* ``--only X[,X...]``: families or ``FAMILY/NAME`` configs for the commands
+  that run configs; layer names for the commands that run catalog layers
+  (``emit``, ``layers``); families or ``FAMILY/LABEL`` jobs for ``aot``.
+  Unknown names are an input error (exit 2) that lists the known ones.
+* ``--flavor F``: a canonical flavor or an alias (``llvm24`` -> ``llvm23``);
+  an unknown flavor is an input error.
+* ``--jobs/-j N``: an integer >= 1 (default: the CPU count); ``0`` is refused.
+* ``--json PATH``: checked writable before the run; written once at the end
+  with :func:`report_doc`'s envelope.
+* exit status: :data:`EXIT_GREEN` 0, :data:`EXIT_RED` 1, :data:`EXIT_USAGE` 2
+  (bad arguments or input; nothing was run or written).
+* errors: one line on stderr starting ``error: `` (argparse's own errors too).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import subprocess
+import tempfile
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+from dataclasses import replace
+import importlib.metadata as md
+from parity.cli.color import enabled as color_enabled
+from parity.llvm import compile_cache
+from parity.config import DEFAULT_ENGINES, DEFAULT_TIMEOUT, ConfigError, DEFAULT_PACKAGE, load_families
+from parity.base.escape import shown
+from parity.base.project import holds_golden_shards, outside_checkout_note
+from parity.base.outputs import write_report, written_in_place
+from parity.base.suggest import did_you_mean
+import python_engine
+from parity.cli.parser import ERROR_PREFIX, EXIT_GREEN, EXIT_RED, EXIT_USAGE, Parser, one_line  # noqa: F401
+
+#: The JSON report envelope (docs/cli.md#json). Bump SCHEMA_VERSION when a key
+#: of the envelope or of a command's documented payload changes meaning or goes away.
+SCHEMA = "splitk-parity/cli-report"
+SCHEMA_VERSION = 1
+
+
+# -- parser ------------------------------------------------------------------------------
+
+# Parser (one-line usage errors), the exit codes and one_line live in parity/cli/parser.py,
+# which imports neither engine (bench scripts that import an engine from another tree use it).
+
+
+_RST = [(re.compile(r":(?:mod|func|class|data|meth|attr):`~?([^`]+)`"), r"\1"),
+        (re.compile(r"``([^`]+)``"), r"\1"),
+        (re.compile(r"`([^`]+)`_?"), r"\1")]
+
+
+def plain(text: str) -> str:
+    """``text`` (a docstring) without reStructuredText markup, for --help."""
+    for rx, rep in _RST:
+        text = rx.sub(rep, text)
+    return text
+
+
+# -- option types -------------------------------------------------------------------------
+
+#: An integer option's text: ASCII digits with an optional sign, at most 18 digits.
+_ASCII_INT = re.compile(r"[+-]?[0-9]{1,18}")
+
+
+def ascii_int_value(text: str) -> int | None:
+    """The integer ``text`` spells in ASCII decimal (optional sign, at most 18
+    digits, nothing else), or None. Python's ``int()`` also takes non-ASCII
+    digits (``'١٢'``), ``_`` separators and spaces; no option of ours does."""
+    return int(text, 10) if isinstance(text, str) and _ASCII_INT.fullmatch(text) else None
+
+
+def integer(flag: str, lo: int | None = None, hi: int | None = None):
+    """argparse type for the integer option ``flag``: ASCII decimal digits
+    only (:func:`ascii_int_value`), in ``lo..hi`` when given; the error names
+    the flag and shows the text escaped (parity.base.escape.shown)."""
+    def parse(text: str) -> int:
+        v = ascii_int_value(text)
+        if v is None:
+            raise argparse.ArgumentTypeError(f"{flag} wants an integer, got '{shown(text)}' "
+                                             "(ASCII digits, optional sign)")
+        if lo is not None and v < lo:
+            raise argparse.ArgumentTypeError(f"{flag} must be at least {lo}, got {v}")
+        if hi is not None and v > hi:
+            raise argparse.ArgumentTypeError(f"{flag} must be at most {hi}, got {v}")
+        return v
+    return parse
+
+
+def at_least_one(flag: str):
+    """argparse type for ``flag``: an integer >= 1 in ASCII digits (the error names the flag)."""
+    return integer(flag, lo=1)
+
+
+#: A number of seconds: ASCII decimal, optional fraction and exponent (float() alone also takes
+#: non-ASCII digits, ``_`` separators, spaces, ``inf`` and ``nan``).
+_ASCII_DECIMAL = re.compile(r"[+-]?(?:[0-9]{1,18}(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?")
+
+
+def finite_seconds(flag: str):
+    """argparse type for ``flag``: a finite number of seconds > 0 in ASCII decimal (the error names the flag)."""
+    def parse(text: str) -> float:
+        v = float(text) if _ASCII_DECIMAL.fullmatch(text) else math.nan
+        if not math.isfinite(v) or v <= 0:
+            raise argparse.ArgumentTypeError(f"{flag} must be a finite number of seconds > 0 (ASCII decimal), "
+                                             f"got '{shown(text)}'")
+        return v
+    return parse
+
+
+#: argparse type of --jobs: an integer >= 1.
+positive_int = at_least_one("--jobs")
+#: argparse type of --timeout: a finite number of seconds > 0.
+positive_seconds = finite_seconds("--timeout")
+
+
+def check_writable(path: str | Path, flag: str = "--json") -> None:
+    """ValueError (naming ``flag``) unless ``path`` can be written as a file (checked
+    before a long run, so a bad --json path does not waste the run). An existing
+    regular file is replaced only when it is empty or an earlier report of this
+    tool (its ``"tool": "splitk-parity"`` field): a golden shard, a catalog or any
+    other file named by mistake is refused, never overwritten."""
+    try:
+        _check_writable(Path(path), path, flag)
+    except OSError as exc:  # a name too long, a symlink loop, ...
+        raise ValueError(f"{flag} {path}: cannot be used ({exc.strerror or exc})") from None
+
+
+REPORT_MARK = '"tool": "splitk-parity"'
+
+
+def _is_report_or_empty(p: Path) -> bool:
+    """``p`` (an existing regular file) is empty or a JSON report this tool wrote."""
+    if p.stat().st_size == 0:
+        return True
+    with open(p, "rb") as fh:
+        head = fh.read(1)
+        if head != b"{":
+            return False
+        return REPORT_MARK.encode() in head + fh.read()
+
+
+def _check_writable(p: Path, path, flag: str) -> None:
+    if p.is_dir():
+        raise ValueError(f"{flag} {path}: is a directory")
+    if written_in_place(p):  # /dev/stdout, /dev/null, a FIFO: written in place (write_report)
+        if not os.access(p, os.W_OK):
+            raise ValueError(f"{flag} {path}: not writable")
+        return
+    p = Path(os.path.realpath(p))  # a symlink to a file: the file is replaced, the link stays
+    if not p.parent.is_dir():
+        what = "is not a directory" if p.parent.exists() else "does not exist"
+        raise ValueError(f"{flag} {path}: directory {p.parent} {what}")
+    if holds_golden_shards(p.parent):   # a new FAMILY.json there would be read as a shard
+        raise ValueError(f"{flag} {path}: is in a golden directory ({p.parent}); reports go elsewhere")
+    if p.is_file() and not _is_report_or_empty(p):
+        raise ValueError(f"{flag} {path}: exists and is not a splitk-parity report "
+                         f"(a golden shard, catalog or other file is never overwritten)")
+    if not os.access(p.parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise ValueError(f"{flag} {path}: not writable")
+    try:  # os.access says yes to root for /proc or a read-only mount: create what write_json creates
+        fd, probe = tempfile.mkstemp(prefix=f".{p.name}.probe", dir=p.parent)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise ValueError(f"{flag} {path}: not writable ({exc.strerror or exc})") from None
+
+
+def writable_file(flag: str):
+    """argparse type for ``flag``: a file path :func:`check_writable` accepts (the error
+    names ``flag`` through argparse)."""
+    def parse(text: str) -> str:
+        try:
+            check_writable(text, flag)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e).split(": ", 1)[1]) from None
+        return text
+    return parse
+
+
+#: argparse type of --json: a writable file path.
+json_path = writable_file("--json")
+
+
+def jobs_of(args) -> int:
+    """The worker count of ``args.jobs`` (None: the CPU count)."""
+    return getattr(args, "jobs", None) or os.cpu_count() or 1
+
+
+ONLY_HELP = {
+    "configs": "only these families or FAMILY/NAME configs (comma-separated)",
+    "layers": "only these layers of the catalog (comma-separated names)",
+    "jobs": "only these families or FAMILY/LABEL jobs of the grid (comma-separated)",
+}
+
+
+class Once(argparse.Action):
+    """An option that may be given once: a second ``--flavor`` or ``--only`` is an
+    argparse error naming both values (it silently replaced the first: ``--flavor
+    llvm23 --flavor llvm22`` ran llvm22 only); also --json, --jobs, --golden-dir."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        seen = getattr(namespace, "_given", set())
+        if self.dest in seen:
+            raise argparse.ArgumentError(self, f"given twice ({getattr(namespace, self.dest)!s} and {values!s}); "
+                                               f"give it once")
+        namespace._given = seen | {self.dest}
+        setattr(namespace, self.dest, values)
+
+
+def add_options(p: argparse.ArgumentParser, *, only: str | None = "configs", flavor: bool = True,
+                flavor_default: str | None = None, jobs: bool = True, json: bool = True,
+                timeout: bool = True, engines: bool = True) -> None:
+    """Add the shared options to a command's parser.
+
+    ``only``: what ``--only`` selects ("configs", "layers", "jobs" or None for
+    no --only); ``flavor_default``: the flavor when --flavor is not given
+    (None: every canonical flavor); ``engines``: the hidden --engines/--configs
+    injection options of the gate's tests."""
+    if only:
+        p.add_argument("--only", metavar="X[,X...]", action=Once, help=ONLY_HELP[only])
+        p.set_defaults(only_kind=only)
+    if flavor:
+        p.add_argument("--flavor", metavar="F", default=flavor_default, action=Once,
+                       help=(f"flavor (default {flavor_default}; " if flavor_default else
+                             "only this flavor (default: every canonical flavor; ")
+                       + "aliases such as llvm24 resolve to their canonical flavor)")
+    if jobs:
+        p.add_argument("--jobs", "-j", type=positive_int, default=None, metavar="N", action=Once,
+                       help="worker processes, >= 1 (default: the CPU count)")
+    if json:
+        p.add_argument("--json", metavar="PATH", type=json_path, action=Once,
+                       help="also write the result as JSON to PATH (schema: docs/cli.md)")
+    if timeout:
+        p.add_argument("--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT, metavar="S",
+                       help=f"per-config timeout in seconds (default {DEFAULT_TIMEOUT:g})")
+    if engines:
+        # development / test injection (not part of the user surface)
+        p.add_argument("--engines", default=",".join(DEFAULT_ENGINES), help=argparse.SUPPRESS)
+        p.add_argument("--configs", default=DEFAULT_PACKAGE, help=argparse.SUPPRESS)
+
+
+class _NoCompileCache(argparse.Action):
+    """``--no-compile-cache``: turns the compile cache off (PARITY_COMPILE_CACHE=off) for
+    this process and the workers it starts, when the option is parsed."""
+
+    def __init__(self, option_strings, dest, **kw):
+        super().__init__(option_strings, dest, nargs=0, default=False, **kw)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, True)
+        compile_cache.disable()
+
+
+def add_compile_cache_option(p: argparse.ArgumentParser) -> None:
+    """``--no-compile-cache`` on a command that compiles with LLVM (docs/verify.md, "The compile cache")."""
+    p.add_argument("--no-compile-cache", action=_NoCompileCache,
+                   help="compile every module afresh: neither read nor write the compile cache "
+                        "(as PARITY_COMPILE_CACHE=off; docs/verify.md)")
+
+
+# -- --only ------------------------------------------------------------------------------
+
+def split_csv(s: str | None) -> list[str] | None:
+    if s is None:
+        return None
+    return [p.strip() for p in s.split(",") if p.strip()]
+
+
+def parse_only(text: str | None) -> tuple[list[str] | None, dict[str, set[str]]]:
+    """``--only`` -> (family names or None for all, {family: config names} for
+    the FAMILY/NAME items; a family given whole is not in the dict).
+    ValueError when the list names nothing or an item is malformed."""
+    items = split_csv(text)
+    if items is None:
+        return None, {}
+    if not items:
+        raise ValueError("--only names nothing (give X[,X...])")
+    fams: list[str] = []
+    names: dict[str, set[str]] = {}
+    whole: set[str] = set()
+    for it in items:
+        fam, sep, name = it.partition("/")
+        if not fam or (sep and not name) or "/" in name:
+            raise ValueError(f"--only: {it!r} is neither FAMILY nor FAMILY/NAME")
+        if fam not in fams:
+            fams.append(fam)
+        if sep:
+            names.setdefault(fam, set()).add(name)
+        else:
+            whole.add(fam)
+    for fam in whole:
+        names.pop(fam, None)
+    return fams, names
+
+
+def check_only(args) -> str | None:
+    """The error of a ``--only`` that selects configs (unknown family or config,
+    malformed item), or None: lets a command refuse it before printing anything."""
+    if (getattr(args, "only_kind", None) != "configs" or getattr(args, "only", None) is None
+            or getattr(args, "configs", None) is None):  # commands with their own --only (numerics plans)
+        return None
+    try:
+        fams, names = parse_only(args.only)
+        select_configs(load_families(args.configs, only=fams), names)
+    except (ConfigError, ValueError) as exc:
+        return str(exc)
+    return None
+
+
+def select_configs(families: list, names: dict[str, set[str]]) -> list:
+    """``families`` with the configs of ``names`` ({family: config names}) only;
+    ConfigError for a name no family holds."""
+
+    out = []
+    for fam in families:
+        want = names.get(fam.name)
+        if want is None:
+            out.append(fam)
+            continue
+        known = {c.name for c in fam.configs}
+        unknown = sorted(want - known)
+        if unknown:
+            shown = ", ".join(sorted(known)[:8]) + (f", ... ({len(known)} configs)" if len(known) > 8 else "")
+            hint = did_you_mean(unknown[0], known) if len(unknown) == 1 else ""
+            raise ConfigError(f"--only: no config {', '.join(f'{fam.name}/{u}' for u in unknown)}{hint} "
+                              f"(known in {fam.name}: {shown or 'none'})")
+        out.append(replace(fam, configs=tuple(c for c in fam.configs if c.name in want)))
+    return out
+
+
+def only_names(args) -> dict[str, set[str]]:
+    """{family: config names} of the FAMILY/NAME items of ``args.only``."""
+    return parse_only(getattr(args, "only", None))[1]
+
+
+# -- progress ----------------------------------------------------------------------------
+
+@contextmanager
+def progress(label: str, total: int | None = None) -> Iterator:
+    """A progress callback ``cb(done, total)`` drawing a rich bar on stderr --
+    only when stderr is a terminal; ``None`` otherwise (piped, redirected, CI
+    logs), so callers write ``if cb: cb(done, total)``."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    try:
+        from rich.console import Console  # rich: only when drawing on a terminal
+        # rich: only when drawing on a terminal
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    except ImportError:
+        yield None
+        return
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=Console(stderr=True, no_color=not color_enabled(sys.stderr)), transient=True) as p:
+        task = p.add_task(label, total=total)
+        yield lambda done, total=total: p.update(task, completed=done, total=total)
+
+
+# -- version -----------------------------------------------------------------------------
+
+def package_version() -> str:
+    """The installed splitk-parity version (pyproject's when run from a source tree)."""
+    try:
+        return md.version("splitk-parity")
+    except md.PackageNotFoundError:
+        pp = Path(__file__).resolve().parents[2] / "pyproject.toml"
+        m = re.search(r'^version\s*=\s*"([^"]+)"', pp.read_text(encoding="utf-8"), re.M) if pp.is_file() else None
+        return m.group(1) if m else "unknown"
+
+
+def version_text(prog: str) -> str:
+    """``<prog> <version>`` and where the engines come from (one line)."""
+    parts = [f"{prog} {package_version()}"]
+    try:
+        import cpp_engine  # cpp_engine: its import rebuilds the C++ library and can fail (parity/base/stale.py)
+        parts.append(f"cpp_engine library {cpp_engine.version()} ({cpp_engine.library_path()})")
+    except Exception as e:  # noqa: BLE001 - --version must not fail on an unbuilt library
+        parts.append(f"cpp_engine unavailable ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})")
+    parts.append(f"python_engine {Path(python_engine.__file__).resolve().parent}")
+    return "; ".join(parts)
+
+
+class _VersionAction(argparse.Action):
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0,
+                         help=help or "print the version and where the engines are loaded from, then exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(version_text(parser.prog.split()[0] if parser.prog.split()[0] != "python" else "python_engine"))
+        parser.exit(EXIT_GREEN)
+
+
+def add_version(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--version", action=_VersionAction)
+
+
+# -- results -----------------------------------------------------------------------------
+
+def die(msg: str, code: int = EXIT_USAGE) -> int:
+    """Print ``error: <msg>`` on stderr as one line; return ``code`` (default 2, usage / input).
+
+    Callers pass names from outside through :func:`parity.base.escape.shown`; as a
+    last guard any line break, control, separator or surrogate left in ``msg``
+    is escaped here too (backslashes are kept, so text already escaped is not
+    escaped twice)."""
+    print(f"{ERROR_PREFIX}{one_line(msg)}", file=sys.stderr)
+    return code
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``"1 layer"``, ``"2 layers"``, ``"0 layers"``: ``n`` and ``noun`` in the number ``n``
+    asks for (``plural``, default ``noun + "s"``, for any ``n`` but 1)."""
+    return f"{n} {noun if n == 1 else (plural or noun + 's')}"
+
+
+def report_doc(command: str, result: str, payload: dict | None = None) -> dict:
+    """The JSON report of one command run: the envelope (schema, schema_version,
+    tool, command, version, result, exit_code) merged over the command's
+    payload (docs/cli.md lists each command's keys). ``result`` is GREEN, RED
+    or INCOMPLETE (a skipped verify lane: exit 1)."""
+    if result not in ("GREEN", "RED", "INCOMPLETE"):
+        raise ValueError(f"result must be GREEN, RED or INCOMPLETE, got {result!r}")
+    doc = dict(payload or {})
+    doc.update(schema=SCHEMA, schema_version=SCHEMA_VERSION, tool="splitk-parity", command=command,
+               version=package_version(), result=result,
+               exit_code=EXIT_GREEN if result == "GREEN" else EXIT_RED)
+    return doc
+
+
+def write_json(path: str | Path, doc: dict) -> None:
+    """Write ``doc`` as sorted, indented JSON to ``path`` (:func:`parity.base.outputs.write_report`:
+    atomically, or in place for a device, FIFO or a path under /dev or /proc)."""
+    write_report(path, json.dumps(doc, indent=2, sort_keys=True) + "\n")
+
+
+def finish(args, command: str, result: str | bool, payload: dict | None = None) -> int:
+    """Write ``--json`` (when given) and return the exit status of ``result``
+    (True / "GREEN" -> 0, anything else -> 1)."""
+    if isinstance(result, bool):
+        result = "GREEN" if result else "RED"
+    path = getattr(args, "json", None)
+    if path:
+        try:
+            write_json(path, report_doc(command, result, payload))
+        except OSError as exc:  # full disk, file-size limit, a path gone since the check
+            return die(f"--json {shown(path)}: cannot write: {shown(exc.strerror or exc)}")
+    return EXIT_GREEN if result == "GREEN" else EXIT_RED
+
+
+def note_outside_checkout() -> None:
+    """Say in one stderr line when the working directory is in no checkout."""
+    msg = outside_checkout_note()
+    if msg:
+        print(msg, file=sys.stderr)
+
+
+def git_commit(flag: str, repo: Path | None = None):
+    """argparse type for ``flag``: a git ref of ``repo`` (default: this checkout) that names a
+    commit; returns the full sha. A ref git does not know is one argparse error naming ``flag``
+    (the benchmarks check it before they build anything). argparse names the flag."""
+    def parse(text: str) -> str:
+        top = repo or Path(__file__).resolve().parents[2]
+        try:
+            r = subprocess.run(["git", "-C", str(top), "rev-parse", "--verify", "--quiet", f"{text}^{{commit}}"],
+                               capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise argparse.ArgumentTypeError(f"git could not be run ({exc.__class__.__name__})")
+        if r.returncode or not r.stdout.strip():
+            raise argparse.ArgumentTypeError(f"{text!r} names no commit of {top}")
+        return r.stdout.strip()
+    return parse
+
+
+def name_list(flag: str, known, what: str, single: bool = False):
+    """argparse type for ``flag``: comma-separated names, each one of ``known`` (a sequence,
+    or a function giving it, called at parse time); returns the text unchanged. An empty,
+    unknown or repeated name (or, with ``single``, more than one) is one argparse error
+    (argparse names ``flag``) listing the known ``what`` names."""
+    def parse(text: str) -> str:
+        names = [n.strip() for n in text.split(",")]
+        ok = tuple(known() if callable(known) else known)
+        bad = next((n for n in names if n not in ok), None)
+        if bad is not None or len(set(names)) < len(names) or (single and len(names) > 1):
+            why = (f"unknown {what} '{shown(bad)}'" if bad else "one name only" if single and len(set(names)) > 1
+                   else "a name given twice")
+            raise argparse.ArgumentTypeError(f"{why} in '{shown(text)}' (known: {', '.join(ok)})")
+        return text
+    return parse
+
+
+def flavor_list(flag: str, single: bool = False):
+    """argparse type for ``flag``: LLVM flavor names (aliases too: ``llvm24``), comma-separated
+    (``single``: exactly one); see :func:`name_list`."""
+    return name_list(flag, lambda: [f["name"] for f in python_engine.flavor_table()], "flavor", single)
+
+
+def family_list(flag: str):
+    """argparse type for ``flag``: comma-separated family names of the shipped configs; returns
+    the text unchanged. An unknown or empty name is one argparse error naming ``flag``."""
+    def parse(text: str) -> str:
+        names = text.split(",")
+        if any(not n for n in names):
+            raise argparse.ArgumentTypeError(f"an empty family name in {text!r}")
+        try:
+            load_families(only=names)
+        except ConfigError as exc:
+            raise argparse.ArgumentTypeError(str(exc))
+        return text
+    return parse

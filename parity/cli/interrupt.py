@@ -1,0 +1,73 @@
+"""Ctrl-C (SIGINT) in the commands' pools: thread pools it stops (``parity
+verify``'s opt and proof threads, ``parity perf``'s measuring threads) and
+process-pool workers that leave it to their parent.
+
+``with ThreadPoolExecutor(...)`` waits, on the way out of an exception, for
+every queued job to run (``shutdown(wait=True)``), and the interpreter's exit
+joins the pool's threads: after Ctrl-C a run went on with its queue for
+minutes before it ended. :func:`thread_pool` and :func:`cancel_on_error`
+cancel the queued jobs instead when their block is left by an exception; the
+jobs running then finish (their subprocesses got the same SIGINT).
+
+A terminal's Ctrl-C reaches every process of the foreground group: each
+``multiprocessing`` worker printed its own KeyboardInterrupt traceback.
+:func:`leave_sigint_to_parent` (a pool ``initializer``) makes a worker ignore
+it; the parent's KeyboardInterrupt ends the pool (``Pool.terminate`` on the
+way out of its ``with`` block) and ``parity`` prints one ``error:`` line
+(parity/base/outputs.py, exit 130).
+"""
+from __future__ import annotations
+
+import signal
+import threading
+from concurrent.futures import Executor, ThreadPoolExecutor
+from contextlib import contextmanager
+from typing import Iterator
+
+
+@contextmanager
+def cancel_on_error(*pools: Executor) -> Iterator[None]:
+    """Run the block; when an exception (KeyboardInterrupt included) leaves it, shut
+    ``pools`` down without waiting, their queued jobs cancelled, and re-raise."""
+    try:
+        yield
+    except BaseException:
+        for p in pools:
+            p.shutdown(wait=False, cancel_futures=True)
+        raise
+
+
+@contextmanager
+def thread_pool(workers: int) -> Iterator[ThreadPoolExecutor]:
+    """A ``ThreadPoolExecutor`` of ``workers`` threads (>= 1): a normal exit of the
+    block waits for its jobs; an exception cancels the jobs not started
+    (:func:`cancel_on_error`) and propagates at once."""
+    ex = ThreadPoolExecutor(max_workers=workers)
+    with cancel_on_error(ex):
+        yield ex
+    ex.shutdown(wait=True)
+
+
+def leave_sigint_to_parent() -> None:
+    """Pool worker initializer: ignore SIGINT (the parent stops the pool)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@contextmanager
+def workers_ignore_sigint() -> Iterator[None]:
+    """Ignore SIGINT in this process while the block starts pool workers, then
+    restore the handler. A ``spawn`` worker is a fresh interpreter: an ignored
+    SIGINT stays ignored across its exec and Python then installs no
+    KeyboardInterrupt handler, so a Ctrl-C that reaches the whole process group
+    while a worker is still importing prints no traceback from it (an
+    ``initializer`` runs only after the imports). Use it around the submissions
+    only (they start the workers and return at once): a Ctrl-C inside the block
+    is not seen. A no-op outside the main thread (signal handlers live there)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)

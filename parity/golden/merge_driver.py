@@ -1,0 +1,186 @@
+"""``parity merge-golden``: a git merge driver for golden shards, merging by key.
+
+git runs it as ``parity merge-golden %O %A %B %P`` (base, ours -- the result
+is written there --, theirs, the path in the tree) for files marked
+``merge=parity-golden`` in ``.gitattributes``. Each side is parsed as a shard
+(format 1 or 2, parity/golden/shards.py) and every ``FLAVOR/CONFIG`` key is merged
+three ways:
+
+* both sides agree (or only one side changed the key): that side's entry
+  (a key deleted on one side and untouched on the other is deleted);
+* both sides changed the key differently: a conflict entry
+  ``{"conflict": {"base": ..., "ours": ..., "theirs": ...}}`` -- the shard
+  stays valid JSON, ``parity check`` reports the key as CONFLICT and ``parity
+  write`` regenerates it.
+
+The result is written in format 2. Exit status: 0 merged clean; 1 merged with
+conflict entries (git reports the file as conflicted until it is added again
+after ``parity write``); 2 a side cannot be read as a shard (the file is left
+as git gave it; ``parity write`` regenerates it).
+
+``parity merge-golden --install`` registers the driver in the repository's git
+config (``merge.parity-golden.driver``, with this interpreter's absolute path,
+so git finds it without an activated virtual environment) and makes sure
+``.gitattributes`` holds ``golden/*.json merge=parity-golden``.
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+import json
+
+from parity.golden.git_attributes import add_attribute_line
+from parity.golden import shards as G
+from parity.cli.common import one_line
+from parity.base.escape import shown
+from parity.base.outputs import write_bytes_atomic
+
+DRIVER = "parity-golden"
+ATTRIBUTES_LINE = f"golden/*.json merge={DRIVER}"
+
+
+class MergeError(Exception):
+    """A side of the merge is not a shard; one line."""
+
+def _flat(flavors: G.Flavors) -> dict[str, G.Entry]:
+    return {f"{fl}/{cfg}": e for fl, entries in flavors.items() for cfg, e in entries.items()}
+
+
+def _unflat(entries: dict[str, G.Entry]) -> G.Flavors:
+    out: G.Flavors = {}
+    for key, e in entries.items():
+        fl, _, cfg = key.partition("/")
+        out.setdefault(fl, {})[cfg] = e
+    return out
+
+
+def _family_of(text: str, name: str) -> str | None:
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        raise MergeError(f"{name}: not a golden shard (malformed JSON or git conflict markers)") from None
+    fam = doc.get("family") if isinstance(doc, dict) else None
+    if not isinstance(fam, str):
+        raise MergeError(f"{name}: not a golden shard (no family)")
+    return fam
+
+
+def read_side(path: str | Path, label: str) -> tuple[str | None, dict[str, G.Entry]]:
+    """(family or None for an empty/missing file, flat entries) of one side."""
+    p = Path(path)
+    try:
+        data = G.read_regular_file(p) or b""  # a FIFO, device or oversized side: one line, never a hang
+    except G.GoldenError as exc:
+        raise MergeError(f"{label}: {exc}") from None
+    if not data.strip():
+        return None, {}
+    name = f"{label} ({shown(p)})"
+    try:
+        fam = _family_of(data.decode("utf-8", errors="replace"), name)
+        return fam, _flat(G.parse_shard(data, name, fam))
+    except G.GoldenError as exc:
+        raise MergeError(str(exc)) from None
+
+
+def _side(e: G.Entry | None, which: str) -> G.Entry | None:
+    """A plain entry for one side of a new conflict (unwraps an older conflict entry)."""
+    if G.is_conflict(e):
+        return e["conflict"][which]
+    return e
+
+
+def merge_entries(base: dict, ours: dict, theirs: dict) -> tuple[dict, list[str]]:
+    """Three-way merge by key: (merged entries, conflicting keys)."""
+    out: dict = {}
+    conflicts: list[str] = []
+    for key in sorted(set(base) | set(ours) | set(theirs)):
+        o, a, b = base.get(key), ours.get(key), theirs.get(key)
+        if a == b:
+            r = a
+        elif a == o:
+            r = b
+        elif b == o:
+            r = a
+        else:
+            r = {"conflict": {"base": _side(o, "base"), "ours": _side(a, "ours"),
+                              "theirs": _side(b, "theirs")}}
+        if r is not None:
+            if G.is_conflict(r):
+                conflicts.append(key)
+            out[key] = r
+    return out, conflicts
+
+
+def merge_files(base: str, ours: str, theirs: str, path: str | None = None) -> tuple[str, list[str]]:
+    """Merge three shard files; writes the result over ``ours``. Returns (family, conflicting keys)."""
+    fo, eo = read_side(base, "base")
+    fa, ea = read_side(ours, "ours")
+    fb, eb = read_side(theirs, "theirs")
+    fams = {f for f in (fo, fa, fb) if f is not None}
+    if len(fams) != 1:
+        raise MergeError(f"{shown(path or ours)}: the sides hold different families "
+                         f"({shown(', '.join(sorted(fams))) or 'none'})")
+    [fam] = fams
+    merged, conflicts = merge_entries(eo, ea, eb)
+    write_bytes_atomic(ours, G.render_shard(fam, _unflat(merged)).encode("utf-8", errors="surrogateescape"))
+    return fam, conflicts
+
+
+def install(repo: Path | None = None) -> list[str]:
+    """Register the driver in ``repo``'s git config and .gitattributes; returns what was done."""
+    top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=repo, capture_output=True, text=True)
+    if top.returncode:
+        raise MergeError(f"not inside a git repository ({top.stderr.strip().splitlines()[-1] if top.stderr.strip() else 'git rev-parse failed'})")
+    root = Path(top.stdout.strip())
+    cmd = f"{shlex.quote(sys.executable)} -m parity merge-golden %O %A %B %P"
+    subprocess.run(["git", "config", f"merge.{DRIVER}.name", "splitk-parity golden shards (merge by key)"],
+                   cwd=root, check=True)
+    subprocess.run(["git", "config", f"merge.{DRIVER}.driver", cmd], cwd=root, check=True)
+    done = [f"git config merge.{DRIVER}.driver \"{cmd}\""]
+    return done + add_attribute_line(root, ATTRIBUTES_LINE)
+
+
+# -- CLI ---------------------------------------------------------------------
+
+def add_command(sub) -> None:
+    """Register ``parity merge-golden`` on the parity CLI's subparsers."""
+    m = sub.add_parser("merge-golden", help="git merge driver for golden shards (merge by key)")
+    m.add_argument("base", nargs="?", metavar="BASE", help="%%O: the merge base's version")
+    m.add_argument("ours", nargs="?", metavar="OURS", help="%%A: our version; the result is written here")
+    m.add_argument("theirs", nargs="?", metavar="THEIRS", help="%%B: their version")
+    m.add_argument("path", nargs="?", metavar="PATH", help="%%P: the shard's path in the tree (messages only)")
+    m.add_argument("--install", action="store_true",
+                   help="register the driver in this repository's git config and .gitattributes")
+    m.set_defaults(func=cmd_merge_golden)
+
+
+def cmd_merge_golden(args) -> int:
+    if args.install:
+        try:
+            for line in install():
+                print(line)
+        except (MergeError, subprocess.CalledProcessError, OSError) as exc:
+            print(f"error: parity merge-golden --install: {exc}", file=sys.stderr)
+            return 2
+        return 0
+    if not (args.base and args.ours and args.theirs):
+        print("error: parity merge-golden wants BASE OURS THEIRS [PATH] (git's %O %A %B %P), "
+              "or --install", file=sys.stderr)
+        return 2
+    name = shown(args.path or args.ours)
+    try:
+        fam, conflicts = merge_files(args.base, args.ours, args.theirs, args.path)
+    except (MergeError, OSError) as exc:
+        why = exc if isinstance(exc, MergeError) else f"{shown(exc.filename or '')}: {shown(exc.strerror or exc)}"
+        print(f"error: parity merge-golden: {one_line(why)}; run `parity write` after the merge to regenerate {name}",
+              file=sys.stderr)
+        return 2
+    if conflicts:
+        print(f"parity merge-golden: {name}: {len(conflicts)} key(s) changed differently on both sides "
+              f"({shown(', '.join(conflicts[:5]))}{' ...' if len(conflicts) > 5 else ''}); "
+              f"run `parity write --only {shown(fam)}`, then `git add {name}`", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,174 @@
+"""Pending golden entries: what a RED ``parity check`` leaves for ``parity review``.
+
+Like insta's ``.snap.new``, a pending file sits beside its shard,
+``golden/<family>.json.new`` (git-ignored; ``golden/*.json`` globs and the
+merge driver never see it), and holds, for each entry the check found
+different, the shard's entry at the time of the check and the entry both
+engines agreed on::
+
+    {"family": "conv_fwd_split_k_reduce", "format": 1,
+     "pending": {"llvm23/bf16_v8_t64_d4": {"old": ENTRY | null, "new": ENTRY | null}, ...}}
+
+``old`` null: a MISSING entry (new config); ``new`` null: an ORPHAN (the
+config no longer exists at that flavor). An entry the engines disagree on,
+or a conflict entry, is never pending (fix the engines / ``parity write``).
+
+Who reads and writes them:
+
+* ``parity check`` (never under ``CI``) rewrites the pending file of every
+  family it ran whole (every config, every canonical flavor) from its
+  findings, and deletes it when nothing is pending; a run narrowed by
+  ``--only FAMILY/NAME`` or ``--flavor`` leaves pending files alone. The
+  check's verdict never depends on a pending file: it does not read them.
+* ``parity review`` (refused under ``CI``) reads them (:func:`load`), drops
+  entries that are stale (the shard's entry is no longer ``old``: the shard
+  changed since the check) or done (it is already ``new``), and removes what
+  was accepted or rejected (:func:`discard`).
+
+Files are written atomically; an unreadable pending file is one
+:class:`PendingError` line naming it and the fix (run ``parity check``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+from parity.golden import shards as G
+from parity.config import CANONICAL_FLAVORS
+from parity.base.escape import shown
+from parity.base.outputs import write_bytes_atomic
+
+SUFFIX = ".json.new"
+FORMAT = 1
+
+
+class PendingError(Exception):
+    """A pending file cannot be used; ``str()`` is one line naming it."""
+
+
+def pending_path(golden_dir: Path, family: str) -> Path:
+    return Path(golden_dir) / f"{family}{SUFFIX}"
+
+
+_FAMILY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def pending_families(golden_dir: Path) -> list[str]:
+    """Families with a pending file, sorted. A ``*.json.new`` whose name is not a family
+    name (an identifier: no newline or escape to print as a group id) is not one."""
+    d = Path(golden_dir)
+    names = (p.name[: -len(SUFFIX)] for p in d.glob(f"*{SUFFIX}")) if d.is_dir() else ()
+    return sorted(n for n in names if _FAMILY_RE.fullmatch(n))
+
+
+def entries_from_check(report, shards: dict) -> dict[str, dict[str, dict]]:
+    """``family -> {"FLAVOR/CONFIG": {"old", "new"}}`` of a gate report against loaded shards:
+    every agreed entry that differs from the shard (changed or new), and every shard entry of
+    a run flavor whose config no longer exists (orphan). Conflict entries are left out."""
+    out: dict[str, dict[str, dict]] = {}
+    seen: set[tuple[str, str, str]] = set()
+    for r in report.results:
+        seen.add((r.family, r.flavor, r.config))
+        new = r.golden_entry()
+        old = ((shards.get(r.family) or {}).get(r.flavor) or {}).get(r.config)
+        if new is None or G.is_conflict(old) or old == new:
+            continue
+        out.setdefault(r.family, {})[f"{r.flavor}/{r.config}"] = {"old": old, "new": new}
+    for fam in {f.name for f in report.families}:
+        for fl in report.flavors:
+            for cfg, old in sorted(((shards.get(fam) or {}).get(fl) or {}).items()):
+                if (fam, fl, cfg) not in seen and not G.is_conflict(old):
+                    out.setdefault(fam, {})[f"{fl}/{cfg}"] = {"old": old, "new": None}
+    return out
+
+
+def save(golden_dir: Path, family: str, entries: dict[str, dict]) -> Path | None:
+    """Replace the family's pending file with ``entries`` (delete it when there are none).
+    Returns the path written, or None."""
+    path = pending_path(golden_dir, family)
+    if not entries:
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass
+        return None
+    doc = {"family": family, "format": FORMAT, "pending": dict(sorted(entries.items()))}
+    write_bytes_atomic(path, (json.dumps(doc, sort_keys=True, indent=1) + "\n").encode("utf-8"),
+                       prefix=f".{family}.", suffix=".json.new.tmp")
+    return path
+
+
+def save_from_check(golden_dir: Path, report, shards: dict, whole: set[str]) -> int:
+    """What ``parity check`` does: rewrite the pending files of the families in ``whole``
+    (run with every config at every canonical flavor). Never under ``CI``. Returns the
+    number of pending entries written."""
+    if os.environ.get("CI"):
+        return 0
+    found = entries_from_check(report, shards)
+    n = 0
+    for fam in sorted(whole):
+        if save(golden_dir, fam, found.get(fam, {})):
+            n += len(found[fam])
+    return n
+
+
+def load(golden_dir: Path, family: str) -> dict[str, dict]:
+    """``{"FLAVOR/CONFIG": {"old", "new"}}`` of the family's pending file ({} when none).
+    Raises PendingError for a file that is not one."""
+    path = pending_path(golden_dir, family)
+    try:
+        data = G.read_regular_file(path)
+    except G.GoldenError as exc:
+        raise PendingError(str(exc)) from None
+    if data is None:
+        return {}
+    fix = "; run `parity check` to write it again"
+    where = shown(path)
+    try:
+        text = data.decode("utf-8")
+        G.check_depth(where, text)
+        doc = json.loads(text)
+    except G.GoldenError as exc:
+        raise PendingError(f"{exc}{fix}") from None
+    except (ValueError, RecursionError) as exc:  # bad UTF-8 or JSON, an integer of thousands of digits
+        raise PendingError(f"{where}: not a pending file ({type(exc).__name__}){fix}") from None
+    if (not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("family") != family
+            or not isinstance(doc.get("pending"), dict)):
+        raise PendingError(f"{where}: not a pending file of family {shown(family)} (format {FORMAT}){fix}")
+    out = {}
+    for key, e in doc["pending"].items():
+        fl, sep, cfg = key.partition("/")
+        if (fl not in CANONICAL_FLAVORS or not G._KEY_PART_RE.fullmatch(cfg)  # check writes no other key
+                or not isinstance(e, dict) or set(e) != {"old", "new"}):
+            raise PendingError(f"{where}: entry {shown(key)} is not FLAVOR/CONFIG (a canonical flavor, a config name) with old and new{fix}")
+        try:
+            for side in ("old", "new"):
+                if e[side] is not None:
+                    G._check_plain(f"{where}: {shown(key)} ({side})", e[side])
+        except G.GoldenError as exc:
+            raise PendingError(f"{exc}{fix}") from None
+        out[key] = e
+    return out
+
+
+def current(golden_dir: Path, family: str, shard: dict | None) -> tuple[dict[str, dict], int]:
+    """(the pending entries still to review, how many were dropped as stale or done) against
+    the shard as it is now."""
+    keep, dropped = {}, 0
+    for key, e in load(golden_dir, family).items():
+        fl, _, cfg = key.partition("/")
+        now = ((shard or {}).get(fl) or {}).get(cfg)
+        if now == e["old"] and now != e["new"]:
+            keep[key] = e
+        else:
+            dropped += 1
+    return keep, dropped
+
+
+def discard(golden_dir: Path, family: str, keys) -> None:
+    """Remove ``keys`` ("FLAVOR/CONFIG") from the family's pending file."""
+    entries = load(golden_dir, family)
+    save(golden_dir, family, {k: v for k, v in entries.items() if k not in set(keys)})

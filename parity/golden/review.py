@@ -1,0 +1,331 @@
+"""``parity review``: accept or reject the pending golden entries a RED ``parity check`` left,
+one change group at a time (insta's ``cargo insta review`` for the parity gate).
+
+The pending entries (parity/golden/pending.py) say which golden entries would
+change; the review shows *what* changes: the old IR from the Python engine at
+``--base`` (default ``HEAD``, whose engines the committed shards pin) and the
+new IR from the working tree's Python engine, grouped by change
+(parity/golden/change_groups.py, as ``parity diff --base``). On a terminal it walks
+the groups, each shown once with its entries and IR hunks::
+
+    [a]ccept  [r]eject  [s]kip  accept the rest of the [f]amily  [q]uit
+
+and at the end (or on quit) applies the decisions: accepted entries are
+written by ``parity write``'s own code (parity/golden/bless.py: both engines run on
+exactly those entries and must agree with what was pending, the validity and
+numerics oracles run on those that change, a family an oracle refuses is not
+written, under the golden lock) and leave the pending file; rejected entries
+leave the pending file and the shard as it is; skipped ones stay pending.
+For scripts: ``--list`` prints the groups with their ids, ``--accept ID...``
+and ``--reject ID...`` decide them (an id is ``FAMILY:xxxxxxxx`` or a unique
+prefix of one). Refused under ``CI``. Exit status: 0 done, 1 an accepted
+group was not written (an oracle or the engines refused it), 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+
+from parity.cli import color
+from parity.golden import shards as G
+from parity.golden import pending as P
+from parity.golden.bless import restrict_family, write
+from parity.golden.change_groups import OUTCOME, REMOVED, ChangeGroup
+from parity.config import CANONICAL_FLAVORS, ConfigError, load_families
+from parity.base.escape import shown
+from parity.golden.diff_page import group_verdicts, verdict_text
+from parity.golden.ir_diff import Paint, compare, group_lines, lower_ref, lower_working
+from parity.gate.pool import PoolError
+from parity.base.project import ProjectError, find_project_root, resolve_golden_dir
+from parity.golden.ref_tree import BaseError, resolve_ref
+from parity.gate.report import add_common_options, die, parse_engines, progress, split_csv
+from parity.gate.runner import Report, resolve_flavors, run_gate
+from parity.gate.provenance import ALLOW_FOREIGN
+
+ACCEPT, REJECT, SKIP = "accept", "reject", "skip"
+PROMPT = "[a]ccept  [r]eject  [s]kip  accept the rest of the [f]amily  [q]uit > "
+
+
+class ReviewError(Exception):
+    """Bad input to the review (an unknown group id); one line."""
+
+
+# -- the groups ------------------------------------------------------------------------
+
+def pending_now(gdir, only: list[str] | None, resolve) -> tuple[dict[str, dict], list[str]]:
+    """(``family -> {"FLAVOR/CONFIG": {"old", "new"}}`` still to review, notes)."""
+    out, notes = {}, []
+    for fam in P.pending_families(gdir):
+        if only is not None and fam not in only:
+            continue
+        keep, dropped = P.current(gdir, fam, G.load_shard(gdir, fam, resolve))
+        if dropped:
+            notes.append(f"{shown(fam)}: {dropped} pending entr{'y' if dropped == 1 else 'ies'} dropped "
+                         "(the shard changed since `parity check`)")
+        if keep:
+            out[fam] = keep
+        else:
+            P.save(gdir, fam, {})
+    return out, notes
+
+
+def build_groups(pend: dict[str, dict], families, root, base: str, *, workers=None,
+                 timeout: float = 30.0) -> tuple[str, list[ChangeGroup]]:
+    """(commit of ``base``, the change groups of every pending entry): the old IR from
+    ``base``'s Python engine, the new from the working tree's. A pending entry no group
+    holds (its IR is the same at ``base``) is in a group of its own per family."""
+    by_name = {f.name: f for f in families}
+    restricted = []
+    for fam, entries in pend.items():
+        if fam not in by_name:
+            continue
+        want: dict[str, set[str]] = {}
+        for key, e in entries.items():
+            fl, _, cfg = key.partition("/")
+            if e["new"] is not None:
+                want.setdefault(fl, set()).add(cfg)
+        restricted.append(restrict_family(by_name[fam], want))
+    commit = resolve_ref(root, base)
+    work = lower_working(restricted, CANONICAL_FLAVORS, workers=workers, timeout=timeout)
+    keys = {f"{fam}/{k.partition('/')[2]}@{k.partition('/')[0]}" for fam, es in pend.items() for k in es}
+    want_sha = {k: o["sha256"] for k, o in work.items() if o["status"] == "ok"}
+    ref_fams, ref_units = lower_ref(root, commit, sorted(pend), CANONICAL_FLAVORS, want_sha, base)
+    ref_units = {k: v for k, v in ref_units.items() if k in keys}
+    diffs = compare({k: v for k, v in work.items() if k in keys}, ref_units, ref_fams,
+                    [f.name for f in restricted])
+    groups: list[ChangeGroup] = []
+    for fam in sorted(pend):
+        d = diffs.get(fam)
+        got = list(d.groups) if d else []
+        held = {(c, fl) for g in got for c, fl in g.entries}
+        rest = [(k.partition("/")[2], k.partition("/")[0]) for k in sorted(pend[fam])
+                if (k.partition("/")[2], k.partition("/")[0]) not in held]
+        if rest:
+            gone = [x for x in rest if pend[fam][f"{x[1]}/{x[0]}"]["new"] is None]
+            other = [x for x in rest if x not in gone]
+            if gone:
+                got.append(ChangeGroup(fam, REMOVED, ("gone",), "config no longer exists (removed from golden)",
+                                       entries=gone))
+            if other:
+                got.append(ChangeGroup(fam, OUTCOME, ("golden",), f"the IR is the same at {base}; "
+                                       "the golden entry differs", entries=other))
+        groups += got
+    return commit, groups
+
+
+def find_groups(groups: list[ChangeGroup], ids: list[str]) -> list[ChangeGroup]:
+    """The groups named by ``ids`` (a full id or a unique prefix); ReviewError otherwise."""
+    out = []
+    for i in ids:
+        if not i.strip():  # "" is a prefix of every id: it would pick the only group unseen
+            raise ReviewError(f"group id {shown(i)} is empty (ids from `parity review --list`)")
+        hit = [g for g in groups if g.gid == i] or [g for g in groups if g.gid.startswith(i)]
+        if len(hit) != 1:
+            known = ", ".join(g.gid for g in groups) or "none"
+            why = "matches no group" if not hit else f"matches {len(hit)} groups"
+            raise ReviewError(f"group {shown(i)} {why} (pending groups: {known})")
+        out.append(hit[0])
+    return out
+
+
+# -- deciding ------------------------------------------------------------------------
+
+def show_group(g: ChangeGroup, i: int, n: int, verdicts: dict | None, paint=None) -> list[str]:
+    """A group's lines (parity/golden/ir_diff.py's), with its oracle verdict when the oracles ran."""
+    lines = group_lines(g, i, n, paint)
+    v = verdict_text(verdicts, g)
+    return lines[:1] + ([f"    {v}"] if v else []) + lines[1:]
+
+
+def terminal_paint() -> Paint:
+    """The hunks' colours on stdout as ``--color`` and NO_COLOR say (parity/cli/color.py)."""
+    return Paint(color.enabled(sys.stdout))
+
+
+def ask(groups: list[ChangeGroup], read=input, say=print, verdicts: dict | None = None,
+        paint=None) -> dict[str, str]:
+    """Walk ``groups`` on a terminal; ``gid -> decision`` for the groups decided before a quit."""
+    decisions: dict[str, str] = {}
+    rest_of: set[str] = set()
+    for i, g in enumerate(groups, 1):
+        if g.family in rest_of:
+            decisions[g.gid] = ACCEPT
+            continue
+        say("")
+        say(f"review {i}/{len(groups)}: {shown(g.family)}")
+        for line in show_group(g, i, len(groups), verdicts, paint):
+            say(line)
+        while True:
+            try:
+                ans = read(PROMPT).strip().lower()
+            except EOFError:
+                ans = "q"
+            if ans in ("a", "r", "s", "f", "q"):
+                break
+            say("answer a, r, s, f or q")
+        if ans == "q":
+            break
+        if ans == "f":
+            rest_of.add(g.family)
+            ans = "a"
+        decisions[g.gid] = {"a": ACCEPT, "r": REJECT, "s": SKIP}[ans]
+    return decisions
+
+
+class _ChosenReport(Report):
+    """A gate report on chosen entries: green when every verdict passes (a family that
+    compares nothing at some flavor is not a failure when only some entries were chosen)."""
+
+    @property
+    def green(self) -> bool:
+        return bool(self.results) and all(r.passed for r in self.results)
+
+
+def apply(decisions: dict[str, str], groups: list[ChangeGroup], pend: dict[str, dict], families,
+          gdir, resolve, args) -> int:
+    """Reject, then accept (through :func:`parity.golden.bless.write`); the exit status."""
+    by_gid = {g.gid: g for g in groups}
+    for gid, d in decisions.items():
+        if d == REJECT:
+            g = by_gid[gid]
+            P.discard(gdir, g.family, [f"{fl}/{c}" for c, fl in g.entries])
+            print(f"rejected {shown(gid)}: {len(g.entries)} entr{'y' if len(g.entries) == 1 else 'ies'} "
+                  "(golden unchanged, no longer pending)")
+    keys: dict[str, set] = {}
+    for gid, d in decisions.items():
+        if d == ACCEPT:
+            g = by_gid[gid]
+            keys.setdefault(g.family, set()).update((fl, c) for c, fl in g.entries)
+    skipped = sum(len(by_gid[gid].entries) for gid, d in decisions.items() if d == SKIP)
+    undecided = sum(len(g.entries) for g in groups if g.gid not in decisions)
+    if skipped or undecided:
+        print(f"left pending: {skipped + undecided} entr{'y' if skipped + undecided == 1 else 'ies'}")
+    if not keys:
+        return 0
+    by_name = {f.name: f for f in families}
+    for fam in [f for f in keys if f not in by_name]:
+        print(f"{shown(fam)}: the family no longer exists; its shard is removed by `parity write` (not by review)")
+        del keys[fam]
+    if not keys:
+        return 1
+    chosen = []
+    for fam, ks in keys.items():
+        want: dict[str, set[str]] = {}
+        for fl, cfg in ks:
+            if pend[fam][f"{fl}/{cfg}"]["new"] is not None:
+                want.setdefault(fl, set()).add(cfg)
+        chosen.append(restrict_family(by_name[fam], want))
+    engines = parse_engines(args.engines)
+
+    def run():
+        with progress("parity") as cb:
+            rep = run_gate(chosen, engines=engines, flavors=CANONICAL_FLAVORS, timeout=args.timeout,
+                           workers=args.jobs, progress=cb)
+        for r in rep.results:  # what is written must be what was pending (the engines may have moved)
+            want = pend[r.family].get(f"{r.flavor}/{r.config}", {}).get("new")
+            if (r.flavor, r.config) in keys[r.family] and r.golden_entry() != want:
+                keys[r.family].discard((r.flavor, r.config))
+                print(f"  {r.family}/{r.config}@{r.flavor}: the engines now give another entry than "
+                      "`parity check` left pending; not written (run `parity check` again)")
+        return _ChosenReport(*[getattr(rep, f.name) for f in dataclasses.fields(rep)])
+
+    ns = argparse.Namespace(only=None, flavor=None, no_oracles=False, mode="all", jobs=args.jobs,
+                            json=None, timeout=args.timeout)
+    rc = write(ns, chosen, CANONICAL_FLAVORS, engines, gdir, resolve, run, keys=keys)
+    written = 0
+    for fam, ks in keys.items():
+        shard = G.load_shard(gdir, fam, resolve) or {}
+        done = [f"{fl}/{c}" for fl, c in ks
+                if (shard.get(fl) or {}).get(c) == pend[fam][f"{fl}/{c}"]["new"]]
+        P.discard(gdir, fam, done)
+        written += len(done)
+    asked = sum(len(by_gid[g].entries) for g, d in decisions.items() if d == ACCEPT)
+    print(f"accepted: {written} of {asked} entr{'y' if asked == 1 else 'ies'} written to golden/")
+    return 0 if rc == 0 and written == asked else 1
+
+
+# -- command ---------------------------------------------------------------------------
+
+def cmd_review(args) -> int:
+    if os.environ.get("CI"):
+        return die("parity review refuses to run when CI is set (goldens are blessed by a person); "
+                   "run `parity check` instead")
+    if not (args.list or args.accept or args.reject) and not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return die("parity review walks the groups on a terminal; without one, use --list, "
+                   "--accept GROUP... or --reject GROUP...")
+    try:
+        root = find_project_root()
+        if root is None:
+            raise ProjectError("parity review needs a splitk-parity git checkout (the old IR comes from --base)")
+        gdir = resolve_golden_dir(args.golden_dir)
+        only = split_csv(args.only)
+        cache: dict[str, str | None] = {f: f for f in CANONICAL_FLAVORS}
+
+        def resolve(name):
+            if name not in cache:
+                cache.update(resolve_flavors([name], "python", timeout=args.timeout))
+            return cache[name]
+        pend, notes = pending_now(gdir, only, resolve)
+        for n in notes:
+            print(n)
+        if not pend:
+            print("review: nothing pending (a RED `parity check` leaves the entries to review)")
+            return 0
+        families = load_families(args.configs, only=[f for f in pend if f in {x.name for x in load_families(
+            args.configs)}])
+        commit, groups = build_groups(pend, families, root, args.base, workers=args.jobs, timeout=args.timeout)
+        picked = {ACCEPT: find_groups(groups, args.accept or []), REJECT: find_groups(groups, args.reject or [])}
+        both = {g.gid for g in picked[ACCEPT]} & {g.gid for g in picked[REJECT]}
+        if both:
+            raise ReviewError(f"group {sorted(both)[0]} is both accepted and rejected")
+    except (ConfigError, ValueError, PoolError, ProjectError, BaseError, G.GoldenError, P.PendingError,
+            ReviewError) as exc:
+        return die(str(exc))
+    total = sum(len(g.entries) for g in groups)
+    print(f"pending changes from {shown(args.base)} ({commit[:12]}, its own Python engine) to the working tree")
+    verdicts = None
+    if args.oracles:
+        with progress("oracles") as cb:
+            verdicts = group_verdicts(families, groups, workers=args.jobs, progress=cb)
+    if args.list:
+        for i, g in enumerate(groups, 1):
+            for line in show_group(g, i, len(groups), verdicts):
+                print(line)
+        print(f"groups: {len(groups)}, entries: {total}")
+        return 0
+    if args.accept or args.reject:
+        decisions = {g.gid: d for d, gs in picked.items() for g in gs}
+    else:
+        decisions = ask(groups, verdicts=verdicts,
+                        paint=terminal_paint())
+    try:
+        return apply(decisions, groups, pend, families, gdir, resolve, args)
+    except (G.GoldenError, P.PendingError, PoolError, ValueError) as exc:
+        return die(str(exc))
+
+
+def add_command(sub) -> None:
+    """Register ``parity review`` on the parity CLI's subparsers."""
+    r = sub.add_parser("review", help="accept or reject, one change group at a time, the golden entries a "
+                                      "RED `parity check` left pending (refused under CI)",
+                       description=__doc__.split("\n\n")[0].replace("``", ""))
+    r.add_argument("--list", action="store_true", help="print the pending change groups with their ids")
+    # extend: `--accept A --accept B` accepts both (the default "store" kept B alone, dropping A unseen)
+    r.add_argument("--accept", nargs="+", action="extend", metavar="GROUP",
+                   help="accept these groups (ids from --list)")
+    r.add_argument("--reject", nargs="+", action="extend", metavar="GROUP",
+                   help="reject these groups (ids from --list)")
+    r.add_argument("--oracles", action="store_true",
+                   help="run the validity and numerics oracles on every pending group first and show each "
+                        "group's verdict (accepting runs them anyway)")
+    r.add_argument("--base", metavar="REF", default="HEAD",
+                   help="the git ref whose Python engine gives the old IR (default HEAD)")
+    r.add_argument("--golden-dir", metavar="DIR",
+                   help="golden shard directory (default: golden/ of the checkout holding the working directory)")
+    r.add_argument(ALLOW_FOREIGN, action="store_true",
+                   help="use the imported engines even when they are not this checkout's (docs/gate.md)")
+    add_common_options(r, flavor=False, json=False)
+    r.set_defaults(func=cmd_review)
