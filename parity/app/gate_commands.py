@@ -14,11 +14,12 @@ from pathlib import Path
 from parity.golden import shards as G
 from parity.golden import pending
 from parity.golden.bless import write
+from parity.golden.verdict import CheckVerdict, assess
 from parity.cli.common import Once, add_compile_cache_option, finish, finite_seconds, note_outside_checkout, only_names
 from parity.base.escape import shown
 from parity.golden.ir_diff import add_base_options, cmd_diff_base
 from parity.config import CANONICAL_FLAVORS, ConfigError, load_families
-from parity.gate.failure_summary import finding_lines, hint_lines, summary_block
+from parity.gate.failure_summary import block_lines, finding_lines, hint_lines
 from parity.cli import color
 from parity.cli.color import paint, verdict
 from parity.base.suggest import did_you_mean
@@ -26,7 +27,7 @@ from parity.gate.locate import located_lines, locate, locate_outcomes, run_origi
 from parity.gate.pool import PoolError, WorkerPool
 from parity.base.project import ProjectError, resolve_golden_dir
 from parity.gate.provenance import ALLOW_FOREIGN
-from parity.gate.report import (add_common_options, canonical_flavor, die, failure_lines, parse_engines,
+from parity.gate.report import (add_common_options, canonical_flavor, die, parse_engines,
                            progress, select, summary_lines)
 from parity.gate.runner import engine_module, lower_text, run_gate, resolve_flavors
 
@@ -78,72 +79,6 @@ def _early_pool(args) -> WorkerPool | None:
                       workers=args.jobs or os.cpu_count() or 1, timeout=args.timeout)
     pool.start(1)
     return pool
-
-
-def golden_findings(report, shards: dict, flavors, orphan_shards: dict,
-                    names: dict | None = None) -> list[G.Finding]:
-    """MISSING / ORPHAN / CHANGED / CONFLICT of ``report`` against loaded shards. ``names``
-    ({family: config names}, from --only FAMILY/NAME): only those configs of
-    that family were run, so no other entry of it is an orphan."""
-    names = names or {}
-    out: list[G.Finding] = []
-    seen = set()
-    for r in report.results:
-        seen.add((r.family, r.flavor, r.config))
-        shard = shards.get(r.family) or {}
-        gold = shard.get(r.flavor, {}).get(r.config)
-        if G.is_conflict(gold):
-            out.append(G.Finding(G.CONFLICT, r.family, r.config, r.flavor, G.describe_entry(gold)))
-            continue
-        if gold is None:
-            out.append(G.Finding(G.MISSING, r.family, r.config, r.flavor,
-                                 f"{r.verdict}; no golden entry"))
-            continue
-        cur = r.golden_entry()
-        if cur is not None and cur != gold:
-            out.append(G.Finding(G.CHANGED, r.family, r.config, r.flavor, G.describe_change(gold, cur)))
-    for fam, shard in shards.items():
-        for fl, entries in sorted((shard or {}).items()):
-            if fl not in CANONICAL_FLAVORS:
-                for cfg in sorted(entries):
-                    kind = G.CONFLICT if G.is_conflict(entries[cfg]) else G.ORPHAN
-                    out.append(G.Finding(kind, fam, cfg, fl, "flavor no longer exists"))
-                continue
-            if fl not in flavors:
-                continue
-            for cfg in sorted(entries):
-                if fam in names and cfg not in names[fam]:
-                    continue
-                if (fam, fl, cfg) not in seen and G.is_conflict(entries[cfg]):
-                    out.append(G.Finding(G.CONFLICT, fam, cfg, fl, G.describe_entry(entries[cfg])))
-                elif (fam, fl, cfg) not in seen:
-                    out.append(G.Finding(G.ORPHAN, fam, cfg, fl, "config no longer exists at this flavor"))
-    for fam, shard in orphan_shards.items():
-        n = len(out)
-        for fl, entries in sorted(shard.items()):
-            for cfg in sorted(entries):
-                kind = G.CONFLICT if G.is_conflict(entries[cfg]) else G.ORPHAN
-                out.append(G.Finding(kind, fam, cfg, fl, "family no longer exists"))
-        if len(out) == n:  # an orphan shard is reported even when it holds no entry
-            out.append(G.Finding(G.ORPHAN, fam, "-", "-", "family no longer exists (shard without entries)"))
-    return out
-
-
-def disagreement_lines(report, shards: dict) -> dict:
-    """{family: [line]} for configs the two engines disagree on (no agreed entry, so
-    nothing was compared with golden): which engine still matches the blessed
-    entry, i.e. which side of the disagreement is the change."""
-    out: dict[str, list[str]] = {}
-    for r in report.results:
-        if r.golden_entry() is not None:
-            continue
-        gold = (shards.get(r.family) or {}).get(r.flavor, {}).get(r.config)
-        if gold is None or G.is_conflict(gold):
-            continue  # MISSING / CONFLICT are findings of their own
-        sides = [f"{label} {'matches golden' if e == gold else 'differs from golden'}"
-                 for label, e in zip(report.labels, r.engine_entries())]
-        out.setdefault(r.family, []).append(f"{r.config}@{r.flavor}: {r.verdict}, " + ", ".join(sides))
-    return out
 
 
 def _split_ref(ref: str) -> tuple[str, str]:
@@ -220,60 +155,49 @@ def _check(args, pool: WorkerPool | None) -> int:
         report = _run(families, flavors, engines, args, pool)
     except (ConfigError, ValueError, G.GoldenError, PoolError, ProjectError) as exc:
         return die(str(exc))
-    findings = golden_findings(report, shards, flavors, orphan_shards, only_names(args))
-    for line in summary_lines(report):
-        print(line)
-    groups_text, groups = summary_block(report, shards, _locator(args, report, engines) if args.origin else None)
-    for line in (failure_lines(report, limit=len(report.results)) if args.full else groups_text):
-        print(line)
-    by_shard: dict[str, list[G.Finding]] = {}
-    for f in findings:
-        by_shard.setdefault(f.family, []).append(f)
-    disagree = disagreement_lines(report, shards)
-    for fam in sorted(set(shards) | set(orphan_shards)):
-        fs = by_shard.get(fam, [])
-        path = G.shard_path(gdir, fam)
-        counts = {k: sum(1 for f in fs if f.kind == k) for k in G.FINDING_KINDS}
-        parts = [f"{v} {k}" for k, v in counts.items() if v]
-        if disagree.get(fam):
-            parts.append(f"{len(disagree[fam])} not compared (engines disagree)")
-        state = ", ".join(parts) or "clean"
-        if shards.get(fam) is None and fam not in orphan_shards:
-            state += " (shard does not exist)"
-        if fam in layouts:
-            state += f"; {layouts[fam]}: run `parity write` to rewrite it"
-        print(f"golden {shown(path.name)}: {state}")
-        if not args.full:
-            for line in finding_lines(fs):
-                print(line)
-            continue
-        for f in fs:
-            print(f"  {f}")
-        for line in disagree.get(fam, []):
-            print(f"  {line}")
-    green = report.green and not findings and not layouts
-    for p in G.stale_temp_files(gdir):
-        print(f"golden: stale temp file {shown(p.name)} (left by a killed `parity write`; "
-              "the next `parity write` removes it)")
+    v = assess(report, shards, flavors, orphan_shards, gdir, names=only_names(args), layouts=layouts,
+               locate=_locator(args, report, engines) if args.origin else None)
+    _print_check(args, v)
     npending = _save_pending(args, gdir, report, shards, families, flavors)
     if npending:
         print(f"pending: {npending} entr{'y' if npending == 1 else 'ies'} left in {gdir}/*.json.new; "
               "review them with `parity review`")
-    for line in hint_lines(groups, report.labels):
+    for line in hint_lines(v.groups, report.labels):
         print(line)
-    if any(f.kind == G.CONFLICT for f in findings):
+    if any(f.kind == G.CONFLICT for f in v.findings):
         print("hint: CONFLICT entries are merge conflicts left by `parity merge-golden`; "
               "run `parity write` to regenerate them, then commit golden/")
-    elif findings:
+    elif v.findings:
         print("hint: if the change is intended, review it with `parity diff --base HEAD`, "
               "run `parity write` and commit golden/")
-    print(f"RESULT: {verdict('GREEN' if green else 'RED', sys.stdout)}")
-    doc = report.to_json()
-    doc["golden"] = [f.to_json() for f in findings]
-    doc["summary_groups"] = [g.to_json() for g in groups]
-    doc["golden_dir"] = str(gdir)
-    doc["golden_layout"] = dict(sorted(layouts.items()))
-    return finish(args, "check", green, doc)
+    print(f"RESULT: {verdict('GREEN' if v.green else 'RED', sys.stdout)}")
+    return finish(args, "check", v.green, v.to_json())
+
+
+def _print_check(args, v: CheckVerdict) -> None:
+    """The body of ``parity check``'s output: the family summary lines, the grouped
+    failures (every failing entry under --full), one line per golden shard with
+    its findings, and the stale temp files."""
+    report = v.report
+    for line in summary_lines(report):
+        print(line)
+    body = ([line for e in v.entries if not e.result.passed for line in e.lines(report.labels)]
+            if args.full else block_lines(v.groups, report.labels, v.origin if args.origin else None))
+    for line in body:
+        print(line)
+    for s in v.shards:
+        print(f"golden {shown(s.path.name)}: {s.state()}")
+        if not args.full:
+            for line in finding_lines(s.findings):
+                print(line)
+            continue
+        for f in s.findings:
+            print(f"  {f}")
+        for line in s.not_compared:
+            print(f"  {line}")
+    for p in v.stale_temps:
+        print(f"golden: stale temp file {shown(p.name)} (left by a killed `parity write`; "
+              "the next `parity write` removes it)")
 
 
 def cmd_write(args) -> int:

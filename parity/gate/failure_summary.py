@@ -76,21 +76,10 @@ class Group:
                 "entries": [f"{r.config}@{r.flavor}" for r in self.results]}
 
 
-def _side(report: Report, r, shards: dict | None) -> str | None:
-    if shards is None:
-        return None
-    gold = (shards.get(r.family) or {}).get(r.flavor, {}).get(r.config)
-    if gold is None or not isinstance(gold, dict) or "conflict" in gold:
-        return "no golden entry"
-    matching = [lab for lab, e in zip(report.labels, r.engine_entries()) if e == gold]
-    if len(matching) == 1:
-        return f"{matching[0]} matches golden"
-    return "both match golden" if matching else "neither matches golden"
-
-
-def group_failures(report: Report, shards: dict | None = None) -> list[Group]:
+def group_failures(report: Report, sides: dict[str, str] | None = None) -> list[Group]:
     """The failing results of ``report`` in groups, biggest first (ties: first
-    seen). ``shards`` ({family: loaded shard}) adds which engine matches golden."""
+    seen). ``sides`` ({entry key: "python matches golden", ...}; the golden
+    workflow's parity.golden.verdict.golden_sides) adds which engine matches golden."""
     groups: dict[tuple, Group] = {}
     for r in report.failures():
         if r.verdict == MISMATCH and r.first_diff is not None:
@@ -99,7 +88,7 @@ def group_failures(report: Report, shards: dict | None = None) -> list[Group]:
             key = _detail_key(r.detail)
         g = groups.setdefault((r.family, r.verdict, key), Group(r.family, r.verdict, key))
         g.results.append(r)
-        side = _side(report, r, shards)
+        side = sides.get(r.key) if sides is not None else None
         if side is not None:
             g.golden_sides[side] += 1
     order = list(groups.values())
@@ -183,17 +172,24 @@ def hint_lines(groups: list[Group], labels: tuple[str, str]) -> list[str]:
     return out
 
 
-def summary_block(report: Report, shards: dict | None = None, locate=None) -> tuple[list[str], list[Group]]:
-    """(lines, groups) of the grouped failure summary of ``report``; no lines when
-    nothing failed. ``locate(result) -> lines``: shown after each MISMATCH example."""
-    groups = group_failures(report, shards)
+def summary_block(report: Report, sides: dict[str, str] | None = None) -> tuple[list[str], list[Group]]:
+    """(lines, groups) of the grouped failure summary of ``report`` (``sides``: as
+    :func:`group_failures`); no lines when nothing failed."""
+    groups = group_failures(report, sides)
+    return block_lines(groups, report.labels), groups
+
+
+def block_lines(groups: list[Group], labels: tuple[str, str], locate=None) -> list[str]:
+    """The lines of the grouped failure summary of ``groups`` (the first
+    :data:`MAX_GROUPS`, then a count). ``locate(result) -> lines``: shown after
+    each MISMATCH example (--origin)."""
     lines: list[str] = []
     for g in groups[:MAX_GROUPS]:
-        lines.extend(group_lines(g, report.labels, locate))
+        lines.extend(group_lines(g, labels, locate))
     if len(groups) > MAX_GROUPS:
         rest = sum(len(g.results) for g in groups[MAX_GROUPS:])
         lines.append(f"... and {len(groups) - MAX_GROUPS} more groups ({rest} entries; see --json or --full)")
-    return lines, groups
+    return lines
 
 
 #: Golden findings printed per kind and shard before "... and N more".

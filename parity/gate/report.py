@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from parity.config import CANONICAL_FLAVORS, DEFAULT_ENGINES, DEFAULT_TIMEOUT, ConfigError, load_families, DEFAULT_PACKAGE
-from parity.gate.runner import (MISMATCH, VERDICTS, Report, resolve_flavors)
+from parity.gate.runner import (MISMATCH, VERDICTS, Report, Result, resolve_flavors)
 from parity.cli.common import (add_options, check_writable, die, one_line, parse_only, positive_int,  # noqa: F401
                                positive_seconds, progress, select_configs, split_csv, write_json)
 
@@ -69,18 +69,25 @@ def summary_lines(report: Report) -> list[str]:
     return lines
 
 
+def entry_lines(r: Result, labels: tuple[str, str]) -> list[str]:
+    """The summary line of one failing entry (``VERDICT FAMILY/CONFIG@FLAVOR: detail``),
+    and a MISMATCH's first differing line of each engine."""
+    la, lb = labels
+    w = max(len(la), len(lb))
+    lines = [f"  {r.verdict} {one_line(r.key)}: {one_line(r.detail)}" if r.detail
+             else f"  {r.verdict} {one_line(r.key)}"]  # engine text (a crash's error): one line
+    if r.verdict == MISMATCH and r.first_diff is not None:
+        n, x, y = r.first_diff
+        lines.append(f"      line {n} {la:<{w}}: {x}")
+        lines.append(f"      line {n} {lb:<{w}}: {y}")
+    return lines
+
+
 def failure_lines(report: Report, limit: int = 200) -> list[str]:
     lines = []
     fails = report.failures()
-    la, lb = report.labels
-    w = max(len(la), len(lb))
     for r in fails[:limit]:
-        lines.append(f"  {r.verdict} {one_line(r.key)}: {one_line(r.detail)}" if r.detail
-                     else f"  {r.verdict} {one_line(r.key)}")  # engine text (a crash's error): one line
-        if r.verdict == MISMATCH and r.first_diff is not None:
-            n, x, y = r.first_diff
-            lines.append(f"      line {n} {la:<{w}}: {x}")
-            lines.append(f"      line {n} {lb:<{w}}: {y}")
+        lines.extend(entry_lines(r, report.labels))
     if len(fails) > limit:
         lines.append(f"  ... and {len(fails) - limit} more (see --json)")
     return lines

@@ -1,6 +1,8 @@
 """The golden workflow: the sha256 shards under golden/ and every way they change.
 
-Owns: the shard format, strict loading and atomic writes (``shards``),
+Owns: the shard format, strict loading and atomic writes (``shards``), the
+verdict of ``parity check`` (``verdict``: the gate's run joined with the
+shards, one object per entry, which parity.app.gate_commands prints),
 re-blessing through the oracles (``bless``, ``parity write``), the pending
 changes a RED check leaves and their review (``pending``, ``review``,
 ``change_groups``, ``diff_page``), the IR changes since a git ref (``ir_diff``,

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import os
 
 from parity.golden import shards as G
+from parity.golden.verdict import golden_sides
 from parity.config import Family
 from parity.base.escape import shown
 from parity.cli.common import EXIT_RED, finish, only_names
@@ -270,7 +271,7 @@ def write(args, families, flavors, engines, gdir, resolve, run, keys: dict | Non
     if not report.green:
         for line in summary_lines(report):
             print(line)
-        groups_text, groups = summary_block(report, old_shards)  # grouped, as `parity check` prints them
+        groups_text, groups = summary_block(report, golden_sides(report, old_shards))  # grouped, as `parity check` prints them
         for line in groups_text + hint_lines(groups, report.labels):
             print(line)
         nfail = len(report.failures())
