@@ -1,5 +1,7 @@
 """Floating-point conversions of the emulator (IEEE-754 round-to-nearest-even).
 
+Rows of docs/hardware_facts.md: CVT-F32-BF16, CVT-F32-F16, DENORM-F32.
+
 * float32 -> bfloat16: integer ops on the binary32 bits (add 0x7FFF plus the
   lowest kept bit, shift right 16): nearest, ties to even, subnormals kept,
   overflow to infinity; NaN stays NaN (sign and top payload kept, quiet bit set).
@@ -16,6 +18,8 @@ import math
 
 import numpy as np
 
+from . import hw_facts
+
 
 _ABS, _INF, _HALF, _S16, _ONE, _QUIET = (np.uint32(v) for v in (0x7FFFFFFF, 0x7F800000, 0x7FFF, 16, 1, 0x0040))
 
@@ -30,6 +34,33 @@ def f32_to_bf16_bits(x) -> np.ndarray:
     if not np.count_nonzero(nan):
         return rounded.astype(np.uint16)
     return np.where(nan, hi | _QUIET, rounded).astype(np.uint16)
+
+
+def f32_to_bf16_bits_rtz(x) -> np.ndarray:
+    """bfloat16 bits (uint16) of float32 ``x`` rounded toward zero (the high
+    half; NaN quieted): the other reading of hardware_facts.md CVT-F32-BF16."""
+    u = np.asarray(x, dtype=np.float32).view(np.uint32)
+    hi = u >> _S16
+    nan = (u & _ABS) > _INF
+    return np.where(nan, hi | _QUIET, hi).astype(np.uint16)
+
+
+def f32_to_bf16_hw(x) -> np.ndarray:
+    """What the emulated hardware's ``fptrunc float -> bfloat`` produces
+    (gfx1250: ``v_cvt_pk_bf16_f32`` under MODE round 0 = nearest even;
+    hardware_facts.md: CVT-F32-BF16). The reference (parity/reference.py)
+    keeps :func:`f32_to_bf16_bits`, the IEEE rounding LangRef's fptrunc
+    promises, so ``--assume CVT-F32-BF16=rtz`` shows which configs depend on it."""
+    return (f32_to_bf16_bits if _HW_BF16_RNE else f32_to_bf16_bits_rtz)(x)
+
+
+def _configure() -> None:
+    global _HW_BF16_RNE
+    _HW_BF16_RNE = hw_facts.value("CVT-F32-BF16") == "rne"
+
+
+_HW_BF16_RNE = True
+hw_facts.on_change(_configure)
 
 
 def bf16_bits_to_f32(b) -> np.ndarray:

@@ -20,6 +20,7 @@ from parity.base.escape import shown
 from parity.base.input_files import MAX_IR_BYTES, InputFileError, read_bytes
 from parity.gate.report import canonical_flavor
 from parity.sim import coverage as COV
+from parity.sim import hw_facts as HF
 from parity.sim import invariants as INV
 from parity.sim import numerics as N
 
@@ -32,6 +33,9 @@ def add_command(sub) -> None:
     p.add_argument("--coverage", action="store_true",
                    help="report branches/selects covered both ways and tile classes hit per config; "
                         "below 100 %% without a declared reason fails")
+    p.add_argument("--assume", action="append", metavar="NAME=VALUE",
+                   help="run the emulator under another reading of a hardware fact (docs/hardware_facts.md; "
+                        "rows with readings: " + ", ".join(HF.FACTS) + ")")
     p.add_argument("--ir", nargs=2, metavar=("FILE", "CONFIG"),
                    help="run CONFIG's plan (FAMILY/NAME) on the IR text in FILE instead of its lowering")
     p.set_defaults(func=cmd_numerics)
@@ -54,6 +58,7 @@ def cmd_numerics(args) -> int:
                 raise ValueError(f"--only: no numerics plan for {', '.join(shown(u) for u in unknown)} "
                                  f"(plans: {', '.join(N.PLANS)})")
         families = select_configs(load_families(only=fams), names)
+        HF.assume(HF.parse(args.assume))  # hardware_facts.md readings (--assume), for the workers too
         if args.ir:
             if args.only is not None:  # it was ignored: the --ir CONFIG ran whatever --only said
                 raise ValueError("--only goes without --ir (--ir FILE FAMILY/NAME names its one config)")
@@ -120,12 +125,14 @@ def cmd_numerics(args) -> int:
         for fam in families:
             if fam.numerics_opt_out:
                 print(f"{fam.name}: no numerics plan: {fam.numerics_opt_out}")
+    for name, val in sorted(HF.assumed().items()):
+        print(f"assumed: {name}={val} (docs/hardware_facts.md; the emulator's default is {HF.FACTS[name].default})")
     print(f"invariants: {'; '.join(INV.SUMMARY)}")
     instr = sum(o.instructions for o in res)
     print(f"{instr} wave-instructions in {wall:.1f}s wall ({jobs} jobs)")
     print(f"RESULT: {'GREEN' if green else 'RED'}")
     sys.stdout.flush()
-    payload = {"flavor": N.FLAVOR, "jobs": jobs, "seconds": round(wall, 3), "wave_instructions": instr,
+    payload = {"flavor": N.FLAVOR, "assume": HF.assumed(), "jobs": jobs, "seconds": round(wall, 3), "wave_instructions": instr,
                "families": per_family,
                "configs": [_config_json(o, cov_fail.get((o.family, o.config))) for o in res]}
     return finish(args, "numerics", green, payload)

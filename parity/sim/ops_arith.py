@@ -10,7 +10,7 @@ import numpy as np
 
 from . import ir
 from .errors import Poison, Unsupported
-from .fp import bf16_bits_to_f32, f32_to_bf16_bits
+from .fp import bf16_bits_to_f32, f32_to_bf16_hw as f32_to_bf16_bits  # hardware_facts.md: CVT-F32-BF16
 from .memory import WAVE, bytes_of, first_lane
 
 SIGNED = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}

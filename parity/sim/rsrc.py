@@ -24,7 +24,10 @@ gfx1250    gfx1250            only ``flags`` bits 3:0 reach the descriptor
                               num_records is 45 bits (bits 101:57)
 =========  =================  ==============================================
 
-Out of range (all three, as modelled): a load whose byte offset
+Rows of docs/hardware_facts.md: RSRC-gfx1250-flags, RSRC-gfx1250-OOB-SELECT,
+BUFFER-OOB, BUFFER-UNALIGNED-gfx1250.
+
+Out of range (all three, as modelled; hardware_facts.md: BUFFER-OOB): a load whose byte offset
 (voffset + soffset) lies at or past ``num_records`` returns 0, such a store
 is dropped; an access inside ``num_records`` is a real memory access (the
 emulator checks it against the numpy buffer). A vector access with some
@@ -57,6 +60,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import hw_facts
+
 #: arch -> descriptor layout (docs/targets.md)
 ARCH_LAYOUT = {"gfx942": "gfx9", "gfx950": "gfx9", "gfx1100": "gfx11", "gfx1201": "gfx11",
                "gfx1250": "gfx1250"}
@@ -81,7 +86,19 @@ ADD_TID_ENABLE = 1 << 23
 #: small-channel path of conv_implicit_gemm relies on it (4- and 8-byte pieces
 #: at 2-byte-aligned offsets, docs/conv_implicit_gemm.md).
 #: ASSUMPTION for gfx1250: no gfx1250 run has confirmed it.
-BUFFER_UNALIGNED = {"gfx9": (16, 1), "gfx11": (16, 1), "gfx1250": (16, 1)}
+BUFFER_UNALIGNED = {"gfx9": (16, 1), "gfx11": (16, 1), "gfx1250": (16, 1)}  # hardware_facts.md: BUFFER-UNALIGNED-gfx1250
+
+
+def _configure() -> None:
+    """Readings of hardware_facts.md rows BUFFER-UNALIGNED-gfx1250 (``natural``:
+    an access needs its own width's alignment) and RSRC-gfx1250-OOB-SELECT."""
+    global _OOB_SELECT_REQUIRED
+    BUFFER_UNALIGNED["gfx1250"] = (16, 16) if hw_facts.value("BUFFER-UNALIGNED-gfx1250") == "natural" else (16, 1)
+    _OOB_SELECT_REQUIRED = hw_facts.value("RSRC-gfx1250-OOB-SELECT") == "offset1"
+
+
+_OOB_SELECT_REQUIRED = True
+hw_facts.on_change(_configure)
 
 
 def buffer_align_needed(arch: str, nbytes: int) -> int:
@@ -139,8 +156,8 @@ def decode(arch: str, flags: int, stride: int, nrec: int) -> RawRange:
         return RawRange(nrec, f"{arch} (gfx11/gfx12 V#, OOB_SELECT 3)")
     # gfx1250: only bits 3:0 reach the descriptor (bits 127:124)
     low = flags & 0xF
-    swz, oob, typ = low & 1, (low >> 1) & 1, (low >> 2) & 3
-    if swz or typ or not oob:
+    swz, oob, typ = low & 1, (low >> 1) & 1, (low >> 2) & 3  # hardware_facts.md: RSRC-gfx1250-flags
+    if swz or typ or (not oob and _OOB_SELECT_REQUIRED):  # hardware_facts.md: RSRC-gfx1250-OOB-SELECT
         raise RsrcRefused(f"{arch}: make.buffer.rsrc flags 0x{flags:08X} reach the gfx1250 V# as bits "
                           f"127:124 = 0x{low:X} (LLVM keeps flags bits 3:0 only): the raw range check needs "
                           f"OOB_SELECT (bit 1) = 1, SWIZZLE_ENABLE (bit 0) = 0 and TYPE (bits 3:2) = 0; "

@@ -9,7 +9,13 @@ fragments (wave32, 16-bit A/B; ``h = lane // 16``):
 * C and D ``<8 x float>``: lane ``l`` element ``e`` is row ``m = 8*h + e``,
   column ``n = l % 16``.
 
-Sources: docs/conv_implicit_gemm.md, "Fragment layouts" (the gfx1250 ISA
+The layouts are hardware_facts.md rows WMMA-AB-layout and WMMA-CD-layout
+(docs/hardware_facts.md lists the sources: Triton's WMMA v3 linear layouts and
+CK's gfx125 WMMA traits agree with the maps below; IREE reads A/B as 16
+contiguous k per lane, a K permutation shared by A and B; ``parity numerics
+--assume WMMA-AB-layout=contiguous16`` runs under that reading).
+
+Earlier sources: docs/conv_implicit_gemm.md, "Fragment layouts" (the gfx1250 ISA
 WMMA operand layout for 16-bit inputs, wave32, as the kernel design states
 it), cross-checked against a public GPU-verified gfx1250 kernel (a flydsl
 ``rocdl.wmma_f32_16x16x32_bf16`` dV = P^T.dO test whose ``frag`` helper loads
@@ -29,18 +35,40 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import hw_facts
 from .fp import bf16_bits_to_f32
 
 _L = np.arange(32)
 _H = _L // 16
 _E16 = np.arange(16)
-#: k index of A/B element e of lane l: (32, 16)
-K_OF = (8 * _H[:, None] + np.where(_E16 < 8, _E16, _E16 + 8)[None, :])
 #: row (A) / column (B) of lane l
-MN_OF = _L % 16
+MN_OF = _L % 16  # hardware_facts.md: WMMA-AB-layout (all sources agree on lane % 16)
+
+
+def ab_k_of(reading: str) -> np.ndarray:
+    """k index of A/B element e of lane l, (32, 16), under a reading of
+    hardware_facts.md row WMMA-AB-layout: ``blocks8`` (Triton's WMMA v3
+    layout, CK's gfx125 traits: k = 16*(e//8) + 8*(l//16) + e%8) or
+    ``contiguous16`` (IREE's logical layout: k = 16*(l//16) + e)."""
+    if reading == "contiguous16":
+        return 16 * _H[:, None] + _E16[None, :]
+    return 8 * _H[:, None] + np.where(_E16 < 8, _E16, _E16 + 8)[None, :]
+
+
+def cd_row_of(reading: str) -> np.ndarray:
+    """Row of C/D element e of lane l, (32, 8), under a reading of row
+    WMMA-CD-layout: ``rows8`` (row 8*(l//16) + e: Triton, CK, IREE) or
+    ``interleaved`` (row 2*e + l//16: the gfx11 WMMA layout)."""
+    if reading == "interleaved":
+        return 2 * np.arange(8)[None, :] + _H[:, None]
+    return 8 * _H[:, None] + np.arange(8)[None, :]
+
+
+#: k index of A/B element e of lane l: (32, 16)
+K_OF = ab_k_of("blocks8")  # hardware_facts.md: WMMA-AB-layout (set by _configure)
 #: row of C/D element e of lane l: (32, 8)
-CD_ROW = 8 * _H[:, None] + np.arange(8)[None, :]
-CD_COL = np.broadcast_to((_L % 16)[:, None], (32, 8))
+CD_ROW = cd_row_of("rows8")  # hardware_facts.md: WMMA-CD-layout (set by _configure)
+CD_COL = np.broadcast_to((_L % 16)[:, None], (32, 8))  # hardware_facts.md: WMMA-CD-layout
 
 
 def _gather_of(flat_dst: np.ndarray, size: int) -> np.ndarray:
@@ -54,12 +82,21 @@ def _gather_of(flat_dst: np.ndarray, size: int) -> np.ndarray:
     return src
 
 
-_A_FLAT = (MN_OF[:, None] * 32 + K_OF).ravel()     # fragment (32, 16) -> A (16, 32)
-_B_FLAT = (K_OF * 16 + MN_OF[:, None]).ravel()     # fragment (32, 16) -> B (32, 16)
-_CD_FLAT = (CD_ROW * 16 + CD_COL).ravel()          # fragment (32, 8) -> C/D (16, 16)
-_A_SRC = _gather_of(_A_FLAT, 512)
-_B_SRC = _gather_of(_B_FLAT, 512)
-_CD_SRC = _gather_of(_CD_FLAT, 256)
+def _configure() -> None:
+    """Derive the fragment maps from the readings of hardware_facts.md rows
+    WMMA-AB-layout and WMMA-CD-layout (parity/sim/hw_facts.py; ``--assume``)."""
+    global K_OF, CD_ROW, _A_FLAT, _B_FLAT, _CD_FLAT, _A_SRC, _B_SRC, _CD_SRC
+    K_OF = ab_k_of(hw_facts.value("WMMA-AB-layout"))
+    CD_ROW = cd_row_of(hw_facts.value("WMMA-CD-layout"))
+    _A_FLAT = (MN_OF[:, None] * 32 + K_OF).ravel()     # fragment (32, 16) -> A (16, 32)
+    _B_FLAT = (K_OF * 16 + MN_OF[:, None]).ravel()     # fragment (32, 16) -> B (32, 16)
+    _CD_FLAT = (CD_ROW * 16 + CD_COL).ravel()          # fragment (32, 8) -> C/D (16, 16)
+    _A_SRC = _gather_of(_A_FLAT, 512)
+    _B_SRC = _gather_of(_B_FLAT, 512)
+    _CD_SRC = _gather_of(_CD_FLAT, 256)
+
+
+hw_facts.on_change(_configure)
 
 
 def _to64(x, kind: str) -> np.ndarray:
@@ -100,7 +137,8 @@ def unpack_cd(c) -> np.ndarray:
 
 def wmma_f32_16x16x32(a, b, c, kind: str, neg_a: bool = False, neg_b: bool = False) -> np.ndarray:
     """D fragments (32, 8) float32 of one wave's WMMA. ``kind`` is ``bf16``
-    (a, b are uint16 bit patterns) or ``f16`` (float16 values)."""
+    (a, b are uint16 bit patterns) or ``f16`` (float16 values).
+    hardware_facts.md: WMMA-accumulation (exact products, one rounding: assumption)."""
     A = unpack_a(a, kind)
     B = unpack_b(b, kind)
     if neg_a:

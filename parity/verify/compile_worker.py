@@ -15,7 +15,8 @@ stderr, which is the whole message of an LLVM abort.
 Job kinds: ``compile`` (parse, verify, compile once to assembly, the code
 object assembled from it, ISA report; parity/llvm_compile.compile_module, so
 through the compile cache), ``probe`` (intrinsic existence by wrong-signature declarations),
-``tables`` (an engine's intrinsic and arch tables, imported in isolation).
+``tables`` (an engine's intrinsic and arch tables, imported in isolation),
+``readback`` (the module parsed and printed back, parity/verify/readback.py).
 """
 
 from __future__ import annotations
@@ -148,6 +149,21 @@ def job_tables(job: dict) -> dict:
     return {"ok": True, "intrinsics": tables, "arch": [dict(a) for a in E.arch_table()]}
 
 
+def job_readback(job: dict) -> dict:
+    """``text`` parsed by llvmlite's LLVM and printed back (``str(module)``, no
+    passes; verified only with ``"verify": true``, the compile job verifies
+    otherwise): the read-back of parity/verify/readback.py."""
+    from llvmlite import binding as llvm  # the [verify] extra: worker side only
+
+    try:
+        mod = llvm.parse_assembly(job["text"])
+        if job.get("verify"):
+            mod.verify()
+        return {"ok": True, "printed": str(mod)}
+    except RuntimeError as exc:
+        return {"ok": False, "stage": "parse", "error": _err(exc)}
+
+
 def job_selftest(job: dict) -> dict:
     if job.get("action") == "abort":
         sys.stderr.write("LLVM ERROR: selftest abort\n")
@@ -158,6 +174,7 @@ def job_selftest(job: dict) -> dict:
 
 HANDLERS: dict[str, Callable[[dict], dict]] = {
     "compile": job_compile, "probe": job_probe, "tables": job_tables, "selftest": job_selftest,
+    "readback": job_readback,
 }
 
 

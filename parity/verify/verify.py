@@ -47,6 +47,7 @@ from parity.gate.runner import engine_module
 from parity.cli.interrupt import cancel_on_error
 from parity.verify import intrinsics_check as IC
 from parity.verify import lanes as L
+from parity.verify import readback as RB
 from parity.verify.compile_worker import DEFAULT_TIMEOUT, CompileWorkers
 from parity.cli.common import add_compile_cache_option, finish, finite_seconds, note_outside_checkout
 from parity.config import ConfigError
@@ -73,6 +74,7 @@ class UnitResult:
     notes: list[str] = field(default_factory=list)
     isa: dict | None = None
     proof: dict | None = None
+    readback: dict = field(default_factory=dict)  # LLVM label -> difference lines (parity/verify/readback.py)
 
     @property
     def key(self) -> str:
@@ -86,7 +88,7 @@ class UnitResult:
         return {"family": self.family, "config": self.config, "flavor": self.flavor, "arch": self.arch,
                 "lane": self.lane, "llvm": self.llvm, "llvm_also": self.llvm_also, "kernel": self.kernel, "status": self.status,
                 "passed": not self.failed, "errors": list(self.errors), "notes": list(self.notes),
-                "isa": self.isa, "proof": self.proof}
+                "isa": self.isa, "proof": self.proof, "readback": self.readback}
 
 
 @dataclass
@@ -157,6 +159,8 @@ class VerifyReport:
             "max_instructions": mx("instructions"),
             "wmma": sum(x.get("wmma") or 0 for x in isa),
             "descriptors_checked": sum(x.get("descriptors_checked") or 0 for x in isa),
+            "readbacks": sum(len(r.readback) for r in self.results),
+            "readback_differences": sum(len(v) for r in self.results for v in r.readback.values()),
             "intrinsics_checked": self.intrinsics_checked,
         }
 
@@ -410,7 +414,7 @@ def run_verify(
             else:
                 t_problems.append(f"intrinsic probe of module declarations failed: {res.get('error')}")
 
-        total = len(compile_jobs) + len(opt_jobs) + len(opt23_jobs)
+        total = 2 * len(compile_jobs) + len(opt_jobs) + len(opt23_jobs)
         done = 0
 
         tick_lock = threading.Lock()
@@ -422,17 +426,17 @@ def run_verify(
                 if progress is not None:
                     progress(done, total)
 
-        def opt_one(job):
+        def opt_one(job):  # opt-19 -S: verifies its input, prints it back (read-back)
             u, text = job
-            ok, err = L.run_opt_verify(text, timeout=timeout)
+            res = RB.run_opt_print(text, L.opt_path() or L.OPT_TOOL, timeout=timeout)
             tick()
-            return ok, err
+            return res
 
         def opt23_one(job):
             u, text = job
-            ok, err = L.run_opt23_verify(text, timeout=timeout)
+            res = RB.run_opt_print(text, L.opt23_path() or L.OPT23_TOOL, timeout=timeout)
             tick()
-            return ok, err
+            return res
 
         # the proof overlaps the LLVM workers (subprocesses), one job per module so that
         # Ctrl-C cancels the rest (parity/cli/interrupt.py); opt-19 / LLVM 23 opt subprocesses
@@ -447,8 +451,13 @@ def run_verify(
             # the longest modules first, so no long compile starts last and runs alone
             order = sorted(range(len(compile_jobs)), key=lambda i: -len(compile_jobs[i][2]))
             answers: list = [None] * len(compile_jobs)
-            for i, a in zip(order, cw.run([compile_jobs[i][1] for i in order], on_result=tick)):
+            rb_jobs = [{"kind": "readback", "text": text} for _, _, text in compile_jobs]
+            got = cw.run([compile_jobs[i][1] for i in order] + rb_jobs, on_result=tick)
+            for i, a in zip(order, got):
                 answers[i] = a
+            rb_answers = got[len(compile_jobs):]
+    for (u, _, text), a in zip(compile_jobs, rb_answers):
+        _readback(u, u.llvm, text, a.get("ok", False), a.get("printed", ""), a.get("error", ""))
     for (u, _, text), a in zip(compile_jobs, answers):
         err = a.get("stderr", "")
         if "not a recognized processor" in err:
@@ -473,16 +482,20 @@ def run_verify(
         gate_descriptors(u, a.get("descriptors"))
 
     with cancel_on_error(proof_pool, opt_pool), opt_pool:
-        for (u, _), (ok, err) in zip(opt_jobs, opt_answers):
+        for (u, text), (ok, printed, err) in zip(opt_jobs, opt_answers):
             if not ok:
                 u.errors.append(f"{u.llvm} rejects the llvm20 text: {_first_line(err)}")
-            elif err:
+                continue
+            if err:
                 u.notes.append(f"opt stderr: {_first_line(err)}")
-        for (u, _), (ok, err) in zip(opt23_jobs, opt23_answers):
+            _readback(u, u.llvm, text, True, printed, "")
+        for (u, text), (ok, printed, err) in zip(opt23_jobs, opt23_answers):
             if not ok:
                 u.errors.append(f"{u.llvm_also} rejects the {u.flavor} text: {_first_line(err)}")
-            elif err:
+                continue
+            if err:
                 u.notes.append(f"LLVM 23 opt stderr: {_first_line(err)}")
+            _readback(u, u.llvm_also, text, True, printed, "")
 
     with cancel_on_error(proof_pool), proof_pool:
         proved = [f.result() for f in proof_futures]
@@ -513,6 +526,19 @@ def run_verify(
                         results, t_problems, t_notes, n_checked, cw.restarts, proofs, proof_seconds, also)
 
 
+def _readback(u: UnitResult, llvm: str, text: str, ok: bool, printed: str, error: str) -> None:
+    """Compare ``text`` with its read-back by ``llvm`` (parity/verify/readback.py):
+    record the differences on the unit; an undeclared one is an error. A module
+    the printer could not parse is left to the lane's own check (parse error)."""
+    if not ok:
+        return
+    diffs = RB.compare(text, printed)
+    u.readback[llvm] = [d.line() for d in diffs]
+    errors, notes = RB.judge(u.flavor, llvm, diffs)
+    u.errors.extend(errors)
+    u.notes.extend(notes)
+
+
 def _prove_one(job) -> tuple:
     """parity.proof over one lowered unit ``(unit, text, config)``: (its report, CPU seconds)."""
     u, text, cfg = job
@@ -537,10 +563,10 @@ def lane_lines(rep: VerifyReport) -> list[str]:
     out = []
     for fl in rep.flavors:
         st = rep.lanes[fl]
-        what = ("parse, verify(), compile (O3) to assembly + code object" if st.lane.compiles
-                else "parse + -passes=verify")
+        what = ("parse, verify(), read-back, compile (O3) to assembly + code object" if st.lane.compiles
+                else "parse + verify + read-back (opt -S)")
         also = rep.also.get(fl)
-        more = f"; and by {also.version}: parse + -passes=verify" if also is not None and also.available else ""
+        more = f"; and by {also.version}: parse + verify + read-back (opt -S)" if also is not None and also.available else ""
         if st.available:
             out.append(f"lane {fl}: checked by {st.version}: {what}{more}")
         else:
@@ -581,6 +607,7 @@ def summary_lines(rep: VerifyReport) -> list[str]:
                  f"spills {s['vgpr_spills']} VGPR / {s['sgpr_spills']} SGPR, max scratch {s['max_scratch_bytes']} B, "
                  f"max LDS {s['max_lds_bytes']} B, min occupancy {s['min_occupancy']} waves/SIMD, "
                  f"v_wmma {s['wmma']}, buffer descriptors checked {s['descriptors_checked']}")
+    lines.append(readback_line(rep))
     lines.append(f"verify: {s['intrinsics_checked']} intrinsic declarations checked against LLVM 22.1"
                  + (f"; {len(rep.intrinsic_problems)} problem(s)" if rep.intrinsic_problems else ""))
     for sm in sorted(summarise(rep.proofs).values(), key=lambda x: x.family):
@@ -588,6 +615,31 @@ def summary_lines(rep: VerifyReport) -> list[str]:
     lines.append(f"verify: alignment proof of {len(rep.proofs)} modules took {rep.proof_seconds:.1f} s CPU "
                  f"(docs/proof.md; {len(proof_assumptions.TABLE)} declared assumptions)")
     return lines
+
+
+def readback_line(rep: VerifyReport) -> str:
+    """``verify: read-back: ...``: modules printed back per LLVM, and every distinct
+    difference with the number of units it occurs in (expected ones marked)."""
+    per_llvm: dict[str, int] = {}
+    diffs: dict[tuple[str, str, str], int] = {}
+    for r in rep.results:
+        for llvm, lines in r.readback.items():
+            name = llvm.split(" (")[0]
+            per_llvm[name] = per_llvm.get(name, 0) + 1
+            for d in lines:
+                diffs[(r.flavor, name, d)] = diffs.get((r.flavor, name, d), 0) + 1
+    head = ", ".join(f"{n} by {llvm}" for llvm, n in sorted(per_llvm.items())) or "none"
+    out = f"verify: read-back: {head}; {len(diffs)} distinct difference(s)"
+    for (fl, llvm, d), n in sorted(diffs.items()):
+        tag = "expected" if RB.expected(fl, llvm, RB.Difference(*_split_diff(d))) else "NOT EXPECTED"
+        out += f"\n  read-back {fl} by {llvm} [{tag}, {n} modules]: {d}"
+    return out
+
+
+def _split_diff(line: str) -> tuple[str, str, str, str]:
+    what, rest = line.split(": ", 1)
+    kind = rest.split(" ", 1)[0]
+    return kind, what, "", ""
 
 
 def failure_lines(rep: VerifyReport, limit: int = 200) -> list[str]:
@@ -657,12 +709,21 @@ def add_command(sub) -> None:
                    help="whose text to verify (default python; byte identity makes them equal)")
     v.add_argument("--compile-timeout", type=finite_seconds("--compile-timeout"), default=DEFAULT_TIMEOUT, metavar="S",
                    help=f"per-module LLVM timeout in seconds (default {DEFAULT_TIMEOUT:g})")
+    v.add_argument("--intrinsics", action="store_true",
+                   help="print the intrinsic drift report instead: every intrinsic each flavor uses, "
+                        "as LLVM 19, 22.1 and 23.1 parse it (docs/verify.md)")
     add_compile_cache_option(v)
     v.set_defaults(func=cmd_verify)
 
 
 def cmd_verify(args) -> int:
     note_outside_checkout()
+    if getattr(args, "intrinsics", False):
+        from parity.verify.drift import cmd_intrinsics
+        try:
+            return cmd_intrinsics(args)
+        except (ConfigError, ValueError, PoolError, OSError) as exc:
+            return die(f"parity verify --intrinsics: {exc}")
     try:
         families, flavors, _ = select(args)
         if families and not any(f.output == "llvm_ir" for f in families):
