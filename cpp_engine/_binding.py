@@ -10,7 +10,10 @@ than ``CPE_MAX_STRING_BYTES`` bytes of UTF-8, or that is not printable text (a
 control character such as NUL or newline, U+2028/U+2029, a lone surrogate),
 is refused here in field order, with the Python engine's text; the C++ engine
 checks the same for C callers. Strings go to C as UTF-8 bytes kept alive for
-the call; ``None`` goes as NULL. An arch or flavor string longer than the
+the call; a spec field's ``None`` goes as NULL (JSON null). An arch or flavor
+``None`` goes as the text ``None``: the Python engine reads None so ("arch
+'None' is not one of ..."), while the C API names a C caller's NULL as NULL
+("arch NULL is not one of ..."). An arch or flavor string longer than the
 limit goes as ``CPE_MAX_STRING_BYTES + 1`` bytes (C++ refuses it by its
 length, never encoding the whole); one C cannot carry (a NUL or a lone
 surrogate) goes as a one-byte control character, which C++ rejects with the
@@ -432,12 +435,14 @@ def _spec_key(family, spec):
 
 
 def _name_arg(args: _Args, value, what: str):
-    """The C string of an arch or flavor; SpecRejected (the Python engine's
-    text, targets/*.py ``unknown_*_reason``) for a value that is neither str
-    nor None."""
+    """The C string of an arch or flavor (None as the text ``None``, as the
+    Python engine reads it); SpecRejected (the Python engine's text,
+    targets/*.py ``unknown_*_reason``) for a value that is neither str nor None."""
     if type(value) is str and _plain_text(value):
         return _cstr_of(value)
-    if value is not None and not isinstance(value, str):
+    if value is None:
+        return _cstr_of("None")  # the Python engine's reading of None (a C NULL reads as NULL)
+    if not isinstance(value, str):
         raise SpecRejected(f"{what} must be a string or None")
     return args.cstr(value)
 

@@ -8,6 +8,8 @@
 #           llvm-22 (llvm-mca-22's gfx1250 scheduling model for `parity perf`,
 #           docs/perf.md; llvm-mc-22 assembles `parity verify`'s code objects,
 #           docs/verify.md),
+#           pkg-config (the C library's cpp_engine.pc, docs/cpp_engine.md;
+#           tests/test_embed_pkg_config.py builds examples/c_embed with it),
 #           python3-venv when `python3 -m venv` cannot work (Debian splits
 #           ensurepip out of python3)
 #   python: a virtual environment `.venv` at the repository root (created when
@@ -41,6 +43,7 @@ need_apt=()
 command -v opt-19 >/dev/null 2>&1 || need_apt+=(llvm-19)
 command -v ld.lld-22 >/dev/null 2>&1 || need_apt+=(lld-22)
 command -v llvm-mca-22 >/dev/null 2>&1 || need_apt+=(llvm-22)
+command -v pkg-config >/dev/null 2>&1 || need_apt+=(pkg-config)
 locale -a 2>/dev/null | grep -qi '^de_DE\.utf-\?8$' || need_apt+=(locales)
 # `python3 -m venv` needs ensurepip, which Debian/Ubuntu ship in python3-venv.
 if [ ! -x "$VENV/bin/python" ] && ! "$PY" -c 'import ensurepip, venv' >/dev/null 2>&1; then

@@ -4,7 +4,7 @@ Debian's and Ubuntu's own Python refuse it, and it must not be touched).
 The script runs for real against stub executables on PATH: a ``python3`` that
 logs every call and makes a stub venv on ``-m venv``, whose ``bin/python``
 logs its calls too, and stub ``apt-get`` / ``sudo`` / ``locale`` / ``opt-19`` /
-``ld.lld-22`` / ``llvm-mca-22``. The log says which interpreter ran pip."""
+``ld.lld-22`` / ``llvm-mca-22`` / ``pkg-config``. The log says which interpreter ran pip."""
 from __future__ import annotations
 
 import os
@@ -65,6 +65,7 @@ def _run(tmp_path: Path, *, has_venv: bool, venv_lies: bool = False):
     _exe(stubs / "opt-19", "#!/bin/bash\nexit 0\n")
     _exe(stubs / "ld.lld-22", "#!/bin/bash\nexit 0\n")
     _exe(stubs / "llvm-mca-22", "#!/bin/bash\nexit 0\n")
+    _exe(stubs / "pkg-config", "#!/bin/bash\nexit 0\n")
     if has_venv:
         (stubs / "has_venv").touch()
     log = tmp_path / "log"

@@ -4,7 +4,8 @@
  * Plain C99. Every string the engine returns is malloc'd by the engine and
  * freed by the caller with cpe_free() / cpe_output_free(). Every entry point
  * catches all C++ exceptions: a spec, arch or flavor the engine will not lower
- * gives CPE_REJECTED with the reason (the same text as the Python engine);
+ * gives CPE_REJECTED with the reason (the same text as the Python engine, but
+ * for a NULL arch or flavor, below);
  * anything else gives CPE_INTERNAL_ERROR with a description in `reason`.
  *
  * Reason buffers: `reason` (may be NULL) receives a NUL-terminated message,
@@ -33,8 +34,10 @@
  * lone surrogates)". The same limits and texts as the Python engine.
  *
  * Per-family entry points live in one header per family (ir_core.h, ...).
- * A NULL arch or flavor string is treated like Python's None (rejected as
- * "arch 'None' ..." / "flavor 'None' ..."), so the binding maps None to NULL.
+ * A NULL arch or flavor string is CPE_REJECTED and named NULL ("flavor NULL
+ * is not one of llvm20, ...", "arch NULL is not one of gfx1250, ..."); the
+ * Python binding passes Python's None as the text "None", the Python engine's
+ * reading, so Python callers read "arch 'None' ..." from both engines.
  * Flavor and arch are always explicit arguments; nothing reads the environment
  * or depends on the C locale.
  *
@@ -56,7 +59,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#if defined(_WIN32)
+#if defined(CPP_ENGINE_STATIC)
+/* the static archive (a -DBUILD_SHARED_LIBS=OFF build; its CMake target and .pc
+ * define CPP_ENGINE_STATIC for their users): nothing to import or export */
+#  define CPE_API
+#elif defined(_WIN32)
 #  if defined(CPP_ENGINE_BUILDING)
 #    define CPE_API __declspec(dllexport)
 #  else

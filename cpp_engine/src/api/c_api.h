@@ -52,11 +52,37 @@ inline void report(char *buf, size_t len, const char *text) noexcept {
 // malloc'd copy of `s` (released by cpe_free); std::bad_alloc on failure.
 char *dup_c(const std::string &s);
 
-// A C string argument naming an arch or flavor: NULL reads as "None", the
-// text Python prints for None, so both engines give the same reason. Read no
-// further than spec::kMaxStringBytes + 1 bytes (a longer name is refused by
-// its length, targets::unknown_*_reason).
-inline std::string name_arg(const char *s) { return s ? spec::bounded_c_string(s) : std::string("None"); }
+// The reason for a NULL arch or flavor (`what`), named as the C caller wrote it:
+// the engine's unknown-name reason of the empty name, `unknown_of_empty`
+// ("flavor '' is not one of llvm20, ..."), with its quoted '' replaced by NULL
+// ("flavor NULL is not one of llvm20, ..."). The Python engine reads Python's
+// None as the text None; the binding passes None as that text, so Python
+// callers read 'None' from both engines and C callers read NULL.
+inline std::string null_name_reason(const std::string &what, const std::string &unknown_of_empty) {
+    const std::string quoted = what + " ''";
+    if (unknown_of_empty.compare(0, quoted.size(), quoted) == 0)
+        return what + " NULL" + unknown_of_empty.substr(quoted.size());
+    return what + " is NULL";
+}
+
+// A C string argument naming a flavor: SpecRejected for NULL (null_name_reason),
+// else its text. Read no further than spec::kMaxStringBytes + 1 bytes (a longer
+// name is refused by its length, targets::unknown_flavor_reason).
+inline std::string flavor_arg(const char *s) {
+    if (!s) throw spec::SpecRejected(null_name_reason("flavor", targets::unknown_flavor_reason("")));
+    return spec::bounded_c_string(s);
+}
+
+// The target of a C call's arch and flavor, checked as targets::resolve_target
+// does (flavor first, then arch); a NULL one is refused as NULL (null_name_reason).
+inline targets::Target target_args(const char *arch, const char *flavor) {
+    const std::string fl = flavor_arg(flavor);
+    if (!arch) {
+        if (!targets::find_flavor(fl)) throw spec::SpecRejected(targets::unknown_flavor_reason(fl));
+        throw spec::SpecRejected(null_name_reason("arch", targets::unknown_arch_reason("")));
+    }
+    return targets::resolve_target(spec::bounded_c_string(arch), fl);
+}
 
 // A C string spec field `name`: NULL is JSON null; a string longer than
 // spec::kMaxStringBytes (read no further than one byte past it) or bytes
@@ -127,7 +153,7 @@ void fill_output(cpe_output *out, const std::string &kernel, char *text);
 // Front checks (flavor, arch) run before the family rules, as in python_engine.
 template <class Fam>
 targets::Target check_spec(const typename Fam::Spec &s, const char *arch, const char *flavor) {
-    const targets::Target t = targets::resolve_target(name_arg(arch), name_arg(flavor));
+    const targets::Target t = target_args(arch, flavor);
     if (auto r = Fam::validate(s, *t.arch, *t.flavor)) throw spec::SpecRejected(*r);
     return t;
 }

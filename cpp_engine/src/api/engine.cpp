@@ -136,7 +136,7 @@ char *cpe_arch_table_text(void) {
 cpe_status cpe_intrinsic_table_text(const char *flavor, char **out, char *reason, size_t reason_len) {
     if (out) *out = nullptr;
     return api::guarded(reason, reason_len, [&] {
-        const std::string name = api::name_arg(flavor);
+        const std::string name = api::flavor_arg(flavor);
         const targets::Flavor *fl = targets::find_flavor(name);
         if (!fl) throw spec::SpecRejected(targets::unknown_flavor_reason(name));
         std::string s;
@@ -149,7 +149,7 @@ cpe_status cpe_intrinsic_table_text(const char *flavor, char **out, char *reason
 cpe_status cpe_resolve_flavor(const char *flavor, char *canonical, size_t canonical_len, char *reason,
                               size_t reason_len) {
     return api::guarded(reason, reason_len, [&] {
-        const std::string name = api::name_arg(flavor);
+        const std::string name = api::flavor_arg(flavor);
         const targets::Flavor *fl = targets::find_flavor(name);
         if (!fl) throw spec::SpecRejected(targets::unknown_flavor_reason(name));
         api::write_c(canonical, canonical_len, fl->canonical);

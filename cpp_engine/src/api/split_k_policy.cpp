@@ -57,7 +57,7 @@ cpe_status cpe_split_k_policy_lower(const cpe_split_k_policy_spec *spec, const c
 cpe_status cpe_aot_jobs_text(const char *flavor, char **out, int64_t *count, char *reason, size_t reason_len) {
     if (out) *out = nullptr;
     return api::guarded(reason, reason_len, [&] {
-        const std::string name = api::name_arg(flavor);
+        const std::string name = api::flavor_arg(flavor);
         const targets::Flavor *fl = targets::find_flavor(name);
         if (!fl) throw spec::SpecRejected(targets::unknown_flavor_reason(name));
         if (count) *count = policy::aot::count_jobs(*fl);
