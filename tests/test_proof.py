@@ -225,3 +225,38 @@ loop:
     [acc] = [a for a in r.accesses if a.nbytes == 8]
     assert acc.proved == 1 and acc.base is None
     assert any("declared align 8, proved align 1" in f for f in r.failures)
+
+
+FLAGGED = """
+@lds = internal addrspace(3) global [64 x float] poison, align 16
+
+define amdgpu_kernel void @k(i32 %n) #0 {
+entry:
+  %tid = call i32 @llvm.amdgcn.workitem.id.x()
+  %w = add nuw i32 %n, 4
+  %x = and i32 %w, 15
+  %a = getelementptr inbounds float, ptr addrspace(3) @lds, i32 %x
+  store float 0x0000000000000000, ptr addrspace(3) %a, align 4
+  %t4 = shl i32 %tid, 4
+  %o = or disjoint i32 %t4, 3
+  %q = or disjoint i32 %t4, %tid
+  %y = add nuw i32 %tid, 1
+  ret void
+}
+
+attributes #0 = { "amdgpu-flat-work-group-size"="64,64" }
+"""
+
+
+def test_flags_are_derived_not_trusted():
+    """Issue 34 item 7: `add nuw` of an unbounded %n and `or disjoint` of operands
+    the known bits cannot separate are reported; a provably disjoint `or` and an
+    `add nuw` that cannot wrap are not."""
+    r = prove_module(FLAGGED, "ir_core", "flags", {}, ARCH, "llvm23")
+    assert r.failures == []
+    txt = "\n".join(r.unjustified)
+    assert len(r.unjustified) == 2, r.unjustified
+    assert "`%w = add nuw i32 %n, 4`: nuw is not proved from the operands ([0, 4294967295] add [4, 4])" in txt
+    assert "`%q = or disjoint i32 %t4, %tid`: disjoint is not proved" in txt
+    assert "%o = or" not in txt and "%y = add" not in txt
+    assert r.to_json()["unjustified_flags"] == r.unjustified

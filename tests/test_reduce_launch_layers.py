@@ -12,7 +12,7 @@ import pytest
 import cpp_engine
 import python_engine as E
 from parity.catalog.layers import run_numerics, scaled_problem, straddles
-from parity.sim import Kernel, OutOfBounds
+from parity.sim import Kernel, OutOfBounds, Poison
 from parity.catalog.emit import plan_layer, slices_reason
 from python_engine.kernels.conv_problem import ConvProblem
 from python_engine.spec.fields import SpecRejected
@@ -46,14 +46,20 @@ def test_reduce_launch_pairing_rule():
 
 def test_forced_short_launch_is_an_out_of_bounds_read_in_the_emulator():
     """An unrolled d8 reduce kernel launched over a 6-slab workspace (what
-    `parity layers` used to do) reads past ws_bytes: the emulator says so."""
+    `parity layers` used to do) reads past ws_bytes: the emulator says so, at the
+    `inbounds` getelementptr that forms the address past the buffer (docs/sim.md,
+    Promises) or, without the flag, at the load."""
     rs = {"dtype": "bf16", "vector": 8, "threads": 256, "degree": 8}
     k = Kernel(E.lower("conv_fwd_split_k_reduce", rs, "gfx1250", "llvm23").text, arch="gfx1250")
     ws = np.zeros(6 * M * K, np.float32)
     d = np.zeros(M * K, np.uint16)
+    args = {"ws_ptr": ws, "ws_bytes": ws.nbytes, "d_ptr": d, "d_bytes": d.nbytes, "M": M, "K": K, "ks_count": 6}
+    with pytest.raises(Poison, match="getelementptr inbounds: .* outside global 'ws_ptr'"):
+        k.launch((1, 1, 1), 256, dict(args))
+    text = E.lower("conv_fwd_split_k_reduce", rs, "gfx1250", "llvm23").text
+    k = Kernel(text.replace("getelementptr inbounds", "getelementptr"), arch="gfx1250")
     with pytest.raises(OutOfBounds, match="ws_ptr"):
-        k.launch((1, 1, 1), 256, {"ws_ptr": ws, "ws_bytes": ws.nbytes, "d_ptr": d, "d_bytes": d.nbytes,
-                                  "M": M, "K": K, "ks_count": 6})
+        k.launch((1, 1, 1), 256, args)
 
 
 @pytest.mark.parametrize("flavor", ["llvm20", "llvm22", "llvm23"])

@@ -10,7 +10,7 @@ import pytest
 
 import python_engine.api as api
 from parity.sim import reference as ref
-from parity.sim import DivergentBranch, Kernel, OutOfBounds, RaceError, UninitializedRead
+from parity.sim import DivergentBranch, Kernel, OutOfBounds, Poison, RaceError, UninitializedRead
 from python_engine.ir import types as T
 from python_engine.ir.builder import IRBuilder
 from python_engine.ir.printer import print_module
@@ -99,9 +99,13 @@ def test_missing_barrier_race_detected_by_the_two_wave_orders():
 
 def test_out_of_bounds_store_names_buffer_offset_instruction():
     text = _lower("ir_core", {"kernel": "casts", "threads": 64})
-    k = Kernel(text)
+    args = {"in": np.zeros(64, np.float32), "out": np.zeros(60, np.float32)}
+    # with `inbounds` the address past one-past-the-end is poison at the getelementptr (docs/sim.md, Promises)
+    with pytest.raises(Poison, match=r"getelementptr inbounds: byte offset 244 .* outside global 'out'"):
+        Kernel(text).launch((1, 1, 1), 64, dict(args))
+    k = Kernel(text.replace("getelementptr inbounds", "getelementptr"))
     with pytest.raises(OutOfBounds) as e:
-        k.launch((1, 1, 1), 64, {"in": np.zeros(64, np.float32), "out": np.zeros(60, np.float32)})
+        k.launch((1, 1, 1), 64, args)
     msg = str(e.value)
     assert "store" in msg and "'out'" in msg and "byte offset 240" in msg and "store float %f" in msg
 

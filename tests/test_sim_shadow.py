@@ -18,7 +18,7 @@ from python_engine.ir import types as T
 from python_engine.ir.builder import IRBuilder
 from python_engine.ir.printer import print_module
 from python_engine.ir.values import const_int, i32, i64
-from python_engine.kernels.common import kernel_attrs, new_module, out_ptr
+from python_engine.kernels.common import inout_ptr, kernel_attrs, new_module
 from python_engine.targets.arch import find_arch
 from python_engine.targets.flavors import find_flavor
 
@@ -153,7 +153,7 @@ def _racy(kind: str, space: str, access: str, layout: str, fixed: bool) -> str:
     the store; WAW stores the lane index, the same bytes from both waves (an
     unchanged byte never races). LDS is filled first (its index; fenced)."""
     fl, ar = find_flavor("llvm23"), find_arch("gfx1250")
-    m, fn = new_module(fl, ar, f"racy_{kind}", [out_ptr("g")], kernel_attrs(64))
+    m, fn = new_module(fl, ar, f"racy_{kind}", [inout_ptr("g")], kernel_attrs(64))  # read and written: not writeonly
     b = IRBuilder(m, fn)
     b.position(b.new_block("entry"))
     tid = b.call("workitem_id_x", [], "tid")

@@ -161,6 +161,15 @@ def band(a, b):
     return _mk(w, k, ra & rb, 0, min(a[4], b[4]))
 
 
+def disjoint(a, b) -> bool:
+    """True when no bit can be set in both: one operand's known-zero low bits
+    cover every bit the other's interval can set."""
+    for x, y in ((a, b), (b, a)):
+        if y[4] < (1 << align_bits(x)):
+            return True
+    return False
+
+
 def bor(a, b, disjoint=False):
     """``or`` (``disjoint``: as ``add``): known where both are, or either is known 1."""
     if disjoint:

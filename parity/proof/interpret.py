@@ -251,6 +251,7 @@ class Interp:
         self.env: dict = {}
         self.changes: dict = {}
         self.accesses: dict = {}
+        self.unjustified: dict = {}   # line -> a flag the proof would have needed (not trusted)
         for t, n in mod.params:
             w = int_width(t)
             if w is not None:
@@ -355,7 +356,7 @@ class Interp:
                 return _BOTTOM
             if A is None or B is None:
                 return D.top(w)
-            return _BINOPS[op](A, B, "nuw" in flags, "disjoint" in flags)
+            return self._untrusted(x, op, flags, A, B)
         if op == "getelementptr":
             et, base, idx = p
             P = self.val(base, None)
@@ -467,6 +468,27 @@ class Interp:
             return D.top(w) if (load and w) else (None if load else _BOTTOM)
         return D.top(w) if w else None
 
+    def _untrusted(self, x, op, flags, A, B):
+        """``op`` derived from the operands alone (issue 34 item 7): ``nuw`` and
+        ``disjoint`` are not trusted. ``or disjoint`` is an add where the known
+        bits prove the operands disjoint; a flag whose trusted result would differ
+        from the derived one is recorded in ``self.unjustified`` (line -> message)."""
+        res = _BINOPS[op](A, B, False, False)
+        need = None
+        if "disjoint" in flags and op == "or":
+            if D.disjoint(A, B):
+                return D.add(A, B)
+            need = "disjoint"
+        elif "nuw" in flags and op in ("add", "sub", "mul", "shl"):
+            need = "nuw"
+        if need is not None:
+            trusted = _BINOPS[op](A, B, need == "nuw", need == "disjoint")
+            if trusted != res:
+                self.unjustified[x[0]] = (x[1], need, op, A, B)
+            else:
+                self.unjustified.pop(x[0], None)
+        return res
+
     def _access(self, x, kind, space, P, nbytes, declared):
         ln, text = x[0], x[1]
         if isinstance(P, D.Ptr) and P.base is not None:
@@ -479,6 +501,10 @@ class Interp:
         else:
             proved, lo, hi, limit, base = 1, None, None, None, None
         self.accesses[ln] = Access(ln, text, kind, space, base, nbytes, declared, proved, lo, hi, limit)
+
+
+def _interval(v) -> str:
+    return f"[{v[3]}, {v[4]}]"
 
 
 def _b(f):
@@ -498,9 +524,12 @@ _BINOPS = {
 }
 
 
-def analyse(text: str, arg_bits: dict, ptr_align: int) -> tuple[Module, list[Access]]:
-    """Read ``text`` and run the interpreter; the accesses in text order."""
+def analyse(text: str, arg_bits: dict, ptr_align: int) -> tuple[Module, list[Access], list[str]]:
+    """Read ``text`` and run the interpreter; the accesses in text order and the
+    flags the proof would have needed but did not trust (one message each)."""
     mod = read(text)
     it = Interp(mod, arg_bits, ptr_align)
     it.run()
-    return mod, [it.accesses[k] for k in sorted(it.accesses)]
+    flags = [f"line {k}: `{t.strip()}`: {f} is not proved from the operands ({_interval(a)} {op} {_interval(b)}); "
+             f"the proof does not use it" for k, (t, f, op, a, b) in sorted(it.unjustified.items())]
+    return mod, [it.accesses[k] for k in sorted(it.accesses)], flags

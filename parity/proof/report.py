@@ -29,7 +29,10 @@ class ProofReport:
     ``proved_in_bounds``: those whose byte-offset interval lies inside a base of
     static size (LDS globals); ``left_to_sampling``: ``(access, reason)`` for
     every access the interval argument cannot bound (the numerics oracle must
-    exercise them); ``failures``: one-line messages (empty: the module passes);
+    exercise them); ``unjustified``: one line per ``nuw`` / ``disjoint`` flag the
+    proof would have needed but cannot derive from the operands (it never trusts
+    them; the emulator checks each flag on every sampled problem, docs/sim.md
+    Promises); ``failures``: one-line messages (empty: the module passes);
     ``error``: set when the module could not be read (then it fails)."""
 
     family: str
@@ -43,6 +46,7 @@ class ProofReport:
     left_to_sampling: list = field(default_factory=list)
     failures: list = field(default_factory=list)
     error: str | None = None
+    unjustified: list = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -56,6 +60,7 @@ class ProofReport:
     def to_json(self) -> dict:
         d = {"family": self.family, "config": self.config, "flavor": self.flavor, "arch": self.arch,
              "kernel": self.kernel, **self.counts(), "failures": list(self.failures)}
+        d["unjustified_flags"] = list(self.unjustified)
         d["left_to_sampling_list"] = [f"line {a.line}: {a.text} ({why})" for a, why in self.left_to_sampling]
         return d
 
@@ -83,7 +88,7 @@ def prove_module(ir_text: str, family: str, config_name: str, spec: dict, arch: 
     rep = ProofReport(family, config_name, flavor, arch)
     try:
         bits = tuple(sorted(A.arg_multiples(family, spec or {}).items()))
-        mod, accesses = _analyse(ir_text, bits)
+        mod, accesses, unjustified = _analyse(ir_text, bits)
     except (ProofParseError, ValueError, KeyError, IndexError) as exc:
         rep.error = str(exc)
         rep.failures.append(f"{shown(family)}/{shown(config_name)}@{flavor}: the proof cannot read the module: "
@@ -91,6 +96,7 @@ def prove_module(ir_text: str, family: str, config_name: str, spec: dict, arch: 
         return rep
     rep.kernel = mod.kernel
     rep.accesses = accesses
+    rep.unjustified = list(unjustified)
     for acc in accesses:
         need, why = needed(acc, arch)
         if acc.proved >= need:

@@ -137,6 +137,8 @@ class Module:
     blocks: list
     attrs: dict
     declares: dict  # intrinsic name -> declaration line
+    attr_words: tuple = ()   # the kernel's attribute-group items without a value (``nounwind``, ``memory(...)``)
+    md: dict = field(default_factory=dict)   # metadata node id (``!3``) -> its text after ``= ``
 
     @property
     def flat_work_group_size(self) -> int | None:
@@ -305,7 +307,14 @@ class Cursor:
 _GLOBAL_RX = re.compile(r"@([-A-Za-z$._0-9]+) = internal addrspace\(3\) global (.*) poison, align (\d+)$")
 _DEFINE_RX = re.compile(r"define amdgpu_kernel void @([-A-Za-z$._0-9]+)\((.*)\)( #\d+)? \{$")
 _ATTR_RX = re.compile(r'"([^"]+)"="([^"]*)"')
-_FLAGS = {"nuw", "nsw", "exact", "disjoint", "nnan", "ninf", "nsz", "arcp", "contract", "afn", "reassoc", "fast"}
+_FLAGS = {"nuw", "nsw", "exact", "disjoint", "nnan", "ninf", "nsz", "arcp", "contract", "afn", "reassoc", "fast",
+          "nneg", "samesign", "inbounds", "nusw"}
+#: ``, !kind !N`` attachments at the end of an instruction (parity/sim/promises.py checks each kind)
+_MD_TAIL = re.compile(r"(?:, ![A-Za-z_.][-A-Za-z0-9_.]* !\d+)+$")
+_MD_ITEM = re.compile(r"!([A-Za-z_.][-A-Za-z0-9_.]*) (!\d+)")
+_MDNODE_RX = re.compile(r"(!\d+) = (.*)$")
+_GROUP_RX = re.compile(r"attributes (#\d+) = \{ ?(.*?) ?\}$")
+_GROUP_ITEM = re.compile(r'"([^"]+)"(?:="([^"]*)")?|([a-z_]+(?:\([^)]*\))?)')
 INT_BINOPS = {"add", "sub", "mul", "udiv", "sdiv", "urem", "srem", "shl", "lshr", "ashr", "and", "or", "xor"}
 FLOAT_BINOPS = {"fadd", "fsub", "fmul", "fdiv", "frem"}
 CASTS = {"trunc", "zext", "sext", "fptrunc", "fpext", "fptosi", "fptoui", "sitofp", "uitofp",
@@ -331,7 +340,8 @@ def _check_mmras(blocks: list, mmras: dict) -> None:
 def parse(text: str) -> Module:
     """Parse one module of the engines' subset."""
     lines = text.split("\n")
-    lds, declares, attrs, mmras = [], {}, {}, {}
+    lds, declares, attrs, mmras, md, groups = [], {}, {}, {}, {}, {}
+    group = None
     kernel = params = None
     blocks: list = []
     i = 0
@@ -342,6 +352,9 @@ def parse(text: str) -> Module:
         m = _MMRA_RX.match(raw)
         if m:
             mmras[m.group(1)] = m.group(2)
+        m = _MDNODE_RX.match(raw)
+        if m:
+            md[m.group(1)] = m.group(2)
             continue
         if not raw or raw.startswith(("target ", "!", ";", "source_filename")):
             continue
@@ -359,6 +372,10 @@ def parse(text: str) -> Module:
             continue
         if raw.startswith("attributes "):
             attrs.update(dict(_ATTR_RX.findall(raw)))
+            m = _GROUP_RX.match(raw)
+            if not m:
+                raise ParseError(f"line {ln}: unsupported attribute group: {raw}")
+            groups[m.group(1)] = _group_items(m.group(2), ln)
             continue
         if raw.startswith("define "):
             if kernel is not None:
@@ -368,6 +385,7 @@ def parse(text: str) -> Module:
                 raise ParseError(f"line {ln}: unsupported define: {raw}")
             kernel = m.group(1)
             params = _params(m.group(2), ln)
+            group = (m.group(3) or "").strip() or None
             cur = None
             while i < len(lines):
                 raw = lines[i]
@@ -393,7 +411,36 @@ def parse(text: str) -> Module:
     if kernel is None:
         raise ParseError("no kernel define in the module")
     _check_mmras(blocks, mmras)
-    return Module(kernel, params, lds, blocks, attrs, declares)
+    attrs, words = _kernel_group(group, groups, attrs)
+    return Module(kernel, params, lds, blocks, attrs, declares, words, md)
+
+
+def _kernel_group(group, groups: dict, merged: dict) -> tuple:
+    """(attributes, bare items) of the group the kernel's define names (else every group's pairs)."""
+    if group is None:
+        return merged, ()
+    if group not in groups:
+        raise ParseError(f"the kernel names attribute group {group}, which the module does not define")
+    return groups[group]
+
+
+def _group_items(s: str, ln: int) -> tuple:
+    """``({"key": "value"}, (bare items,))`` of one ``attributes #N = { ... }`` body;
+    a string attribute without a value maps to ""."""
+    pairs, words, i = {}, [], 0
+    while i < len(s):
+        if s[i] == " ":
+            i += 1
+            continue
+        m = _GROUP_ITEM.match(s, i)
+        if not m:
+            raise ParseError(f"line {ln}: unsupported attribute at column {i + 1}: {s}")
+        if m.group(1) is not None:
+            pairs[m.group(1)] = m.group(2) or ""
+        else:
+            words.append(m.group(3))
+        i = m.end()
+    return pairs, tuple(words)
 
 
 def _params(s: str, ln: int) -> list:
@@ -403,10 +450,13 @@ def _params(s: str, ln: int) -> list:
         t = c.type()
         attrs = []
         while not c.peek("%"):
-            m = c.regex(re.compile(r"[a-z_]+(\([a-z_, ]*\))?"))
+            m = c.regex(re.compile(r"[a-z_]+(\([a-z_0-9, ]*\))?"))
             if not m:
                 c.fail("expected a parameter attribute or name")
-            attrs.append(m.group(0))
+            a = m.group(0)
+            if a == "align":   # ``align N``: one attribute with its value
+                a = f"align {c.int()}"
+            attrs.append(a)
         m = c.regex(_IDENT)
         out.append(Param(m.group(1), t, tuple(attrs)))
         if not c.eat(","):
@@ -417,7 +467,16 @@ def _params(s: str, ln: int) -> list:
 
 
 def parse_instruction(s: str, block: str, ln: int) -> Ins:
-    """One instruction line (without indentation)."""
+    """One instruction line (without indentation). Flags after the opcode
+    (``nuw``, ``nnan``, ``samesign``, ``inbounds``, ...) are ``extra["flags"]``,
+    trailing ``, !kind !N`` attachments ``extra["md"]`` ({kind: node id}); the
+    checks of both are parity/sim/promises.py."""
+    full = s
+    md = {}
+    t_md = _MD_TAIL.search(s)
+    if t_md:
+        md = dict(_MD_ITEM.findall(t_md.group(0)))
+        s = s[:t_md.start()]
     c = Cursor(s, f"line {ln}")
     dst = None
     m = re.match(r"%([-A-Za-z$._0-9]+) = ", s)
@@ -425,28 +484,30 @@ def parse_instruction(s: str, block: str, ln: int) -> Ins:
         dst = m.group(1)
         c.i = m.end()
     op = c.word()
+    flags = []
+    while True:
+        c.ws()
+        save = c.i
+        w = c.regex(re.compile(r"[a-z]+\b"))
+        if w and w.group(0) in _FLAGS:
+            flags.append(w.group(0))
+            continue
+        c.i = save
+        break
 
     def mk(ty, ops, **extra):
         if not c.done():
             c.fail("unexpected trailing text")
-        return Ins(op, dst, ty, ops, s, block, ln, extra)
+        extra.setdefault("flags", tuple(flags))
+        extra["md"] = md
+        return Ins(op, dst, ty, ops, full, block, ln, extra)
 
     if op in INT_BINOPS or op in FLOAT_BINOPS:
-        flags = []
-        while True:
-            c.ws()
-            save = c.i
-            w = c.regex(re.compile(r"[a-z]+\b"))
-            if w and w.group(0) in _FLAGS:
-                flags.append(w.group(0))
-                continue
-            c.i = save
-            break
         t = c.type()
         a = c.value(t)
         c.expect(",")
         b = c.value(t)
-        return mk(t, [a, b], flags=tuple(flags))
+        return mk(t, [a, b])
     if op == "fneg":
         t = c.type()
         return mk(t, [c.value(t)])
@@ -475,7 +536,7 @@ def parse_instruction(s: str, block: str, ln: int) -> Ins:
         rt = c.type()
         return mk(rt, [v])
     if op == "getelementptr":
-        inb = c.eat("inbounds")
+        inb = "inbounds" in flags
         et = c.type()
         c.expect(",")
         pt = c.type()
@@ -566,14 +627,8 @@ def parse_instruction(s: str, block: str, ln: int) -> Ins:
             scope = m2.group(1)
             c.expect(")")
         ordering = c.word()
-        mmra = None
-        if c.eat(","):   # a memory model relaxation annotation: resolved by parse()
-            c.expect("!mmra")
-            m2 = c.regex(re.compile(r"!\d+"))
-            if not m2:
-                c.fail("expected a metadata id")
-            mmra = m2.group(0)
-        return mk(None, [], scope=scope, ordering=ordering, mmra=mmra)
+        # a memory model relaxation annotation (``, !mmra !N``): resolved by parse()
+        return mk(None, [], scope=scope, ordering=ordering, mmra=md.get("mmra"))
     if op == "br":
         if c.eat("label"):
             m2 = c.regex(_IDENT)

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import ir
+from . import ir, promises, promises_ops
 from .errors import SimError, Unsupported
 from .launch import LaunchStats, run_launch
 from .memory import WAVE
@@ -62,6 +62,7 @@ class Kernel:
             self.slot("%" + p.name)
         for g in self.module.lds:
             self.slot("@" + g.name)
+        self.promises = promises.check_module(self)   # refuses unchecked promise kinds (docs/sim.md)
         self._decode()
 
     # register slots (the op compilers in ops*.py call these while decoding)
@@ -134,6 +135,7 @@ class Kernel:
                     raise e.at(where)
                 except (KeyError, ValueError, TypeError, ir.ParseError) as e:
                     raise Unsupported(f"cannot decode: {e}", where) from e
+                fn = promises_ops.wrap(self, ins, fn, where)
                 if self.coverage is not None and (
                         ins.op == "select" or (ins.op == "br" and len(ins.extra["targets"]) == 2)):
                     fn = self.coverage.wrap(fn, self.operand(ins.ops[0], where),
@@ -159,4 +161,5 @@ class Kernel:
         Each order runs on fresh copies of the arrays; when every order
         completes and all agree byte for byte, the results are written back
         into the caller's arrays. Raises :class:`SimError`."""
+        promises.check_launch(self, grid, block, cluster, args)
         return run_launch(self, grid, block, args, cluster, orders, shadow, max_instructions)

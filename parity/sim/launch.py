@@ -136,8 +136,13 @@ def run_launch(kernel, grid, block, args, cluster, orders, shadow, max_instructi
     results = {}
     for order in orders:
         bufs = {k: v.copy() for k, v in args.items() if isinstance(v, np.ndarray)}
+        pr = getattr(kernel, "promises", None)   # parity/sim/promises.py: per-order promise state
+        if pr is not None:
+            pr.begin(args)
         with np.errstate(all="ignore"):  # IEEE results (inf, NaN) are values here, not warnings
             n = _run_order(kernel, grid, block, cluster, args, bufs, order == "reverse", shadow, max_instructions)
+        if pr is not None:
+            pr.end(bufs)
         stats.per_order[order] = n
         stats.instructions += n
         results[order] = bufs
