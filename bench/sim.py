@@ -1,6 +1,7 @@
 """Benchmark of the numerics oracle (parity/sim) against its goals (issue 25 item 2).
 
     python bench/sim.py [--repeats R] [--rounds N] [--jobs J] [--base REV] [--skip-numerics]
+                        [--skip-rates] [--opt] [--opt-configs FILE] [-v]
 
 Emulator speed: lane-instructions per second (wave-instructions x 32 / wall
 seconds of one launch in both orders) on the reduce benchmark (bf16 v4 t256
@@ -29,6 +30,16 @@ share is the instruction ratio), cores used (CPU seconds of the run and its
 workers / wall), how busy the workers were (their seconds inside configs /
 jobs x wall: idle workers at the end show here even on a loaded machine), and
 the goal (<= 60 s on a quiet machine).
+
+``--opt``: the cost of the opt lane (parity/sim/optimised.py, docs/sim.md "The IR
+after LLVM's optimizer"): ``run_all(opt=True)`` of this checkout on ``J``
+workers with an empty compile cache (so opt runs cold), then again with the
+cache it filled (warm): per family and in total the seconds in opt, the
+seconds emulating the optimised modules, the optimised wave-instructions
+against the engines' modules', and the wall time against the plain run's;
+the ten dearest configs (all with ``-v``); ``--opt-configs FILE`` (FAMILY/NAME
+lines, ``#`` comments: CI's ``.ci/opt_sample.txt``) measures those configs only.
+``--skip-rates`` skips the emulator-speed part (and its base worktree).
 """
 from __future__ import annotations
 
@@ -128,10 +139,11 @@ def _base_tree(rev: str, tmp: str) -> str:
     return path
 
 
-def _numerics(tree: str, jobs: int, coverage: bool, only) -> dict:
+def _numerics(tree: str, jobs: int, coverage: bool, only, opt: bool = False, select=None) -> dict:
     t0 = time.perf_counter()
     r = subprocess.run([sys.executable, str(ROOT / "bench" / "sim_rate.py"), "--numerics", tree, str(jobs)]
-                       + (["--coverage"] if coverage else []) + ([f"--only={only}"] if only else []),
+                       + (["--coverage"] if coverage else []) + ([f"--only={only}"] if only else [])
+                       + (["--opt"] if opt else []) + ([f"--select={','.join(select)}"] if select else []),
                        capture_output=True, text=True)
     if r.returncode:
         return {"error": (r.stderr.strip().splitlines() or ["exit %d" % r.returncode])[-1]}
@@ -148,8 +160,17 @@ def main(argv=None) -> int:
     ap.add_argument("--base", type=git_commit("--base"), default=BASE, help=f"the base commit (default {BASE})")
     ap.add_argument("--skip-numerics", action="store_true", help="skip the `parity numerics` wall times")
     ap.add_argument("--only", type=family_list("--only"), default=None, help="numerics of these families only (F1,F2; default all)")
+    ap.add_argument("--skip-rates", action="store_true", help="skip the emulator-speed part (no base worktree)")
+    ap.add_argument("--opt", action="store_true", help="measure the opt lane (opt -O3 time + emulation, per config)")
+    ap.add_argument("--opt-configs", default=None, metavar="FILE",
+                    help="--opt: only the FAMILY/NAME configs listed in FILE (e.g. .ci/opt_sample.txt)")
+    ap.add_argument("-v", "--verbose", action="store_true", help="--opt: every config's line")
     a = ap.parse_args(argv)
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    if a.skip_rates:
+        if a.opt:
+            _opt_lane(a)
+        return 0
     with tempfile.TemporaryDirectory(prefix="bench_sim_") as tmp:
         base = _base_tree(a.base, tmp)
         try:
@@ -212,7 +233,57 @@ def main(argv=None) -> int:
                           f"({rc['wall'] / rn['wall']:.2f}x)")
         finally:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", base], capture_output=True)
+    if a.opt:
+        _opt_lane(a)
     return 0
+
+
+def _opt_lane(a) -> None:
+    """Print the opt lane's cost (module doc, ``--opt``)."""
+    sel = None
+    if a.opt_configs:
+        sel = [ln.strip() for ln in Path(a.opt_configs).read_text().splitlines()
+               if ln.strip() and not ln.startswith("#")]
+    print(f"\nopt -O3 lane (run_all(opt=True), {a.jobs} workers{', ' + a.only if a.only else ''}"
+          f"{f', {len(sel)} configs of {a.opt_configs}' if sel else ''}); load average {os.getloadavg()[0]:.1f}")
+    with tempfile.TemporaryDirectory(prefix="bench_opt_cache_") as cache:
+        env = os.environ.get("PARITY_COMPILE_CACHE")
+        os.environ["PARITY_COMPILE_CACHE"] = cache
+        try:
+            plain = _numerics(str(ROOT), a.jobs, False, a.only, select=sel)
+            cold = _numerics(str(ROOT), a.jobs, False, a.only, opt=True, select=sel)
+            warm = _numerics(str(ROOT), a.jobs, False, a.only, opt=True, select=sel)
+        finally:
+            if env is None:
+                os.environ.pop("PARITY_COMPILE_CACHE", None)
+            else:
+                os.environ["PARITY_COMPILE_CACHE"] = env
+    for label, r in (("plain", plain), ("opt lane, cold cache", cold), ("opt lane, warm cache", warm)):
+        if "error" in r:
+            print(f"  {label}: failed: {r['error']}")
+            return
+        print(f"  {label:<21} {r['wall']:7.1f} s wall, {r['ok']}/{r['configs']} configs pass, "
+              f"{r['instructions']:,} wave-instructions of the engines' modules")
+    for label, r in (("cold", cold), ("warm", warm)):
+        rows = r["per_config"]
+        fams = sorted({row[0] for row in rows})
+        print(f"  {label} cache: {'family':<26} {'configs':>7} {'opt s':>8} {'emul. s':>8} {'cases':>6} "
+              f"{'opt wave-instr':>15} {'config s':>9}")
+        for fam in fams + ["total"]:
+            sel = [row for row in rows if fam in ("total", row[0])]
+            st = [row[4] or {} for row in sel]
+            print(f"  {'':<12}{fam:<26} {len(sel):>7} {sum(x.get('opt_seconds', 0) for x in st):>8.1f} "
+                  f"{sum(x.get('emulation_seconds', 0) for x in st):>8.1f} {sum(x.get('cases', 0) for x in st):>6} "
+                  f"{sum(x.get('instructions', 0) for x in st):>15,} {sum(row[2] for row in sel):>9.1f}")
+    rows = sorted(cold["per_config"], key=lambda row: -row[2])
+    print(f"  per config (cold cache; config s = the whole config, plain run included), "
+          f"{'all' if a.verbose else 'the ten dearest'}:")
+    for fam, cfg, sec, ok, st in (rows if a.verbose else rows[:10]):
+        st = st or {}
+        print(f"    {fam}/{cfg}: {sec:.2f} s, opt {st.get('opt_seconds', 0):.2f} s ({st.get('modules', 0)} modules), "
+              f"emulation {st.get('emulation_seconds', 0):.2f} s{'' if ok else ', FAIL'}")
+    print(f"  the lane costs {cold['wall'] - plain['wall']:+.1f} s wall cold, {warm['wall'] - plain['wall']:+.1f} s "
+          f"warm, over the plain run's {plain['wall']:.1f} s ({warm['wall'] / plain['wall']:.2f}x warm)")
 
 
 if __name__ == "__main__":

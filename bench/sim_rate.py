@@ -1,7 +1,7 @@
 """Worker of bench/sim.py: times the emulator of one checkout on pickled launches.
 
     python bench/sim_rate.py TREE WORKLOADS.pkl REPEATS
-    python bench/sim_rate.py --numerics TREE JOBS [--coverage] [--only=F1,F2]
+    python bench/sim_rate.py --numerics TREE JOBS [--coverage] [--opt] [--only=F1,F2] [--select=F/N,...]
 
 ``TREE`` is the checkout whose ``parity.sim`` runs (the editable install's
 import hook is removed so that ``TREE`` wins over this venv's checkout);
@@ -37,7 +37,9 @@ def _use_tree(tree: str) -> None:
 def main(argv) -> int:
     if argv[0] == "--numerics":   # time run_all of TREE (the work of `parity numerics`)
         return _numerics(argv[1], int(argv[2]), "--coverage" in argv[3:],
-                         next((x.split("=", 1)[1].split(",") for x in argv[3:] if x.startswith("--only=")), None))
+                         next((x.split("=", 1)[1].split(",") for x in argv[3:] if x.startswith("--only=")), None),
+                         "--opt" in argv[3:],
+                         next((x.split("=", 1)[1].split(",") for x in argv[3:] if x.startswith("--select=")), None))
     tree, path, repeats = argv[0], argv[1], int(argv[2])
     _use_tree(tree)
     import numpy as np
@@ -65,19 +67,24 @@ def main(argv) -> int:
     return 0
 
 
-def _numerics(tree: str, jobs: int, coverage: bool, only) -> int:
+def _numerics(tree: str, jobs: int, coverage: bool, only, opt: bool = False, select=None) -> int:
     """Run every numerics config of ``tree`` (of the families ``only``, None:
     all) on ``jobs`` workers (``coverage``: with coverage recording, a tree
     that has it) and print one JSON line: wall seconds, wave-instructions,
     configs, passing configs, CPU seconds of this process and its workers, and
     the seconds the workers spent in configs (their sum over jobs x wall: how
-    busy the workers were)."""
+    busy the workers were); ``opt``: with the opt lane (parity/sim/optimised.py),
+    and per config its seconds and the lane's stats (``per_config``)."""
     import inspect
     import resource
     _use_tree(tree)
     os.chdir(tree)
     from parity.sim import numerics as N
     kw = {"coverage": True} if coverage and "coverage" in inspect.signature(N.run_all).parameters else {}
+    if opt:
+        kw["opt"] = True
+    if select:   # FAMILY/NAME items: those configs only
+        kw["select"] = {tuple(x.split("/", 1)) for x in select}
     t0 = time.perf_counter()
     res = N.run_all(only, jobs, **kw)
     wall = time.perf_counter() - t0
@@ -85,7 +92,8 @@ def _numerics(tree: str, jobs: int, coverage: bool, only) -> int:
               for f in ("ru_utime", "ru_stime"))
     print(json.dumps({"wall": wall, "instructions": sum(o.instructions for o in res), "configs": len(res),
                       "ok": sum(1 for o in res if o.ok), "cpu": cpu, "coverage": bool(kw),
-                      "busy": sum(o.seconds for o in res)}))
+                      "busy": sum(o.seconds for o in res),
+                      **({"per_config": [[o.family, o.config, o.seconds, o.ok, o.opt] for o in res]} if opt else {})}))
     return 0
 
 

@@ -9,7 +9,8 @@ checked: there is no text). Before writing it runs on exactly those:
   through opt-19, llvm22/llvm23 through llvmlite (LLVM 22.1), ISA gates;
 * the numerics oracle (:func:`parity.sim.numerics.run_all`, docs/sim.md) on
   every config of a family with a numerics plan that has a changed or new
-  entry at any flavor and lowers at llvm23 (the emulator runs its llvm23 text,
+  entry at any flavor and lowers at llvm23, with the opt lane (every case also
+  on the module after ``opt -O3``, bit-identical) (the emulator runs its llvm23 text,
   also when only `--flavor llvm20` is being blessed; a config that lowers only at llvm20 or
   llvm22 text is checked by the validity oracle alone).
 
@@ -115,7 +116,8 @@ def run_oracles(families: list[Family], changed: dict[str, dict[str, set[str]]],
     sim = numerics_selection(families, changed)
     if sim:
         n = workers or os.cpu_count() or 1
-        outs = N.run_all(sorted({f for f, _ in sim}), jobs=n, select=sim)
+        # opt=True: every case also on the modules after opt -O3, bit-identical (parity/sim/optimised.py)
+        outs = N.run_all(sorted({f for f, _ in sim}), jobs=n, select=sim, opt=True)
         rep.simulated = len(outs)
         for o in outs:
             if not o.ok:

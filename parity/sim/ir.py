@@ -248,6 +248,8 @@ class Cursor:
             return Operand("reg" if m.group(0)[0] == "%" else "glob", ty, m.group(1))
         if self.eat("poison") or self.eat("undef"):
             return Operand("poison", ty)
+        if ty.kind == "ptr" and self.peek("getelementptr"):
+            return _const_gep(self, ty)
         if self.eat("zeroinitializer"):
             if ty.kind != "vec":
                 self.fail("zeroinitializer of a non-vector")
@@ -412,6 +414,7 @@ def parse(text: str) -> Module:
         raise ParseError("no kernel define in the module")
     _check_mmras(blocks, mmras)
     attrs, words = _kernel_group(group, groups, attrs)
+    _expand_const_geps(blocks)
     return Module(kernel, params, lds, blocks, attrs, declares, words, md)
 
 
@@ -606,6 +609,7 @@ def parse_instruction(s: str, block: str, ln: int) -> Ins:
                 break
         return mk(t, [v for v, _ in edges], preds=[b for _, b in edges])
     if op == "call":
+        flags = tuple(flags) + _call_flags(c)   # generic flags read above, plus any after them
         rt = c.type()
         m2 = c.regex(_IDENT)
         if not m2 or m2.group(0)[0] != "@":
@@ -619,7 +623,7 @@ def parse_instruction(s: str, block: str, ln: int) -> Ins:
                 if c.eat(")"):
                     break
                 c.expect(",")
-        return mk(rt if rt.kind != "void" else None, args, callee=m2.group(1))
+        return mk(rt if rt.kind != "void" else None, args, callee=m2.group(1), flags=flags)
     if op == "fence":
         scope = "system"
         if c.eat("syncscope("):
@@ -645,4 +649,79 @@ def parse_instruction(s: str, block: str, ln: int) -> Ins:
     if op == "ret":
         c.expect("void")
         return mk(None, [])
+    if op in EXTRA_OPS:
+        return _parse_extra(op, c, mk)
     raise ParseError(f"line {ln}: unsupported instruction {op!r}: {s}")
+
+
+#: instructions outside the engines' subset that LLVM's optimizer emits (the opt lane,
+#: parity/sim/optimised.py); decoded by parity/sim/ops_generic.py
+EXTRA_OPS = {"freeze"}
+
+
+def _parse_extra(op: str, c: Cursor, mk) -> Ins:
+    """``freeze T v``."""
+    t = c.type()
+    return mk(t, [c.value(t)])
+
+
+def _call_flags(c: Cursor) -> tuple:
+    """Fast-math flags between ``call`` and the return type (``call reassoc float
+    @llvm.vector.reduce.fadd...``, as the loop vectorizer writes them)."""
+    flags = []
+    while True:
+        c.ws()
+        save = c.i
+        w = c.regex(re.compile(r"[a-z]+\b"))
+        if w and w.group(0) in _FLAGS - {"nuw", "nsw", "exact", "disjoint"}:
+            flags.append(w.group(0))
+            continue
+        c.i = save
+        return tuple(flags)
+
+
+def _const_gep(c: Cursor, ty: Ty) -> Operand:
+    """A constant-expression ``getelementptr [inbounds] [nuw] (T, ptr @g, iN C, ...)``
+    operand (LLVM's optimizer folds constant LDS offsets into them): an Operand of kind
+    ``cgep``, ``name`` the global, ``value`` ``(T, [index operands])``. Expanded into an
+    instruction of its own by :func:`_expand_const_geps`."""
+    c.expect("getelementptr")
+    while c.eat("inbounds") or c.eat("nuw") or c.eat("nusw"):
+        pass
+    c.expect("(")
+    et = c.type()
+    c.expect(",")
+    pt = c.type()
+    base = c.value(pt)
+    if base.kind != "glob":
+        c.fail("a constant getelementptr must be based on a global")
+    idx = []
+    while c.eat(","):
+        it = c.type()
+        v = c.value(it)
+        if v.kind != "const" or it.kind != "int":
+            c.fail("a constant getelementptr needs constant integer indices")
+        idx.append(v)
+    c.expect(")")
+    return Operand("cgep", ty, base.name, (et, pt, idx))
+
+
+def _expand_const_geps(blocks: list) -> None:
+    """Every ``cgep`` operand becomes the register of a ``getelementptr`` instruction
+    inserted just before its user (same text and line, so errors name the user's line);
+    in a phi (whose operand belongs to a predecessor's edge) it is a ParseError."""
+    for blk in blocks:
+        out = []
+        for ins in blk.ins:
+            for k, o in enumerate(ins.ops):
+                if o.kind != "cgep":
+                    continue
+                if ins.op == "phi":
+                    raise ParseError(f"line {ins.line}: a constant getelementptr as a phi operand: {ins.text}")
+                et, pt, idx = o.value
+                reg = f"cgep.{ins.line}.{k}"
+                out.append(Ins("getelementptr", reg, pt, [Operand("glob", pt, o.name)] + idx, ins.text,
+                               ins.block, ins.line, {"elem": et, "inbounds": True, "flags": ("inbounds",)}))
+                ins.ops[k] = Operand("reg", o.ty, reg)
+            out.append(ins)
+        blk.ins = out

@@ -87,6 +87,7 @@ class Outcome:
     coverage: dict = None     # Coverage.summary() of the config's own kernel (coverage runs only)
     classes: dict = None      # tile class -> hit (coverage runs only; parity/sim/cover.py)
     skipped: list = field(default_factory=list)   # Skipped problems (not admitted by the launch plan)
+    opt: dict = None          # the opt lane's cost (parity/sim/optimised.py Stats) when it ran
 
 
 # -- conv_fwd_split_k_reduce ------------------------------------------------------------------
@@ -551,10 +552,14 @@ class _Lowerer:
     """Lowers (and decodes once) the kernels cases name. ``coverage``: decode
     them with branch/select recording (:mod:`parity.sim.coverage`)."""
 
-    def __init__(self, engine: str = "python", coverage: bool = False):
+    def __init__(self, engine: str = "python", coverage: bool = False, opt: bool = False):
         self.E = importlib.import_module("python_engine" if engine == "python" else "cpp_engine")
         self.kernels: dict = {}
         self.coverage = coverage
+        self.opt_lane = None
+        if opt:   # every case also on the modules after opt -O3 (parity/sim/optimised.py)
+            from parity.sim import optimised
+            optimised.Lane(_Lowerer).attach(self)
 
     def text(self, family, spec, arch, flavor=FLAVOR) -> str:
         return self.E.lower(family, spec, arch, flavor).text
@@ -614,7 +619,10 @@ def run_config(family: str, cfg_name: str, spec: dict, arch: str, lowerer=None, 
         cases = plan(spec, arch, lowerer) if plan is conv_cases else plan(spec, arch)
         hit = set().union(*(c.classes for c in cases if isinstance(c, Case)))
         o.skipped = [c for c in cases if isinstance(c, Skipped)]
+        wrap = getattr(lowerer, "wrap_case", None)   # the opt lane (parity/sim/optimised.py)
         for case in (c for c in cases if not isinstance(c, Skipped)):
+            if wrap is not None:
+                case = wrap(case, run_case)
             try:
                 probs, n = run_case(case, lowerer, case.orders)
                 if case.expect_error is not None:
@@ -669,7 +677,14 @@ def accepted_configs(only=None, flavor: str = FLAVOR, families=None) -> list:
 
 def _worker(item):
     fam, name, spec, arch = item
-    return run_config(fam, name, spec, arch, _worker_lowerer())
+    lw = _worker_lowerer()
+    if lw.opt_lane is not None:
+        lw.opt_lane.reset()
+    o = run_config(fam, name, spec, arch, lw)
+    if lw.opt_lane is not None:   # the opt lane's order-sensitive problems (parity/sim/optimised.py)
+        lw.opt_lane.run_order_cases(o, fam, _with_defaults(fam, spec), arch, lw, sys.modules[__name__])
+        o.opt = lw.opt_lane.stats.as_dict()
+    return o
 
 
 def _indexed_worker(job):
@@ -679,24 +694,29 @@ def _indexed_worker(job):
 
 _LOWERER = None
 _COVERAGE = False   # set by run_all before the worker processes fork
+_OPT = False        # likewise: the opt lane (parity/sim/optimised.py)
 
 
 def _worker_lowerer():
     global _LOWERER
-    if _LOWERER is None or _LOWERER.coverage != _COVERAGE:
-        _LOWERER = _Lowerer(coverage=_COVERAGE)
+    if _LOWERER is None or _LOWERER.coverage != _COVERAGE or (_LOWERER.opt_lane is not None) != _OPT:
+        _LOWERER = _Lowerer(coverage=_COVERAGE, opt=_OPT)
     return _LOWERER
 
 
-def run_all(only=None, jobs: int = 1, progress=None, families=None, select=None, coverage: bool = False) -> list:
+def run_all(only=None, jobs: int = 1, progress=None, families=None, select=None, coverage: bool = False,
+            opt: bool = False) -> list:
     """Run every accepted config (:func:`accepted_configs`) in ``jobs`` processes;
     ``progress(outcome, done, total)`` after each config (in the order they
     finish; the list returned is in catalog order). ``select``, a set of
     (family, config name), narrows it further (``parity write`` runs only the
     configs whose llvm23 text changed). ``coverage``: record branch/select
-    coverage and tile classes (``Outcome.coverage`` / ``Outcome.classes``)."""
-    global _COVERAGE
+    coverage and tile classes (``Outcome.coverage`` / ``Outcome.classes``). ``opt``: also run
+    every case on the modules after ``opt -O3`` and require bit-identical buffers
+    (parity/sim/optimised.py; its cost in ``Outcome.opt``)."""
+    global _COVERAGE, _OPT
     _COVERAGE = coverage
+    _OPT = opt
     items = accepted_configs(only, families=families)
     if select is not None:
         items = [it for it in items if (it[0], it[1]) in select]

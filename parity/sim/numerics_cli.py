@@ -36,6 +36,9 @@ def add_command(sub) -> None:
     p.add_argument("--assume", action="append", metavar="NAME=VALUE",
                    help="run the emulator under another reading of a hardware fact (docs/hardware_facts.md; "
                         "rows with readings: " + ", ".join(HF.FACTS) + ")")
+    p.add_argument("--opt", action="store_true",
+                   help="also run every case on the modules after LLVM's opt -O3 for the config's arch and "
+                        "require bit-identical buffers (docs/sim.md, 'The IR after LLVM's optimizer')")
     p.add_argument("--ir", nargs=2, metavar=("FILE", "CONFIG"),
                    help="run CONFIG's plan (FAMILY/NAME) on the IR text in FILE instead of its lowering")
     p.set_defaults(func=cmd_numerics)
@@ -88,6 +91,8 @@ def cmd_numerics(args) -> int:
                       flush=True)
             if args.coverage and o.coverage is not None and (args.verbose or fails):
                 print(f"    coverage: {_coverage_line(o)}", flush=True)
+            if o.opt is not None and args.verbose:
+                print(f"    opt -O3: {_opt_line(o.opt)}", flush=True)
             for p in o.problems + [f"coverage: {f}" for f in fails]:
                 print(f"    {p}", flush=True)
             if args.verbose:
@@ -95,7 +100,7 @@ def cmd_numerics(args) -> int:
                     print(f"    coverage: {d}", flush=True)
                 for sk in o.skipped:
                     print(f"    skipped {sk.name}: not admitted by the launch plan: {sk.reason}", flush=True)
-        res = N.run_all(only, jobs, prog, families=families, coverage=args.coverage)
+        res = N.run_all(only, jobs, prog, families=families, coverage=args.coverage, opt=args.opt)
     wall = time.perf_counter() - t0
     fams_run = sorted({o.family for o in res} | set(only or []))
     green = bool(res)
@@ -128,14 +133,33 @@ def cmd_numerics(args) -> int:
     for name, val in sorted(HF.assumed().items()):
         print(f"assumed: {name}={val} (docs/hardware_facts.md; the emulator's default is {HF.FACTS[name].default})")
     print(f"invariants: {'; '.join(INV.SUMMARY)}")
+    if args.opt:
+        tot = _opt_total(res)
+        print(f"opt -O3 lane (every buffer of every case bit-identical after opt -O3, llvmlite LLVM "
+              f"{tot.pop('llvm')}): {_opt_line(tot)}")
     instr = sum(o.instructions for o in res)
     print(f"{instr} wave-instructions in {wall:.1f}s wall ({jobs} jobs)")
     print(f"RESULT: {'GREEN' if green else 'RED'}")
     sys.stdout.flush()
     payload = {"flavor": N.FLAVOR, "assume": HF.assumed(), "jobs": jobs, "seconds": round(wall, 3), "wave_instructions": instr,
+               **({"opt": _opt_total(res)} if args.opt else {}),
                "families": per_family,
                "configs": [_config_json(o, cov_fail.get((o.family, o.config))) for o in res]}
     return finish(args, "numerics", green, payload)
+
+
+def _opt_line(st: dict) -> str:
+    return (f"{st['cases']} cases compared ({st['order_cases']} order problems), {st['modules']} modules optimised ({st['cached']} from the compile "
+            f"cache) in {st['opt_seconds']:.2f}s, emulated in {st['emulation_seconds']:.2f}s, "
+            f"{st['instructions']} wave-instructions")
+
+
+def _opt_total(res) -> dict:
+    from parity.llvm.compile import llvm_version
+    keys = ("cases", "order_cases", "modules", "cached", "opt_seconds", "emulation_seconds", "instructions")
+    tot = {k: sum(o.opt[k] for o in res if o.opt) for k in keys}
+    tot["llvm"] = llvm_version()
+    return tot
 
 
 def _catalog_places(only, families) -> dict:
@@ -159,6 +183,8 @@ def _coverage_line(o) -> str:
 def _config_json(o, cov_fails) -> dict:
     d = {"family": o.family, "config": o.config, "ok": o.ok and not cov_fails, "cases": o.cases,
          "launches": o.launches, "problems": list(o.problems), "skipped": [sk.name for sk in o.skipped]}
+    if o.opt is not None:
+        d["opt"] = dict(o.opt)
     if o.coverage is not None:
         d["coverage"] = {"branches": o.coverage["br"], "selects": o.coverage["select"],
                          "boundary": o.coverage["boundary"],
@@ -179,13 +205,21 @@ def _cmd_ir(args, families) -> int:
     except ValueError as exc:
         return die(f"--ir: {exc}")
     lw = N.TextLowerer(fam, spec, arch, text, coverage=args.coverage)
+    if args.opt:   # the opt lane on FILE's text (and on the engines' other kernels the cases need)
+        from parity.sim import optimised
+        optimised.Lane(N.TextLowerer, fam, spec, arch, text).attach(lw)
     o = N.run_config(fam, name, spec, arch, lw)
+    if args.opt:
+        lw.opt_lane.run_order_cases(o, fam, N._with_defaults(fam, spec), arch, lw, N)
+        o.opt = lw.opt_lane.stats.as_dict()
     fails = []
     if args.coverage and o.coverage is not None:
         fails, _ = COV.judge(o.coverage, o.classes, _uncovered_of(families).get((fam, name), {}))
     ok = o.ok and not fails
     print(f"{'PASS' if ok else 'FAIL'} {fam}/{shown(name)} with the IR of {shown(path)}: {o.cases} cases, "
           f"{o.launches} launches x 2 orders, {o.instructions} wave-instructions, {o.seconds:.2f}s")
+    if o.opt is not None:
+        print(f"    opt -O3: {_opt_line(o.opt)}")
     if args.coverage and o.coverage is not None:
         print(f"    coverage: {_coverage_line(o)}")
     for p in o.problems + [f"coverage: {f}" for f in fails]:

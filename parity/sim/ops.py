@@ -18,6 +18,7 @@ from .errors import DivergentBranch, Poison, Unsupported
 from .memory import CONTROL_RET, LANES, Ptr
 from .ops_arith import as_signed, cast, fcmp, float_binop, icmp, int_binop
 from .ops_call import call
+from .ops_generic import compile_extra
 from .ops_memory import gep, load, store
 from .shadow import SCOPE_LEVEL
 
@@ -243,4 +244,4 @@ def compile_ins(K, ins: ir.Ins, db: DBlock, by_name: dict):
         def f(R, X):
             return CONTROL_RET
         return f
-    raise Unsupported(f"instruction {op}")
+    return compile_extra(K, ins, where)   # freeze (ops_generic.py); Unsupported otherwise
