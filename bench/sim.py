@@ -231,6 +231,9 @@ def main(argv=None) -> int:
                     print(f"  the oracle issue's covering problems and invariants: {rn['instructions'] / rb['instructions']:.2f}x "
                           f"the base's wave-instructions; --coverage adds {rc['wall'] - rn['wall']:+.1f} s "
                           f"({rc['wall'] / rn['wall']:.2f}x)")
+                from bench.sim_classes import report as class_report  # issue 34's problem classes
+                for line in class_report():
+                    print(line)
         finally:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", base], capture_output=True)
     if a.opt:

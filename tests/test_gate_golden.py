@@ -154,9 +154,37 @@ def test_bless_runs_numerics_on_llvm23_text_when_only_llvm20_changed():
     numerics oracle; the emulator runs the config's llvm23 text (docs/gate.md)."""
     from parity.golden.bless import numerics_selection
     from parity.config import load_families
-    fams = load_families(only=["conv_fwd_split_k_reduce", "conv_abi"])
+    fams = load_families(only=["conv_fwd_split_k_reduce", "perf_model"])
     sel = numerics_selection(fams, {"conv_fwd_split_k_reduce": {"llvm20": {"bf16_v8_t256_d4"}},
-                                    "conv_abi": {"llvm20": {"x"}}})
+                                    "perf_model": {"llvm20": {"x"}}})
     assert sel == {("conv_fwd_split_k_reduce", "bf16_v8_t256_d4")}
     # a must-reject config has no llvm23 text to run
     assert numerics_selection(fams, {"conv_fwd_split_k_reduce": {"llvm22": {"reject_vector3"}}}) == set()
+
+
+def test_bless_plan_change_runs_the_numerics_of_every_planned_config():
+    """Issue 34: a change to a family that plans launches or degrees (conv_launch,
+    split_k_policy, conv_abi) is blessed only through the numerics of every config
+    whose launch it plans; none planned is a refusal, not "numerics oracle 0 config(s)"."""
+    from parity.golden.bless import numerics_selection, run_oracles
+    from parity.config import load_families
+    from parity.sim import numerics as N
+    conv = {("conv_implicit_gemm", c) for f, c, _, _ in N.accepted_configs(["conv_implicit_gemm"])}
+    red = {("conv_fwd_split_k_reduce", c) for f, c, _, _ in N.accepted_configs(["conv_fwd_split_k_reduce"])}
+    fams = load_families(only=["conv_launch"])
+    assert len(conv) > 90 and len(red) > 100
+    assert numerics_selection(fams, {"conv_launch": {"llvm23": {"x"}}}) == conv
+    assert numerics_selection(load_families(only=["conv_abi"]), {"conv_abi": {"llvm22": {"x"}}}) == conv | red
+    assert set(N.PLANNERS) <= {f.name for f in load_families()}
+    for fam, planned in N.PLANNERS.items():
+        assert set(planned) <= set(N.PLANS), fam
+    # nothing planned (the planned families have no accepted config here): refused
+    orig = N.PLANNERS["conv_launch"]
+    try:
+        N.PLANNERS["conv_launch"] = ("no_such_family",)
+        rep = run_oracles([], {"conv_launch": {"llvm23": {"x"}}})
+    finally:
+        N.PLANNERS["conv_launch"] = orig
+    assert rep.simulated == 0
+    assert rep.failed("conv_launch")
+    assert "numerics oracle: 0 config(s) for a change to conv_launch" in rep.failures["conv_launch"][0]

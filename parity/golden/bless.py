@@ -83,6 +83,12 @@ def numerics_selection(families: list[Family], changed: dict[str, dict[str, set[
     numerics plan that has a changed or new entry at ANY flavor and lowers at llvm23 (the emulator
     runs llvm23 text; a kernel change reaches every flavor, so `write --flavor llvm20` cannot skip it)."""
     from parity.sim import numerics as N  # numpy + emulator: off `parity check` start-up
+    return _own_selection(families, changed).union(*N.planned_configs(changed).values())  # a plan change
+
+
+def _own_selection(families: list[Family], changed: dict[str, dict[str, set[str]]]) -> set:
+    """The configs of :func:`numerics_selection` whose own entry changed (not only planned)."""
+    from parity.sim import numerics as N
     touched = {(fam, cfg) for fam, fls in changed.items() for cfgs in fls.values() for cfg in cfgs}
     return {(f.name, c.name) for f in families if f.name in N.PLANS for c in f.configs
             if (f.name, c.name) in touched and c.applies(N.FLAVOR) and c.expectation(N.FLAVOR).kind == "ok"}
@@ -114,6 +120,8 @@ def run_oracles(families: list[Family], changed: dict[str, dict[str, set[str]]],
             elif u.status == SKIPPED:
                 rep.add(u.family, f"{u.config}@{u.flavor}: validity oracle: not checked ({'; '.join(u.notes)})")
     sim = numerics_selection(families, changed)
+    own = _own_selection(families, changed)
+    planned = N.planned_configs(changed)
     if sim:
         n = workers or os.cpu_count() or 1
         # opt=True: every case also on the modules after opt -O3, bit-identical (parity/sim/optimised.py)
@@ -123,7 +131,15 @@ def run_oracles(families: list[Family], changed: dict[str, dict[str, set[str]]],
             if not o.ok:
                 more = f" (and {len(o.problems) - 1} more)" if len(o.problems) > 1 else ""
                 first = " ".join(o.problems[0].split())  # the emulator's message, on one line
-                rep.add(o.family, f"{o.config}@{N.FLAVOR}: numerics oracle: {first}{more}")
+                blamed = [o.family] if (o.family, o.config) in own else []
+                for fam in blamed + [p for p, cs in planned.items() if (o.family, o.config) in cs]:
+                    by = "" if fam == o.family else f" of {o.family}, whose launch {fam} plans"
+                    rep.add(fam, f"{o.config}@{N.FLAVOR}: numerics oracle{by}: {first}{more}")
+    for p, cs in planned.items():  # a plan change checked by no kernel's numerics is not blessed
+        if not cs:
+            rep.add(p, f"numerics oracle: 0 config(s) for a change to {p}, which plans the launches of "
+                       f"{', '.join(N.PLANNERS[p])} (rule: a plan change is blessed only through the numerics "
+                       "of the kernels whose launches it plans)")
     rep.seconds = time.perf_counter() - t0
     return rep
 

@@ -71,15 +71,24 @@ class Launcher:
 
     def bind(self, values: dict) -> "PreparedLaunch":
         """Pack numeric argument values (by name, every ABI argument) once."""
-        missing = [s.name for s in self.slots if s.name not in values]
-        extra = [n for n in values if n not in self.kinds]
-        if missing or extra:
-            raise LaunchConfigError(f"{self.name}: argument values do not match the {self.variant} ABI "
-                                    f"(missing: {', '.join(missing) or '-'}; extra: {', '.join(extra) or '-'})")
-        return PreparedLaunch(self, Kernarg(self.slots, self.kernarg_size, values, self.name))
+        return PreparedLaunch(self, pack(self.slots, self.kernarg_size, values, self.name, self.variant))
 
     def launch(self, values: dict, stream=None):
         self.bind(values).launch(stream)
+
+
+def pack(slots, size: int, values: dict, kernel: str, variant: str) -> Kernarg:
+    """The kernarg segment of ``values`` (by name, every argument of the ``variant``
+    ABI's ``slots``, nothing else), or LaunchConfigError naming what is missing or
+    extra. The one packing step of every launch, on a GPU and in the emulator
+    (parity/sim/numerics.py)."""
+    names = {s.name for s in slots}
+    missing = [s.name for s in slots if s.name not in values]
+    extra = [n for n in values if n not in names]
+    if missing or extra:
+        raise LaunchConfigError(f"{kernel}: argument values do not match the {variant} ABI "
+                                f"(missing: {', '.join(missing) or '-'}; extra: {', '.join(extra) or '-'})")
+    return Kernarg(slots, size, values, kernel)
 
 
 def prepare_launch(launcher: Launcher, plan_args: dict, buffers: dict, scalars: dict | None = None):

@@ -27,7 +27,7 @@ from .codeobj import CodeObjectCache, build_kernel
 from .errors import HipUnavailable, LaunchConfigError
 from .hip_api import Hip
 from .launch import Kernel, Launcher, prepare_launch
-from .plan import LaunchPlan, launch_plan
+from .plan import LaunchPlan, buffer_bytes, launch_plan
 from parity.sim.reference import cast_bits, conv_abs_fwd, conv_fwd, conv_tolerance
 from python_engine.spec.fields import SpecRejected
 from python_engine.targets.arch import find_arch  # debt: the arch table as objects
@@ -144,11 +144,7 @@ class ConvRun:
         self.stream = h.call("hipStreamCreate")
         fwd = Kernel(h, self.fwd_code)
         self._kernels.append(fwd)
-        sizes = {"x": p.args["x_bytes"], "w": p.args["w_bytes"], "d": p.args["d_bytes"]}
-        if p.workspace_bytes:
-            sizes["ws"] = p.workspace_bytes
-        if self.spec["acc_epilogue"] == "bias":
-            sizes["bias"] = self.spec["K"] * 4
+        sizes = buffer_bytes(p, self.spec["acc_epilogue"] == "bias")
         for t, n in sizes.items():
             self._dev[t] = h.call("hipMalloc", n, detail=f"{n} bytes for {t}")
         for t in ("x", "w", "d", "bias"):

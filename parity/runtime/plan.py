@@ -69,6 +69,19 @@ def parse_plan(text: str) -> LaunchPlan:
         raise LaunchConfigError(f"launch plan: missing line {exc.args[0]!r}") from None
 
 
+def buffer_bytes(plan: LaunchPlan, bias: bool) -> dict:
+    """Device buffer name -> bytes to allocate, all from the plan: ``x``, ``w``,
+    ``d`` from ``x_bytes`` / ``w_bytes`` / ``d_bytes``, ``ws`` from
+    ``workspace_bytes`` (when not 0), ``bias`` (``bias``: the fused bias
+    epilogue) ``K`` fp32 values."""
+    sizes = {"x": plan.args["x_bytes"], "w": plan.args["w_bytes"], "d": plan.args["d_bytes"]}
+    if plan.workspace_bytes:
+        sizes["ws"] = plan.workspace_bytes
+    if bias:
+        sizes["bias"] = plan.args["K"] * 4
+    return sizes
+
+
 def launch_plan(spec: dict, arch: str = "gfx1250", flavor: str = "llvm23") -> LaunchPlan:
     """The plan of a conv_launch spec (binary fields + problem + degree) from the
     Python engine; SpecRejected(reason) when the launch is not admitted."""

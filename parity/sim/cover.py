@@ -34,6 +34,8 @@ plan's seeded generator.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from python_engine.kernels import conv_implicit_gemm as C  # debt: the kernel's geometry constants
 
 WAVE = 32
@@ -305,3 +307,90 @@ def reduce_order_probe(ws, ns: int) -> None:
         for sl in (slice(ns, ns + 8), slice(ws.shape[1] - 8, None)):  # the vector path and the tail
             ws[0, sl] = 2.0 ** 20
             ws[1, sl] = -2.0 ** 20
+
+
+# -- K-deep problems and bit-exact data (issue 34, items 3 and 5) ----------------------------
+
+#: (name, Y, X, pad, K tiles per full slice): an ordinary 3x3 with padding 1 on every
+#: side; a tall filter (top/bottom padding) and a wide one (left/right padding)
+DEEP_SHAPES = (("deep_3x3", 3, 3, (1, 1), 6), ("deep_tall", 7, 1, (3, 0), 4), ("deep_wide", 1, 7, (0, 3), 4))
+
+
+def conv_deep_problems(full: dict) -> tuple:
+    """K-deep problems (the CONV_PROBLEMS tuple layout) of one conv spec, run at the
+    config's own degree d (1 plain, split_k, S) with bit-exact data
+    (:func:`data_mode`): for each of :data:`DEEP_SHAPES`, the reduction Kr = Y*X*cpg
+    (padded-pixel widths: Y'*X'*slot, the filter grown to fit) is the largest below
+    T*d*tile_k, so the slicing rule (``ks = ceil(ceil(Kr/d)/tile_k)*tile_k``) gives
+    d slices of T K tiles, the last one shorter (partial K tile); cpg a multiple of 8
+    that tile_k does not divide where that is admitted (K tiles start inside a filter
+    tap and cross tap boundaries). One image of H x W with H*W just below tile_m
+    (one partial M tile, every A row slot holding rows), padding on both sides of
+    the filter's long axis; kpg = tile_n (a full N tile: the 16-byte D paths)."""
+    tm, tn, tk, va = full["tile_m"], full["tile_n"], full["tile_k"], full["vector_a"]
+    d = full["split_k_cluster"] or full["split_k"]
+    out = []
+    for name, Y, X, pad, T in DEEP_SHAPES:
+        top = T * d * tk - 1
+        if va in C.PIXEL_VECTORS:
+            slot = C.pixel_slot(va)
+            taps = max(1, top // slot)          # grow the filter along its long axis
+            if Y == X:
+                Y = X = max(3, int(taps ** 0.5))
+            elif Y > X:
+                Y = max(Y, taps // X)
+            else:
+                X = max(X, taps // Y)
+            pad = (Y // 2, X // 2)
+            cpg = va
+        else:
+            cpg = max(8, 8 * (top // (Y * X * 8)))
+            if cpg % tk == 0 and cpg > 8:
+                cpg -= 8
+        H = max(2, Y // 2 + 1) if Y > X else 7 if Y == X else 2
+        W = max(1, (tm - 1) // H)
+        out.append((name, 1, cpg, H, W, tn, Y, X, (1, 1), pad, (1, 1), 1))
+    return tuple(out)
+
+
+def deep_slicing_problem(full: dict, plan: dict) -> str | None:
+    """What a K-deep problem's plan fails to give (None: at least three K tiles in
+    every slice but the last, the last slice shorter than the others)."""
+    a, tk = plan["args"], full["tile_k"]
+    ks, kc = plan["ks"], plan["ks_count"]
+    kr = ks * (kc - 1)
+    if ks < 3 * tk:
+        return f"at least three K tiles per slice (plan ks {ks}, tile_k {tk})"
+    data = plan.get("data_slices", kc)
+    kgemm = int(a["Kgemm"])
+    if full["vector_a"] not in C.PIXEL_VECTORS and data > 1 and kgemm - ks * (data - 1) >= ks:
+        return f"a last slice shorter than the others (Kgemm {kgemm}, ks {ks}, {data} slices with data; {kr})"
+    return None
+
+
+def data_mode(name: str) -> str:
+    """``exact`` for the problems whose data make fp32 accumulation exact in any
+    order (:func:`exact_values`; checked bit for bit against the RNE of the exact
+    result): the K-deep problems and the epilogue-path problems ``wide_groups``
+    (16-byte D stores), ``odd_kpg`` (scalar D stores) and ``cover_narrow``
+    (narrow D stores on a full tile); ``gauss`` (standard normal, tolerance) for the others."""
+    return "exact" if name.startswith("deep_") or name in ("wide_groups", "odd_kpg", "cover_narrow") else "gauss"
+
+
+#: bit-exact data: x = i * 2^-5, w = j * 2^-4 (products on a 2^-9 grid), bias k * 2^-9
+EXACT_X, EXACT_W = 2.0 ** -5, 2.0 ** -4
+
+
+def exact_values(rng, shape: tuple, kgemm: int, kind: str):
+    """float32 values on a dyadic grid whose products and every partial fp32 sum
+    of a reduction of ``kgemm`` terms are exact: integers |i| <= r times EXACT_X
+    (``kind`` x) or EXACT_W (w), r = floor(sqrt(2^21 / kgemm)) capped at 255 (exact
+    in bf16 and fp16), so sum |x*w| <= 2^21 grid steps of 2^-9 and a bias of
+    |k| <= 2^12 steps, the scale 0.75 (2 more bits) and every order of the sum
+    stay within fp32's 24 bits; the results carry about 13-18 significant bits, so
+    bf16 and fp16 round (ties included)."""
+    if kind == "bias":
+        return (rng.integers(-4096, 4097, size=shape) * 2.0 ** -9).astype(np.float32)
+    r = max(1, min(255, int((2.0 ** 21 / max(1, kgemm)) ** 0.5)))
+    step = EXACT_X if kind == "x" else EXACT_W
+    return (rng.integers(-r, r + 1, size=shape) * step).astype(np.float32)

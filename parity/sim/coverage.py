@@ -23,6 +23,8 @@ import re
 from dataclasses import dataclass
 
 
+#: K-loop iteration classes of a site's outcomes (docs/sim.md, "Coverage")
+ITERATION_CLASSES = ("first", "middle", "last")
 #: the integer compare predicates whose strict and non-strict forms differ (only at equality)
 ORDERED = frozenset(("ult", "ule", "ugt", "uge", "slt", "sle", "sgt", "sge"))
 
@@ -50,16 +52,38 @@ class Coverage:
         self.false: list = []
         self.cmp_sites: list = []   # boundary coverage: ordered integer compares
         self.equal: list = []       # ... whose operands were equal in some lane
+        # per K-loop iteration class: site index -> bits (1 true, 2 false), for the sites
+        # inside a loop (:meth:`wrap` with ``loop``); per wave the current trip's record
+        self.in_loop: dict = {}     # site index -> loop id
+        self.by_class: dict = {c: {} for c in ITERATION_CLASSES}
+        self._trips: dict = {}
 
-    def wrap(self, fn, cond_slot: int, site: Site):
+    def wrap(self, fn, cond_slot: int, site: Site, loop=None):
         """``fn`` (a decoded closure ``f(R, X)``) preceded by recording the
         value in register ``cond_slot`` (numpy bool, shape ``(32,)`` or
-        ``(32, n)``) for ``site``."""
+        ``(32, n)``) for ``site``; ``loop``: the id of the loop whose body holds
+        the site (its outcomes are also recorded per iteration class)."""
         i = len(self.sites)
         self.sites.append(site)
         self.true.append(False)
         self.false.append(False)
         T, F = self.true, self.false
+        if loop is not None:
+            self.in_loop[i] = loop
+            trips = self._trips
+
+            def gl(R, X):
+                c = R[cond_slot]
+                bits = (1 if c.any() else 0) | (0 if c.all() else 2)
+                if bits & 1:
+                    T[i] = True
+                if bits & 2:
+                    F[i] = True
+                st = trips.get((id(X.launch), X.agent, loop))
+                if st is not None:
+                    st[1][i] = st[1].get(i, 0) | bits
+                return fn(R, X)
+            return gl
 
         def g(R, X):
             c = R[cond_slot]
@@ -85,11 +109,53 @@ class Coverage:
             return r
         return g
 
+    def wrap_trip(self, fn, loop):
+        """``fn`` (the first instruction of loop ``loop``'s header) preceded by the
+        start of a trip: the wave's previous trip (if it was in the loop) was its
+        first or a middle one."""
+        trips, flush = self._trips, self._flush
+
+        def g(R, X):
+            key = (id(X.launch), X.agent, loop)
+            st = trips.get(key)
+            if st is None:
+                trips[key] = [0, {}]
+            else:
+                flush(st[1], "first" if st[0] == 0 else "middle")
+                st[0] += 1
+                st[1] = {}
+            return fn(R, X)
+        return g
+
+    def wrap_exit(self, fn, loops):
+        """``fn`` (the first instruction of a block the loops ``loops`` exit to)
+        preceded by closing the wave's trip record of each: its last trip (and its
+        first, for a loop of one trip)."""
+        trips, flush = self._trips, self._flush
+
+        def g(R, X):
+            for loop in loops:
+                st = trips.pop((id(X.launch), X.agent, loop), None)
+                if st is not None:
+                    flush(st[1], "last")
+                    if st[0] == 0:
+                        flush(st[1], "first")
+            return fn(R, X)
+        return g
+
+    def _flush(self, rec: dict, cls: str) -> None:
+        d = self.by_class[cls]
+        for i, bits in rec.items():
+            d[i] = d.get(i, 0) | bits
+
     def reset(self) -> None:
         for k in range(len(self.sites)):
             self.true[k] = self.false[k] = False
         for k in range(len(self.cmp_sites)):
             self.equal[k] = False
+        for d in self.by_class.values():
+            d.clear()
+        self._trips.clear()
 
     def merge(self, other: "Coverage") -> None:
         """OR ``other``'s record (the same kernel decoded in another process) into this one."""
@@ -98,6 +164,21 @@ class Coverage:
             self.false[k] = self.false[k] or other.false[k]
         for k in range(len(self.cmp_sites)):
             self.equal[k] = self.equal[k] or other.equal[k]
+        for c, d in other.by_class.items():
+            self._flush(d, c)
+
+    def iteration_summary(self) -> dict:
+        """Per K-loop iteration class (``first``, ``middle``, ``last``): ``[sites in a
+        loop body, gone both ways in that class, gone one way only, never run in
+        it]``; the look-ahead bound selects of the pipelined loop are sites of its body."""
+        n = len(self.in_loop)
+        out = {}
+        for c in ITERATION_CLASSES:
+            d = self.by_class[c]
+            both = sum(1 for i in self.in_loop if d.get(i, 0) == 3)
+            one = sum(1 for i in self.in_loop if d.get(i, 0) in (1, 2))
+            out[c] = [n, both, one, n - both - one]
+        return out
 
     def summary(self) -> dict:
         """``{"br": (sites, both ways), "select": (sites, both ways), "missing":
@@ -112,6 +193,7 @@ class Coverage:
                 how = "never run" if not (t or f) else "never false" if t else "never true"
                 out["missing"].append((s.where(), how, site_hints(s)))
         out["boundary"] = [len(self.cmp_sites), sum(self.equal)]
+        out["iterations"] = self.iteration_summary()
         out["boundary_missing"] = [(s.where(), site_hints(s)) for s, e in zip(self.cmp_sites, self.equal) if not e]
         return out
 

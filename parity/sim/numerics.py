@@ -20,7 +20,6 @@ from __future__ import annotations
 import importlib
 import math
 import multiprocessing as mp
-import struct
 import sys
 import time
 from dataclasses import dataclass, field
@@ -32,45 +31,21 @@ from parity.sim import reference as ref
 from parity.config import load_families
 from parity.cli.interrupt import leave_sigint_to_parent
 from python_engine.kernels import conv_implicit_gemm as C  # debt: the conv kernel's geometry (tile classes)
-from python_engine.kernels.ir_core import FLOAT_VALUES, INT_VALUES, SUBNORMAL  # debt: ir_core's constant lists
+from parity.runtime.pipeline import reduce_grid, reduce_spec
+from parity.runtime.plan import buffer_bytes, parse_plan
+from parity.catalog.reduce_launch import reduce_launch_reason
 from parity.sim import cover
+from parity.sim import checks as CK
+from parity.sim import launch_route as LR
+from parity.sim.cases import Buf, Case, Launch, Skipped  # noqa: F401 (re-exported: the plans' records)
+from parity.sim.ir_core_plan import ir_core_cases
+from parity.sim.checks import CONV_CALLER
 from parity.sim import invariants as INV
 from parity.sim.errors import SimError
 from parity.sim.kernel import Kernel
 from parity.sim.schedule import longest_first
 
 FLAVOR = "llvm23"
-
-
-@dataclass
-class Buf:
-    """A kernel argument that names a case buffer."""
-
-    name: str
-
-
-@dataclass
-class Launch:
-    kernel: str          # key into Case.kernels
-    grid: tuple
-    block: int
-    args: dict           # param -> Buf | int | float
-    cluster: tuple = None       # None: the kernel's amdgpu-cluster-dims
-    kernel_name: str = None     # when given, the lowered kernel must have this name
-    lds_bytes: int = None       # when given, the kernel's LDS allocations must total this
-
-
-@dataclass
-class Case:
-    name: str
-    kernels: dict        # key -> (family, spec, arch)
-    buffers: dict        # name -> np.ndarray
-    launches: list
-    check: object        # callable(buffers) -> list[str] of problems
-    expect_error: object = None  # a SimError subclass the emulator must raise instead (and where)
-    expect_where: str = ""
-    classes: frozenset = frozenset()  # tile classes the case hits (parity/sim/cover.py)
-    orders: tuple = ("forward", "reverse")  # wave orders (boundary problems: one; races show in either)
 
 
 @dataclass
@@ -132,133 +107,55 @@ def reduce_cases(spec: dict, arch: str) -> list:
                 return [f"D[{k}] = {int(got[k]):#06x}, want {int(want[k]):#06x} "
                         f"({int((~okm).sum())} of {okm.size} elements differ)"]
             kern = {"reduce": ("conv_fwd_split_k_reduce", spec, arch)}
-            args = {"ws_ptr": Buf("ws"), "ws_bytes": ws.nbytes, "d_ptr": Buf("d"), "d_bytes": d.nbytes, "M": M,
-                    "K": K, "ks_count": ks}
-            launches = [Launch("reduce", grid, t, args)]
+            launches = [_reduce_launch("reduce", grid, t, spec, ws, d, M, K, ks, "d")]
             bufs = {"ws": ws, "d": d}
             if deg and M * K >= 32 * v:  # invariant unrolled == loop, on the problems with a vector path
                 kern["loop"] = ("conv_fwd_split_k_reduce", INV.loop_twin_spec(spec), arch)
                 bufs["d2"] = d.copy()
-                launches.append(Launch("loop", grid, t, {**args, "d_ptr": Buf("d2")}))
+                launches.append(_reduce_launch("loop", grid, t, INV.loop_twin_spec(spec), ws, d, M, K, ks, "d2"))
                 check = _and_then(check, lambda b, d=deg: INV.same_bits(
                     "unrolled == loop", b["d"], b["d2"], (f"degree {d}", f"degree 0, ks_count {d}")))
             out.append(Case(f"M{M}_K{K}_ks{ks}", kern, bufs, launches, check,
                             classes=cover.reduce_classes(spec, M, K, ks)))
-    return out
+    return out + [_reduce_exact_case(spec, arch, rng)]
 
 
-# -- ir_core ------------------------------------------------------------------------------
+def _reduce_launch(key: str, grid, t: int, spec: dict, ws, d, M: int, K: int, ks: int, dname: str) -> Launch:
+    """A reduce launch through the product's route: the runtime's pairing rule
+    (parity/reduce_launch.py) and its packer (the ``reduce`` ABI)."""
+    pargs = {"ws_ptr": "buffer ws", "ws_bytes": ws.nbytes, "d_ptr": f"buffer {dname}", "d_bytes": d.nbytes,
+             "M": M, "K": K, "ks_count": ks}
+    why = reduce_launch_reason(spec, pargs)
+    if why:
+        raise SimError(f"reduce launch refused by the pairing rule (parity/reduce_launch.py): {why}")
+    args = {n: Buf(v.split(" ", 1)[1]) if isinstance(v, str) else v for n, v in pargs.items()}
+    return Launch(key, grid, t, args, variant="reduce", plan_args=pargs)
 
-def _exact(name: str, want: np.ndarray):
+
+def _reduce_exact_case(spec: dict, arch: str, rng) -> Case:
+    """Bit for bit against the exact sum: slabs of integers times 2^-6 (|v| < 2^12
+    steps, at most 16 slabs: every fp32 partial sum exact in any order), so D must
+    be the RNE of the exact float64 sum (no order to model)."""
+    dt, v, t, deg = spec["dtype"], spec["vector"], spec["threads"], spec["degree"]
+    ks = deg or 5
+    M, K = 33, 70
+    ws = (rng.integers(-4095, 4096, size=(ks, M * K)) * 2.0 ** -6).astype(np.float32)
+    d = np.full(M * K, 0xDEAD, np.uint16)
+    exact = ws.astype(np.float64).sum(axis=0)
+    want = ref.ref_cast_bits(exact.astype(np.float32), dt)
+    assert np.array_equal(exact.astype(np.float32).astype(np.float64), exact)
+
     def check(bufs):
-        got = bufs[name]
-        g = got.reshape(-1).view(np.uint8)
-        w = np.ascontiguousarray(want).reshape(-1).view(np.uint8)
-        if g.size != w.size:
-            return [f"{name}: {g.size} bytes, want {w.size}"]
-        bad = np.flatnonzero(g != w)
-        if bad.size == 0:
+        okm = ref.same_bits_16(bufs["d"], want, dt)
+        if okm.all():
             return []
-        return [f"{name}: byte {int(bad[0])} is {int(g[bad[0]]):#04x}, want {int(w[bad[0]]):#04x} "
-                f"({bad.size} bytes differ)"]
-    return check
-
-
-def ir_core_cases(spec: dict, arch: str) -> list:
-    kind, t, cl = spec["kernel"], spec["threads"], spec["cluster"]
-    kern = {"k": ("ir_core", spec, arch)}
-    cz = cl or 1
-    rng = np.random.default_rng(7)
-    if kind.startswith("constants_") and kind != "constants_int":
-        tname = {"constants_f32": "float", "constants_f16": "half", "constants_bf16": "bfloat"}[kind]
-        vals = np.array(FLOAT_VALUES + (SUBNORMAL[tname],), np.float64)
-        if tname == "float":
-            want = vals.astype(np.float32).view(np.uint32)
-            want = np.where(np.isnan(vals), np.uint32(0x7FC00000), want)
-        elif tname == "half":
-            want = ref.round_to_format(vals, 10, -14, 15).astype(np.float16).view(np.uint16)
-            want = np.where(np.isnan(vals), np.uint16(0x7E00), want)
-        else:
-            r = ref.round_to_format(vals, 7, -126, 127).astype(np.float32)
-            want = np.where(np.isnan(vals), np.uint16(0x7FC0), (r.view(np.uint32) >> np.uint32(16)).astype(np.uint16))
-        out = np.zeros_like(want)
-        return [Case("values", kern, {"out": out}, [Launch("k", (1, 1, cz), t, {"out": Buf("out")})],
-                     _exact("out", want))]
-    if kind == "constants_int":
-        blob = b"".join(int(v).to_bytes(ty.bits // 8, "little", signed=True) for ty, v in INT_VALUES)
-        blob += struct.pack("<d", 0.1)
-        want = np.frombuffer(blob, np.uint8).copy()
-        return [Case("values", kern, {"out": np.zeros_like(want)},
-                     [Launch("k", (1, 1, cz), t, {"out": Buf("out")})], _exact("out", want))]
-    if kind == "buffer_copy":
-        cases = []
-        for nb in (16 * t, 16 * (t // 2) + 16, 0):
-            src = rng.standard_normal(4 * t).astype(np.float32)
-            dst = np.full(4 * t, -7.0, np.float32)
-            want = dst.copy()
-            want[: nb // 4] = src[: nb // 4]
-            cases.append(Case(f"n_bytes{nb}", kern, {"in": src, "out": dst},
-                              [Launch("k", (1, 1, cz), t, {"in": Buf("in"), "out": Buf("out"), "n_bytes": nb})],
-                              _exact("out", want)))
-        return cases
-    if kind == "lds_barrier":
-        src = rng.standard_normal(t).astype(np.float32)
-        return [Case("reverse", kern, {"in": src, "out": np.zeros(t, np.float32)},
-                     [Launch("k", (1, 1, cz), t, {"in": Buf("in"), "out": Buf("out")})], _exact("out", src[::-1]))]
-    if kind == "loop_phi":
-        cases = []
-        for n in (0, 1, 5):
-            src = rng.standard_normal(max(n, 1) * t).astype(np.float32)
-            acc = np.zeros(t, np.float32)
-            for i in range(n):
-                acc = (acc + src[i * t:(i + 1) * t]).astype(np.float32)
-            cases.append(Case(f"n{n}", kern, {"in": src, "out": np.full(t, 9.0, np.float32)},
-                              [Launch("k", (1, 1, cz), t, {"in": Buf("in"), "out": Buf("out"), "n": n})],
-                              _exact("out", acc)))
-        return cases
-    if kind == "vector_ops":
-        v = rng.standard_normal((t, 4)).astype(np.float32)
-        v[0] = [1.0, 2.0, 65520.0, -3.0]
-        w = v.copy()
-        w[:, 0] = v[:, 2]
-        r = w[:, ::-1]
-        k = np.array([1.0, 0.5, -0.0, 0.1], np.float32)
-        h = (r * k).astype(np.float32)
-        hb = ref.round_to_format(h.astype(np.float64), 10, -14, 15).astype(np.float16)
-        want = hb[:, [0, 1, 0, 1, 2, 3, 2, 3]]
-        return [Case("ops", kern, {"in": v, "out": np.zeros((t, 8), np.float16)},
-                     [Launch("k", (1, 1, cz), t, {"in": Buf("in"), "out": Buf("out")})], _exact("out", want))]
-    if kind == "casts":
-        x = (rng.standard_normal(t) * 1000).astype(np.float32)
-        x[:6] = [1 + 2 ** -8, -(1 + 3 * 2 ** -11), 0.0, -0.0, 65519.0, 1e-6]
-        h = ref.round_to_format(x.astype(np.float64), 10, -14, 15).astype(np.float32)
-        bf = ref.round_to_format(x.astype(np.float64), 7, -126, 127).astype(np.float32)
-        d = (h + bf).astype(np.float32)
-        a = np.where(d < 0, -d, d).astype(np.float32)
-        q = np.trunc(a.astype(np.float64)).astype(np.int32)
-        z = (a.view(np.uint32) >> np.uint32(16)) & np.uint32(0xFFFF)
-        mix = (z.view(np.int32) ^ q).astype(np.int32)
-        want = mix.astype(np.float32)
-        return [Case("casts", kern, {"in": x, "out": np.zeros(t, np.float32)},
-                     [Launch("k", (1, 1, cz), t, {"in": Buf("in"), "out": Buf("out")})], _exact("out", want))]
-    if kind == "float_field":
-        # value as float32 (numpy's RNE cast; overflow to inf) at byte 0, as
-        # float64 at byte 8; bytes 4..7 untouched.
-        x = float(spec["value"])
-        with np.errstate(over="ignore"):
-            f32 = np.array([x], np.float32)
-        want = np.full(16, 0xA5, np.uint8)
-        want[0:4] = f32.view(np.uint8)
-        want[8:16] = np.array([x], np.float64).view(np.uint8)
-        return [Case("value", kern, {"out": np.full(16, 0xA5, np.uint8)},
-                     [Launch("k", (1, 1, cz), t, {"out": Buf("out")})], _exact("out", want))]
-    if kind == "workgroup_ids":
-        # Wave 0 of each workgroup stores its linear id (z*ny + y)*nx + x.
-        nx, ny, nz = (3, 2, 2) if not cl else (2, 1, cl)
-        want = np.arange(nx * ny * nz, dtype=np.int32)
-        return [Case(f"grid{nx}x{ny}x{nz}", kern, {"out": np.full(want.size, -1, np.int32)},
-                     [Launch("k", (nx, ny, nz), t, {"out": Buf("out"), "nx": nx, "ny": ny})], _exact("out", want))]
-    raise SimError(f"ir_core kernel {kind!r} has no numerics plan")
+        k = int(np.argmin(okm))
+        return [f"bit-exact: D[{k}] = {int(bufs['d'][k]):#06x}, want {int(want[k]):#06x} = RNE({exact[k]!r}) "
+                f"({int((~okm).sum())} of {okm.size} elements differ)"]
+    grid = (math.ceil(M * K / (t * v)), 1, 1)
+    return Case(f"exact_M{M}_K{K}_ks{ks}", {"reduce": ("conv_fwd_split_k_reduce", spec, arch)}, {"ws": ws, "d": d},
+                [_reduce_launch("reduce", grid, t, spec, ws, d, M, K, ks, "d")], check,
+                classes=cover.reduce_classes(spec, M, K, ks))
 
 
 # -- conv_implicit_gemm: every launch from the conv_launch plan ----------------------------
@@ -316,18 +213,6 @@ def cluster_problems(S: int, tk: int) -> tuple:
 
 CONV_TOLERANCE = ("|D - ref| <= 2*u_out*|ref| + (Kgemm+2)*2^-24*sum|a*b| + tiny, ref in float64 from the "
                   "rounded inputs (u_out = 2^-8 bf16, 2^-11 fp16); parity.sim.reference.conv_tolerance")
-#: the reduce kernel Stage 2 runs (the conv_launch plan gives its arguments, not its spec)
-CONV_REDUCE = {"vector": 4, "threads": 256, "degree": 0}
-#: values the conv plan passes where the launch plan says ``caller``
-CONV_CALLER = {"scale": 0.75, "clamp_lo": -0.5, "clamp_hi": 0.5}
-
-
-@dataclass
-class Skipped:
-    """A problem the conv_launch plan does not admit for this config (with its reason)."""
-
-    name: str
-    reason: str
 
 
 def parse_launch_plan(text: str) -> dict:
@@ -386,9 +271,13 @@ def conv_degree(full: dict) -> int:
 
 def conv_cases(spec: dict, arch: str, lowerer=None, problems=None) -> list:
     """Cases of one conv_implicit_gemm spec (plain, two-stage + reduce, cluster).
-    Grid, block, cluster shape, ks, ks_count, workspace bytes and every argument
-    come from the conv_launch plan of (spec, problem, degree); a problem the plan
-    does not admit is a :class:`Skipped`, and a config no problem admits fails."""
+    Grid, block, cluster shape, ks, ks_count, workspace bytes, buffer sizes and
+    every argument come from the conv_launch plan of (spec, problem, degree),
+    launched through the product's route (:func:`plan_launches`); a problem the
+    plan does not admit is a :class:`Skipped`, and a config no problem admits
+    fails. Problems with bit-exact data (:func:`parity.sim.cover.data_mode`)
+    are also checked bit for bit against the RNE of the exact result, and every
+    split form's D against the numpy model of its documented fold order."""
     lowerer = lowerer or _Lowerer()
     dt = spec.get("dtype", "bf16")
     full = {f.name: spec.get(f.name, f.default) for f in C.FIELDS}
@@ -396,7 +285,7 @@ def conv_cases(spec: dict, arch: str, lowerer=None, problems=None) -> list:
     degree = conv_degree(full)
     cl_probs = cluster_problems(S, full["tile_k"]) if S else ()
     if problems is None:
-        problems = CONV_PROBLEMS + cl_probs + cover.conv_cover_problems(full)
+        problems = CONV_PROBLEMS + cl_probs + cover.conv_cover_problems(full) + cover.conv_deep_problems(full)
     rng = np.random.default_rng(99)
     out, skipped = [], []
     for (pname, N, Cc, H, W, K, Y, X, st, pd, dl, G) in problems:
@@ -409,68 +298,29 @@ def conv_cases(spec: dict, arch: str, lowerer=None, problems=None) -> list:
             continue
         plan = parse_launch_plan(text)
         a = plan["args"]
-        cpg = Cc // G
-        if pname in (c[0] for c in cl_probs):
-            # the plan's slicing must be what the problem was built for
-            tail = pname.endswith("_empty_tail")
-            ok = plan["ks_count"] == S and (
-                plan.get("data_slices", S) < S if tail else
-                plan.get("data_slices") == S and plan["ks"] * S == int(a["Kgemm"]))
-            if not ok:
-                want = "trailing empty slices" if tail else \
-                    f"every one of the {S} slices tile_k-aligned data"
-                raise SimError(f"{pname}: the cluster problem does not give {want} (plan ks {plan['ks']}, "
-                               f"ks_count {plan['ks_count']}, data_slices {plan.get('data_slices')}, "
-                               f"Kgemm {a['Kgemm']})")
-        xs = ref.round_bf16(rng.standard_normal((N, H, W, Cc))) if dt == "bf16" else \
-            rng.standard_normal((N, H, W, Cc)).astype(np.float16).astype(np.float32)
-        ws_ = ref.round_bf16(rng.standard_normal((K, Y, X, cpg))) if dt == "bf16" else \
-            rng.standard_normal((K, Y, X, cpg)).astype(np.float16).astype(np.float32)
+        _check_problem_slicing(pname, plan, full, cl_probs)
+        CK.check_plan_bytes(plan)
+        exact = cover.data_mode(pname) == "exact"
+        xs, ws_, bias = CK.conv_inputs(rng, dt, (N, H, W, Cc), (K, Y, X, Cc // G), exact)
         if S and _order_probed(pname):  # the fold order shows in D (cluster == two-stage)
             xs, ws_ = cover.order_probe(xs, ws_, dt, G, plan["ks"])
-        bias = rng.standard_normal(K).astype(np.float32)
         kw = dict(groups=G, stride=st, padding=pd, dilation=dl)
         r64 = ref.conv_fwd(xs, ws_, **kw)
         asum = ref.conv_abs_fwd(xs, ws_, **kw)
         acc = full["acc_epilogue"]
-        scale, lo, hi = CONV_CALLER["scale"], CONV_CALLER["clamp_lo"], CONV_CALLER["clamp_hi"]
-        e = r64 + bias if acc == "bias" else r64 * scale if acc == "scale" else \
-            np.maximum(r64, 0) if acc == "relu" else np.clip(r64, lo, hi) if acc == "clamp" else r64
-        tol = ref.conv_tolerance(dt, int(a["Kgemm"]), asum * (scale if acc == "scale" else 1.0), e)
-        xb = ref.cast_bits(np.asarray(xs, np.float32), dt)
-        wb = ref.cast_bits(np.asarray(ws_, np.float32), dt)
-        # buffers sized by the plan's byte counts; the reference's sizes must agree
-        d = np.full(int(a["d_bytes"]) // 2, 0x7FC0 if dt == "bf16" else 0x7E00, np.uint16)
-        for nm, have, want in (("x_bytes", xb.nbytes, a["x_bytes"]), ("w_bytes", wb.nbytes, a["w_bytes"]),
-                               ("d_bytes", 2 * e.size, a["d_bytes"])):
-            if have != int(want):
-                raise SimError(f"{pname}: conv_launch plan {nm} = {want}, the reference has {have} bytes")
-        bufs = {"x": xb, "w": wb, "d": d, "bias": bias, "null": np.zeros(0, np.uint8)}
+        e = CK.epilogue(r64, acc, bias)
+        tol = ref.conv_tolerance(dt, int(a["Kgemm"]), asum * (CONV_CALLER["scale"] if acc == "scale" else 1.0), e)
+        bufs = {"x": ref.cast_bits(np.asarray(xs, np.float32), dt), "w": ref.cast_bits(np.asarray(ws_, np.float32), dt),
+                "bias": bias}
+        kern, launches = {}, []
+        plan_launches(text, full, spec, arch, dt, bufs, kern, launches, "conv", {})
+        if bufs["d"].nbytes != 2 * e.size:
+            raise SimError(f"{pname}: conv_launch plan d_bytes = {a['d_bytes']}, the reference has {2 * e.size} bytes")
+        check = CK.tolerance_check(e, tol, dt)
+        if exact:
+            check = _and_then(check, CK.exact_check(pname, e, asum, dt))
         if plan["workspace_bytes"]:
-            bufs["ws"] = np.full(plan["workspace_bytes"] // 4, np.nan, np.float32)  # unwritten slabs fail
-        kern = {"conv": ("conv_implicit_gemm", spec, arch)}
-        launches = [Launch("conv", plan["grid"], plan["block"][0], _plan_args(a, CONV_CALLER),
-                           cluster=plan["cluster"] or (1, 1, 1), kernel_name=plan["kernel"],
-                           lds_bytes=plan["lds_bytes"])]
-        if plan["needs_stage2"]:
-            rspec = {"dtype": dt, **CONV_REDUCE}
-            kern["reduce"] = ("conv_fwd_split_k_reduce", rspec, arch)
-            r = plan["stage2_args"]
-            per_wg = CONV_REDUCE["threads"] * CONV_REDUCE["vector"]
-            launches.append(Launch("reduce", (math.ceil(int(r["M"]) * int(r["K"]) / per_wg), 1, 1),
-                                   CONV_REDUCE["threads"], _plan_args(r, CONV_CALLER)))
-
-        def check(b, e=e, tol=tol, dt=dt):
-            bits = b["d"]
-            got = (bits.astype(np.uint32) << np.uint32(16)).view(np.float32) if dt == "bf16" else bits.view(np.float16)
-            got = got.astype(np.float64).reshape(e.shape)
-            err = np.abs(got - e)
-            bad = ~(err <= tol)
-            if not bad.any():
-                return []
-            k = tuple(int(i) for i in np.unravel_index(int(np.argmax(bad)), e.shape))
-            return [f"D{list(k)} (n, ho, wo, k) = {float(got[k])!r}, want {float(e[k])!r} +- {float(tol[k]):.3g} ({int(bad.sum())} of {bad.size} "
-                    f"outside the tolerance)"]
+            check = _and_then(check, CK.fold_model_check(plan, dt, "d", "ws"))
         inv = _invariant_twin(full, pname, prob, degree, arch, lowerer, kern, bufs, launches, dt, tol)
         if inv is not None:
             check = _and_then(check, inv)
@@ -482,6 +332,71 @@ def conv_cases(spec: dict, arch: str, lowerer=None, problems=None) -> list:
         raise SimError("no conv problem is admitted by the conv_launch plan for this config: "
                        + "; ".join(f"{s.name}: {s.reason}" for s in skipped))
     return out + skipped
+
+
+def _check_problem_slicing(pname: str, plan: dict, full: dict, cl_probs) -> None:
+    """The plan's slicing must be what a cluster or K-deep problem was built for."""
+    a, S = plan["args"], full["split_k_cluster"]
+    if pname in (c[0] for c in cl_probs):
+        tail = pname.endswith("_empty_tail")
+        ok = plan["ks_count"] == S and (
+            plan.get("data_slices", S) < S if tail else
+            plan.get("data_slices") == S and plan["ks"] * S == int(a["Kgemm"]))
+        if not ok:
+            want = "trailing empty slices" if tail else f"every one of the {S} slices tile_k-aligned data"
+            raise SimError(f"{pname}: the cluster problem does not give {want} (plan ks {plan['ks']}, "
+                           f"ks_count {plan['ks_count']}, data_slices {plan.get('data_slices')}, "
+                           f"Kgemm {a['Kgemm']})")
+    if pname.startswith("deep_"):
+        why = cover.deep_slicing_problem(full, plan)
+        if why:
+            raise SimError(f"{pname}: the K-deep problem does not give {why}")
+
+
+def plan_launches(text: str, full: dict, spec: dict, arch: str, dt: str, bufs: dict, kern: dict, launches: list,
+                  key: str, ren: dict) -> dict:
+    """Add a conv_launch plan's launches (Stage 1, and Stage 2 when the plan says
+    ``needs_stage2``) to a case, through the product's route: device buffers
+    sized by the plan (:func:`parity.runtime.plan.buffer_bytes`; ``d`` NaN, the
+    workspace NaN, so unwritten elements fail; names renamed by ``ren``), the
+    runtime's Stage-2 spec, grid and pairing rule (parity/runtime/pipeline.py,
+    parity/reduce_launch.py), arguments packed by the runtime (``Launch.variant``).
+    ``key``: the kernel key of Stage 1 in ``kern``. Returns the parsed plan."""
+    rp = parse_plan(text)
+    nan16 = 0x7FC0 if dt == "bf16" else 0x7E00
+    for t, n in buffer_bytes(rp, full["acc_epilogue"] == "bias").items():
+        name = ren.get(t, t)
+        if t in ("x", "w", "bias"):
+            if name in bufs and bufs[name].nbytes != n:
+                raise SimError(f"conv_launch plan: {t} is {n} bytes, the reference has {bufs[name].nbytes}")
+        elif t == "d":
+            bufs[name] = np.full(n // 2, nan16, np.uint16)
+        else:
+            bufs[name] = np.full(n // 4, np.nan, np.float32)
+    bufs.setdefault("null", np.zeros(0, np.uint8))
+    kern[key] = ("conv_implicit_gemm", spec, arch)
+    rargs = {n: (f"buffer {ren.get(v.split(' ', 1)[1], v.split(' ', 1)[1])}" if isinstance(v, str)
+                 and v.startswith("buffer ") else v) for n, v in rp.args.items()}
+    launches.append(Launch(key, rp.grid, rp.block[0], _renamed(_plan_args(_texts(rp.args), CONV_CALLER), ren),
+                           cluster=rp.cluster or (1, 1, 1), kernel_name=rp.kernel,
+                           lds_bytes=rp.lds_bytes if key == "conv" else None, variant=rp.variant,
+                           plan_args=rargs, scalars=CONV_CALLER, plan_cluster=rp.cluster))
+    if rp.needs_stage2:
+        rspec = reduce_spec(dt)
+        why = reduce_launch_reason(rspec, rp.stage2_args)
+        if why:
+            raise SimError(f"conv_launch plan: Stage 2 refused by the pairing rule (parity/reduce_launch.py): {why}")
+        kern["reduce"] = ("conv_fwd_split_k_reduce", rspec, arch)
+        sargs = {n: (f"buffer {ren.get(v.split(' ', 1)[1], v.split(' ', 1)[1])}" if isinstance(v, str)
+                     and v.startswith("buffer ") else v) for n, v in rp.stage2_args.items()}
+        launches.append(Launch("reduce", reduce_grid(rp, rspec), rspec["threads"],
+                               _renamed(_plan_args(_texts(rp.stage2_args), CONV_CALLER), ren), variant="reduce",
+                               plan_args=sargs))
+    return rp
+
+
+def _texts(args: dict) -> dict:
+    return {n: str(v) for n, v in args.items()}
 
 
 def _and_then(first, second):
@@ -504,20 +419,8 @@ def _invariant_twin(full, pname, prob, degree, arch, lowerer, kern, bufs, launch
     text, reason = lowerer.launch_plan({**twin, **prob, "degree": deg}, arch)
     if reason:
         raise SimError(f"{pname}: invariant {name!r}: the twin {_variant_name(twin)} is not admitted: {reason}")
-    plan = parse_launch_plan(text)
-    ren = {"d": "d2", "ws": "ws2"}
-    bufs["d2"] = bufs["d"].copy()
-    if plan["workspace_bytes"]:
-        bufs["ws2"] = np.full(plan["workspace_bytes"] // 4, np.nan, np.float32)
-    kern["twin"] = ("conv_implicit_gemm", twin, arch)
-    launches.append(Launch("twin", plan["grid"], plan["block"][0], _renamed(_plan_args(plan["args"], CONV_CALLER), ren),
-                           cluster=plan["cluster"] or (1, 1, 1), kernel_name=plan["kernel"]))
-    if plan["needs_stage2"]:
-        kern["reduce"] = ("conv_fwd_split_k_reduce", {"dtype": dt, **CONV_REDUCE}, arch)
-        r = plan["stage2_args"]
-        per_wg = CONV_REDUCE["threads"] * CONV_REDUCE["vector"]
-        launches.append(Launch("reduce", (math.ceil(int(r["M"]) * int(r["K"]) / per_wg), 1, 1),
-                               CONV_REDUCE["threads"], _renamed(_plan_args(r, CONV_CALLER), ren)))
+    tfull = {f.name: twin.get(f.name, f.default) for f in C.FIELDS}
+    plan_launches(text, tfull, twin, arch, dt, bufs, kern, launches, "twin", {"d": "d2", "ws": "ws2"})
     labels = (_variant_name(full), _variant_name(twin))
     if name == "cluster == two-stage":
         return lambda b: INV.same_bits(name, b["d"], b["d2"], labels)
@@ -544,6 +447,27 @@ PLANS = {
     "ir_core": (ir_core_cases, "exact bytes against numpy"),
     "conv_implicit_gemm": (conv_cases, CONV_TOLERANCE),
 }
+
+#: families whose output plans launches or degrees -> the kernel families whose launches
+#: (and so whose numerics) depend on it: conv_launch plans every conv launch and its
+#: Stage 2; split_k_policy picks degrees and the Stage-2 spec; conv_abi is the argument
+#: list the runtime packs for both kernels. A change to one makes ``parity write`` run
+#: the numerics of every config of those families (parity/golden/bless.py).
+PLANNERS = {
+    "conv_launch": ("conv_implicit_gemm",),
+    "split_k_policy": ("conv_implicit_gemm", "conv_fwd_split_k_reduce"),
+    "conv_abi": ("conv_implicit_gemm", "conv_fwd_split_k_reduce"),
+}
+
+
+def planned_configs(changed_families, families=None) -> dict:
+    """``planner -> {(family, config)}``: for every changed family of :data:`PLANNERS`,
+    the accepted configs (:func:`accepted_configs`) of the kernel families it plans."""
+    out = {}
+    for planner in sorted(set(changed_families) & set(PLANNERS)):
+        fams = PLANNERS[planner]
+        out[planner] = {(f, c) for f, c, _, _ in accepted_configs(fams, families=families)}
+    return out
 
 
 # -- running ----------------------------------------------------------------------------------
@@ -581,7 +505,10 @@ class _Lowerer:
 
 
 def run_case(case: Case, lowerer, orders=("forward", "reverse")) -> tuple:
-    bufs = {k: v.copy() for k, v in case.buffers.items()}
+    """Run a case's launches in order on its buffers (copied into a guarded
+    arena, parity/sim/launch_route.py) and check them: ``(problems, wave-instructions)``."""
+    arena = LR.Arena(case.buffers)
+    bufs = arena.views
     n = 0
     for la in case.launches:
         fam, spec, arch = case.kernels[la.kernel]
@@ -592,13 +519,19 @@ def run_case(case: Case, lowerer, orders=("forward", "reverse")) -> tuple:
             lds = sum(g.ty.size for g in k.module.lds)
             if lds != la.lds_bytes:
                 raise SimError(f"the launch plan says lds_bytes {la.lds_bytes}, kernel {k.name} allocates {lds}")
-        args = {p: (bufs[v.name] if isinstance(v, Buf) else v) for p, v in la.args.items()}
+        cluster = la.cluster
+        if la.variant is not None:
+            args = LR.routed_args(la.variant, la.plan_args, la.scalars, k, arena)
+            cluster = LR.routed_cluster(k, la.grid, la.plan_cluster)
+        else:
+            args = {p: (bufs[v.name] if isinstance(v, Buf) else v) for p, v in la.args.items()}
         cap = getattr(lowerer, "max_instructions", None)
         if cap is not None:  # per wave: its static instructions, 64 times over (loops, retries)
             cap = 64 * k.n_instructions * math.prod(la.grid) * (la.block // 32)
-        st = k.launch(la.grid, la.block, args, cluster=la.cluster, orders=orders,
+        st = k.launch(la.grid, la.block, args, cluster=cluster, orders=orders,
                       max_instructions=cap or 200_000_000)
         n += st.instructions
+        arena.check_guards(f"launch of {k.name}")
     return case.check(bufs), n
 
 

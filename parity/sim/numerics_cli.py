@@ -177,7 +177,17 @@ def _coverage_line(o) -> str:
     hit = sum(1 for v in o.classes.values() if v)
     return (f"branches {c['br'][1]}/{c['br'][0]} both ways, selects {c['select'][1]}/{c['select'][0]} both ways, "
             f"tile classes {hit}/{len(o.classes)} ({', '.join(k for k, v in o.classes.items() if v) or 'none'}), "
-            f"boundary {c['boundary'][1]}/{c['boundary'][0]} ordered compares seen equal (reported, not judged)")
+            f"boundary {c['boundary'][1]}/{c['boundary'][0]} ordered compares seen equal (reported, not judged)"
+            + _iterations_text(c.get("iterations")))
+
+
+def _iterations_text(it) -> str:
+    """``; loop sites both ways per iteration: first a/n, middle b/n, last c/n`` (reported)."""
+    if not it or not it["first"][0]:
+        return ""
+    n = it["first"][0]
+    return ("; loop sites both ways per K-loop iteration: " + ", ".join(f"{c} {v[1]}/{n}" for c, v in it.items())
+            + " (reported, not judged)")
 
 
 def _config_json(o, cov_fails) -> dict:
@@ -187,7 +197,7 @@ def _config_json(o, cov_fails) -> dict:
         d["opt"] = dict(o.opt)
     if o.coverage is not None:
         d["coverage"] = {"branches": o.coverage["br"], "selects": o.coverage["select"],
-                         "boundary": o.coverage["boundary"],
+                         "boundary": o.coverage["boundary"], "iterations": o.coverage.get("iterations"),
                          "classes": dict(o.classes), "failures": list(cov_fails or [])}
     return d
 

@@ -1,0 +1,51 @@
+"""The records of a numerics plan (parity/sim/numerics.py): a case's buffers,
+kernels, launches and check."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class Buf:
+    """A kernel argument that names a case buffer."""
+
+    name: str
+
+
+@dataclass
+class Launch:
+    kernel: str          # key into Case.kernels
+    grid: tuple
+    block: int
+    args: dict           # param -> Buf | int | float
+    cluster: tuple = None       # None: the kernel's amdgpu-cluster-dims
+    kernel_name: str = None     # when given, the lowered kernel must have this name
+    lds_bytes: int = None       # when given, the kernel's LDS allocations must total this
+    #: the product's launch route (parity/sim/launch_route.py): the conv ABI variant and
+    #: the plan's argument texts; the kernarg segment is packed by the runtime from
+    #: these and the emulator reads ``args`` back from its bytes (None: ``args`` by name)
+    variant: str = None
+    plan_args: dict = None
+    scalars: dict = None        # ``caller`` values
+    plan_cluster: tuple = None  # the plan's cluster line (None: a plain launch)
+
+
+@dataclass
+class Case:
+    name: str
+    kernels: dict        # key -> (family, spec, arch)
+    buffers: dict        # name -> np.ndarray
+    launches: list
+    check: object        # callable(buffers) -> list[str] of problems
+    expect_error: object = None  # a SimError subclass the emulator must raise instead (and where)
+    expect_where: str = ""
+    classes: frozenset = frozenset()  # tile classes the case hits (parity/sim/cover.py)
+    orders: tuple = ("forward", "reverse")  # wave orders (boundary problems: one; races show in either)
+
+
+@dataclass
+class Skipped:
+    """A problem the conv_launch plan does not admit for this config (with its reason)."""
+
+    name: str
+    reason: str
