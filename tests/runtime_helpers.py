@@ -36,8 +36,25 @@ def variant_of_kernel(name: str) -> str:
     return "two_stage" if name.endswith("_spk") else "plain"
 
 
+_ACC = ("bias", "scale", "relu", "clamp")
+
+
+def acc_of_kernel(name: str) -> str:
+    """The accumulator epilogue a kernel name carries (identity when none)."""
+    if name.startswith("conv_fwd_split_k_reduce"):
+        tail = name.rsplit("_", 1)[1]
+        return tail if tail in _ACC else "identity"
+    m = re.search(r"_va\d+_vb\d+_(\w+?)(?:_spk|$)", name)
+    return m.group(1) if m and m.group(1) in _ACC else "identity"
+
+
+def _layout_of(kernel: str):
+    v = variant_of_kernel(kernel)
+    return variant_layout(v, acc_of_kernel(kernel) if v == "reduce" else "identity")
+
+
 def fake_metadata(kernel: str) -> dict:
-    slots, _ = variant_layout(variant_of_kernel(kernel))
+    slots, _ = _layout_of(kernel)
     meta = {".name": kernel, ".args": [{".name": s.name, ".offset": s.offset, ".size": s.size,
                                         ".value_kind": "by_value"} for s in slots]
             + [{".offset": 176, ".size": 4, ".value_kind": "hidden_block_count_x"}]}
@@ -102,7 +119,8 @@ class NumpyGpu:
         from parity.sim.reference import cast_bits, conv_fwd
         kernel = function.split(":", 1)[1]
         variant = variant_of_kernel(kernel)
-        slots, _ = variant_layout(variant)
+        epi = acc_of_kernel(kernel)
+        slots, _ = _layout_of(kernel)
         v = read_params(params, slots)
         self.launches.append((kernel, variant, grid, cluster))
         if variant == "reduce":
@@ -110,6 +128,7 @@ class NumpyGpu:
             acc = ws[0].copy()
             for s in range(1, ws.shape[0]):
                 acc = (acc + ws[s]).astype(np.float32)
+            acc = self._epilogue(epi, v, acc.reshape(-1, v["K"])).ravel()
             _write(v["d_ptr"], cast_bits(acc, self.dtype))
             return
         x = _bits_to_f32(_read(v["x_ptr"], v["x_bytes"], np.uint16), self.dtype)
@@ -118,10 +137,24 @@ class NumpyGpu:
         w = w.reshape(v["K"], v["Y"], v["X"], v["cpg"])
         d = conv_fwd(x, w, groups=v["groups"], stride=(v["stride_h"], v["stride_w"]),
                      padding=(v["pad_h"], v["pad_w"]), dilation=(v["dil_h"], v["dil_w"])).astype(np.float32)
-        if variant == "two_stage":
+        if variant == "two_stage":  # raw partials: Stage 2 applies the epilogue
             ws = np.zeros((v["ks_count"],) + d.shape, np.float32)
             half = d / 2
             ws[0], ws[-1] = half, (d - half) if v["ks_count"] > 1 else d
             _write(v["ws_ptr"], ws)
-        else:
-            _write(v["d_ptr"], cast_bits(d, self.dtype))
+        else:  # plain, or the cluster fold: the epilogue once, before the cast
+            _write(v["d_ptr"], cast_bits(self._epilogue(epi, v, d), self.dtype))
+
+    @staticmethod
+    def _epilogue(epi, v, d):
+        """The accumulator epilogue on fp32 ``d`` (channels last) from the kernarg values."""
+        from parity.sim.numerics_fused import epilogue_f32
+        if epi == "identity":
+            return d
+        bias = None
+        if epi == "bias":
+            n = v["bias_bytes"] if "bias_bytes" in v else d.shape[-1] * 4
+            bias = _read(v["bias_ptr"], n, np.float32)
+        caller = {k: v[k] for k in ("scale", "clamp_lo", "clamp_hi") if k in v}
+        ch = np.broadcast_to(np.arange(d.shape[-1]), d.shape)
+        return epilogue_f32(epi, d.astype(np.float32), ch, bias, caller)

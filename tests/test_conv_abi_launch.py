@@ -19,7 +19,8 @@ def test_registered_after_conv_implicit_gemm(engine):
 
 
 def test_spec_fields(engine):
-    assert engine.spec_fields("conv_abi") == (("direction", "fwd"), ("variant", "plain"), ("spatial_dims", 2))
+    assert engine.spec_fields("conv_abi") == (("direction", "fwd"), ("variant", "plain"), ("spatial_dims", 2),
+                                              ("acc_epilogue", "identity"))
     f = engine.spec_fields("conv_launch")
     assert f[:15] == engine.spec_fields("conv_implicit_gemm")
     assert tuple(n for n, _ in f[15:]) == PROBLEM + ("degree",)

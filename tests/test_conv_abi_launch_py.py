@@ -33,7 +33,8 @@ def run(mod, spec, arch="gfx1250", flavor="llvm23"):
 
 def test_abi_fields():
     assert [(f.name, f.kind, f.default) for f in A.FIELDS] == [
-        ("direction", "str", "fwd"), ("variant", "str", "plain"), ("spatial_dims", "int", 2)]
+        ("direction", "str", "fwd"), ("variant", "str", "plain"), ("spatial_dims", "int", 2),
+        ("acc_epilogue", "str", "identity")]
 
 
 @pytest.mark.parametrize("flavor", ["llvm20", "llvm22", "llvm23"])

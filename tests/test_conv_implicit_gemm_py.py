@@ -88,9 +88,6 @@ REJECTS = [
     ({"split_k": 0}, "gfx1250", "llvm23", "split_k must be 1 (off) or greater than 1 (two-stage), got 0"),
     ({"split_k": -2}, "gfx1250", "llvm23", "split_k must be 1 (off) or greater than 1 (two-stage), got -2"),
 ]
-for _e in ("bias", "relu", "clamp", "scale"):
-    REJECTS.append(({"split_k": 4, "acc_epilogue": _e}, "gfx1250", "llvm23",
-                    f"split-K needs the identity accumulator epilogue (it applies per slice), got '{_e}'"))
 REJECTS += [
     ({"split_k": 4, "split_k_cluster": 4}, "gfx1250", "llvm22", "split_k_cluster requires flavor llvm23"),
     ({"split_k": 4, "split_k_cluster": 4}, "gfx1250", "llvm20", "split_k_cluster requires flavor llvm23"),

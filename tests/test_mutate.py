@@ -27,7 +27,14 @@ def _text(family, spec):
 def kernels():
     return [_text("conv_fwd_split_k_reduce", {"dtype": "bf16", "vector": 2, "threads": 64, "degree": 4}),
             _text("conv_fwd_split_k_reduce", {"dtype": "bf16", "vector": 4, "threads": 64, "degree": 0}),
-            _text("conv_implicit_gemm", {"split_k": 4, "split_k_cluster": 4, "epilogue": "cshuffle"})]
+            _text("conv_implicit_gemm", {"split_k": 4, "split_k_cluster": 4, "epilogue": "cshuffle"}),
+            # fused split-K (the epilogue kinds' sites): Stage 2 with bias and relu, a bias cluster fold
+            _text("conv_fwd_split_k_reduce", {"dtype": "bf16", "vector": 4, "threads": 64, "degree": 3,
+                                              "acc_epilogue": "bias"}),
+            _text("conv_fwd_split_k_reduce", {"dtype": "bf16", "vector": 2, "threads": 64, "degree": 2,
+                                              "acc_epilogue": "relu"}),
+            _text("conv_implicit_gemm", {"split_k": 4, "split_k_cluster": 4, "epilogue": "default",
+                                         "acc_epilogue": "bias"})]
 
 
 @pytest.mark.parametrize("kind", OPS.KINDS)
@@ -186,3 +193,24 @@ def test_mutate_out_of_memory_is_one_error_line(monkeypatch, capsys, stage):
     err = capsys.readouterr().err.strip().split("\n")
     assert rc == 2 and len(err) == 1 and err[0].startswith("error: out of memory while "), err
     assert ("--per-kind" if stage == "plan" else "--max-mutants") in err[0]
+
+
+@pytest.mark.parametrize("acc,kinds", [("bias", {"epi_twice": 2, "epi_early": 2, "bias_group": 0}),
+                                       ("scale", {"epi_twice": 2, "epi_early": 2, "bias_group": 0}),
+                                       ("relu", {"epi_twice": 0, "epi_early": 2, "bias_group": 0}),
+                                       ("clamp", {"epi_twice": 0, "epi_early": 0, "bias_group": 0})])
+def test_epilogue_kinds_find_the_fused_stage2_epilogue(acc, kinds):
+    """One site per vector path and tail of an unrolled fused reduce; relu twice and
+    clamp twice are the same function (idempotent), so they have no epi_twice site."""
+    text = _text("conv_fwd_split_k_reduce", {"dtype": "bf16", "vector": 4, "threads": 64, "degree": 3,
+                                             "acc_epilogue": acc})
+    assert {k: len(OPS.sites(text, k)) for k in kinds} == kinds
+
+
+def test_bias_group_drops_the_group_base_of_the_fold_bias():
+    text = _text("conv_implicit_gemm", {"split_k": 4, "split_k_cluster": 4, "epilogue": "default",
+                                        "acc_epilogue": "bias"})
+    sites = OPS.sites(text, "bias_group")
+    assert sites
+    m = OPS.apply(text, "bias_group", sites[0])
+    assert "= add i32 0, %f_n" in m.text and m.what.startswith("bias channel without the group base %kbase")

@@ -352,3 +352,51 @@ def test_pipeline_out_of_memory_frees_what_it_had():
             pass
     run.close()
     assert "hipStreamDestroy" in f.names() and "hipModuleUnload" in f.names()
+
+
+# ---------------------------------------------------------------- fused split-K (issue 36)
+
+@pytest.mark.parametrize("acc", ["bias", "scale", "relu", "clamp"])
+@pytest.mark.parametrize("form", [TWO_STAGE, CLUSTER4], ids=["two_stage", "cluster"])
+def test_fused_split_runs_end_to_end(form, acc):
+    """A fused layer's two-stage launch runs the identity Stage 1 (epilogue arguments
+    unused) then the fused reduce with the epilogue's arguments packed after ks_count;
+    the cluster launch passes them to the fold. D matches the fused reference."""
+    import numpy as np
+    from parity.runtime.pipeline import check_output, random_inputs
+    f, h = hip_fake()
+    gpu = NumpyGpu("bf16")
+    f.on_launch = gpu
+    spec = dict(form, dtype="bf16", acc_epilogue=acc)
+    scalars = {"scale": 0.75, "clamp_lo": -0.25, "clamp_hi": 0.25}
+    bias = np.linspace(-1.0, 1.0, spec["K"]).astype(np.float32)
+    with ConvRun(spec, "gfx1250", "llvm23", hip=h, cache=FakeCache(), scalars=scalars) as run:
+        x, w, xb, wb = random_inputs(spec, 3)
+        run.upload(xb, wb, bias if acc == "bias" else None)
+        run.run()
+        d = run.download()
+        plan = run.plan
+    names = [k for k, _, _, _ in gpu.launches]
+    if plan.needs_stage2:
+        assert names[1] == f"conv_fwd_split_k_reduce_bf16_v4_t256_d0_{acc}"
+        assert run.reduce_spec["acc_epilogue"] == acc
+        extra = {"bias": ["bias_ptr", "bias_bytes"], "scale": ["scale"], "relu": [],
+                 "clamp": ["clamp_lo", "clamp_hi"]}[acc]
+        assert list(plan.stage2_args)[7:] == extra
+        assert all(plan.args[n] == "unused" for n in ("bias_ptr", "scale", "clamp_lo", "clamp_hi"))
+    else:
+        assert names == [plan.kernel] and plan.variant == "cluster"
+    ok, ratio, nbad = check_output(spec, x, w, d, bias, scalars)
+    assert ok, (ratio, nbad)
+    # the unfused reference differs (the epilogue is really applied): relu and clamp
+    # change negative / large values, bias and scale every value
+    ok0, _, _ = check_output(dict(spec, acc_epilogue="identity"), x, w, d)
+    assert not ok0
+
+
+def test_fused_stage2_refuses_an_unfused_reduce():
+    from parity.runtime.errors import LaunchConfigError
+    from parity.runtime.pipeline import reduce_spec
+    with pytest.raises(LaunchConfigError, match="reduce spec acc_epilogue identity != the layer's bias"):
+        ConvRun(dict(TWO_STAGE, dtype="bf16", acc_epilogue="bias"), "gfx1250", "llvm23", hip=hip_fake()[1],
+                cache=FakeCache(), reduce=reduce_spec("bf16"))

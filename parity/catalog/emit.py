@@ -128,6 +128,7 @@ class LayerPlan:
                       "args": self.plan["stage2_args"]}
         return {
             "layer": self.layer.name, "command": self.layer.line, "dtype": self.layer.dtype,
+            "epilogue": {"acc_epilogue": self.conv_spec.get("acc_epilogue", "identity"), **self.layer.scalars},
             "engine": self.engine, "arch": self.arch, "flavor": self.flavor,
             "problem": {n: getattr(p, n) for n in PROBLEM_FIELDS},
             "gemm": {"M": p.M, "kpg": p.kpg, "groups": p.groups, "Kgemm": p.Kgemm},
@@ -258,6 +259,7 @@ def plan_layer(E, layer: Layer, arch: str = DEFAULT_ARCH, flavor: str = DEFAULT_
     p = layer.problem
     base = dict(spec or {})
     base.setdefault("split_k", -1)
+    base.setdefault("acc_epilogue", layer.acc_epilogue)  # a fused (CBAInfer) line's epilogue
     base["dtype"] = dt
     prob = {n: getattr(p, n) for n in PROBLEM_FIELDS}
     given_vec = "vector_a" in base or "vector_b" in base

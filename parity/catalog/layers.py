@@ -137,6 +137,39 @@ def problem_text(p) -> str:
     return f"N{p.N} {p.H}x{p.W}x{p.C} K{p.K} g{p.groups} Kgemm {p.Kgemm}"
 
 
+def _fused_reference(acc: str, e: np.ndarray, bias: np.ndarray, scal: dict) -> np.ndarray:
+    """The float64 reference ``e`` (channels last) after the accumulator epilogue ``acc``."""
+    if acc == "bias":
+        return e + bias.astype(np.float64)
+    if acc == "scale":
+        return e * scal["scale"]
+    if acc == "relu":
+        return np.maximum(e, 0.0)
+    if acc == "clamp":
+        return np.clip(e, scal["clamp_lo"], scal["clamp_hi"])
+    return e
+
+
+def fused_row(a, m: dict | None) -> dict | None:
+    """For a fused layer (``acc_epilogue`` not identity): the selected form's predicted
+    time against the fastest unsplit (plain) candidate of the same model run, and
+    whether the selected binaries are AOT jobs; None for an unfused layer or
+    without a model (``--select seed``)."""
+    acc = a.conv_spec.get("acc_epilogue", "identity")
+    if acc == "identity" or not m or not m["selected"]:
+        return None
+    plain = [ln.split() for ln in a.policy_text.splitlines()
+             if ln[:1] == "c" and ln[1:2].isdigit() and ln.split()[1] == "plain"]
+    best = min(plain, key=lambda w: int(next(t for t in w if t.startswith("total_ps=")).split("=")[1]),
+               default=None)
+    unsplit = int(next(t for t in best if t.startswith("total_ps=")).split("=")[1]) if best else None
+    sel = m["selected"]["predicted_ps"]
+    return {"acc_epilogue": acc, "selected": _label(m["selected"]), "selected_ps": sel,
+            "unsplit": f"plain {best[2]} {best[3]} d1" if best else None, "unsplit_ps": unsplit,
+            "gain": round(unsplit / sel, 3) if unsplit else None, "splits": m["selected"]["binary"] != "plain",
+            "aot": a.policy["aot"]}
+
+
 def run_numerics(lp, E, kernels_cache: dict) -> tuple:
     """(ok, detail) of the scaled-down copy in the emulator."""
     from parity.sim import Kernel  # numpy + emulator: off `parity check` start-up
@@ -153,12 +186,16 @@ def run_numerics(lp, E, kernels_cache: dict) -> tuple:
     kw = dict(groups=q.groups, stride=(q.stride_h, q.stride_w), padding=(q.pad_h, q.pad_w),
               dilation=(q.dil_h, q.dil_w))
     e = ref.conv_fwd(x, w, **kw)
-    tol = ref.conv_tolerance(dt, q.Kgemm, ref.conv_abs_fwd(x, w, **kw), e)
+    absum = ref.conv_abs_fwd(x, w, **kw)
+    acc = lp.conv_spec.get("acc_epilogue", "identity")
+    bias = rng.uniform(-1.0, 1.0, q.K).astype(np.float32) if acc == "bias" else np.zeros(q.K, np.float32)
+    scal = {"scale": 1.0, "clamp_lo": -3.0e38, "clamp_hi": 3.0e38, **lp.layer.scalars}
+    e = _fused_reference(acc, e, bias, scal)  # a fused layer: its epilogue once, after the sum
+    tol = ref.conv_tolerance(dt, q.Kgemm, absum * abs(scal["scale"]), e)
     bufs = {"x": ref.cast_bits(x, dt), "w": ref.cast_bits(w, dt),
             "d": np.full(q.M * q.K, 0x7FC0 if dt == "bf16" else 0x7E00, np.uint16),
-            "bias": np.zeros(q.K, np.float32),
+            "bias": bias,
             "ws": np.full(max(plan["workspace_bytes"] // 4, 1), np.nan, np.float32)}
-    scal = {"scale": 1.0, "clamp_lo": -3.0e38, "clamp_hi": 3.0e38}
 
     def args_of(lines):
         out = {}
@@ -185,7 +222,7 @@ def run_numerics(lp, E, kernels_cache: dict) -> tuple:
         rs, rtext = red[2], red[5]
         if plan["ks_count"] != lp.plan["ks_count"]:  # re-resolved: the reduce kernel for the copy's slice count
             kc = plan["ks_count"]
-            rs = reduce_spec(rs["dtype"], kc if kc in REDUCE_DEGREES else 0)
+            rs = reduce_spec(rs["dtype"], kc if kc in REDUCE_DEGREES else 0, acc_epilogue=acc)
             rtext = E.lower("conv_fwd_split_k_reduce", rs, lp.arch, lp.flavor).text
         why = reduce_launch_reason(rs, dict(plan["stage2_args"]))
         if why:
@@ -417,16 +454,22 @@ def _layers_rows(args, path, layers, plans, rows, failures, ver, uniq, t0, py, b
         kern = a.kernels[0][3] + (" + reduce d" + str(a.kernels[1][2]["degree"]) if len(a.kernels) > 1 else "")
         print(f"{layer.name:34s} {p.M:7d} {p.Kgemm:6d} {unsplit:>12s} {deg:>3s} {a.binary:9s} "
               f"{'IDENTICAL' if same else 'DIFFER':9s} {vtxt:7s} {ntxt:8s} {kern}")
+        fz = fused_row(a, m)
         out_rows.append({"layer": layer.name, "M": p.M, "Kgemm": p.Kgemm, "degree": int(deg), "binary": a.binary,
                          "engines": "IDENTICAL" if same else "DIFFER", "verify": vtxt, "numerics": ntxt,
                          "numerics_detail": ndet, "kernels": [k[3] for k in a.kernels], "model": m,
-                         "ok": not bad})
+                         **({"fused": fz} if fz else {}), "ok": not bad})
         if m and m["selected"]:
             sd = m["seed"]
             ru = m["runner_up"]
             print(f"    model: {_label(m['selected'])} {us_text(m['selected']['predicted_ps'])}; runner-up "
                   + (f"{_label(ru)} {us_text(ru['predicted_ps'])}" if ru else "none")
                   + f"; seed {_label(sd) + ' ' + us_text(sd['predicted_ps']) if sd else 'none'}")
+        if fz:
+            print(f"    fused {fz['acc_epilogue']}: {'splits' if fz['splits'] else 'does not split'}: "
+                  f"{fz['selected']} {us_text(fz['selected_ps'])} vs unsplit "
+                  + (f"{fz['unsplit']} {us_text(fz['unsplit_ps'])} ({fz['gain']}x)" if fz["unsplit"] else "none")
+                  + f"; aot {fz['aot']}")
         if args.verbose or bad:
             print(f"    rule {a.policy['rule']}; fold {a.fold}; numerics: {ndet}")
         elif not args.no_numerics:

@@ -20,6 +20,22 @@ support: it parses (dtype ``fp32``) and the emitter asks for ``--dtype``.
 Harmless run flags (``-t -V -i -w -s``) are accepted and ignored. Every error
 names the flag or token at fault.
 
+Fused inference lines (issue 36): ``CBAInferfp16`` (fp16) and ``CBAInfer``
+(fp32: parses, the emitter asks for ``--dtype``), MIOpenDriver's
+convolution + bias + activation driver (driver/CBAInferFusion_driver.hpp),
+take the same problem flags (also ``--conv_stride_0/1``), but ``-F`` is the
+fusion mode (``--fusion_mode``: cba 4, ca 5, cb 6; the batch-norm modes
+cbna 0, cna 1, na 2, cn 3 are refused) and ``-m`` the activation mode
+(``--activMode``, miopenActivationMode_t: passthrough 0, relu 3, clipped relu
+7 with ``-A`` alpha; the others are refused). They map onto the kernels' one
+accumulator epilogue: cb -> bias, cba with passthrough -> bias, ca with relu
+-> relu, ca with clipped relu -> clamp to [0, alpha], ca with passthrough ->
+identity; cba with relu or clipped relu (bias then an activation: two
+epilogues) is refused. ``-B -G -M -P -i -t -V -w -s`` are accepted and
+ignored; ``-z`` must be ``conv``/``default`` and ``-r`` 0 (padding modes
+and values the kernels do not take). Layout flags are accepted as for conv
+(the kernels' NHWC).
+
 Layer names name output files, so a ``name:`` is letters, digits and
 ``_ . + -`` without a leading dot (:func:`check_name`; catalogs refuse
 others). A command-line layer (:func:`parse_command_line`) gets a safe name:
@@ -29,7 +45,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from parity.base.escape import shown
 from parity.base.input_files import (MAX_CATALOG_BYTES, MAX_CATALOG_LINE_BYTES, InputFileError, check_text,
@@ -37,6 +53,15 @@ from parity.base.input_files import (MAX_CATALOG_BYTES, MAX_CATALOG_LINE_BYTES, 
 from python_engine.kernels.conv_problem import ConvProblem  # debt: the problem geometry type of the engines
 
 COMMANDS = {"conv": "fp32", "convfp16": "fp16", "convbfp16": "bf16"}
+FUSED_COMMANDS = {"CBAInfer": "fp32", "CBAInferfp16": "fp16"}
+# MIOpenDriver's fusion modes (driver/CBAInferFusion_driver.hpp fusionMode_t) and activation
+# modes (include/miopen/miopen.h miopenActivationMode_t)
+FUSION_MODES = {0: "cbna", 1: "cna", 2: "na", 3: "cn", 4: "cba", 5: "ca", 6: "cb"}
+ACTIV_MODES = {0: "passthrough", 1: "logistic", 2: "tanh", 3: "relu", 4: "softrelu", 5: "abs", 6: "power",
+               7: "clipped relu", 8: "leaky relu", 9: "elu"}
+_FUSED_FLAGS = {"--fusion_mode": "-F", "--activMode": "-m", "--alpha": "-A", "--beta": "-B", "--gamma": "-G",
+                "--bnMode": "-M", "--pad_mode": "-z", "--pad_val": "-r", "--printconv": "-P",
+                "--conv_stride_0": "-u", "--conv_stride_1": "-v"}
 _FLAGS = {  # short -> (long, field)
     "-n": ("--batchsize", "N"), "-c": ("--in_channels", "C"), "-H": ("--in_h", "H"), "-W": ("--in_w", "W"),
     "-k": ("--out_channels", "K"), "-y": ("--fil_h", "Y"), "-x": ("--fil_w", "X"),
@@ -65,17 +90,86 @@ class ProblemInputError(ValueError):
 @dataclass(frozen=True)
 class Layer:
     name: str
-    dtype: str              # bf16 | fp16 | fp32 (MIOpenDriver `conv`)
+    dtype: str              # bf16 | fp16 | fp32 (MIOpenDriver `conv`, `CBAInfer`)
     problem: ConvProblem
     line: str               # the command as given
+    fusion: tuple = ()      # fused lines: (fusion mode, activation mode, alpha); () for conv lines
+
+    @property
+    def acc_epilogue(self) -> str:
+        """The kernels' accumulator epilogue of a fused line (identity for conv lines)."""
+        return fused_epilogue(*self.fusion)[0] if self.fusion else "identity"
+
+    @property
+    def scalars(self) -> dict:
+        """The epilogue's scalar kernel arguments (clamp: ``clamp_lo`` 0, ``clamp_hi`` alpha)."""
+        return fused_epilogue(*self.fusion)[1] if self.fusion else {}
 
     def command(self) -> str:
         """The canonical MIOpenDriver command of this layer (NHWC, forward)."""
         p = self.problem
-        cmd = {v: k for k, v in COMMANDS.items()}[self.dtype]
+        cmds = FUSED_COMMANDS if self.fusion else COMMANDS
+        cmd = {v: k for k, v in cmds.items()}[self.dtype]
+        tail = "-F 1" if not self.fusion else f"-F {self.fusion[0]} -m {self.fusion[1]} -A {self.fusion[2]!r}"
         return (f"MIOpenDriver {cmd} -n {p.N} -c {p.C} -H {p.H} -W {p.W} -k {p.K} -y {p.Y} -x {p.X} "
                 f"-p {p.pad_h} -q {p.pad_w} -u {p.stride_h} -v {p.stride_w} -l {p.dil_h} -j {p.dil_w} "
-                f"-g {p.groups} -F 1 --in_layout NHWC --fil_layout NHWC --out_layout NHWC")
+                f"-g {p.groups} {tail} --in_layout NHWC --fil_layout NHWC --out_layout NHWC")
+
+
+def fused_epilogue(fusion: int, activ: int, alpha: float) -> tuple:
+    """``(acc_epilogue, scalars)`` of a fused line's ``-F`` fusion mode, ``-m``
+    activation mode and ``-A`` alpha (see the module docstring). Raises
+    ProblemInputError naming the flag and value."""
+    if fusion not in FUSION_MODES:
+        raise ProblemInputError(f"flag -F {fusion} is not a fusion mode: only cba 4, ca 5, cb 6")
+    name = FUSION_MODES[fusion]
+    if "n" in name:
+        raise ProblemInputError(f"flag -F {fusion} ({name}) is not supported: batch-norm fusion modes are "
+                                f"refused; only cba 4, ca 5, cb 6")
+    if name == "cb":
+        return "bias", {}
+    if activ not in (0, 3, 7):
+        what = ACTIV_MODES.get(activ, "unknown")
+        raise ProblemInputError(f"flag -m {activ} ({what}) is not supported: the activation modes are "
+                                f"passthrough 0, relu 3, clipped relu 7")
+    if name == "cba":
+        if activ:
+            raise ProblemInputError(f"flags -F 4 (cba) and -m {activ} ({ACTIV_MODES[activ]}) are not supported "
+                                    f"together: bias then an activation is two accumulator epilogues, the "
+                                    f"kernels apply one (use -F 6 cb, -F 5 ca, or -F 4 with -m 0)")
+        return "bias", {}
+    if activ == 7:
+        if not (alpha >= 0.0 and alpha < float("inf")):
+            raise ProblemInputError(f"flag -A {alpha!r} (clipped relu alpha) must be a finite value >= 0")
+        return "clamp", {"clamp_lo": 0.0, "clamp_hi": float(alpha)}
+    return ("relu" if activ == 3 else "identity"), {}
+
+
+def _fused_flag(flag: str, val: str, fused: dict, seen: set) -> bool:
+    """Read one fused-line flag into ``fused`` (``F``, ``m``, ``A``); False when
+    ``flag`` is not one (a problem flag, read as for conv lines)."""
+    short = _FUSED_FLAGS.get(flag, flag)
+    if short not in ("-F", "-m", "-A", "-B", "-G", "-M", "-z", "-r", "-P"):
+        return False
+    _once(seen, short, flag)
+    if short in ("-A", "-B", "-G"):
+        try:
+            x = float(val)
+        except ValueError:
+            raise ProblemInputError(f"flag {shown(flag)} needs a number, got '{shown(val)}'") from None
+        if short == "-A":
+            fused["A"] = x
+    elif short == "-z":
+        if val not in ("conv", "default"):
+            raise ProblemInputError(f"flag {shown(flag)} {shown(val)} is not supported: give the padding "
+                                    f"with -p and -q (pad mode conv)")
+    else:
+        v = decimal_int(flag, val)
+        if short == "-r" and v != 0:
+            raise ProblemInputError(f"flag {shown(flag)} {v} is not supported: the kernels pad with 0")
+        if short in ("-F", "-m"):
+            fused[short[1]] = v
+    return True
 
 
 NAME_RULE = "letters, digits and _ . + - only, not starting with a dot"
@@ -110,9 +204,9 @@ def safe_name(name: str) -> str:
     return out or "layer"
 
 
-def derived_name(dtype: str, p: ConvProblem) -> str:
+def derived_name(dtype: str, p: ConvProblem, cmd: str | None = None) -> str:
     """A name for a layer given without one: the command word and the problem's flags."""
-    cmd = {v: k for k, v in COMMANDS.items()}[dtype]
+    cmd = cmd or {v: k for k, v in COMMANDS.items()}[dtype]
     return (f"{cmd}_n{p.N}_c{p.C}_H{p.H}_W{p.W}_k{p.K}_y{p.Y}_x{p.X}_p{p.pad_h}_q{p.pad_w}_u{p.stride_h}"
             f"_v{p.stride_w}_l{p.dil_h}_j{p.dil_w}_g{p.groups}")
 
@@ -133,7 +227,7 @@ def parse_line(line: str, name: str | None = None) -> Layer:
     given, text = split_name(line)
     layer = parse_words(_words(text), line.strip())
     name = name if name is not None else given
-    return layer if name is None else Layer(check_name(name), layer.dtype, layer.problem, layer.line)
+    return layer if name is None else replace(layer, name=check_name(name))
 
 
 def parse_command_line(line: str) -> Layer:
@@ -151,7 +245,7 @@ def parse_command_line(line: str) -> Layer:
         raise ProblemInputError(str(e)) from None
     given, text = split_name(line)
     layer = parse_words(_words(text), line.strip())
-    return layer if given is None else Layer(safe_name(given), layer.dtype, layer.problem, layer.line)
+    return layer if given is None else replace(layer, name=safe_name(given))
 
 
 def _words(text: str) -> list:
@@ -171,7 +265,8 @@ def parse_words(toks: list, line: str | None = None) -> Layer:
     if not toks:
         raise ProblemInputError("empty command: expected conv, convfp16 or convbfp16")
     cmd = toks[0]
-    if cmd not in COMMANDS:
+    fused = {} if cmd in FUSED_COMMANDS else None
+    if cmd not in COMMANDS and fused is None:
         raise ProblemInputError(f"command '{shown(cmd)}' is not supported: expected conv, convfp16 or convbfp16"
                                 + (" (only forward convolutions)" if cmd.startswith(("gemm", "pool", "bnorm"))
                                    else ""))
@@ -189,7 +284,12 @@ def parse_words(toks: list, line: str | None = None) -> Layer:
         if i + 1 >= len(toks):
             raise ProblemInputError(f"flag {shown(flag)} has no value")
         val = toks[i + 1]
-        if short in _FLAGS:
+        if fused is not None and _fused_flag(flag, val, fused, seen):
+            pass
+        elif fused is not None and flag in _FUSED_FLAGS:  # --conv_stride_0 / _1
+            toks[i] = _FUSED_FLAGS[flag]
+            continue
+        elif short in _FLAGS:
             v = decimal_int(flag, val)
             field = _FLAGS[short][1]
             if short in vals:
@@ -235,6 +335,10 @@ def parse_words(toks: list, line: str | None = None) -> Layer:
                                 f"-n -c -H -W -k -y -x are required")
     if vals.get("-F", 1) != 1:
         raise ProblemInputError(f"flag -F {vals['-F']} is not supported: only -F 1 (forward)")
+    fusion = ()
+    if fused is not None:
+        fusion = (fused.get("F", 0), fused.get("m", 3), fused.get("A", 1.0))  # MIOpenDriver's defaults
+        fused_epilogue(*fusion)
     kw = {_FLAGS[s][1]: v for s, v in vals.items() if s != "-F"}
     g = kw.get("groups", 1)
     if kw["C"] % g or kw["K"] % g:
@@ -244,7 +348,9 @@ def parse_words(toks: list, line: str | None = None) -> Layer:
             or p.dil_w * (p.X - 1) + 1 > p.W + 2 * p.pad_w:
         raise ProblemInputError(f"flags -y {p.Y} -x {p.X} (dilated by -l {p.dil_h} -j {p.dil_w}) do not fit "
                                 f"the padded input -H {p.H} -W {p.W} with -p {p.pad_h} -q {p.pad_w}")
-    return Layer(derived_name(COMMANDS[cmd], p), COMMANDS[cmd], p, line.strip())
+    dtype = (FUSED_COMMANDS if fusion else COMMANDS)[cmd]
+    name = derived_name(dtype, p, cmd) + (f"_F{fusion[0]}_m{fusion[1]}" if fusion else "")
+    return Layer(name, dtype, p, line.strip(), fusion)
 
 
 def read_catalog(path) -> list:

@@ -28,7 +28,8 @@ def catalog_predictions(path: str | None = None, arch="gfx1250", flavor="llvm23"
     for layer in layers:
         cpg = fold_width(layer.problem)[1].cpg
         v = python_engine.load_vector(cpg)
-        spec = {"dtype": layer.dtype if layer.dtype != "fp32" else "bf16", "vector_a": v, "vector_b": v}
+        spec = {"dtype": layer.dtype if layer.dtype != "fp32" else "bf16", "vector_a": v, "vector_b": v,
+                "acc_epilogue": layer.acc_epilogue}
         ms = select_by_model(layer.problem, arch, flavor, spec, cus)
         rows = layer_predictions(layer.problem, arch, flavor, spec, cus)
         sd = ms.seed

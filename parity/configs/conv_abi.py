@@ -14,6 +14,17 @@ CONFIGS = [
            per_flavor=reject_before_llvm23("variant cluster requires flavor llvm23")),
     Config("fwd_reduce", arch="gfx1250", spec={"variant": "reduce"}),
     Config("defaults", arch="gfx1250", spec={}),
+    # the fused Stage 2's arguments after ks_count (issue 36)
+    Config("fwd_reduce_bias", arch="gfx1250", spec={"variant": "reduce", "acc_epilogue": "bias"}),
+    Config("fwd_reduce_scale", arch="gfx1250", spec={"variant": "reduce", "acc_epilogue": "scale"}),
+    Config("fwd_reduce_relu", arch="gfx1250", spec={"variant": "reduce", "acc_epilogue": "relu"}),
+    Config("fwd_reduce_clamp", arch="gfx1250", spec={"variant": "reduce", "acc_epilogue": "clamp"}),
+    Config("fwd_reduce_identity", arch="gfx1250", spec={"variant": "reduce", "acc_epilogue": "identity"}),
+    Config("reject_acc_epilogue_plain", arch="gfx1250", spec={"variant": "plain", "acc_epilogue": "bias"},
+           expect=reject("acc_epilogue 'bias' applies to variant reduce only (the forward kernels take every "
+                         "epilogue argument)")),
+    Config("reject_acc_epilogue_gelu", arch="gfx1250", spec={"variant": "reduce", "acc_epilogue": "gelu"},
+           expect=reject("acc_epilogue must be identity, bias, scale, relu or clamp, got 'gelu'")),
     Config("reject_bwd_data", arch="gfx1250", spec={"direction": "bwd_data", "variant": "two_stage"},
            expect=reject("direction 'bwd_data' has no kernels (only fwd is implemented)")),
     Config("reject_bwd_weight", arch="gfx1250", spec={"direction": "bwd_weight"},

@@ -18,7 +18,6 @@ FAMILY = "conv_implicit_gemm"
 _CLUSTER_FLAVOR = "split_k_cluster requires flavor llvm23"
 _TILE = ("tile must be a multiple of the WMMA shape 16x16x32 (tile_m, tile_n multiples of 16, "
          "tile_k a multiple of 32, each at most 1024), got {}")
-_SPLIT_EPI = "split-K needs the identity accumulator epilogue (it applies per slice), got '{}'"
 
 # (name part, tile_m, tile_n, tile_k, waves_m, waves_n)
 _TILES = (
@@ -139,6 +138,18 @@ CONFIGS += [
            spec={"split_k": 2, "tile_m": 16, "tile_n": 16, "tile_k": 32, "waves_m": 1, "waves_n": 1}),
 ]
 
+# -- fused split-K (issue 36): Stage 1 stores raw partials (the Stage-2 reduce applies the
+# epilogue), the cluster fold applies it once to its folded rows; every epilogue at both
+# epilogues of the two-stage form and of the cluster form (llvm23 only) ----------------------
+for _i, _acc in enumerate(("bias", "scale", "relu", "clamp")):
+    for _epi in _EPIS:
+        CONFIGS.append(Config(f"fused_spk4_{_acc}_mem_{_epi}_64x64_bf16", arch="gfx1250",
+                              spec={"split_k": 4, "acc_epilogue": _acc, "epilogue": _epi}))
+        _s = (4, 3, 2, 8)[_i]
+        CONFIGS.append(Config(f"fused_skc{_s}_{_acc}_mem_{_epi}_64x64_bf16", arch="gfx1250",
+                              spec={"split_k": _s, "split_k_cluster": _s, "acc_epilogue": _acc, "epilogue": _epi},
+                              per_flavor=reject_before_llvm23(_CLUSTER_FLAVOR)))
+
 # -- must-reject: one or more per rule, in rule order -------------------------------------
 CONFIGS += [
     Config("reject_null_dtype", arch="gfx1250", spec={"dtype": None},
@@ -210,9 +221,6 @@ CONFIGS += [
     Config("reject_split_k_neg2", arch="gfx1250", spec={"split_k": -2},
            expect=reject("split_k must be 1 (off) or greater than 1 (two-stage), got -2")),
 ]
-for _acc in ("bias", "relu", "clamp", "scale"):
-    CONFIGS.append(Config(f"reject_spk4_{_acc}", arch="gfx1250", spec={"split_k": 4, "acc_epilogue": _acc},
-                          expect=reject(_SPLIT_EPI.format(_acc))))
 CONFIGS += [
     Config("reject_skc4_at_llvm22", arch="gfx1250", spec={"split_k": 4, "split_k_cluster": 4},
            flavors=("llvm22",), expect=reject(_CLUSTER_FLAVOR)),

@@ -225,8 +225,15 @@ CONFIGS = [
            expect=reject("arch gfx950 has no 16x16x32 WMMA (conv_implicit_gemm requires gfx1250)")),
     cfg("reject_auto_groups3", {"split_k": -1}, dict(RESNET_3X3, groups=3),
         expect=reject("groups 3 must divide C 64 and K 64")),
-    cfg("reject_binary_spk_bias", {"split_k": 4, "acc_epilogue": "bias"}, SMALL_OUT, 4,
-        expect=reject("split-K needs the identity accumulator epilogue (it applies per slice), got 'bias'")),
+    # fused split-K (issue 36): Stage 2 / the cluster fold carry the epilogue's arguments
+    cfg("binary_spk_bias", {"split_k": 4, "acc_epilogue": "bias"}, SMALL_OUT, 4),
+    cfg("binary_spk_scale", {"split_k": 4, "acc_epilogue": "scale"}, SMALL_OUT, 4),
+    cfg("binary_spk_relu", {"split_k": 4, "acc_epilogue": "relu"}, SMALL_OUT, 4),
+    cfg("binary_spk_clamp", {"split_k": 4, "acc_epilogue": "clamp"}, SMALL_OUT, 4),
+    cluster_cfg("binary_skc4_bias", skc(4, acc_epilogue="bias"), SMALL_OUT, 4),
+    cluster_cfg("binary_skc4_clamp", skc(4, acc_epilogue="clamp"), SMALL_OUT, 4),
+    # the seed keeps the reference rule: an auto fused layer resolves to 1 (docs/policy.md)
+    cfg("auto_clamp_plain", {"split_k": -1, "acc_epilogue": "clamp"}, SMALL_OUT),
     cfg("reject_binary_tile_k16", {"tile_k": 16}, SMALL_OUT,
         expect=reject("tile must be a multiple of the WMMA shape 16x16x32 (tile_m, tile_n multiples of 16, "
                       "tile_k a multiple of 32, each at most 1024), got 64x64x16")),

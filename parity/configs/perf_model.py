@@ -38,8 +38,9 @@ def _catalog(path: str) -> list:
     out = []
     for l in layers:
         v = load_vector(fold_width(l.problem)[1].cpg)
+        fused = {"acc_epilogue": l.acc_epilogue} if l.acc_epilogue != "identity" else {}  # CBAInfer lines
         out.append((l.name, dict({n: getattr(l.problem, n) for n in _PROBLEM}, dtype=l.dtype, vector_a=v,
-                                 vector_b=v)))
+                                 vector_b=v, **fused)))
     return out
 
 

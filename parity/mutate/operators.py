@@ -23,7 +23,15 @@ kind               mutation
 ``loop_bound``     the compare of a loop's back edge: its second operand plus 1
 ``select_swap``    a select's two value operands swapped
 ``slab_reverse``   a chain of fadds (a slab fold) summed in reverse order
+``epi_twice``      a bias add or scale multiply of the accumulator epilogue applied twice
+``epi_early``      the epilogue (bias, scale, relu) applied before the fold's last slab is
+                   added (``epi(P) + X`` instead of ``epi(P + X)``): before the fold
+``bias_group``     the bias channel without the group base (``0 + n`` for ``kbase + n``)
 =================  ====================================================================
+
+The three epilogue kinds (issue 36, fused split-K) find the epilogue by the
+builder's name hints (``%biased``, ``%scaled``, ``%neg``/``%relu``,
+``%epi_ch``), which both engines print alike (docs/ir_text.md).
 """
 from __future__ import annotations
 
@@ -31,7 +39,7 @@ import re
 from dataclasses import dataclass
 
 KINDS = ("const_inc", "const_dec", "cmp_negate", "cmp_boundary", "swap_operands", "drop_sync", "align_double",
-         "gep_index", "loop_bound", "select_swap", "slab_reverse")
+         "gep_index", "loop_bound", "select_swap", "slab_reverse", "epi_twice", "epi_early", "bias_group")
 
 NEGATE = {"eq": "ne", "ne": "eq", "ult": "uge", "uge": "ult", "ugt": "ule", "ule": "ugt", "slt": "sge",
           "sge": "slt", "sgt": "sle", "sle": "sgt",
@@ -46,11 +54,17 @@ _INS = re.compile(r"^  (?:(%[\w.]+) = )?(\w+)")
 _BIN = re.compile(r"^(  %[\w.]+ = )(\w+)((?: (?:nuw|nsw|exact|fast|nnan|ninf|nsz|arcp|contract|afn|reassoc))*) "
                   r"(<[^>]+>|\w+) ([^,]+), (.+)$")
 _CMP = re.compile(r"^(  %[\w.]+ = )(icmp|fcmp) (\w+) (<[^>]+>|\w+) ([^,]+), (.+)$")
-_SEL = re.compile(r"^(  %[\w.]+ = select )(<[^>]+>|i1) ([^,]+), (.+?) ([^, ]+), (.+?) ([^, ]+)$")
+# select operands: a type (``<4 x float>``, ``float``, ``ptr addrspace(1)``) and a value, which may be
+# a vector constant ``<float 0x..., ...>`` (commas inside the brackets)
+_SEL = re.compile(r"^(  %[\w.]+ = select )(<[^>]+>|i1) ([^,]+), (<[^>]+>|[\w ()]+?) (<[^>]+>|[^, ]+), "
+                  r"(<[^>]+>|[\w ()]+?) (<[^>]+>|[^, ]+)$")
 _INTC = re.compile(r"\b(i8|i16|i32|i64) (-?\d+)\b")
 _ALIGN = re.compile(r", align (\d+)$")
 _GEP = re.compile(r"^(  (%[\w.]+) = getelementptr (?:inbounds )?.*, )(i32|i64) (%[\w.]+|-?\d+)$")
 _FADD = re.compile(r"^  (%[\w.]+) = fadd (<[^>]+>|\w+) (%[\w.]+), (%[\w.]+)$")
+_EPI_OP = re.compile(r"^  (%(?:biased|scaled)\d+) = (fadd|fmul) (<[^>]+>|\w+) (%[\w.]+), (%[\w.]+)$")
+_RELU_CMP = re.compile(r"^  (%neg\d+) = fcmp olt (<[^>]+>|\w+) (%[\w.]+), (.+)$")
+_EPI_CH = re.compile(r"^(  %epi_ch\d+ = add i32 )(%kbase\d+)(, .+)$")
 
 
 @dataclass(frozen=True)
@@ -110,6 +124,15 @@ def sites(text: str, kind: str) -> list:
         elif kind == "slab_reverse":
             chain = _fadd_chain(lines, body, i)
             if chain:
+                out.append((i, 0))
+        elif kind == "epi_twice":
+            if _EPI_OP.match(ln):
+                out.append((i, 0))
+        elif kind == "epi_early":
+            if _early_parts(lines, body, i):
+                out.append((i, 0))
+        elif kind == "bias_group":
+            if _EPI_CH.match(ln) and _bias_uses(lines, body, ln):
                 out.append((i, 0))
         else:
             raise ValueError(f"unknown mutation kind {kind!r} (kinds: {', '.join(KINDS)})")
@@ -172,6 +195,36 @@ def _fadd_chain(lines, body, i) -> list:
         j = uses[0]
     del text_after
     return chain if len(chain) >= 2 else []
+
+
+def _bias_uses(lines, body, ln) -> bool:
+    """The ``%epi_ch`` value of ``ln`` feeds a bias byte offset (so dropping its group
+    base changes a bias load, not a dead value)."""
+    name = ln.split(" = ")[0].strip()
+    return any(re.match(r"^  %bias_byte\d+ = mul i32 " + re.escape(name) + r",", lines[k]) for k in body)
+
+
+def _fold_last(lines, body, name: str):
+    """``(P, X)`` when ``name`` is defined by ``fadd TY P, X`` (the fold's last
+    link), else None."""
+    d = _defs(lines, body).get(name)
+    m = _FADD.match(lines[d]) if d is not None else None
+    return (m.group(3), m.group(4)) if m else None
+
+
+def _early_parts(lines, body, i):
+    """For ``epi_early`` at line ``i``: ``("op", P, X)`` for a bias/scale op on a fold
+    result ``P + X``; ``("relu", P, X, select line)`` for a relu compare on one; else None."""
+    m = _EPI_OP.match(lines[i])
+    if m:
+        pr = _fold_last(lines, body, m.group(4))
+        return ("op",) + pr if pr else None
+    r = _RELU_CMP.match(lines[i])
+    if not r:
+        return None
+    pr = _fold_last(lines, body, r.group(3))
+    sel = [k for k in body if re.match(r"^  %relu\d+ = select .* " + re.escape(r.group(1)) + r", ", lines[k])]
+    return ("relu",) + pr + (sel[0],) if pr and len(sel) == 1 else None
 
 
 def apply(text: str, kind: str, site) -> Mutant:
@@ -256,6 +309,37 @@ def apply(text: str, kind: str, site) -> Mutant:
         lines[last:last + 1] = new
         lines = [x for x in lines if x is not None]
         what = f"fadd chain of {len(leaves)} terms summed in reverse"
+    elif kind == "epi_twice":
+        m = _EPI_OP.match(ln)
+        tmp = f"{m.group(1)}.twice"
+        lines[i:i + 1] = [f"  {tmp} = {m.group(2)} {m.group(3)} {m.group(4)}, {m.group(5)}",
+                          f"  {m.group(1)} = {m.group(2)} {m.group(3)} {tmp}, {m.group(5)}"]
+        what = f"{m.group(1)} ({m.group(2)}) applied twice"
+    elif kind == "epi_early":
+        parts = _early_parts(lines, _body(lines), i)
+        if parts[0] == "op":
+            m = _EPI_OP.match(ln)
+            _, p, x = parts
+            tmp = f"{m.group(1)}.early"
+            lines[i:i + 1] = [f"  {tmp} = {m.group(2)} {m.group(3)} {p}, {m.group(5)}",
+                              f"  {m.group(1)} = fadd {m.group(3)} {tmp}, {x}"]
+            what = f"{m.group(1)} ({m.group(2)}) applied before the last slab {x} is added"
+        else:
+            _, p, x, k = parts
+            r = _RELU_CMP.match(ln)
+            s = lines[k]
+            name = s.split(" = ")[0].strip()
+            tmp = f"{name}.early"
+            lines[i] = f"  {r.group(1)} = fcmp olt {r.group(2)} {p}, {r.group(4)}"
+            ty = r.group(2)
+            head, _, _ = s.rpartition(f"{ty} {r.group(3)}")
+            lines[k:k + 1] = [head.replace(f"  {name} = ", f"  {tmp} = ", 1) + f"{ty} {p}",
+                              f"  {name} = fadd {ty} {tmp}, {x}"]
+            what = f"relu {name} applied before the last slab {x} is added"
+    elif kind == "bias_group":
+        m = _EPI_CH.match(ln)
+        lines[i] = f"{m.group(1)}0{m.group(3)}"
+        what = f"bias channel without the group base {m.group(2)}"
     else:
         raise ValueError(f"unknown mutation kind {kind!r}")
     return Mutant(kind, i + 1, what, "\n".join(lines))

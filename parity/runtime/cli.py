@@ -288,7 +288,8 @@ def main(argv=None, hip=None, out=None) -> int:
             bar_cm = progress("run", 4)
             bar = bar_cm.__enter__() or (lambda done, total=None: None)
             try:
-                rc, ms = _run_on_gpu(ns, spec, rspec, cache, h, p, out, bar, check_output, random_inputs, ConvRun)
+                rc, ms = _run_on_gpu(ns, spec, rspec, cache, h, p, out, bar, check_output, random_inputs, ConvRun,
+                                     lp.layer)
             finally:
                 bar_cm.__exit__(None, None, None)
             status = max(status, rc)
@@ -332,14 +333,20 @@ def _build_only(spec, rspec, cache, ns, out):
             print(f"code object: {co.path}{src}", file=out)
 
 
-def _run_on_gpu(ns, spec, rspec, cache, h, p, out, bar, check_output, random_inputs, ConvRun) -> tuple:
+def _run_on_gpu(ns, spec, rspec, cache, h, p, out, bar, check_output, random_inputs, ConvRun, layer=None) -> tuple:
     """Build, run, verify and time one layer on the device (``bar(done)``:
     progress); ``(status, median ms)``. One ConvRun per timed loop: both
-    stages are bound once (ConvRun.setup) and relaunched as bound."""
-    with ConvRun(spec, ARCH, ns.flavor, hip=h, cache=cache, reduce=rspec) as run:
+    stages are bound once (ConvRun.setup) and relaunched as bound. A fused
+    layer (``layer.acc_epilogue``) gets its scalars and a random fp32 bias."""
+    import numpy as np  # off the CLI's start-up path
+    scalars = dict(layer.scalars) if layer is not None else {}
+    bias = None
+    if spec.get("acc_epilogue") == "bias":
+        bias = np.random.default_rng(ns.seed + 1).uniform(-1.0, 1.0, spec["K"]).astype(np.float32)
+    with ConvRun(spec, ARCH, ns.flavor, hip=h, cache=cache, reduce=rspec, scalars=scalars) as run:
         bar(1)
         x, w, xb, wb = random_inputs(spec, ns.seed)
-        run.upload(xb, wb)
+        run.upload(xb, wb, bias)
         run.run()
         bar(2)
         status = 0
@@ -349,7 +356,7 @@ def _run_on_gpu(ns, spec, rspec, cache, h, p, out, bar, check_output, random_inp
                                                             "stride_w", "pad_h", "pad_w", "dil_h", "dil_w",
                                                             "groups")})
             ok, ratio, nbad = check_output(orig, x.reshape(p.N, p.H, p.W, p.C),
-                                           w.reshape(p.K, p.Y, p.X, p.cpg), run.download())
+                                           w.reshape(p.K, p.Y, p.X, p.cpg), run.download(), bias, scalars)
             print(f"verify: {'OK' if ok else 'FAILED'} (max error / tolerance {ratio:.3g}"
                   + ("" if ok else f", {nbad} elements out of tolerance") + ")", file=out)
             status = 0 if ok else 1

@@ -57,9 +57,10 @@ def layout(args) -> tuple:
     return tuple(slots), _align(off, KERNARG_ALIGN)
 
 
-def variant_layout(variant: str) -> tuple:
-    """Layout of a conv ABI variant (``plain``, ``two_stage``, ``cluster``, ``reduce``)."""
-    return layout(conv_abi.args(variant))
+def variant_layout(variant: str, acc_epilogue: str = "identity") -> tuple:
+    """Layout of a conv ABI variant (``plain``, ``two_stage``, ``cluster``, ``reduce``);
+    ``acc_epilogue``: the reduce kernel's (a fused Stage 2's arguments follow ``ks_count``)."""
+    return layout(conv_abi.args(variant, acc_epilogue))
 
 
 def check_against_metadata(slots, kmeta: dict | None, kernel: str) -> None:

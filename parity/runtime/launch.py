@@ -51,7 +51,7 @@ class Launcher:
     """One kernel at one grid/block (and cluster shape), checked before any launch."""
 
     def __init__(self, kernel: Kernel, variant: str, grid, block, cluster=None,
-                 max_cluster_volume: int = DEFAULT_MAX_CLUSTER_VOLUME):
+                 max_cluster_volume: int = DEFAULT_MAX_CLUSTER_VOLUME, acc_epilogue: str = "identity"):
         self.kernel, self.hip = kernel, kernel.hip
         self.name = kernel.code.kernel
         self.variant = variant
@@ -61,7 +61,7 @@ class Launcher:
             raise LaunchConfigError(f"{self.name}: block must be three positive integers, got {block!r}")
         self.cluster = check_cluster(self.name, self.grid, cluster, kernel.code.cluster_dims,
                                      max_cluster_volume)
-        self.slots, self.kernarg_size = variant_layout(variant)
+        self.slots, self.kernarg_size = variant_layout(variant, acc_epilogue)
         check_against_metadata(self.slots, kernel.code.metadata, self.name)
         self.kinds = {s.name: s.kind for s in self.slots}
 

@@ -37,9 +37,13 @@ REDUCE_THREADS = 256
 REDUCE_VECTOR = 4
 
 
-def reduce_spec(dtype: str) -> dict:
-    """The Stage-2 binary: runtime slab loop (degree 0), so one binary serves every degree."""
-    return {"dtype": dtype, "vector": REDUCE_VECTOR, "threads": REDUCE_THREADS, "degree": 0}
+def reduce_spec(dtype: str, acc_epilogue: str = "identity") -> dict:
+    """The Stage-2 binary: runtime slab loop (degree 0), so one binary serves every degree;
+    a fused layer's (``acc_epilogue`` not identity) applies the epilogue after the fold."""
+    out = {"dtype": dtype, "vector": REDUCE_VECTOR, "threads": REDUCE_THREADS, "degree": 0}
+    if acc_epilogue != "identity":
+        out["acc_epilogue"] = acc_epilogue
+    return out
 
 
 def reduce_grid(plan: LaunchPlan, rspec: dict | None = None) -> tuple:
@@ -122,9 +126,14 @@ class ConvRun:
         self.fwd_code = build_kernel(CIG.FAMILY, binary, arch, flavor, self.cache)
         if self.fwd_code.kernel != self.plan.kernel:
             raise LaunchConfigError(f"built {self.fwd_code.kernel}, the plan launches {self.plan.kernel}")
-        self.reduce_spec = dict(reduce) if reduce else reduce_spec(self.dtype)
+        acc = self.spec["acc_epilogue"]
+        self.reduce_spec = dict(reduce) if reduce else reduce_spec(self.dtype, acc)
         if self.reduce_spec["dtype"] != self.dtype:
             raise LaunchConfigError(f"reduce spec dtype {self.reduce_spec['dtype']} != {self.dtype}")
+        racc = self.reduce_spec.get("acc_epilogue", "identity")
+        if self.plan.needs_stage2 and racc != acc:
+            raise LaunchConfigError(f"reduce spec acc_epilogue {racc} != the layer's {acc} (Stage 2 applies "
+                                    f"the layer's epilogue once, after the fold)")
         if self.plan.needs_stage2:
             why = reduce_launch_reason(self.reduce_spec, self.plan.stage2_args)
             if why:
@@ -157,8 +166,9 @@ class ConvRun:
             red = Kernel(h, self.red_code)
             self._kernels.append(red)
             rs = self.reduce_spec
-            self.stage2 = prepare_launch(Launcher(red, "reduce", reduce_grid(p, rs), (rs["threads"], 1, 1)),
-                                         p.stage2_args, bufs)
+            L2 = Launcher(red, "reduce", reduce_grid(p, rs), (rs["threads"], 1, 1),
+                          acc_epilogue=rs.get("acc_epilogue", "identity"))
+            self.stage2 = prepare_launch(L2, p.stage2_args, bufs, self.scalars)
         return self
 
     # ---------------------------------------------------------------- copies
@@ -282,14 +292,28 @@ def bits_to_float(bits: np.ndarray, dtype: str) -> np.ndarray:
     return bits.view(np.float16).astype(np.float64)
 
 
-def check_output(spec: dict, x: np.ndarray, w: np.ndarray, d_bits: np.ndarray) -> tuple:
-    """Compare D with the numpy reference (parity/sim/reference.py); (ok, worst error / tolerance, count bad)."""
+def check_output(spec: dict, x: np.ndarray, w: np.ndarray, d_bits: np.ndarray, bias: np.ndarray | None = None,
+                 scalars: dict | None = None) -> tuple:
+    """Compare D with the numpy reference (parity/sim/reference.py); (ok, worst error / tolerance, count bad).
+    A fused layer's reference applies its ``acc_epilogue`` to the float64 result: ``bias``
+    (fp32[K]) added per output channel, ``scalars['scale']`` (the tolerance scaled
+    alike), relu, clamp to ``scalars['clamp_lo'/'clamp_hi']``."""
 
     s = normalize(CL.FAMILY, CL.FIELDS, spec)
     kw = dict(groups=s["groups"], stride=(s["stride_h"], s["stride_w"]), padding=(s["pad_h"], s["pad_w"]),
               dilation=(s["dil_h"], s["dil_w"]))
     ref = conv_fwd(x, w, **kw)
-    tol = conv_tolerance(s["dtype"], s["Y"] * s["X"] * (s["C"] // s["groups"]), conv_abs_fwd(x, w, **kw), ref)
+    absum = conv_abs_fwd(x, w, **kw)
+    acc, sc = s["acc_epilogue"], dict(scalars or {})
+    if acc == "bias":
+        ref = ref + np.asarray(bias, np.float64)
+    elif acc == "scale":
+        ref, absum = ref * sc["scale"], absum * abs(sc["scale"])
+    elif acc == "relu":
+        ref = np.maximum(ref, 0.0)
+    elif acc == "clamp":
+        ref = np.clip(ref, sc["clamp_lo"], sc["clamp_hi"])
+    tol = conv_tolerance(s["dtype"], s["Y"] * s["X"] * (s["C"] // s["groups"]), absum, ref)
     got = bits_to_float(d_bits, s["dtype"]).reshape(ref.shape)
     err = np.abs(got - ref)
     bad = ~(err <= tol)

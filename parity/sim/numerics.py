@@ -40,6 +40,7 @@ from parity.sim import launch_route as LR
 from parity.sim.cases import Buf, Case, Launch, Skipped  # noqa: F401 (re-exported: the plans' records)
 from parity.sim.ir_core_plan import ir_core_cases
 from parity.sim.checks import CONV_CALLER
+from parity.sim import numerics_fused
 from parity.sim import invariants as INV
 from parity.sim.errors import SimError
 from parity.sim.kernel import Kernel
@@ -81,6 +82,8 @@ REDUCE_TOLERANCE = ("bit-exact: D == RNE(sequential fp32 sum over slabs from sla
 
 
 def reduce_cases(spec: dict, arch: str) -> list:
+    if spec.get("acc_epilogue", "identity") != "identity":  # fused Stage 2: parity/sim/numerics_fused.py
+        return numerics_fused.reduce_cases(spec, arch)
     dt, v, t, deg = spec["dtype"], spec["vector"], spec["threads"], spec["degree"]
     out = []
     rng = np.random.default_rng(1234 + v * 7 + t + deg)
@@ -304,6 +307,8 @@ def conv_cases(spec: dict, arch: str, lowerer=None, problems=None) -> list:
         xs, ws_, bias = CK.conv_inputs(rng, dt, (N, H, W, Cc), (K, Y, X, Cc // G), exact)
         if S and _order_probed(pname):  # the fold order shows in D (cluster == two-stage)
             xs, ws_ = cover.order_probe(xs, ws_, dt, G, plan["ks"])
+        if _order_probed(pname) and Y == X == 1:  # a fused epilogue before the last slab shows in D
+            xs, ws_ = numerics_fused.cancel_probe_conv(full, xs, ws_, G, plan)
         kw = dict(groups=G, stride=st, padding=pd, dilation=dl)
         r64 = ref.conv_fwd(xs, ws_, **kw)
         asum = ref.conv_abs_fwd(xs, ws_, **kw)
@@ -324,6 +329,9 @@ def conv_cases(spec: dict, arch: str, lowerer=None, problems=None) -> list:
         inv = _invariant_twin(full, pname, prob, degree, arch, lowerer, kern, bufs, launches, dt, tol)
         if inv is not None:
             check = _and_then(check, inv)
+        fused = numerics_fused.exact_after_fold(full, plan, dt, e.shape)  # None unless fused split
+        if fused is not None:
+            check = _and_then(check, fused)
         data = f"d{plan['data_slices']}" if "data_slices" in plan else ""  # cluster: the slices with data
         kr = Y * X * C.pixel_slot(full["vector_a"]) if full["vector_a"] in C.PIXEL_VECTORS else int(a["Kgemm"])
         out.append(Case(f"{pname}_ks{plan['ks']}x{plan['ks_count']}{data}", kern, bufs, launches, check,
@@ -382,7 +390,7 @@ def plan_launches(text: str, full: dict, spec: dict, arch: str, dt: str, bufs: d
                            lds_bytes=rp.lds_bytes if key == "conv" else None, variant=rp.variant,
                            plan_args=rargs, scalars=CONV_CALLER, plan_cluster=rp.cluster))
     if rp.needs_stage2:
-        rspec = reduce_spec(dt)
+        rspec = reduce_spec(dt, full["acc_epilogue"])
         why = reduce_launch_reason(rspec, rp.stage2_args)
         if why:
             raise SimError(f"conv_launch plan: Stage 2 refused by the pairing rule (parity/reduce_launch.py): {why}")

@@ -12,7 +12,9 @@ Spec fields, in order: ``direction`` (``fwd``; ``bwd_data`` and ``bwd_weight``
 are known directions without kernels and are rejected with a reason),
 ``variant`` (``plain``, ``two_stage``, ``cluster``, ``reduce``),
 ``spatial_dims`` (2; 3 is a known request without kernels, rejected with a
-reason). The capture attribute of the pointer arguments is spelled per flavor
+reason), ``acc_epilogue`` (``identity``; ``bias``, ``scale``, ``relu``, ``clamp``
+only with variant ``reduce``: the fused Stage 2 takes its epilogue's
+arguments after ``ks_count``). The capture attribute of the pointer arguments is spelled per flavor
 (``nocapture`` at llvm20, ``captures(none)`` after), so the text depends on the
 flavor; the cluster variant exists only where the cluster kernel does
 (flavor llvm23).
@@ -27,7 +29,9 @@ FIELDS = (
     Field("direction", "str", "fwd"),
     Field("variant", "str", "plain"),
     Field("spatial_dims", "int", 2),
+    Field("acc_epilogue", "str", "identity"),
 )
+ACC_EPILOGUES = ("identity", "bias", "scale", "relu", "clamp")
 DIRECTIONS = ("fwd", "bwd_data", "bwd_weight")
 VARIANTS = conv_abi.VARIANTS  # plain, two_stage, cluster, reduce
 KERNEL_ARCH = "gfx1250"
@@ -39,8 +43,8 @@ def _show(v) -> str:
 
 def validate(spec: dict, arch, flavor) -> str | None:
     """First failing rule's reason, or None. Order: direction (known, then
-    implemented), variant, spatial_dims (3 has its own reason), arch, cluster
-    flavor."""
+    implemented), variant, spatial_dims (3 has its own reason), acc_epilogue
+    (known, then reduce only), arch, cluster flavor."""
     d = spec["direction"]
     if d not in DIRECTIONS:
         return f"direction must be fwd, bwd_data or bwd_weight, got {_show(d)}"
@@ -54,6 +58,12 @@ def validate(spec: dict, arch, flavor) -> str | None:
         return "spatial_dims 3 (3-D convolution) has no kernels (only 2-D is implemented)"
     if n != 2:
         return f"spatial_dims must be 2 or 3, got {n}"
+    acc = spec["acc_epilogue"]
+    if acc not in ACC_EPILOGUES:
+        return f"acc_epilogue must be identity, bias, scale, relu or clamp, got {_show(acc)}"
+    if acc != "identity" and v != "reduce":
+        return (f"acc_epilogue '{acc}' applies to variant reduce only (the forward kernels take "
+                f"every epilogue argument)")
     if arch.name != KERNEL_ARCH:
         return f"arch {arch.name} has no conv kernels (requires gfx1250)"
     if v == "cluster" and not flavor.clusters:
@@ -62,10 +72,12 @@ def validate(spec: dict, arch, flavor) -> str | None:
 
 
 def kernel_name(spec: dict, arch, flavor) -> str:
-    """``conv_abi_<direction>_<variant>`` (e.g. ``conv_abi_fwd_two_stage``)."""
-    return f"conv_abi_{spec['direction']}_{spec['variant']}"
+    """``conv_abi_<direction>_<variant>[_<acc_epilogue>]`` (e.g.
+    ``conv_abi_fwd_two_stage``, ``conv_abi_fwd_reduce_bias``; no suffix for identity)."""
+    acc = spec["acc_epilogue"]
+    return f"conv_abi_{spec['direction']}_{spec['variant']}" + ("" if acc == "identity" else f"_{acc}")
 
 
 def build(spec: dict, arch, flavor):
     """(name, text) of a valid spec: :func:`conv_abi.text` of the variant."""
-    return kernel_name(spec, arch, flavor), conv_abi.text(spec["variant"], flavor)
+    return kernel_name(spec, arch, flavor), conv_abi.text(spec["variant"], flavor, spec["acc_epilogue"])

@@ -40,8 +40,11 @@ SPLIT_TAIL_CLUSTER = (("ws_ptr", "inout_ptr"), ("ws_bytes", "i64"), ("ks", "i32"
 VARIANTS = ("plain", "two_stage", "cluster", "reduce")
 
 
-def args(variant: str) -> tuple:
-    """``(name, kind)`` of every argument of ``variant``, in order."""
+def args(variant: str, acc_epilogue: str = "identity") -> tuple:
+    """``(name, kind)`` of every argument of ``variant``, in order.
+    ``acc_epilogue``: the reduce kernel's accumulator epilogue (its arguments
+    follow ``ks_count``, :data:`conv_fwd_split_k_reduce.EPILOGUE_ARGS`); the
+    forward variants take every epilogue argument whatever it is."""
     if variant == "plain":
         return HEAD + PROBLEM
     if variant == "two_stage":
@@ -49,7 +52,7 @@ def args(variant: str) -> tuple:
     if variant == "cluster":
         return HEAD + PROBLEM + SPLIT_TAIL_CLUSTER
     if variant == "reduce":
-        return conv_fwd_split_k_reduce.ARGS
+        return conv_fwd_split_k_reduce.args(acc_epilogue)
     raise ValueError(f"unknown conv ABI variant {variant}")
 
 
@@ -63,9 +66,9 @@ _MAKE = {
 }
 
 
-def params(variant: str) -> list:
+def params(variant: str, acc_epilogue: str = "identity") -> list:
     """Kernel parameters of ``variant``."""
-    return [_MAKE[kind](name) for name, kind in args(variant)]
+    return [_MAKE[kind](name) for name, kind in args(variant, acc_epilogue)]
 
 
 def variant_of(split_k: int, split_k_cluster: int) -> str:
@@ -75,17 +78,19 @@ def variant_of(split_k: int, split_k_cluster: int) -> str:
     return "two_stage" if split_k > 1 else "plain"
 
 
-def text(variant: str, flavor) -> str:
+def text(variant: str, flavor, acc_epilogue: str = "identity") -> str:
     """The argument list as text: ``conv_abi <variant>`` then one line per
     argument ``<index> <name>: <llvm type>[ <attrs>]`` (attributes in print
-    order, the capture attribute spelled as ``flavor`` spells it); LF, trailing newline."""
-    lines = [f"conv_abi {variant}"]
-    for i, p in enumerate(params(variant)):
+    order, the capture attribute spelled as ``flavor`` spells it); LF, trailing newline.
+    A non-identity ``acc_epilogue`` adds `` acc_epilogue=<e>`` to the first line."""
+    lines = [f"conv_abi {variant}" + ("" if acc_epilogue == "identity" else f" acc_epilogue={acc_epilogue}")]
+    for i, p in enumerate(params(variant, acc_epilogue)):
         attrs = " ".join(flavor.capture_attr if a == "capture" else a for a in p.attrs)
         lines.append(f"{i} {p.name}: {p.type.text}" + (f" {attrs}" if attrs else ""))
     return "\n".join(lines) + "\n"
 
 
-def param_names(variant: str) -> tuple:
-    return tuple(n for n, _ in args(variant))
+def param_names(variant: str, acc_epilogue: str = "identity") -> tuple:
+    """The argument names of ``variant`` (and the reduce kernel's ``acc_epilogue``), in order."""
+    return tuple(n for n, _ in args(variant, acc_epilogue))
 

@@ -19,13 +19,27 @@ element ``s*M*K``, which is only a multiple of ``vector`` when ``M*K`` is.
 Spec fields, in order: ``dtype`` (``bf16``/``fp16``), ``vector`` (1, 2, 4, 8
 elements), ``threads`` (multiple of the wave size, <= 1024), ``degree`` (1..32
 unrolls the slab loop for that many slabs and ignores ``ks_count``; 0 loops
-over the ``ks_count`` argument at run time, which must be >= 1).
+over the ``ks_count`` argument at run time, which must be >= 1),
+``acc_epilogue`` (``identity``, ``bias``, ``scale``, ``relu``, ``clamp``; default
+``identity``).
+
+Accumulator epilogue (split-K of fused layers): applied once to the fp32 slab
+sum, after the whole fold and before the cast, with the semantics of
+``conv_implicit_gemm``'s epilogue (docs/conv_implicit_gemm.md, "Epilogues"):
+``bias`` adds ``bias[c]`` with ``c = e mod K`` the output channel of flat
+element ``e`` (the channel already includes the group base ``g*kpg``: D's row
+is all K channels), read through a raw buffer resource of ``bias_bytes``
+bytes, so a channel past ``bias_bytes`` reads 0; ``scale`` multiplies by
+``scale``; ``relu`` is ``select(x olt 0, 0, x)`` (NaN passes); ``clamp`` is
+``select(x olt lo, lo, x)`` then ``select(x1 ogt hi, hi, x1)``. The epilogue's
+arguments follow :data:`ARGS` (:data:`EPILOGUE_ARGS`); ``identity`` builds the
+kernel of the unfused family byte for byte (same name, same arguments).
 """
 from __future__ import annotations
 
 from ..ir import types as T
 from ..ir.builder import IRBuilder
-from ..ir.values import i32, i64
+from ..ir.values import const_float, const_int, i32, i64, splat, zeroinit
 from .common import in_ptr, kernel_attrs, new_module, out_ptr, scalar
 from ..spec.fields import Field
 
@@ -35,10 +49,12 @@ FIELDS = (
     Field("vector", "int", 8),
     Field("threads", "int", 256),
     Field("degree", "int", 0),
+    Field("acc_epilogue", "str", "identity"),
 )
 DTYPES = {"bf16": T.BFLOAT, "fp16": T.HALF}
 VECTORS = (1, 2, 4, 8)
 MAX_DEGREE = 32
+ACC_EPILOGUES = ("identity", "bias", "scale", "relu", "clamp")
 
 # The kernel argument list, defined once: (name, kind). Sizes are in bytes;
 # M and K are output pixels and output channels (elements).
@@ -51,17 +67,34 @@ ARGS = (
     ("K", "i32"),
     ("ks_count", "i32"),
 )
+# The accumulator epilogue's arguments, appended to ARGS (bias: fp32[K] and its
+# size in bytes; scale and clamp bounds: fp32 values).
+EPILOGUE_ARGS = {
+    "identity": (),
+    "bias": (("bias_ptr", "in_ptr"), ("bias_bytes", "i64")),
+    "scale": (("scale", "f32"),),
+    "relu": (),
+    "clamp": (("clamp_lo", "f32"), ("clamp_hi", "f32")),
+}
 
 
-def params() -> list:
-    """The kernel parameters built from :data:`ARGS`."""
+def args(acc_epilogue: str = "identity") -> tuple:
+    """``(name, kind)`` of every kernel argument for ``acc_epilogue`` (one of
+    :data:`ACC_EPILOGUES`; KeyError otherwise): :data:`ARGS` then the
+    epilogue's own (:data:`EPILOGUE_ARGS`)."""
+    return ARGS + EPILOGUE_ARGS[acc_epilogue]
+
+
+def params(acc_epilogue: str = "identity") -> list:
+    """The kernel parameters built from :func:`args`."""
     make = {
         "in_ptr": in_ptr,
         "out_ptr": out_ptr,
         "i64": lambda n: scalar(n, T.I64),
         "i32": lambda n: scalar(n, T.I32),
+        "f32": lambda n: scalar(n, T.FLOAT),
     }
-    return [make[kind](name) for name, kind in ARGS]
+    return [make[kind](name) for name, kind in args(acc_epilogue)]
 
 
 def _show(v) -> str:
@@ -70,7 +103,7 @@ def _show(v) -> str:
 
 def validate(spec: dict, arch, flavor) -> str | None:
     """First failing rule's reason, or None. Order: dtype, vector, threads,
-    degree, arch."""
+    degree, acc_epilogue, arch."""
     if spec["dtype"] not in DTYPES:
         return f"dtype must be bf16 or fp16, got {_show(spec['dtype'])}"
     if spec["vector"] not in VECTORS:
@@ -81,21 +114,26 @@ def validate(spec: dict, arch, flavor) -> str | None:
     d = spec["degree"]
     if d < 0 or d > MAX_DEGREE:
         return f"degree must be 0 (runtime ks_count) or 1..{MAX_DEGREE}, got {d}"
+    if spec["acc_epilogue"] not in ACC_EPILOGUES:
+        return (f"acc_epilogue must be identity, bias, scale, relu or clamp, "
+                f"got {_show(spec['acc_epilogue'])}")
     if arch.name != "gfx1250":
         return f"arch {arch.name} has no conv_fwd_split_k_reduce kernel (requires gfx1250)"
     return None
 
 
 def kernel_name(spec: dict, arch, flavor) -> str:
-    """``conv_fwd_split_k_reduce_<dtype>_v<vector>_t<threads>_d<degree>``."""
+    """``conv_fwd_split_k_reduce_<dtype>_v<vector>_t<threads>_d<degree>``, then
+    ``_<acc_epilogue>`` unless it is ``identity``."""
+    acc = spec["acc_epilogue"]
     return (f"conv_fwd_split_k_reduce_{spec['dtype']}_v{spec['vector']}"
-            f"_t{spec['threads']}_d{spec['degree']}")
+            f"_t{spec['threads']}_d{spec['degree']}" + ("" if acc == "identity" else f"_{acc}"))
 
 
 def build(spec: dict, arch, flavor):
     """Build the module of a valid spec; returns (kernel name, Module)."""
     name = kernel_name(spec, arch, flavor)
-    m, fn = new_module(flavor, arch, name, params(), kernel_attrs(spec["threads"]))
+    m, fn = new_module(flavor, arch, name, params(spec["acc_epilogue"]), kernel_attrs(spec["threads"]))
     b = IRBuilder(m, fn)
     _body(b, spec, arch.wave_size)
     return name, m
@@ -149,9 +187,73 @@ def _slab_sum(b: IRBuilder, spec: dict, idx, mk, width: int):
     return total.result
 
 
-def _store(b: IRBuilder, spec: dict, total, idx, width: int) -> None:
+def _bias_rsrc(b: IRBuilder):
+    """Buffer resource over ``bias_bytes`` bytes at ``bias_ptr`` (word 3: the arch
+    table's ``rsrc_flags``, raw offset range check), as conv_implicit_gemm builds it."""
+    n = b.fn.param("bias_bytes")
+    if b.module.flavor.rsrc_num_records_bits == 32:
+        n = b.cast("trunc", n, T.I32, "rsrc_bias_nrec")
+    return b.call("make_buffer_rsrc", [b.fn.param("bias_ptr"), const_int(T.I16, 0), n,
+                                       i32(b.module.arch.rsrc_flags)], "rsrc_bias")
+
+
+def _bias(b: IRBuilder, ctx: dict, idx, width: int):
+    """fp32 bias of the ``width`` elements from flat index ``idx`` (i64): channel
+    ``c = idx mod K``, then ``c + 1`` wrapped to 0 at K for each next element (so a
+    lane's elements may cross a row, any K >= 1); one range-checked f32 buffer
+    load per element (offset ``4*c``; past ``bias_bytes`` reads 0)."""
+    c = b.cast("trunc", b.binop("urem", idx, ctx["k64"], "ch_w"), T.I32, "ch")
+    vt = T.vec(width, T.FLOAT)
+    out = zeroinit(vt) if width > 1 else None
+    for i in range(width):
+        if i:
+            c1 = b.add(c, i32(1), "ch_next", ("nuw", "nsw"))
+            wrap = b.icmp("eq", c1, b.fn.param("K"), "ch_wrap")
+            c = b.select(wrap, i32(0), c1, "ch")
+        off = b.mul(c, i32(4), "bias_byte")
+        x = b.call("raw_buffer_load_f32", [ctx["rbias"], off, i32(0), i32(0)], "bias")
+        if width == 1:
+            return x
+        out = b.insertelement(out, x, i32(i), "biasv")
+    return out
+
+
+def _epilogue(b: IRBuilder, spec: dict, ctx: dict, x, idx, width: int):
+    """The accumulator epilogue on the fp32 slab sum ``x`` (scalar or <width x
+    float>) of the elements from flat index ``idx``; identity returns ``x``."""
+    kind = spec["acc_epilogue"]
+    vt = T.FLOAT if width == 1 else T.vec(width, T.FLOAT)
+
+    def c(v):
+        e = const_float(T.FLOAT, v)
+        return e if width == 1 else splat(vt, e)
+
+    def bc(name):  # broadcast an fp32 scalar argument
+        v = b.fn.param(name)
+        if width == 1:
+            return v
+        ins = b.insertelement(zeroinit(vt), v, i32(0), "bc")
+        return b.shufflevector(ins, ins, [0] * width, "bcast")
+    if kind == "identity":
+        return x
+    if kind == "bias":
+        return b.fadd(x, _bias(b, ctx, idx, width), "biased")
+    if kind == "scale":
+        return b.fmul(x, bc("scale"), "scaled")
+    if kind == "relu":
+        neg = b.fcmp("olt", x, c(0.0), "neg")
+        return b.select(neg, c(0.0), x, "relu")
+    lo, hi = bc("clamp_lo"), bc("clamp_hi")
+    below = b.fcmp("olt", x, lo, "below")
+    x1 = b.select(below, lo, x, "clamp_l")
+    above = b.fcmp("ogt", x1, hi, "above")
+    return b.select(above, hi, x1, "clamp_h")
+
+
+def _store(b: IRBuilder, spec: dict, ctx: dict, total, idx, width: int) -> None:
     et = DTYPES[spec["dtype"]]
     ot = et if width == 1 else T.vec(width, et)
+    total = _epilogue(b, spec, ctx, total, idx, width)
     y = b.cast("fptrunc", total, ot, "out")
     p = b.gep(et, b.fn.param("d_ptr"), [idx], "pd")
     b.store(y, p, 2 * width)
@@ -165,6 +267,7 @@ def _body(b: IRBuilder, spec: dict, wave: int) -> None:
     m64 = b.cast("zext", b.fn.param("M"), T.I64, "mw")
     k64 = b.cast("zext", b.fn.param("K"), T.I64, "kw")
     mk = b.mul(m64, k64, "mk", ("nuw", "nsw"))
+    ctx = {"k64": k64, "rbias": _bias_rsrc(b) if spec["acc_epilogue"] == "bias" else None}
     wg64 = b.cast("zext", wg, T.I64, "wgw")
     base = b.mul(wg64, i64(threads), "base", ("nuw", "nsw"))
     tid64 = b.cast("zext", tid, T.I64, "tidw")
@@ -186,7 +289,7 @@ def _body(b: IRBuilder, spec: dict, wave: int) -> None:
     b.cond_br(full, vec_b, tail)
     b.position(vec_b)
     total = _slab_sum(b, spec, e, mk, v)
-    _store(b, spec, total, e, v)
+    _store(b, spec, ctx, total, e, v)
     b.br(exit_)
     # Last wave: each lane walks its `vector` elements one at a time with the
     # index clamped to M*K-1, so lanes past the end recompute and store the
@@ -202,7 +305,7 @@ def _body(b: IRBuilder, spec: dict, wave: int) -> None:
     inside = b.icmp("ult", j, last, "inside")
     jc = b.select(inside, j, last, "jc")
     t_total = _slab_sum(b, spec, jc, mk, 1)
-    _store(b, spec, t_total, jc, 1)
+    _store(b, spec, ctx, t_total, jc, 1)
     i2 = b.add(i.result, i64(1), "inext", ("nuw", "nsw"))
     again = b.icmp("ult", i2, i64(v), "again")
     b.cond_br(again, loop, exit_)

@@ -192,29 +192,39 @@ def kernel_name(spec: dict, arch, flavor) -> str:
 def _arg_values(spec: dict, p: ConvProblem, variant: str, ks: int, kc: int) -> dict:
     """Value text of every argument of ``variant``: byte counts and extents in
     decimal, pointers ``buffer <tensor>`` or ``unused`` (the kernel never
-    touches it; pass null), epilogue scalars ``caller`` or ``unused``."""
+    touches it; pass null), epilogue scalars ``caller`` or ``unused``. The
+    epilogue's arguments go to the kernel that applies it: the plain kernel,
+    the cluster kernel (its fold) or Stage 2 (``reduce``, its own arguments
+    after ``ks_count``); Stage 1 of two-stage gets them as ``unused``."""
     acc = spec["acc_epilogue"]
     nb = dict(_byte_counts(spec, p, kc))
     v = {}
     if variant == "reduce":
         v.update(ws_ptr="buffer ws", ws_bytes=kc * p.d_elems() * 4, d_ptr="buffer d",
                  d_bytes=nb["d_bytes"], M=p.M, K=p.K, ks_count=kc)
+        if acc == "bias":
+            v.update(bias_ptr="buffer bias", bias_bytes=nb["bias_bytes"])
+        elif acc == "scale":
+            v.update(scale="caller")
+        elif acc == "clamp":
+            v.update(clamp_lo="caller", clamp_hi="caller")
         return v
     writes_d = variant != "two_stage"
+    epi = acc if writes_d else "identity"   # Stage 1 stores raw partials
     v.update(x_ptr="buffer x", x_bytes=nb["x_bytes"], w_ptr="buffer w", w_bytes=nb["w_bytes"],
              d_ptr="buffer d" if writes_d else "unused", d_bytes=nb["d_bytes"],
-             bias_ptr="buffer bias" if acc == "bias" else "unused",
-             scale="caller" if acc == "scale" else "unused",
-             clamp_lo="caller" if acc == "clamp" else "unused",
-             clamp_hi="caller" if acc == "clamp" else "unused")
+             bias_ptr="buffer bias" if epi == "bias" else "unused",
+             scale="caller" if epi == "scale" else "unused",
+             clamp_lo="caller" if epi == "clamp" else "unused",
+             clamp_hi="caller" if epi == "clamp" else "unused")
     v.update(p.problem_args())
     if variant != "plain":
         v.update(ws_ptr="buffer ws", ws_bytes=nb["ws_bytes"], ks=ks, ks_count=kc)
     return v
 
 
-def _arg_lines(values: dict, variant: str) -> list:
-    names = conv_abi.param_names(variant)
+def _arg_lines(values: dict, variant: str, acc: str = "identity") -> list:
+    names = conv_abi.param_names(variant, acc)
     missing = [n for n in names if n not in values]
     extra = [n for n in values if n not in names]
     if missing or extra:
@@ -250,6 +260,7 @@ def plan_text(spec: dict, arch, flavor) -> str:
     ]
     lines += _arg_lines(_arg_values(spec, p, variant, ks, kc), variant)
     if needs_stage2:
-        lines.append("stage2_args reduce")
-        lines += _arg_lines(_arg_values(spec, p, "reduce", ks, kc), "reduce")
+        acc = spec["acc_epilogue"]
+        lines.append("stage2_args reduce" + ("" if acc == "identity" else f" acc_epilogue={acc}"))
+        lines += _arg_lines(_arg_values(spec, p, "reduce", ks, kc), "reduce", acc)
     return "\n".join(lines) + "\n"

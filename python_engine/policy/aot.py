@@ -65,6 +65,9 @@ REDUCE_DEGREES = (0, 2, 4, 8, 16, 32)
 CLUSTER_TILES = ((16, 32), (32, 32), (64, 32), (64, 64), (128, 128))
 CLUSTER_SIZES = (4, 8, 12, 15)
 CLUSTER_TILE_K = 64
+# fused split-K (issue 36): the reduce kernels and the cluster binaries again per accumulator
+# epilogue (two-stage Stage 1 of a fused layer is the identity binary, conv_implicit_gemm.stage1_acc)
+FUSED_EPILOGUES = ("bias", "scale", "relu", "clamp")
 VECTOR = 8  # 16-byte vectors of a 2-byte dtype (cluster binaries)
 WAVE = 32
 
@@ -138,8 +141,14 @@ def conv_spec(dtype: str, tm: int, tn: int, tk: int, epilogue: str, split_k: int
     return v
 
 
-def reduce_spec(dtype: str, degree: int, vector: int = REDUCE_VECTORS[0]) -> dict:
-    return {"dtype": dtype, "vector": vector, "threads": REDUCE_THREADS, "degree": degree}
+def reduce_spec(dtype: str, degree: int, vector: int = REDUCE_VECTORS[0], acc_epilogue: str = "identity") -> dict:
+    """The grid's reduce spec (``threads`` :data:`REDUCE_THREADS`); the
+    ``acc_epilogue`` key only when it is not ``identity`` (so an unfused spec's
+    text is what it was before fused Stage 2 existed)."""
+    out = {"dtype": dtype, "vector": vector, "threads": REDUCE_THREADS, "degree": degree}
+    if acc_epilogue != "identity":
+        out["acc_epilogue"] = acc_epilogue
+    return out
 
 
 def _flavor(flavor):
@@ -156,17 +165,18 @@ def jobs(flavor) -> list:
     for dt, tm, tn, wm, wn, tk, pipe, lw, v, epi in _two_stage_axes():
         s = conv_spec(dt, tm, tn, tk, epi, 2, 0, wm, wn, pipe, lw, v)
         out.append(Job(CIG.FAMILY, s, KernelIdentity.of_conv(s, ARCH, fl.canonical)))
-    for dt in DTYPES:
-        for v in REDUCE_VECTORS:
-            for d in REDUCE_DEGREES:
-                s = reduce_spec(dt, d, v)
-                out.append(Job(RED.FAMILY, s, KernelIdentity.of_reduce(s, ARCH, fl.canonical)))
-    if fl.clusters:
+    for acc in ("identity",) + FUSED_EPILOGUES:
         for dt in DTYPES:
-            for tm, tn in CLUSTER_TILES:
-                for S in CLUSTER_SIZES:
-                    s = conv_spec(dt, tm, tn, CLUSTER_TILE_K, "cshuffle", 2, S)
-                    out.append(Job(CIG.FAMILY, s, KernelIdentity.of_conv(s, ARCH, fl.canonical)))
+            for v in REDUCE_VECTORS:
+                for d in REDUCE_DEGREES:
+                    s = reduce_spec(dt, d, v, acc)
+                    out.append(Job(RED.FAMILY, s, KernelIdentity.of_reduce(s, ARCH, fl.canonical)))
+        if fl.clusters:
+            for dt in DTYPES:
+                for tm, tn in CLUSTER_TILES:
+                    for S in CLUSTER_SIZES:
+                        s = dict(conv_spec(dt, tm, tn, CLUSTER_TILE_K, "cshuffle", 2, S), acc_epilogue=acc)
+                        out.append(Job(CIG.FAMILY, s, KernelIdentity.of_conv(s, ARCH, fl.canonical)))
     return out
 
 
@@ -187,9 +197,10 @@ def count_two_stage(dtype_count: int = 1) -> int:
 def count_jobs(flavor) -> int:
     """The number of jobs of ``flavor``, counted over the grid's axes."""
     fl = _flavor(flavor)
-    n = count_two_stage(len(DTYPES)) + len(DTYPES) * len(REDUCE_VECTORS) * len(REDUCE_DEGREES)
+    accs = 1 + len(FUSED_EPILOGUES)
+    n = count_two_stage(len(DTYPES)) + accs * len(DTYPES) * len(REDUCE_VECTORS) * len(REDUCE_DEGREES)
     if fl.clusters:
-        n += len(DTYPES) * len(CLUSTER_TILES) * len(CLUSTER_SIZES)
+        n += accs * len(DTYPES) * len(CLUSTER_TILES) * len(CLUSTER_SIZES)
     return n
 
 
@@ -217,8 +228,6 @@ def conv_miss_reason(spec: dict, flavor) -> str | None:
     fl = _flavor(flavor)
     if spec["split_k"] <= 1:
         return "the plain binary (split_k 1) is not an AOT job (the grid holds split-K binaries)"
-    if spec["acc_epilogue"] != "identity":
-        return f"acc_epilogue {spec['acc_epilogue']} is not in the grid (identity)"
     if spec["name_prefix"]:
         return f"name_prefix '{spec['name_prefix']}' is not in the grid (AOT jobs have none)"
     tm, tn, tk = spec["tile_m"], spec["tile_n"], spec["tile_k"]

@@ -70,13 +70,14 @@ class KernelIdentity:
                    tile_k=s["tile_k"], waves_m=s["waves_m"], waves_n=s["waves_n"], pipeline=s["pipeline"],
                    num_load_waves=s["num_load_waves"] if s["pipeline"] == "wavelet" else 1,
                    epilogue=s["epilogue"], vector_a=s["vector_a"], vector_b=s["vector_b"],
-                   acc_epilogue=s["acc_epilogue"], two_stage=s["split_k"] > 1,
+                   acc_epilogue=CIG.stage1_acc(s), two_stage=s["split_k"] > 1,
                    split_k_cluster=s["split_k_cluster"], name_prefix=s["name_prefix"])
 
     @classmethod
     def of_reduce(cls, spec: dict, arch: str, flavor: str) -> "KernelIdentity":
         return cls("conv_fwd_split_k_reduce", arch, flavor, spec["dtype"], vector=spec["vector"],
-                   threads=spec["threads"], degree=spec["degree"])
+                   threads=spec["threads"], degree=spec["degree"],
+                   acc_epilogue=spec.get("acc_epilogue", "identity"))
 
     @classmethod
     def of(cls, family: str, spec: dict, arch: str, flavor: str) -> "KernelIdentity":

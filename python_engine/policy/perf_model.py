@@ -175,8 +175,12 @@ def predict(spec: dict, binary: str, degree: int, p: ConvProblem, arch, cus: int
         writes, ws_reads = kc * slab + d_bytes, kc * slab
     a_bytes = g * M * Kg * ELEM_BYTES * nt
     b_bytes = g * kpg * Kg * ELEM_BYTES * mt
-    l2_bytes = a_bytes + b_bytes + writes + ws_reads
-    hbm_bytes = p.x_elems() * ELEM_BYTES + p.w_elems() * ELEM_BYTES + writes + ws_reads
+    # the accumulator epilogue's reads (bias: fp32[K]) go to the kernel that applies
+    # it: the plain kernel, the cluster fold (stage 1) or Stage 2
+    epi_bytes = K * ACC_BYTES if spec["acc_epilogue"] == "bias" else 0
+    stage1_epi = 0 if binary == "two_stage" else epi_bytes
+    l2_bytes = a_bytes + b_bytes + writes + ws_reads + stage1_epi
+    hbm_bytes = p.x_elems() * ELEM_BYTES + p.w_elems() * ELEM_BYTES + writes + ws_reads + stage1_epi
     l2_cycles = _ceil(l2_bytes, r["l2_bytes_per_clk_per_cu"] * cus)
     compute_ps = _ceil(compute_cycles * PS_PER_US, r["clock_mhz"])
     l2_ps = _ceil(l2_cycles * PS_PER_US, r["clock_mhz"])
@@ -185,7 +189,7 @@ def predict(spec: dict, binary: str, degree: int, p: ConvProblem, arch, cus: int
     body = max(compute_ps, l2_ps, hbm_ps)
     bound = "compute" if body == compute_ps else "l2" if body == l2_ps else "hbm"
     stage1_ps = launch_ps + body
-    stage2_bytes = kc * slab + d_bytes if binary == "two_stage" else 0
+    stage2_bytes = kc * slab + d_bytes + epi_bytes if binary == "two_stage" else 0
     stage2_ps = launch_ps + _ceil(stage2_bytes * PS_PER_US, r["hbm_bytes_per_us"]) if stage2_bytes else 0
     return (("ks", ks), ("ks_count", kc), ("data", data), ("wgs", wgs), ("occupancy", occupancy),
             ("rounds", rounds), ("wmma", wmma), ("useful", useful), ("compute_cycles", compute_cycles),
@@ -305,7 +309,8 @@ def rules_admission(binary: str, spec: dict, degree: int, p: ConvProblem, ar, fl
     ``spec``, launch ``degree``) on the (folded) problem ``p`` with ``cus``
     CUs, else ``(None, rule)``: the text naming the rule that admits it.
     Plain: always. Two-stage: the split-K policy (:func:`resolve_conv_split_k`
-    at the candidate's tile, ``split_k = -1``) resolves to D >= 2 and
+    at the candidate's tile, ``split_k = -1``, the identity epilogue: a fused
+    layer is admitted by the unfused layer's rules) resolves to D >= 2 and
     ``degree <= D``. Cluster: :func:`select.cluster_offer_reason` holds, ``S *
     output tiles <= 8 * cus`` (the policy's target) and the policy splits at
     the cluster tile."""
@@ -313,7 +318,9 @@ def rules_admission(binary: str, spec: dict, degree: int, p: ConvProblem, ar, fl
         return None, "plain: the plain kernel is always admitted"
     tm, tn, tk = spec["tile_m"], spec["tile_n"], spec["tile_k"]
     tile = f"{tm}x{tn}x{tk}"
-    d = resolve_conv_split_k("fwd", dict(spec, split_k=-1, split_k_cluster=0), p, ar, flavor=fl, cus=cus)
+    # fused layers are admitted by the unfused rules (docs/policy.md "Fused layers")
+    d = resolve_conv_split_k("fwd", dict(spec, split_k=-1, split_k_cluster=0, acc_epilogue="identity"), p, ar,
+                             flavor=fl, cus=cus)
     if d.degree < 2:
         return f"the policy does not split at {tile} (rule {d.rule}: {d.detail})", None
     if binary == "two_stage":
@@ -354,7 +361,8 @@ def candidate_list(spec: dict, p: ConvProblem, ar, fl, rules_cus: int | None = N
                 out.append(("two_stage", s2, d, why))
             if clusters and (tm, tn) in aot.CLUSTER_TILES:
                 for s in aot.CLUSTER_SIZES:
-                    sc = aot.conv_spec(spec["dtype"], tm, tn, aot.CLUSTER_TILE_K, "cshuffle", 2, s)
+                    sc = dict(aot.conv_spec(spec["dtype"], tm, tn, aot.CLUSTER_TILE_K, "cshuffle", 2, s),
+                              acc_epilogue=spec["acc_epilogue"])
                     why = _admission(sc, "cluster", s, p, ar, fl, per_p) if split_ok else "the split form is rejected"
                     out.append(("cluster", sc, s, why))
     if rules_cus is None:

@@ -176,7 +176,8 @@ def select_binary(spec: dict, problem: ConvProblem, arch, flavor, cus: int | Non
     rident = None
     if kind == "two_stage" and admission is None:
         kc = _ceil(p.Kgemm, _ceil(_ceil(p.Kgemm, degree), bspec["tile_k"]) * bspec["tile_k"])
-        red = aot.reduce_spec(bspec["dtype"], kc if kc in aot.REDUCE_DEGREES else 0, aot.reduce_vector(p.K))
+        red = aot.reduce_spec(bspec["dtype"], kc if kc in aot.REDUCE_DEGREES else 0, aot.reduce_vector(p.K),
+                              bspec["acc_epilogue"])
         rident = KernelIdentity.of_reduce(red, ar.name, fl.canonical)
     hashes = aot.job_hashes(fl) if ar.name == aot.ARCH else frozenset()
     in_aot = ident is not None and ident.hash() in hashes and (rident is None or rident.hash() in hashes)

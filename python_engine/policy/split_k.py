@@ -122,6 +122,24 @@ def resolve_conv_split_k(direction: str, spec: dict, problem: ConvProblem, arch,
     return d
 
 
+#: The reference design's rule for fused layers (kept verbatim by the seed policy):
+#: the kernels split fused layers (Stage 2 / the cluster fold apply the epilogue,
+#: docs/policy.md "Fused layers"), but the seed resolves them to 1 as the design we
+#: follow does.
+SEED_FUSED_REASON = "split-K needs the identity accumulator epilogue (it applies per slice), got '{}'"
+
+
+def split_form_reason(spec: dict, ar, fl, seed_fused: bool = True) -> str | None:
+    """Why the spec's split form (``split_k = 2``) may not be used, or None:
+    conv_implicit_gemm's rules, with the seed's fused-layer rule
+    (:data:`SEED_FUSED_REASON`, when ``seed_fused``) in the place the kernels'
+    former split-K epilogue rule had (after split_k, before the cluster rules)."""
+    if seed_fused and spec["acc_epilogue"] != "identity":
+        early = CIG.validate(dict(spec, split_k=2, split_k_cluster=0, name_prefix=""), ar, fl)
+        return early or SEED_FUSED_REASON.format(spec["acc_epilogue"])
+    return CIG.validate(dict(spec, split_k=2), ar, fl)
+
+
 def _resolve(direction, spec, problem, arch, raise_on_reject, flavor, cus) -> Decision:
     if direction != "fwd":
         raise SpecRejected(f"direction {direction!r} has no split-K policy (only fwd)")
@@ -138,7 +156,7 @@ def _resolve(direction, spec, problem, arch, raise_on_reject, flavor, cus) -> De
         else flavor
     if fl is None:
         raise SpecRejected(f"flavor '{flavor}' is not one of llvm20, llvm22, llvm23, llvm24")
-    reason = CIG.validate(dict(spec, split_k=2), ar, fl)
+    reason = split_form_reason(spec, ar, fl)
     if reason and spec["split_k_cluster"] > 0:
         raise SpecRejected(reason)  # an explicit cluster request is never built plain
     if problem.Y == 1 and problem.X == 1:

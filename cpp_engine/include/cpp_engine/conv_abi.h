@@ -24,6 +24,8 @@ typedef struct cpe_conv_abi_spec {
     const char *direction; /* "fwd"; "bwd_data" and "bwd_weight" are rejected (no kernels). Default "fwd" */
     const char *variant;   /* "plain", "two_stage", "cluster" or "reduce". Default "plain" */
     int64_t spatial_dims;  /* 2; 3 (3-D convolution) is rejected (no kernels). Default 2 */
+    const char *acc_epilogue; /* "identity"; "bias", "scale", "relu", "clamp" with variant "reduce" only
+                                 (the fused Stage 2's arguments after ks_count). Default "identity" */
 } cpe_conv_abi_spec;
 
 /* The default spec (fwd, plain, 2-D). Strings point at static storage. */
@@ -31,7 +33,7 @@ CPE_API cpe_conv_abi_spec cpe_conv_abi_spec_default(void);
 
 /* CPE_OK when (spec, arch, flavor) is accepted; CPE_REJECTED with the first
  * failing rule's reason (after the unknown flavor/arch checks: direction,
- * variant, spatial_dims, arch gfx1250, cluster needs flavor llvm23) written
+ * variant, spatial_dims, acc_epilogue, arch gfx1250, cluster needs flavor llvm23) written
  * NUL-terminated into reason[reason_len]; CPE_INTERNAL_ERROR when spec is NULL. */
 CPE_API cpe_status cpe_conv_abi_validate(const cpe_conv_abi_spec *spec, const char *arch, const char *flavor,
                                          char *reason, size_t reason_len);

@@ -7,6 +7,9 @@
  * (global, bf16/fp16), d_bytes (i64, bytes), M, K (i32, elements), ks_count
  * (i32, >= 1; ignored when the kernel is built for a fixed degree). Launch
  * ceil(M*K / (threads*vector)) workgroups of `threads` lanes along x.
+ * A fused spec (acc_epilogue other than "identity") appends its arguments:
+ * bias_ptr (global, fp32[K]), bias_bytes (i64); scale (float); clamp_lo,
+ * clamp_hi (float).
  * See docs/families.md. */
 #ifndef CPP_ENGINE_CONV_FWD_SPLIT_K_REDUCE_H
 #define CPP_ENGINE_CONV_FWD_SPLIT_K_REDUCE_H
@@ -22,13 +25,16 @@ typedef struct cpe_reduce_spec {
     int64_t vector;    /* elements per lane: 1, 2, 4 or 8. Default 8 */
     int64_t threads;   /* lanes per workgroup: multiple of the wave size (32 on gfx1250), <= 1024. Default 256 */
     int64_t degree;    /* 1..32: slab sum unrolled for that many slabs; 0: runtime loop over ks_count. Default 0 */
+    const char *acc_epilogue; /* "identity", "bias", "scale", "relu" or "clamp": applied once to the fp32 sum
+                                 before the cast; adds kernel arguments after ks_count (bias: bias_ptr,
+                                 bias_bytes; scale: scale; clamp: clamp_lo, clamp_hi). Default "identity" */
 } cpe_reduce_spec;
 
-/* The default spec (bf16, vector 8, 256 threads, degree 0). */
+/* The default spec (bf16, vector 8, 256 threads, degree 0, identity). */
 CPE_API cpe_reduce_spec cpe_reduce_spec_default(void);
 
 /* CPE_OK when (spec, arch, flavor) lowers; CPE_REJECTED with the first failing
- * rule's reason (dtype, vector, threads, degree, arch; after the unknown
+ * rule's reason (dtype, vector, threads, degree, acc_epilogue, arch; after the unknown
  * flavor/arch checks) written NUL-terminated into reason[reason_len]. */
 CPE_API cpe_status cpe_reduce_validate(const cpe_reduce_spec *spec, const char *arch, const char *flavor,
                                        char *reason, size_t reason_len);

@@ -28,6 +28,7 @@ Fam::Spec to_cpp(const cpe_conv_abi_spec *spec) {
     s.direction = api::str_field(spec->direction, "direction");
     s.variant = api::str_field(spec->variant, "variant");
     s.spatial_dims = spec->spatial_dims;
+    s.acc_epilogue = api::str_field(spec->acc_epilogue, "acc_epilogue");
     return s;
 }
 
@@ -41,6 +42,7 @@ cpe_conv_abi_spec cpe_conv_abi_spec_default(void) {
     s.direction = d.direction->c_str();
     s.variant = d.variant->c_str();
     s.spatial_dims = d.spatial_dims;
+    s.acc_epilogue = d.acc_epilogue->c_str();
     return s;
 }
 

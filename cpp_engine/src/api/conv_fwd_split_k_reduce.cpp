@@ -29,6 +29,7 @@ Fam::Spec to_cpp(const cpe_reduce_spec *spec) {
     s.vector = spec->vector;
     s.threads = spec->threads;
     s.degree = spec->degree;
+    s.acc_epilogue = api::str_field(spec->acc_epilogue, "acc_epilogue");
     return s;
 }
 
@@ -43,6 +44,7 @@ cpe_reduce_spec cpe_reduce_spec_default(void) {
     s.vector = d.vector;
     s.threads = d.threads;
     s.degree = d.degree;
+    s.acc_epilogue = d.acc_epilogue->c_str();
     return s;
 }
 

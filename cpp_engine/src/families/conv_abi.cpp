@@ -24,6 +24,7 @@ const std::vector<spec::Field> &fields() {
         {"direction", spec::FieldKind::Str},
         {"variant", spec::FieldKind::Str},
         {"spatial_dims", spec::FieldKind::Int},
+        {"acc_epilogue", spec::FieldKind::Str},
     };
     return f;
 }
@@ -38,16 +39,24 @@ std::optional<std::string> validate(const AbiSpec &spec, const targets::Arch &ar
     if (spec.spatial_dims == 3)
         return std::string("spatial_dims 3 (3-D convolution) has no kernels (only 2-D is implemented)");
     if (spec.spatial_dims != 2) return "spatial_dims must be 2 or 3, got " + ir::dec(spec.spatial_dims);
+    if (!one_of(spec.acc_epilogue, {"identity", "bias", "scale", "relu", "clamp"}))
+        return "acc_epilogue must be identity, bias, scale, relu or clamp, got " + spec::show(spec.acc_epilogue);
+    if (*spec.acc_epilogue != "identity" && *spec.variant != "reduce")
+        return "acc_epilogue '" + *spec.acc_epilogue +
+               "' applies to variant reduce only (the forward kernels take every epilogue argument)";
     if (arch.name != kKernelArch) return "arch " + arch.name + " has no conv kernels (requires gfx1250)";
     if (*spec.variant == "cluster" && !flavor.clusters) return std::string("variant cluster requires flavor llvm23");
     return std::nullopt;
 }
 
-std::string kernel_name(const AbiSpec &spec) { return "conv_abi_" + *spec.direction + "_" + *spec.variant; }
+std::string kernel_name(const AbiSpec &spec) {
+    const std::string acc = *spec.acc_epilogue == "identity" ? std::string() : "_" + *spec.acc_epilogue;
+    return "conv_abi_" + *spec.direction + "_" + *spec.variant + acc;
+}
 
 std::pair<std::string, std::string> build(const AbiSpec &spec, const targets::Arch &,
                                           const targets::Flavor &flavor) {
-    return {kernel_name(spec), kernels::conv_abi::text(*spec.variant, flavor)};
+    return {kernel_name(spec), kernels::conv_abi::text(*spec.variant, flavor, *spec.acc_epilogue)};
 }
 
 }  // namespace cpe::families::conv_abi

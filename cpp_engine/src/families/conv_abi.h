@@ -35,10 +35,12 @@ struct AbiSpec {
     std::optional<std::string> direction = std::string("fwd");  // nullopt = JSON null
     std::optional<std::string> variant = std::string("plain");
     int64_t spatial_dims = 2;
+    std::optional<std::string> acc_epilogue = std::string("identity");  // non-identity: variant reduce only
 };
 
 // First failing rule's reason, or nullopt. Order: direction (known, then
-// implemented), variant, spatial_dims, arch (gfx1250), cluster flavor.
+// implemented), variant, spatial_dims, acc_epilogue (known, then variant
+// reduce only), arch (gfx1250), cluster flavor.
 std::optional<std::string> validate(const AbiSpec &spec, const targets::Arch &arch, const targets::Flavor &flavor);
 
 // conv_abi_<direction>_<variant> of a valid spec.

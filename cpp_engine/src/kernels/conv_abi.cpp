@@ -52,21 +52,21 @@ const std::vector<std::string> &variants() {
     return v;
 }
 
-std::vector<Arg> args(const std::string &variant) {
+std::vector<Arg> args(const std::string &variant, const std::string &acc_epilogue) {
     if (variant == "plain") return forward(false, false);
     if (variant == "two_stage") return forward(true, false);
     if (variant == "cluster") return forward(true, true);
     if (variant == "reduce") {
         std::vector<Arg> out;
-        for (const auto &a : conv_fwd_split_k_reduce::args()) out.push_back({a.name, a.kind});
+        for (const auto &a : conv_fwd_split_k_reduce::args(acc_epilogue)) out.push_back({a.name, a.kind});
         return out;
     }
     throw std::invalid_argument("unknown conv ABI variant " + variant);
 }
 
-std::vector<ir::Param> params(const std::string &variant) {
+std::vector<ir::Param> params(const std::string &variant, const std::string &acc_epilogue) {
     std::vector<ir::Param> ps;
-    for (const Arg &a : args(variant)) ps.push_back(make(a));
+    for (const Arg &a : args(variant, acc_epilogue)) ps.push_back(make(a));
     return ps;
 }
 
@@ -75,9 +75,11 @@ std::string variant_of(int64_t split_k, int64_t split_k_cluster) {
     return split_k > 1 ? "two_stage" : "plain";
 }
 
-std::string text(const std::string &variant, const targets::Flavor &flavor) {
-    std::string out = "conv_abi " + variant + "\n";
-    const std::vector<ir::Param> ps = params(variant);
+std::string text(const std::string &variant, const targets::Flavor &flavor, const std::string &acc_epilogue) {
+    std::string out = "conv_abi " + variant;
+    if (acc_epilogue != "identity") out += " acc_epilogue=" + acc_epilogue;
+    out += "\n";
+    const std::vector<ir::Param> ps = params(variant, acc_epilogue);
     for (size_t i = 0; i < ps.size(); ++i) {
         std::string attrs;
         for (const std::string &a : ps[i].attrs) {
@@ -91,9 +93,9 @@ std::string text(const std::string &variant, const targets::Flavor &flavor) {
     return out;
 }
 
-std::vector<std::string> param_names(const std::string &variant) {
+std::vector<std::string> param_names(const std::string &variant, const std::string &acc_epilogue) {
     std::vector<std::string> out;
-    for (const Arg &a : args(variant)) out.push_back(a.name);
+    for (const Arg &a : args(variant, acc_epilogue)) out.push_back(a.name);
     return out;
 }
 

@@ -38,11 +38,13 @@ struct Arg {
 const std::vector<std::string> &variants();
 
 // (name, kind) of every argument of `variant`, in order; std::invalid_argument
-// ("unknown conv ABI variant <v>") for any other name.
-std::vector<Arg> args(const std::string &variant);
+// ("unknown conv ABI variant <v>") for any other name. acc_epilogue: the
+// reduce kernel's accumulator epilogue (its arguments follow ks_count; the
+// forward variants take every epilogue argument whatever it is).
+std::vector<Arg> args(const std::string &variant, const std::string &acc_epilogue = "identity");
 
 // Kernel parameters of `variant`.
-std::vector<ir::Param> params(const std::string &variant);
+std::vector<ir::Param> params(const std::string &variant, const std::string &acc_epilogue = "identity");
 
 // The forward variant a (valid) spec builds: cluster when split_k_cluster != 0,
 // else two_stage when split_k > 1, else plain.
@@ -50,10 +52,12 @@ std::string variant_of(int64_t split_k, int64_t split_k_cluster);
 
 // The argument list as text: "conv_abi <variant>" then one line per argument
 // "<index> <name>: <llvm type>[ <attrs>]" (attributes in print order, the
-// capture attribute spelled as `flavor` spells it); LF, trailing newline.
-std::string text(const std::string &variant, const targets::Flavor &flavor);
+// capture attribute spelled as `flavor` spells it); LF, trailing newline. A
+// non-identity acc_epilogue adds " acc_epilogue=<e>" to the first line.
+std::string text(const std::string &variant, const targets::Flavor &flavor,
+                 const std::string &acc_epilogue = "identity");
 
 // The argument names of `variant`, in order.
-std::vector<std::string> param_names(const std::string &variant);
+std::vector<std::string> param_names(const std::string &variant, const std::string &acc_epilogue = "identity");
 
 }  // namespace cpe::kernels::conv_abi

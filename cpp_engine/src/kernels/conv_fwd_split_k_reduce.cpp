@@ -2,7 +2,10 @@
 // is a statement of its own, so the SSA counter runs in source order.
 #include "kernels/conv_fwd_split_k_reduce.h"
 
+#include <stdexcept>
+
 #include "ir/builder.h"
+#include "ir/constants.h"
 #include "ir/values.h"
 #include "kernels/common.h"
 
@@ -14,6 +17,7 @@ const char *const kFamily = "conv_fwd_split_k_reduce";
 
 namespace {
 constexpr int64_t kMaxDegree = 32;
+const char *const kAccEpilogues[] = {"identity", "bias", "scale", "relu", "clamp"};
 
 const Type *out_type(const std::string &dtype) { return dtype == "bf16" ? bfloat() : half(); }
 }  // namespace
@@ -24,6 +28,7 @@ const std::vector<spec::Field> &fields() {
         {"vector", spec::FieldKind::Int},
         {"threads", spec::FieldKind::Int},
         {"degree", spec::FieldKind::Int},
+        {"acc_epilogue", spec::FieldKind::Str},
     };
     return f;
 }
@@ -33,6 +38,24 @@ const std::vector<Arg> &args() {
         {"ws_ptr", "in_ptr"}, {"ws_bytes", "i64"}, {"d_ptr", "out_ptr"}, {"d_bytes", "i64"},
         {"M", "i32"},         {"K", "i32"},        {"ks_count", "i32"},
     };
+    return a;
+}
+
+const std::vector<Arg> &epilogue_args(const std::string &acc) {
+    static const std::vector<Arg> none{};
+    static const std::vector<Arg> bias{{"bias_ptr", "in_ptr"}, {"bias_bytes", "i64"}};
+    static const std::vector<Arg> scale{{"scale", "f32"}};
+    static const std::vector<Arg> clamp{{"clamp_lo", "f32"}, {"clamp_hi", "f32"}};
+    if (acc == "identity" || acc == "relu") return none;
+    if (acc == "bias") return bias;
+    if (acc == "scale") return scale;
+    if (acc == "clamp") return clamp;
+    throw std::logic_error("conv_fwd_split_k_reduce: no accumulator epilogue '" + acc + "'");
+}
+
+std::vector<Arg> args(const std::string &acc) {
+    std::vector<Arg> a = args();
+    for (const Arg &e : epilogue_args(acc)) a.push_back(e);
     return a;
 }
 
@@ -49,6 +72,10 @@ std::optional<std::string> validate(const ReduceSpec &spec, const targets::Arch 
     if (spec.degree < 0 || spec.degree > kMaxDegree)
         return "degree must be 0 (runtime ks_count) or 1.." + std::to_string(kMaxDegree) + ", got " +
                std::to_string(spec.degree);
+    bool known = false;
+    for (const char *e : kAccEpilogues) known = known || (spec.acc_epilogue && *spec.acc_epilogue == e);
+    if (!known)
+        return "acc_epilogue must be identity, bias, scale, relu or clamp, got " + spec::show(spec.acc_epilogue);
     if (std::string(arch.name) != "gfx1250")
         return "arch " + std::string(arch.name) + " has no conv_fwd_split_k_reduce kernel (requires gfx1250)";
     return std::nullopt;
@@ -56,21 +83,101 @@ std::optional<std::string> validate(const ReduceSpec &spec, const targets::Arch 
 
 std::string kernel_name(const ReduceSpec &spec) {
     return "conv_fwd_split_k_reduce_" + *spec.dtype + "_v" + std::to_string(spec.vector) + "_t" +
-           std::to_string(spec.threads) + "_d" + std::to_string(spec.degree);
+           std::to_string(spec.threads) + "_d" + std::to_string(spec.degree) +
+           (*spec.acc_epilogue == "identity" ? std::string() : "_" + *spec.acc_epilogue);
 }
 
 namespace {
 
-std::vector<Param> params() {
+std::vector<Param> params(const std::string &acc) {
     std::vector<Param> ps;
-    for (const Arg &a : args()) {
+    for (const Arg &a : args(acc)) {
         const std::string kind = a.kind;
         if (kind == "in_ptr") ps.push_back(in_ptr(a.name));
         else if (kind == "out_ptr") ps.push_back(out_ptr(a.name));
         else if (kind == "i64") ps.push_back(scalar(a.name, i64()));
+        else if (kind == "f32") ps.push_back(scalar(a.name, float_()));
         else ps.push_back(scalar(a.name, i32()));
     }
     return ps;
+}
+
+// What the epilogue needs from the entry block: K widened to i64 and the bias
+// buffer resource (bias only).
+struct Ctx {
+    Value k64;
+    Value rbias;
+};
+
+// Buffer resource over bias_bytes bytes at bias_ptr (word 3: the arch table's
+// rsrc_flags), as conv_implicit_gemm builds it.
+Value bias_rsrc(IRBuilder &b) {
+    Value n = b.fn().param("bias_bytes");
+    if (b.module().flavor().rsrc_num_records_bits == 32) n = b.cast("trunc", n, i32(), "rsrc_bias_nrec");
+    const Value ptr = b.fn().param("bias_ptr");
+    return b.call("make_buffer_rsrc", {ptr, const_int(i16(), 0), n, ci32(b.module().arch().rsrc_flags)},
+                  "rsrc_bias");
+}
+
+// fp32 bias of the `width` elements from flat index idx (i64): channel
+// c = idx mod K, then c + 1 wrapped to 0 at K per next element; one
+// range-checked f32 buffer load per element (past bias_bytes reads 0).
+Value bias_values(IRBuilder &b, const Ctx &ctx, const Value &idx, int64_t width) {
+    const Value cw = b.binop("urem", idx, ctx.k64, "ch_w");
+    Value c = b.cast("trunc", cw, i32(), "ch");
+    Value out = width > 1 ? zeroinit(vec(width, float_())) : Value();
+    for (int64_t i = 0; i < width; ++i) {
+        if (i) {
+            const Value c1 = b.add(c, ci32(1), "ch_next", {"nuw", "nsw"});
+            const Value wrap = b.icmp("eq", c1, b.fn().param("K"), "ch_wrap");
+            c = b.select(wrap, ci32(0), c1, "ch");
+        }
+        const Value off = b.mul(c, ci32(4), "bias_byte");
+        const Value x = b.call("raw_buffer_load_f32", {ctx.rbias, off, ci32(0), ci32(0)}, "bias");
+        if (width == 1) return x;
+        out = b.insertelement(out, x, ci32(i), "biasv");
+    }
+    return out;
+}
+
+// Broadcast the fp32 scalar argument `name` to `width` lanes (width 1: the scalar).
+Value bcast(IRBuilder &b, const char *name, int64_t width) {
+    const Value v = b.fn().param(name);
+    if (width == 1) return v;
+    const Type *vt = vec(width, float_());
+    const Value ins = b.insertelement(zeroinit(vt), v, ci32(0), "bc");
+    return b.shufflevector(ins, ins, std::vector<int>(static_cast<size_t>(width), 0), "bcast");
+}
+
+Value fconst(double v, int64_t width) {
+    const Value e = const_float(float_(), v);
+    return width == 1 ? e : splat(vec(width, float_()), e);
+}
+
+// The accumulator epilogue on the fp32 slab sum x of the elements from flat
+// index idx; identity returns x.
+Value epilogue(IRBuilder &b, const ReduceSpec &spec, const Ctx &ctx, const Value &x, const Value &idx,
+               int64_t width) {
+    const std::string &kind = *spec.acc_epilogue;
+    if (kind == "identity") return x;
+    if (kind == "bias") {
+        const Value bv = bias_values(b, ctx, idx, width);
+        return b.fadd(x, bv, "biased");
+    }
+    if (kind == "scale") {
+        const Value sc = bcast(b, "scale", width);
+        return b.fmul(x, sc, "scaled");
+    }
+    if (kind == "relu") {
+        const Value neg = b.fcmp("olt", x, fconst(0.0, width), "neg");
+        return b.select(neg, fconst(0.0, width), x, "relu");
+    }
+    const Value lo = bcast(b, "clamp_lo", width);
+    const Value hi = bcast(b, "clamp_hi", width);
+    const Value below = b.fcmp("olt", x, lo, "below");
+    const Value x1 = b.select(below, lo, x, "clamp_l");
+    const Value above = b.fcmp("ogt", x1, hi, "above");
+    return b.select(above, hi, x1, "clamp_h");
 }
 
 // Sum over slabs of the `width` fp32 elements at flat index idx (i64); leaves
@@ -121,10 +228,12 @@ Value slab_sum(IRBuilder &b, const ReduceSpec &spec, const Value &idx, const Val
     return total.result();
 }
 
-void store(IRBuilder &b, const ReduceSpec &spec, const Value &total, const Value &idx, int64_t width) {
+void store(IRBuilder &b, const ReduceSpec &spec, const Ctx &ctx, const Value &total, const Value &idx,
+           int64_t width) {
     const Type *et = out_type(*spec.dtype);
     const Type *ot = width == 1 ? et : vec(width, et);
-    const Value y = b.cast("fptrunc", total, ot, "out");
+    const Value fused = epilogue(b, spec, ctx, total, idx, width);
+    const Value y = b.cast("fptrunc", fused, ot, "out");
     const Value p = b.gep(et, b.fn().param("d_ptr"), {idx}, "pd");
     b.store(y, p, 2 * width);
 }
@@ -138,6 +247,8 @@ void body(IRBuilder &b, const ReduceSpec &spec, int64_t wave) {
     const Value m64 = b.cast("zext", b.fn().param("M"), i64(), "mw");
     const Value k64 = b.cast("zext", b.fn().param("K"), i64(), "kw");
     const Value mk = b.mul(m64, k64, "mk", {"nuw", "nsw"});
+    Ctx ctx{k64, Value()};
+    if (*spec.acc_epilogue == "bias") ctx.rbias = bias_rsrc(b);
     const Value wg64 = b.cast("zext", wg, i64(), "wgw");
     const Value base = b.mul(wg64, ci64(threads), "base", {"nuw", "nsw"});
     const Value tid64 = b.cast("zext", tid, i64(), "tidw");
@@ -159,7 +270,7 @@ void body(IRBuilder &b, const ReduceSpec &spec, int64_t wave) {
     b.cond_br(full, vec_b, tail);
     b.position(vec_b);
     const Value total = slab_sum(b, spec, e, mk, v);
-    store(b, spec, total, e, v);
+    store(b, spec, ctx, total, e, v);
     b.br(exit_b);
     // Last wave: each lane walks its `vector` elements with the index clamped
     // to M*K-1 (lanes past the end re-store the last element's own value).
@@ -174,7 +285,7 @@ void body(IRBuilder &b, const ReduceSpec &spec, int64_t wave) {
     const Value inside = b.icmp("ult", j, last, "inside");
     const Value jc = b.select(inside, j, last, "jc");
     const Value t_total = slab_sum(b, spec, jc, mk, 1);
-    store(b, spec, t_total, jc, 1);
+    store(b, spec, ctx, t_total, jc, 1);
     const Value i2 = b.add(i.result(), ci64(1), "inext", {"nuw", "nsw"});
     const Value again = b.icmp("ult", i2, ci64(v), "again");
     b.cond_br(again, loop, exit_b);
@@ -189,7 +300,7 @@ void body(IRBuilder &b, const ReduceSpec &spec, int64_t wave) {
 std::pair<std::string, std::unique_ptr<ir::Module>> build(const ReduceSpec &spec, const targets::Arch &arch,
                                                          const targets::Flavor &flavor) {
     std::string name = kernel_name(spec);
-    auto m = new_module(flavor, arch, name, params(), kernel_attrs(spec.threads));
+    auto m = new_module(flavor, arch, name, params(*spec.acc_epilogue), kernel_attrs(spec.threads));
     IRBuilder b(*m);
     body(b, spec, arch.wave_size);
     return {std::move(name), std::move(m)};

@@ -10,7 +10,9 @@
 // Spec fields (in order): dtype (str "bf16"|"fp16", default "bf16"), vector
 // (int elements per lane: 1, 2, 4, 8; default 8), threads (int, multiple of the
 // arch wave size, at most 1024; default 256), degree (int, 1..32 unrolls the
-// slab sum for that many slabs, 0 loops over the ks_count argument; default 0).
+// slab sum for that many slabs, 0 loops over the ks_count argument; default 0),
+// acc_epilogue (str "identity"|"bias"|"scale"|"relu"|"clamp", default
+// "identity": applied once to the fp32 sum before the cast; docs/families.md).
 #pragma once
 
 #include <cstdint>
@@ -35,6 +37,7 @@ struct ReduceSpec {
     int64_t vector = 8;
     int64_t threads = 256;
     int64_t degree = 0;
+    std::optional<std::string> acc_epilogue = std::string("identity");
 };
 
 // One kernel argument: name and kind ("in_ptr", "out_ptr", "i64", "i32").
@@ -47,12 +50,21 @@ struct Arg {
 // d_bytes (bytes), M, K (elements), ks_count.
 const std::vector<Arg> &args();
 
+// The accumulator epilogue's arguments appended to args(): bias: bias_ptr,
+// bias_bytes (i64 bytes); scale: scale (f32); clamp: clamp_lo, clamp_hi (f32);
+// identity and relu: none. std::logic_error for an unknown epilogue.
+const std::vector<Arg> &epilogue_args(const std::string &acc);
+
+// args() then epilogue_args(acc).
+std::vector<Arg> args(const std::string &acc);
+
 // First failing rule's reason, or nullopt. Order: dtype, vector, threads,
-// degree, arch.
+// degree, acc_epilogue, arch.
 std::optional<std::string> validate(const ReduceSpec &spec, const targets::Arch &arch,
                                     const targets::Flavor &flavor);
 
-// conv_fwd_split_k_reduce_<dtype>_v<vector>_t<threads>_d<degree> of a valid spec.
+// conv_fwd_split_k_reduce_<dtype>_v<vector>_t<threads>_d<degree>[_<acc_epilogue>]
+// of a valid spec (no suffix for identity).
 std::string kernel_name(const ReduceSpec &spec);
 
 // Build the module of a valid spec; returns (kernel name, module).

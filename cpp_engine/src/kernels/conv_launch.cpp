@@ -252,19 +252,29 @@ std::map<std::string, std::string> arg_values(const LaunchSpec &spec, const Size
         v["M"] = dec128(z.M);
         v["K"] = ir::dec(spec.K);
         v["ks_count"] = dec128(sl.ks_count);
+        if (acc == "bias") {
+            v["bias_ptr"] = "buffer bias";
+            v["bias_bytes"] = dec128(lookup(nb, "bias_bytes", 0));
+        } else if (acc == "scale") {
+            v["scale"] = "caller";
+        } else if (acc == "clamp") {
+            v["clamp_lo"] = "caller";
+            v["clamp_hi"] = "caller";
+        }
         return v;
     }
     const bool writes_d = variant != "two_stage";
+    const std::string epi = writes_d ? acc : std::string("identity");  // Stage 1 stores raw partials
     v["x_ptr"] = "buffer x";
     v["x_bytes"] = dec128(lookup(nb, "x_bytes", 0));
     v["w_ptr"] = "buffer w";
     v["w_bytes"] = dec128(lookup(nb, "w_bytes", 0));
     v["d_ptr"] = writes_d ? "buffer d" : "unused";
     v["d_bytes"] = dec128(lookup(nb, "d_bytes", 0));
-    v["bias_ptr"] = acc == "bias" ? "buffer bias" : "unused";
-    v["scale"] = acc == "scale" ? "caller" : "unused";
-    v["clamp_lo"] = acc == "clamp" ? "caller" : "unused";
-    v["clamp_hi"] = acc == "clamp" ? "caller" : "unused";
+    v["bias_ptr"] = epi == "bias" ? "buffer bias" : "unused";
+    v["scale"] = epi == "scale" ? "caller" : "unused";
+    v["clamp_lo"] = epi == "clamp" ? "caller" : "unused";
+    v["clamp_hi"] = epi == "clamp" ? "caller" : "unused";
     for (const auto &a : problem_block(spec, z)) v[a.first] = dec128(a.second);
     if (variant != "plain") {
         v["ws_ptr"] = "buffer ws";
@@ -277,8 +287,9 @@ std::map<std::string, std::string> arg_values(const LaunchSpec &spec, const Size
 
 // (name, value text) per argument of `variant`, in ABI order; a missing or
 // extra name is an internal error.
-std::vector<PlanArg> arg_list(const std::map<std::string, std::string> &values, const std::string &variant) {
-    const std::vector<std::string> names = conv_abi::param_names(variant);
+std::vector<PlanArg> arg_list(const std::map<std::string, std::string> &values, const std::string &variant,
+                              const std::string &acc = "identity") {
+    const std::vector<std::string> names = conv_abi::param_names(variant, acc);
     std::string missing, extra;
     for (const std::string &n : names)
         if (!values.count(n)) missing += (missing.empty() ? "" : ", ") + n;
@@ -326,7 +337,9 @@ Plan plan(const LaunchSpec &spec, const targets::Arch &, const targets::Flavor &
     p.workspace_bytes = static_cast<int64_t>(lookup(byte_counts(spec, z, sl.ks_count), "ws_bytes", 0));
     p.needs_stage2 = two_stage && !s;  // the one predicate for Stage 2
     p.args = arg_list(arg_values(spec, z, p.variant, sl), p.variant);
-    if (p.needs_stage2) p.stage2_args = arg_list(arg_values(spec, z, "reduce", sl), "reduce");
+    if (p.needs_stage2)
+        p.stage2_args = arg_list(arg_values(spec, z, "reduce", sl), "reduce", *spec.conv.acc_epilogue);
+    p.acc_epilogue = *spec.conv.acc_epilogue;
     return p;
 }
 
@@ -347,7 +360,8 @@ std::string plan_text(const Plan &p) {
     t += "args " + p.variant + "\n";
     t += arg_lines(p.args);
     if (p.needs_stage2) {
-        t += "stage2_args reduce\n";
+        t += "stage2_args reduce" +
+             (p.acc_epilogue == "identity" ? std::string() : " acc_epilogue=" + p.acc_epilogue) + "\n";
         t += arg_lines(p.stage2_args);
     }
     return t;

@@ -96,6 +96,7 @@ struct Plan {
     bool needs_stage2 = false;
     std::vector<PlanArg> args;         // the forward kernel's, ABI order
     std::vector<PlanArg> stage2_args;  // the reduce kernel's (needs_stage2 only)
+    std::string acc_epilogue = "identity";  // the reduce kernel's epilogue (Stage 2 applies it)
 };
 
 // The plan of an admitted, resolved spec (call validate first).

@@ -26,6 +26,9 @@ const std::vector<int64_t> kReduceVectors{8, 4, 2};
 const std::vector<int64_t> kReduceDegrees{0, 2, 4, 8, 16, 32};
 const std::vector<std::pair<int64_t, int64_t>> kClusterTiles{{16, 32}, {32, 32}, {64, 32}, {64, 64}, {128, 128}};
 const std::vector<int64_t> kClusterSizes{4, 8, 12, 15};
+// identity, then the fused epilogues (issue 36): the reduce kernels and the cluster binaries per
+// epilogue; two-stage Stage 1 of a fused layer is the identity binary (stage1_acc)
+const std::vector<std::string> kAccEpilogues{"identity", "bias", "scale", "relu", "clamp"};
 
 std::vector<std::pair<int64_t, int64_t>> wave_layouts(int64_t tm, int64_t tn) {
     std::vector<std::pair<int64_t, int64_t>> out;
@@ -66,8 +69,9 @@ CIG::ConvSpec conv_spec(const std::string &dtype, int64_t tm, int64_t tn, int64_
     return c;
 }
 
-RED::ReduceSpec reduce_spec(const std::string &dtype, int64_t degree, int64_t vector) {
+RED::ReduceSpec reduce_spec(const std::string &dtype, int64_t degree, int64_t vector, const std::string &acc_epilogue) {
     RED::ReduceSpec r;
+    r.acc_epilogue = acc_epilogue;
     r.dtype = dtype;
     r.vector = vector;
     r.threads = kReduceThreads;
@@ -87,7 +91,8 @@ std::string conv_spec_text(const CIG::ConvSpec &s) {
 
 std::string reduce_spec_text(const RED::ReduceSpec &s) {
     return "dtype=" + s.dtype.value_or("") + ";vector=" + dec(s.vector) + ";threads=" + dec(s.threads) +
-           ";degree=" + dec(s.degree);
+           ";degree=" + dec(s.degree) +
+           (s.acc_epilogue.value_or("") == "identity" ? std::string() : ";acc_epilogue=" + s.acc_epilogue.value_or(""));
 }
 
 std::string Job::line() const {
@@ -118,19 +123,25 @@ std::vector<Job> jobs(const targets::Flavor &flavor) {
                                     conv_job(conv_spec(dt, tm, tn, tk, epi, 2, 0, w.first, w.second, p.first,
                                                        p.second, v));
                             }
-    for (const std::string &dt : kDtypes)
-        for (int64_t v : kReduceVectors)
-            for (int64_t d : kReduceDegrees) {
-                Job j;
-                j.family = "conv_fwd_split_k_reduce";
-                j.reduce = reduce_spec(dt, d, v);
-                j.identity = KernelIdentity::of_reduce(j.reduce, kArch, flavor.canonical);
-                out.push_back(j);
-            }
-    if (flavor.clusters)
+    for (const std::string &acc : kAccEpilogues) {
         for (const std::string &dt : kDtypes)
-            for (const auto &t : kClusterTiles)
-                for (int64_t s : kClusterSizes) conv_job(conv_spec(dt, t.first, t.second, kClusterTileK, "cshuffle", 2, s));
+            for (int64_t v : kReduceVectors)
+                for (int64_t d : kReduceDegrees) {
+                    Job j;
+                    j.family = "conv_fwd_split_k_reduce";
+                    j.reduce = reduce_spec(dt, d, v, acc);
+                    j.identity = KernelIdentity::of_reduce(j.reduce, kArch, flavor.canonical);
+                    out.push_back(j);
+                }
+        if (flavor.clusters)
+            for (const std::string &dt : kDtypes)
+                for (const auto &t : kClusterTiles)
+                    for (int64_t s : kClusterSizes) {
+                        CIG::ConvSpec c = conv_spec(dt, t.first, t.second, kClusterTileK, "cshuffle", 2, s);
+                        c.acc_epilogue = acc;
+                        conv_job(c);
+                    }
+    }
     return out;
 }
 
@@ -149,9 +160,10 @@ int64_t count_two_stage(int64_t dtype_count) {
 }
 
 int64_t count_jobs(const targets::Flavor &flavor) {
+    const int64_t accs = int64_t(kAccEpilogues.size());
     int64_t n = count_two_stage(int64_t(kDtypes.size())) +
-                int64_t(kDtypes.size() * kReduceVectors.size() * kReduceDegrees.size());
-    if (flavor.clusters) n += int64_t(kDtypes.size() * kClusterTiles.size() * kClusterSizes.size());
+                accs * int64_t(kDtypes.size() * kReduceVectors.size() * kReduceDegrees.size());
+    if (flavor.clusters) n += accs * int64_t(kDtypes.size() * kClusterTiles.size() * kClusterSizes.size());
     return n;
 }
 
@@ -180,16 +192,21 @@ bool contains(const std::vector<T> &v, const T &x) {
 std::optional<KernelIdentity> grid_job_like(const KernelIdentity &k, const targets::Flavor &flavor) {
     if (!contains(kDtypes, k.dtype)) return std::nullopt;
     if (k.family == RED::kFamily) {
-        if (!contains(kReduceVectors, k.vector) || !contains(kReduceDegrees, k.degree)) return std::nullopt;
-        return KernelIdentity::of_reduce(reduce_spec(k.dtype, k.degree, k.vector), kArch, flavor.canonical);
+        if (!contains(kReduceVectors, k.vector) || !contains(kReduceDegrees, k.degree) ||
+            !contains(kAccEpilogues, k.acc_epilogue))
+            return std::nullopt;
+        return KernelIdentity::of_reduce(reduce_spec(k.dtype, k.degree, k.vector, k.acc_epilogue), kArch,
+                                         flavor.canonical);
     }
     if (k.family != CIG::kFamily) return std::nullopt;
     const int64_t tm = k.tile_m, tn = k.tile_n, S = k.split_k_cluster;
     if (S) {
-        if (!flavor.clusters || !contains(kClusterTiles, std::make_pair(tm, tn)) || !contains(kClusterSizes, S))
+        if (!flavor.clusters || !contains(kClusterTiles, std::make_pair(tm, tn)) || !contains(kClusterSizes, S) ||
+            !contains(kAccEpilogues, k.acc_epilogue))
             return std::nullopt;
-        return KernelIdentity::of_conv(conv_spec(k.dtype, tm, tn, kClusterTileK, "cshuffle", 2, S), kArch,
-                                       flavor.canonical);
+        CIG::ConvSpec c = conv_spec(k.dtype, tm, tn, kClusterTileK, "cshuffle", 2, S);
+        c.acc_epilogue = k.acc_epilogue;
+        return KernelIdentity::of_conv(c, kArch, flavor.canonical);
     }
     const int64_t tk = k.tile_k, wm = k.waves_m, wn = k.waves_n, lw = k.num_load_waves, v = k.vector_a;
     if (!contains(kTileSides, tm) || !contains(kTileSides, tn) || !contains(wave_layouts(tm, tn), std::make_pair(wm, wn)) ||
@@ -238,8 +255,6 @@ std::string join_tiles(const std::vector<std::pair<int64_t, int64_t>> &v) {
 
 std::optional<std::string> conv_miss_reason(const CIG::ConvSpec &s, const targets::Flavor &flavor) {
     if (s.split_k <= 1) return std::string("the plain binary (split_k 1) is not an AOT job (the grid holds split-K binaries)");
-    const std::string acc = s.acc_epilogue.value_or("");
-    if (acc != "identity") return "acc_epilogue " + acc + " is not in the grid (identity)";
     const std::string prefix = s.name_prefix.value_or("");
     if (!prefix.empty()) return "name_prefix '" + prefix + "' is not in the grid (AOT jobs have none)";
     const int64_t tm = s.tile_m, tn = s.tile_n, tk = s.tile_k, wm = s.waves_m, wn = s.waves_n, v = s.vector_a;

@@ -71,8 +71,11 @@ kernels::conv_implicit_gemm::ConvSpec conv_spec(const std::string &dtype, int64_
                                                 int64_t wm = 0, int64_t wn = 0,
                                                 const std::string &pipeline = "mem", int64_t load_waves = 1,
                                                 int64_t vector = kVector);
+// The grid's reduce spec; acc_epilogue is the layer's accumulator epilogue
+// (reduce_spec_text names it only when it is not "identity").
 kernels::conv_fwd_split_k_reduce::ReduceSpec reduce_spec(const std::string &dtype, int64_t degree,
-                                                         int64_t vector = 8);
+                                                         int64_t vector = 8,
+                                                         const std::string &acc_epilogue = "identity");
 
 std::vector<Job> jobs(const targets::Flavor &flavor);
 int64_t count_two_stage(int64_t dtype_count = 1);

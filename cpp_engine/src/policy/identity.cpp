@@ -57,7 +57,8 @@ KernelIdentity KernelIdentity::of_conv(const kernels::conv_implicit_gemm::ConvSp
     k.epilogue = s.epilogue.value_or("");
     k.vector_a = s.vector_a;
     k.vector_b = s.vector_b;
-    k.acc_epilogue = s.acc_epilogue.value_or("");
+    // two-stage Stage 1 is the identity binary whatever the layer's epilogue (Stage 2 applies it)
+    k.acc_epilogue = s.acc_epilogue ? kernels::conv_implicit_gemm::stage1_acc(s) : std::string();
     k.two_stage = s.split_k > 1;
     k.split_k_cluster = s.split_k_cluster;
     k.name_prefix = s.name_prefix.value_or("");
@@ -74,6 +75,7 @@ KernelIdentity KernelIdentity::of_reduce(const kernels::conv_fwd_split_k_reduce:
     k.vector = s.vector;
     k.threads = s.threads;
     k.degree = s.degree;
+    k.acc_epilogue = s.acc_epilogue.value_or("");
     return k;
 }
 
@@ -103,6 +105,7 @@ kernels::conv_fwd_split_k_reduce::ReduceSpec KernelIdentity::reduce_spec() const
     s.vector = vector;
     s.threads = threads;
     s.degree = degree;
+    s.acc_epilogue = acc_epilogue;
     return s;
 }
 

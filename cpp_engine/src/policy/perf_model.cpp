@@ -151,7 +151,9 @@ Shape candidate_shape(const CIG::ConvSpec &spec, const targets::Arch &ar, const 
                         add("cluster", CIG::ConvSpec{}, s, false);
                         continue;
                     }
-                    add("cluster", aot::conv_spec(*spec.dtype, tm, tn, aot::kClusterTileK, "cshuffle", 2, s), s, true);
+                    CIG::ConvSpec sc = aot::conv_spec(*spec.dtype, tm, tn, aot::kClusterTileK, "cshuffle", 2, s);
+                    sc.acc_epilogue = spec.acc_epilogue;  // the layer's epilogue, applied in the fold
+                    add("cluster", sc, s, true);
                 }
             }
         }
@@ -268,6 +270,7 @@ std::pair<std::optional<std::string>, std::string> rules_admission(const std::st
     CIG::ConvSpec auto_spec = spec;
     auto_spec.split_k = -1;
     auto_spec.split_k_cluster = 0;
+    auto_spec.acc_epilogue = std::string("identity");  // fused layers: the unfused rules (docs/policy.md)
     const Decision d = resolve_conv_split_k("fwd", auto_spec, p, ar, false, &fl, cus);
     if (d.degree < 2)
         return {"the policy does not split at " + tile + " (rule " + d.rule + ": " + d.detail + ")", ""};
@@ -409,8 +412,13 @@ std::vector<Term> predict_at(const CIG::ConvSpec &spec, const std::string &binar
     }
     const i128 a_bytes = g * M * Kg * kElemBytes * nt;
     const i128 b_bytes = g * kpg * Kg * kElemBytes * mt;
-    const i128 l2_bytes = a_bytes + b_bytes + writes + ws_reads;
-    const i128 hbm_bytes = i128(p.x_elems()) * kElemBytes + i128(p.w_elems()) * kElemBytes + writes + ws_reads;
+    // the accumulator epilogue's reads (bias: fp32[K]) go to the kernel that applies
+    // it: the plain kernel, the cluster fold (stage 1) or Stage 2
+    const i128 epi_bytes = spec.acc_epilogue.value_or("") == "bias" ? K * kAccBytes : 0;
+    const i128 stage1_epi = two_stage ? 0 : epi_bytes;
+    const i128 l2_bytes = a_bytes + b_bytes + writes + ws_reads + stage1_epi;
+    const i128 hbm_bytes =
+        i128(p.x_elems()) * kElemBytes + i128(p.w_elems()) * kElemBytes + writes + ws_reads + stage1_epi;
     const int64_t clock = rf.clock, hbm = rf.hbm;
     const i128 l2_cycles = ceil_div(l2_bytes, i128(rf.l2_per_clk) * cus);
     const i128 compute_ps = ceil_div(compute_cycles * kPsPerUs, i128(clock));
@@ -420,7 +428,7 @@ std::vector<Term> predict_at(const CIG::ConvSpec &spec, const std::string &binar
     const i128 body = std::max({compute_ps, l2_ps, hbm_ps});
     const char *const bound = body == compute_ps ? "compute" : body == l2_ps ? "l2" : "hbm";
     const i128 stage1_ps = launch_ps + body;
-    const i128 stage2_bytes = two_stage ? kc * slab + d_bytes : 0;
+    const i128 stage2_bytes = two_stage ? kc * slab + d_bytes + epi_bytes : 0;
     const i128 stage2_ps = stage2_bytes ? launch_ps + ceil_div(stage2_bytes * kPsPerUs, i128(hbm)) : 0;
     struct Row {
         const char *name;

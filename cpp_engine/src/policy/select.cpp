@@ -158,7 +158,7 @@ Selection select_binary(const CIG::ConvSpec &spec, const kernels::conv_problem::
         const int64_t kc = ceil_div(p.Kgemm(), ks);
         const bool unrolled =
             std::find(aot::kReduceDegrees.begin(), aot::kReduceDegrees.end(), kc) != aot::kReduceDegrees.end();
-        sel.reduce_spec = aot::reduce_spec(*b.dtype, unrolled ? kc : 0, aot::reduce_vector(p.K));
+        sel.reduce_spec = aot::reduce_spec(*b.dtype, unrolled ? kc : 0, aot::reduce_vector(p.K), *b.acc_epilogue);
         sel.reduce_identity = KernelIdentity::of_reduce(*sel.reduce_spec, ar.name, fl.canonical);
     }
     sel.aot = sel.identity && ar.name == aot::kArch && aot::is_job(fl, *sel.identity) &&

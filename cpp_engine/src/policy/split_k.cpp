@@ -74,6 +74,23 @@ Decision select_split_k_fwd(int64_t M, int64_t kpg, int64_t groups, int64_t Kgem
     return {p, rule, detail};
 }
 
+std::optional<std::string> split_form_reason(const kernels::conv_implicit_gemm::ConvSpec &spec,
+                                             const targets::Arch &arch, const targets::Flavor &flavor,
+                                             bool seed_fused) {
+    kernels::conv_implicit_gemm::ConvSpec split = spec;
+    split.split_k = 2;
+    if (seed_fused && (!spec.acc_epilogue || *spec.acc_epilogue != "identity")) {
+        kernels::conv_implicit_gemm::ConvSpec early = split;
+        early.split_k_cluster = 0;
+        early.name_prefix = std::string();
+        const auto r = kernels::conv_implicit_gemm::validate(early, arch, flavor);
+        if (r) return r;
+        return "split-K needs the identity accumulator epilogue (it applies per slice), got " +
+               spec::show(spec.acc_epilogue);
+    }
+    return kernels::conv_implicit_gemm::validate(split, arch, flavor);
+}
+
 namespace {
 
 Decision resolve(const std::string &direction, const kernels::conv_implicit_gemm::ConvSpec &spec,
@@ -89,9 +106,7 @@ Decision resolve(const std::string &direction, const kernels::conv_implicit_gemm
         return {1, "arch", reason};
     }
     const targets::Flavor *fl = flavor ? flavor : targets::find_flavor(kDefaultFlavor);
-    kernels::conv_implicit_gemm::ConvSpec split = spec;
-    split.split_k = 2;
-    const auto reason = kernels::conv_implicit_gemm::validate(split, arch, *fl);
+    const auto reason = split_form_reason(spec, arch, *fl);
     // an explicit cluster request is never built plain
     if (reason && spec.split_k_cluster > 0) throw spec::SpecRejected(*reason);
     if (problem.Y == 1 && problem.X == 1) return {1, "pointwise", "a pointwise (1x1) problem is not split"};

@@ -52,6 +52,15 @@ Decision select_split_k_fwd(int64_t M, int64_t kpg, int64_t groups, int64_t Kgem
 // for an arch without the split form or a spec whose split form is rejected;
 // with allow_unsplit = false for every auto outcome of degree 1 ("the split-K
 // policy does not split (<rule>): <detail>").
+// Why the spec's split form (split_k = 2) may not be used, or nullopt:
+// conv_implicit_gemm's rules, with the seed's fused-layer rule (the reference
+// design resolves a fused layer to 1; the kernels split it) when seed_fused,
+// in the place of the kernels' former split-K epilogue rule. Twin of
+// split_form_reason in python_engine/policy/split_k.py.
+std::optional<std::string> split_form_reason(const kernels::conv_implicit_gemm::ConvSpec &spec,
+                                             const targets::Arch &arch, const targets::Flavor &flavor,
+                                             bool seed_fused = true);
+
 Decision resolve_conv_split_k(const std::string &direction, const kernels::conv_implicit_gemm::ConvSpec &spec,
                               const kernels::conv_problem::ConvProblem &problem, const targets::Arch &arch,
                               bool raise_on_reject = false, const targets::Flavor *flavor = nullptr,

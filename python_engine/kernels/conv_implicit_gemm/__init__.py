@@ -41,10 +41,10 @@ from .lds import (CHUNK, D_VEC, DT_ROW, OUT_VEC, PAD_C, PAIR_SLOTS, PIXEL_VECTOR
 from .mainloop import two_deep
 from .rules import MAX_TILE, NAME_RE, validate
 from .spec import (ACC_EPILOGUES, DTYPES, EPILOGUES, FAMILY, FIELDS, MAX_LOAD_WAVES, PIPELINES, VECTORS, WAVE,
-                   WMMA_K, WMMA_KEY, WMMA_M, WMMA_N, kernel_name, threads)
+                   WMMA_K, WMMA_KEY, WMMA_M, WMMA_N, kernel_name, stage1_acc, threads)
 
 __all__ = [
-    "FAMILY", "FIELDS", "validate", "kernel_name", "build",
+    "FAMILY", "FIELDS", "validate", "kernel_name", "stage1_acc", "build",
     "threads", "swizzle", "lds_parts", "lds_layout", "lds_bytes", "load_vector", "pixel_slot", "pixel_pieces",
     "DTYPES", "WMMA_KEY", "PIPELINES", "EPILOGUES", "ACC_EPILOGUES", "VECTORS", "PIXEL_VECTORS",
     "MAX_LOAD_WAVES", "MAX_TILE", "NAME_RE", "WMMA_M", "WMMA_N", "WMMA_K", "WAVE",

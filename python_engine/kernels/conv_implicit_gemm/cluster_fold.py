@@ -15,7 +15,8 @@ class ClusterFold:
         """After every slab of the cluster is stored: cluster barrier between
         cluster-scope release/acquire fences, then this workgroup (rank = slice)
         folds tile rows [rank*R, rank*R + R), R = ceil(tile_m / S), over slabs
-        0..S-1 in order and stores D: D_VEC channels (16 bytes) per slot when K
+        0..S-1 in order, applies the accumulator epilogue once to the folded
+        values (:meth:`fold_epi`) and stores D: D_VEC channels (16 bytes) per slot when K
         and kpg allow, else OUT_VEC."""
         b = self.b
         b.fence("cluster", "release")
@@ -56,4 +57,22 @@ class ClusterFold:
                     x2 = b.call(LOAD_KEY[4 * OUT_VEC], [self.rws, off2, i32(0), i32(0)], "f_slab")
                     x = b.shufflevector(x, x2, list(range(width)), "f_slabw")
                 total = x if total is None else b.fadd(total, x, "f_sum")
+            if self.s["acc_epilogue"] != "identity":
+                total = self.fold_epi(total, n, width)
             self.store_d(total, m, n, ok, width)
+
+    def fold_epi(self, total, n, width: int):
+        """The accumulator epilogue on a folded vector (fp32, the sum of all S slabs),
+        once, before the cast: channel ``kbase + n``; a D_VEC-wide bias in two
+        OUT_VEC halves (channels ``n`` and ``n + 4``: 16-byte bias loads), like the
+        cshuffle epilogue."""
+        b = self.b
+        kn = b.add(self.kbase, n, "epi_ch")
+        if width <= OUT_VEC or self.s["acc_epilogue"] != "bias":
+            return self.acc_epi(total, kn, width)
+        lo = b.shufflevector(total, total, list(range(OUT_VEC)), "f_lo")
+        hi = b.shufflevector(total, total, list(range(OUT_VEC, width)), "f_hi")
+        y0 = self.acc_epi(lo, kn, OUT_VEC)
+        kn2 = b.add(kn, i32(OUT_VEC), "epi_chh")
+        y1 = self.acc_epi(hi, kn2, OUT_VEC)
+        return b.shufflevector(y0, y1, list(range(width)), "f_epi")

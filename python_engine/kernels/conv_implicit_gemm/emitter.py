@@ -177,7 +177,8 @@ class Kernel(Slots, MainLoop, TapLoop, Epilogue, ClusterFold):
         if self.split:
             self.rws = self.rsrc("ws_ptr", self.p("ws_bytes"), "rsrc_ws")
             self.oob_ws = b.cast("trunc", self.p("ws_bytes"), T.I32, "oob_ws")
-        if s["acc_epilogue"] == "bias":
+        if s["acc_epilogue"] == "bias" and (not self.split or self.cluster):
+            # Stage 1 of two-stage stores raw fp32 partials: Stage 2 applies the epilogue
             k4 = b.mul(self.p("K"), i32(4), "bias_nbytes")
             k64 = b.cast("zext", k4, T.I64, "bias_nbytes_w")
             self.rbias = self.rsrc("bias_ptr", k64, "rsrc_bias")

@@ -21,7 +21,7 @@ def _show(v) -> str:
 def validate(spec: dict, arch, flavor) -> str | None:
     """First failing rule's reason, or None. Order: dtype; tile shape; wave grid;
     pipeline (and num_load_waves); epilogue; threads; vector widths;
-    acc_epilogue; LDS; arch WMMA; split_k; split-K epilogue; cluster (flavor,
+    acc_epilogue; LDS; arch WMMA; split_k; cluster (flavor,
     arch, pipeline, range, two-stage); name_prefix."""
     if spec["dtype"] not in DTYPES:
         return f"dtype must be bf16 or fp16, got {_show(spec['dtype'])}"
@@ -64,9 +64,6 @@ def validate(spec: dict, arch, flavor) -> str | None:
         return "split_k = -1 (auto) must be resolved before lowering"
     if sk < 1:
         return f"split_k must be 1 (off) or greater than 1 (two-stage), got {sk}"
-    if sk > 1 and spec["acc_epilogue"] != "identity":
-        return (f"split-K needs the identity accumulator epilogue (it applies per slice), "
-                f"got {_show(spec['acc_epilogue'])}")
     s = spec["split_k_cluster"]
     if s:
         if not flavor.clusters:

@@ -49,14 +49,24 @@ def threads(spec: dict) -> int:
     return w * WAVE
 
 
+def stage1_acc(spec: dict) -> str:
+    """The epilogue the kernel applies: ``acc_epilogue``, but ``identity`` for
+    two-stage Stage 1 (``split_k > 1`` without a cluster: raw partials)."""
+    return "identity" if spec["split_k"] > 1 and not spec["split_k_cluster"] else spec["acc_epilogue"]
+
+
 def kernel_name(spec: dict, arch, flavor) -> str:
     """``[<prefix>_]conv_implicit_gemm_<dtype>_<tm>x<tn>x<tk>_w<wm>x<wn>_<pipe>_<epi>
     _va<a>_vb<b>_<acc>[_spk][_skc<S>]``; ``<pipe>`` is ``mem`` or ``wavelet<L>``
-    (num_load_waves only changes the code of ``wavelet``)."""
+    (num_load_waves only changes the code of ``wavelet``). ``<acc>`` is
+    ``identity`` for two-stage Stage 1 whatever ``acc_epilogue`` says: it
+    stores raw fp32 partials (Stage 2 applies the epilogue), so a fused
+    layer's Stage 1 is the unfused binary, same name and bytes."""
     pipe = "mem" if spec["pipeline"] == "mem" else f"wavelet{spec['num_load_waves']}"
+    acc = stage1_acc(spec)
     name = (f"conv_implicit_gemm_{spec['dtype']}_{spec['tile_m']}x{spec['tile_n']}x{spec['tile_k']}"
             f"_w{spec['waves_m']}x{spec['waves_n']}_{pipe}_{spec['epilogue']}"
-            f"_va{spec['vector_a']}_vb{spec['vector_b']}_{spec['acc_epilogue']}")
+            f"_va{spec['vector_a']}_vb{spec['vector_b']}_{acc}")
     if spec["split_k"] > 1:
         name += "_spk"
     if spec["split_k_cluster"]:

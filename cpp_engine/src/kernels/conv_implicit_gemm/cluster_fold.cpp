@@ -56,8 +56,25 @@ void Kernel::fold_out(int64_t width) {
             }
             total = sl == 0 ? x : b_.fadd(total, x, "f_sum");
         }
+        if (*s_.acc_epilogue != "identity") total = fold_epi(total, n, width);
         store_d(total, m, n, ok, width);
     }
+}
+
+// The accumulator epilogue on a folded vector (fp32, the sum of all S slabs),
+// once, before the cast: channel kbase + n; a kDVec-wide bias in two kOutVec
+// halves (channels n and n + 4: 16-byte bias loads), like cshuffle.
+Value Kernel::fold_epi(const Value &total, const Value &n, int64_t width) {
+    const Value kn = b_.add(kbase_, n, "epi_ch");
+    if (width <= kOutVec || *s_.acc_epilogue != "bias") return acc_epi(total, kn, width);
+    std::vector<int> lo_m, hi_m, all;
+    for (int i = 0; i < static_cast<int>(width); ++i) (i < kOutVec ? lo_m : hi_m).push_back(i), all.push_back(i);
+    const Value lo = b_.shufflevector(total, total, lo_m, "f_lo");
+    const Value hi = b_.shufflevector(total, total, hi_m, "f_hi");
+    const Value y0 = acc_epi(lo, kn, kOutVec);
+    const Value kn2 = b_.add(kn, ci32(kOutVec), "epi_chh");
+    const Value y1 = acc_epi(hi, kn2, kOutVec);
+    return b_.shufflevector(y0, y1, all, "f_epi");
 }
 
 }  // namespace cpe::kernels::conv_implicit_gemm

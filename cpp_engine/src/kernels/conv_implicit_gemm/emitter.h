@@ -189,6 +189,7 @@ private:
 
     // -- cluster_fold.cpp (python cluster_fold.py, mixin ClusterFold): the cluster fold
     void cluster_fold();
+    ir::Value fold_epi(const ir::Value &total, const ir::Value &n, int64_t width);
     void fold_out(int64_t width);
 
     ir::IRBuilder &b_;

@@ -85,9 +85,6 @@ std::optional<std::string> validate(const ConvSpec &spec, const targets::Arch &a
     const int64_t sk = spec.split_k;
     if (sk == -1) return std::string("split_k = -1 (auto) must be resolved before lowering");
     if (sk < 1) return "split_k must be 1 (off) or greater than 1 (two-stage), got " + dec(sk);
-    if (sk > 1 && *spec.acc_epilogue != "identity")
-        return "split-K needs the identity accumulator epilogue (it applies per slice), got " +
-               spec::show(spec.acc_epilogue);
     const int64_t s = spec.split_k_cluster;
     if (s) {
         if (!flavor.clusters) return std::string("split_k_cluster requires flavor llvm23");

@@ -33,12 +33,16 @@ int64_t threads(const ConvSpec &spec) {
     return w * kWave;
 }
 
+std::string stage1_acc(const ConvSpec &spec) {
+    return spec.split_k > 1 && !spec.split_k_cluster ? std::string("identity") : *spec.acc_epilogue;
+}
+
 std::string kernel_name(const ConvSpec &spec) {
     const std::string pipe = *spec.pipeline == "mem" ? std::string("mem") : "wavelet" + dec(spec.num_load_waves);
     std::string name = "conv_implicit_gemm_" + *spec.dtype + "_" + dec(spec.tile_m) + "x" + dec(spec.tile_n) + "x" +
                        dec(spec.tile_k) + "_w" + dec(spec.waves_m) + "x" + dec(spec.waves_n) + "_" + pipe + "_" +
                        *spec.epilogue + "_va" + dec(spec.vector_a) + "_vb" + dec(spec.vector_b) + "_" +
-                       *spec.acc_epilogue;
+                       stage1_acc(spec);
     if (spec.split_k > 1) name += "_spk";
     if (spec.split_k_cluster) name += "_skc" + dec(spec.split_k_cluster);
     if (!spec.name_prefix->empty()) name = *spec.name_prefix + "_" + name;

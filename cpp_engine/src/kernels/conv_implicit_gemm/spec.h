@@ -54,4 +54,9 @@ int64_t threads(const ConvSpec &spec);
 // _va<a>_vb<b>_<acc>[_spk][_skc<S>] of a valid spec; <pipe> is mem or wavelet<L>.
 std::string kernel_name(const ConvSpec &spec);
 
+// The epilogue the kernel applies: acc_epilogue, but "identity" for two-stage
+// Stage 1 (split_k > 1 without a cluster stores raw partials; Stage 2 applies
+// it), so a fused layer's Stage 1 is the unfused binary (same name and bytes).
+std::string stage1_acc(const ConvSpec &spec);
+
 }  // namespace cpe::kernels::conv_implicit_gemm

@@ -1,0 +1,210 @@
+"""Numerics of fused split-K (issue 36): the accumulator epilogue (bias, scale,
+relu, clamp) applied once, after the fp32 fold and before the cast, by Stage 2
+(``conv_fwd_split_k_reduce`` with ``acc_epilogue``) and by the cluster fold.
+
+Kept apart from :mod:`parity.sim.numerics` (which calls in here) so the fused
+plan reads as one piece:
+
+* :func:`reduce_cases` -- the Stage-2 plan of a fused reduce spec: bit-exact
+  against ``RNE(epilogue(sequential fp32 sum))`` in numpy (the epilogue in
+  float32, numpy's own rounding), on the unfused plan's problems; the
+  unrolled form equals the loop form bit for bit; a short bias buffer
+  (``bias_bytes`` one channel short) reads the missing channel as 0.
+* :func:`exact_after_fold` -- the check a fused split conv case adds:
+  D equals, bit for bit, "the unfused split's fp32 sum (the workspace the
+  launch left: Stage 1 / the cluster's slabs stay raw partials), then the
+  epilogue in numpy, then RNE".
+
+Problems that catch a misplaced epilogue: every slab carries a nonzero,
+mixed-sign value, so relu or clamp on partials (before the fold) changes the
+sum; the bias is nonzero per channel and channel-dependent, so a bias added
+per slab, twice, or at the channel without the group base is off; the scale
+is 0.75, so scaling twice is off (0.5625); the last row of each reduce problem
+cancels (+2^25 in slab 0, -2^25 in the last slab), so an epilogue applied
+before the fold's last slab loses a bias below 2 to rounding (D = 0, not the
+bias) -- a difference in D's bits, not only in an fp32 rounding.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from parity import reference as ref
+from parity.sim import cover
+from parity.sim import invariants as INV
+
+#: the values the plans pass for the epilogue scalars (the conv plan's CONV_CALLER)
+CALLER = {"scale": 0.75, "clamp_lo": -0.5, "clamp_hi": 0.5}
+TOLERANCE = ("bit-exact: D == RNE(epilogue(sequential fp32 sum over slabs from slab 0)), the epilogue "
+             "in float32 (bias[k mod K], a short bias buffer reads 0; x*scale; relu NaN passes; clamp), "
+             "NaN compared as NaN")
+
+
+def epilogue_f32(acc: str, s: np.ndarray, channel: np.ndarray, bias: np.ndarray | None,
+                 caller: dict = CALLER) -> np.ndarray:
+    """The accumulator epilogue on fp32 sums ``s`` (any shape), in float32 as the
+    kernels compute it: ``bias`` adds ``bias[channel]`` (0 where ``channel`` is
+    past the bias buffer), ``scale`` multiplies by ``caller['scale']``,
+    ``relu`` is ``where(s < 0, 0, s)`` (NaN passes), ``clamp`` is
+    ``where(s < lo, lo, s)`` then ``where(x1 > hi, hi, x1)``; ``identity`` returns ``s``."""
+    s = np.asarray(s, np.float32)
+    with np.errstate(invalid="ignore", over="ignore"):
+        if acc == "identity":
+            return s
+        if acc == "bias":
+            padded = np.zeros(int(channel.max()) + 1 if channel.size else 1, np.float32)
+            n = min(padded.size, bias.size)
+            padded[:n] = bias[:n]
+            return (s + padded[channel]).astype(np.float32)
+        if acc == "scale":
+            return (s * np.float32(caller["scale"])).astype(np.float32)
+        if acc == "relu":
+            return np.where(s < 0, np.float32(0.0), s).astype(np.float32)
+        if acc == "clamp":
+            lo, hi = np.float32(caller["clamp_lo"]), np.float32(caller["clamp_hi"])
+            x1 = np.where(s < lo, lo, s)
+            return np.where(x1 > hi, hi, x1).astype(np.float32)
+    raise ValueError(f"no accumulator epilogue {acc!r}")
+
+
+def epilogue_args(acc: str, bias_buf: str = "bias", bias_bytes: int = 0) -> dict:
+    """The reduce kernel's epilogue arguments (conv_fwd_split_k_reduce.EPILOGUE_ARGS)."""
+    from parity.sim.numerics import Buf
+    if acc == "bias":
+        return {"bias_ptr": Buf(bias_buf), "bias_bytes": bias_bytes}
+    if acc == "scale":
+        return {"scale": CALLER["scale"]}
+    if acc == "clamp":
+        return {"clamp_lo": CALLER["clamp_lo"], "clamp_hi": CALLER["clamp_hi"]}
+    return {}
+
+
+def _mixed_slabs(rng, ks: int, mk: int) -> np.ndarray:
+    """``ks`` slabs of mixed-sign values around the clamp bounds: the sum's sign
+    and clamp differ from the partials' for many elements."""
+    ws = rng.standard_normal((ks, mk)).astype(np.float32)
+    if ks > 1:
+        ws[1] = (-ws[0] * np.float32(0.75) + rng.standard_normal(mk).astype(np.float32) * np.float32(0.25))
+    return ws.astype(np.float32)
+
+
+#: the cancellation probe's magnitude: its fp32 ulp is 4, so a bias |b| < 2 added
+#: before the last slab rounds away ((2^25 + b) - 2^25 = 0), once after the fold it stays
+CANCEL = np.float32(2.0 ** 25)
+
+
+def _cancel_probe(ws: np.ndarray, M: int, K: int) -> None:
+    """Row M-1 (when M >= 2 and ks >= 2): slab 0 holds +CANCEL, the last slab -CANCEL,
+    the slabs between 0, so the fold's exact sum is 0 and D is the epilogue of 0
+    (the bias itself): an epilogue applied before the last slab is added (or per
+    slab) shows in D, not only in the last fp32 bit."""
+    ks = ws.shape[0]
+    if M < 2 or ks < 2:
+        return
+    row = slice((M - 1) * K, M * K)
+    ws[:, row] = 0.0
+    ws[0, row] = CANCEL
+    ws[ks - 1, row] = -CANCEL
+
+
+def reduce_cases(spec: dict, arch: str) -> list:
+    """Cases of a fused reduce spec (``acc_epilogue`` not identity); see the module docstring."""
+    from parity.sim.numerics import REDUCE_KS_DEGREE0, REDUCE_PROBLEMS, REDUCE_SPECIALS, Case, Launch, Buf, \
+        _and_then
+    dt, v, t, deg, acc = spec["dtype"], spec["vector"], spec["threads"], spec["degree"], spec["acc_epilogue"]
+    rng = np.random.default_rng(4321 + v * 7 + t + deg)
+    kss = REDUCE_KS_DEGREE0 if deg == 0 else (deg,)
+    problems = REDUCE_PROBLEMS + cover.reduce_cover_problems(spec)
+    out = []
+    for pi, (M, K) in enumerate(problems):
+        for ks in kss:
+            mk = M * K
+            ws = _mixed_slabs(rng, ks, mk)
+            ns = min(mk, REDUCE_SPECIALS.size)
+            ws[0, :ns] = REDUCE_SPECIALS[:ns]
+            ws[1:, :ns] = 0.0
+            _cancel_probe(ws, M, K)
+            short = acc == "bias" and pi == len(REDUCE_PROBLEMS) - 1 and K > 1  # one channel past bias_bytes
+            bias = rng.uniform(0.25, 1.75, K).astype(np.float32) * rng.choice([-1, 1], K).astype(np.float32)
+            nbias = K - 1 if short else K
+            channel = np.arange(mk) % K
+            s = ref.split_k_sum(ws.reshape(ks, M, K)).ravel()
+            want = ref.ref_cast_bits(epilogue_f32(acc, s, channel, bias[:nbias]), dt)
+            d = np.full(mk, 0xDEAD, np.uint16)
+            grid = (math.ceil(mk / (t * v)), 1, 1)
+
+            def check(bufs, want=want, dt=dt):
+                got = bufs["d"]
+                okm = ref.same_bits_16(got, want, dt)
+                if okm.all():
+                    return []
+                k = int(np.argmin(okm))
+                return [f"D[{k}] = {int(got[k]):#06x}, want {int(want[k]):#06x} "
+                        f"({int((~okm).sum())} of {okm.size} elements differ)"]
+            kern = {"reduce": ("conv_fwd_split_k_reduce", spec, arch)}
+            args = {"ws_ptr": Buf("ws"), "ws_bytes": ws.nbytes, "d_ptr": Buf("d"), "d_bytes": d.nbytes, "M": M,
+                    "K": K, "ks_count": ks, **epilogue_args(acc, "bias", 4 * nbias)}
+            launches = [Launch("reduce", grid, t, args)]
+            bufs = {"ws": ws, "d": d, "bias": bias[:nbias].copy() if nbias else np.zeros(0, np.float32)}
+            if deg and mk >= 32 * v:  # invariant unrolled == loop
+                kern["loop"] = ("conv_fwd_split_k_reduce", INV.loop_twin_spec(spec), arch)
+                bufs["d2"] = d.copy()
+                launches.append(Launch("loop", grid, t, {**args, "d_ptr": Buf("d2")}))
+                check = _and_then(check, lambda b, d=deg: INV.same_bits(
+                    "unrolled == loop", b["d"], b["d2"], (f"degree {d}", f"degree 0, ks_count {d}")))
+            out.append(Case(f"M{M}_K{K}_ks{ks}" + ("_short_bias" if short else ""), kern, bufs, launches, check,
+                            classes=cover.reduce_classes(spec, M, K, ks)))
+    return out
+
+
+#: the conv cancellation probe's input values (bf16 and fp16 exact): x * w = 2^25
+CANCEL_X, CANCEL_W = 2.0 ** 12, 2.0 ** 13
+
+
+def cancel_probe_conv(full: dict, xs, ws_, groups: int, plan: dict):
+    """Inputs of a fused split 1x1 problem (channel = reduction index) whose last
+    slab cancels the others: in every group, channel 1 (slice 0) adds +2^25 and the
+    first channel of the last slice with data -2^25 to every output. Folded and then
+    biased, D holds the small terms plus the bias; a bias (|b| < 2) added before the
+    last slab is absorbed into 2^25 (fp32 ulp 4). Unchanged for identity, plain, or
+    when the last slice with data starts at channel <= 1."""
+    if full["acc_epilogue"] == "identity" or not plan["workspace_bytes"]:
+        return xs, ws_
+    data = plan.get("data_slices", plan["ks_count"])
+    cpg = ws_.shape[-1]
+    last = (data - 1) * plan["ks"]
+    if data < 2 or last <= 1 or last >= cpg:
+        return xs, ws_
+    xs, ws_ = xs.copy(), ws_.copy()
+    for g in range(groups):
+        xs[..., g * cpg + 1] = xs[..., g * cpg + last] = CANCEL_X
+    ws_[..., 1] = CANCEL_W
+    ws_[..., last] = -CANCEL_W
+    return xs, ws_
+
+
+def exact_after_fold(full: dict, plan: dict, dt: str, shape: tuple, d_name: str = "d", ws_name: str = "ws"):
+    """The check a fused split conv case adds, or None for identity / plain:
+    D[m][k] == RNE(epilogue(sum over slabs of ws[s][m][k])) bit for bit, with the
+    workspace the launch left (raw fp32 partials) and the case's bias buffer."""
+    acc = full["acc_epilogue"]
+    if acc == "identity" or not plan["workspace_bytes"]:
+        return None
+    kc = plan["ks_count"]
+
+    def check(b):
+        N_HW_K = shape
+        K = N_HW_K[-1]
+        M = int(np.prod(N_HW_K[:-1]))
+        ws = b[ws_name].reshape(kc, M, K)
+        s = ref.split_k_sum(ws)
+        channel = np.broadcast_to(np.arange(K), (M, K))
+        want = ref.ref_cast_bits(epilogue_f32(acc, s, channel, b.get("bias")).ravel(), dt)
+        okm = ref.same_bits_16(b[d_name], want, dt)
+        if okm.all():
+            return []
+        i = int(np.argmin(okm))
+        return [f"fused split != unfused split + epilogue in numpy + RNE: D[{i // K}][{i % K}] = "
+                f"{int(b[d_name][i]):#06x}, want {int(want[i]):#06x} ({int((~okm).sum())} of {okm.size} differ)"]
+    return check
