@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 
 @dataclass
 class Buf:
@@ -49,3 +51,19 @@ class Skipped:
 
     name: str
     reason: str
+
+
+#: (M, K): 1 element; M*K not a multiple of 2/4/8; a multiple of every vector but of
+#: no threads*vector; several workgroups with a partial last wave.
+REDUCE_PROBLEMS = ((1, 1), (7, 9), (16, 20), (33, 70))
+REDUCE_KS_DEGREE0 = (1, 2, 5)
+#: values whose conversion is an edge: ties (bf16 and fp16), overflow to inf,
+#: subnormals, signed zero, inf, NaN
+REDUCE_SPECIALS = np.array([1 + 2 ** -8, 1 + 3 * 2 ** -8, 1 + 2 ** -11, 1 + 3 * 2 ** -11, 65520.0, 65519.0,
+                            -65520.0, 3.3961776e38, 1e-40, -1e-40, 2 ** -25, 3 * 2 ** -26, -0.0, np.inf,
+                            -np.inf, np.nan], dtype=np.float32)
+
+
+def and_then(first, second):
+    """A check that runs ``first`` then ``second`` on the same buffers (problems of both)."""
+    return lambda b: first(b) + second(b)

@@ -68,15 +68,7 @@ class Outcome:
 
 # -- conv_fwd_split_k_reduce ------------------------------------------------------------------
 
-#: (M, K): 1 element; M*K not a multiple of 2/4/8; a multiple of every vector but of
-#: no threads*vector; several workgroups with a partial last wave.
-REDUCE_PROBLEMS = ((1, 1), (7, 9), (16, 20), (33, 70))
-REDUCE_KS_DEGREE0 = (1, 2, 5)
-#: values whose conversion is an edge: ties (bf16 and fp16), overflow to inf,
-#: subnormals, signed zero, inf, NaN
-REDUCE_SPECIALS = np.array([1 + 2 ** -8, 1 + 3 * 2 ** -8, 1 + 2 ** -11, 1 + 3 * 2 ** -11, 65520.0, 65519.0,
-                            -65520.0, 3.3961776e38, 1e-40, -1e-40, 2 ** -25, 3 * 2 ** -26, -0.0, np.inf,
-                            -np.inf, np.nan], dtype=np.float32)
+from parity.sim.cases import REDUCE_KS_DEGREE0, REDUCE_PROBLEMS, REDUCE_SPECIALS, and_then as _and_then  # noqa: E402,F401
 REDUCE_TOLERANCE = ("bit-exact: D == RNE(sequential fp32 sum over slabs from slab 0), "
                     "NaN compared as NaN")
 
@@ -405,10 +397,6 @@ def plan_launches(text: str, full: dict, spec: dict, arch: str, dt: str, bufs: d
 
 def _texts(args: dict) -> dict:
     return {n: str(v) for n, v in args.items()}
-
-
-def _and_then(first, second):
-    return lambda b: first(b) + second(b)
 
 
 def _invariant_twin(full, pname, prob, degree, arch, lowerer, kern, bufs, launches, dt, tol):

@@ -30,7 +30,8 @@ import math
 
 import numpy as np
 
-from parity import reference as ref
+from parity.sim import reference as ref
+from parity.sim.cases import REDUCE_KS_DEGREE0, REDUCE_PROBLEMS, REDUCE_SPECIALS, Buf, Case, Launch, and_then as _and_then
 from parity.sim import cover
 from parity.sim import invariants as INV
 
@@ -70,7 +71,6 @@ def epilogue_f32(acc: str, s: np.ndarray, channel: np.ndarray, bias: np.ndarray 
 
 def epilogue_args(acc: str, bias_buf: str = "bias", bias_bytes: int = 0) -> dict:
     """The reduce kernel's epilogue arguments (conv_fwd_split_k_reduce.EPILOGUE_ARGS)."""
-    from parity.sim.numerics import Buf
     if acc == "bias":
         return {"bias_ptr": Buf(bias_buf), "bias_bytes": bias_bytes}
     if acc == "scale":
@@ -110,8 +110,6 @@ def _cancel_probe(ws: np.ndarray, M: int, K: int) -> None:
 
 def reduce_cases(spec: dict, arch: str) -> list:
     """Cases of a fused reduce spec (``acc_epilogue`` not identity); see the module docstring."""
-    from parity.sim.numerics import REDUCE_KS_DEGREE0, REDUCE_PROBLEMS, REDUCE_SPECIALS, Case, Launch, Buf, \
-        _and_then
     dt, v, t, deg, acc = spec["dtype"], spec["vector"], spec["threads"], spec["degree"], spec["acc_epilogue"]
     rng = np.random.default_rng(4321 + v * 7 + t + deg)
     kss = REDUCE_KS_DEGREE0 if deg == 0 else (deg,)
