@@ -14,7 +14,6 @@ under today's set, and the counts. A measurement tool, not a test.
 """
 from __future__ import annotations
 
-import argparse
 import multiprocessing as mp
 import re
 import sys
@@ -22,6 +21,7 @@ import time
 
 sys.path.insert(0, ".")
 
+from parity.cli.common import Parser  # noqa: E402
 from parity.mutate import operators as OPS  # noqa: E402
 from parity.sim import cover  # noqa: E402
 from parity.sim import numerics as N  # noqa: E402
@@ -109,10 +109,12 @@ def argued(configs, jobs: int) -> int:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--config", default="spk2_mem_default_64x64_bf16")
-    ap.add_argument("--blocks", default=",".join(BLOCKS))
-    ap.add_argument("-j", "--jobs", type=int, default=2)
+    ap = Parser(description=__doc__.split("\n")[0])
+    ap.add_argument("--config", default="spk2_mem_default_64x64_bf16",
+                    help="the conv_implicit_gemm config whose K-loop mutants are judged")
+    ap.add_argument("--blocks", default=",".join(BLOCKS), help="comma-separated IR blocks whose compare/select "
+                                                               "sites are mutated")
+    ap.add_argument("-j", "--jobs", type=int, default=2, help="worker processes")
     ap.add_argument("--argued", help="comma-separated configs: run their argued-equivalent mutants on the "
                                      "K-deep problems instead")
     args = ap.parse_args(argv)

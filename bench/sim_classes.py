@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if __package__ in (None, ""):
     sys.path.insert(0, str(ROOT))
 
+from parity.cli.common import Parser  # noqa: E402
 from parity.sim import cover  # noqa: E402
 from parity.sim import numerics as N  # noqa: E402
 
@@ -72,6 +73,15 @@ def report(refs=SAMPLE) -> list:
     return lines
 
 
-if __name__ == "__main__":
-    for ln in report(tuple(sys.argv[1:]) or SAMPLE):
+def main(argv=None) -> int:
+    ap = Parser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("configs", nargs="*", metavar="FAMILY/CONFIG",
+                    help="configs to measure (default: the sample, one per kernel form)")
+    args = ap.parse_args(argv)
+    for ln in report(tuple(args.configs) or SAMPLE):
         print(ln)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -26,7 +26,8 @@ REAL_ROWS = M.grid_rows
 def _small_rows(engine, flavor):
     """The bf16 vector-8 reduce kernels (6) and the first 2 two-stage jobs: a real slice of the grid."""
     rows = REAL_ROWS(engine, flavor)
-    red = [r for r in rows if r[1] == "conv_fwd_split_k_reduce" and r[4]["dtype"] == "bf16" and r[4]["vector"] == 8]
+    red = [r for r in rows if r[1] == "conv_fwd_split_k_reduce" and r[4]["dtype"] == "bf16" and r[4]["vector"] == 8
+           and r[4].get("acc_epilogue", "identity") == "identity"]
     return rows[:2] + red
 
 

@@ -181,20 +181,20 @@ def test_interactive_walk_decisions():
 
 def test_write_mode_new_adds_missing_entries_only(repo, capsys):
     gdir = repo / "golden"
-    s = G.load_shard(gdir, "conv_abi")
+    s = G.load_shard(gdir, "ir_core")
     fl = "llvm23"
     [gone, changed] = sorted(c for c, e in s[fl].items() if "sha256" in e)[:2]
     was = s[fl].pop(gone)
     s[fl][changed] = fake(s[fl][changed])
-    G.write_shard(gdir, "conv_abi", s)
-    rc, out, err = run(capsys, "write", "--only", "conv_abi", "--mode", "new")
+    G.write_shard(gdir, "ir_core", s)
+    rc, out, err = run(capsys, "write", "--only", "ir_core", "--mode", "new")
     assert rc == 0, out + err
-    after = G.load_shard(gdir, "conv_abi")
+    after = G.load_shard(gdir, "ir_core")
     assert after[fl][gone] == was  # the MISSING entry was written
     assert after[fl][changed] == s[fl][changed]  # the CHANGED one was kept as it was
-    assert f"ADDED conv_abi/{gone}@{fl}" in out and "1 golden entry changed" in out
-    rc, out, err = run(capsys, "write", "--only", "conv_abi")  # --mode all (default): the rest too
-    assert rc == 0 and G.load_shard(gdir, "conv_abi")[fl][changed] != s[fl][changed]
+    assert f"ADDED ir_core/{gone}@{fl}" in out and "1 golden entry changed" in out
+    rc, out, err = run(capsys, "write", "--only", "ir_core")  # --mode all (default): the rest too
+    assert rc == 0 and G.load_shard(gdir, "ir_core")[fl][changed] != s[fl][changed]
 
 
 def _read_until(fd, token: bytes, seconds: float = 600) -> bytes:

@@ -73,8 +73,8 @@ def test_abi_list_slip_is_refused_by_name_and_fails_by_numbers(monkeypatch):
     from python_engine.kernels import conv_abi
     orig = conv_abi.args
 
-    def swapped(variant):
-        a = list(orig(variant))
+    def swapped(variant, acc_epilogue="identity"):
+        a = list(orig(variant, acc_epilogue))
         if variant == "reduce":
             i, j = [k for k, (n, _) in enumerate(a) if n in ("M", "K")]
             a[i], a[j] = a[j], a[i]

@@ -30,6 +30,7 @@ class Launch:
     plan_args: dict = None
     scalars: dict = None        # ``caller`` values
     plan_cluster: tuple = None  # the plan's cluster line (None: a plain launch)
+    acc_epilogue: str = "identity"  # a ``reduce`` variant's epilogue (a fused Stage 2 takes more arguments)
 
 
 @dataclass

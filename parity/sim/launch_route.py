@@ -189,15 +189,16 @@ def read_kernarg(module, blob: bytes, arena: Arena, null: np.ndarray) -> dict:
 _NULL = np.zeros(0, np.uint8)
 
 
-def routed_args(variant: str, plan_args: dict, scalars, kernel, arena: Arena) -> dict:
+def routed_args(variant: str, plan_args: dict, scalars, kernel, arena: Arena, acc_epilogue: str = "identity") -> dict:
     """A kernel's arguments as the hardware gets them: the plan's values (name ->
     int or text) resolved and packed by the runtime (parity/runtime/kernarg.py,
     launch.py: the conv_abi list of ``variant``, device addresses of ``arena``),
     the runtime's launch-time check of that list against the kernel's ``.args``
     (:func:`code_object_args`: LLVM's layout of the kernel's own parameters), and
-    every parameter read back from the packed bytes at its offset. KernargError
-    naming the runtime's refusal."""
-    slots, size = KA.variant_layout(variant)
+    every parameter read back from the packed bytes at its offset. ``acc_epilogue``:
+    a ``reduce`` kernel's (a fused Stage 2's list is longer). KernargError naming
+    the runtime's refusal."""
+    slots, size = KA.variant_layout(variant, acc_epilogue)
     kinds = {s.name: s.kind for s in slots}
     try:
         vals = KA.resolve_values(plan_args, kinds, arena.address, scalars or {}, kernel.name)

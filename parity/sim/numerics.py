@@ -391,7 +391,8 @@ def plan_launches(text: str, full: dict, spec: dict, arch: str, dt: str, bufs: d
                      and v.startswith("buffer ") else v) for n, v in rp.stage2_args.items()}
         launches.append(Launch("reduce", reduce_grid(rp, rspec), rspec["threads"],
                                _renamed(_plan_args(_texts(rp.stage2_args), CONV_CALLER), ren), variant="reduce",
-                               plan_args=sargs))
+                               plan_args=sargs, scalars=CONV_CALLER,
+                               acc_epilogue=rspec.get("acc_epilogue", "identity")))
     return rp
 
 
@@ -517,7 +518,7 @@ def run_case(case: Case, lowerer, orders=("forward", "reverse")) -> tuple:
                 raise SimError(f"the launch plan says lds_bytes {la.lds_bytes}, kernel {k.name} allocates {lds}")
         cluster = la.cluster
         if la.variant is not None:
-            args = LR.routed_args(la.variant, la.plan_args, la.scalars, k, arena)
+            args = LR.routed_args(la.variant, la.plan_args, la.scalars, k, arena, la.acc_epilogue)
             cluster = LR.routed_cluster(k, la.grid, la.plan_cluster)
         else:
             args = {p: (bufs[v.name] if isinstance(v, Buf) else v) for p, v in la.args.items()}

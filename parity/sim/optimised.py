@@ -393,9 +393,11 @@ def order_cases(family: str, spec: dict, arch: str, N) -> list:
     in :data:`ORDER_KS`; degree d >= 3: d slabs; one or two slabs have one order). Each checks D against RNE of the sequential
     fp32 sum from slab 0 (the documented order, parity.sim.reference.split_k_sum); the lane
     then compares the optimised module's buffers with these bit for bit. Other families:
-    none (their plans' cases are compared). ``N``: parity.sim.numerics (its Case, Launch
-    and Buf; handed in, not imported: numerics imports this module)."""
-    if family != "conv_fwd_split_k_reduce":
+    none (their plans' cases are compared); a fused reduce (``acc_epilogue`` not identity)
+    neither: its own cases (parity/sim/numerics_fused.py, with cancelling slabs) are compared.
+    ``N``: parity.sim.numerics (its Case, Launch and Buf; handed in, not imported:
+    numerics imports this module)."""
+    if family != "conv_fwd_split_k_reduce" or spec.get("acc_epilogue", "identity") != "identity":
         return []
     ref = N.ref   # parity.sim.reference
 
