@@ -334,6 +334,17 @@ def gate_descriptors(u: UnitResult, desc: dict | None) -> None:
         u.errors.append(f"buffer descriptor ({u.arch}): {p}")
 
 
+@dataclass
+class _Jobs:
+    """The LLVM, opt and proof jobs of one run, and the units they judge."""
+    results: list = field(default_factory=list)     # UnitResult, unit order
+    compile: list = field(default_factory=list)     # (UnitResult, worker job, text)
+    opt: list = field(default_factory=list)         # (UnitResult, text): llvm20 via opt-19
+    opt23: list = field(default_factory=list)       # (UnitResult, text): LLVM 23 read-back
+    proof: list = field(default_factory=list)       # (UnitResult, text, config)
+    extra_decls: set = field(default_factory=set)   # module intrinsic declarations not probed yet
+
+
 def run_verify(
     families: Sequence[Family] | None = None,
     *,
@@ -345,6 +356,10 @@ def run_verify(
     progress: Callable[[int, int], None] | None = None,
     lanes: dict[str, L.LaneStatus] | None = None,
 ) -> VerifyReport:
+    """Verify every applicable (family, config, flavor) of ``families`` (all LLVM IR
+    families by default) lowered by ``engine``; see the module docstring for the
+    steps. ``timeout``: seconds per LLVM job; ``lower_timeout``: seconds per
+    lowering. Raises ValueError for a flavor that is not canonical."""
     if families is None:
         families = load_families()
     families = [f for f in families if f.output == "llvm_ir"]  # text families are not LLVM IR
@@ -358,107 +373,128 @@ def run_verify(
     lowered = _lower_all(units, engine, n, lower_timeout)
     with CompileWorkers(workers=n, timeout=timeout, keep=True) as cw:  # one set of workers for every run below
         t_problems, t_notes, n_checked, probes, arch = check_tables(cw, lanes, engine, flavors)
-
-        results: list[UnitResult] = []
-        compile_jobs: list[tuple[UnitResult, dict, str]] = []
-        opt_jobs: list[tuple[UnitResult, str]] = []
-        opt23_jobs: list[tuple[UnitResult, str]] = []
-        proof_jobs: list[tuple[UnitResult, str, object]] = []
-        extra_decls: set[str] = set()
-        for (fam, cfg, fl), out in zip(units, lowered):
-            st = lanes[fl]
-            u = UnitResult(fam.name, cfg.name, fl, cfg.arch, lane=st.lane.name, llvm=st.label)
-            results.append(u)
-            expect = cfg.expectation(fl)
-            if out["status"] == "rejected":
-                u.status = REJECTED
-                if expect.kind == "ok":
-                    u.status = FAIL
-                    u.errors.append(f"expected ok but {engine} rejected: {out.get('reason')!r}")
-                continue
-            if out["status"] != "ok" or not isinstance(out.get("text"), str):
-                u.errors.append(f"{engine} engine crashed: {out.get('error')}")
-                continue
-            if expect.kind == "reject":
-                u.notes.append(f"expected reject({expect.reason!r}) but {engine} lowered it (the gate's verdict)")
-            u.kernel = out["kernel"]
-            text = out["text"]
-            u.errors.extend(IC.external_call_problems(text))
-            try:
-                decls = IC.declarations(text)
-            except IC.DeclError as exc:
-                u.errors.append(str(exc))
-                decls = []
-            for d in decls:
-                if d.is_intrinsic_name and d.text not in probes:
-                    extra_decls.add(d.text)
-            u._decls = decls  # type: ignore[attr-defined]
-            u._cfg = cfg  # type: ignore[attr-defined]
-            proof_jobs.append((u, text, cfg))
-            if fl in also and also[fl].available:
-                u.llvm_also = also[fl].version
-                opt23_jobs.append((u, text))
-            if not st.available:
-                u.status = SKIPPED
-                u.notes.append(f"lane {st.lane.name} missing: {st.problem}")
-                continue
-            if st.lane.kind == L.OPT:
-                opt_jobs.append((u, text))
-            else:
-                compile_jobs.append((u, {"kind": "compile", "text": text, "kernel": u.kernel,
-                                         "arch": cfg.arch, "arch_row": arch.get(cfg.arch)}, text))
-        if extra_decls and lanes["llvm22"].available:
-            [res] = cw.run([{"kind": "probe", "decls": sorted(extra_decls), "check_right": False}])
+        jobs = _plan_jobs(units, lowered, engine, lanes, also, probes)
+        if jobs.extra_decls and lanes["llvm22"].available:
+            [res] = cw.run([{"kind": "probe", "decls": sorted(jobs.extra_decls), "check_right": False}])
             if res.get("ok"):
                 probes.update(res["results"])
             else:
                 t_problems.append(f"intrinsic probe of module declarations failed: {res.get('error')}")
+        for j in jobs.compile:
+            j[1]["arch_row"] = arch.get(j[1]["arch"])
+        proof_pool, opt_pool, futures = _run_jobs(cw, jobs, n, timeout, progress)
+    _judge_compiles(jobs, futures, arch)
+    with cancel_on_error(proof_pool, opt_pool), opt_pool:
+        _judge_readbacks(jobs, futures)
+    with cancel_on_error(proof_pool), proof_pool:
+        proved = [f.result() for f in futures["proof"]]
+    proofs, proof_seconds = [r for r, _ in proved], sum(t for _, t in proved)
+    _judge_proofs(jobs, proofs)
+    _judge_intrinsics(jobs.results, probes, lanes["llvm22"].available)
+    return VerifyReport(engine, tuple(flavors), {fl: lanes[fl] for fl in CANONICAL_FLAVORS},
+                        jobs.results, t_problems, t_notes, n_checked, cw.restarts, proofs, proof_seconds, also)
 
-        total = 2 * len(compile_jobs) + len(opt_jobs) + len(opt23_jobs)
-        done = 0
 
-        tick_lock = threading.Lock()
+def _plan_jobs(units, lowered, engine: str, lanes, also, probes) -> _Jobs:
+    """One UnitResult per unit and the jobs that judge it: a rejected or crashed
+    lowering is judged here; a lowered module goes to the proof, LLVM 23's
+    read-back where available, and its flavor's lane (opt-19 or llvmlite)."""
+    jobs = _Jobs()
+    for (fam, cfg, fl), out in zip(units, lowered):
+        st = lanes[fl]
+        u = UnitResult(fam.name, cfg.name, fl, cfg.arch, lane=st.lane.name, llvm=st.label)
+        jobs.results.append(u)
+        expect = cfg.expectation(fl)
+        if out["status"] == "rejected":
+            u.status = REJECTED
+            if expect.kind == "ok":
+                u.status = FAIL
+                u.errors.append(f"expected ok but {engine} rejected: {out.get('reason')!r}")
+            continue
+        if out["status"] != "ok" or not isinstance(out.get("text"), str):
+            u.errors.append(f"{engine} engine crashed: {out.get('error')}")
+            continue
+        if expect.kind == "reject":
+            u.notes.append(f"expected reject({expect.reason!r}) but {engine} lowered it (the gate's verdict)")
+        u.kernel = out["kernel"]
+        text = out["text"]
+        u.errors.extend(IC.external_call_problems(text))
+        try:
+            decls = IC.declarations(text)
+        except IC.DeclError as exc:
+            u.errors.append(str(exc))
+            decls = []
+        jobs.extra_decls.update(d.text for d in decls if d.is_intrinsic_name and d.text not in probes)
+        u._decls = decls  # type: ignore[attr-defined]
+        u._cfg = cfg  # type: ignore[attr-defined]
+        jobs.proof.append((u, text, cfg))
+        if fl in also and also[fl].available:
+            u.llvm_also = also[fl].version
+            jobs.opt23.append((u, text))
+        if not st.available:
+            u.status = SKIPPED
+            u.notes.append(f"lane {st.lane.name} missing: {st.problem}")
+            continue
+        if st.lane.kind == L.OPT:
+            jobs.opt.append((u, text))
+        else:
+            jobs.compile.append((u, {"kind": "compile", "text": text, "kernel": u.kernel, "arch": cfg.arch}, text))
+    return jobs
 
-        def tick(*_):
-            nonlocal done
-            with tick_lock:  # the LLVM workers' thread and the opt threads
-                done += 1
-                if progress is not None:
-                    progress(done, total)
 
-        def opt_one(job):  # opt-19 -S: verifies its input, prints it back (read-back)
-            u, text = job
-            res = RB.run_opt_print(text, L.opt_path() or L.OPT_TOOL, timeout=timeout)
+def _run_jobs(cw: CompileWorkers, jobs: _Jobs, n: int, timeout: float, progress) -> tuple:
+    """Run every job: the proof in one thread (overlapping the LLVM workers, one job
+    per module so Ctrl-C cancels the rest, parity/cli/interrupt.py); opt-19 / LLVM 23
+    opt subprocesses on ``n`` threads, filling the cores the LLVM workers leave idle;
+    compiles (longest module first, so no long compile runs alone at the end) and
+    llvmlite read-backs in ``cw``. Returns ``(proof_pool, opt_pool, futures)``:
+    the compile and read-back answers are in; the proof and opt answers are
+    futures/iterators the caller drains inside the pools' shutdown."""
+    total = 2 * len(jobs.compile) + len(jobs.opt) + len(jobs.opt23)
+    done = 0
+    tick_lock = threading.Lock()
+
+    def tick(*_):
+        nonlocal done
+        with tick_lock:  # the LLVM workers' thread and the opt threads
+            done += 1
+            if progress is not None:
+                progress(done, total)
+
+    def opt_with(tool):  # opt -S: verifies its input, prints it back (read-back)
+        def one(job):
+            res = RB.run_opt_print(job[1], tool, timeout=timeout)
             tick()
             return res
+        return one
 
-        def opt23_one(job):
-            u, text = job
-            res = RB.run_opt_print(text, L.opt23_path() or L.OPT23_TOOL, timeout=timeout)
-            tick()
-            return res
+    proof_pool = ThreadPoolExecutor(max_workers=1)
+    opt_pool = ThreadPoolExecutor(max_workers=n)
+    with cancel_on_error(proof_pool, opt_pool):
+        futures = {"proof": [proof_pool.submit(_prove_one, job) for job in jobs.proof],
+                   "opt": opt_pool.map(opt_with(L.opt_path() or L.OPT_TOOL), jobs.opt),
+                   "opt23": opt_pool.map(opt_with(L.opt23_path() or L.OPT23_TOOL), jobs.opt23)}
+        order = sorted(range(len(jobs.compile)), key=lambda i: -len(jobs.compile[i][2]))
+        answers: list = [None] * len(jobs.compile)
+        rb_jobs = [{"kind": "readback", "text": text} for _, _, text in jobs.compile]
+        got = cw.run([jobs.compile[i][1] for i in order] + rb_jobs, on_result=tick)
+        for i, a in zip(order, got):
+            answers[i] = a
+        futures["compile"], futures["readback"] = answers, got[len(jobs.compile):]
+    return proof_pool, opt_pool, futures
 
-        # the proof overlaps the LLVM workers (subprocesses), one job per module so that
-        # Ctrl-C cancels the rest (parity/cli/interrupt.py); opt-19 / LLVM 23 opt subprocesses
-        # fill the cores the LLVM workers leave idle (their start-up, the last long
-        # compiles) instead of running after them
-        proof_pool = ThreadPoolExecutor(max_workers=1)
-        opt_pool = ThreadPoolExecutor(max_workers=n)
-        with cancel_on_error(proof_pool, opt_pool):
-            proof_futures = [proof_pool.submit(_prove_one, job) for job in proof_jobs]
-            opt_answers = opt_pool.map(opt_one, opt_jobs)
-            opt23_answers = opt_pool.map(opt23_one, opt23_jobs)
-            # the longest modules first, so no long compile starts last and runs alone
-            order = sorted(range(len(compile_jobs)), key=lambda i: -len(compile_jobs[i][2]))
-            answers: list = [None] * len(compile_jobs)
-            rb_jobs = [{"kind": "readback", "text": text} for _, _, text in compile_jobs]
-            got = cw.run([compile_jobs[i][1] for i in order] + rb_jobs, on_result=tick)
-            for i, a in zip(order, got):
-                answers[i] = a
-            rb_answers = got[len(compile_jobs):]
-    for (u, _, text), a in zip(compile_jobs, rb_answers):
+
+_STAGE_LABEL = {"abort": "LLVM aborted", "timeout": "LLVM hung", "parse": "parse error",
+                "verify": "verifier error", "compile": "compile error",
+                "assemble": "assembler error (llvm-mc)"}
+
+
+def _judge_compiles(jobs: _Jobs, futures: dict, arch: dict) -> None:
+    """The llvmlite lane's verdicts: read-back, the compile's errors and stderr, the
+    ELF, the ISA gate and the buffer descriptors."""
+    for (u, _, text), a in zip(jobs.compile, futures["readback"]):
         _readback(u, u.llvm, text, a.get("ok", False), a.get("printed", ""), a.get("error", ""))
-    for (u, _, text), a in zip(compile_jobs, answers):
+    for (u, _, text), a in zip(jobs.compile, futures["compile"]):
         err = a.get("stderr", "")
         if "not a recognized processor" in err:
             u.errors.append(f"{u.llvm} does not know cpu {u.arch!r}: {_first_line(err)}")
@@ -466,9 +502,7 @@ def run_verify(
             u.notes.append(f"LLVM stderr: {_first_line(err)}")
         if not a.get("ok"):
             stage = a.get("stage", "?")
-            label = {"abort": "LLVM aborted", "timeout": "LLVM hung", "parse": "parse error",
-                     "verify": "verifier error", "compile": "compile error",
-                     "assemble": "assembler error (llvm-mc)"}.get(stage, f"{stage} error")
+            label = _STAGE_LABEL.get(stage, f"{stage} error")
             u.errors.append(f"{label} ({u.llvm}, cpu {u.arch}): {a.get('error')}")
             continue
         for name in a.get("externals", []):
@@ -481,38 +515,45 @@ def run_verify(
         gate_isa(u, u.isa, text, u._cfg, arch.get(u.arch))  # type: ignore[attr-defined]
         gate_descriptors(u, a.get("descriptors"))
 
-    with cancel_on_error(proof_pool, opt_pool), opt_pool:
-        for (u, text), (ok, printed, err) in zip(opt_jobs, opt_answers):
-            if not ok:
-                u.errors.append(f"{u.llvm} rejects the llvm20 text: {_first_line(err)}")
-                continue
-            if err:
-                u.notes.append(f"opt stderr: {_first_line(err)}")
-            _readback(u, u.llvm, text, True, printed, "")
-        for (u, text), (ok, printed, err) in zip(opt23_jobs, opt23_answers):
-            if not ok:
-                u.errors.append(f"{u.llvm_also} rejects the {u.flavor} text: {_first_line(err)}")
-                continue
-            if err:
-                u.notes.append(f"LLVM 23 opt stderr: {_first_line(err)}")
-            _readback(u, u.llvm_also, text, True, printed, "")
 
-    with cancel_on_error(proof_pool), proof_pool:
-        proved = [f.result() for f in proof_futures]
-    proofs, proof_seconds = [r for r, _ in proved], sum(t for _, t in proved)
-    for (u, _, _), pr in zip(proof_jobs, proofs):
+def _judge_readbacks(jobs: _Jobs, futures: dict) -> None:
+    """opt-19's (llvm20 lane) and LLVM 23's read-back verdicts."""
+    for (u, text), (ok, printed, err) in zip(jobs.opt, futures["opt"]):
+        if not ok:
+            u.errors.append(f"{u.llvm} rejects the llvm20 text: {_first_line(err)}")
+            continue
+        if err:
+            u.notes.append(f"opt stderr: {_first_line(err)}")
+        _readback(u, u.llvm, text, True, printed, "")
+    for (u, text), (ok, printed, err) in zip(jobs.opt23, futures["opt23"]):
+        if not ok:
+            u.errors.append(f"{u.llvm_also} rejects the {u.flavor} text: {_first_line(err)}")
+            continue
+        if err:
+            u.notes.append(f"LLVM 23 opt stderr: {_first_line(err)}")
+        _readback(u, u.llvm_also, text, True, printed, "")
+
+
+def _judge_proofs(jobs: _Jobs, proofs: list) -> None:
+    """The alignment proof's verdicts (they stand without an LLVM lane)."""
+    for (u, _, _), pr in zip(jobs.proof, proofs):
         u.proof = pr.counts()
         for f in pr.failures:
             u.errors.append(f"alignment proof: {f}")
         if pr.failures and u.status == SKIPPED:
             u.status = FAIL  # the proof needs no LLVM: its verdict stands without the lane
+
+
+def _judge_intrinsics(results: list, probes: dict, probed: bool) -> None:
+    """Every declared intrinsic known to LLVM 22.1 (``probed``: the llvm22 lane ran
+    the probe); then each unit's final status."""
     for u in results:
         for d in getattr(u, "_decls", []):
             if not d.is_intrinsic_name:
                 continue
             r = probes.get(d.text)
             if r is None:
-                if lanes["llvm22"].available:
+                if probed:
                     u.errors.append(f"intrinsic @{d.name} was not probed")
                 continue
             if not r.get("known"):
@@ -522,8 +563,6 @@ def run_verify(
         for a in ("_decls", "_cfg"):
             if hasattr(u, a):
                 delattr(u, a)
-    return VerifyReport(engine, tuple(flavors), {fl: lanes[fl] for fl in CANONICAL_FLAVORS},
-                        results, t_problems, t_notes, n_checked, cw.restarts, proofs, proof_seconds, also)
 
 
 def _readback(u: UnitResult, llvm: str, text: str, ok: bool, printed: str, error: str) -> None:
