@@ -380,6 +380,23 @@ def _hex(bits: list) -> str:
                    for b in reversed(bits)) + " (MSB first; a = kernel argument bit, x = unknown)"
 
 
+@dataclass
+class _Layout:
+    """What judging one descriptor needs: the arch table row, the descriptor's
+    field layout ``{field: (low bit, width)}``, the module's make.buffer.rsrc calls,
+    the code object's kernel arguments ``{name: (byte offset, bytes)}`` and, per
+    kernarg bit, ``(argument name, bit within it)``."""
+    arch_row: dict
+    fields: dict
+    calls: list
+    args: dict
+    by_bit: dict
+    covered: set
+
+    def field(self, name: str) -> tuple:
+        return self.fields[name]
+
+
 def check_descriptors(asm: str, text: str, kernel: str, arch_row: dict) -> DescriptorCheck:
     """Compare every compiled buffer instruction's descriptor with ``arch_row``
     (the engine's arch table row: ``rsrc_fields``, ``rsrc_flags``,
@@ -406,78 +423,91 @@ def check_descriptors(asm: str, text: str, kernel: str, arch_row: dict) -> Descr
     for name, (off, size) in args.items():
         for i in range(size * 8):
             by_bit[off * 8 + i] = (name, i)
-    blo, bw = fields["base"]
-    nlo, nw = fields["num_records"]
-    slo, sw = fields["stride"]
-    flo, fw = fields["flags"]
     covered = set()
     for lo, w in fields.values():
         covered.update(range(lo, lo + w))
-
-    def judge(bits) -> list[str]:
-        """The problems of one descriptor's 128 bit terms (the same for every
-        instruction that receives the same bits: judged once per distinct quad)."""
-        base = _field(bits, blo, bw)
-        names = {by_bit.get(next(iter(b)), ("?", -1))[0] if isinstance(b, frozenset) and len(b) == 1 else None
-                 for b in base[:32]}
-        cands = [c for c in calls if names == {c.base}]
-        if not cands:
-            return [f"base field (bits {blo + bw - 1}:{blo}) is not a pointer argument of any "
-                    f"make.buffer.rsrc call: {_hex(base[:32])}"]
-        c = cands[0]
-
-        def drop(b, nr_limit):
-            """Drop argument bits beyond their field: pointer bits >= bw, num_records bits >= nr_limit."""
-            if not isinstance(b, frozenset):
-                return b
-            keep = frozenset(p for p in b if not (
-                (by_bit.get(p, ("", 0))[0] == c.base and by_bit[p][1] >= bw)
-                or (isinstance(c.num_records, str) and by_bit.get(p, ("", 0))[0] == c.num_records
-                    and by_bit[p][1] >= nr_limit)))
-            return keep if keep else 0
-
-        norm = [drop(b, nw) for b in bits]
-        bad = []
-        want_base = [frozenset({args[c.base][0] * 8 + i}) if i < 64 else 0 for i in range(bw)]
-        if _field(norm, blo, bw) != want_base:
-            bad.append(f"base (bits {blo + bw - 1}:{blo}) is not argument %{c.base}: {_hex(_field(norm, blo, bw))}")
-        got_nr = _field(norm, nlo, nw)
-        if isinstance(c.num_records, str):
-            off, size = args.get(c.num_records, (None, 0))
-            if off is None:
-                bad.append(f"num_records argument %{c.num_records} is not in the code object metadata")
-            else:
-                want = [frozenset({off * 8 + i}) if i < size * 8 else 0 for i in range(nw)]
-                if got_nr != want:
-                    bad.append(f"num_records (bits {nlo + nw - 1}:{nlo}) is not argument %{c.num_records}: "
-                               f"{_hex(got_nr)}")
-        elif isinstance(c.num_records, int):
-            want = _const_bits(c.num_records, nw)
-            if got_nr != want:
-                bad.append(f"num_records (bits {nlo + nw - 1}:{nlo}) is {_hex(got_nr)}, the call's constant is "
-                           f"{c.num_records}")
-        got_s = _field(norm, slo, sw)
-        if got_s != _const_bits(c.stride, sw):
-            bad.append(f"stride (bits {slo + sw - 1}:{slo}) is {_hex(got_s)}, expected {c.stride}")
-        got_f = _field(norm, flo, fw)
-        want_f = c.flags & ((1 << fw) - 1)
-        if got_f != _const_bits(want_f, fw):
-            bad.append(f"flags (bits {flo + fw - 1}:{flo}) are {_hex(got_f)}, the layout keeps flags bits "
-                       f"{fw - 1}:0 of 0x{c.flags:08X} = 0x{want_f:X}")
-        rest = [i for i in range(128) if i not in covered and norm[i] != 0]
-        if rest:
-            bad.append(f"bits outside the fields are not 0: {', '.join(map(str, rest[:8]))}")
-        w3 = [drop(b, 32) for b in bits[96:128]]
-        v3 = _int_of(w3)
-        if c.flags == arch_row.get("rsrc_flags") and c.stride == 0 and v3 != arch_row.get("rsrc_word3"):
-            bad.append(f"word 3 is {_hex(w3)}, the arch table's rsrc_word3 for {arch} is "
-                       f"0x{arch_row.get('rsrc_word3'):08X}")
-        return bad
-
+    lay = _Layout(arch_row, fields, calls, args, by_bit, covered)
     judged: dict = {}
     for line, quad, bits in quads:
         key = tuple(bits)
-        if key not in judged:
-            judged[key] = judge(bits)
+        if key not in judged:  # the same bits are judged once per distinct quad
+            judged[key] = _judge_quad(bits, lay)
         problems.extend(f"`{line}` (descriptor {quad}): {b}" for b in judged[key])
     return DescriptorCheck(len(quads), problems)
+
+
+def _judge_quad(bits, lay: _Layout) -> list[str]:
+    """The problems of one descriptor's 128 bit terms: find the make.buffer.rsrc
+    call whose pointer argument fills the base field, then judge each field."""
+    blo, bw = lay.field("base")
+    base = _field(bits, blo, bw)
+    names = {lay.by_bit.get(next(iter(b)), ("?", -1))[0] if isinstance(b, frozenset) and len(b) == 1 else None
+             for b in base[:32]}
+    cands = [c for c in lay.calls if names == {c.base}]
+    if not cands:
+        return [f"base field (bits {blo + bw - 1}:{blo}) is not a pointer argument of any "
+                f"make.buffer.rsrc call: {_hex(base[:32])}"]
+    c = cands[0]
+    norm = [_drop_beyond(b, c, lay, lay.field("num_records")[1]) for b in bits]
+    bad = []
+    want_base = [frozenset({lay.args[c.base][0] * 8 + i}) if i < 64 else 0 for i in range(bw)]
+    if _field(norm, blo, bw) != want_base:
+        bad.append(f"base (bits {blo + bw - 1}:{blo}) is not argument %{c.base}: {_hex(_field(norm, blo, bw))}")
+    bad += _judge_num_records(norm, c, lay)
+    bad += _judge_stride_flags(norm, c, lay)
+    w3 = [_drop_beyond(b, c, lay, 32) for b in bits[96:128]]
+    v3 = _int_of(w3)
+    row = lay.arch_row
+    if c.flags == row.get("rsrc_flags") and c.stride == 0 and v3 != row.get("rsrc_word3"):
+        bad.append(f"word 3 is {_hex(w3)}, the arch table's rsrc_word3 for {row.get('name', '?')} is "
+                   f"0x{row.get('rsrc_word3'):08X}")
+    return bad
+
+
+def _drop_beyond(b, c, lay: _Layout, nr_limit: int):
+    """Bit term ``b`` without argument bits beyond their field: bits >= the base
+    width of call ``c``'s pointer, bits >= ``nr_limit`` of its num_records argument."""
+    if not isinstance(b, frozenset):
+        return b
+    bw = lay.field("base")[1]
+    keep = frozenset(p for p in b if not (
+        (lay.by_bit.get(p, ("", 0))[0] == c.base and lay.by_bit[p][1] >= bw)
+        or (isinstance(c.num_records, str) and lay.by_bit.get(p, ("", 0))[0] == c.num_records
+            and lay.by_bit[p][1] >= nr_limit)))
+    return keep if keep else 0
+
+
+def _judge_num_records(norm, c, lay: _Layout) -> list[str]:
+    """The num_records field: call ``c``'s argument (its kernarg bits) or constant."""
+    nlo, nw = lay.field("num_records")
+    got_nr = _field(norm, nlo, nw)
+    if isinstance(c.num_records, str):
+        off, size = lay.args.get(c.num_records, (None, 0))
+        if off is None:
+            return [f"num_records argument %{c.num_records} is not in the code object metadata"]
+        want = [frozenset({off * 8 + i}) if i < size * 8 else 0 for i in range(nw)]
+        if got_nr != want:
+            return [f"num_records (bits {nlo + nw - 1}:{nlo}) is not argument %{c.num_records}: {_hex(got_nr)}"]
+    elif isinstance(c.num_records, int) and got_nr != _const_bits(c.num_records, nw):
+        return [f"num_records (bits {nlo + nw - 1}:{nlo}) is {_hex(got_nr)}, the call's constant is "
+                f"{c.num_records}"]
+    return []
+
+
+def _judge_stride_flags(norm, c, lay: _Layout) -> list[str]:
+    """The stride and flags fields against call ``c``, and every bit outside the fields 0."""
+    bad = []
+    slo, sw = lay.field("stride")
+    flo, fw = lay.field("flags")
+    got_s = _field(norm, slo, sw)
+    if got_s != _const_bits(c.stride, sw):
+        bad.append(f"stride (bits {slo + sw - 1}:{slo}) is {_hex(got_s)}, expected {c.stride}")
+    got_f = _field(norm, flo, fw)
+    want_f = c.flags & ((1 << fw) - 1)
+    if got_f != _const_bits(want_f, fw):
+        bad.append(f"flags (bits {flo + fw - 1}:{flo}) are {_hex(got_f)}, the layout keeps flags bits "
+                   f"{fw - 1}:0 of 0x{c.flags:08X} = 0x{want_f:X}")
+    rest = [i for i in range(128) if i not in lay.covered and norm[i] != 0]
+    if rest:
+        bad.append(f"bits outside the fields are not 0: {', '.join(map(str, rest[:8]))}")
+    return bad
