@@ -9,6 +9,7 @@ config, a family the report does not measure, a bad ``--base`` ref,
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 
 from parity.cli.common import add_compile_cache_option, add_options, die, finish, jobs_of, progress
 from . import banks as BK, build as B, layers as L, mca as MCA, run as R, targets as T
@@ -63,52 +64,91 @@ def _select(args):
     return families, flavors[0]
 
 
+@dataclass
+class _Run:
+    """One perf run's measurements: the working tree's side, the base's (with
+    ``--base``), the bank-conflict reports and the layer predictions (``--layers``)."""
+    flavor: str
+    tool: str
+    units: list
+    side: object
+    base: object = None
+    bank_counts: dict = field(default_factory=dict)
+    bank_reports: dict = field(default_factory=dict)
+    layers: object = None
+    catalog: str = ""
+
+
 def cmd_perf(args) -> int:
+    """``parity perf``: measure, print the report, write ``--json``; exit status in
+    the module docstring."""
     t0 = time.perf_counter()
     jobs = jobs_of(args)
     try:
-        families, flavor = _select(args)
-        tool = MCA.find_tool()
-        root = None
-        if args.base is not None:
-            root = find_project_root()
-            if root is None:
-                raise ProjectError("--base needs a splitk-parity git checkout at or above the working directory")
-            resolve_ref(root, args.base)
-        layers = None
-        if args.layers is not None:
-
-            catalog = args.layers or default_catalog()
-            try:
-                layers = L.predict(catalog, flavor)
-            except (OSError, ProblemInputError, UnicodeDecodeError) as exc:
-                raise ValueError(f"--layers {shown(catalog)}: {exc}") from None
-        units, problems = B.lower_working(families, flavor, workers=jobs, timeout=args.timeout)
-        with progress("perf") as cb:
-            side = R.measure_units("working tree", units, jobs=jobs, timeout=args.timeout, mca_tool=tool,
-                                   progress=cb)
-        side.problems[:0] = problems
-        bank_counts, bank_reports, bank_problems = BK.count(units, T.target_keys())
-        attach_bank_conflicts(side.measures, bank_counts)
-        side.problems += bank_problems
-        base = None
-        if args.base is not None:
-            commit, bunits, bproblems = B.lower_base(args.base, families, flavor, root=root)
-            with progress("perf --base") as cb:
-                base = R.measure_units(args.base, bunits, jobs=jobs, timeout=args.timeout, mca_tool=tool,
-                                       commit=commit, progress=cb)
-            base.problems[:0] = bproblems
+        run = _measure(args, jobs)
     except (ConfigError, ValueError, PoolError, ProjectError, BaseError, MCA.MCAError, B.BuildError) as exc:
         return die(str(exc))
+    keys = [u.key for u in run.units]
+    tkeys = [k for k in T.target_keys() if k in run.side.measures]
+    goals = T.goals(run.side.measures, run.base.measures if run.base else None)
+    _print_report(args, run, keys, tkeys, goals)
+    secs = time.perf_counter() - t0
+    side, base = run.side, run.base
+    print(f"perf: {secs:.1f} s ({side.kernels} kernels compiled and measured"
+          + (f", base {base.kernels}" if base else "") + f", --jobs {jobs})")
+    failed = [g for g in goals if g.status == T.FAIL]
+    met = sum(g.status == T.PASS for g in goals)
+    print(f"goals: {met} met, {len(failed)} not met"
+          + (f" ({', '.join(g.name for g in failed)})" if failed else "")
+          + f", {len(goals) - met - len(failed)} skipped")
+    ok = not (args.check_goals and failed)
+    return finish(args, "perf", ok, _payload(args, run, keys, tkeys, goals, secs))
 
-    keys = [u.key for u in units]
-    tkeys = [k for k in T.target_keys() if k in side.measures]
+
+def _measure(args, jobs: int) -> _Run:
+    """Lower and measure the working tree (and ``--base``); raises the errors
+    :func:`cmd_perf` reports in one line."""
+    families, flavor = _select(args)
+    tool = MCA.find_tool()
+    root = None
+    if args.base is not None:
+        root = find_project_root()
+        if root is None:
+            raise ProjectError("--base needs a splitk-parity git checkout at or above the working directory")
+        resolve_ref(root, args.base)
+    layers, catalog = None, ""
+    if args.layers is not None:
+        catalog = args.layers or default_catalog()
+        try:
+            layers = L.predict(catalog, flavor)
+        except (OSError, ProblemInputError, UnicodeDecodeError) as exc:
+            raise ValueError(f"--layers {shown(catalog)}: {exc}") from None
+    units, problems = B.lower_working(families, flavor, workers=jobs, timeout=args.timeout)
+    with progress("perf") as cb:
+        side = R.measure_units("working tree", units, jobs=jobs, timeout=args.timeout, mca_tool=tool,
+                               progress=cb)
+    side.problems[:0] = problems
+    bank_counts, bank_reports, bank_problems = BK.count(units, T.target_keys())
+    attach_bank_conflicts(side.measures, bank_counts)
+    side.problems += bank_problems
+    base = None
+    if args.base is not None:
+        commit, bunits, bproblems = B.lower_base(args.base, families, flavor, root=root)
+        with progress("perf --base") as cb:
+            base = R.measure_units(args.base, bunits, jobs=jobs, timeout=args.timeout, mca_tool=tool,
+                                   commit=commit, progress=cb)
+        base.problems[:0] = bproblems
+    return _Run(flavor, tool, units, side, base, bank_counts, bank_reports, layers, catalog)
+
+
+def _print_report(args, run: _Run, keys: list, tkeys: list, goals: list) -> None:
+    """The tables: targets (before -> after with ``--base``), bank conflicts, goals,
+    every other config, the layers, and each side's problems."""
+    side, base = run.side, run.base
     rest = [k for k in keys if k not in tkeys]
-    print(f"perf: {len(keys)} configs, {side.kernels} distinct kernels, flavor {flavor}, "
-          f"gfx1250, llvm-mca: {tool}")
-    goals = T.goals(side.measures, base.measures if base else None)
+    print(f"perf: {len(keys)} configs, {side.kernels} distinct kernels, flavor {run.flavor}, "
+          f"gfx1250, llvm-mca: {run.tool}")
     if base is not None:
-        allkeys = tkeys + [k for k in rest] + [k for k in base.measures if k not in side.measures]
         print(f"before: {args.base} ({base.commit[:12]}); after: the working tree; ratio = after/before")
         if tkeys:
             print("targets, before -> after:")
@@ -118,9 +158,9 @@ def cmd_perf(args) -> int:
         print("targets:")
         for line in render(report_rows(tkeys, side.measures)):
             print("  " + line)
-    if bank_reports:
+    if run.bank_reports:
         print("LDS bank conflicts (emulator; conflict cycles / wave-instructions, one launch):")
-        for k, r in bank_reports.items():
+        for k, r in run.bank_reports.items():
             print("  " + BK.line(T.label_of(k) or k, r))
     for g in goals:
         print(g.line())
@@ -129,36 +169,32 @@ def cmd_perf(args) -> int:
         for line in render(report_rows(rest, side.measures)):
             print("  " + line)
     if base is not None:
-        others = [k for k in allkeys if k not in tkeys]
+        others = [k for k in rest + [k for k in base.measures if k not in side.measures]]
         if others:
             print("all configs, before -> after:")
             for line in render(compare_rows(others, base.measures, side.measures), COMPARE_HEAD):
                 print("  " + line)
-    if layers is not None:
-        for line in L.lines(layers, catalog, flavor):
+    if run.layers is not None:
+        for line in L.lines(run.layers, run.catalog, run.flavor):
             print(line)
     for s in ([side] + ([base] if base else [])):
         for p in s.problems:
             print(f"problem ({s.label}): {p}")
-    secs = time.perf_counter() - t0
-    print(f"perf: {secs:.1f} s ({side.kernels} kernels compiled and measured"
-          + (f", base {base.kernels}" if base else "") + f", --jobs {jobs})")
-    failed = [g for g in goals if g.status == T.FAIL]
-    met = sum(g.status == T.PASS for g in goals)
-    print(f"goals: {met} met, {len(failed)} not met"
-          + (f" ({', '.join(g.name for g in failed)})" if failed else "")
-          + f", {len(goals) - met - len(failed)} skipped")
-    payload = {
-        "flavor": flavor, "arch": B.ARCH, "mca_tool": tool, "mca_iterations": MCA.ITERATIONS,
+
+
+def _payload(args, run: _Run, keys: list, tkeys: list, goals: list, secs: float) -> dict:
+    """The ``--json`` report (docs/perf.md)."""
+    side, base = run.side, run.base
+    return {
+        "flavor": run.flavor, "arch": B.ARCH, "mca_tool": run.tool, "mca_iterations": MCA.ITERATIONS,
         "configs": {k: side.measures[k].to_json() for k in keys},
         "targets": [{"label": T.label_of(k), "config": k} for k in tkeys],
         "goals": [g.to_json() for g in goals], "problems": side.problems, "seconds": round(secs, 2),
         "kernels": side.kernels,
-        "bank_conflicts": {k: {"main_loop_conflict_cycles": bank_counts[k], **r} for k, r in bank_reports.items()},
-        "layers": None if layers is None else L.to_json(layers, catalog, flavor),
+        "bank_conflicts": {k: {"main_loop_conflict_cycles": run.bank_counts[k], **r}
+                           for k, r in run.bank_reports.items()},
+        "layers": None if run.layers is None else L.to_json(run.layers, run.catalog, run.flavor),
         "base": None if base is None else {
             "ref": args.base, "commit": base.commit, "kernels": base.kernels, "problems": base.problems,
             "configs": {k: m.to_json() for k, m in base.measures.items()}},
     }
-    ok = not (args.check_goals and failed)
-    return finish(args, "perf", ok, payload)
