@@ -343,98 +343,128 @@ class Interp:
         return False
 
     def _eval(self, x):
+        """The abstract value of instruction ``x`` = ``(line, text, op, dst, parts)``:
+        None for a value the domain does not track, _BOTTOM for no value yet (or a
+        store); raises ProofParseError for an op the interpreter does not know."""
         ln, text, op, dst, p = x
         if op == "unknown":
             return None
         if op in INT_BIN:
-            flags, w, a, b = p
-            if w is None:
-                return None
-            A = self.val(a, w)
-            B = self.val(b, w)
-            if A is _BOTTOM or B is _BOTTOM:
-                return _BOTTOM
-            if A is None or B is None:
-                return D.top(w)
-            return self._untrusted(x, op, flags, A, B)
-        if op == "getelementptr":
-            et, base, idx = p
-            P = self.val(base, None)
-            if P is _BOTTOM:
-                return _BOTTOM
-            if not isinstance(P, D.Ptr):
-                return None
-            off = P.off
-            t = et
-            for k, (w, tok) in enumerate(idx):
-                if k:
-                    if t[0] not in "<[":
-                        raise ProofParseError(f"line {ln}: getelementptr index into {t}")
-                    t = t[1:-1].partition(" x ")[2]
-                v = self.val(tok, w)
-                if v is _BOTTOM:
-                    return _BOTTOM
-                v = D.top(64) if v is None else D.sext(v, 64)
-                off = D.add(off, D.mul(v, D.const(64, type_size(t))))
-            return D.Ptr(P.base, P.align, P.space, off)
-        if op == "load" or op == "store":
-            t, space, ptok, align = p
-            P = self.val(ptok, None)
-            if P is _BOTTOM:
-                return _BOTTOM
-            self._access(x, op, space, P, type_size(t), align)
-            if op == "load":
-                w = int_width(t)
-                return D.top(w) if w else None
+            return self._eval_int(x)
+        fn = self._EVAL.get(op)
+        if fn is None:
+            raise ProofParseError(f"line {ln}: unhandled {op}")
+        return fn(self, x)
+
+    def _eval_int(self, x):
+        """An integer binary op: both operands' values, then the flag judgment."""
+        _, _, op, _, (flags, w, a, b) = x
+        if w is None:
+            return None
+        A = self.val(a, w)
+        B = self.val(b, w)
+        if A is _BOTTOM or B is _BOTTOM:
             return _BOTTOM
-        if op == "select":
-            t, a, b = p
-            w = int_width(t)
-            A, B = self.val(a, w), self.val(b, w)
-            if A is _BOTTOM or B is _BOTTOM:
+        if A is None or B is None:
+            return D.top(w)
+        return self._untrusted(x, op, flags, A, B)
+
+    def _eval_gep(self, x):
+        """getelementptr: the base pointer's object and alignment, offset by each
+        index times its element size (indices sign-extended to 64 bits)."""
+        ln, _, _, _, (et, base, idx) = x
+        P = self.val(base, None)
+        if P is _BOTTOM:
+            return _BOTTOM
+        if not isinstance(P, D.Ptr):
+            return None
+        off = P.off
+        t = et
+        for k, (w, tok) in enumerate(idx):
+            if k:
+                if t[0] not in "<[":
+                    raise ProofParseError(f"line {ln}: getelementptr index into {t}")
+                t = t[1:-1].partition(" x ")[2]
+            v = self.val(tok, w)
+            if v is _BOTTOM:
                 return _BOTTOM
-            return D.join_any(A, B)
-        if op in ("zext", "sext", "trunc"):
-            w, a, W = p
-            if w is None or W is None:
-                return None
-            A = self.val(a, w)
-            if A is _BOTTOM or A is None:
-                return A if A is _BOTTOM else D.top(W)
-            return (D.zext if op == "zext" else D.sext if op == "sext" else D.trunc)(A, W)
-        if op == "phi":
-            t, edges = p
+            v = D.top(64) if v is None else D.sext(v, 64)
+            off = D.add(off, D.mul(v, D.const(64, type_size(t))))
+        return D.Ptr(P.base, P.align, P.space, off)
+
+    def _eval_mem(self, x):
+        """load / store: the access judged; a loaded integer is unknown (top)."""
+        _, _, op, _, (t, space, ptok, align) = x
+        P = self.val(ptok, None)
+        if P is _BOTTOM:
+            return _BOTTOM
+        self._access(x, op, space, P, type_size(t), align)
+        if op == "load":
             w = int_width(t)
-            out = _BOTTOM
-            for tok, _ in edges:
-                v = self.val(tok, w)
-                if v is _BOTTOM:
-                    continue
-                out = v if out is _BOTTOM else D.join_any(out, v)
-            if out is _BOTTOM or not isinstance(out, tuple):
-                return out
-            n = self.changes.get(dst, 0)
-            old = self.env.get(dst, _BOTTOM)
-            if old is not _BOTTOM and old is not None and old != D.join(old, out):
-                self.changes[dst] = n + 1
-                if n + 1 >= self.WIDEN_AFTER:
-                    out = D.widen(old, D.join(old, out))
+            return D.top(w) if w else None
+        return _BOTTOM
+
+    def _eval_select(self, x):
+        """select: the join of both arms (the condition is not tracked)."""
+        t, a, b = x[4]
+        w = int_width(t)
+        A, B = self.val(a, w), self.val(b, w)
+        if A is _BOTTOM or B is _BOTTOM:
+            return _BOTTOM
+        return D.join_any(A, B)
+
+    def _eval_cast(self, x):
+        """zext / sext / trunc of an integer value."""
+        op, (w, a, W) = x[2], x[4]
+        if w is None or W is None:
+            return None
+        A = self.val(a, w)
+        if A is _BOTTOM or A is None:
+            return A if A is _BOTTOM else D.top(W)
+        return (D.zext if op == "zext" else D.sext if op == "sext" else D.trunc)(A, W)
+
+    def _eval_phi(self, x):
+        """phi: the join of the incoming values seen so far, widened after
+        WIDEN_AFTER changes so loops reach a fixed point."""
+        dst, (t, edges) = x[3], x[4]
+        w = int_width(t)
+        out = _BOTTOM
+        for tok, _ in edges:
+            v = self.val(tok, w)
+            if v is _BOTTOM:
+                continue
+            out = v if out is _BOTTOM else D.join_any(out, v)
+        if out is _BOTTOM or not isinstance(out, tuple):
             return out
-        if op == "call":
-            return self._call(x)
-        if op == "extractelement":
-            t, v = p
-            return self.val(v, int_width(t))
-        if op in ("insertelement", "shufflevector"):
-            t, a, b = p
-            w = int_width(t)
-            A, B = self.val(a, w), self.val(b, w)
-            if A is _BOTTOM or B is _BOTTOM:
-                return _BOTTOM
-            if op == "shufflevector" and b == "poison":
-                return A
-            return D.join_any(A, B)
-        raise ProofParseError(f"line {ln}: unhandled {op}")
+        n = self.changes.get(dst, 0)
+        old = self.env.get(dst, _BOTTOM)
+        if old is not _BOTTOM and old is not None and old != D.join(old, out):
+            self.changes[dst] = n + 1
+            if n + 1 >= self.WIDEN_AFTER:
+                out = D.widen(old, D.join(old, out))
+        return out
+
+    def _eval_extract(self, x):
+        """extractelement: the vector's (element-joined) value."""
+        t, v = x[4]
+        return self.val(v, int_width(t))
+
+    def _eval_vector(self, x):
+        """insertelement / shufflevector: the join of both vector operands (one when
+        the shuffle's second operand is poison)."""
+        op, (t, a, b) = x[2], x[4]
+        w = int_width(t)
+        A, B = self.val(a, w), self.val(b, w)
+        if A is _BOTTOM or B is _BOTTOM:
+            return _BOTTOM
+        if op == "shufflevector" and b == "poison":
+            return A
+        return D.join_any(A, B)
+
+    _EVAL = {"getelementptr": _eval_gep, "load": _eval_mem, "store": _eval_mem, "select": _eval_select,
+             "zext": _eval_cast, "sext": _eval_cast, "trunc": _eval_cast, "phi": _eval_phi,
+             "call": lambda self, x: self._call(x), "extractelement": _eval_extract,
+             "insertelement": _eval_vector, "shufflevector": _eval_vector}
 
     def _call(self, x):
         ln, text, op, dst, (rt, callee, args) = x
