@@ -49,19 +49,7 @@ class TapLoop:
         which llvm-mca's gfx1250 model stalls on), then computes."""
         b = self.b
         tk2 = 2 * self.tk
-        cr = b.binop("urem", self.p("cpg"), i32(tk2), "tp_cr")
-        if self.split:   # and the slice starts on a pair and has whole pairs
-            kr = b.binop("urem", self.k_begin, i32(tk2), "tp_kr")
-            cr = b.binop("or", cr, kr, "tp_r")
-            odd = b.binop("and", self.ntiles, i32(1), "tp_odd")
-            cr = b.binop("or", cr, odd, "tp_r")
-        # the K walk is the branch's true side: LLVM 22 then allocates 108 VGPRs at
-        # 64x64x32, not 118 (occupancy 9, not 8)
-        gen = b.icmp("ne", cr, i32(0), "tp_gen")
-        walk = b.new_block("kwalk")
-        tpro = b.new_block("tap_pro")
-        b.cond_br(gen, walk, tpro)
-        b.position(tpro)
+        walk = self.tap_branch()
         self.tap_invariants()
         st0 = self.tap_state(self.k_begin if self.split else None)
         voffs = self.tap_offsets(st0)
@@ -85,24 +73,7 @@ class TapLoop:
         # the next pair's scalar walk first; its A voffsets after the last WMMA
         nst = self.tap_step(st)
         b.call("sched_barrier", [i32(0)])
-        for h in (0, 1):
-            # one wait for the held tile's loads (the only ones in flight), not a
-            # graded wait before each LDS store
-            b.call("s_wait_loadcnt", [const_int(T.I16, 0)])
-            self.store_tile(vals, i32(1 - h))
-            b.call("sched_barrier", [i32(0)])
-            vals = self.tap_tile(vo, st, h)
-            b.call("sched_barrier", [i32(0)])
-            accs = self.compute(i32(h), accs)
-            b.call("sched_barrier", [i32(0)])
-            if h:
-                nvo = self.tap_offsets(nst)
-                b.call("sched_barrier", [i32(0)])
-            # nothing between s_barrier_signal and s_barrier_wait: llvm-mca's gfx1250
-            # model retires in order behind the signal's guessed 2000-cycle latency,
-            # so work LLVM moves into that gap costs a second barrier latency there
-            self.barrier(lds_only=True)
-            b.call("sched_barrier", [i32(0)])
+        vals, accs, nvo = self.tap_pair(vals, vo, st, nst, accs)
         st, vo = nst, nvo
         t2 = b.add(t.result, i32(2), "t_next", ("nuw", "nsw"))
         again = b.icmp("ult", t2, self.ntiles, "again")
@@ -122,6 +93,53 @@ class TapLoop:
         self.close_held(val_phis, held, vals, pro_end, loop_end)
         b.position(walk)
         return [(accs, loop_end)]
+
+    def tap_branch(self):
+        """The wave-uniform branch of :meth:`tap_loop`: ``cpg % (2*tile_k)`` (split-K:
+        or'ed with ``k_begin % (2*tile_k)`` and ``ntiles & 1``) nonzero takes the K
+        walk. Returns the walk's block; leaves the builder in block ``tap_pro``."""
+        b = self.b
+        tk2 = 2 * self.tk
+        cr = b.binop("urem", self.p("cpg"), i32(tk2), "tp_cr")
+        if self.split:   # and the slice starts on a pair and has whole pairs
+            kr = b.binop("urem", self.k_begin, i32(tk2), "tp_kr")
+            cr = b.binop("or", cr, kr, "tp_r")
+            odd = b.binop("and", self.ntiles, i32(1), "tp_odd")
+            cr = b.binop("or", cr, odd, "tp_r")
+        # the K walk is the branch's true side: LLVM 22 then allocates 108 VGPRs at
+        # 64x64x32, not 118 (occupancy 9, not 8)
+        gen = b.icmp("ne", cr, i32(0), "tp_gen")
+        walk = b.new_block("kwalk")
+        tpro = b.new_block("tap_pro")
+        b.cond_br(gen, walk, tpro)
+        b.position(tpro)
+        return walk
+
+    def tap_pair(self, vals, vo, st, nst, accs):
+        """One iteration's two halves (K tiles t, t+1 from LDS buffers 0, 1): store the
+        held tile, load the next from voffsets ``vo`` and state ``st``, compute; the
+        second half also makes the next pair's A voffsets from ``nst``. Returns
+        ``(held tile values, accumulators, next voffsets)``."""
+        b = self.b
+        for h in (0, 1):
+            # one wait for the held tile's loads (the only ones in flight), not a
+            # graded wait before each LDS store
+            b.call("s_wait_loadcnt", [const_int(T.I16, 0)])
+            self.store_tile(vals, i32(1 - h))
+            b.call("sched_barrier", [i32(0)])
+            vals = self.tap_tile(vo, st, h)
+            b.call("sched_barrier", [i32(0)])
+            accs = self.compute(i32(h), accs)
+            b.call("sched_barrier", [i32(0)])
+            if h:
+                nvo = self.tap_offsets(nst)
+                b.call("sched_barrier", [i32(0)])
+            # nothing between s_barrier_signal and s_barrier_wait: llvm-mca's gfx1250
+            # model retires in order behind the signal's guessed 2000-cycle latency,
+            # so work LLVM moves into that gap costs a second barrier latency there
+            self.barrier(lds_only=True)
+            b.call("sched_barrier", [i32(0)])
+        return vals, accs, nvo
 
     TAP_STATE = ("cb", "kb", "xd", "yd", "kox")
 

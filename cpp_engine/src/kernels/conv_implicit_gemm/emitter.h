@@ -160,6 +160,9 @@ private:
 
     // -- taploop.cpp (python taploop.py, mixin TapLoop): the uniform-tap K loop
     void tap_loop(size_t nacc, const ir::Value &zero, ir::Block &done, std::vector<LoopExit> &exits);
+    ir::Block &tap_branch();
+    std::vector<ir::Value> tap_pair(TileVals &vals, const std::vector<ir::Value> &vo, const TapState &st,
+                                    const TapState &nst, std::vector<ir::Value> &accs);
     void tap_invariants();
     TapState tap_state(const ir::Value *k);
     std::vector<ir::Value> tap_offsets(const TapState &st);

@@ -33,20 +33,7 @@ using namespace cpe::ir;
 // A, B (no hard clause), then computes.
 void Kernel::tap_loop(size_t nacc, const Value &zero, Block &done, std::vector<LoopExit> &exits) {
     const int64_t tk2 = 2 * tk_;
-    Value cr = b_.binop("urem", p("cpg"), ci32(tk2), "tp_cr");
-    if (split_) {  // and the slice starts on a pair and has whole pairs
-        const Value kr = b_.binop("urem", k_begin_, ci32(tk2), "tp_kr");
-        cr = b_.binop("or", cr, kr, "tp_r");
-        const Value odd = b_.binop("and", ntiles_, ci32(1), "tp_odd");
-        cr = b_.binop("or", cr, odd, "tp_r");
-    }
-    // the K walk is the branch's true side: LLVM 22 then allocates 108 VGPRs at
-    // 64x64x32, not 118 (occupancy 9, not 8)
-    const Value gen = b_.icmp("ne", cr, ci32(0), "tp_gen");
-    Block &walk = b_.new_block("kwalk");
-    Block &tpro = b_.new_block("tap_pro");
-    b_.cond_br(gen, walk, tpro);
-    b_.position(tpro);
+    Block &walk = tap_branch();
     tap_invariants();
     const TapState st0 = split_ ? tap_state(&k_begin_) : tap_state(nullptr);
     const std::vector<Value> voffs = tap_offsets(st0);
@@ -77,27 +64,7 @@ void Kernel::tap_loop(size_t nacc, const Value &zero, Block &done, std::vector<L
     // the next pair's scalar walk first; its A voffsets after the last WMMA
     const TapState nst = tap_step(st);
     b_.call_void("sched_barrier", {ci32(0)});
-    std::vector<Value> nvo;
-    for (int64_t h = 0; h < 2; ++h) {
-        // one wait for the held tile's loads (the only ones in flight), not a
-        // graded wait before each LDS store
-        b_.call_void("s_wait_loadcnt", {const_int(i16(), 0)});
-        store_tile(vals, ci32(1 - h));
-        b_.call_void("sched_barrier", {ci32(0)});
-        vals = tap_tile(vo, st, h);
-        b_.call_void("sched_barrier", {ci32(0)});
-        accs = compute(ci32(h), accs);
-        b_.call_void("sched_barrier", {ci32(0)});
-        if (h) {
-            nvo = tap_offsets(nst);
-            b_.call_void("sched_barrier", {ci32(0)});
-        }
-        // nothing between s_barrier_signal and s_barrier_wait: llvm-mca's gfx1250
-        // model retires in order behind the signal's guessed 2000-cycle latency,
-        // so work LLVM moves into that gap costs a second barrier latency there
-        barrier(true);
-        b_.call_void("sched_barrier", {ci32(0)});
-    }
+    const std::vector<Value> nvo = tap_pair(vals, vo, st, nst, accs);
     st = nst;
     vo = nvo;
     const Value t2 = b_.add(t.result(), ci32(2), "t_next", {"nuw", "nsw"});
@@ -121,6 +88,58 @@ void Kernel::tap_loop(size_t nacc, const Value &zero, Block &done, std::vector<L
     close_held(val_phis, held, vals, pro_end, loop_end);
     b_.position(walk);
     exits.push_back(LoopExit{accs, &loop_end});
+}
+
+// The wave-uniform branch of tap_loop: cpg % (2*tile_k) (split-K: or'ed with
+// k_begin % (2*tile_k) and ntiles & 1) nonzero takes the K walk. Returns the
+// walk's block; leaves the builder in block tap_pro. Twin: TapLoop.tap_branch.
+Block &Kernel::tap_branch() {
+    const int64_t tk2 = 2 * tk_;
+    Value cr = b_.binop("urem", p("cpg"), ci32(tk2), "tp_cr");
+    if (split_) {  // and the slice starts on a pair and has whole pairs
+        const Value kr = b_.binop("urem", k_begin_, ci32(tk2), "tp_kr");
+        cr = b_.binop("or", cr, kr, "tp_r");
+        const Value odd = b_.binop("and", ntiles_, ci32(1), "tp_odd");
+        cr = b_.binop("or", cr, odd, "tp_r");
+    }
+    // the K walk is the branch's true side: LLVM 22 then allocates 108 VGPRs at
+    // 64x64x32, not 118 (occupancy 9, not 8)
+    const Value gen = b_.icmp("ne", cr, ci32(0), "tp_gen");
+    Block &walk = b_.new_block("kwalk");
+    Block &tpro = b_.new_block("tap_pro");
+    b_.cond_br(gen, walk, tpro);
+    b_.position(tpro);
+    return walk;
+}
+
+// One iteration's two halves (K tiles t, t+1 from LDS buffers 0, 1): store the held
+// tile `vals`, load the next from voffsets `vo` and state `st` (into `vals`),
+// compute (into `accs`); the second half also makes the next pair's A voffsets from
+// `nst`, which it returns. Twin: TapLoop.tap_pair.
+std::vector<Value> Kernel::tap_pair(TileVals &vals, const std::vector<Value> &vo, const TapState &st,
+                                    const TapState &nst, std::vector<Value> &accs) {
+    std::vector<Value> nvo;
+    for (int64_t h = 0; h < 2; ++h) {
+        // one wait for the held tile's loads (the only ones in flight), not a
+        // graded wait before each LDS store
+        b_.call_void("s_wait_loadcnt", {const_int(i16(), 0)});
+        store_tile(vals, ci32(1 - h));
+        b_.call_void("sched_barrier", {ci32(0)});
+        vals = tap_tile(vo, st, h);
+        b_.call_void("sched_barrier", {ci32(0)});
+        accs = compute(ci32(h), accs);
+        b_.call_void("sched_barrier", {ci32(0)});
+        if (h) {
+            nvo = tap_offsets(nst);
+            b_.call_void("sched_barrier", {ci32(0)});
+        }
+        // nothing between s_barrier_signal and s_barrier_wait: llvm-mca's gfx1250
+        // model retires in order behind the signal's guessed 2000-cycle latency,
+        // so work LLVM moves into that gap costs a second barrier latency there
+        barrier(true);
+        b_.call_void("sched_barrier", {ci32(0)});
+    }
+    return nvo;
 }
 
 // Once, in the uniform-tap prologue: per A slot a_tap = pbase + 2*koff, per B slot
