@@ -22,8 +22,14 @@ class Slots:
         ``k_begin`` and advanced by ``tile_k`` per K tile with two single wraps
         (:meth:`advance`). Slots whose vector index differs by a multiple of the row
         length share one K state (same ``kv``); a clamped slot has its own."""
+        self.k_step_setup()
+        self.a_slot_setup()
+        self.b_slot_setup()
+
+    def k_step_setup(self):
+        """The K walk's uniform per-tile step (``self.step``): ``tile_k = sa*cpg + sb``,
+        ``sa = ay*X + ax``, and the byte steps of one K tile with and without a wrap."""
         b = self.b
-        s = self.s
         # the K walk's channel count: cpg, or the padded pixel (channel 0 in every state)
         cpg, X = (i32(self.slot_a) if self.pix else self.p("cpg")), self.p("X")
         self.kcpg = cpg
@@ -49,6 +55,10 @@ class Slots:
         self.step = dict(sb=sb, cpg=cpg, xs0=axd, xs1=xs1, xlim=xlim, ys0=ayd, ys1=ys1, ko0=ko0, ko1=ko1, d2=d2,
                          dw=dw, dh=dh, d1=d1)
         self.c2, self.rowb = c2, rowb
+
+    def a_slot_setup(self):
+        """The A (image) load slots: per slot its K state, pixel base, bounds and LDS offset."""
+        b = self.b
         self.a_states, self.a_slots = [], []
         va = self.slot_a
         per_row = self.tk // va
@@ -85,6 +95,11 @@ class Slots:
             hb = b.select(mok, hbase, i32(1 << 30), "a_hb")
             lds_off = self.slot_lds(row, koff, va, "a")
             self.a_slots.append(dict(st=st, hb=hb, wb=wbase, pbase=pbase, lds=lds_off))
+
+    def b_slot_setup(self):
+        """The B (filter) load slots: per slot its K state, filter byte, bound and LDS offset."""
+        b = self.b
+        lt = self.load_threads
         self.b_states, self.b_slots = [], []
         vb = self.slot_b
         per_row = self.tk // vb

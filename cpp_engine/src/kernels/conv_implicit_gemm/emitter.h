@@ -129,6 +129,9 @@ private:
 
     // -- slots.cpp (python slots.py, mixin Slots): global -> LDS load slots, the K walk
     void slot_setup();
+    void k_step_setup();
+    void a_slot_setup();
+    void b_slot_setup();
     ir::Value swz_index(const ir::Value &row, const ir::Value &ch, const ir::Value *within, const std::string &hint);
     ir::Value slot_lds(const ir::Value &row, const ir::Value &koff, int64_t vec, const std::string &hint);
     ir::Value k_limit(const ir::Value &koff, const std::string &hint);

@@ -19,6 +19,14 @@ using namespace cpe::ir;
 // differs by a multiple of the row length share one K state; a clamped slot has
 // its own.
 void Kernel::slot_setup() {
+    k_step_setup();
+    a_slot_setup();
+    b_slot_setup();
+}
+
+// The K walk's uniform per-tile step (step_): tile_k = sa*cpg + sb, sa = ay*X + ax,
+// and the byte steps of one K tile with and without a wrap. Twin: Slots.k_step_setup.
+void Kernel::k_step_setup() {
     // the K walk's channel count: cpg, or the padded pixel (channel 0 in every state)
     const Value cpg = pix_ ? ci32(slot_a_) : p("cpg"), X = p("X");
     kcpg_ = cpg;
@@ -49,10 +57,15 @@ void Kernel::slot_setup() {
     const Value ys1 = b_.add(ayd, dh, "k_aydc");
     const Value ko1 = b_.add(ko0, d1, "k_kstepc");
     step_ = KStep{sb, cpg, axd, xs1, xlim, ayd, ys1, ko0, ko1, d2, dw, dh, d1};
+}
+
+// The A (image) load slots: per slot its K state, pixel base, bounds and LDS
+// offset. Twin: Slots.a_slot_setup.
+void Kernel::a_slot_setup() {
     const int64_t lt = load_threads_;
     const int64_t va = slot_a_;
-    int64_t per_row = tk_ / va;
-    int64_t count = tm_ * per_row;
+    const int64_t per_row = tk_ / va;
+    const int64_t count = tm_ * per_row;
     for (int64_t j = 0; j < (count + lt - 1) / lt; ++j) {
         Value v = b_.add(ltid_, ci32(j * lt), "a_slot");
         const bool clamped = (j + 1) * lt > count;
@@ -88,9 +101,15 @@ void Kernel::slot_setup() {
         const Value lds_off = slot_lds(row, koff, va, "a");
         a_slots_.push_back(ASlot{st, hb, wbase, pbase, lds_off});
     }
+}
+
+// The B (filter) load slots: per slot its K state, filter byte, bound and LDS
+// offset. Twin: Slots.b_slot_setup.
+void Kernel::b_slot_setup() {
+    const int64_t lt = load_threads_;
     const int64_t vb = slot_b_;
-    per_row = tk_ / vb;
-    count = tn_ * per_row;
+    const int64_t per_row = tk_ / vb;
+    const int64_t count = tn_ * per_row;
     for (int64_t j = 0; j < (count + lt - 1) / lt; ++j) {
         Value v = b_.add(ltid_, ci32(j * lt), "b_slot");
         const bool clamped = (j + 1) * lt > count;
