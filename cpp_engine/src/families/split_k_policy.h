@@ -32,12 +32,12 @@ constexpr int64_t kMaxDegreeField = 2147483647;
 const std::vector<spec::Field> &fields();
 
 // "N=.. C=.. ... groups=.." of a problem: the `problem` / `folded` lines of this
-// family's text and of perf_model's (Python: split_k_policy.py problem_text).
+// family's text and of perf_model's (twin: split_k_policy.py problem_text).
 std::string problem_text(const kernels::conv_problem::ConvProblem &p);
 
 // The reduce / reduce_identity / reduce_spec (or "reduce none") and aot lines of a
 // Selection, each ending in "\n": the tail of this family's text and of
-// perf_model's (Python: split_k_policy.py reduce_and_aot_lines).
+// perf_model's (twin: split_k_policy.py reduce_and_aot_lines).
 std::string reduce_and_aot_text(const policy::Selection &sel);
 
 struct PolicySpec {

@@ -32,9 +32,9 @@ uint64_t float_as_double_bits(double x);
 
 // Bits of `x` rounded (nearest, ties to even) to an IEEE-style binary format
 // with `ebits` exponent and `mbits` fraction bits; subnormals kept, overflow to
-// infinity, NaN to the canonical positive quiet NaN. Same frexp/ldexp/
-// round-half-even algorithm as the Python engine (std::nearbyint in the
-// default FE_TONEAREST mode plays Python's round()).
+// infinity, NaN to the canonical positive quiet NaN. The fraction is scaled
+// with frexp/ldexp and rounded half to even by std::nearbyint in the default
+// FE_TONEAREST mode (the twin uses the same algorithm with round()).
 // binary16: (5, 10); bfloat16: (8, 7); binary32: (8, 23).
 uint64_t small_float_bits(double x, int ebits, int mbits);
 

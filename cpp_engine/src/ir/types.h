@@ -3,7 +3,7 @@
 // A type is an immutable object with its printed text. Scalar types are
 // singletons; vector, pointer and array types are interned, so
 // `vec(4, float_()) == vec(4, float_())` compares equal as pointers. Types are
-// compared by identity (`const Type *`) everywhere, like `is` in Python.
+// compared by identity (`const Type *`) everywhere.
 #pragma once
 
 #include <cstdint>

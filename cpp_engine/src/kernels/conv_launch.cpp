@@ -2,7 +2,7 @@
 // spec; split_k = -1 is resolved in families/conv_launch.cpp). Admission arithmetic runs in
 // 128-bit integers: every problem field is checked to be below 2^31 first, so
 // no product of the rules (at most four such factors and small constants)
-// overflows, and reasons print the exact values Python prints.
+// overflows, and reasons print the exact values in plain decimal.
 #include "kernels/conv_launch.h"
 
 #include <array>

@@ -25,7 +25,7 @@ namespace cpe::kernels::conv_problem {
 const std::vector<const char *> &problem_args();
 
 // A forward 2-D convolution. Extents in elements/pixels; `groups` divides both
-// C and K. Derived sizes use floor division, like Python's `//`.
+// C and K. Derived sizes use floor division (rounding toward negative infinity).
 struct ConvProblem {
     int64_t N, C, H, W, K, Y, X;
     int64_t stride_h = 1, stride_w = 1;
@@ -48,7 +48,7 @@ struct ConvProblem {
     int64_t w_elems() const { return K * Y * X * cpg(); }
     int64_t d_elems() const { return M() * K; }
 
-    // Floor division (Python `//`); b != 0.
+    // Floor division (rounds toward negative infinity); b != 0.
     static int64_t fdiv(int64_t a, int64_t b);
 };
 

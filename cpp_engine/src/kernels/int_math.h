@@ -1,8 +1,8 @@
 // Exact integer helpers shared by conv_launch and the split-K policy: 128-bit
 // arithmetic for admission and policy products (every extent is held below
-// 2^31, so no product of a few of them overflows), printed as Python prints
-// an int.
-// No Python twin (a twin-less helper): Python integers are exact, so the Python engine needs none.
+// 2^31, so no product of a few of them overflows), printed in plain decimal
+// (a '-' for negatives, no leading zeros), the text every reason uses.
+// No twin: the Python engine's integers are exact, so it needs no such helper.
 #pragma once
 
 #include <cstdint>
@@ -16,8 +16,8 @@ using i128 = __int128;
 // The most bytes write_dec128 writes: |v| <= 2^127 has 39 digits, and a sign.
 constexpr int kDec128Max = 40;
 
-// Writes the decimal text of `v` at `p`, as Python prints an int (64-bit
-// divisions once the value fits 64 bits); returns the end. `p` has room for
+// Writes the plain decimal text of `v` at `p` (64-bit divisions once the value
+// fits 64 bits); returns the end. `p` has room for
 // kDec128Max bytes; no NUL is written.
 inline char *write_dec128(char *p, i128 v) {
     char buf[kDec128Max];

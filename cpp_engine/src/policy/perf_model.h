@@ -57,7 +57,7 @@ struct ModelSelection {
     bool rules = false;                  // candidates restricted to the reference's rules
 };
 
-// The reference's rules for one candidate (Python: rules_admission): {reason, ""}
+// The reference's rules for one candidate (twin: rules_admission): {reason, ""}
 // when they do not admit it, else {nullopt, the rule that admits it}. Plain: always;
 // two_stage: the split-K policy at the candidate's tile resolves to D >= 2 and
 // degree <= D; cluster: cluster_offer_reason holds, S * output tiles <= 8 * cus and

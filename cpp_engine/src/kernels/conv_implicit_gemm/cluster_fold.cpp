@@ -22,7 +22,7 @@ void Kernel::cluster_fold() {
     d_branch([this] { fold_out(kDVec); }, [this] { fold_out(kOutVec); }, "fold");
 }
 
-// The fold's slots (python fold_out).
+// The fold's slots (twin: ClusterFold.fold_out).
 void Kernel::fold_out(int64_t width) {
     const int64_t S = cluster_;
     const int64_t R = (tm_ + S - 1) / S;

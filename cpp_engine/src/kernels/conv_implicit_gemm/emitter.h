@@ -1,9 +1,10 @@
 // The emitter of family conv_implicit_gemm: class Kernel, its per-thread
 // state and the K-walk records (twin: python_engine/kernels/conv_implicit_gemm/
 // emitter.py, class Kernel, whose phase methods come from one mixin per phase).
-// Every builder call is a statement of its own (nested calls are hoisted into
-// locals in Python's left-to-right evaluation order), so the SSA counter runs
-// in the Python package's order; the methods carry the Python method names.
+// Every builder call is a statement of its own (operands that are themselves
+// builder calls are hoisted into locals, left operand first), so the SSA names
+// are numbered in emission order, which fixes the bytes; each method has the
+// name of its twin method, so a reader finds one from the other.
 #pragma once
 
 #include <array>
@@ -110,7 +111,7 @@ inline constexpr int64_t kPipelineWmmasMax = 4;
 inline constexpr size_t kPipelineHeldSlots = 4;
 
 // Emits one kernel. Its methods are defined in the .cpp file of their phase
-// (same name as the Python module holding the twin method); within each file
+// (the twin module has the same name: emitter.py, slots.py, ...); within each file
 // they are in emission order (the bytes depend on it).
 class Kernel {
 public:
@@ -118,7 +119,7 @@ public:
     void emit();
 
 private:
-    // -- emitter.cpp (python emitter.py): state, small helpers, the prologue values
+    // -- emitter.cpp (twin emitter.py): state, small helpers, the prologue values
     ir::Value p(const std::string &name) const;
     ir::Value umin_const(const ir::Value &v, int64_t c, const std::string &hint);
     void barrier(bool lds_only = false);
@@ -127,7 +128,7 @@ private:
     ir::Value kgemm();
     void prologue_values();
 
-    // -- slots.cpp (python slots.py, mixin Slots): global -> LDS load slots, the K walk
+    // -- slots.cpp (twin slots.py, mixin Slots): global -> LDS load slots, the K walk
     void slot_setup();
     void k_step_setup();
     void a_slot_setup();
@@ -141,7 +142,7 @@ private:
     ir::Value load_slot(const ir::Value &rsrc, const ir::Value &off, int64_t v, const std::string &hint);
     void store_tile(const TileVals &vals, const ir::Value &buf);
 
-    // -- mainloop.cpp (python mainloop.py, mixin MainLoop): WMMA and the K loop
+    // -- mainloop.cpp (twin mainloop.py, mixin MainLoop): WMMA and the K loop
     ir::Value fragment(const ir::Value &lds, const ir::Value &base, const ir::Value &row, int64_t kk,
                        const std::string &hint);
     std::vector<ir::Value> compute(const ir::Value &buf, std::vector<ir::Value> accs);
@@ -161,7 +162,7 @@ private:
     ir::Block &double_buffer_loop(const ir::Value &any_tile, ir::Block &pro, size_t nacc, const ir::Value &zero,
                                   std::vector<LoopExit> &exits);
 
-    // -- taploop.cpp (python taploop.py, mixin TapLoop): the uniform-tap K loop
+    // -- taploop.cpp (twin taploop.py, mixin TapLoop): the uniform-tap K loop
     void tap_loop(size_t nacc, const ir::Value &zero, ir::Block &done, std::vector<LoopExit> &exits);
     ir::Block &tap_branch();
     std::vector<ir::Value> tap_pair(TileVals &vals, const std::vector<ir::Value> &vo, const TapState &st,
@@ -172,7 +173,7 @@ private:
     TapState tap_step(const TapState &st);
     TileVals tap_tile(const std::vector<ir::Value> &voffs, const TapState &st, int64_t h);
 
-    // -- epilogue.cpp (python epilogue.py, mixin Epilogue): the epilogues
+    // -- epilogue.cpp (twin epilogue.py, mixin Epilogue): the epilogues
     ir::Value bc(const ir::Value &v, int64_t width);
     static ir::Value fconst(double v, int64_t width);
     ir::Value acc_epi(const ir::Value &x, const ir::Value &n_elem, int64_t width);
@@ -193,7 +194,7 @@ private:
     void epilogue_cshuffle();
     void cshuffle_out(int64_t width);
 
-    // -- cluster_fold.cpp (python cluster_fold.py, mixin ClusterFold): the cluster fold
+    // -- cluster_fold.cpp (twin cluster_fold.py, mixin ClusterFold): the cluster fold
     void cluster_fold();
     ir::Value fold_epi(const ir::Value &total, const ir::Value &n, int64_t width);
     void fold_out(int64_t width);

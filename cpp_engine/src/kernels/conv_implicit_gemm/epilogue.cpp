@@ -181,7 +181,7 @@ void Kernel::default_scalar() {
 // in LLVM's memory model.
 void Kernel::wave_barrier() { b_.call_void("wave_barrier", {}); }
 
-// Per-wave LDS transpose (python default_v16): lane l writes its 8 elements
+// Per-wave LDS transpose (twin: Epilogue.default_v16): lane l writes its 8 elements
 // (epilogue applied, cast) to region rows 8*(l/16)+e, column l%16; a wave
 // barrier; then reads row l%16, columns 8*(l/16)+[0,8) and stores them with
 // one 16-byte store. A wave barrier precedes every accumulator's writes but
@@ -229,7 +229,7 @@ void Kernel::default_v16() {
     }
 }
 
-// fp32 slab transpose (python slab_v4; split-K, K and kpg multiples of
+// fp32 slab transpose (twin: Epilogue.slab_v4; split-K, K and kpg multiples of
 // kOutVec): lane l writes its 8 fp32 elements to region rows 8*(l/16)+e,
 // column l%16 (region of wave w: 16*kWtRow floats at w*16*kWtRow); a wave
 // barrier; then reads row l%16, columns 8*(l/16)+[0,4) and +[4,8) and stores
@@ -319,7 +319,7 @@ void Kernel::epilogue_cshuffle() {
     }
 }
 
-// The store phase of cshuffle (python cshuffle_out).
+// The store phase of cshuffle (twin: Epilogue.cshuffle_out).
 void Kernel::cshuffle_out(int64_t width) {
     const Value lc = lds_.at("lds");
     const int64_t per_row = tn_ / width;

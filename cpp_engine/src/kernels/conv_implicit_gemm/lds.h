@@ -38,10 +38,10 @@ constexpr int64_t kWtRow = 20;
 // 16-lane phase (kPairSlots slots each) so the b128 C loads do not collide.
 constexpr int64_t kPairSlots = 8;
 
-// (rows_per_phase, period) of the A/B XOR swizzle (python swizzle()).
+// (rows_per_phase, period) of the A/B XOR swizzle (twin: swizzle).
 std::pair<int64_t, int64_t> swizzle(int64_t tile_k);
 
-// Byte offsets and sizes inside the one LDS allocation (python lds_parts()).
+// Byte offsets and sizes inside the one LDS allocation (twin: lds_parts).
 struct LdsParts {
     int64_t a_off, a_bytes, b_off, b_bytes;
     bool has_c, has_dt;

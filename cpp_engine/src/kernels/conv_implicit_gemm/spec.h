@@ -41,9 +41,9 @@ constexpr int64_t kWmmaM = 16, kWmmaN = 16, kWmmaK = 32;
 constexpr int64_t kWave = 32;
 constexpr int64_t kMaxLoadWaves = 8;
 
-// The IR element type of a valid dtype ("bf16" or "fp16"; python DTYPES).
+// The IR element type of a valid dtype ("bf16" or "fp16"; twin: DTYPES).
 const ir::Type *dtype_type(const std::string &d);
-// The WMMA intrinsic key of a valid dtype (python WMMA_KEY).
+// The WMMA intrinsic key of a valid dtype (twin: WMMA_KEY).
 const char *wmma_key(const std::string &d);
 
 // Work-group size in threads of a spec whose wave grid and pipeline passed:
