@@ -15,8 +15,8 @@ import cpp_engine
 import python_engine
 from parity.config import load_families
 
-#: IR families the output path prints (the text families build their own text).
-IR_FAMILIES = ("conv_implicit_gemm", "conv_fwd_split_k_reduce", "ir_core")
+#: IR families the output path prints (the text families build their own text), from the registry.
+IR_FAMILIES = tuple(f.name for f in load_families() if f.output == "llvm_ir")
 
 
 def _units():

@@ -92,7 +92,7 @@ def test_known_bits_give_alignment():
 
 # -- today's kernels pass, and the proof sees what it should ----------------------------
 
-@pytest.mark.parametrize("family", ["conv_fwd_split_k_reduce", "conv_implicit_gemm", "ir_core"])
+@pytest.mark.parametrize("family", sorted(f.name for f in load_families() if f.output == "llvm_ir"))
 def test_todays_kernels_prove_aligned(family):
     n = acc = inb = 0
     for c, text in _accepted(family):
