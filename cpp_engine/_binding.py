@@ -2,8 +2,9 @@
 
 What happens where (the order of python_engine/api.py ``_prepare``):
 family name (here), spec shape, unknown fields and field kinds in field order
-(here, same text as python_engine/spec/fields.py), then flavor, arch and the
-family rules (in C++). Values are read as their exact built-in type first
+(here, by the front description both Python-side readers share: the rules,
+order and reasons of :mod:`spec_front`), then flavor, arch and the family
+rules (in C++). Values are read as their exact built-in type first
 (an int, float or str subclass never formats itself); a float field takes a
 float or an int of magnitude at most 2**53 and goes to C as a double. A spec string longer
 than ``CPE_MAX_STRING_BYTES`` bytes of UTF-8, or that is not printable text (a
@@ -24,10 +25,10 @@ once: a reason longer than the first buffer is fetched whole with
 """
 from __future__ import annotations
 
-import re
 import threading
-
 from dataclasses import dataclass
+
+import spec_front
 
 from ._ffi import ffi, lib, libpath
 
@@ -75,7 +76,7 @@ class _Args:
         if value is None:
             return ffi.NULL
         value = str.__str__(value)
-        if _too_long(value):
+        if spec_front.too_long(value):
             raw = b"x" * (MAX_STRING_BYTES + 1)
         else:
             try:
@@ -89,43 +90,12 @@ class _Args:
         return buf
 
 
-_UNPRINTABLE = re.compile("[\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ud800-\\udfff]")
-
-#: The longest string the C API takes, in bytes (``CPE_MAX_STRING_BYTES`` of cpp_engine.h).
+#: The longest string the C API takes, in bytes (``CPE_MAX_STRING_BYTES`` of cpp_engine.h;
+#: the front description's :data:`spec_front.MAX_STRING_BYTES`, checked equal at import).
 MAX_STRING_BYTES = int(lib.CPE_MAX_STRING_BYTES)
-
-
-def _printable(value: str) -> bool:
-    """Same rule as python_engine/spec/fields.py ``printable``."""
-    return not _UNPRINTABLE.search(value)
-
-
-def _too_long(value: str) -> bool:
-    """Same rule as python_engine/spec/fields.py ``too_long``."""
-    if len(value) > MAX_STRING_BYTES:
-        return True
-    return len(value.encode("utf-8", "surrogatepass")) > MAX_STRING_BYTES
-
-
-def _string_reason(what: str, value: str) -> str | None:
-    """Same rule and texts as python_engine/spec/fields.py ``string_reason``."""
-    if _too_long(value):
-        return f"{what} must be at most {MAX_STRING_BYTES} bytes of UTF-8 text"
-    if not _printable(value):
-        return (f"{what} must be printable UTF-8 text (no control characters, line or paragraph separators, "
-                "NUL or lone surrogates)")
-    return None
-
-
-def _exact(value):
-    """Same as python_engine/spec/fields.py ``exact``."""
-    if type(value) is not int and isinstance(value, int) and not isinstance(value, bool):
-        return int.__int__(value)
-    if type(value) is not float and isinstance(value, float):
-        return float.__float__(value)
-    if type(value) is not str and isinstance(value, str):
-        return str.__str__(value)
-    return value
+if MAX_STRING_BYTES != spec_front.MAX_STRING_BYTES:
+    raise ImportError(f"cpp_engine: CPE_MAX_STRING_BYTES {MAX_STRING_BYTES} differs from spec_front's "
+                      f"{spec_front.MAX_STRING_BYTES}: rebuild the C++ engine (bash scripts/bootstrap.sh)")
 
 
 _TLS = threading.local()
@@ -258,40 +228,10 @@ _DEFAULTS = {f.name: f.defaults() for f in _FAMILY_LIST}
 def _family(name) -> _Family:
     fam = _BY_FAMILY.get(str.__str__(name)) if isinstance(name, str) else None
     if fam is None:
-        # Same texts as python_engine/spec/fields.py unknown_family_reason.
-        if name is None:
-            name = "None"
-        if not isinstance(name, str):
-            raise SpecRejected("family must be a string")
-        name = str.__str__(name)
-        why = _string_reason("family", name)
-        if why:
-            raise SpecRejected(why)
-        raise SpecRejected(f"family '{name}' is not one of {', '.join(FAMILIES)}")
+        # the front description's reason (spec_front), as the Python engine gives it
+        raise SpecRejected(spec_front.unknown_name_reason("family", name, ", ".join(FAMILIES),
+                                                          "family must be a string"))
     return fam
-
-
-def _type_reason(name: str, kind: str, value) -> str | None:
-    """Same rules and text as python_engine/spec/fields.py ``type_reason``."""
-    if kind == "int":
-        if isinstance(value, bool) or not isinstance(value, int):
-            return f"spec field '{name}' must be an integer"
-        if not -(1 << 63) <= value < (1 << 63):
-            return f"spec field '{name}' is out of the 64-bit range"
-    elif kind == "str":
-        if value is not None and not isinstance(value, str):
-            return f"spec field '{name}' must be a string or null"
-        if value is not None:
-            return _string_reason(f"spec field '{name}'", value)
-    elif kind == "bool":
-        if not isinstance(value, bool):
-            return f"spec field '{name}' must be true or false"
-    elif kind == "float":
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return f"spec field '{name}' must be a number"
-        if isinstance(value, int) and not -(1 << 53) <= value <= (1 << 53):
-            return f"spec field '{name}' is an integer beyond 2**53 (not exactly a double)"
-    return None
 
 
 #: Per family: ``(name, kind, default)`` of every field in spec order, and the kinds by name.
@@ -304,14 +244,7 @@ def _unknown_field(fam: _Family, spec: dict) -> None:
     kinds = _KINDS[fam.name]
     for k in spec:
         if k not in kinds:
-            # Same texts as python_engine/spec/fields.py unknown_field_reason.
-            if not isinstance(k, str):
-                raise SpecRejected(f"spec field names must be strings (family '{fam.name}')")
-            k = str.__str__(k)
-            why = _string_reason(f"a spec field name of family '{fam.name}'", k)
-            if why:
-                raise SpecRejected(why)
-            raise SpecRejected(f"spec field '{k}' is not a field of family '{fam.name}'")
+            raise SpecRejected(spec_front.unknown_field_reason(fam.name, k))
 
 
 #: Per family, the C-side kind code of every field in spec order (the plan of _c_spec's fast path).
@@ -324,7 +257,7 @@ _F53 = 1 << 53
 
 def _plain_text(value: str) -> bool:
     """True for printable ASCII of at most MAX_STRING_BYTES characters: a str every
-    string rule accepts (_string_reason gives None), told in C-level calls."""
+    string rule accepts (spec_front.string_reason gives None), told in C-level calls."""
     return len(value) <= MAX_STRING_BYTES and value.isascii() and value.isprintable()
 
 
@@ -352,8 +285,8 @@ def _c_spec(fam: _Family, spec, args: _Args):
     strings are kept alive by ``args``. A value of the exact built-in type
     that every rule accepts (an int in the 64-bit range, printable ASCII
     within the length limit, a bool, a float) is written at once; anything
-    else goes through the rules of python_engine/spec/fields.py
-    (``_exact``, ``_type_reason``) for the same reasons in the same order."""
+    else goes through the front description's rules (:func:`spec_front.exact`,
+    :func:`spec_front.type_reason`), the Python engine's reasons in its order."""
     if not isinstance(spec, dict):
         raise SpecRejected(f"spec for family '{fam.name}' must be a mapping of field names to values")
     if len(spec) and not spec.keys() <= _KINDS[fam.name].keys():
@@ -398,8 +331,8 @@ def _slow_field(name: str, kind: int, value, args: _Args):
     """One field whose value is not of the fast path's types, checked and
     converted: SpecRejected with the Python engine's reason, else the value as
     C takes it (a C string kept alive by ``args``)."""
-    v = _exact(value)
-    r = _type_reason(name, _KIND_NAMES[kind], v)
+    v = spec_front.exact(value)
+    r = spec_front.type_reason(name, _KIND_NAMES[kind], v)
     if r:
         raise SpecRejected(r)
     if kind == _STR:

@@ -1,5 +1,7 @@
 """Spec fields and the common front of validation, shared by every family.
-Twin: cpp_engine/src/spec/fields.{h,cpp}.
+Twin: cpp_engine/src/spec/fields.{h,cpp}. The front checks themselves (kinds,
+strings, unknown names: rules, order and reasons) are the declarative
+description in :mod:`spec_front`, which the C++ engine's binding reads too.
 
 A family declares its fields once, as data: ``Field(name, kind, default)`` in
 spec order. ``kind`` is ``int``, ``str`` (may be None: "null", which the
@@ -26,9 +28,16 @@ A float value is printed (reasons, kernel names) only as :func:`float_text`:
 """
 from __future__ import annotations
 
-import re
 import struct
 from dataclasses import dataclass
+
+import spec_front
+from spec_front import (FLOAT_INT_LIMIT, MAX_STRING_BYTES, exact, length_reason, printable, string_reason,
+                        text_reason, too_long, unknown_field_reason, unknown_name_reason)
+
+__all__ = ["FLOAT_INT_LIMIT", "MAX_STRING_BYTES", "Field", "SpecRejected", "convert", "exact", "float_text",
+           "length_reason", "normalize", "printable", "string_reason", "text_reason", "too_long", "type_reason",
+           "unknown_family_reason", "unknown_field_reason", "unknown_name_reason"]
 
 
 class SpecRejected(Exception):
@@ -48,73 +57,6 @@ class Field:
     default: object
 
 
-def printable(value: str) -> bool:
-    """True when ``value`` holds no control character (U+0000-U+001F,
-    U+007F-U+009F), no Unicode line or paragraph separator (U+2028, U+2029;
-    U+000A-U+000D and U+0085 are controls already) and no lone surrogate
-    (U+D800-U+DFFF): text that is valid UTF-8 once encoded and stays on one line."""
-    return not _UNPRINTABLE.search(value)
-
-
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
-
-#: The longest string (a spec field, arch, flavor or family name) either
-#: engine takes, in bytes of UTF-8 (a lone surrogate counts 3 bytes, as
-#: "surrogatepass" writes it). Same value in the C++ engine (spec/fields.h
-#: ``kMaxStringBytes``, C API ``CPE_MAX_STRING_BYTES``).
-MAX_STRING_BYTES = 4096
-
-
-def too_long(value: str) -> bool:
-    """True when ``value`` (a str) is more than :data:`MAX_STRING_BYTES` bytes
-    of UTF-8. Looks at no more than ``MAX_STRING_BYTES + 1`` characters, so a
-    huge string is refused at once."""
-    if len(value) > MAX_STRING_BYTES:
-        return True
-    return len(value.encode("utf-8", "surrogatepass")) > MAX_STRING_BYTES
-
-
-def length_reason(what: str) -> str:
-    """Reason for a string ``what`` (e.g. ``spec field 'dtype'``, ``arch``)
-    longer than :data:`MAX_STRING_BYTES` (same text in the C++ engine, spec/fields.h)."""
-    return f"{what} must be at most {MAX_STRING_BYTES} bytes of UTF-8 text"
-
-
-def text_reason(what: str) -> str:
-    """Reason for a string ``what`` (e.g. ``spec field 'dtype'``, ``arch``)
-    that is not :func:`printable` (same text in the C++ engine, spec/fields.h)."""
-    return (f"{what} must be printable UTF-8 text (no control characters, line or paragraph separators, "
-            "NUL or lone surrogates)")
-
-
-def string_reason(what: str, value: str) -> str | None:
-    """The reason a str ``value`` of ``what`` is refused -- :func:`length_reason`
-    first, then :func:`text_reason` -- or None (the order of both engines)."""
-    if too_long(value):
-        return length_reason(what)
-    if not printable(value):
-        return text_reason(what)
-    return None
-
-
-def exact(value):
-    """``value`` as its exact built-in type: an int subclass becomes the int
-    of the same value, a float subclass the float of the same bits, a str
-    subclass the str of the same characters (their own ``__str__``,
-    ``__format__``, ``__int__``, ``__float__`` or ``__repr__`` are never called)."""
-    if type(value) is not int and isinstance(value, int) and not isinstance(value, bool):
-        return int.__int__(value)
-    if type(value) is not float and isinstance(value, float):
-        return float.__float__(value)
-    if type(value) is not str and isinstance(value, str):
-        return str.__str__(value)
-    return value
-
-
-#: The largest magnitude of an int a float field takes (every int up to it is a double exactly).
-FLOAT_INT_LIMIT = 1 << 53
-
-
 def float_text(value: float) -> str:
     """The one text form of a float field value (reasons, kernel names):
     ``0x`` + the 16 upper-case hex digits of its IEEE-754 binary64 bits, so
@@ -125,26 +67,9 @@ def float_text(value: float) -> str:
 
 
 def type_reason(f: Field, value) -> str | None:
-    """Reason text when ``value`` is not of ``f.kind``, else None."""
-    if f.kind == "int":
-        if isinstance(value, bool) or not isinstance(value, int):
-            return f"spec field '{f.name}' must be an integer"
-        if not -(1 << 63) <= value < (1 << 63):
-            return f"spec field '{f.name}' is out of the 64-bit range"
-    elif f.kind == "str":
-        if value is not None and not isinstance(value, str):
-            return f"spec field '{f.name}' must be a string or null"
-        if value is not None:
-            return string_reason(f"spec field '{f.name}'", value)
-    elif f.kind == "bool":
-        if not isinstance(value, bool):
-            return f"spec field '{f.name}' must be true or false"
-    elif f.kind == "float":
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return f"spec field '{f.name}' must be a number"
-        if isinstance(value, int) and not -FLOAT_INT_LIMIT <= value <= FLOAT_INT_LIMIT:
-            return f"spec field '{f.name}' is an integer beyond 2**53 (not exactly a double)"
-    return None
+    """Reason text when ``value`` is not of ``f.kind``, else None (the rules of
+    :data:`spec_front.KIND_RULES`, in their order)."""
+    return spec_front.type_reason(f.name, f.kind, value)
 
 
 def convert(f: Field, value):
@@ -153,35 +78,6 @@ def convert(f: Field, value):
     if f.kind == "float" and type(value) is int:
         return float(value)
     return value
-
-
-def unknown_field_reason(family: str, key) -> str:
-    """Reason for a spec key that is not a field of ``family``; a key that is
-    not a printable str is not echoed (the reason stays one line)."""
-    if not isinstance(key, str):
-        return f"spec field names must be strings (family '{family}')"
-    key = str.__str__(key)
-    why = string_reason(f"a spec field name of family '{family}'", key)
-    if why:
-        return why
-    return f"spec field '{key}' is not a field of family '{family}'"
-
-
-def unknown_name_reason(field: str, name, allowed: str, not_str: str) -> str:
-    """Reason for a ``field`` name (family, arch, flavor) that is not one of
-    ``allowed``: None reads as the text None; another non-str value gives
-    ``not_str``, a str that is too long or not printable
-    :func:`string_reason`; neither is echoed (same texts in the C++ engine
-    and its binding)."""
-    if name is None:
-        name = "None"
-    if not isinstance(name, str):
-        return not_str
-    name = str.__str__(name)
-    why = string_reason(field, name)
-    if why:
-        return why
-    return f"{field} '{name}' is not one of {allowed}"
 
 
 def unknown_family_reason(name, families) -> str:
