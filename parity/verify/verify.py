@@ -518,20 +518,15 @@ def _judge_compiles(jobs: _Jobs, futures: dict, arch: dict) -> None:
 
 def _judge_readbacks(jobs: _Jobs, futures: dict) -> None:
     """opt-19's (llvm20 lane) and LLVM 23's read-back verdicts."""
-    for (u, text), (ok, printed, err) in zip(jobs.opt, futures["opt"]):
-        if not ok:
-            u.errors.append(f"{u.llvm} rejects the llvm20 text: {_first_line(err)}")
-            continue
-        if err:
-            u.notes.append(f"opt stderr: {_first_line(err)}")
-        _readback(u, u.llvm, text, True, printed, "")
-    for (u, text), (ok, printed, err) in zip(jobs.opt23, futures["opt23"]):
-        if not ok:
-            u.errors.append(f"{u.llvm_also} rejects the {u.flavor} text: {_first_line(err)}")
-            continue
-        if err:
-            u.notes.append(f"LLVM 23 opt stderr: {_first_line(err)}")
-        _readback(u, u.llvm_also, text, True, printed, "")
+    for units, answers, also in ((jobs.opt, futures["opt"], False), (jobs.opt23, futures["opt23"], True)):
+        for (u, text), (ok, printed, err) in zip(units, answers):
+            llvm = u.llvm_also if also else u.llvm
+            if not ok:
+                u.errors.append(f"{llvm} rejects the {u.flavor if also else 'llvm20'} text: {_first_line(err)}")
+                continue
+            if err:
+                u.notes.append(f"{'LLVM 23 opt' if also else 'opt'} stderr: {_first_line(err)}")
+            _readback(u, llvm, text, True, printed, "")
 
 
 def _judge_proofs(jobs: _Jobs, proofs: list) -> None:
