@@ -11,7 +11,8 @@
   (tile_k / 32)`` (16x16x32 WMMA, conv_implicit_gemm's spec), so an unrolled
   loop is still compared per K tile;
 * predicted cycles per iteration from llvm-mca (:mod:`.mca`), whole body and
-  without barriers;
+  without barriers, and the barrier model's figure (:mod:`.barrier`: no-barrier
+  cycles plus each barrier's exposed latency, an assumption);
 * resources from the code-object metadata (parity/verify/isa_report.py):
   VGPRs, SGPRs, spills, scratch, LDS, and occupancy -- LLVM's own waves per
   SIMD, plus the VGPR-limited and LDS-limited waves by the gfx1250 rules
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from . import barrier as BAR
 from . import mca as MCA
 from . import prefetch as PF
 from .loop import LoopError, kernel_blocks, main_loop
@@ -60,7 +62,7 @@ class Measure:
     loops: int = 0
     mix: Mix | None = None
     k_tiles_per_iteration: float | None = None
-    mca: dict | None = None           # {"full": MCAResult json, "no_barrier": ...}
+    mca: dict | None = None           # {"full": MCAResult json, "no_barrier": ..., "barrier_model": ...}
     mca_error: str = ""
     vgprs: int | None = None
     sgprs: int | None = None
@@ -153,6 +155,8 @@ def measure(asm: str, kernel: str, isa: dict, spec: dict, *, mca_tool: str | Non
             m.mca = {"full": MCA.run(body, tool=mca_tool, timeout=mca_timeout).to_json(),
                      "no_barrier": MCA.run(MCA.without_barriers(body), tool=mca_tool,
                                            timeout=mca_timeout).to_json()}
+            m.mca["barrier_model"] = BAR.model(body, m.mca["no_barrier"]["cycles_per_iteration"], mca_tool,
+                                               mca_timeout)
         except MCA.MCAError as exc:
             m.mca_error = str(exc)
     return m

@@ -11,6 +11,9 @@ gB/W       global (buffer) bytes per WMMA, per wave (32 lanes)
 ldsB/W     LDS bytes per WMMA, per wave
 cyc        llvm-mca cycles per iteration (whole body)
 cyc-nb     llvm-mca cycles per iteration without barrier instructions
+cyc-bm     the barrier model's cycles per iteration: cyc-nb plus each barrier's
+           exposed latency (parity/perf/barrier.py; its latency is an assumption)
+gap        cycles of work between each barrier signal and its wait (llvm-mca, one pass)
 v/s        VGPRs / SGPRs
 lds        LDS bytes of the kernel (KiB)
 scr        scratch bytes
@@ -22,8 +25,8 @@ from __future__ import annotations
 
 from .targets import label_of
 
-HEAD = ("config", "wmma", "insts", "nonW/W", "kt", "gB/W", "ldsB/W", "cyc", "cyc-nb", "v/s", "lds",
-        "scr", "occ(v,l)", "stores")
+HEAD = ("config", "wmma", "insts", "nonW/W", "kt", "gB/W", "ldsB/W", "cyc", "cyc-nb", "cyc-bm", "gap", "v/s",
+        "lds", "scr", "occ(v,l)", "stores")
 
 
 def _f(v, nd=1) -> str:
@@ -32,6 +35,14 @@ def _f(v, nd=1) -> str:
     if isinstance(v, float):
         return f"{v:.{nd}f}".rstrip("0").rstrip(".") if nd else f"{v:.0f}"
     return str(v)
+
+
+def gaps_text(m) -> str:
+    """The barrier gaps' work cycles, "/"-separated ("-" without a barrier model)."""
+    bm = (m.mca or {}).get("barrier_model")
+    if not bm:
+        return "-"
+    return "/".join(_f(w, 0) for w in bm["gaps"]) or "none"
 
 
 def stores_text(st: dict) -> str:
@@ -47,7 +58,8 @@ def cells(name: str, m) -> list[str]:
     return [name, _f(m.mix.wmma if m.mix else None), _f(m.mix.total if m.mix else None),
             _f(mx.get("non_wmma_per_wmma"), 2), _f(m.k_tiles_per_iteration, 2),
             _f(mx.get("global_bytes_per_wmma")), _f(mx.get("lds_bytes_per_wmma")),
-            _f(m.cycles("full"), 0), _f(m.cycles("no_barrier"), 0), f"{_f(m.vgprs)}/{_f(m.sgprs)}",
+            _f(m.cycles("full"), 0), _f(m.cycles("no_barrier"), 0), _f(m.cycles("barrier_model"), 0),
+            gaps_text(m), f"{_f(m.vgprs)}/{_f(m.sgprs)}",
             _f(round(m.lds_bytes / 1024, 1) if m.lds_bytes is not None else None), _f(m.scratch_bytes),
             f"{_f(m.occupancy)}({_f(m.waves_vgpr)},{_f(m.waves_lds)})", stores_text(m.epilogue_stores)]
 
@@ -77,6 +89,8 @@ COMPARE = (
     ("cyc", lambda m: m.cycles("full"), 0),
     ("cyc/kt", lambda m: (m.cycles("full") / (m.k_tiles_per_iteration or 1)) if m.cycles("full") else None, 0),
     ("cyc-nb", lambda m: m.cycles("no_barrier"), 0),
+    ("cyc-bm/kt", lambda m: (m.cycles("barrier_model") / (m.k_tiles_per_iteration or 1))
+     if m.cycles("barrier_model") else None, 0),
     ("gB/W", lambda m: m.mix.to_json()["global_bytes_per_wmma"] if m.mix else None, 1),
     ("ldsB/W", lambda m: m.mix.to_json()["lds_bytes_per_wmma"] if m.mix else None, 1),
     ("vgpr", lambda m: m.vgprs, 0),
