@@ -163,145 +163,161 @@ class WorkerPool:
         workers: int | None = None,
     ) -> list[Any]:
         """Run ``jobs``; their results in job order. ``workers``: at most this many
-        worker processes for this run (None: the pool's size)."""
+        worker processes for this run (None: the pool's size). A job whose worker
+        dies or times out while running it gets ``on_crash(job, message, note)``
+        as its result; PoolError when workers die three times before any job."""
         n = len(jobs)
         size = min(self.max_workers, workers or self.max_workers)
-        results: list[Any] = [None] * n
-        done = [False] * n
         if n == 0:
-            return results
+            return []
         if chunk_size is None:
             chunk_size = max(1, min(16, n // (size * 4) or 1))
-        pending: deque[int] = deque(range(n))
-        remaining = n
-        fruitless_deaths = 0
-
-        def finish(i: int, value: Any) -> None:
-            nonlocal remaining
-            if done[i]:
-                return
-            done[i] = True
-            results[i] = value
-            remaining -= 1
-            if on_result is not None:
-                on_result(i, value)
-
-        def assign(w: _Worker) -> None:
-            if w.chunk or not pending or not w.ready:
-                return
-            idxs = []
-            while pending and len(idxs) < chunk_size:
-                idxs.append(pending.popleft())
-            try:
-                w.conn.send([(i, jobs[i]) for i in idxs])
-            except (OSError, EOFError, ValueError):
-                pending.extendleft(reversed(idxs))
-                return
-            w.chunk.extend(idxs)
-            w.started_head = False
-            w.note = ""
-            w.deadline = time.monotonic() + self.timeout
-
-        def fail_worker(w: _Worker, message: str) -> None:
-            nonlocal fruitless_deaths
-            # Drain anything it managed to send before dying.
-            drain(w)
-            chunk = list(w.chunk)
-            self._kill(w)
-            self.restarts += 1
-            if chunk and w.started_head:
-                head = chunk.pop(0)
-                finish(head, on_crash(jobs[head], message, w.note))
-                fruitless_deaths = 0
-            else:
-                fruitless_deaths += 1
-                if fruitless_deaths >= 3:
-                    raise PoolError(f"engine worker processes die before running any job ({message})")
-            pending.extendleft(reversed([i for i in chunk if not done[i]]))
-
-        def handle(w: _Worker, msg: Any) -> None:
-            kind = msg[0]
-            if kind == "ready":
-                w.ready = True
-                return
-            if kind == "start":
-                if w.chunk and msg[1] == w.chunk[0]:
-                    w.started_head = True
-                    w.note = ""
-                return
-            if kind == "note":
-                if w.chunk and msg[1] == w.chunk[0]:
-                    w.started_head = True
-                    w.note = msg[2]
-                return
-            if kind == "result":  # ("result", i, value[, the job that starts now or None])
-                i, value = msg[1], msg[2]
-                if w.chunk and w.chunk[0] == i:
-                    w.chunk.popleft()
-                elif i in w.chunk:
-                    w.chunk.remove(i)
-                w.started_head = False
-                w.note = ""
-                w.deadline = time.monotonic() + self.timeout
-                finish(i, value)
-                if len(msg) > 3 and msg[3] is not None:
-                    handle(w, ("start", msg[3]))
-                return
-            raise PoolError(f"unexpected message from worker: {kind!r}")
-
-        def drain(w: _Worker) -> bool:
-            """Read every pending message; False when the pipe is closed."""
-            try:
-                while w.conn.poll():
-                    handle(w, w.conn.recv())
-            except (EOFError, OSError):
-                return False
-            return True
-
+        r = _Run(self, jobs, on_crash, on_result, chunk_size)
         try:
-            while remaining:
+            while r.remaining:
                 # keep the pool at size
-                want = min(size, len(pending) + sum(1 for w in self._workers if w.chunk))
+                want = min(size, len(r.pending) + sum(1 for w in self._workers if w.chunk))
                 while len(self._workers) < want:
                     self._start_worker()
                 for w in list(self._workers):
-                    assign(w)
-                now = time.monotonic()
+                    r.assign(w)
                 busy = [w for w in self._workers if w.chunk or not w.ready]
                 if not busy:
-                    if pending:
+                    if r.pending:
                         continue
                     break
-                next_deadline = min(w.deadline for w in busy)
-                waitables = {}
-                for w in busy:
-                    waitables[w.conn] = w
-                    waitables[w.proc.sentinel] = w
-                ready = wait(list(waitables), timeout=max(0.0, next_deadline - now))
-                seen = set()
-                for obj in ready:
-                    w = waitables[obj]
-                    if id(w) in seen or w not in self._workers:
-                        continue
-                    seen.add(id(w))
-                    alive = drain(w)
-                    if not alive or not w.proc.is_alive():
-                        w.proc.join(1)
-                        fail_worker(w, _describe_exit(w.proc.exitcode))
-                now = time.monotonic()
-                for w in list(self._workers):
-                    if (w.chunk or not w.ready) and now >= w.deadline and w in self._workers:
-                        if not drain(w):
-                            fail_worker(w, _describe_exit(w.proc.exitcode))
-                            continue
-                        if now < w.deadline:
-                            continue
-                        if w.ready:
-                            msg = f"timeout: no result after {self.timeout:g}s (worker killed)"
-                        else:
-                            msg = f"worker did not start within {self.startup_timeout:g}s"
-                        fail_worker(w, msg)
+                r.wait_round(busy)
+                r.expire()
         except BaseException:
             self.close()
             raise
-        return results
+        return r.results
+
+
+class _Run:
+    """The state of one :meth:`WorkerPool.run`: which jobs are pending, assigned
+    (each worker's ``chunk``) and done, and the handling of worker messages,
+    deaths and deadlines."""
+
+    def __init__(self, pool: "WorkerPool", jobs: Sequence[Job], on_crash, on_result, chunk_size: int):
+        self.pool, self.jobs, self.on_crash, self.on_result = pool, jobs, on_crash, on_result
+        self.chunk_size = chunk_size
+        self.results: list[Any] = [None] * len(jobs)
+        self.done = [False] * len(jobs)
+        self.pending: deque[int] = deque(range(len(jobs)))
+        self.remaining = len(jobs)
+        self.fruitless_deaths = 0
+
+    def finish(self, i: int, value: Any) -> None:
+        """Job ``i``'s result (the first one counts)."""
+        if self.done[i]:
+            return
+        self.done[i] = True
+        self.results[i] = value
+        self.remaining -= 1
+        if self.on_result is not None:
+            self.on_result(i, value)
+
+    def assign(self, w: _Worker) -> None:
+        """Send an idle, ready worker the next chunk of pending jobs."""
+        if w.chunk or not self.pending or not w.ready:
+            return
+        idxs = []
+        while self.pending and len(idxs) < self.chunk_size:
+            idxs.append(self.pending.popleft())
+        try:
+            w.conn.send([(i, self.jobs[i]) for i in idxs])
+        except (OSError, EOFError, ValueError):
+            self.pending.extendleft(reversed(idxs))
+            return
+        w.chunk.extend(idxs)
+        w.started_head = False
+        w.note = ""
+        w.deadline = time.monotonic() + self.pool.timeout
+
+    def fail_worker(self, w: _Worker, message: str) -> None:
+        """Kill ``w``: the job it had started gets ``on_crash``, the rest of its chunk
+        goes back to pending."""
+        self.drain(w)  # anything it managed to send before dying
+        chunk = list(w.chunk)
+        self.pool._kill(w)
+        self.pool.restarts += 1
+        if chunk and w.started_head:
+            head = chunk.pop(0)
+            self.finish(head, self.on_crash(self.jobs[head], message, w.note))
+            self.fruitless_deaths = 0
+        else:
+            self.fruitless_deaths += 1
+            if self.fruitless_deaths >= 3:
+                raise PoolError(f"engine worker processes die before running any job ({message})")
+        self.pending.extendleft(reversed([i for i in chunk if not self.done[i]]))
+
+    def handle(self, w: _Worker, msg: Any) -> None:
+        """One message from ``w``: ready, start, note or result."""
+        kind = msg[0]
+        if kind == "ready":
+            w.ready = True
+        elif kind in ("start", "note"):
+            if w.chunk and msg[1] == w.chunk[0]:
+                w.started_head = True
+                w.note = msg[2] if kind == "note" else ""
+        elif kind == "result":  # ("result", i, value[, the job that starts now or None])
+            i, value = msg[1], msg[2]
+            if w.chunk and w.chunk[0] == i:
+                w.chunk.popleft()
+            elif i in w.chunk:
+                w.chunk.remove(i)
+            w.started_head = False
+            w.note = ""
+            w.deadline = time.monotonic() + self.pool.timeout
+            self.finish(i, value)
+            if len(msg) > 3 and msg[3] is not None:
+                self.handle(w, ("start", msg[3]))
+        else:
+            raise PoolError(f"unexpected message from worker: {kind!r}")
+
+    def drain(self, w: _Worker) -> bool:
+        """Read every pending message; False when the pipe is closed."""
+        try:
+            while w.conn.poll():
+                self.handle(w, w.conn.recv())
+        except (EOFError, OSError):
+            return False
+        return True
+
+    def wait_round(self, busy: list) -> None:
+        """Wait for a message or an exit of a busy worker, until the nearest deadline;
+        read what came and fail the workers that died."""
+        now = time.monotonic()
+        next_deadline = min(w.deadline for w in busy)
+        waitables = {}
+        for w in busy:
+            waitables[w.conn] = w
+            waitables[w.proc.sentinel] = w
+        ready = wait(list(waitables), timeout=max(0.0, next_deadline - now))
+        seen = set()
+        for obj in ready:
+            w = waitables[obj]
+            if id(w) in seen or w not in self.pool._workers:
+                continue
+            seen.add(id(w))
+            alive = self.drain(w)
+            if not alive or not w.proc.is_alive():
+                w.proc.join(1)
+                self.fail_worker(w, _describe_exit(w.proc.exitcode))
+
+    def expire(self) -> None:
+        """Fail every busy worker past its deadline (a start-up or a job timeout)."""
+        now = time.monotonic()
+        for w in list(self.pool._workers):
+            if (w.chunk or not w.ready) and now >= w.deadline and w in self.pool._workers:
+                if not self.drain(w):
+                    self.fail_worker(w, _describe_exit(w.proc.exitcode))
+                    continue
+                if now < w.deadline:
+                    continue
+                if w.ready:
+                    msg = f"timeout: no result after {self.pool.timeout:g}s (worker killed)"
+                else:
+                    msg = f"worker did not start within {self.pool.startup_timeout:g}s"
+                self.fail_worker(w, msg)
