@@ -29,7 +29,7 @@ from .worker import build_one, versions
 from parity.base.input_files import MAX_CODE_OBJECT_BYTES, InputFileError, read_bytes
 from parity.runtime.errors import CodeObjectError
 from parity.runtime.manifest import read_manifest
-from python_engine.targets.arch import find_arch  # debt: the LDS size limit (arch_table() gives text)
+from python_engine.facts import lds_bytes
 
 ARCH = "gfx1250"
 MANIFEST = "manifest.json"
@@ -98,7 +98,7 @@ def build(flavor: str, out_dir: str, jobs: int | None = None, shard: tuple | Non
         return 2
     vers = versions()
     llvm = vers["llvm_version"]
-    lds_limit = find_arch(ARCH).lds_bytes
+    lds_limit = lds_bytes(ARCH)
     rows = M.grid_rows(engine, flavor)
     todo = [r for r in rows if shard is None or shard_of(r[2], shard[1]) == shard[0]]
     os.makedirs(out_dir, exist_ok=True)

@@ -19,7 +19,7 @@ import python_engine
 from parity.cli.common import (add_compile_cache_option, add_options, die, finish, parse_only, progress,
                                writable_file)
 from parity.base.outputs import OutputError, ensure_dir, write_text_atomic
-from python_engine.targets.arch import find_arch  # debt: the LDS size limit (arch_table() gives text)
+from python_engine.facts import lds_bytes
 
 from parity.base.escape import shown
 
@@ -167,7 +167,7 @@ def cmd_grid(args) -> int:
 
 
 def _lds_limit() -> int:
-    return find_arch("gfx1250").lds_bytes
+    return lds_bytes("gfx1250")
 
 
 def _read(path):

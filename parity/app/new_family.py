@@ -45,7 +45,7 @@ from string import Template
 from parity.cli.common import EXIT_USAGE, ERROR_PREFIX
 from parity.config import load_families
 from parity.base.project import find_project_root
-from python_engine.families.registry import BY_NAME, FAMILIES  # debt: the scaffold reads the field kinds of the registry it extends
+from python_engine.facts import FAMILY_BY_NAME as BY_NAME, FAMILY_MODULES as FAMILIES
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
 

@@ -37,9 +37,7 @@ from parity.catalog.miopen import ProblemInputError, read_catalog
 from parity.catalog.reduce_launch import reduce_launch_reason
 from parity.verify import lanes as L
 from parity.verify.compile_worker import CompileWorkers
-from python_engine.kernels.conv_problem import ConvProblem  # debt: the problem geometry type
-from python_engine.policy.aot import REDUCE_DEGREES, reduce_spec  # debt: the AOT grid's reduce specs
-from python_engine.policy.fold import fold_width  # debt: the width folding
+from python_engine.facts import REDUCE_DEGREES, ConvProblem, fold_width, reduce_spec
 import python_engine
 
 SCALE_M = 3          # output pixels per side of the scaled copy

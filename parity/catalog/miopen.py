@@ -50,7 +50,7 @@ from dataclasses import dataclass, replace
 from parity.base.escape import shown
 from parity.base.input_files import (MAX_CATALOG_BYTES, MAX_CATALOG_LINE_BYTES, InputFileError, check_text,
                                 read_text)
-from python_engine.kernels.conv_problem import ConvProblem  # debt: the problem geometry type of the engines
+from python_engine.facts import ConvProblem
 
 COMMANDS = {"conv": "fp32", "convfp16": "fp16", "convbfp16": "bf16"}
 FUSED_COMMANDS = {"CBAInfer": "fp32", "CBAInferfp16": "fp16"}

@@ -6,8 +6,7 @@ numbers as the ``perf_model`` family's text)."""
 from __future__ import annotations
 
 import python_engine
-from python_engine.policy.fold import fold_width  # debt: the width folding
-from python_engine.policy.perf_model import layer_predictions, select_by_model  # debt: the perf model rows
+from python_engine.facts import fold_width, layer_predictions, select_by_model
 
 from .emit import default_catalog
 from .miopen import read_catalog

@@ -19,7 +19,7 @@ import os
 from parity.config import Config, reject
 from parity.catalog.miopen import read_catalog
 from python_engine import load_vector
-from python_engine.policy.fold import fold_width  # debt: the width folding
+from python_engine.facts import fold_width
 
 FAMILY = "perf_model"
 OUTPUT = "text"  # lower() returns text, not an LLVM module: parity verify skips it

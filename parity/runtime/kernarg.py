@@ -22,7 +22,7 @@ import ctypes
 import struct
 from dataclasses import dataclass
 
-from python_engine.kernels import conv_abi  # debt: the argument layouts (the conv_abi family gives them as text)
+from python_engine.facts import abi_args
 from .errors import LaunchConfigError
 
 # kind -> (size, align, struct format)
@@ -60,7 +60,7 @@ def layout(args) -> tuple:
 def variant_layout(variant: str, acc_epilogue: str = "identity") -> tuple:
     """Layout of a conv ABI variant (``plain``, ``two_stage``, ``cluster``, ``reduce``);
     ``acc_epilogue``: the reduce kernel's (a fused Stage 2's arguments follow ``ks_count``)."""
-    return layout(conv_abi.args(variant, acc_epilogue))
+    return layout(abi_args(variant, acc_epilogue))
 
 
 def check_against_metadata(slots, kmeta: dict | None, kernel: str) -> None:

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from python_engine.families import conv_launch as CL  # debt: split_k = -1 resolution and spec normalisation
-from python_engine.kernels import conv_implicit_gemm as CIG  # debt: the family name and binary fields
-from python_engine.kernels.conv_launch import SPEC_FIELDS  # debt: the conv_launch spec fields
+from python_engine.facts import conv_launch as CL
+from python_engine.facts import conv_kernel as CIG
+from python_engine.facts import CONV_LAUNCH_SPEC_FIELDS as SPEC_FIELDS
 from python_engine.spec.fields import normalize
 from parity.catalog.reduce_launch import reduce_launch_reason
 from .cluster import DEFAULT_MAX_CLUSTER_VOLUME
@@ -30,8 +30,7 @@ from .launch import Kernel, Launcher, prepare_launch
 from .plan import LaunchPlan, buffer_bytes, launch_plan
 from parity.sim.reference import cast_bits, conv_abs_fwd, conv_fwd, conv_tolerance
 from python_engine.spec.fields import SpecRejected
-from python_engine.targets.arch import find_arch  # debt: the arch table as objects
-from python_engine.targets.flavors import find_flavor  # debt: the flavor table as objects
+from python_engine.facts import find_arch, find_flavor
 
 REDUCE_THREADS = 256
 REDUCE_VECTOR = 4

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from python_engine.kernels import conv_implicit_gemm as C  # debt: the kernel's geometry constants
+from python_engine.facts import conv_kernel as C
 
 WAVE = 32
 

@@ -79,5 +79,5 @@ def f64_to_bf16_bits(d: float) -> np.uint16:
     """bfloat16 bits of a Python float rounded once (nearest even), for constants."""
     if math.isnan(d):
         return np.uint16(0x7FC0)
-    from python_engine.ir.constants import small_float_bits  # the engines' own constant rounding
+    from python_engine.facts import small_float_bits  # the engines' own constant rounding; local: facts loads the engine
     return np.uint16(small_float_bits(d, 8, 7))

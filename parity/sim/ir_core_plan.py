@@ -9,7 +9,8 @@ import numpy as np
 from parity.sim import reference as ref
 from parity.sim.cases import Buf, Case, Launch
 from parity.sim.errors import SimError
-from python_engine.kernels.ir_core import FLOAT_VALUES, INT_VALUES, SUBNORMAL  # debt: ir_core's constant lists
+from python_engine.facts import IR_CORE_FLOAT_VALUES as FLOAT_VALUES, IR_CORE_INT_VALUES as INT_VALUES
+from python_engine.facts import IR_CORE_SUBNORMAL as SUBNORMAL
 
 
 def _exact(name: str, want: np.ndarray):

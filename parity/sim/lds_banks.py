@@ -38,7 +38,7 @@ import re
 
 import numpy as np
 
-from python_engine.kernels import conv_implicit_gemm as C  # debt: the conv kernel's fields and geometry
+from python_engine.facts import conv_kernel as C
 
 from . import numerics as NU
 from .errors import SimError

@@ -30,7 +30,7 @@ import python_engine
 from parity.sim import reference as ref
 from parity.config import load_families
 from parity.cli.interrupt import leave_sigint_to_parent
-from python_engine.kernels import conv_implicit_gemm as C  # debt: the conv kernel's geometry (tile classes)
+from python_engine.facts import conv_kernel as C
 from parity.runtime.pipeline import reduce_grid, reduce_spec
 from parity.runtime.plan import buffer_bytes, parse_plan
 from parity.catalog.reduce_launch import reduce_launch_reason
