@@ -152,7 +152,7 @@ class FakeHip:
         return (e,)
 
     def hipDrvLaunchKernelEx(self, config, f, params, extra):
-        from parity.runtime.cluster import read_cluster_attribute
+        from parity.launch.cluster import read_cluster_attribute
         snap = {k: getattr(config, k) for k in HIP_LAUNCH_CONFIG_st.FIELDS}
         snap["attr"] = read_cluster_attribute(config.attrs) if config.attrs is not None else None
         e = self._rec("hipDrvLaunchKernelEx", snap, f, params, extra)
@@ -221,7 +221,7 @@ class FakeHip:
 
 def read_params(params_address: int, slots) -> dict:
     """Decode a kernelParams array (one pointer per slot) back to values by name."""
-    from parity.runtime.kernarg import KIND_LAYOUT
+    from parity.launch.kernarg import KIND_LAYOUT
     ptrs = (ctypes.c_void_p * len(slots)).from_address(params_address)
     out = {}
     for s, p in zip(slots, ptrs):

@@ -12,8 +12,8 @@ import pytest
 
 from fake_hip import read_params
 from parity.runtime.codeobj import CodeObject, text_sha256
-from parity.runtime.errors import LinkerMissing
-from parity.runtime.kernarg import variant_layout
+from parity.launch.errors import LinkerMissing
+from parity.launch.kernarg import variant_layout
 
 
 # The layer forms the GPU tests run (tests/test_runtime_gpu.py); test_runtime_codeobj builds them here.

@@ -302,7 +302,7 @@ def test_aot_validate_refuses_files_that_are_not_manifests(tmp_path, capsys, kin
 
 def test_runtime_manifest_code_object_that_is_a_fifo(tmp_path):
     pytest.importorskip("elftools")
-    from parity.runtime.errors import CodeObjectError
+    from parity.launch.errors import CodeObjectError
     from parity.runtime.manifest import MANIFEST_FORMAT, MANIFEST_VERSION, AotManifest
     from parity.runtime.objects import text_sha256
     os.mkfifo(tmp_path / "k.co")

@@ -14,7 +14,7 @@ import pytest
 from fake_hip import FakeHip, hipError_t
 from parity.catalog.miopen import ProblemInputError, parse_line
 from parity.runtime import ConvRun, Hip, HipError, LaunchConfigError
-from parity.runtime.kernarg import check_value
+from parity.launch.kernarg import check_value
 from runtime_helpers import FakeCache
 
 REPO = Path(__file__).resolve().parents[1]

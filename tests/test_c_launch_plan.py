@@ -2,7 +2,7 @@
 C: for every conv_launch config of the gate at llvm23, a C program
 (tests/c/launch_plan.c, built against the installed headers and library)
 prints the plan's values, and they equal the Python engine's plan
-(parity.runtime.plan.LaunchPlan); a rejected spec gives the Python
+(parity.launch.plan.LaunchPlan); a rejected spec gives the Python
 engine's reason."""
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import pytest
 import cpp_engine
 import python_engine
 from parity.config import load_families
-from parity.runtime.plan import launch_plan
+from parity.launch.plan import launch_plan
 
 ROOT = Path(__file__).resolve().parents[1]
 CC = shutil.which("cc") or shutil.which("gcc")

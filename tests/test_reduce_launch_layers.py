@@ -18,7 +18,7 @@ from python_engine.kernels.conv_problem import ConvProblem
 from python_engine.spec.fields import SpecRejected
 from parity.catalog.miopen import ProblemInputError, parse_catalog, parse_line
 from python_engine.policy.split_k import resolve_conv_split_k
-from parity.catalog.reduce_launch import reduce_launch_reason
+from parity.launch.reduce_launch import reduce_launch_reason
 
 HERE = os.path.dirname(__file__)
 C80 = os.path.join(HERE, "data", "layers_c80.txt")

@@ -17,7 +17,7 @@ import python_engine as E
 from parity.runtime import CodeObjectCache, CodeObjectError, LinkerMissing, build_kernel, find_linker
 from parity.runtime import elf
 from parity.runtime.codeobj import compile_object, link_object
-from parity.runtime.kernarg import check_against_metadata, variant_layout
+from parity.launch.kernarg import check_against_metadata, variant_layout
 
 pytest.importorskip("llvmlite", reason="llvmlite (the [test] extra) compiles the IR")
 

@@ -14,7 +14,7 @@ from runtime_helpers import FakeCache, NumpyGpu, fake_code
 from parity.runtime import (ConvRun, Hip, HipError, HipUnavailable, Kernel, LaunchConfigError, Launcher,
                                    check_cluster, cluster_attribute, find_gfx1250, launch_plan, load_hip,
                                    prepare_launch, read_cluster_attribute)
-from parity.runtime.kernarg import check_against_metadata, layout, variant_layout
+from parity.launch.kernarg import check_against_metadata, layout, variant_layout
 
 CLUSTER4 = dict(split_k=4, split_k_cluster=4, degree=4, C=64, K=64, H=8, W=8)
 TWO_STAGE = dict(split_k=2, degree=3, C=64, K=64, H=8, W=8)
@@ -395,7 +395,7 @@ def test_fused_split_runs_end_to_end(form, acc):
 
 
 def test_fused_stage2_refuses_an_unfused_reduce():
-    from parity.runtime.errors import LaunchConfigError
+    from parity.launch.errors import LaunchConfigError
     from parity.runtime.pipeline import reduce_spec
     with pytest.raises(LaunchConfigError, match="reduce spec acc_epilogue identity != the layer's bias"):
         ConvRun(dict(TWO_STAGE, dtype="bf16", acc_epilogue="bias"), "gfx1250", "llvm23", hip=hip_fake()[1],

@@ -8,7 +8,7 @@ import pytest
 
 import python_engine as E
 from parity.sim import reference as ref
-from parity.runtime import kernarg as KA
+from parity.launch import kernarg as KA
 from parity.sim import checks as CK
 from parity.sim import cover
 from parity.sim import launch_route as LR

@@ -27,7 +27,7 @@ from . import manifest as M
 from .shard import shard_of
 from .worker import build_one, versions
 from parity.base.input_files import MAX_CODE_OBJECT_BYTES, InputFileError, read_bytes
-from parity.runtime.errors import CodeObjectError
+from parity.launch.errors import CodeObjectError
 from parity.runtime.manifest import read_manifest
 from python_engine.facts import lds_bytes
 

@@ -172,7 +172,7 @@ def _lds_limit() -> int:
 
 def _read(path):
     # parity.runtime needs pyelftools + msgpack (the [runtime] extra): only aot merge / validate load it.
-    from parity.runtime.errors import CodeObjectError  # pyelftools + msgpack ([runtime] extra) via parity.runtime
+    from parity.launch.errors import CodeObjectError  # pyelftools + msgpack ([runtime] extra) via parity.runtime
     from parity.runtime.manifest import read_manifest  # pyelftools + msgpack ([runtime] extra) via parity.runtime
     try:
         return read_manifest(path), None

@@ -33,7 +33,7 @@ from parity.base.escape import shown
 from parity.base.outputs import write_report
 from parity.base.input_files import MAX_CODE_OBJECT_BYTES, InputFileError, read_bytes
 from parity.runtime.elf import check_code_object
-from parity.runtime.errors import CodeObjectError
+from parity.launch.errors import CodeObjectError
 from parity.runtime.manifest import MANIFEST_FORMAT, MANIFEST_VERSION
 
 from .shard import shard_of

@@ -15,7 +15,7 @@ from .manifest import resources
 from parity.llvm.compile import CompileError, compile_text, llvm_version
 from parity.runtime.codeobj import find_linker, link_object
 from parity.runtime.elf import check_code_object
-from parity.runtime.errors import CodeObjectError
+from parity.launch.errors import CodeObjectError
 
 _linker = None
 

@@ -32,7 +32,7 @@ import time
 
 from parity.base.escape import shown
 from .miopen import Layer
-from .reduce_launch import reduce_launch_reason
+from parity.launch.reduce_launch import reduce_launch_reason
 from python_engine.facts import CLUSTER_SIZES
 from .miopen import ProblemInputError, parse_command_line, read_catalog
 from parity.base.outputs import OutputError, check_file_names, ensure_dir, out, write_text_atomic

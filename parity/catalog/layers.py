@@ -34,7 +34,7 @@ from parity.catalog.emit import (DEFAULT_SELECT, SELECTIONS, EmitError, check_ta
                          plan_layer, rejected_text, select_layers, us_text)
 from parity.base.escape import shown
 from parity.catalog.miopen import ProblemInputError, read_catalog
-from parity.catalog.reduce_launch import reduce_launch_reason
+from parity.launch.reduce_launch import reduce_launch_reason
 from parity.verify import lanes as L
 from parity.verify.compile_worker import CompileWorkers
 from python_engine.facts import REDUCE_DEGREES, ConvProblem, fold_width, reduce_spec

@@ -77,7 +77,7 @@ TABLE: tuple[Assumption, ...] = (
                "x_bytes, w_bytes, d_bytes are multiples of 2, ws_bytes and bias_bytes of 4 "
                "(element counts times the element size)",
                "the launch plans: conv_launch _byte_counts (python_engine/kernels/conv_launch.py, "
-               "twin cpp_engine/src/kernels/conv_launch.cpp); parity/catalog/reduce_launch.py", "rule"),
+               "twin cpp_engine/src/kernels/conv_launch.cpp); parity/launch/reduce_launch.py", "rule"),
     Assumption("slab_layout",
                "split-K slab s of the fp32 workspace ws_ptr starts at byte 4*s*M*K (M*K any value: "
                "the proof takes M, K, ks_count as unknown integers and derives the slab offsets from the IR)",

@@ -5,15 +5,15 @@ Importing this package never imports hip-python or llvmlite; they load when
 first needed and a missing one is a clear error (:class:`HipUnavailable`,
 :class:`CodeObjectError`).
 """
-from .cluster import DEFAULT_MAX_CLUSTER_VOLUME, check_cluster, cluster_attribute, read_cluster_attribute
+from parity.launch.cluster import DEFAULT_MAX_CLUSTER_VOLUME, check_cluster, cluster_attribute, read_cluster_attribute
 from .codeobj import (CodeObject, CodeObjectCache, Linker, build_code_object, build_kernel, default_cache_dir,
                       find_linker)
-from .errors import (CodeObjectError, HipError, HipUnavailable, LaunchConfigError, LinkerMissing,
+from parity.launch.errors import (CodeObjectError, HipError, HipUnavailable, LaunchConfigError, LinkerMissing,
                      RuntimeFailure)
 from .hip_api import Hip, load_hip
 from .launch import Kernel, Launcher, PreparedLaunch, launch_ex, prepare_launch
 from .pipeline import ConvRun, Timing, check_output, find_gfx1250, random_inputs
-from .plan import LaunchPlan, launch_plan, parse_plan
+from parity.launch.plan import LaunchPlan, launch_plan, parse_plan
 
 __all__ = [
     "CodeObject", "CodeObjectCache", "CodeObjectError", "ConvRun", "DEFAULT_MAX_CLUSTER_VOLUME", "Hip",

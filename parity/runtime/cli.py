@@ -43,7 +43,7 @@ from parity.catalog.emit import DEFAULT_SELECT, SELECTIONS, EmitError, check_tar
 from parity.catalog.miopen import parse_command_line
 from parity.base.outputs import ensure_dir
 from .codeobj import default_cache_dir
-from .plan import launch_plan
+from parity.launch.plan import launch_plan
 from parity.cli.common import Parser, add_version, integer, plain, progress
 from parity.cli.help import epilog
 from parity.base.escape import shown

@@ -32,7 +32,7 @@ from filelock import FileLock
 import importlib.util
 
 from .elf import check_code_object
-from .errors import CodeObjectError, LinkerMissing
+from parity.launch.errors import CodeObjectError, LinkerMissing
 from .manifest import AotManifest
 from .objects import CodeObject, text_sha256
 import python_engine as api

@@ -22,7 +22,7 @@ from elftools.elf import enums
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import NoteSection, SymbolTableSection
 
-from .errors import CodeObjectError
+from parity.launch.errors import CodeObjectError
 
 EM_AMDGPU = 224
 ELFOSABI_AMDGPU_HSA = 64

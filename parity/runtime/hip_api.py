@@ -9,7 +9,7 @@ launch logic.
 """
 from __future__ import annotations
 
-from .errors import HipError, HipUnavailable
+from parity.launch.errors import HipError, HipUnavailable
 
 INSTALL_HINT = ("install hip-python (pip install 'splitk-parity[runtime]') on a machine with ROCm "
                 "and a gfx1250 GPU")

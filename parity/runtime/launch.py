@@ -16,11 +16,11 @@ from the launcher, never droppable.
 """
 from __future__ import annotations
 
-from .cluster import DEFAULT_MAX_CLUSTER_VOLUME, check_cluster, cluster_attribute
+from parity.launch.cluster import DEFAULT_MAX_CLUSTER_VOLUME, check_cluster, cluster_attribute
 from .codeobj import CodeObject
-from .errors import LaunchConfigError
+from parity.launch.errors import LaunchConfigError
 from .hip_api import Hip
-from .kernarg import Kernarg, check_against_metadata, resolve_values, variant_layout
+from parity.launch.kernarg import Kernarg, check_against_metadata, pack, resolve_values, variant_layout  # noqa: F401 (pack: a name of this module)
 
 
 class Kernel:
@@ -75,20 +75,6 @@ class Launcher:
 
     def launch(self, values: dict, stream=None):
         self.bind(values).launch(stream)
-
-
-def pack(slots, size: int, values: dict, kernel: str, variant: str) -> Kernarg:
-    """The kernarg segment of ``values`` (by name, every argument of the ``variant``
-    ABI's ``slots``, nothing else), or LaunchConfigError naming what is missing or
-    extra. The one packing step of every launch, on a GPU and in the emulator
-    (parity/sim/numerics.py)."""
-    names = {s.name for s in slots}
-    missing = [s.name for s in slots if s.name not in values]
-    extra = [n for n in values if n not in names]
-    if missing or extra:
-        raise LaunchConfigError(f"{kernel}: argument values do not match the {variant} ABI "
-                                f"(missing: {', '.join(missing) or '-'}; extra: {', '.join(extra) or '-'})")
-    return Kernarg(slots, size, values, kernel)
 
 
 def prepare_launch(launcher: Launcher, plan_args: dict, buffers: dict, scalars: dict | None = None):

@@ -23,7 +23,7 @@ from parity.base.escape import shown
 from parity.base.input_files import MAX_CODE_OBJECT_BYTES, MAX_MANIFEST_BYTES, InputFileError, read_bytes
 
 from .elf import check_code_object
-from .errors import CodeObjectError
+from parity.launch.errors import CodeObjectError
 from .objects import CodeObject, text_sha256
 
 MANIFEST_FORMAT = "splitk-parity-aot-manifest"

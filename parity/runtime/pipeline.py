@@ -21,38 +21,17 @@ from python_engine.facts import conv_launch as CL
 from python_engine.facts import conv_kernel as CIG
 from python_engine.facts import CONV_LAUNCH_SPEC_FIELDS as SPEC_FIELDS
 from python_engine.spec.fields import normalize
-from parity.catalog.reduce_launch import reduce_launch_reason
-from .cluster import DEFAULT_MAX_CLUSTER_VOLUME
+from parity.launch.reduce_launch import reduce_launch_reason
+from parity.launch.cluster import DEFAULT_MAX_CLUSTER_VOLUME
 from .codeobj import CodeObjectCache, build_kernel
-from .errors import HipUnavailable, LaunchConfigError
+from parity.launch.errors import HipUnavailable, LaunchConfigError
 from .hip_api import Hip
 from .launch import Kernel, Launcher, prepare_launch
-from .plan import LaunchPlan, buffer_bytes, launch_plan
+from parity.launch.plan import LaunchPlan, buffer_bytes, launch_plan
+from parity.launch.stage2 import REDUCE_THREADS, REDUCE_VECTOR, reduce_grid, reduce_spec  # noqa: F401 (names of this module)
 from parity.sim.reference import cast_bits, conv_abs_fwd, conv_fwd, conv_tolerance
 from python_engine.spec.fields import SpecRejected
 from python_engine.facts import find_arch, find_flavor
-
-REDUCE_THREADS = 256
-REDUCE_VECTOR = 4
-
-
-def reduce_spec(dtype: str, acc_epilogue: str = "identity") -> dict:
-    """The Stage-2 binary: runtime slab loop (degree 0), so one binary serves every degree;
-    a fused layer's (``acc_epilogue`` not identity) applies the epilogue after the fold."""
-    out = {"dtype": dtype, "vector": REDUCE_VECTOR, "threads": REDUCE_THREADS, "degree": 0}
-    if acc_epilogue != "identity":
-        out["acc_epilogue"] = acc_epilogue
-    return out
-
-
-def reduce_grid(plan: LaunchPlan, rspec: dict | None = None) -> tuple:
-    """``ceil(M*K / (threads*vector))`` workgroups along x for the reduce spec ``rspec``
-    (default :func:`reduce_spec`)."""
-    n = plan.stage2_args["M"] * plan.stage2_args["K"]
-    rs = rspec or {"threads": REDUCE_THREADS, "vector": REDUCE_VECTOR}
-    per = rs["threads"] * rs["vector"]
-    return ((n + per - 1) // per, 1, 1)
-
 
 def resolve_auto(spec: dict, arch: str, flavor: str) -> dict:
     """``split_k = -1`` (auto) replaced by the split-K policy's degree (conv_launch's

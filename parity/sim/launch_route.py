@@ -3,7 +3,7 @@ guard zones, the kernarg segment as bytes, and the emulator's side of it.
 
 The numerics plans (parity/sim/numerics.py) launch conv and reduce kernels
 the way the product's runtime does (parity/runtime): the conv_launch plan
-sizes every buffer; the runtime's own packer (:class:`parity.runtime.kernarg.Kernarg`,
+sizes every buffer; the runtime's own packer (:class:`parity.launch.kernarg.Kernarg`,
 from the conv_abi argument list of the plan's variant) writes the kernarg
 segment; and the emulator reads every kernel parameter back out of those
 bytes at the offset and size LLVM gives it. So an argument list that differs
@@ -20,7 +20,7 @@ implemented by ``AMDGPUSubtarget::getExplicitKernArgSize`` and
 DL.getTypeAllocSize(ty)``, no ``byref`` arguments here). ABI alignments from
 the amdgcn datalayout: ``p1:64:64`` (8), ``i64:64`` (8), i32 / float 4,
 i16 / half / bfloat 2, i8 / i1 1. This is a second implementation of the rule
-(the runtime's is parity/runtime/kernarg.py, from the conv_abi list); the
+(the runtime's is parity/launch/kernarg.py, from the conv_abi list); the
 two meet only through the bytes. ``tests/test_sim_launch_route.py`` compares
 it with the ``.args`` of compiled code objects where a linker is installed.
 
@@ -42,10 +42,9 @@ import struct
 
 import numpy as np
 
-from parity.runtime import kernarg as KA
-from parity.runtime import launch as RL
-from parity.runtime.cluster import check_cluster
-from parity.runtime.errors import LaunchConfigError
+from parity.launch import kernarg as KA
+from parity.launch.cluster import check_cluster
+from parity.launch.errors import LaunchConfigError
 
 from .errors import SimError
 
@@ -148,7 +147,7 @@ def kernarg_layout(module) -> tuple:
 def code_object_args(module) -> dict:
     """The ``.args`` metadata LLVM records for ``module``'s explicit arguments
     (``.name``, ``.offset``, ``.size``, ``.value_kind``), as the runtime's
-    :func:`parity.runtime.kernarg.check_against_metadata` reads a code object."""
+    :func:`parity.launch.kernarg.check_against_metadata` reads a code object."""
     slots, size = kernarg_layout(module)
     args = [{".name": p.name, ".offset": o, ".size": s,
              ".value_kind": "global_buffer" if p.ty.kind == "ptr" else "by_value"} for p, o, s in slots]
@@ -191,7 +190,7 @@ _NULL = np.zeros(0, np.uint8)
 
 def routed_args(variant: str, plan_args: dict, scalars, kernel, arena: Arena, acc_epilogue: str = "identity") -> dict:
     """A kernel's arguments as the hardware gets them: the plan's values (name ->
-    int or text) resolved and packed by the runtime (parity/runtime/kernarg.py,
+    int or text) resolved and packed by the runtime (parity/launch/kernarg.py,
     launch.py: the conv_abi list of ``variant``, device addresses of ``arena``),
     the runtime's launch-time check of that list against the kernel's ``.args``
     (:func:`code_object_args`: LLVM's layout of the kernel's own parameters), and
@@ -202,7 +201,7 @@ def routed_args(variant: str, plan_args: dict, scalars, kernel, arena: Arena, ac
     kinds = {s.name: s.kind for s in slots}
     try:
         vals = KA.resolve_values(plan_args, kinds, arena.address, scalars or {}, kernel.name)
-        packed = RL.pack(slots, size, vals, kernel.name, variant)
+        packed = KA.pack(slots, size, vals, kernel.name, variant)
         KA.check_against_metadata(slots, code_object_args(kernel.module), kernel.name)
     except LaunchConfigError as e:
         raise KernargError(f"the runtime refuses the launch: {e}") from None
@@ -211,7 +210,7 @@ def routed_args(variant: str, plan_args: dict, scalars, kernel, arena: Arena, ac
 
 def routed_cluster(kernel, grid, plan_cluster) -> tuple:
     """The cluster shape of a routed launch: the plan's (None: plain), checked by the
-    runtime's launch-time rule (:func:`parity.runtime.cluster.check_cluster`) against
+    runtime's launch-time rule (:func:`parity.launch.cluster.check_cluster`) against
     the kernel's ``amdgpu-cluster-dims`` (what the code object's ``.cluster_dims``
     records) and the grid; (1, 1, 1) for a plain launch."""
     try:

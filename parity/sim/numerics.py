@@ -31,9 +31,9 @@ from parity.sim import reference as ref
 from parity.config import load_families
 from parity.cli.interrupt import leave_sigint_to_parent
 from python_engine.facts import conv_kernel as C
-from parity.runtime.pipeline import reduce_grid, reduce_spec
-from parity.runtime.plan import buffer_bytes, parse_plan
-from parity.catalog.reduce_launch import reduce_launch_reason
+from parity.launch.stage2 import reduce_grid, reduce_spec
+from parity.launch.plan import buffer_bytes, parse_plan
+from parity.launch.reduce_launch import reduce_launch_reason
 from parity.sim import cover
 from parity.sim import checks as CK
 from parity.sim import launch_route as LR
@@ -357,7 +357,7 @@ def plan_launches(text: str, full: dict, spec: dict, arch: str, dt: str, bufs: d
                   key: str, ren: dict) -> dict:
     """Add a conv_launch plan's launches (Stage 1, and Stage 2 when the plan says
     ``needs_stage2``) to a case, through the product's route: device buffers
-    sized by the plan (:func:`parity.runtime.plan.buffer_bytes`; ``d`` NaN, the
+    sized by the plan (:func:`parity.launch.plan.buffer_bytes`; ``d`` NaN, the
     workspace NaN, so unwritten elements fail; names renamed by ``ren``), the
     runtime's Stage-2 spec, grid and pairing rule (parity/runtime/pipeline.py,
     parity/reduce_launch.py), arguments packed by the runtime (``Launch.variant``).

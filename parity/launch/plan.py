@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .errors import LaunchConfigError
+from parity.launch.errors import LaunchConfigError
 import python_engine as api
 
 

@@ -23,7 +23,7 @@ import struct
 from dataclasses import dataclass
 
 from python_engine.facts import abi_args
-from .errors import LaunchConfigError
+from parity.launch.errors import LaunchConfigError
 
 # kind -> (size, align, struct format)
 KIND_LAYOUT = {
@@ -151,3 +151,17 @@ def resolve_values(plan_args: dict, kinds: dict, buffers: dict, scalars: dict, k
         else:
             raise LaunchConfigError(f"{kernel}: argument {name} has an unknown plan value {v!r}")
     return out
+
+
+def pack(slots, size: int, values: dict, kernel: str, variant: str) -> Kernarg:
+    """The kernarg segment of ``values`` (by name, every argument of the ``variant``
+    ABI's ``slots``, nothing else), or LaunchConfigError naming what is missing or
+    extra. The one packing step of every launch, on a GPU and in the emulator
+    (parity/sim/numerics.py)."""
+    names = {s.name for s in slots}
+    missing = [s.name for s in slots if s.name not in values]
+    extra = [n for n in values if n not in names]
+    if missing or extra:
+        raise LaunchConfigError(f"{kernel}: argument values do not match the {variant} ABI "
+                                f"(missing: {', '.join(missing) or '-'}; extra: {', '.join(extra) or '-'})")
+    return Kernarg(slots, size, values, kernel)

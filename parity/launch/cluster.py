@@ -25,7 +25,7 @@ from __future__ import annotations
 import ctypes
 import struct
 
-from .errors import LaunchConfigError
+from parity.launch.errors import LaunchConfigError
 
 ATTR_VALUE_OFFSET = 8
 ATTR_C_SIZE = 72
