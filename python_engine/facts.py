@@ -76,6 +76,7 @@ def facts_data() -> dict:
     return {
         "lds_bytes": {a["name"]: lds_bytes(a["name"]) for a in arch_table()},
         "abi_args": {v: [list(p) for p in abi_args(v)] for v in ABI_VARIANTS},
+        "abi_arg_names": {v: [p[0] for p in abi_args(v)] for v in ABI_VARIANTS},
         "cluster_sizes": list(CLUSTER_SIZES),
         "reduce_degrees": list(REDUCE_DEGREES),
         "ir_core_float_values": [repr(float(x)) for x in IR_CORE_FLOAT_VALUES],
