@@ -24,10 +24,12 @@ def test_types_shared_by_a_changed_line_are_context_not_change():
         g.add_text(name, "llvm23", old, old.replace(f"align {al}", "align 2"))
     groups = g.groups()
     # 16 -> 2 and 8 -> 2 are two changes; bfloat/half and the SSA numbers are not part of either
+    groups.sort(key=lambda x: sorted(x.entries))
     assert [sorted(x.entries) for x in groups] == [[("a", "llvm23"), ("b", "llvm23")],
                                                    [("c", "llvm23"), ("d", "llvm23")]]
-    assert groups[0].key == (("-  store T %out#, ptr addrspace(1) %pd#, align 16",
-                              "+  store T %out#, ptr addrspace(1) %pd#, align 2"),)
+    # operands and literals both lines hold in the same place are context too
+    assert groups[0].key == (("-  store T %_, ptr addrspace(N) %_, align 16",
+                              "+  store T %_, ptr addrspace(N) %_, align 2"),)
     # the hunk shown is the first entry's, numbers dropped, context kept
     assert groups[0].hunks[0][2] == "-  store <8 x bfloat> %out#, ptr addrspace(1) %pd#, align 16"
     assert groups[0].hunks[0][0] == "   %out# = fptrunc <8 x float> %sum# to <8 x bfloat>"
@@ -147,3 +149,50 @@ def test_group_verdicts_run_the_oracles_on_exactly_the_groups_entries(monkeypatc
     v = group_verdicts([fam], [g1, g2, g3])
     assert seen["changed"] == {"f": {"llvm23": {"a"}, "llvm20": {"a"}, "llvm22": {"b"}}}
     assert v == {g1.gid: ["a@llvm20: validity oracle: bad"], g2.gid: ["b@llvm23: numerics oracle: off by one"]}
+
+
+def _unrolled(degree: int, width: int, nsw: bool) -> str:
+    """The unrolled Stage-2 slab sum of one degree and vector width, main path and scalar tail."""
+    flags = "nuw nsw" if nsw else "nuw"
+    vt = "float" if width == 1 else f"<{width} x float>"
+    out, n = ["define void @k() {", "vector0:"], 1
+    for path, t, idx in (("main", vt, "%elem"), ("tail", "float", "%jc")):
+        out.append(f"  %pws{n} = getelementptr inbounds float, ptr addrspace(1) %ws_ptr, i64 {idx}0")
+        out.append(f"  %slab{n + 1} = load {t}, ptr addrspace(1) %pws{n}, align 4")
+        acc, off, n = f"%slab{n + 1}", f"{idx}0", n + 2
+        for _ in range(1, degree):
+            out += [f"  %off{n} = add {flags} i64 {off}, %mk0",
+                    f"  %pws{n + 1} = getelementptr inbounds float, ptr addrspace(1) %ws_ptr, i64 %off{n}",
+                    f"  %slab{n + 2} = load {t}, ptr addrspace(1) %pws{n + 1}, align 4",
+                    f"  %acc{n + 3} = fadd {t} {acc}, %slab{n + 2}"]
+            acc, off, n = f"%acc{n + 3}", f"%off{n}", n + 4
+        out.append(f"  call void @use({t} {acc})")
+    return "\n".join(out + ["  ret void", "}"]) + "\n"
+
+
+def test_one_edit_in_an_unrolled_sum_is_one_group_over_degrees_and_widths():
+    """Issue 38: dropping nsw from the unrolled slab-offset add touches 1 to 31 copies per
+    entry (each degree, the vector and the scalar tail path); it is one group of a few lines."""
+    work, ref = {}, {}
+    for d in (2, 4, 7, 8, 16, 32):
+        for w in (1, 4, 8):
+            for fl in ("llvm20", "llvm22", "llvm23"):
+                k = f"f/bf16_v{w}_d{d}@{fl}"
+                ref[k] = {"status": "ok", "sha256": f"{k}0", "text": _unrolled(d, w, True)}
+                work[k] = {"status": "ok", "sha256": f"{k}1", "text": _unrolled(d, w, False)}
+    diffs = D.compare(work, ref, ["f"], ["f"])
+    [g] = diffs["f"].groups
+    assert len(g.entries) == 54
+    assert g.key == ((("-  %off# = add nuw nsw T %_, %_", "+  %off# = add nuw T %_, %_")),)
+    changed = [x for h in g.hunks for x in h if x[:1] in "-+"]
+    assert changed == ["-  %off# = add nuw nsw i64 %elem#, %mk#", "+  %off# = add nuw i64 %elem#, %mk#"]
+    # d2: 2 copies (main, tail), 1 folded away; d32: 62 copies, 61 folded away
+    assert (min(g.repeats), max(g.repeats)) == (1, 61)
+    lines = D.report_lines(diffs, "HEAD", "0" * 40, ("llvm20", "llvm22", "llvm23"), stat=False, color=False)
+    assert len(lines) < 30, "\n".join(lines)
+    assert "  (shown once: the same change at 1 to 61 more places per entry)" in lines
+    page = markdown_page(diffs, "HEAD", "0" * 40, ("llvm23",), None)
+    assert len(page.splitlines()) < 40 and page.count("-  %off#") == 1
+    # another edit of the same loop (an fadd flag) is another group
+    work["f/bf16_v4_d4@llvm23"]["text"] = work["f/bf16_v4_d4@llvm23"]["text"].replace("fadd", "fadd nnan")
+    assert len(D.compare(work, ref, ["f"], ["f"])["f"].groups) == 2

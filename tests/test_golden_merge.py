@@ -188,20 +188,24 @@ def test_check_reports_conflict_and_write_resolves_it(stub, tmp_path, capsys, mo
     blessed = (tmp_path / "fam_a.json").read_bytes()
     shard = G.load_shard(tmp_path, "fam_a")
     real = shard["llvm23"]["plain"]
-    shard["llvm23"]["plain"] = {"conflict": {"base": real, "ours": entry("1"), "theirs": entry("2")}}
+    shard["llvm23"]["plain"] = {"conflict": {"base": entry("0"), "ours": entry("1"), "theirs": real}}
     shard["llvm20"]["gone_cfg"] = {"conflict": {"base": None, "ours": entry("3"), "theirs": entry("4")}}
     G.write_shard(tmp_path, "fam_a", shard)
 
     rc, out, err = _run(capsys, "check", *common)
     assert rc == 1
     assert "golden fam_a.json: 2 CONFLICT" in out
-    assert "  CONFLICT fam_a/plain@llvm23: merge conflict (ours k_1 100B" in out
-    assert "  CONFLICT fam_a/gone_cfg@llvm20: merge conflict" in out
+    # the entry the engines ran: which side they reproduce, summarised (no per-key hash line)
+    assert "  fam_a: 1 merge-conflicted entry: the engines reproduce ours 0, theirs 1, neither 0" in out
+    assert "CONFLICT fam_a/plain@llvm23" not in out
+    assert "  CONFLICT fam_a/gone_cfg@llvm20: merge conflict" in out  # no config runs it: listed
     assert "run `parity write` to regenerate them" in out
     assert out.rstrip().endswith("RESULT: RED")
 
     rc, out, err = _run(capsys, "write", *common, "--no-oracles")
     assert rc == 0, err
+    assert "  fam_a: 2 merge-conflicted entries: the engines wrote ours 0, theirs 1, neither 1" in out
+    assert "merge conflict (ours" not in out
     assert (tmp_path / "fam_a.json").read_bytes() == blessed
     assert _run(capsys, "check", *common)[0] == 0
 

@@ -60,6 +60,13 @@ def test_git_show_of_a_golden_change_is_the_ir_change(repo):
     assert len(cached) > 100 and all(len(p.stem) == 64 for p in cached)  # both engines' reduce texts
     again = textconv_git(repo, "show", "HEAD", "--", f"golden/{FAM}.json")
     assert again == out
+    # the external diff driver (issue 38): the same commit as change groups, each change once
+    ext = git(repo, "-c", f"diff.{T.DRIVER}.command={sys.executable} -m parity golden-diff",
+              "show", "--ext-diff", "HEAD", "--", f"golden/{FAM}.json")
+    assert f"# {FAM}: 375 entries changed in " in ext and len(ext.splitlines()) < 200, ext[:3000]
+    groups = [l for l in ext.splitlines() if l.startswith("  @@ group ")]
+    assert 1 <= len(groups) <= 4  # align 4, 8, 16 -> 2: one group per old alignment at most
+    assert sum(l.startswith("  -  ") for l in ext.splitlines()) == len(groups)  # one -/+ pair per group
     # a working-tree change (no commit holds that blob) is lowered with the working tree's engine
     shutil.rmtree(repo / ".git" / T.CACHE_DIR)
     git(repo, "checkout", "-q", "HEAD~1", "--", f"golden/{FAM}.json")
@@ -79,18 +86,21 @@ def test_textconv_of_a_file_that_is_not_a_shard_prints_it_and_says_why(repo, tmp
     shard = G.load_shard(REPO / "golden", "ir_core")
     fl = "llvm23"
     cfg = next(c for c, e in shard[fl].items() if "sha256" in e)
-    shard = {fl: {cfg: dict(shard[fl][cfg], sha256="f" * 64)}}
+    shard = {fl: {cfg: dict(shard[fl][cfg], sha256="f" * 64), "zz_same": dict(shard[fl][cfg], sha256="f" * 64)}}
     p = tmp_path / "ir_core.json"
     p.write_text(G.render_shard("ir_core", shard))
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "A")
     out = T.textconv(str(p))
     assert out.splitlines()[1:] == [f"== {fl}/{cfg} {shard[fl][cfg]['kernel']}",
-                                    "  (IR not available: no engine gave sha256 ffffffffffff)"]
+                                    "  (IR not available: no engine gave sha256 ffffffffffff)",
+                                    f"== {fl}/zz_same {shard[fl][cfg]['kernel']}",
+                                    f"  (same IR as {fl}/{cfg})"]  # an identical text is printed once
 
 
 def test_install_registers_the_driver(repo):
     done = T.install(repo)
     assert git(repo, "config", f"diff.{T.DRIVER}.textconv").strip().endswith("-m parity golden-textconv")
     assert T.ATTRIBUTES_LINE in (repo / ".gitattributes").read_text().splitlines()
-    assert len(done) == 2 and len(T.install(repo)) == 1  # the attributes line is added once
+    assert git(repo, "config", f"diff.{T.DRIVER}.command").strip().endswith("-m parity golden-diff")
+    assert len(done) == 3 and len(T.install(repo)) == 2  # the attributes line is added once

@@ -53,33 +53,32 @@ def test_grouped_hunks_of_a_kernel_change(repo, capsys, tmp_path):
     # every config with degree >= 2 has an unrolled slab load; degree 0/1 configs have none
     assert counts["changed"] > 0 and counts["unchanged"] > 0 and counts["added"] == counts["removed"] == 0
     groups = fam["groups"]
-    # grouped by change: one group per unrolled degree (d - 1 changed loads); the load type is
-    # shared by both sides of each changed line, so dtypes and vector widths are one change
-    assert len(groups) == 6 and {g["kind"] for g in groups} == {"text"}
-    for g in groups:
-        degrees = {e["config"].rsplit("_d", 1)[1] for e in g["entries"]}
-        assert len(degrees) == 1 and int(degrees.pop()) >= 2
-        widths = {re.search(r"_(v\d)_", e["config"]).group(1) for e in g["entries"] if "t1024" not in e["config"]}
-        assert widths == {"v1", "v2", "v4", "v8"}, widths
-        assert {re.search(r"(bf16|fp16|t1024)", e["config"]).group(1) for e in g["entries"]} - {"t1024"} == {"bf16", "fp16"}
+    # one edit, one group (issue 38): the align change repeated in every unrolled copy of every
+    # degree, dtype and vector width (and the scalar tail path) is one group, shown once
+    assert len(groups) == 1 and {g["kind"] for g in groups} == {"text"}
+    [g] = groups
+    degrees = {int(e["config"].rsplit("_d", 1)[1]) for e in g["entries"]}
+    assert degrees == {2, 4, 7, 8, 16, 32}
+    widths = {re.search(r"_(v\d)_", e["config"]).group(1) for e in g["entries"] if "t1024" not in e["config"]}
+    assert widths == {"v1", "v2", "v4", "v8"}, widths
+    assert {re.search(r"(bf16|fp16|t1024)", e["config"]).group(1) for e in g["entries"]} - {"t1024"} == {"bf16", "fp16"}
     assert sum(len(g["entries"]) for g in groups) == counts["changed"] == doc["entries"]
-    assert doc["groups"] == 6
-    for g in groups:
-        lines = [l for h in g["hunks"] for l in h]
-        minus = [l for l in lines if l.startswith("-")]
-        plus = [l for l in lines if l.startswith("+")]
-        assert minus and all(", align 8" in l for l in minus), [l for l in minus if ", align 8" not in l]
-        assert len(plus) == len(minus) and all(", align 4" in l for l in plus)
-        assert all("%slab#" in l for l in minus)  # value numbers dropped by default
+    assert doc["groups"] == 1
+    lines = [l for h in g["hunks"] for l in h]
+    minus = [l for l in lines if l.startswith("-")]
+    plus = [l for l in lines if l.startswith("+")]
+    assert len(minus) == len(plus) == 1 and ", align 8" in minus[0] and ", align 4" in plus[0]
+    assert "%slab#" in minus[0]  # value numbers dropped by default
+    assert g["repeated"][0] >= 1 and g["repeated"][1] == 61  # d32: 31 copies in each of 2 paths, 1 shown
     top = groups[0]
-    assert f"  @@ group 1/6 [{top['id']}] IR change: {len(top['entries'])} entries: {top['configs']}" in out
-    assert out.rstrip().splitlines()[-1] == f"groups: 6, entries: {counts['changed']}"
+    assert f"  @@ group 1/1 [{top['id']}] IR change: {len(top['entries'])} entries: {top['configs']}" in out
+    assert out.rstrip().splitlines()[-1] == f"groups: 1, entries: {counts['changed']}"
     assert "\x1b[" not in out  # plain when piped
     rc, out2, _ = run(capsys, "diff", "--base", "HEAD", "--only", "conv_fwd_split_k_reduce",
                       "--flavor", "llvm23", "--stat")
     assert rc == 1 and "@@" not in out2
     assert f"changed={counts['changed']} added=0 removed=0 unchanged={counts['unchanged']}" in out2
-    assert out2.rstrip().splitlines()[-1] == f"groups: 6, entries: {counts['changed']}"
+    assert out2.rstrip().splitlines()[-1] == f"groups: 1, entries: {counts['changed']}"
 
 
 def test_ref_that_predates_a_family_adds_every_config(repo, capsys):

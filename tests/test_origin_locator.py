@@ -4,6 +4,7 @@ block label, is off by default, crosses the C API (cpe_origins_record /
 cpe_origins_take), and `parity diff --origin` / `parity check --origin`
 name the .py and the .cpp line behind a planted one-engine slip."""
 
+import json
 import re
 import sys
 import textwrap
@@ -165,11 +166,15 @@ def test_parity_diff_origin_names_a_py_and_a_cpp_line(slip, capsys):
     assert out[i + 3].startswith("--- ")  # then the unified diff, as without --origin
 
 
-def test_parity_check_origin_locates_each_mismatch_group(slip, capsys):
+def test_parity_check_origin_locates_each_mismatch_group(slip, capsys, tmp_path):
     slip, line = slip
     rc = parity_main(["check", "--origin", "--only", "conv_fwd_split_k_reduce/bf16_v2_t64_d0",
-                      "--engines", f"{slip},cpp"])
+                      "--engines", f"{slip},cpp", "--json", str(tmp_path / "r.json")])
     out = capsys.readouterr().out.splitlines()
+    doc = json.loads((tmp_path / "r.json").read_text())  # --origin's locations are in the report too
+    [o] = [x for x in doc["origin"] if x["config"] == "bf16_v2_t64_d0"][:1]
+    assert {"file": "python_engine/kernels/conv_fwd_split_k_reduce.py", "line": line} in o["locations"]
+    assert any(x["file"] == "cpp_engine/src/kernels/conv_fwd_split_k_reduce.cpp" for x in o["locations"])
     assert rc == 1 and len(out) <= 60
     assert "      first difference at line 60, made by:" in out
     assert any(f"python_engine/kernels/conv_fwd_split_k_reduce.py:{line}  store" in ln for ln in out)

@@ -7,6 +7,7 @@ gate's engines are the installed ones (this checkout's), the golden shards
 and the review's old IR (REF = HEAD) are the repository's.
 """
 
+import json
 import shutil
 import subprocess
 
@@ -83,20 +84,27 @@ def test_review_accepts_one_group_rejects_another_and_writes_exactly_the_accepte
 
     rc, out, err = run(capsys, "review", "--list")
     assert rc == 0, err
-    heads = [l for l in out.splitlines() if l.startswith("  @@ group")]
-    assert len(heads) == 2 and out.rstrip().splitlines()[-1] == "groups: 2, entries: 3"
-    assert "IR change: 2 entries: bf16_v8_t64_d2@llvm23, fp16_v8_t64_d2@llvm23" in heads[0]
-    assert "the IR is the same at HEAD; the golden entry differs: 1 entry: bf16_v1_t64_d0@llvm23" in heads[1]
-    assert "-  %slab# = load <8 x float>, ptr addrspace(1) %pws#, align 8" in out
-    assert "+  %slab# = load <8 x float>, ptr addrspace(1) %pws#, align 4" in out
-    text_id = heads[0].split("[", 1)[1].split("]", 1)[0]
-    other_id = heads[1].split("[", 1)[1].split("]", 1)[0]
+    heads = [l for l in out.splitlines() if l.startswith(f"{FAM}:")]  # one line per group
+    assert len(heads) == 2 and out.rstrip().splitlines()[-1].startswith("groups: 2, entries: 3")
+    assert len(out.splitlines()) == 5  # the preamble line, the base line, 2 groups, the count
+    assert heads[0].endswith(f"  2 entries  {FAM}  -  %slab# = load <8 x float>, ptr addrspace(1) %pws#, align 8")
+    assert heads[1].endswith(f"  1 entry  {FAM}  the IR is the same at HEAD; the golden entry differs")
+    text_id, other_id = heads[0].split()[0], heads[1].split()[0]
+    rc, out, err = run(capsys, "review", "--list", "--json")
+    doc = json.loads(out)
+    assert rc == 0 and [g["id"] for g in doc["groups"]] == [text_id, other_id] and doc["entries"] == 3
+    assert doc["groups"][0]["entries"] == [{"config": "bf16_v8_t64_d2", "flavor": "llvm23"},
+                                           {"config": "fp16_v8_t64_d2", "flavor": "llvm23"}]
+    assert doc["groups"][0]["families"] == [FAM]
+    assert "+  %slab# = load <8 x float>, ptr addrspace(1) %pws#, align 4" in doc["groups"][0]["hunks"][0]
 
     rc, out, err = run(capsys, "review", "--accept", text_id[:-2], "--reject", other_id)
     assert rc == 0, out + err
     assert f"rejected {other_id}: 1 entry (golden unchanged, no longer pending)" in out
     assert "oracles: 2 changed or new lowered entries" in out  # the same oracles as `parity write`
     assert "accepted: 2 of 2 entries written to golden/" in out
+    assert not [l for l in out.splitlines() if "CHANGED" in l or " -> " in l]  # one summary line per shard, no hash lines
+    assert f"golden {FAM}.json: updated (0 added, 0 removed, 2 changed)" in out
     after = shard(repo)
     changed = {(fl, c) for fl in after for c in after[fl] if after[fl][c] != planted[fl][c]}
     assert changed == set(D2)  # exactly the accepted entries changed
@@ -166,17 +174,43 @@ def test_interactive_walk_decisions():
     gs = [ChangeGroup("a", TEXT, (str(i),), entries=[(f"c{i}", "llvm23")]) for i in range(3)]
     gs.append(ChangeGroup("b", TEXT, ("x",), entries=[("d", "llvm23")]))
     said = []
-    answers = iter(["x", "r", "f"])
+    keys = iter(["x", "r", "f", "s", "a"])
+    d = ask(gs, key=lambda prompt: next(keys, "q"), say=said.append)
+    # "x" is asked again; "f" before every group was shown is refused; then s, a; EOF (q) quits
+    assert d == {gs[0].gid: "reject", gs[1].gid: "skip", gs[2].gid: "accept"}
+    assert "answer a, r, s, f or q" in said
+    assert any(x.startswith("f finishes (accepts every group not rejected) once every group was shown: 2 of 4")
+               for x in said)
+    # at the last group every group was shown: f accepts it and every group not rejected (the skipped one)
+    keys = iter(["r", "s", "a", "f"])
+    d = ask(gs, key=lambda prompt: next(keys), say=said.append)
+    assert d == {gs[0].gid: "reject", gs[1].gid: "accept", gs[2].gid: "accept", gs[3].gid: "accept"}
 
-    def read(prompt):
-        try:
-            return next(answers)
-        except StopIteration:
-            raise EOFError from None
-    d = ask(gs, read=read, say=said.append)
-    # "x" is asked again; "f" accepts group 2 and the rest of family a (group 3), then b is asked: EOF quits
-    assert d == {gs[0].gid: "reject", gs[1].gid: "accept", gs[2].gid: "accept"}
-    assert "answer a, r, s, f or q" in said and gs[3].gid not in d
+
+def test_a_long_group_is_paged_with_its_header_on_every_page():
+    from parity.golden.change_groups import ChangeGroup, TEXT
+    g = ChangeGroup("a", TEXT, ("k",), hunks=[tuple(f"+  line {n}" for n in range(30))], entries=[("c", "llvm23")])
+    said, keys = [], iter(["j", "j", "b", "j", "j", "a"])
+    d = ask([g], key=lambda prompt: next(keys), say=said.append, rows=12)
+    pages = [i for i, x in enumerate(said) if x.startswith("review 1/1: a")]
+    assert len(pages) == 6 and d == {g.gid: "accept"}  # pages 1, 2, 1... each reprinted with its header
+    for i in pages:
+        assert said[i + 1].startswith(f"  @@ group 1/1 [{g.gid}]")
+    # 12 rows: a blank line, "review 1/1", the group header, 7 lines of IR, the status line, the prompt
+    assert said[pages[0] + 9] == "-- lines 1-7 of 30; space/j: more, b/k: back --"
+    assert said[pages[-1] + 9] == "-- lines 22-28 of 30; space/j: more, b/k: back --"
+    # "f" is refused until the last page was shown
+    said, keys = [], iter(["f", "j", "j", "j", "j", "f"])
+    assert ask([g], key=lambda prompt: next(keys), say=said.append, rows=12) == {g.gid: "accept"}
+    assert sum(x.startswith("f finishes") for x in said) == 1
+
+
+def test_ci_detection_as_jest_and_insta():
+    from parity.base.ci import is_ci
+    for v in (None, "", "0", "false", "FALSE", " False "):
+        assert not is_ci({} if v is None else {"CI": v}), v
+    for v in ("1", "true", "yes", "woodpecker"):
+        assert is_ci({"CI": v}), v
 
 
 def test_write_mode_new_adds_missing_entries_only(repo, capsys):
@@ -187,14 +221,18 @@ def test_write_mode_new_adds_missing_entries_only(repo, capsys):
     was = s[fl].pop(gone)
     s[fl][changed] = fake(s[fl][changed])
     G.write_shard(gdir, "ir_core", s)
+    assert run(capsys, "check", "--only", "ir_core")[0] == 1
+    assert sorted(P.load(gdir, "ir_core")) == sorted([f"{fl}/{gone}", f"{fl}/{changed}"])
     rc, out, err = run(capsys, "write", "--only", "ir_core", "--mode", "new")
     assert rc == 0, out + err
+    assert list(P.load(gdir, "ir_core")) == [f"{fl}/{changed}"]  # the written entry is no longer pending
     after = G.load_shard(gdir, "ir_core")
     assert after[fl][gone] == was  # the MISSING entry was written
     assert after[fl][changed] == s[fl][changed]  # the CHANGED one was kept as it was
     assert f"ADDED ir_core/{gone}@{fl}" in out and "1 golden entry changed" in out
     rc, out, err = run(capsys, "write", "--only", "ir_core")  # --mode all (default): the rest too
     assert rc == 0 and G.load_shard(gdir, "ir_core")[fl][changed] != s[fl][changed]
+    assert not P.pending_path(gdir, "ir_core").exists()  # `parity write` leaves no .json.new behind
 
 
 def _read_until(fd, token: bytes, seconds: float = 600) -> bytes:
@@ -242,10 +280,10 @@ def test_review_on_a_terminal_accepts_one_group_and_rejects_another(repo):
     try:
         first = _read_until(master, b"[q]uit > ")
         assert b"review 1/2" in first and b"IR change: 2 entries" in first
-        os.write(master, b"a\n")
+        os.write(master, b"a")  # one key, no Enter
         second = _read_until(master, b"[q]uit > ")
         assert b"review 2/2" in second and b"the golden entry differs" in second
-        os.write(master, b"r\n")
+        os.write(master, b"r")
         rest = _read_until(master, b"entries written to golden/")
         assert p.wait(timeout=120) == 0, rest[-2000:]
     finally:

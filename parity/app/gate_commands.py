@@ -5,12 +5,15 @@ by :func:`add_command` like every other command module (parity/app/main.py).
 
 from __future__ import annotations
 
+from parity.base.ci import is_ci
+
 import importlib.util
 import difflib
 import os
 import sys
 from pathlib import Path
 
+from parity.golden import conflict_sides as CS
 from parity.golden import shards as G
 from parity.golden import pending
 from parity.golden.bless import write
@@ -188,7 +191,12 @@ def _print_check(args, v: CheckVerdict) -> None:
     for s in v.shards:
         print(f"golden {shown(s.path.name)}: {s.state()}")
         if not args.full:
-            for line in finding_lines(s.findings):
+            run = [e for e in v.entries if e.result.family == s.family and e.finding is not None
+                   and e.finding.kind == G.CONFLICT]
+            if run:  # after a merge: which side the engines reproduce, not each key's hashes
+                print(CS.summary_line(s.family, CS.count((e.golden, e.result.golden_entry()) for e in run)))
+            done = {id(e.finding) for e in run}
+            for line in finding_lines([f for f in s.findings if id(f) not in done]):
                 print(line)
             continue
         for f in s.findings:
@@ -201,7 +209,7 @@ def _print_check(args, v: CheckVerdict) -> None:
 
 
 def cmd_write(args) -> int:
-    if os.environ.get("CI"):
+    if is_ci():
         return die("parity write refuses to run when CI is set (goldens are blessed by a person, "
                    "not by CI); run `parity check` instead")
     try:

@@ -19,6 +19,7 @@
                                                                       the IR changes since a git ref
     parity merge-golden %O %A %B %P | --install                        git merge driver for golden/
     parity golden-textconv FILE | --install                            git diff driver: golden/ shown as IR
+    parity golden-diff PATH OLD-FILE OLD-HEX OLD-MODE NEW-FILE NEW-HEX NEW-MODE   git external diff driver (grouped)
     parity fuzz     [--only F,..] [--seconds N] [--seed S] [--jobs N] [--out DIR]   differential fuzzer
     parity perf     [--only X,..] [--flavor F] [-j N] [--json PATH] [--base REF] [--check-goals]
                                                                       static performance report (docs/perf.md)
@@ -72,6 +73,7 @@ COMMAND_MODULES = (
     ("parity.perf.cli", ("perf",)),               # issue 16: static performance report
     ("parity.golden.merge_driver", ("merge-golden",)),   # issue 12: git merge driver
     ("parity.golden.textconv", ("golden-textconv",)),  # issue 23: git diff driver (a golden change shown as IR)
+    ("parity.golden.ext_diff", ("golden-diff",)),   # issue 38: git external diff driver (the grouped form)
     ("parity.app.new_family", ("new-family",)),       # issue 21: a registered skeleton of a new family in both engines
 )
 

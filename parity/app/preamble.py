@@ -73,6 +73,7 @@ def preamble(args) -> int | None:
     command = getattr(args, "command", "check_byte_identity")
     text_out = command == "show" or (command == "diff" and (getattr(args, "base", None) is None
                                                            or getattr(args, "format", "text") == "markdown"))
+    text_out = text_out or (command == "review" and getattr(args, "json", None) == "-")  # JSON on stdout
     line = provenance_line(gdir, names or ("python", "cpp"))
     if text_out:
         print(line, file=sys.stderr, flush=True)

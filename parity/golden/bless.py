@@ -27,6 +27,8 @@ import time
 from dataclasses import dataclass, field
 import os
 
+from parity.golden import conflict_sides as CS
+from parity.golden import pending as P
 from parity.golden import shards as G
 from parity.golden.verdict import golden_sides
 from parity.config import Family
@@ -254,7 +256,8 @@ def _refuse_non_files(gdir, names) -> None:
             pass  # a regular file: regenerated
 
 
-def write(args, families, flavors, engines, gdir, resolve, run, keys: dict | None = None) -> int:
+def write(args, families, flavors, engines, gdir, resolve, run, keys: dict | None = None,
+          list_changes: bool = True) -> int:
     """The body of ``parity write`` after argument checks: run, oracles, write. Returns the exit status.
 
     ``--only FAMILY/NAME`` and ``--flavor`` rewrite only those entries and keep
@@ -271,7 +274,11 @@ def write(args, families, flavors, engines, gdir, resolve, run, keys: dict | Non
     reads so that it would now be blessed unchecked stops the write (nothing
     written). Raises GoldenError for a shard path that is not a regular file,
     a golden directory that cannot be written, a lock that cannot be taken or
-    a write the OS refuses (one line; each shard is whole: old or new)."""
+    a write the OS refuses (one line; each shard is whole: old or new).
+    ``list_changes`` False (``parity review``): each shard's one summary line, not a line per entry.
+    Merge-conflicted entries are summarised per shard (the side the engines reproduce,
+    parity/golden/conflict_sides.py), never listed key by key. The pending entries
+    (parity/golden/pending.py) of every shard written are pruned of what is now done or stale."""
 
     names = only_names(args)
     fams = [f.name for f in families]
@@ -374,8 +381,15 @@ def write(args, families, flavors, engines, gdir, resolve, run, keys: dict | Non
                 summary = {k: sum(1 for c in changes if c.kind == k) for k in ("ADDED", "REMOVED", "CHANGED")}
                 print(f"golden {shown(path.name)}: {verb} ({summary['ADDED']} added, "
                       f"{summary['REMOVED']} removed, {summary['CHANGED']} changed)")
-            for c in changes:
-                print(f"  {c}")
+            prior = fresh.get(name) if name in fresh else None
+            conflicted = CS.write_pairs(changes, prior, new)
+            if conflicted:
+                print(CS.summary_line(name, CS.count(conflicted), verb="wrote"))
+            if list_changes:
+                for c in changes:
+                    if not G.is_conflict(((prior or {}).get(c.flavor) or {}).get(c.config)):
+                        print(f"  {c}")
+            P.prune(gdir, name)
             total += len(changes)
             shards_out[name] = {"state": verb, **{k.lower(): v for k, v in summary.items()}}
     print(f"{total} golden entr{'y' if total == 1 else 'ies'} changed")

@@ -99,51 +99,110 @@ def hunks(a: str, b: str, normalise: bool = False, context: int = 3) -> list[tup
     return out
 
 
-def _shared_types(a: str, b: str) -> tuple[str, str]:
-    """``a`` and ``b`` with every type both hold at the same position written ``T``."""
-    ta, tb = list(_TYPE.finditer(a)), list(_TYPE.finditer(b))
-    same = {i for i in range(min(len(ta), len(tb))) if ta[i].group() == tb[i].group()}
+# A token of a changed line: a type, a local value, an integer literal, a word, or one other character.
+_TOKEN = re.compile(r"<\d+ x (?:bfloat|half|float|double|i\d+)>|%[A-Za-z_.][A-Za-z0-9_.#]*|-?\d+\b"
+                    r"|[A-Za-z_][A-Za-z0-9_.]*|\S")
+_NUMBER = re.compile(r"(?<![\w.%@#!<])-?\d+\b")
 
-    def sub(s, ms):
-        out, last = [], 0
+
+def _shared_context(a: str, b: str) -> tuple[str, str]:
+    """``a`` and ``b`` (a removed line and the added line paired with it) with what both hold
+    in the same place written as context: a type ``T``, an operand value ``%_`` (the unroll
+    position: ``%elem#`` in the first copy, ``%off#`` in the next), an integer literal ``N``
+    (an unroll index or offset). The defined value (``%x# =``) and everything that differs stay."""
+    ma, mb = list(_TOKEN.finditer(a[1:])), list(_TOKEN.finditer(b[1:]))
+    ta, tb = [m.group() for m in ma], [m.group() for m in mb]
+    ra: dict[int, str] = {}
+    rb: dict[int, str] = {}
+    sm = difflib.SequenceMatcher(None, ta, tb, autojunk=False)
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        for k in range(i2 - i1 if tag == "equal" else 0):
+            tok = ta[i1 + k]
+            defined = i1 + k == 0 and len(ta) > 1 and ta[1] == "="
+            rep = ("T" if _TYPE.fullmatch(tok) else "%_" if tok.startswith("%") and not defined
+                   else "N" if re.fullmatch(r"-?\d+", tok) else None)
+            if rep is not None:
+                ra[i1 + k], rb[j1 + k] = rep, rep
+
+    def sub(s, ms, reps):
+        out, last = [s[:1]], 1
         for i, m in enumerate(ms):
-            out.append(s[last:m.start()])
-            out.append("T" if i in same else m.group())
-            last = m.end()
+            out.append(s[last:m.start() + 1])
+            out.append(reps.get(i, m.group()))
+            last = m.end() + 1
         return "".join(out) + s[last:]
-    return sub(a, ta), sub(b, tb)
+    return sub(a, ma, ra), sub(b, mb, rb)
 
 
-def hunk_key(h: tuple[str, ...], ignore_types: bool = False) -> tuple[str, ...]:
-    """The changed lines of one hunk, types shared by a paired -/+ line written ``T``
-    (every type with ``ignore_types``)."""
-    out: list[str] = []
-    i = 0
+def blocks(h: tuple[str, ...]) -> list[tuple[int, int]]:
+    """``(start, end)`` of every run of changed (``-``/``+``) lines of hunk ``h``."""
+    out, i = [], 0
     while i < len(h):
         if h[i][:1] not in "-+":
             i += 1
             continue
         j = i
-        while j < len(h) and h[j].startswith("-"):
+        while j < len(h) and h[j][:1] in "-+":
             j += 1
-        k = j
-        while k < len(h) and h[k].startswith("+"):
-            k += 1
-        minus, plus = list(h[i:j]), list(h[j:k])
-        if ignore_types:
-            minus = [_TYPE.sub("T", x) for x in minus]
-            plus = [_TYPE.sub("T", x) for x in plus]
-        elif len(minus) == len(plus):
-            pairs = [_shared_types(x, y) for x, y in zip(minus, plus)]
-            minus, plus = [p[0] for p in pairs], [p[1] for p in pairs]
-        out += minus + plus
-        i = max(k, i + 1)
-    return tuple(out)
+        out.append((i, j))
+        i = j
+    return out
+
+
+def block_key(lines, ignore_types: bool = False) -> tuple[str, ...]:
+    """What one run of changed lines changes: a removed line paired with an added one (the
+    i-th of n removed with the i-th of the n added that follow) keeps only what differs
+    (:func:`_shared_context`); a line with no partner keeps its text, integer literals
+    written ``N`` (the same line in every unrolled copy); ``ignore_types``: every type ``T``."""
+    lines = list(lines)
+    minus = [x for x in lines if x.startswith("-")]
+    plus = [x for x in lines if x.startswith("+")]
+    if ignore_types:
+        minus = [_TYPE.sub("T", x) for x in minus]
+        plus = [_TYPE.sub("T", x) for x in plus]
+    if len(minus) == len(plus) and lines == minus + plus:
+        pairs = [_shared_context(x, y) for x, y in zip(minus, plus)]
+        return tuple(p[0] for p in pairs) + tuple(p[1] for p in pairs)
+    return tuple(_NUMBER.sub("N", x) for x in minus + plus)
+
+
+def hunk_key(h: tuple[str, ...], ignore_types: bool = False) -> tuple[tuple[str, ...], ...]:
+    """The :func:`block_key` of every run of changed lines of one hunk, in order."""
+    return tuple(block_key(h[i:j], ignore_types) for i, j in blocks(h))
 
 
 def change_key(hs: list[tuple[str, ...]], ignore_types: bool = False) -> tuple:
-    """The key of one entry's change: the :func:`hunk_key` of each of its hunks."""
-    return tuple(hunk_key(h, ignore_types) for h in hs)
+    """The key of one entry's change: its distinct :func:`block_key` s, sorted. The same edit
+    repeated (every unrolled copy, every degree's copies, the vector and the scalar tail
+    path) is one block key, so entries that differ only in how often the edit is repeated
+    share a key."""
+    return tuple(sorted({k for h in hs for k in hunk_key(h, ignore_types)}))
+
+
+def condense(hs: list[tuple[str, ...]], ignore_types: bool = False, context: int = 3
+             ) -> tuple[list[tuple[str, ...]], int]:
+    """(``hs`` with each distinct change shown once: a run of changed lines whose
+    :func:`block_key` was shown already is dropped with its context, the number of runs dropped)."""
+    seen: set = set()
+    out: list[tuple[str, ...]] = []
+    dropped = 0
+    for h in hs:
+        bl = blocks(h)
+        keep = []
+        for n, (i, j) in enumerate(bl):
+            k = block_key(h[i:j], ignore_types)
+            if k in seen:
+                dropped += 1
+                continue
+            seen.add(k)
+            lo = max(i - context, bl[n - 1][1] if n else 0)
+            hi = min(j + context, bl[n + 1][0] if n + 1 < len(bl) else len(h))
+            if keep and lo <= keep[-1][1]:
+                keep[-1] = (keep[-1][0], hi)
+            else:
+                keep.append((lo, hi))
+        out += [tuple(h[lo:hi]) for lo, hi in keep]
+    return out, dropped
 
 
 @dataclass
@@ -160,6 +219,7 @@ class ChangeGroup:
     what: str = ""
     hunks: list[tuple[str, ...]] = field(default_factory=list)
     entries: list[tuple[str, str]] = field(default_factory=list)
+    repeats: list[int] = field(default_factory=list)  # per entry: runs of changed lines its key folds away
 
     @property
     def gid(self) -> str:
@@ -178,6 +238,7 @@ class ChangeGroup:
         return {"id": self.gid, "family": self.family, "kind": self.kind, "what": self.what,
                 "hunks": [list(h) for h in self.hunks],
                 "entries": [{"config": c, "flavor": f} for c, f in self.entries],
+                "repeated": [min(self.repeats), max(self.repeats)] if self.repeats else [0, 0],
                 "configs": entries_text(self.entries)}
 
 
@@ -195,8 +256,10 @@ class Grouper:
             return
         hs = hunks(old, new, self.normalise)
         g = self._add(TEXT, change_key(hs, self.ignore_types), "", cfg, fl)
+        shown_hs, dropped = condense(hs, self.ignore_types)
+        g.repeats.append(dropped)
         if not g.hunks:
-            g.hunks = hs
+            g.hunks = shown_hs
 
     def add_other(self, kind: str, what: str, cfg: str, fl: str) -> None:
         """An added / removed / outcome-change entry, grouped by ``what``."""
@@ -281,3 +344,46 @@ def entries_text(entries: list[tuple[str, str]]) -> str:
         for r in sorted(_merge_patterns([r for r in rows if len(r) == n]), key=lambda r: [sorted(x) for x in r]):
             out.append("".join(_alt(x) for x in r[:-1]) + "@" + _flavors(r[-1]))
     return ", ".join(out)
+
+
+# -- showing a group -----------------------------------------------------------------
+
+class Paint:
+    """ANSI colour on or off: ``paint(code, text)``."""
+
+    def __init__(self, on: bool):
+        self.on = on
+
+    def __call__(self, code: str, text: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.on else text
+
+
+def repeat_note(g: ChangeGroup) -> str | None:
+    """``(the same change repeated at 1 to 61 more places per entry)``, None when nothing repeats."""
+    if not g.repeats or not max(g.repeats):
+        return None
+    lo, hi = min(g.repeats), max(g.repeats)
+    span = f"{hi}" if lo == hi else f"{lo} to {hi}"
+    return f"(shown once: the same change at {span} more place{'' if hi == 1 else 's'} per entry)"
+
+
+def group_lines(g: ChangeGroup, i: int, n: int, paint=None) -> list[str]:
+    """A change group as text: its header line, then (text changes) each distinct change of its
+    first entry once, with its context, and a note of how often it repeats."""
+    paint = paint or Paint(False)
+    lines = [paint("36", f"  @@ group {i}/{n} [{g.gid}] {g.title()}")]
+    for k, h in enumerate(g.hunks):
+        if k:
+            lines.append("  ...")
+        for line in h:
+            code = "31" if line.startswith("-") else "32" if line.startswith("+") else ""
+            lines.append(("  " + paint(code, line)) if code else "  " + line)
+    note = repeat_note(g)
+    if note:
+        lines.append("  " + note)
+    return lines
+
+
+def first_changed_line(g: ChangeGroup) -> str:
+    """The group's first changed (``-``/``+``) line, or its description."""
+    return next((x for h in g.hunks for x in h if x[:1] in "-+"), g.what or g.kind)

@@ -12,7 +12,7 @@ text report.
 
 from __future__ import annotations
 
-from parity.golden.change_groups import ADDED, TEXT, ChangeGroup
+from parity.golden.change_groups import ADDED, TEXT, ChangeGroup, repeat_note
 from parity.config import Family
 from parity.base.escape import shown
 
@@ -95,6 +95,9 @@ def markdown_page(diffs: dict, ref: str, commit: str, flavors, verdicts: dict | 
                         lines.append("@@ ... @@")
                     lines += [line.replace(FENCE, "` ` `") for line in h]
                 lines.append(FENCE)
+                note = repeat_note(g)
+                if note:
+                    lines += ["", note]
     groups = sum(len(d.groups) for d in diffs.values())
     entries = sum(len(g.entries) for d in diffs.values() for g in d.groups)
     lines += ["", f"groups: {groups}, entries: {entries}", ""]

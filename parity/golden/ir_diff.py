@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from parity.golden.change_groups import (ADDED, OUTCOME, REMOVED, ChangeGroup, Grouper, drop_ssa_numbers,  # noqa: F401
-                                   hunks)
+                                   Paint, group_lines, hunks)
 from parity.cli.color import enabled as color_enabled
 from parity.cli.common import parse_only, select_configs
 from parity.golden.diff_page import group_verdicts, markdown_page, verdict_text
@@ -176,27 +176,6 @@ def totals(diffs: dict[str, FamilyDiff]) -> tuple[int, int]:
 
 
 # -- output ----------------------------------------------------------------------
-
-class Paint:
-    def __init__(self, on: bool):
-        self.on = on
-
-    def __call__(self, code: str, text: str) -> str:
-        return f"\x1b[{code}m{text}\x1b[0m" if self.on else text
-
-
-def group_lines(g: ChangeGroup, i: int, n: int, paint=None) -> list[str]:
-    """A change group as text: its header line, then (text changes) the hunks of its first entry."""
-    paint = paint or Paint(False)
-    lines = [paint("36", f"  @@ group {i}/{n} [{g.gid}] {g.title()}")]
-    for k, h in enumerate(g.hunks):
-        if k:
-            lines.append("  ...")
-        for line in h:
-            code = "31" if line.startswith("-") else "32" if line.startswith("+") else ""
-            lines.append(("  " + paint(code, line)) if code else "  " + line)
-    return lines
-
 
 def report_lines(diffs: dict[str, FamilyDiff], ref: str, commit: str, flavors, *, stat: bool,
                  color: bool, verdicts: dict | None = None) -> list[str]:

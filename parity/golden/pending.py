@@ -31,6 +31,8 @@ Files are written atomically; an unreadable pending file is one
 
 from __future__ import annotations
 
+from parity.base.ci import is_ci
+
 import json
 import os
 import re
@@ -105,7 +107,7 @@ def save_from_check(golden_dir: Path, report, shards: dict, whole: set[str]) -> 
     """What ``parity check`` does: rewrite the pending files of the families in ``whole``
     (run with every config at every canonical flavor). Never under ``CI``. Returns the
     number of pending entries written."""
-    if os.environ.get("CI"):
+    if is_ci():
         return 0
     found = entries_from_check(report, shards)
     n = 0
@@ -172,3 +174,20 @@ def discard(golden_dir: Path, family: str, keys) -> None:
     """Remove ``keys`` ("FLAVOR/CONFIG") from the family's pending file."""
     entries = load(golden_dir, family)
     save(golden_dir, family, {k: v for k, v in entries.items() if k not in set(keys)})
+
+
+def prune(golden_dir: Path, family: str) -> None:
+    """Drop the family's pending entries that are done or stale against its shard as it is
+    now (after ``parity write``); the file goes when none is left. Never raises for an
+    unreadable pending file or shard: it is removed (``parity check`` writes it again)."""
+    path = pending_path(golden_dir, family)
+    if not path.exists():
+        return
+    try:
+        keep, _ = current(golden_dir, family, G.load_shard(golden_dir, family))
+    except (PendingError, G.GoldenError):
+        keep = {}
+    try:
+        save(golden_dir, family, keep)
+    except OSError:
+        pass

@@ -24,8 +24,11 @@ group was not written (an oracle or the engines refused it), 2 bad input.
 
 from __future__ import annotations
 
+from parity.base.ci import is_ci
+
 import argparse
 import dataclasses
+import json
 import os
 import sys
 
@@ -33,7 +36,8 @@ from parity.cli import color
 from parity.golden import shards as G
 from parity.golden import pending as P
 from parity.golden.bless import restrict_family, write
-from parity.golden.change_groups import OUTCOME, REMOVED, ChangeGroup
+from parity.golden import review_tty as T
+from parity.golden.change_groups import OUTCOME, REMOVED, ChangeGroup, first_changed_line
 from parity.config import CANONICAL_FLAVORS, ConfigError, load_families
 from parity.base.escape import shown
 from parity.golden.diff_page import group_verdicts, verdict_text
@@ -41,12 +45,12 @@ from parity.golden.ir_diff import Paint, compare, group_lines, lower_ref, lower_
 from parity.gate.pool import PoolError
 from parity.base.project import ProjectError, find_project_root, resolve_golden_dir
 from parity.golden.ref_tree import BaseError, resolve_ref
-from parity.gate.report import add_common_options, die, parse_engines, progress, split_csv
+from parity.gate.report import add_common_options, die, parse_engines, progress, split_csv, write_json
 from parity.gate.runner import Report, resolve_flavors, run_gate
 from parity.gate.provenance import ALLOW_FOREIGN
 
 ACCEPT, REJECT, SKIP = "accept", "reject", "skip"
-PROMPT = "[a]ccept  [r]eject  [s]kip  accept the rest of the [f]amily  [q]uit > "
+PROMPT = "[a]ccept  [r]eject  [s]kip  [f]inish: accept all not rejected (after the last group)  [q]uit > "
 
 
 class ReviewError(Exception):
@@ -145,34 +149,70 @@ def terminal_paint() -> Paint:
     return Paint(color.enabled(sys.stdout))
 
 
-def ask(groups: list[ChangeGroup], read=input, say=print, verdicts: dict | None = None,
-        paint=None) -> dict[str, str]:
-    """Walk ``groups`` on a terminal; ``gid -> decision`` for the groups decided before a quit."""
+def ask(groups: list[ChangeGroup], read=None, say=print, verdicts: dict | None = None,
+        paint=None, key=None, rows: int | None = None) -> dict[str, str]:
+    """Walk ``groups``; ``gid -> decision`` for the groups decided before a quit.
+
+    ``key(prompt) -> str`` reads one answer (parity/golden/review_tty.py: one key press on a
+    terminal; ``read``, an ``input``-like function, gives the line reader). A group longer
+    than ``rows`` is paged with its header kept on every page. ``f`` (finish) accepts every
+    group not rejected, and only once every group was shown to its last line."""
+    key = key or T.line_reader(read or input)
+    rows = rows or T.screen_rows()
     decisions: dict[str, str] = {}
-    rest_of: set[str] = set()
+    seen: set[str] = set()
     for i, g in enumerate(groups, 1):
-        if g.family in rest_of:
-            decisions[g.gid] = ACCEPT
-            continue
-        say("")
-        say(f"review {i}/{len(groups)}: {shown(g.family)}")
-        for line in show_group(g, i, len(groups), verdicts, paint):
-            say(line)
+        lines = show_group(g, i, len(groups), verdicts, paint)
+        nhead = 2 if len(lines) > 1 and lines[1].startswith("    oracles:") else 1
+        ps = T.pages(["", f"review {i}/{len(groups)}: {shown(g.family)}"] + lines[:nhead], lines[nhead:], rows)
+        page, show = 0, True
         while True:
-            try:
-                ans = read(PROMPT).strip().lower()
-            except EOFError:
-                ans = "q"
-            if ans in ("a", "r", "s", "f", "q"):
+            if show:
+                for line in ps[page]:
+                    say(line)
+                if page == len(ps) - 1:
+                    seen.add(g.gid)
+            show = False
+            ans = key(PROMPT)
+            if ans in T.PAGE_DOWN and page + 1 < len(ps):
+                page, show = page + 1, True
+            elif ans in T.PAGE_UP and page > 0:
+                page, show = page - 1, True
+            elif ans == "f" and len(seen) < len(groups):
+                say(f"f finishes (accepts every group not rejected) once every group was shown: "
+                    f"{len(seen)} of {len(groups)} so far; answer a, r or s")
+            elif ans in ("a", "r", "s", "f", "q"):
                 break
-            say("answer a, r, s, f or q")
+            else:
+                say("answer a, r, s, f or q" + ("; space/j, b/k: page" if len(ps) > 1 else ""))
         if ans == "q":
             break
         if ans == "f":
-            rest_of.add(g.family)
-            ans = "a"
+            for h in groups:
+                if decisions.get(h.gid) != REJECT:
+                    decisions[h.gid] = ACCEPT
+            break
         decisions[g.gid] = {"a": ACCEPT, "r": REJECT, "s": SKIP}[ans]
     return decisions
+
+
+def list_lines(groups: list[ChangeGroup]) -> list[str]:
+    """``review --list``: one line per group: id, entries, family, first changed line."""
+    return [f"{g.gid}  {len(g.entries)} entr{'y' if len(g.entries) == 1 else 'ies'}  {shown(g.family)}  "
+            f"{shown(first_changed_line(g), limit=160)}" for g in groups]
+
+
+def list_json(groups: list[ChangeGroup], base: str, commit: str, verdicts: dict | None) -> dict:
+    """``review --list --json``: every group with its id, kind, entries, families, first changed line."""
+    out = []
+    for g in groups:
+        d = g.to_json()
+        d.update(families=[g.family], first_changed_line=first_changed_line(g))
+        if verdicts is not None and g.gid in verdicts:
+            d["oracles"] = verdicts[g.gid]
+        out.append(d)
+    return {"base": base, "commit": commit, "groups": out,
+            "entries": sum(len(g.entries) for g in groups)}
 
 
 class _ChosenReport(Report):
@@ -234,7 +274,7 @@ def apply(decisions: dict[str, str], groups: list[ChangeGroup], pend: dict[str, 
 
     ns = argparse.Namespace(only=None, flavor=None, no_oracles=False, mode="all", jobs=args.jobs,
                             json=None, timeout=args.timeout)
-    rc = write(ns, chosen, CANONICAL_FLAVORS, engines, gdir, resolve, run, keys=keys)
+    rc = write(ns, chosen, CANONICAL_FLAVORS, engines, gdir, resolve, run, keys=keys, list_changes=False)
     written = 0
     for fam, ks in keys.items():
         shard = G.load_shard(gdir, fam, resolve) or {}
@@ -250,9 +290,11 @@ def apply(decisions: dict[str, str], groups: list[ChangeGroup], pend: dict[str, 
 # -- command ---------------------------------------------------------------------------
 
 def cmd_review(args) -> int:
-    if os.environ.get("CI"):
+    if is_ci():
         return die("parity review refuses to run when CI is set (goldens are blessed by a person); "
                    "run `parity check` instead")
+    if args.json is not None and not args.list:
+        return die("parity review: --json goes with --list")
     if not (args.list or args.accept or args.reject) and not (sys.stdin.isatty() and sys.stdout.isatty()):
         return die("parity review walks the groups on a terminal; without one, use --list, "
                    "--accept GROUP... or --reject GROUP...")
@@ -269,9 +311,13 @@ def cmd_review(args) -> int:
                 cache.update(resolve_flavors([name], "python", timeout=args.timeout))
             return cache[name]
         pend, notes = pending_now(gdir, only, resolve)
+        to_stdout = args.list and args.json == "-"
         for n in notes:
-            print(n)
+            print(n, file=sys.stderr if to_stdout else sys.stdout)
         if not pend:
+            if to_stdout:
+                print(json.dumps({"base": args.base, "commit": None, "groups": [], "entries": 0}, indent=1))
+                return 0
             print("review: nothing pending (a RED `parity check` leaves the entries to review)")
             return 0
         families = load_families(args.configs, only=[f for f in pend if f in {x.name for x in load_families(
@@ -285,22 +331,28 @@ def cmd_review(args) -> int:
             ReviewError) as exc:
         return die(str(exc))
     total = sum(len(g.entries) for g in groups)
-    print(f"pending changes from {shown(args.base)} ({commit[:12]}, its own Python engine) to the working tree")
+    if not (args.list and args.json == "-"):
+        print(f"pending changes from {shown(args.base)} ({commit[:12]}, its own Python engine) to the working tree")
     verdicts = None
     if args.oracles:
         with progress("oracles") as cb:
             verdicts = group_verdicts(families, groups, workers=args.jobs, progress=cb)
     if args.list:
-        for i, g in enumerate(groups, 1):
-            for line in show_group(g, i, len(groups), verdicts):
-                print(line)
-        print(f"groups: {len(groups)}, entries: {total}")
+        if args.json is not None:
+            doc = list_json(groups, args.base, commit, verdicts)
+            if args.json == "-":
+                print(json.dumps(doc, indent=1, sort_keys=True))
+            else:
+                write_json(args.json, doc)
+            return 0
+        for line in list_lines(groups):
+            print(line)
+        print(f"groups: {len(groups)}, entries: {total} (`parity review` walks them with their IR)")
         return 0
     if args.accept or args.reject:
         decisions = {g.gid: d for d, gs in picked.items() for g in gs}
     else:
-        decisions = ask(groups, verdicts=verdicts,
-                        paint=terminal_paint())
+        decisions = ask(groups, verdicts=verdicts, paint=terminal_paint(), key=T.key_reader())
     try:
         return apply(decisions, groups, pend, families, gdir, resolve, args)
     except (G.GoldenError, P.PendingError, PoolError, ValueError) as exc:
@@ -312,7 +364,10 @@ def add_command(sub) -> None:
     r = sub.add_parser("review", help="accept or reject, one change group at a time, the golden entries a "
                                       "RED `parity check` left pending (refused under CI)",
                        description=__doc__.split("\n\n")[0].replace("``", ""))
-    r.add_argument("--list", action="store_true", help="print the pending change groups with their ids")
+    r.add_argument("--list", action="store_true",
+                   help="one line per pending change group: id, entries, family, first changed line")
+    r.add_argument("--json", nargs="?", const="-", metavar="PATH",
+                   help="with --list: the groups as JSON on stdout (or to PATH)")
     # extend: `--accept A --accept B` accepts both (the default "store" kept B alone, dropping A unseen)
     r.add_argument("--accept", nargs="+", action="extend", metavar="GROUP",
                    help="accept these groups (ids from --list)")

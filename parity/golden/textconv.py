@@ -131,6 +131,7 @@ def render(root: Path, data: bytes, name: str) -> str:
     if source != "cache":
         print(f"parity golden-textconv: {shown(family)}: texts made by {shown(source)}'s engine", file=sys.stderr)
     out = [f"# golden/{shown(family)}.json as IR (parity golden-textconv; `git diff --no-textconv` shows the JSON)"]
+    printed: dict[str, str] = {}
     for key in sorted(f"{fl}/{cfg}" for fl, es in flavors.items() for cfg in es):
         fl, _, cfg = key.partition("/")
         e = flavors[fl][cfg]
@@ -140,6 +141,10 @@ def render(root: Path, data: bytes, name: str) -> str:
             out.append(f"== {shown(key)} rejected: {shown(e['rejected'])}")
         else:
             out.append(f"== {shown(key)} {shown(e['kernel'])}")
+            if e["sha256"] in printed:  # the same text as an entry above: printed once
+                out.append(f"  (same IR as {shown(printed[e['sha256']])})")
+                continue
+            printed[e["sha256"]] = key
             text = cache.get(e["sha256"])
             if text is None:
                 out.append(f"  (IR not available: no engine gave sha256 {e['sha256'][:12]})")
@@ -172,7 +177,9 @@ def install(repo: Path | None = None) -> list[str]:
     cmd = f"{shlex.quote(sys.executable)} -m parity golden-textconv"
     _git(root, "config", f"diff.{DRIVER}.textconv", cmd)
     _git(root, "config", f"diff.{DRIVER}.xfuncname", "^== .*$")
-    done = [f"git config diff.{DRIVER}.textconv \"{cmd}\""]
+    ext = f"{shlex.quote(sys.executable)} -m parity golden-diff"  # the grouped form (parity/golden/ext_diff.py)
+    _git(root, "config", f"diff.{DRIVER}.command", ext)
+    done = [f"git config diff.{DRIVER}.textconv \"{cmd}\"", f"git config diff.{DRIVER}.command \"{ext}\""]
     return done + add_attribute_line(root, ATTRIBUTES_LINE)
 
 

@@ -19,6 +19,7 @@ parity/app/gate_commands.py only prints it; ``--json`` is
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -28,6 +29,15 @@ from parity.gate.failure_summary import MAX_GROUPS, Group, group_failures
 from parity.gate.report import entry_lines
 from parity.gate.runner import Report, Result
 from parity.golden import shards as G
+
+
+_LOCATION = re.compile(r"((?:python_engine|cpp_engine)/\S+?\.(?:py|cpp|h|hpp)):(\d+)")
+
+
+def origin_locations(lines: list[str]) -> list[dict]:
+    """``[{"file", "line"}]`` of every engine source location in ``--origin`` lines
+    (``python_engine/...py:LINE``, ``cpp_engine/src/...cpp:LINE``), in order."""
+    return [{"file": m.group(1), "line": int(m.group(2))} for ln in lines for m in _LOCATION.finditer(ln)]
 
 
 def _gold(shards: dict, r: Result):
@@ -170,6 +180,9 @@ class CheckVerdict:
         doc["summary_groups"] = [g.to_json() for g in self.groups]
         doc["golden_dir"] = str(self.golden_dir)
         doc["golden_layout"] = dict(sorted(self.layouts.items()))
+        doc["origin"] = [{"family": e.result.family, "config": e.result.config, "flavor": e.result.flavor,
+                          "lines": list(e.origin), "locations": origin_locations(e.origin)}
+                         for e in self.entries if e.origin]
         return doc
 
 

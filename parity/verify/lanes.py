@@ -24,6 +24,8 @@ failure.
 
 from __future__ import annotations
 
+from parity.base.ci import is_ci
+
 import functools
 import os
 import re
@@ -68,7 +70,7 @@ class LaneStatus:
 
 
 def ci() -> bool:
-    return bool(os.environ.get("CI"))
+    return is_ci()
 
 
 def opt_path() -> str | None:
