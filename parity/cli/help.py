@@ -27,6 +27,7 @@ EXIT_STATUS = {
     "run": "0 ran (and verified); 1 the result differs from the reference",
     "review": "0 done (or nothing pending); 1 an accepted group was refused (oracles or engines)",
     "golden-textconv": "0 the shard is shown or the driver installed; never 1",
+    "golden-diff": "0 the change groups (or the JSON diff) are shown; never 1",
     "mutate": "0 the kill rate reaches --goal; 1 it does not (survivors listed with their diffs)",
 }
 
