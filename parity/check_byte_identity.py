@@ -2,6 +2,11 @@
 
     python -m parity.check_byte_identity [--only fam1,fam2] [--flavor F] [--json PATH] [--verify]
     python parity/check_byte_identity.py ...
+    python parity/check_byte_identity.py --write [options]     # = parity write [options]
+
+``--only`` takes families, FAMILY/NAME configs, family tokens (``conv``) and
+arches (``gfx1250``): ``--only conv,gfx1250`` runs the conv families' gfx1250
+configs (parity/cli/common.py ``parse_only``, docs/cli.md).
 
 Prints one line per family and flavor with its counts by verdict, the failing
 configs grouped (parity/gate/failure_summary.py: one example in full per group, for
@@ -41,12 +46,19 @@ def build_parser() -> argparse.ArgumentParser:
     add_version(p)
     add_common_options(p)
     add_color(p)
+    p.add_argument("--write", action="store_true",
+                   help="re-bless instead, exactly as `parity write` with the same options (the reference "
+                        "harness's --write; docs/cli.md)")
     p.add_argument("--verify", action="store_true",
                    help="then run `parity verify` (LLVM validity + ISA gate, docs/verify.md) and fold it into RESULT")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--write" in argv and "--help" not in argv and "-h" not in argv:  # the reference's re-bless flag
+        from parity.app.main import main as parity_main
+        return parity_main(["write", *(a for a in argv if a != "--write")])
     args = build_parser().parse_args(argv)
     set_choice(args.color)
     stop = preamble(args)

@@ -30,6 +30,7 @@ from typing import Iterable, Mapping
 from parity.base.input_files import MAX_CONFIG_BYTES, InputFileError, check_regular
 from parity.base.project import checkout_configs_dir
 from parity.base.suggest import did_you_mean
+from parity.base.engine_import import engine_failure
 
 #: The flavors every run checks. llvm24 is an alias of llvm23 (resolved by the
 #: engine's flavor table) and is never run separately.
@@ -251,7 +252,8 @@ def _family_modules(package: str) -> list:
         except ConfigError:
             raise
         except Exception as exc:  # noqa: BLE001 - a configs module that cannot be imported: one line
-            raise ConfigError(f"configs module {name!r} cannot be loaded: {type(exc).__name__}: {exc}") from None
+            raise ConfigError(engine_failure(exc)  # an engine the configs import (a conflict marker)
+                              or f"configs module {name!r} cannot be loaded: {type(exc).__name__}: {exc}") from None
     mods = []
     for path in sorted(d.glob("*.py")):
         if path.name.startswith("_"):
@@ -264,7 +266,7 @@ def _family_modules(package: str) -> list:
         try:
             spec.loader.exec_module(mod)
         except Exception as exc:
-            raise ConfigError(f"{path}: cannot be loaded: {type(exc).__name__}: {exc}") from None
+            raise ConfigError(engine_failure(exc) or f"{path}: cannot be loaded: {type(exc).__name__}: {exc}") from None
         mods.append(mod)
     return mods
 

@@ -84,7 +84,7 @@ def cmd_grid(args) -> int:
         return die(f"--flavor: {e.reason}")
     rows = [ln.split("\t") for ln in text.splitlines()]
     try:
-        fams, names = parse_only(args.only)
+        fams, names = parse_only(args.only, None)  # jobs: exact names (no arch selector)
     except ValueError as e:
         return die(str(e))
     if fams:

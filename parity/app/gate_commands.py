@@ -16,6 +16,8 @@ from pathlib import Path
 from parity.golden import conflict_sides as CS
 from parity.golden import shards as G
 from parity.golden import pending
+from parity.app import check_shard as S
+from parity.app import ci_output as CI
 from parity.golden.bless import write
 from parity.golden.verdict import CheckVerdict, assess
 from parity.cli.common import Once, add_compile_cache_option, finish, finite_seconds, note_outside_checkout, only_names
@@ -115,6 +117,18 @@ def _locator(args, report, engines):
     return run
 
 
+def _group_locator(args, report, engines):
+    """For --annotations: ``locate(result) -> Located`` of a MISMATCH example (parity/gate/locate.py)."""
+    configs = {(f.name, c.name): c for f in report.families for c in f.configs}
+
+    def run(r):
+        cfg = configs.get((r.family, r.config))
+        if cfg is None:
+            return None
+        return locate(r.family, cfg.spec, cfg.arch, r.flavor, engines, timeout=args.timeout)
+    return run
+
+
 def _save_pending(args, gdir: Path, report, shards: dict, families, flavors) -> int:
     """Pending entries for ``parity review`` (parity/golden/pending.py) of the families this check ran
     whole; 0 under CI, for a narrowed run, or when they cannot be written (said on one line)."""
@@ -140,15 +154,19 @@ def cmd_check(args) -> int:
 
 
 def _check(args, pool: WorkerPool | None) -> int:
+    shard = None
     try:
         families, flavors, engines = select(args)
+        if args.shard is not None:  # --shard I/N: this shard's configs (parity/app/check_shard.py)
+            shard = S.plan(families, flavors, *S.parse_shard(args.shard))
+            families = S.shard_families(families, shard)
         gdir = golden_dir(args)
         resolve = _resolver(engines[0], args.timeout)
         layouts: dict[str, str] = {}
         shards = _load_shards(gdir, [f.name for f in families], resolve, layouts)
         orphan_shards = {}
         if not args.only:
-            known = {f.name for f in families}
+            known = shard.families if shard else {f.name for f in families}
             for name in G.shard_families(gdir):
                 if name not in known:
                     s = _load_shards(gdir, [name], resolve, layouts)[name]
@@ -160,8 +178,17 @@ def _check(args, pool: WorkerPool | None) -> int:
         return die(str(exc))
     v = assess(report, shards, flavors, orphan_shards, gdir, names=only_names(args), layouts=layouts,
                locate=_locator(args, report, engines) if args.origin else None)
+    if shard is not None:
+        S.apply_shard(v, shard)
     _print_check(args, v)
-    npending = _save_pending(args, gdir, report, shards, families, flavors)
+    if shard is not None:
+        print(shard.line())
+    if args.record_costs:
+        print(f"costs: {S.record_costs(report, args.record_costs)} configs measured -> {shown(args.record_costs)}")
+    stop = CI.write_outputs(args, v, shard.label if shard else None, _group_locator(args, report, engines))
+    if stop is not None:
+        return stop
+    npending = 0 if shard else _save_pending(args, gdir, report, shards, families, flavors)
     if npending:
         print(f"pending: {npending} entr{'y' if npending == 1 else 'ies'} left in {gdir}/*.json.new; "
               "review them with `parity review`")
@@ -169,6 +196,7 @@ def _check(args, pool: WorkerPool | None) -> int:
         print(line)
     if any(f.kind == G.CONFLICT for f in v.findings):
         print("hint: CONFLICT entries are merge conflicts left by `parity merge-golden`; "
+              "once the engine sources hold no conflict (python_engine/, cpp_engine/src/), "
               "run `parity write` to regenerate them, then commit golden/")
     elif v.findings:
         print("hint: if the change is intended, review it with `parity diff --base HEAD`, "
@@ -347,6 +375,7 @@ def add_command(sub) -> None:
                         "behind its first differing line in both engines")
     c.add_argument("--full", action="store_true",
                    help="list every failing entry and golden finding instead of the grouped summary")
+    CI.add_check_options(c)
     c.set_defaults(func=cmd_check)
 
     w = sub.add_parser("write", help="re-bless golden shards from what both engines agree on")

@@ -51,6 +51,7 @@ from parity.cli.common import Parser, add_version, die
 from parity.cli.help import add_color, document
 from parity.base.outputs import keep_going_on_broken_pipe, reopen_closed_std_streams, run_quietly_on_broken_pipe
 from parity.app.preamble import GATE_COMMANDS, preamble
+from parity.base.engine_import import EngineImportError, engine_failure
 
 
 # -- parser ------------------------------------------------------------------
@@ -78,6 +79,22 @@ COMMAND_MODULES = (
 )
 
 
+#: The reference harness's spellings (``--write`` re-blesses, ``--check`` checks): ``parity --write
+#: [options]`` is ``parity write [options]`` exactly (docs/cli.md, "The reference's spellings").
+FLAG_COMMANDS = {"--write": "write", "--check": "check"}
+
+
+def reference_spelling(argv: list[str]) -> list[str]:
+    """``argv`` with the reference's ``--write`` / ``--check`` turned into the subcommand, moved
+    to the front, when no subcommand is named; else ``argv`` unchanged. ``--write --check`` (both)
+    is left to argparse, which names the conflict."""
+    flags = [a for a in argv if a in FLAG_COMMANDS]
+    if len(set(flags)) != 1 or command_of(argv) is not None or "--" in argv:
+        return argv
+    rest = [a for a in argv if a not in FLAG_COMMANDS]
+    return [FLAG_COMMANDS[flags[0]], *rest]
+
+
 def command_of(argv: list[str]) -> str | None:
     """The subcommand ``argv`` names (its first word that is one), or None (none: ``--help``,
     ``--version``, a misspelt name)."""
@@ -93,10 +110,27 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                       "`write` is 1); 2 a usage or input error only. NO_COLOR and --color are honoured.")
     add_version(p)
     add_color(p)
+    g = p.add_mutually_exclusive_group()  # rewritten by main() before parsing; here for --help and completion
+    g.add_argument("--write", action="store_true", help="the reference harness's spelling of `parity write` "
+                   "(takes write's options: parity --write --only ir_core)")
+    g.add_argument("--check", action="store_true", help="the reference harness's spelling of `parity check`")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, commands in COMMAND_MODULES:
         if command is None or command in commands:
-            importlib.import_module(name).add_command(sub)
+            try:
+                module = importlib.import_module(name)
+            except Exception as exc:  # noqa: BLE001 - SyntaxError too: a broken engine must not take --help down
+                why = engine_failure(exc)
+                if why is None:
+                    raise
+                if command is not None:  # the command to run needs the engine it cannot import
+                    raise EngineImportError(why) from None
+                for c in commands:  # `parity --help`: the command is listed, with why it cannot run now
+                    sub.add_parser(c, help="(unavailable: an engine does not import, see below)")
+                if why not in p.epilog:
+                    p.epilog = f"unavailable now: {why}. " + p.epilog
+                continue
+            module.add_command(sub)
     # `parity run` is dispatched by main() to parity/runtime/cli.py (its own parser; parity.runtime
     # needs pyelftools + msgpack, so it is not imported here); listed for --help.
     sub.add_parser("run", add_help=False, help="run one conv layer on a gfx1250 and time it (docs/runtime.md)")
@@ -132,9 +166,19 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["run"]:  # `parity run ...`: the runtime's own MIOpenDriver-style parser (docs/runtime.md)
         # parity.runtime needs the [runtime] extra (pyelftools, msgpack; hip-python at launch):
         # loaded only for `parity run`, so the other commands start without it.
-        from parity.runtime.cli import main as run_main  # pyelftools + msgpack ([runtime] extra) via parity.runtime
+        try:
+            from parity.runtime.cli import main as run_main  # pyelftools + msgpack ([runtime] extra) via parity.runtime
+        except Exception as exc:  # noqa: BLE001 - SyntaxError too: an engine that does not import is one line
+            why = engine_failure(exc)
+            if why is None:
+                raise
+            return die(why)
         return run_quietly_on_broken_pipe(run_main, argv[1:])
-    args = build_parser(command_of(argv)).parse_args(argv)
+    argv = reference_spelling(argv)
+    try:
+        args = build_parser(command_of(argv)).parse_args(argv)
+    except EngineImportError as exc:  # the command's module imports an engine that does not import
+        return die(str(exc))
     args.parity_main = main  # `parity fuzz --gate` runs this entry point in forked children (parity/fuzz/gate_run.py)
     color.set_choice(args.color)
     if hasattr(args, "no_compile_cache"):  # a command that compiles through the cache (docs/verify.md)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 
 from parity.base import stale
+from parity.base.engine_import import EngineImportError, import_engine
 from parity.cli.common import check_only
 from parity.config import CANONICAL_FLAVORS
 from parity.base.outputs import print_first_on_stdout
@@ -26,7 +27,13 @@ GATE_COMMANDS = {"check", "write", "list", "show", "diff", "verify", "numerics",
 
 def preamble(args) -> int | None:
     """Stale-build check and provenance line; an exit status when the command must stop.
-    A bad ``--only`` is refused first, so an input error prints nothing on stdout."""
+    An engine that does not import stops the command first (one line naming the file and
+    line, parity/base/engine_import.py), then a bad ``--only`` is refused, so an input
+    error prints nothing on stdout."""
+    try:  # every gate command lowers kernels with it, and the configs import its tables
+        import_engine("python")
+    except EngineImportError as exc:
+        return die(str(exc))
     bad_only = check_only(args)
     if bad_only:
         return die(bad_only)

@@ -36,8 +36,9 @@ import json
 from pathlib import Path
 import importlib.util
 import os
-import subprocess
 import sys
+
+from parity.base.engine_import import EngineImportError, import_engine
 
 DIGEST_DIRS = ("cpp_engine/src", "cpp_engine/include")
 DIGEST_FILES = ("CMakeLists.txt",)
@@ -111,14 +112,10 @@ def check_cpp_build() -> str | None:
                 and isinstance(doc.get("version"), str):
             _recorded = doc  # fresh, as recorded: this process need not load the library
             return None
-    try:
-        import cpp_engine  # cpp_engine: its import rebuilds the C++ library and can fail (parity/base/stale.py)
-    except Exception as exc:  # noqa: BLE001 -- a failed (re)build or a missing library
-        if isinstance(exc, subprocess.CalledProcessError):  # the editable rebuild on import failed
-            return ("cpp_engine: the C++ rebuild on import failed (the compiler's messages are above); "
-                    "fix the C++ sources and run the command again (it rebuilds incrementally)")
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return f"cpp_engine cannot be imported ({type(exc).__name__}: {first}); rebuild it: {REBUILD_HINT}"
+    try:  # the import rebuilds the C++ library: a compile error is one line naming the file and line
+        cpp_engine = import_engine("cpp")
+    except EngineImportError as exc:  # a failed (re)build, a library that does not load
+        return str(exc) + ("" if "failed to build" in str(exc) else f"; rebuild it: {REBUILD_HINT}")
     root = source_root(Path(cpp_engine.__file__).parent)
     if root is None:
         return None

@@ -52,7 +52,7 @@ from parity.base.escape import shown
 from parity.base.project import holds_golden_shards, outside_checkout_note
 from parity.base.outputs import write_report, written_in_place
 from parity.base.suggest import did_you_mean
-import python_engine
+from parity.base.engine_import import EngineImportError, engine_import_error, import_engine
 from parity.cli.parser import ERROR_PREFIX, EXIT_GREEN, EXIT_RED, EXIT_USAGE, Parser, one_line  # noqa: F401
 
 #: The JSON report envelope (docs/cli.md#json). Bump SCHEMA_VERSION when a key
@@ -210,7 +210,9 @@ def jobs_of(args) -> int:
 
 
 ONLY_HELP = {
-    "configs": "only these families or FAMILY/NAME configs (comma-separated)",
+    "configs": "only these families or FAMILY/NAME configs (comma-separated); also a family token "
+               "(conv: every family with that _-separated token) and an arch (gfx1250: its configs), "
+               "the two kinds intersecting (docs/cli.md)",
     "layers": "only these layers of the catalog (comma-separated names)",
     "jobs": "only these families or FAMILY/LABEL jobs of the grid (comma-separated)",
 }
@@ -289,22 +291,50 @@ def split_csv(s: str | None) -> list[str] | None:
     return [p.strip() for p in s.split(",") if p.strip()]
 
 
-def parse_only(text: str | None) -> tuple[list[str] | None, dict[str, set[str]]]:
+def parse_only(text: str | None, package: str | None = DEFAULT_PACKAGE,
+               ) -> tuple[list[str] | None, dict[str, set[str]]]:
     """``--only`` -> (family names or None for all, {family: config names} for
-    the FAMILY/NAME items; a family given whole is not in the dict).
-    ValueError when the list names nothing or an item is malformed."""
+    the families narrowed to some configs; a family given whole is not in the dict).
+    ValueError when the list names nothing or an item is malformed.
+
+    Besides exact ``FAMILY`` and ``FAMILY/NAME`` items, the reference harness's
+    selectors (docs/cli.md, "--only selectors"), resolved against the families of
+    ``package`` (None: exact names only, as ``aot``'s jobs need):
+
+    * a family token: ``conv`` selects every family whose name has it as a
+      ``_``-separated token (conv_abi, conv_implicit_gemm, ...);
+    * an arch: ``gfx1250`` selects the configs built for it (``Config.arch``).
+
+    Items of one kind add up (family items: union of families and configs; arch
+    items: union of arches); the two kinds intersect: ``conv,gfx1250`` is the
+    gfx1250 configs of the conv families, ``gfx1250`` alone those of every family.
+    ConfigError when arch items leave no config. An item that is none of these is
+    kept as a family name, so the family loader refuses it with the known names."""
     items = split_csv(text)
     if items is None:
         return None, {}
     if not items:
         raise ValueError("--only names nothing (give X[,X...])")
+    for it in items:
+        fam, sep, name = it.partition("/")
+        if not fam or (sep and not name) or "/" in name:
+            raise ValueError(f"--only: {it!r} is neither FAMILY nor FAMILY/NAME")
+    plain = [it for it in items if "/" not in it]
+    if package is None or not plain:
+        return _exact_only(items)
+    known = {f.name: f for f in load_families(package)}
+    if all(it in known for it in plain):
+        return _exact_only(items)
+    return _selected(items, known)
+
+
+def _exact_only(items: list[str]) -> tuple[list[str], dict[str, set[str]]]:
+    """(families, {family: configs}) of exact FAMILY and FAMILY/NAME items."""
     fams: list[str] = []
     names: dict[str, set[str]] = {}
     whole: set[str] = set()
     for it in items:
         fam, sep, name = it.partition("/")
-        if not fam or (sep and not name) or "/" in name:
-            raise ValueError(f"--only: {it!r} is neither FAMILY nor FAMILY/NAME")
         if fam not in fams:
             fams.append(fam)
         if sep:
@@ -316,6 +346,37 @@ def parse_only(text: str | None) -> tuple[list[str] | None, dict[str, set[str]]]
     return fams, names
 
 
+def _selected(items: list[str], known: dict) -> tuple[list[str], dict[str, set[str]]]:
+    """:func:`parse_only` for items holding family tokens or arches (``known``: {name: Family})."""
+    arches = {c.arch for f in known.values() for c in f.configs}
+    family_items, arch_items = [], set()
+    for it in items:
+        if "/" in it or it in known:
+            family_items.append(it)
+        elif it in arches:
+            arch_items.add(it)
+        else:
+            matched = [n for n in sorted(known) if it in n.split("_")]
+            family_items += matched or [it]  # no match: the loader names it unknown
+    fams, names = _exact_only(family_items) if family_items else (sorted(known), {})
+    if not arch_items or any(f not in known for f in fams):
+        return fams, names
+    out_fams: list[str] = []
+    out_names: dict[str, set[str]] = {}
+    for fam in fams:
+        picked = {c.name for c in known[fam].configs
+                  if c.arch in arch_items and (fam not in names or c.name in names[fam])}
+        if not picked:
+            continue
+        out_fams.append(fam)
+        if picked != {c.name for c in known[fam].configs}:
+            out_names[fam] = picked  # narrowed: a whole family stays whole (its golden shard checked whole)
+    if not out_fams:
+        raise ConfigError(f"--only {','.join(items)}: no config of the selected families is built for "
+                          f"{', '.join(sorted(arch_items))}")
+    return out_fams, out_names
+
+
 def check_only(args) -> str | None:
     """The error of a ``--only`` that selects configs (unknown family or config,
     malformed item), or None: lets a command refuse it before printing anything."""
@@ -323,7 +384,7 @@ def check_only(args) -> str | None:
             or getattr(args, "configs", None) is None):  # commands with their own --only (numerics plans)
         return None
     try:
-        fams, names = parse_only(args.only)
+        fams, names = parse_only(args.only, args.configs)
         select_configs(load_families(args.configs, only=fams), names)
     except (ConfigError, ValueError) as exc:
         return str(exc)
@@ -353,7 +414,7 @@ def select_configs(families: list, names: dict[str, set[str]]) -> list:
 
 def only_names(args) -> dict[str, set[str]]:
     """{family: config names} of the FAMILY/NAME items of ``args.only``."""
-    return parse_only(getattr(args, "only", None))[1]
+    return parse_only(getattr(args, "only", None), getattr(args, "configs", None) or DEFAULT_PACKAGE)[1]
 
 
 # -- progress ----------------------------------------------------------------------------
@@ -399,7 +460,11 @@ def version_text(prog: str) -> str:
         parts.append(f"cpp_engine library {cpp_engine.version()} ({cpp_engine.library_path()})")
     except Exception as e:  # noqa: BLE001 - --version must not fail on an unbuilt library
         parts.append(f"cpp_engine unavailable ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})")
-    parts.append(f"python_engine {Path(python_engine.__file__).resolve().parent}")
+    try:
+        import python_engine  # python_engine: may not import (a conflict marker): --version still answers
+        parts.append(f"python_engine {Path(python_engine.__file__).resolve().parent}")
+    except Exception as e:  # noqa: BLE001 - SyntaxError included: --version never fails on the engines
+        parts.append(engine_import_error("python", e))
     return "; ".join(parts)
 
 
@@ -514,7 +579,13 @@ def name_list(flag: str, known, what: str, single: bool = False):
 def flavor_list(flag: str, single: bool = False):
     """argparse type for ``flag``: LLVM flavor names (aliases too: ``llvm24``), comma-separated
     (``single``: exactly one); see :func:`name_list`."""
-    return name_list(flag, lambda: [f["name"] for f in python_engine.flavor_table()], "flavor", single)
+    def names() -> list[str]:  # the engine only when the option is parsed (parity --help starts without it)
+        try:
+            engine = import_engine("python")
+        except EngineImportError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        return [f["name"] for f in engine.flavor_table()]
+    return name_list(flag, names, "flavor", single)
 
 
 def family_list(flag: str):

@@ -30,7 +30,7 @@ def select(args) -> tuple[list, tuple[str, ...], tuple[str, str]]:
     ``--only`` takes families and FAMILY/NAME configs: a family named by
     FAMILY/NAME items only carries those configs."""
     engines = parse_engines(getattr(args, "engines", ",".join(DEFAULT_ENGINES)))
-    fams, names = parse_only(getattr(args, "only", None))
+    fams, names = parse_only(getattr(args, "only", None), getattr(args, "configs", DEFAULT_PACKAGE))
     families = select_configs(load_families(getattr(args, "configs", DEFAULT_PACKAGE), only=fams), names)
     json_path = getattr(args, "json", None)
     if json_path:

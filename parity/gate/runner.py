@@ -79,6 +79,9 @@ class Result:
     expected: str  # "ok" or "reject('...')"
     outcomes: tuple[dict, dict]
     first_diff: tuple[int, str, str] | None = None
+    #: Seconds the worker spent on the entry (both engines): the JUnit testcase time and the
+    #: cost ``parity check --record-costs`` measures (parity/app/ci_output.py); 0 when not run.
+    seconds: float = 0.0
 
     @property
     def key(self) -> str:
@@ -365,6 +368,7 @@ def run_gate(
     results: list[Result] = []
     for (fam, cfg, fl), value in zip(units, raw):
         expect = cfg.expectation(fl)
+        seconds = value.get("seconds", 0.0) if isinstance(value, dict) else 0.0
         if not isinstance(value, dict) or "outcomes" not in value:
             err = value.get("job_error") if isinstance(value, dict) else repr(value)
             outcomes = ({"status": "crash", "error": f"gate job failed: {err}"}, {"status": "notrun"})
@@ -376,7 +380,8 @@ def run_gate(
                 first_diff = tuple(first_diff)
         verdict, detail = classify(outcomes[0], outcomes[1], expect, labels)
         results.append(Result(fam.name, cfg.name, fl, verdict, detail, str(expect),
-                              outcomes, first_diff if verdict == MISMATCH else None))
+                              outcomes, first_diff if verdict == MISMATCH else None,
+                              seconds if isinstance(seconds, (int, float)) else 0.0))
     return Report(labels, tuple(flavors), list(families), results,
                   summarize(families, results, flavors), restarts)
 

@@ -14,6 +14,7 @@ of a MISMATCH does (the ``show``/``diff`` jobs return the text on request).
 from __future__ import annotations
 
 import hashlib
+import time
 from typing import Any, Callable
 
 from parity.gate.outcomes import MAX_LINE, lower_outcome, import_engine, crash_line
@@ -37,6 +38,7 @@ def first_difference(a: str, b: str) -> tuple[int, str, str]:
 
 def compare(family: str, spec: dict, arch: str, flavor: str, modules: tuple[str, str],
             note: Callable[[str], None] = lambda s: None) -> dict:
+    start = time.perf_counter()  # the entry's measured cost (parity check --record-costs, --shard)
     outcomes = []
     texts = []
     for k, module in enumerate(modules):
@@ -51,7 +53,7 @@ def compare(family: str, spec: dict, arch: str, flavor: str, modules: tuple[str,
             a["sha256"] != b["sha256"] or a["bytes"] != b["bytes"]):
         first_diff = first_difference(texts[0], texts[1])
     del texts
-    return {"outcomes": outcomes, "first_diff": first_diff}
+    return {"outcomes": outcomes, "first_diff": first_diff, "seconds": time.perf_counter() - start}
 
 
 def resolve_flavors(module: str, names: list[str]) -> dict:

@@ -15,7 +15,8 @@ three ways:
 
 The result is written in format 2. Exit status: 0 merged clean; 1 merged with
 conflict entries (git reports the file as conflicted until it is added again
-after ``parity write``); 2 a side cannot be read as a shard (the file is left
+after ``parity write``; its advice says to resolve the engine sources' own
+conflicts first, since ``parity write`` lowers with both engines); 2 a side cannot be read as a shard (the file is left
 as git gave it; ``parity write`` regenerates it).
 
 ``parity merge-golden --install`` registers the driver in the repository's git
@@ -40,6 +41,12 @@ from parity.base.outputs import write_bytes_atomic
 
 DRIVER = "parity-golden"
 ATTRIBUTES_LINE = f"golden/*.json merge={DRIVER}"
+
+
+#: The first step after a conflicting merge: `parity write` lowers with both engines, so their
+#: sources must be free of conflict markers first (a marker stops it: parity/base/engine_import.py).
+RESOLVE_FIRST = ("resolve the engine sources first (python_engine/, cpp_engine/src/: "
+                 "`git diff --name-only --diff-filter=U`)")
 
 
 class MergeError(Exception):
@@ -175,12 +182,12 @@ def cmd_merge_golden(args) -> int:
         fam, conflicts = merge_files(args.base, args.ours, args.theirs, args.path)
     except (MergeError, OSError) as exc:
         why = exc if isinstance(exc, MergeError) else f"{shown(exc.filename or '')}: {shown(exc.strerror or exc)}"
-        print(f"error: parity merge-golden: {one_line(why)}; run `parity write` after the merge to regenerate {name}",
-              file=sys.stderr)
+        print(f"error: parity merge-golden: {one_line(why)}; run `parity write` after the merge to regenerate {name} "
+              f"({RESOLVE_FIRST})", file=sys.stderr)
         return 2
     if conflicts:
         print(f"parity merge-golden: {name}: {len(conflicts)} key(s) changed differently on both sides "
               f"({shown(', '.join(conflicts[:5]))}{' ...' if len(conflicts) > 5 else ''}); "
-              f"run `parity write --only {shown(fam)}`, then `git add {name}`", file=sys.stderr)
+              f"{RESOLVE_FIRST}, then run `parity write --only {shown(fam)}` and `git add {name}`", file=sys.stderr)
         return 1
     return 0

@@ -52,6 +52,8 @@ try:
         fams = load_families()
 except Exception as exc:
     last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+    if isinstance(exc, SyntaxError) and exc.filename:  # a conflict marker: name the file and line
+        last = os.path.relpath(exc.filename, root) + ":" + str(exc.lineno) + ": " + str(exc.msg)
     json.dump({"error": last}, open(sys.argv[2], "w"))
     sys.exit(0)
 if not os.path.abspath(E.__file__).startswith(root):
