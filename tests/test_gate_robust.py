@@ -50,7 +50,8 @@ def test_hostile_key_is_one_error_line_and_write_regenerates(gate, tmp_path, key
     gdir = gate.golden(tmp_path / "golden")
     (gdir / "fam_a.json").write_bytes(_add_key(gate.shards["fam_a.json"], key, {"rejected": "r"}))
     r = gate.run(["check", "--golden-dir", str(gdir)])
-    _one_error(r, "fam_a.json", "is not a flavor or config name", "parity write")
+    rule = "holds a lone surrogate" if "\udc80" in key else "is not a flavor or config name"  # issue 39
+    _one_error(r, "fam_a.json", rule, "parity write")
     _no_forged_line(r)
     assert "RESULT" not in r.stdout
     w = gate.run(["write", "--no-oracles", "--golden-dir", str(gdir)])
@@ -267,13 +268,13 @@ def _selects(extra: list[str], shard: str, fl: str, cfg: str) -> bool:
     return shard == f"{fam}.json" and (not name or name == cfg)
 
 
-def test_a_lone_surrogate_in_a_shard_value_is_a_layout_finding_not_an_error():
-    # `parity fuzz --gate` kind shard_kernel_hostile with "\ud800": check ended in exit 2 with the
-    # UnicodeEncodeError text; the shard parses, so it is RED (exit 1) with a layout finding
+def test_a_lone_surrogate_in_a_shard_value_is_refused_at_parse_naming_the_entry():
+    # issue 39: no UTF-8 file can carry "\ud800", so a shard holding one could never be written
+    # back (merge-golden wrote a shard that was not UTF-8): refused at parse, naming the entry
     import re
     from pathlib import Path
     data = (Path(__file__).resolve().parents[1] / "golden" / "ir_core.json").read_text(encoding="utf-8")
     data = re.sub(r'"kernel": "[^"]*"', '"kernel": "k\\\\ud800"', data, count=1).encode()
-    flavors = G.parse_shard(data, "ir_core.json", "ir_core")
-    assert G.layout_problem(data, "ir_core", flavors) == \
-        "not in the canonical layout (a value holds a lone surrogate, which UTF-8 cannot carry)"
+    with pytest.raises(G.GoldenError, match=r"ir_core.json: entry 'llvm20/buffer_copy/kernel' holds a lone "
+                                            r"surrogate escape .*; run `parity write` to regenerate it"):
+        G.parse_shard(data, "ir_core.json", "ir_core")

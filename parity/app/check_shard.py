@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from parity.aot.shard import ShardError, parse_shard  # noqa: F401 - the same I/N syntax as `aot --shard`
+from parity.base.json_guard import load_json
 from parity.base.outputs import write_report
 from parity.golden import shards as G
 
@@ -36,7 +37,7 @@ COMPARED_NOTHING = "compared nothing (no IDENTICAL)"
 def load_costs(path: Path = COSTS_FILE) -> dict[str, float]:
     """{FAMILY/CONFIG: seconds} of the cost table (empty when there is none or it is unreadable)."""
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        doc = load_json(Path(path).read_bytes(), str(path))  # JsonInputError is a ValueError
         return {str(k): float(v) for k, v in doc["costs"].items() if float(v) >= 0}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return {}

@@ -137,8 +137,8 @@ def _save_pending(args, gdir: Path, report, shards: dict, families, flavors) -> 
     whole = {f.name for f in families} - set(only_names(args))
     try:
         return pending.save_from_check(gdir, report, shards, whole)
-    except OSError as exc:
-        print(f"pending: not written ({exc.strerror or exc}); `parity review` needs them")
+    except (OSError, pending.PendingError) as exc:
+        print(f"pending: not written ({shown(getattr(exc, 'strerror', None) or exc)}); `parity review` needs them")
         return 0
 
 
@@ -190,7 +190,7 @@ def _check(args, pool: WorkerPool | None) -> int:
         return stop
     npending = 0 if shard else _save_pending(args, gdir, report, shards, families, flavors)
     if npending:
-        print(f"pending: {npending} entr{'y' if npending == 1 else 'ies'} left in {gdir}/*.json.new; "
+        print(f"pending: {npending} entr{'y' if npending == 1 else 'ies'} left in {shown(gdir)}/*.json.new; "
               "review them with `parity review`")
     for line in hint_lines(v.groups, report.labels):
         print(line)
@@ -232,7 +232,7 @@ def _print_check(args, v: CheckVerdict) -> None:
         for line in s.not_compared:
             print(f"  {line}")
     for p in v.stale_temps:
-        print(f"golden: stale temp file {shown(p.name)} (left by a killed `parity write`; "
+        print(f"golden: stale temp file {shown(p.name)} (left by a killed `parity write` or `parity check`; "
               "the next `parity write` removes it)")
 
 

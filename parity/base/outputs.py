@@ -252,7 +252,9 @@ def run_quietly_on_broken_pipe(main, argv=None) -> int:
     pools and removed their temporary files, and every file the commands
     write is replaced whole (written beside it, then renamed), so a golden
     shard is the old one or the new one."""
+    from parity import _early_sigint
     try:
+        _early_sigint.arm()  # from here a Ctrl-C is the KeyboardInterrupt handled below
         rc = main(argv)
         sys.stdout.flush()  # output still buffered for a reader that has gone fails here, not at exit
         return rc

@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+
+from parity.base.json_guard import load_json
 from pathlib import Path
 import importlib.util
 import os
@@ -214,8 +216,8 @@ def trusted_stamp(inputs: str) -> dict | None:
     doc = None
     for f in finders:
         try:
-            with open(os.path.join(f.path, STAMP_NAME), encoding="utf-8") as fh:
-                doc = json.load(fh)
+            with open(os.path.join(f.path, STAMP_NAME), "rb") as fh:
+                doc = load_json(fh.read(1 << 20), STAMP_NAME, max_depth=8, max_bytes=(1 << 20) - 1)
         except (OSError, ValueError, TypeError):
             return None
         if not isinstance(doc, dict) or doc.get("inputs") != inputs \

@@ -55,19 +55,30 @@ def leave_sigint_to_parent() -> None:
 
 @contextmanager
 def workers_ignore_sigint() -> Iterator[None]:
-    """Ignore SIGINT in this process while the block starts pool workers, then
-    restore the handler. A ``spawn`` worker is a fresh interpreter: an ignored
-    SIGINT stays ignored across its exec and Python then installs no
-    KeyboardInterrupt handler, so a Ctrl-C that reaches the whole process group
-    while a worker is still importing prints no traceback from it (an
-    ``initializer`` runs only after the imports). Use it around the submissions
-    only (they start the workers and return at once): a Ctrl-C inside the block
-    is not seen. A no-op outside the main thread (signal handlers live there)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
+    """Start child processes inside this block so that they never see SIGINT.
+
+    SIGINT is *blocked* (``pthread_sigmask``) in the calling thread while the block
+    runs: a child forked or spawned there inherits the blocked mask across its
+    ``exec`` and Python never unblocks it, so a Ctrl-C that reaches the whole
+    process group from the child's first instruction (its imports included)
+    stays pending in it and prints nothing (issue 39: an ``initializer`` runs
+    only after the imports). The caller keeps its Ctrl-C: a SIGINT that arrives
+    inside the block is delivered when the block ends (the mask is restored),
+    never lost. Children started this way end by their parent (daemonic pool
+    workers, ``close``/``kill``), never by Ctrl-C."""
+    try:
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    except (AttributeError, OSError, ValueError):  # no pthread_sigmask: the old way, main thread only
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        prev = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, prev)
         return
-    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, old)
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)

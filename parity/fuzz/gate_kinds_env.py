@@ -181,6 +181,19 @@ def _cfg_with(line):
 
 # -- merge driver ------------------------------------------------------------------------------
 
+#: Issue 39's merge sides: what ``theirs`` holds (from the valid shard's bytes).
+_MERGE_SIDE_BYTES = {
+    "surrogate_escape": lambda v: v.replace(b"fam_a_plain", b"fam_a_\\ud800", 1),
+    "surrogate_escape_low": lambda v: v.replace(b"fam_a_plain", b"fam_a_\\uDFFF", 1),
+    "surrogate_in_key": lambda v: v.replace(b'"llvm23/plain"', b'"llvm23/p\\udc80"', 1),
+    "deep_200k": lambda v: b"[" * 200_000 + b"]" * 200_000,
+    "deep_past_cap": lambda v: b'{"family": "fam_a", "format": 2, "x": ' + b"[" * 17 + b"]" * 17 + b"}\n",
+    "crlf": lambda v: v.replace(b"\n", b"\r\n"),
+    "mixed_line_ends": lambda v: v.replace(b"\n", b"\r\n", 1),
+    "bom": lambda v: b"\xef\xbb\xbf" + v,
+}
+
+
 def _merge(side_kind):
     def make(case: Case):
         valid = case.shard.read_bytes()
@@ -200,6 +213,8 @@ def _merge(side_kind):
         elif side_kind == "hostile_key":
             bad.write_bytes(valid.replace(b'"llvm23/plain"', ('"llvm23/p' + case.hostile().encode(
                 "unicode_escape").decode() + '"').encode(), 1))
+        elif side_kind in _MERGE_SIDE_BYTES:  # issue 39: surrogate escapes, depth, line ends
+            bad.write_bytes(_MERGE_SIDE_BYTES[side_kind](valid))
         elif side_kind == "sparse":
             with open(bad, "r+b") as f:
                 f.truncate(10 * 2**30)
@@ -335,6 +350,7 @@ KINDS = [
     Kind("merge_side_non_utf8", "merge", _merge("non_utf8"), ("merge-golden",), REFUSED),
     Kind("merge_side_hostile_key", "merge", _merge("hostile_key"), ("merge-golden",), REFUSED),
     Kind("merge_side_sparse_10_gib", "merge", _merge("sparse"), ("merge-golden",), REFUSED),
+    *(Kind(f"merge_side_{k}", "merge", _merge(k), ("merge-golden",), REFUSED) for k in _MERGE_SIDE_BYTES),
     Kind("merge_conflict_hostile_path", "merge", _merge("conflict_hostile_path"), ("merge-golden",), RED),
     Kind("merge_ours_unwritable", "merge", _merge("ours_unwritable"), ("merge-golden",), REFUSED),
     # catalogs: `parity layers FILE` / `parity emit --catalog FILE` (engine/catalog side: input-robust)

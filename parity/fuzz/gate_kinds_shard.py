@@ -16,6 +16,9 @@ from parity.fuzz.gate_case import fsname, GREEN, RED, REFUSED, Case, Kind, SkipK
 CORRUPT = {"check": REFUSED, "write": GREEN}
 # check: RED for well-formed wrong content; write: re-blesses it
 WRONG = {"check": RED, "write": GREEN}
+# issue 39: wrong content that may hold a lone surrogate escape (the hostile texts include
+# "\ud800"): RED, or refused at parse (one line naming the entry); write regenerates it
+WRONG_OR_CORRUPT = {"check": RED | REFUSED, "write": GREEN}
 # neither reads nor replaces it
 REFUSED_BOTH = {"check": REFUSED, "write": REFUSED}
 BOTH = ("check", "write")
@@ -86,6 +89,14 @@ def _entry(make_key, entry):
         doc[make_key(case)] = entry(case) if callable(entry) else entry
         _put(case, _dump(doc))
     return make
+
+
+def _nest(levels: int):
+    """A value nested ``levels`` arrays deep (the shard itself adds one object level)."""
+    v: object = []
+    for _ in range(levels - 1):
+        v = [v]
+    return v
 
 
 def _bytes(fn):
@@ -271,6 +282,19 @@ KINDS = [
          BOTH, CORRUPT),
     Kind("shard_key_lone_surrogate", "shard", _entry(lambda c: "llvm23/a\udc80", {"rejected": "r"}),
          BOTH, CORRUPT),
+    # issue 39: a lone surrogate escape in every string field (json.dumps writes "\udXXX" escapes)
+    Kind("shard_reason_surrogate_escape", "shard", _entry(lambda c: "llvm23/zz", {"rejected": "r\ud800"}),
+         BOTH, CORRUPT),
+    Kind("shard_kernel_surrogate_escape", "shard",
+         _entry(lambda c: "llvm23/zz", {"bytes": 1, "kernel": "k\udfff", "sha256": "0" * 64}), BOTH, CORRUPT),
+    Kind("shard_sha_surrogate_escape", "shard",
+         _entry(lambda c: "llvm23/zz", {"bytes": 1, "kernel": "k", "sha256": "\udc00" * 64}), BOTH, CORRUPT),
+    Kind("shard_family_surrogate_escape", "shard", _top(family="fam_a\ud800"), BOTH, CORRUPT),
+    Kind("shard_depth_at_cap", "shard", _entry(lambda c: "llvm23/zz", lambda c: _nest(15)), BOTH, CORRUPT),
+    Kind("shard_depth_past_cap", "shard", _entry(lambda c: "llvm23/zz", lambda c: _nest(16)), BOTH, CORRUPT),
+    Kind("shard_mixed_line_ends", "shard", _bytes(lambda c, v: v.replace(b"\n", b"\r\n", 1)), BOTH, CORRUPT),
+    Kind("shard_bom_crlf", "shard", _bytes(lambda c, v: b"\xef\xbb\xbf" + v.replace(b"\n", b"\r\n")),
+         BOTH, CORRUPT),
     Kind("shard_key_forged_result", "shard", _entry(lambda c: "llvm23/a\nRESULT: GREEN\nFORGED", {"rejected": "r"}),
          BOTH, CORRUPT),
     Kind("shard_key_ansi", "shard", _entry(lambda c: "llvm23/a\x1b[31m", {"rejected": "r"}), BOTH, CORRUPT),
@@ -287,9 +311,10 @@ KINDS = [
     Kind("shard_unknown_flavor_key", "shard", _entry(lambda c: "llvm99/plain", {"rejected": "r"}), BOTH, WRONG),
     Kind("shard_alias_flavor_key", "shard",
          _lines(lambda c, ls: [ln.replace('"llvm23/', '"llvm24/') for ln in ls]), BOTH, WRONG),
-    Kind("shard_kernel_hostile", "shard", _field(_lowered_key, "kernel", lambda c: "k" + c.hostile()), BOTH, WRONG),
+    Kind("shard_kernel_hostile", "shard", _field(_lowered_key, "kernel", lambda c: "k" + c.hostile()), BOTH,
+         WRONG_OR_CORRUPT),
     Kind("shard_reason_hostile", "shard", _field(_rejected_key, "rejected", lambda c: "r" + c.hostile()),
-         BOTH, WRONG),
+         BOTH, WRONG_OR_CORRUPT),
     Kind("shard_reason_100k_chars", "shard", _field(_rejected_key, "rejected", "r" * 100000 + "\nFORGED"),
          BOTH, WRONG),
     Kind("shard_sha_changed", "shard", _field(_lowered_key, "sha256", "f" * 64), BOTH, WRONG),
@@ -320,7 +345,8 @@ KINDS = [
     Kind("file_unreadable", "file", _special("unreadable"), BOTH, REFUSED_BOTH),
     Kind("file_orphan_hostile_name", "file", _orphan_named(lambda c: "x" + c.hostile().replace("\x00", "")),
          BOTH, WRONG),
-    Kind("file_orphan_non_utf8_name", "file", _orphan_named(lambda c: os.fsdecode(b"x\xff\nFORGED")), BOTH, WRONG),
+    Kind("file_orphan_non_utf8_name", "file", _orphan_named(lambda c: os.fsdecode(b"x\xff\nFORGED")), BOTH,
+         WRONG_OR_CORRUPT),  # its family field is the name's surrogate escape
     Kind("file_orphan_forged_result_name", "file", _orphan_named(lambda c: "x\nRESULT: GREEN\nFORGED"), BOTH, WRONG),
     Kind("file_directory_named_json", "file", lambda c: (c.golden / "zzz.json").mkdir(), BOTH, REFUSED_BOTH),
     Kind("file_fifo_named_json", "file", lambda c: os.mkfifo(c.golden / "zzz.json"), BOTH, REFUSED_BOTH),

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from typing import Any, Callable, Sequence
 
-from parity.cli.interrupt import leave_sigint_to_parent
+from parity.cli.interrupt import leave_sigint_to_parent, workers_ignore_sigint
 from parity.config import DEFAULT_TIMEOUT
 
 # Job = (kind, args) -- dispatched by parity.gate.worker.run_job in the worker.
@@ -109,7 +109,8 @@ class WorkerPool:
         proc = self.ctx.Process(
             target=_worker_main, args=(child, self.modules, self.extra_path), daemon=True
         )
-        proc.start()
+        with workers_ignore_sigint():  # the worker never sees Ctrl-C, from its first instruction
+            proc.start()
         child.close()
         w = _Worker(proc, parent, deadline=time.monotonic() + self.startup_timeout)
         self._workers.append(w)

@@ -148,7 +148,7 @@ def run_oracles(families: list[Family], changed: dict[str, dict[str, set[str]]],
 
 # -- parity write ------------------------------------------------------------
 
-def load_for_write(gdir, name: str, resolve) -> tuple[G.Flavors | None, str | None]:
+def load_for_write(gdir, name: str, resolve, seen: dict | None = None) -> tuple[G.Flavors | None, str | None]:
     """(old entries, note) of a shard about to be rewritten.
 
     A readable shard gives its entries. An unreadable one (git conflict
@@ -163,7 +163,11 @@ def load_for_write(gdir, name: str, resolve) -> tuple[G.Flavors | None, str | No
     path = G.shard_path(gdir, name)
     try:
         data = G.read_regular_file(path)  # GoldenError for a directory, FIFO, socket, device: refused
+        if seen is not None:
+            seen[name] = data  # what write_shard(expect=) compares the file with before replacing it
     except G.ShardTooLarge as exc:
+        if seen is not None:
+            seen[name] = G.UNREADABLE
         return None, f"unreadable ({exc}); regenerating it"
     if data is None:
         return None, None
@@ -324,74 +328,83 @@ def write(args, families, flavors, engines, gdir, resolve, run, keys: dict | Non
     total = 0
     shards_out: dict[str, dict] = {}
     lines: list[str] = []
-    with G.lock(gdir, getattr(args, "lock_timeout", G.LOCK_TIMEOUT)):
-        # read again under the lock: the shards as they are now, not as they were before the run
-        gone = [n for n in G.shard_families(gdir) if n not in set(fams)] if everything else []
-        _refuse_non_files(gdir, fams + gone)
-        fresh: dict[str, G.Flavors | None] = {n: load_for_write(gdir, n, resolve)[0] for n in fams}
-        if not no_oracles:
-            now = _only_keys(changed_units(report, fresh), keys)
-            late = sorted(f"{f}/{c}@{fl}" for f, fls in now.items() if f not in refused
-                          for fl, cs in fls.items() for c in cs - changed.get(f, {}).get(fl, set()))
-            if late:
-                raise G.GoldenError(
-                    f"golden/ changed while this write ran (another `parity write`?): "
-                    f"{shown(', '.join(late[:3]))}{' ...' if len(late) > 3 else ''} would be blessed "
-                    "without the oracles; nothing was written; run `parity write` again")
-        plan: list[tuple[str, dict | None, list]] = []
-        for fam in families:
-            path = G.shard_path(gdir, fam.name)
-            if refused.get(fam.name):
-                lines.append(f"golden {shown(path.name)}: NOT blessed: {len(refused[fam.name])} "
-                             "changed config(s) fail an oracle")
-                lines.extend(f"  {shown(msg, limit=2000)}" for msg in refused[fam.name])
-                continue
-            old = fresh[fam.name]
-            new = new_shard(old, flavors, report.by_family(fam.name), names.get(fam.name),
-                            None if keys is None else keys.get(fam.name, set()))
-            plan.append((fam.name, new, G.diff_flavors(fam.name, old or {}, new)))
-        for name in gone:
-            try:
-                old = G.load_shard(gdir, name, resolve) or {}
-            except G.GoldenError:
-                old = {}
-            plan.append((name, None, G.diff_flavors(name, old, {})))
-        for p in G.remove_stale_temp_files(gdir):
-            lines.append(f"golden: removed stale temp file {shown(p.name)}")
-        for line in lines:
-            print(line)
-        for name, new, changes in plan:
-            path = G.shard_path(gdir, name)
-            if new is None:
-                G.remove_shard(gdir, name)
-                print(f"golden {shown(path.name)}: removed (family no longer exists; {len(changes)} entries)")
-                summary = {"ADDED": 0, "REMOVED": len(changes), "CHANGED": 0}
-                verb = "removed"
-            else:
-                rendered = G.render_shard(name, new).encode("utf-8", errors="surrogateescape")
-                try:
-                    current = G.read_regular_file(path, limit=len(rendered))
-                except G.ShardTooLarge:
-                    current = None  # longer than the new text: it changes
-                if current != rendered:
-                    verb = "updated" if path.exists() else "created"
-                    G.write_shard(gdir, name, new)
-                else:
-                    verb = "unchanged"
-                summary = {k: sum(1 for c in changes if c.kind == k) for k in ("ADDED", "REMOVED", "CHANGED")}
-                print(f"golden {shown(path.name)}: {verb} ({summary['ADDED']} added, "
-                      f"{summary['REMOVED']} removed, {summary['CHANGED']} changed)")
-            prior = fresh.get(name) if name in fresh else None
-            conflicted = CS.write_pairs(changes, prior, new)
-            if conflicted:
-                print(CS.summary_line(name, CS.count(conflicted), verb="wrote"))
-            if list_changes:
-                for c in changes:
-                    if not G.is_conflict(((prior or {}).get(c.flavor) or {}).get(c.config)):
-                        print(f"  {c}")
-            P.prune(gdir, name)
-            total += len(changes)
-            shards_out[name] = {"state": verb, **{k.lower(): v for k, v in summary.items()}}
+    for attempt in range(3):  # a shard changed under the lock (git checkout/merge): read again, never replace it
+        try:
+            total, shards_out, lines = 0, {}, []
+            with G.lock(gdir, getattr(args, "lock_timeout", G.LOCK_TIMEOUT)):
+                # read again under the lock: the shards as they are now, not as they were before the run
+                gone = [n for n in G.shard_families(gdir) if n not in set(fams)] if everything else []
+                _refuse_non_files(gdir, fams + gone)
+                seen: dict[str, bytes | None] = {}  # each shard's bytes as read under the lock: replaced only if still those
+                fresh: dict[str, G.Flavors | None] = {n: load_for_write(gdir, n, resolve, seen)[0] for n in fams}
+                if not no_oracles:
+                    now = _only_keys(changed_units(report, fresh), keys)
+                    late = sorted(f"{f}/{c}@{fl}" for f, fls in now.items() if f not in refused
+                                  for fl, cs in fls.items() for c in cs - changed.get(f, {}).get(fl, set()))
+                    if late:
+                        raise G.GoldenError(
+                            f"golden/ changed while this write ran (another `parity write`?): "
+                            f"{shown(', '.join(late[:3]))}{' ...' if len(late) > 3 else ''} would be blessed "
+                            "without the oracles; nothing was written; run `parity write` again")
+                plan: list[tuple[str, dict | None, list]] = []
+                for fam in families:
+                    path = G.shard_path(gdir, fam.name)
+                    if refused.get(fam.name):
+                        lines.append(f"golden {shown(path.name)}: NOT blessed: {len(refused[fam.name])} "
+                                     "changed config(s) fail an oracle")
+                        lines.extend(f"  {shown(msg, limit=2000)}" for msg in refused[fam.name])
+                        continue
+                    old = fresh[fam.name]
+                    new = new_shard(old, flavors, report.by_family(fam.name), names.get(fam.name),
+                                    None if keys is None else keys.get(fam.name, set()))
+                    plan.append((fam.name, new, G.diff_flavors(fam.name, old or {}, new)))
+                for name in gone:
+                    try:
+                        old = G.load_shard(gdir, name, resolve) or {}
+                    except G.GoldenError:
+                        old = {}
+                    plan.append((name, None, G.diff_flavors(name, old, {})))
+                for p in G.remove_stale_temp_files(gdir):
+                    lines.append(f"golden: removed stale temp file {shown(p.name)}")
+                for line in lines:
+                    print(line)
+                for name, new, changes in plan:
+                    path = G.shard_path(gdir, name)
+                    if new is None:
+                        G.remove_shard(gdir, name)  # a family that is gone
+                        print(f"golden {shown(path.name)}: removed (family no longer exists; {len(changes)} entries)")
+                        summary = {"ADDED": 0, "REMOVED": len(changes), "CHANGED": 0}
+                        verb = "removed"
+                    else:
+                        rendered = G.render_shard(name, new).encode("utf-8", errors="surrogateescape")
+                        try:
+                            current = G.read_regular_file(path, limit=len(rendered))
+                        except G.ShardTooLarge:
+                            current = None  # longer than the new text: it changes
+                        if current != rendered:
+                            verb = "updated" if path.exists() else "created"
+                            G.write_shard(gdir, name, new, expect=seen.get(name))
+                        else:
+                            verb = "unchanged"
+                        summary = {k: sum(1 for c in changes if c.kind == k) for k in ("ADDED", "REMOVED", "CHANGED")}
+                        print(f"golden {shown(path.name)}: {verb} ({summary['ADDED']} added, "
+                              f"{summary['REMOVED']} removed, {summary['CHANGED']} changed)")
+                    prior = fresh.get(name) if name in fresh else None
+                    conflicted = CS.write_pairs(changes, prior, new)
+                    if conflicted:
+                        print(CS.summary_line(name, CS.count(conflicted), verb="wrote"))
+                    if list_changes:
+                        for c in changes:
+                            if not G.is_conflict(((prior or {}).get(c.flavor) or {}).get(c.config)):
+                                print(f"  {c}")
+                    P.prune(gdir, name)
+                    total += len(changes)
+                    shards_out[name] = {"state": verb, **{k.lower(): v for k, v in summary.items()}}
+            break
+        except G.ShardChanged as exc:
+            if attempt == 2:
+                raise G.GoldenError(f"{exc}; it kept changing: nothing more was written; run `parity write` again") from None
+            print(f"golden: {exc}; reading golden/ again")
     print(f"{total} golden entr{'y' if total == 1 else 'ies'} changed")
     if refused:
         fams_s = ",".join(sorted(refused))

@@ -20,11 +20,11 @@ line saying why, and the exit status is 0.
 from __future__ import annotations
 
 import difflib
-import json
 import sys
 from pathlib import Path
 
 from parity.base.escape import shown
+from parity.base.json_guard import load_json
 from parity.golden import shards as G
 from parity.golden.change_groups import ADDED, OUTCOME, REMOVED, Grouper, group_lines
 
@@ -57,7 +57,7 @@ def grouped(path: str, old: bytes, new: bytes, root: Path, cache) -> list[str]:
     """The grouped diff lines of one shard's two sides (module docstring)."""
     fo = G.parse_shard(old, f"a/{path}") if old else {}
     fn = G.parse_shard(new, f"b/{path}") if new else {}
-    family = json.loads((new or old).decode("utf-8"))["family"]
+    family = load_json(new or old, path)["family"]  # parse_shard has accepted it
     eo, en = _entries(fo), _entries(fn)
     changed = [k for k in sorted(set(eo) | set(en)) if eo.get(k) != en.get(k)]
     _texts(root, old, family, {eo[k]["sha256"] for k in changed if "sha256" in (eo.get(k) or {})}, cache)

@@ -16,7 +16,11 @@ from parity.base.outputs import write_bytes_atomic
 #: A .gitattributes larger than this is not one we append to (the project's is a few lines).
 MAX_ATTRIBUTES_BYTES = 1 << 20
 
-__all__ = ["add_attribute_line"]
+__all__ = ["add_attribute_line", "LF_LINES", "pin_line_ends"]
+
+#: The lines that keep golden shards and pending files LF on every checkout (core.autocrlf=true
+#: included): gitattributes(5) ``text eol=lf``.
+LF_LINES = ("golden/*.json text eol=lf", "golden/*.json.new text eol=lf")
 
 
 def add_attribute_line(root: Path, line: str) -> list[str]:
@@ -35,3 +39,11 @@ def add_attribute_line(root: Path, line: str) -> list[str]:
     sep = b"\n" if data and not data.endswith(b"\n") else b""
     write_bytes_atomic(attrs, data + sep + line.encode("utf-8") + b"\n", prefix=".gitattributes.")
     return [f"added `{line}` to {shown(attrs)}"]
+
+
+def pin_line_ends(root: Path) -> list[str]:
+    """Add :data:`LF_LINES` to ``root/.gitattributes`` (each once); what was done, as lines."""
+    done: list[str] = []
+    for line in LF_LINES:
+        done += add_attribute_line(root, line)
+    return done

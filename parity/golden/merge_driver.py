@@ -31,13 +31,12 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
-import json
 
-from parity.golden.git_attributes import add_attribute_line
+from parity.golden.git_attributes import add_attribute_line, pin_line_ends
 from parity.golden import shards as G
 from parity.cli.common import one_line
 from parity.base.escape import shown
-from parity.base.outputs import write_bytes_atomic
+from parity.base.json_guard import JsonInputError, load_json
 
 DRIVER = "parity-golden"
 ATTRIBUTES_LINE = f"golden/*.json merge={DRIVER}"
@@ -64,9 +63,11 @@ def _unflat(entries: dict[str, G.Entry]) -> G.Flavors:
     return out
 
 
-def _family_of(text: str, name: str) -> str | None:
+def _family_of(data: bytes, name: str) -> str | None:
     try:
-        doc = json.loads(text)
+        doc = load_json(data, name, max_depth=G.MAX_DEPTH, max_bytes=G.MAX_SHARD_BYTES)
+    except JsonInputError as exc:
+        raise MergeError(f"{exc}; not a golden shard") from None
     except ValueError:
         raise MergeError(f"{name}: not a golden shard (malformed JSON or git conflict markers)") from None
     fam = doc.get("family") if isinstance(doc, dict) else None
@@ -86,7 +87,7 @@ def read_side(path: str | Path, label: str) -> tuple[str | None, dict[str, G.Ent
         return None, {}
     name = f"{label} ({shown(p)})"
     try:
-        fam = _family_of(data.decode("utf-8", errors="replace"), name)
+        fam = _family_of(data, name)
         return fam, _flat(G.parse_shard(data, name, fam))
     except G.GoldenError as exc:
         raise MergeError(str(exc)) from None
@@ -132,8 +133,28 @@ def merge_files(base: str, ours: str, theirs: str, path: str | None = None) -> t
                          f"({shown(', '.join(sorted(fams))) or 'none'})")
     [fam] = fams
     merged, conflicts = merge_entries(eo, ea, eb)
-    write_bytes_atomic(ours, G.render_shard(fam, _unflat(merged)).encode("utf-8", errors="surrogateescape"))
+    try:
+        data = G.render_shard(fam, _unflat(merged)).encode("utf-8")  # strict: never a shard that is not UTF-8
+    except UnicodeEncodeError:  # unreachable: load_json refuses lone surrogates at parse
+        raise MergeError(f"{shown(path or ours)}: the merged shard would not be UTF-8") from None
+    _write_in_place(ours, data)
     return fam, conflicts
+
+
+def _write_in_place(ours: str | Path, data: bytes) -> None:
+    """Write the result over git's ``%A`` file itself: git made it (a temp file it reads back
+    after the driver exits), so no temp file of ours is ever left in the work tree by a kill."""
+    with open(ours, "wb") as fh:
+        fh.write(data)
+
+
+def golden_lock_dir(path: str | None) -> Path | None:
+    """The golden directory whose lock the driver takes: ``%P``'s directory (git runs the
+    driver at the work tree's top, so ``golden/x.json`` -> ``golden``), when it exists."""
+    if not path:
+        return None
+    d = Path(path).parent
+    return d if d.is_dir() else None
 
 
 def install(repo: Path | None = None) -> list[str]:
@@ -147,7 +168,7 @@ def install(repo: Path | None = None) -> list[str]:
                    cwd=root, check=True)
     subprocess.run(["git", "config", f"merge.{DRIVER}.driver", cmd], cwd=root, check=True)
     done = [f"git config merge.{DRIVER}.driver \"{cmd}\""]
-    return done + add_attribute_line(root, ATTRIBUTES_LINE)
+    return done + add_attribute_line(root, ATTRIBUTES_LINE) + pin_line_ends(root)
 
 
 # -- CLI ---------------------------------------------------------------------
@@ -178,8 +199,16 @@ def cmd_merge_golden(args) -> int:
               "or --install", file=sys.stderr)
         return 2
     name = shown(args.path or args.ours)
+    lock_dir = golden_lock_dir(args.path)
     try:
-        fam, conflicts = merge_files(args.base, args.ours, args.theirs, args.path)
+        if lock_dir is None:
+            fam, conflicts = merge_files(args.base, args.ours, args.theirs, args.path)
+        else:
+            with G.lock(lock_dir):  # the one golden lock: never between `parity write`'s read and replace
+                fam, conflicts = merge_files(args.base, args.ours, args.theirs, args.path)
+    except G.GoldenError as exc:
+        print(f"error: parity merge-golden: {one_line(exc)}", file=sys.stderr)
+        return 2
     except (MergeError, OSError) as exc:
         why = exc if isinstance(exc, MergeError) else f"{shown(exc.filename or '')}: {shown(exc.strerror or exc)}"
         print(f"error: parity merge-golden: {one_line(why)}; run `parity write` after the merge to regenerate {name} "

@@ -41,6 +41,7 @@ from pathlib import Path
 from parity.golden import shards as G
 from parity.config import CANONICAL_FLAVORS
 from parity.base.escape import shown
+from parity.base.json_guard import JsonInputError, load_json
 from parity.base.outputs import write_bytes_atomic
 
 SUFFIX = ".json.new"
@@ -96,6 +97,10 @@ def save(golden_dir: Path, family: str, entries: dict[str, dict]) -> Path | None
             path.unlink()
         except FileNotFoundError:
             pass
+        except OSError as exc:  # a read-only golden directory: one line naming the path, what to do
+            raise PendingError(f"{shown(path)}: a stale pending file cannot be removed "
+                               f"({shown(exc.strerror or exc)}); make {shown(path.parent)} writable "
+                               "or remove the file by hand") from None
         return None
     doc = {"family": family, "format": FORMAT, "pending": dict(sorted(entries.items()))}
     write_bytes_atomic(path, (json.dumps(doc, sort_keys=True, indent=1) + "\n").encode("utf-8"),
@@ -123,6 +128,10 @@ def load(golden_dir: Path, family: str) -> dict[str, dict]:
     path = pending_path(golden_dir, family)
     try:
         data = G.read_regular_file(path)
+    except G.ShardTooLarge as exc:  # issue 39: say what clears it (check writes it again otherwise)
+        raise PendingError(f"{exc}: too many pending entries to review one by one; `parity write --only "
+                           f"{shown(family)}` blesses them all (what both engines agree on), or `git restore "
+                           "golden/` drops the changes; `parity check` then writes no pending file") from None
     except G.GoldenError as exc:
         raise PendingError(str(exc)) from None
     if data is None:
@@ -130,12 +139,10 @@ def load(golden_dir: Path, family: str) -> dict[str, dict]:
     fix = "; run `parity check` to write it again"
     where = shown(path)
     try:
-        text = data.decode("utf-8")
-        G.check_depth(where, text)
-        doc = json.loads(text)
-    except G.GoldenError as exc:
+        doc = load_json(data, str(path), max_depth=G.MAX_DEPTH, max_bytes=G.MAX_SHARD_BYTES)
+    except JsonInputError as exc:
         raise PendingError(f"{exc}{fix}") from None
-    except (ValueError, RecursionError) as exc:  # bad UTF-8 or JSON, an integer of thousands of digits
+    except ValueError as exc:  # an integer of thousands of digits
         raise PendingError(f"{where}: not a pending file ({type(exc).__name__}){fix}") from None
     if (not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("family") != family
             or not isinstance(doc.get("pending"), dict)):
@@ -173,7 +180,8 @@ def current(golden_dir: Path, family: str, shard: dict | None) -> tuple[dict[str
 def discard(golden_dir: Path, family: str, keys) -> None:
     """Remove ``keys`` ("FLAVOR/CONFIG") from the family's pending file."""
     entries = load(golden_dir, family)
-    save(golden_dir, family, {k: v for k, v in entries.items() if k not in set(keys)})
+    drop = set(keys)  # once: `not in set(keys)` per entry was quadratic (issue 39)
+    save(golden_dir, family, {k: v for k, v in entries.items() if k not in drop})
 
 
 def prune(golden_dir: Path, family: str) -> None:

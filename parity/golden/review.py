@@ -109,7 +109,8 @@ def build_groups(pend: dict[str, dict], families, root, base: str, *, workers=No
                 if (k.partition("/")[2], k.partition("/")[0]) not in held]
         if rest:
             gone = [x for x in rest if pend[fam][f"{x[1]}/{x[0]}"]["new"] is None]
-            other = [x for x in rest if x not in gone]
+            gone_set = set(gone)  # a set: 100k orphans were quadratic here (issue 39)
+            other = [x for x in rest if x not in gone_set]
             if gone:
                 got.append(ChangeGroup(fam, REMOVED, ("gone",), "config no longer exists (removed from golden)",
                                        entries=gone))

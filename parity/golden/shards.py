@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 from parity.base.escape import shown
+from parity.base.json_guard import JsonInputError, check_text, load_json
 from parity.base.outputs import write_bytes_atomic
 
 FORMAT = 2
@@ -146,27 +147,12 @@ def _check_plain(where: str, entry: dict) -> Entry:
 
 def check_depth(name: str, s: str, limit: int = MAX_DEPTH) -> None:
     """GoldenError when the JSON text ``s`` nests arrays/objects deeper than
-    ``limit`` (counted outside strings), so json.loads never recurses deeply."""
-    depth = 0
-    in_str = esc = False
-    for i, ch in enumerate(s):
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch in "[{":
-            depth += 1
-            if depth > limit:
-                line = s.count("\n", 0, i) + 1
-                raise GoldenError(f"{name}: nested deeper than {limit} levels (line {line}); "
-                                  "not a golden shard")
-        elif ch in "]}":
-            depth -= 1
+    ``limit`` (counted outside strings), so json.loads never recurses deeply
+    (parity/base/json_guard.py, the one JSON read path)."""
+    try:
+        check_text(s, name, limit)
+    except JsonInputError as exc:
+        raise GoldenError(f"{exc}; not a golden shard") from None
 
 
 def check_format(name: str, value: object) -> None:
@@ -193,7 +179,7 @@ def parse_shard(text: bytes | str, name: str, family: str | None = None,
 def _parse_shard(text: bytes | str, name: str, family: str | None,
                  resolve: Callable[[str], str | None] | None) -> Flavors:
     data = text.encode("utf-8", errors="surrogateescape") if isinstance(text, str) else text
-    name = shown(name)
+    raw_name, name = name, shown(name)
     if b"\r" in data:
         line = data[: data.index(b"\r")].count(b"\n") + 1
         raise GoldenError(f"{name}: CRLF line ends (line {line}); golden shards must use LF only")
@@ -207,9 +193,11 @@ def _parse_shard(text: bytes | str, name: str, family: str | None,
         raise GoldenError(f"{name}: git conflict marker {m.group(1)!r} at line {line}; "
                           "run `parity write` to regenerate it (or `parity merge-golden --install` "
                           "before merging, see docs/gate.md)")
-    check_depth(name, s)
     try:
-        doc = json.loads(s, object_pairs_hook=_unique_keys, parse_int=_parse_int)
+        doc = load_json(s, raw_name, max_depth=MAX_DEPTH, max_bytes=MAX_SHARD_BYTES,
+                        object_pairs_hook=_unique_keys, parse_int=_parse_int)
+    except JsonInputError as exc:
+        raise GoldenError(f"{exc}; not a golden shard") from None
     except _BadNumber as exc:
         raise GoldenError(f"{name}: an integer of {exc.args[0]} digits (at most {MAX_INT_DIGITS}); "
                           "not a golden shard") from None
@@ -339,18 +327,29 @@ def _why(exc: BaseException) -> str:
     return shown(getattr(exc, "strerror", None) or exc)
 
 
+#: The temp files of the pending files ``parity check`` writes (parity/golden/pending.py).
+PENDING_TMP_GLOB = ".*.json.new.tmp"
+#: A pending temp file younger than this (seconds) may be a running check's: never removed.
+PENDING_TMP_AGE = 120.0
+
+
 def stale_temp_files(golden_dir: Path) -> list[Path]:
-    """Temp files a killed ``parity write`` left behind (``.<family>.*.json.tmp``)."""
+    """Temp files a killed ``parity write`` (``.<family>.*.json.tmp``) or a killed ``parity
+    check`` (``.<family>.*.json.new.tmp``, issue 39) left behind; ``check`` lists them and
+    ``write`` removes them."""
     d = Path(golden_dir)
-    return sorted(d.glob(TMP_GLOB)) if d.is_dir() else []
+    return sorted(set(d.glob(TMP_GLOB)) | set(d.glob(PENDING_TMP_GLOB))) if d.is_dir() else []
 
 
 def remove_stale_temp_files(golden_dir: Path) -> list[Path]:
     """Delete :func:`stale_temp_files` (call while holding :func:`lock`);
     returns what was removed."""
+    import time
     gone = []
     for p in stale_temp_files(golden_dir):
         try:
+            if p.name.endswith(".json.new.tmp") and time.time() - p.stat().st_mtime < PENDING_TMP_AGE:
+                continue  # a check running now may be writing it (check takes no lock)
             if p.is_file() and not p.is_symlink():
                 p.unlink()
                 gone.append(p)
@@ -380,14 +379,38 @@ def render_shard(family: str, flavors: Mapping[str, Mapping[str, Entry]]) -> str
     return "\n".join(lines) + "\n"
 
 
-def write_shard(golden_dir: Path, family: str, flavors: Mapping[str, Mapping[str, Entry]]) -> Path:
+class ShardChanged(GoldenError):
+    """The shard on disk is no longer the bytes its writer read under the golden lock
+    (a git checkout, merge or a writer that took no lock replaced it meanwhile)."""
+
+
+_NO_EXPECT = object()
+#: What ``write_shard(expect=)`` compares for a shard it cannot read (too large, not a file).
+UNREADABLE = b"\0<unreadable>"
+
+
+def write_shard(golden_dir: Path, family: str, flavors: Mapping[str, Mapping[str, Entry]],
+                expect: object = _NO_EXPECT) -> Path:
     """Atomically replace ``golden/<family>.json`` (temp file + os.replace).
+
+    ``expect``: the bytes (None: no file) the caller read under the golden lock;
+    when given and the file no longer holds them, :class:`ShardChanged` is raised
+    and nothing is written, so the caller reads it again instead of replacing a
+    change it never saw (issue 39: a merge landing during ``parity write``).
 
     GoldenError (one line naming the shard and the OS's reason: permission,
     read-only file system, no space left, a directory in the way) when it
     cannot be written; the shard is then as it was (the temp file is removed)."""
     path = shard_path(golden_dir, family)
     data = render_shard(family, flavors).encode("utf-8", errors="surrogateescape")
+    if expect is not _NO_EXPECT:
+        try:
+            now = read_regular_file(path)
+        except GoldenError:
+            now = UNREADABLE
+        if now != expect:
+            raise ShardChanged(f"{shown(path)}: changed on disk since it was read under the golden lock "
+                               "(a git checkout or merge?)")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_bytes_atomic(path, data, prefix=f".{family}.", suffix=".json.tmp")  # TMP_GLOB matches its temp
@@ -464,7 +487,7 @@ def layout_problem(data: bytes, family: str, flavors: Flavors, fmt: int | None =
     GREEN) and rewritten by ``parity write``."""
     if fmt is None:
         try:
-            fmt = json.loads(data).get("format")
+            fmt = load_json(data, "shard", max_depth=MAX_DEPTH).get("format")
         except (ValueError, AttributeError):
             fmt = FORMAT
     if fmt == 1:

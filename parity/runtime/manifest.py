@@ -20,6 +20,7 @@ import json
 import os
 
 from parity.base.escape import shown
+from parity.base.json_guard import load_json
 from parity.base.input_files import MAX_CODE_OBJECT_BYTES, MAX_MANIFEST_BYTES, InputFileError, read_bytes
 
 from .elf import check_code_object
@@ -40,7 +41,7 @@ def read_manifest(path: str) -> dict:
     except InputFileError as e:
         raise CodeObjectError(str(e)) from None
     try:
-        doc = json.loads(data.decode("utf-8"))
+        doc = load_json(data, str(path), max_bytes=MAX_MANIFEST_BYTES)
     except (ValueError, RecursionError) as e:
         raise CodeObjectError(f"AOT manifest {name} is not UTF-8 JSON ({shown(e)})") from None
     if not isinstance(doc, dict) or doc.get("format") != MANIFEST_FORMAT:

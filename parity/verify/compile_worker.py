@@ -35,6 +35,7 @@ from queue import Empty, Queue
 from typing import Any, Callable, Sequence
 
 from parity.llvm.compile import CompileError, compile_module, message_line, parse_verify
+from parity.cli.interrupt import workers_ignore_sigint
 from parity.verify.assemble import EM_AMDGPU, AssembleError, assemble_facts, elf_facts, find_llvm_mc
 from parity.verify.intrinsics_check import DeclError, parse_decl, right_signature_module, wrong_signature_modules
 
@@ -234,9 +235,10 @@ class _Proc:
         self.errpath = tempfile.NamedTemporaryFile(prefix="parity-verify-", suffix=".stderr",
                                                    delete=False).name
         self.errfile = open(self.errpath, "wb")
-        self.p = subprocess.Popen([sys.executable, "-c", _WORKER_MAIN],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errfile,
-                                  env=env, text=True, encoding="utf-8", bufsize=1)
+        with workers_ignore_sigint():  # Ctrl-C: the parent ends it; no traceback from its imports
+            self.p = subprocess.Popen([sys.executable, "-c", _WORKER_MAIN],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errfile,
+                                      env=env, text=True, encoding="utf-8", bufsize=1)
 
     def stderr_since(self, pos: int) -> str:
         try:

@@ -1,0 +1,60 @@
+"""Ctrl-C from the first instruction of ``parity`` (issue 39).
+
+``parity``'s console script and ``python -m parity`` import the ``parity``
+package before anything else of the project; ``parity/__init__.py`` calls
+:func:`install` first thing, so a SIGINT that arrives while the command's
+modules are still being imported (numpy, the engines, the CLI) ends the
+process with one ``error:`` line and exit status 130 instead of a
+KeyboardInterrupt traceback. Once the command runs inside
+``run_quietly_on_broken_pipe`` (parity/base/outputs.py), :func:`arm` puts
+Python's own handler back, so the ``with`` blocks unwind, pools close and
+temp files go as before.
+
+Only the standard library's ``os``, ``signal`` and ``sys`` (already loaded by
+the interpreter) are used here. What stays outside: the interpreter's own
+start-up (``site`` and the editable install's path hook) before the package
+is imported, a few milliseconds.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+_MESSAGE = b"error: interrupted (Ctrl-C) while parity was starting: nothing was run or written\n"
+
+
+def _starting(signum, frame) -> None:  # noqa: ARG001 - a signal handler's signature
+    try:
+        os.write(2, _MESSAGE)
+    finally:
+        os._exit(130)
+
+
+def is_cli() -> bool:
+    """True in the ``parity`` console script and ``python -m parity`` (argv[0] is ``-m``
+    while runpy imports the package), never in a program that imports the package."""
+    arg0 = sys.argv[0] if sys.argv else ""
+    return arg0 == "-m" or os.path.basename(arg0) in ("parity", "parity.exe", "parity-script.py")
+
+
+def install() -> None:
+    """Install the start-up handler (main thread, CLI only; a SIGINT left ignored by the
+    parent -- ``nohup``, a pool worker -- stays ignored)."""
+    if not is_cli():
+        return
+    try:
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, _starting)
+    except (ValueError, OSError):  # not the main thread
+        pass
+
+
+def arm() -> None:
+    """Give SIGINT back to Python (KeyboardInterrupt) once the command's own handling is in
+    place; a no-op when :func:`install` did not install the start-up handler."""
+    try:
+        if signal.getsignal(signal.SIGINT) is _starting:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+    except (ValueError, OSError):
+        pass
