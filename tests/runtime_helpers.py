@@ -36,14 +36,14 @@ def variant_of_kernel(name: str) -> str:
     return "two_stage" if name.endswith("_spk") else "plain"
 
 
-_ACC = ("bias", "scale", "relu", "clamp")
+_ACC = ("bias", "scale", "relu", "clamp", "bias_relu", "bias_clamp")
 
 
 def acc_of_kernel(name: str) -> str:
     """The accumulator epilogue a kernel name carries (identity when none)."""
     if name.startswith("conv_fwd_split_k_reduce"):
-        tail = name.rsplit("_", 1)[1]
-        return tail if tail in _ACC else "identity"
+        m = re.search(r"_d\d+_(\w+)$", name)
+        return m.group(1) if m and m.group(1) in _ACC else "identity"
     m = re.search(r"_va\d+_vb\d+_(\w+?)(?:_spk|$)", name)
     return m.group(1) if m and m.group(1) in _ACC else "identity"
 
@@ -152,7 +152,7 @@ class NumpyGpu:
         if epi == "identity":
             return d
         bias = None
-        if epi == "bias":
+        if epi.startswith("bias"):   # bias, bias_relu, bias_clamp
             n = v["bias_bytes"] if "bias_bytes" in v else d.shape[-1] * 4
             bias = _read(v["bias_ptr"], n, np.float32)
         caller = {k: v[k] for k in ("scale", "clamp_lo", "clamp_hi") if k in v}

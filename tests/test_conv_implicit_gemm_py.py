@@ -78,7 +78,7 @@ REJECTS = [
                                                           "vector_a = vector_b (A and B share the padded K order), "
                                                           "got 8 and 7"),
     ({"acc_epilogue": "gelu"}, "gfx1250", "llvm23",
-     "acc_epilogue must be identity, bias, scale, relu or clamp, got 'gelu'"),
+     "acc_epilogue must be identity, bias, scale, relu, clamp, bias_relu or bias_clamp, got 'gelu'"),
     ({"tile_m": 256, "tile_n": 256, "tile_k": 256, "waves_m": 4, "waves_n": 4}, "gfx1250", "llvm23",
      "LDS use of 524288 bytes exceeds the 327680 bytes of gfx1250"),
     ({"split_k": 4}, "gfx950", "llvm22",

@@ -15,6 +15,9 @@ BASE = "CBAInferfp16 -n 1 -c 64 -H 7 -W 7 -k 64 -y 3 -x 3 -p 1 -q 1"
     ("-F 6", "bias", {}),                       # cb
     ("-F 6 -m 8", "bias", {}),                  # cb has no activation: -m is not read
     ("-F 4 -m 0", "bias", {}),                  # cba with passthrough
+    ("-F 4 -m 3", "bias_relu", {}),             # cba relu: bias, then relu
+    ("-F 4 -m 7 -A 6", "bias_clamp", {"clamp_lo": 0.0, "clamp_hi": 6.0}),  # cba clipped relu (ReLU6)
+    ("--fusion_mode 4 --activMode 7 --alpha 0", "bias_clamp", {"clamp_lo": 0.0, "clamp_hi": 0.0}),
     ("-F 5 -m 3", "relu", {}),                  # ca relu
     ("-F 5 -m 7 -A 6", "clamp", {"clamp_lo": 0.0, "clamp_hi": 6.0}),   # ca clipped relu (ReLU6)
     ("-F 5 -m 0", "identity", {}),              # ca passthrough
@@ -40,8 +43,11 @@ def test_cbainfer_is_fp32_and_conv_stride_0_1_spell_the_strides():
                   "clipped relu 7"),
     ("-F 5 -m 1", "flag -m 1 (logistic) is not supported: the activation modes are passthrough 0, relu 3, "
                   "clipped relu 7"),
-    ("-F 4 -m 3", "flags -F 4 (cba) and -m 3 (relu) are not supported together: bias then an activation is two "
-                  "accumulator epilogues, the kernels apply one (use -F 6 cb, -F 5 ca, or -F 4 with -m 0)"),
+    ("-F 4 -m 8", "flag -m 8 (leaky relu) is not supported: the activation modes are passthrough 0, relu 3, "
+                  "clipped relu 7"),
+    ("-F 4 -m 9", "flag -m 9 (elu) is not supported: the activation modes are passthrough 0, relu 3, "
+                  "clipped relu 7"),
+    ("-F 4 -m 7 -A -1", "flag -A -1.0 (clipped relu alpha) must be a finite value >= 0"),
     ("-F 5 -m 7 -A -1", "flag -A -1.0 (clipped relu alpha) must be a finite value >= 0"),
     ("-F 6 -z same", "flag -z same is not supported: give the padding with -p and -q (pad mode conv)"),
     ("-F 6 -r 1", "flag -r 1 is not supported: the kernels pad with 0"),
@@ -71,3 +77,17 @@ def test_shipped_catalog_has_ten_real_fused_layers_that_reach_the_plan():
     assert lp.conv_spec["acc_epilogue"] == "bias" and lp.binary == "cluster"
     assert dict(lp.plan["args"])["bias_ptr"] == "buffer bias"
     assert lp.to_json()["epilogue"] == {"acc_epilogue": "bias"}
+
+
+def test_shipped_cba_layers_reach_the_plan_with_bias_and_activation():
+    import python_engine
+    from parity.catalog.emit import default_catalog, plan_layer
+    cba = {lay.name: lay for lay in read_catalog(default_catalog()) if lay.acc_epilogue.startswith("bias_")}
+    assert len(cba) >= 8
+    assert {lay.acc_epilogue for lay in cba.values()} == {"bias_relu", "bias_clamp"}
+    assert cba["mobilenetv2_b1_conv_last_bias_relu6"].scalars == {"clamp_lo": 0.0, "clamp_hi": 6.0}
+    lp = plan_layer(python_engine, cba["resnet50_b1_conv5_3x3_bias_relu"], lower=False)
+    # split by the model: the cluster fold applies bias then relu, and takes the bias buffer
+    assert lp.conv_spec["acc_epilogue"] == "bias_relu" and lp.binary == "cluster"
+    args = dict(lp.plan["args"])
+    assert (args["bias_ptr"], args["clamp_lo"]) == ("buffer bias", "unused")

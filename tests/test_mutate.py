@@ -198,7 +198,11 @@ def test_mutate_out_of_memory_is_one_error_line(monkeypatch, capsys, stage):
 @pytest.mark.parametrize("acc,kinds", [("bias", {"epi_twice": 2, "epi_early": 2, "bias_group": 0}),
                                        ("scale", {"epi_twice": 2, "epi_early": 2, "bias_group": 0}),
                                        ("relu", {"epi_twice": 0, "epi_early": 2, "bias_group": 0}),
-                                       ("clamp", {"epi_twice": 0, "epi_early": 0, "bias_group": 0})])
+                                       ("clamp", {"epi_twice": 0, "epi_early": 0, "bias_group": 0}),
+                                       # bias then the activation: the bias add is on the fold's sum;
+                                       # bias_relu's relu also moves before the bias add (relu, then bias)
+                                       ("bias_relu", {"epi_twice": 2, "epi_early": 4, "bias_group": 0}),
+                                       ("bias_clamp", {"epi_twice": 2, "epi_early": 2, "bias_group": 0})])
 def test_epilogue_kinds_find_the_fused_stage2_epilogue(acc, kinds):
     """One site per vector path and tail of an unrolled fused reduce; relu twice and
     clamp twice are the same function (idempotent), so they have no epi_twice site."""

@@ -164,8 +164,8 @@ def test_identity_stage2_predicate_and_labels():
 
 # -- AOT grid -----------------------------------------------------------------------------------
 
-# per dtype: 910 two-stage + 18 reduce (+ 20 cluster at llvm23); docs/policy.md gives the enumeration
-@pytest.mark.parametrize("flavor,count", [("llvm20", 2000), ("llvm22", 2000), ("llvm23", 2200), ("llvm24", 2200)])
+# per dtype: 910 two-stage + 7 x 18 reduce (+ 7 x 20 cluster at llvm23), 7 accumulator epilogues; docs/policy.md
+@pytest.mark.parametrize("flavor,count", [("llvm20", 2072), ("llvm22", 2072), ("llvm23", 2352), ("llvm24", 2352)])
 def test_aot_count_matches_enumeration(both, flavor, count):
     py, cpp = both
     assert aot.count_jobs(flavor) == len(aot.jobs(flavor)) == count
@@ -205,13 +205,14 @@ def test_aot_grid_axes():
     assert all(aot.loads_per_lane(s["tile_m"], s["tile_n"], s["tile_k"], s["waves_m"], s["waves_n"],
                                   s["pipeline"], s["num_load_waves"], s["vector_a"]) <= 16 for s in two)
     red = [j.spec for j in aot.jobs("llvm20") if j.family != CIG.FAMILY]
-    assert len(red) == 5 * 36 and {(r["vector"], r["degree"]) for r in red} == \
+    assert len(red) == 7 * 36 and {(r["vector"], r["degree"]) for r in red} == \
         {(v, d) for v in (8, 4, 2) for d in (0, 2, 4, 8, 16, 32)}
-    # per epilogue (issue 36): identity's 36 first (no acc_epilogue key), then bias, scale, relu, clamp
-    assert [r.get("acc_epilogue", "identity") for r in red[::36]] == ["identity", "bias", "scale", "relu", "clamp"]
+    # per epilogue (issue 36): identity's 36 first (no acc_epilogue key), then bias, scale, relu, clamp, bias_relu, bias_clamp
+    assert [r.get("acc_epilogue", "identity") for r in red[::36]] == ["identity", "bias", "scale", "relu", "clamp",
+                                                                          "bias_relu", "bias_clamp"]
     fused_cl = [j.spec for j in aot.jobs("llvm23") if j.spec.get("split_k_cluster") and
                 j.spec["acc_epilogue"] != "identity"]
-    assert len(fused_cl) == 4 * 2 * 20
+    assert len(fused_cl) == 6 * 2 * 20  # six fused epilogues x 2 dtypes x 20 cluster jobs
     # the old 20-per-dtype grid is inside the new one
     for tm, tn in ((16, 16), (16, 32), (32, 32), (64, 32), (64, 64)):
         for tk in (32, 64):
@@ -381,7 +382,7 @@ def test_every_aot_job_is_selected_as_one(both, flavor):
     (and the reduce job's) in the C++ engine: two-stage and cluster jobs alike."""
     _, cpp = both
     jobs = _job_specs(cpp, flavor)
-    assert len(jobs) == {"llvm20": 1820, "llvm23": 1820 + 5 * 40}[flavor]  # 40 cluster jobs per epilogue
+    assert len(jobs) == {"llvm20": 1820, "llvm23": 1820 + 7 * 40}[flavor]  # 40 cluster jobs per epilogue
     for h, spec in jobs:
         d = _policy(cpp, flavor=flavor, **spec, **SMALL)
         assert d["aot"].split()[:2] == ["yes:", h], (spec, d["aot"])

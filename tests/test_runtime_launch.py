@@ -356,7 +356,7 @@ def test_pipeline_out_of_memory_frees_what_it_had():
 
 # ---------------------------------------------------------------- fused split-K (issue 36)
 
-@pytest.mark.parametrize("acc", ["bias", "scale", "relu", "clamp"])
+@pytest.mark.parametrize("acc", ["bias", "scale", "relu", "clamp", "bias_relu", "bias_clamp"])
 @pytest.mark.parametrize("form", [TWO_STAGE, CLUSTER4], ids=["two_stage", "cluster"])
 def test_fused_split_runs_end_to_end(form, acc):
     """A fused layer's two-stage launch runs the identity Stage 1 (epilogue arguments
@@ -372,7 +372,7 @@ def test_fused_split_runs_end_to_end(form, acc):
     bias = np.linspace(-1.0, 1.0, spec["K"]).astype(np.float32)
     with ConvRun(spec, "gfx1250", "llvm23", hip=h, cache=FakeCache(), scalars=scalars) as run:
         x, w, xb, wb = random_inputs(spec, 3)
-        run.upload(xb, wb, bias if acc == "bias" else None)
+        run.upload(xb, wb, bias if acc.startswith("bias") else None)
         run.run()
         d = run.download()
         plan = run.plan
@@ -381,7 +381,8 @@ def test_fused_split_runs_end_to_end(form, acc):
         assert names[1] == f"conv_fwd_split_k_reduce_bf16_v4_t256_d0_{acc}"
         assert run.reduce_spec["acc_epilogue"] == acc
         extra = {"bias": ["bias_ptr", "bias_bytes"], "scale": ["scale"], "relu": [],
-                 "clamp": ["clamp_lo", "clamp_hi"]}[acc]
+                 "clamp": ["clamp_lo", "clamp_hi"], "bias_relu": ["bias_ptr", "bias_bytes"],
+                 "bias_clamp": ["bias_ptr", "bias_bytes", "clamp_lo", "clamp_hi"]}[acc]
         assert list(plan.stage2_args)[7:] == extra
         assert all(plan.args[n] == "unused" for n in ("bias_ptr", "scale", "clamp_lo", "clamp_hi"))
     else:

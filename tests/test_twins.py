@@ -11,7 +11,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PY = ROOT / "python_engine"
 CPP = ROOT / "cpp_engine" / "src"
 HEAD = 8  # the twin is named in a file's first paragraph (at most this many lines)
-PY_ONLY = {"__main__.py": "the pointer to the parity commands", "api.py": "its twins are cpp_engine/src/api/*.cpp"}
+PY_ONLY = {"__main__.py": "the pointer to the parity commands", "api.py": "its twins are cpp_engine/src/api/*.cpp",
+           "facts.py": "its twin is cpp_engine/facts.py (the same facts through the C API)"}
 
 
 def _head(path: Path) -> str:

@@ -135,19 +135,6 @@ def problem_text(p) -> str:
     return f"N{p.N} {p.H}x{p.W}x{p.C} K{p.K} g{p.groups} Kgemm {p.Kgemm}"
 
 
-def _fused_reference(acc: str, e: np.ndarray, bias: np.ndarray, scal: dict) -> np.ndarray:
-    """The float64 reference ``e`` (channels last) after the accumulator epilogue ``acc``."""
-    if acc == "bias":
-        return e + bias.astype(np.float64)
-    if acc == "scale":
-        return e * scal["scale"]
-    if acc == "relu":
-        return np.maximum(e, 0.0)
-    if acc == "clamp":
-        return np.clip(e, scal["clamp_lo"], scal["clamp_hi"])
-    return e
-
-
 def fused_row(a, m: dict | None) -> dict | None:
     """For a fused layer (``acc_epilogue`` not identity): the selected form's predicted
     time against the fastest unsplit (plain) candidate of the same model run, and
@@ -186,9 +173,10 @@ def run_numerics(lp, E, kernels_cache: dict) -> tuple:
     e = ref.conv_fwd(x, w, **kw)
     absum = ref.conv_abs_fwd(x, w, **kw)
     acc = lp.conv_spec.get("acc_epilogue", "identity")
-    bias = rng.uniform(-1.0, 1.0, q.K).astype(np.float32) if acc == "bias" else np.zeros(q.K, np.float32)
+    bias = rng.uniform(-1.0, 1.0, q.K).astype(np.float32) if ref.epilogue_has(acc, "bias") \
+        else np.zeros(q.K, np.float32)
     scal = {"scale": 1.0, "clamp_lo": -3.0e38, "clamp_hi": 3.0e38, **lp.layer.scalars}
-    e = _fused_reference(acc, e, bias, scal)  # a fused layer: its epilogue once, after the sum
+    e, _ = ref.epilogue_f64(acc, e, bias, scal)  # a fused layer: its epilogue once, after the sum
     tol = ref.conv_tolerance(dt, q.Kgemm, absum * abs(scal["scale"]), e)
     bufs = {"x": ref.cast_bits(x, dt), "w": ref.cast_bits(w, dt),
             "d": np.full(q.M * q.K, 0x7FC0 if dt == "bf16" else 0x7E00, np.uint16),

@@ -27,11 +27,11 @@ take the same problem flags (also ``--conv_stride_0/1``), but ``-F`` is the
 fusion mode (``--fusion_mode``: cba 4, ca 5, cb 6; the batch-norm modes
 cbna 0, cna 1, na 2, cn 3 are refused) and ``-m`` the activation mode
 (``--activMode``, miopenActivationMode_t: passthrough 0, relu 3, clipped relu
-7 with ``-A`` alpha; the others are refused). They map onto the kernels' one
-accumulator epilogue: cb -> bias, cba with passthrough -> bias, ca with relu
--> relu, ca with clipped relu -> clamp to [0, alpha], ca with passthrough ->
-identity; cba with relu or clipped relu (bias then an activation: two
-epilogues) is refused. ``-B -G -M -P -i -t -V -w -s`` are accepted and
+7 with ``-A`` alpha; the others are refused). They map onto the kernels'
+accumulator epilogue: cb -> bias, cba with passthrough -> bias, cba with relu
+-> bias_relu, cba with clipped relu -> bias_clamp to [0, alpha] (bias, then the
+activation), ca with relu -> relu, ca with clipped relu -> clamp to [0, alpha],
+ca with passthrough -> identity. ``-B -G -M -P -i -t -V -w -s`` are accepted and
 ignored; ``-z`` must be ``conv``/``default`` and ``-r`` 0 (padding modes
 and values the kernels do not take). Layout flags are accepted as for conv
 (the kernels' NHWC).
@@ -132,17 +132,14 @@ def fused_epilogue(fusion: int, activ: int, alpha: float) -> tuple:
         what = ACTIV_MODES.get(activ, "unknown")
         raise ProblemInputError(f"flag -m {activ} ({what}) is not supported: the activation modes are "
                                 f"passthrough 0, relu 3, clipped relu 7")
-    if name == "cba":
-        if activ:
-            raise ProblemInputError(f"flags -F 4 (cba) and -m {activ} ({ACTIV_MODES[activ]}) are not supported "
-                                    f"together: bias then an activation is two accumulator epilogues, the "
-                                    f"kernels apply one (use -F 6 cb, -F 5 ca, or -F 4 with -m 0)")
-        return "bias", {}
+    bias = "bias_" if name == "cba" else ""   # cba: bias, then the activation (one fused epilogue)
     if activ == 7:
         if not (alpha >= 0.0 and alpha < float("inf")):
             raise ProblemInputError(f"flag -A {alpha!r} (clipped relu alpha) must be a finite value >= 0")
-        return "clamp", {"clamp_lo": 0.0, "clamp_hi": float(alpha)}
-    return ("relu" if activ == 3 else "identity"), {}
+        return bias + "clamp", {"clamp_lo": 0.0, "clamp_hi": float(alpha)}
+    if activ == 3:
+        return bias + "relu", {}
+    return ("bias" if bias else "identity"), {}
 
 
 def _fused_flag(flag: str, val: str, fused: dict, seen: set) -> bool:

@@ -17,8 +17,9 @@ for _dt in ("bf16", "fp16"):
                 CONFIGS.append(Config(f"{_dt}_v{_v}_t{_t}_d{_d}", arch="gfx1250",
                                       spec={"dtype": _dt, "vector": _v, "threads": _t, "degree": _d},
                                       uncovered={"again": _ONE_ELEMENT_TAIL} if _v == 1 else {}))
-# fused Stage 2 (issue 36): every accumulator epilogue at every vector width, unrolled and loop
-for _acc in ("bias", "scale", "relu", "clamp"):
+# fused Stage 2 (issue 36): every accumulator epilogue at every vector width, unrolled and loop;
+# bias_relu, bias_clamp: MIOpen's -F 4 (cba) with -m 3 / -m 7 (bias, then the activation)
+for _acc in ("bias", "scale", "relu", "clamp", "bias_relu", "bias_clamp"):
     for _v in (1, 2, 4, 8):
         for _d in (0, 4):
             CONFIGS.append(Config(f"fused_{_acc}_bf16_v{_v}_t64_d{_d}", arch="gfx1250",
@@ -29,9 +30,9 @@ for _acc in ("bias", "scale", "relu", "clamp"):
                           spec={"dtype": "fp16", "vector": 8, "threads": 256, "degree": 2, "acc_epilogue": _acc}))
 CONFIGS += [
     Config("reject_acc_epilogue_gelu", arch="gfx1250", spec={"acc_epilogue": "gelu"},
-           expect=reject("acc_epilogue must be identity, bias, scale, relu or clamp, got 'gelu'")),
+           expect=reject("acc_epilogue must be identity, bias, scale, relu, clamp, bias_relu or bias_clamp, got 'gelu'")),
     Config("reject_acc_epilogue_null", arch="gfx1250", spec={"acc_epilogue": None},
-           expect=reject("acc_epilogue must be identity, bias, scale, relu or clamp, got null")),
+           expect=reject("acc_epilogue must be identity, bias, scale, relu, clamp, bias_relu or bias_clamp, got null")),
 ]
 CONFIGS += [
     Config("t1024_bf16_v8_d4", arch="gfx1250", spec={"dtype": "bf16", "vector": 8, "threads": 1024, "degree": 4}),

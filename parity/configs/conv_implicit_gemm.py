@@ -88,6 +88,15 @@ CONFIGS += [
     Config("fused_clamp_mem_default_128x128_fp16", arch="gfx1250",
            spec={"dtype": "fp16", "acc_epilogue": "clamp", "tile_m": 128, "tile_n": 128}),
 ]
+# bias then an activation (MIOpen -F 4 -m 3 / -m 7): each pipeline and each epilogue once
+for _acc, _pipes in (("bias_relu", (_PIPES[0], _PIPES[1])), ("bias_clamp", (_PIPES[1], _PIPES[0]))):
+    for (_pn, _pipe, _lw), _epi in zip(_pipes, _EPIS):
+        CONFIGS.append(Config(
+            f"fused_{_acc}_{_pn}_{_epi}_64x64_bf16", arch="gfx1250",
+            spec={"acc_epilogue": _acc, "pipeline": _pipe, "num_load_waves": _lw, "epilogue": _epi}))
+CONFIGS.append(Config("fused_bias_relu_mem_cshuffle_128x128_fp16", arch="gfx1250",
+                      spec={"dtype": "fp16", "acc_epilogue": "bias_relu", "epilogue": "cshuffle",
+                            "tile_m": 128, "tile_n": 128}))
 
 # -- two-stage split-K: every degree > 1 builds the same _spk binary ---------------------
 for _sk in (2, 4, 8, 32):
@@ -149,6 +158,13 @@ for _i, _acc in enumerate(("bias", "scale", "relu", "clamp")):
         CONFIGS.append(Config(f"fused_skc{_s}_{_acc}_mem_{_epi}_64x64_bf16", arch="gfx1250",
                               spec={"split_k": _s, "split_k_cluster": _s, "acc_epilogue": _acc, "epilogue": _epi},
                               per_flavor=reject_before_llvm23(_CLUSTER_FLAVOR)))
+# bias then an activation: two-stage and the cluster fold at both epilogues, one each
+for _acc, _epis, _s in (("bias_relu", _EPIS, 4), ("bias_clamp", _EPIS[::-1], 2)):
+    CONFIGS.append(Config(f"fused_spk4_{_acc}_mem_{_epis[0]}_64x64_bf16", arch="gfx1250",
+                          spec={"split_k": 4, "acc_epilogue": _acc, "epilogue": _epis[0]}))
+    CONFIGS.append(Config(f"fused_skc{_s}_{_acc}_mem_{_epis[1]}_64x64_bf16", arch="gfx1250",
+                          spec={"split_k": _s, "split_k_cluster": _s, "acc_epilogue": _acc, "epilogue": _epis[1]},
+                          per_flavor=reject_before_llvm23(_CLUSTER_FLAVOR)))
 
 # -- must-reject: one or more per rule, in rule order -------------------------------------
 CONFIGS += [
@@ -199,9 +215,9 @@ CONFIGS += [
            expect=reject("padded-pixel loads (vector 3, 5, 6 or 7) need vector_a = vector_b "
                          "(A and B share the padded K order), got 4 and 6")),
     Config("reject_acc_gelu", arch="gfx1250", spec={"acc_epilogue": "gelu"},
-           expect=reject("acc_epilogue must be identity, bias, scale, relu or clamp, got 'gelu'")),
+           expect=reject("acc_epilogue must be identity, bias, scale, relu, clamp, bias_relu or bias_clamp, got 'gelu'")),
     Config("reject_acc_null", arch="gfx1250", spec={"acc_epilogue": None},
-           expect=reject("acc_epilogue must be identity, bias, scale, relu or clamp, got null")),
+           expect=reject("acc_epilogue must be identity, bias, scale, relu, clamp, bias_relu or bias_clamp, got null")),
     Config("reject_lds_overflow", arch="gfx1250",
            spec={"tile_m": 256, "tile_n": 256, "tile_k": 256, "waves_m": 4, "waves_n": 4},
            expect=reject("LDS use of 524288 bytes exceeds the 327680 bytes of gfx1250")),

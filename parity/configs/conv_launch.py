@@ -232,6 +232,11 @@ CONFIGS = [
     cfg("binary_spk_clamp", {"split_k": 4, "acc_epilogue": "clamp"}, SMALL_OUT, 4),
     cluster_cfg("binary_skc4_bias", skc(4, acc_epilogue="bias"), SMALL_OUT, 4),
     cluster_cfg("binary_skc4_clamp", skc(4, acc_epilogue="clamp"), SMALL_OUT, 4),
+    # bias then an activation (MIOpen -F 4 -m 3 / -m 7): bias and clamp arguments together
+    cfg("plain_bias_clamp_resnet", {"acc_epilogue": "bias_clamp"}, RESNET_3X3),
+    cfg("binary_spk_bias_relu", {"split_k": 4, "acc_epilogue": "bias_relu"}, SMALL_OUT, 4),
+    cfg("binary_spk_bias_clamp", {"split_k": 4, "acc_epilogue": "bias_clamp"}, SMALL_OUT, 4),
+    cluster_cfg("binary_skc4_bias_relu", skc(4, acc_epilogue="bias_relu"), SMALL_OUT, 4),
     # the seed keeps the reference rule: an auto fused layer resolves to 1 (docs/policy.md)
     cfg("auto_clamp_plain", {"split_k": -1, "acc_epilogue": "clamp"}, SMALL_OUT),
     cfg("reject_binary_tile_k16", {"tile_k": 16}, SMALL_OUT,

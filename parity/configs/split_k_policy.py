@@ -78,6 +78,8 @@ CONFIGS += [
     cfg("fused_scale", SMALL, acc_epilogue="scale"),
     cfg("fused_relu", SMALL, acc_epilogue="relu"),
     cfg("fused_clamp", SMALL, acc_epilogue="clamp"),
+    cfg("fused_bias_relu", SMALL, acc_epilogue="bias_relu"),
+    cfg("fused_bias_clamp", SMALL, acc_epilogue="bias_clamp"),
     # other arches resolve to 1 (no split form)
     cfg("arch_gfx950", SMALL, arch="gfx950"),
     cfg("arch_gfx942", SMALL, arch="gfx942"),

@@ -341,7 +341,8 @@ def _run_on_gpu(ns, spec, rspec, cache, h, p, out, bar, check_output, random_inp
     import numpy as np  # off the CLI's start-up path
     scalars = dict(layer.scalars) if layer is not None else {}
     bias = None
-    if spec.get("acc_epilogue") == "bias":
+    from parity.sim.reference import epilogue_has  # numpy: off the CLI's start-up path
+    if epilogue_has(spec.get("acc_epilogue", "identity"), "bias"):
         bias = np.random.default_rng(ns.seed + 1).uniform(-1.0, 1.0, spec["K"]).astype(np.float32)
     with ConvRun(spec, ARCH, ns.flavor, hip=h, cache=cache, reduce=rspec, scalars=scalars) as run:
         bar(1)

@@ -29,7 +29,7 @@ from .hip_api import Hip
 from .launch import Kernel, Launcher, prepare_launch
 from parity.launch.plan import LaunchPlan, buffer_bytes, launch_plan
 from parity.launch.stage2 import REDUCE_THREADS, REDUCE_VECTOR, reduce_grid, reduce_spec  # noqa: F401 (names of this module)
-from parity.sim.reference import cast_bits, conv_abs_fwd, conv_fwd, conv_tolerance
+from parity.sim.reference import cast_bits, conv_abs_fwd, conv_fwd, conv_tolerance, epilogue_f64, epilogue_has
 from python_engine.spec.fields import SpecRejected
 from python_engine.facts import find_arch, find_flavor
 
@@ -131,7 +131,7 @@ class ConvRun:
         self.stream = h.call("hipStreamCreate")
         fwd = Kernel(h, self.fwd_code)
         self._kernels.append(fwd)
-        sizes = buffer_bytes(p, self.spec["acc_epilogue"] == "bias")
+        sizes = buffer_bytes(p, epilogue_has(self.spec["acc_epilogue"], "bias"))
         for t, n in sizes.items():
             self._dev[t] = h.call("hipMalloc", n, detail=f"{n} bytes for {t}")
         for t in ("x", "w", "d", "bias"):
@@ -275,22 +275,15 @@ def check_output(spec: dict, x: np.ndarray, w: np.ndarray, d_bits: np.ndarray, b
     """Compare D with the numpy reference (parity/sim/reference.py); (ok, worst error / tolerance, count bad).
     A fused layer's reference applies its ``acc_epilogue`` to the float64 result: ``bias``
     (fp32[K]) added per output channel, ``scalars['scale']`` (the tolerance scaled
-    alike), relu, clamp to ``scalars['clamp_lo'/'clamp_hi']``."""
+    alike), relu, clamp to ``scalars['clamp_lo'/'clamp_hi']``; bias_relu and bias_clamp
+    are bias then the activation (:func:`parity.sim.reference.epilogue_f64`)."""
 
     s = normalize(CL.FAMILY, CL.FIELDS, spec)
     kw = dict(groups=s["groups"], stride=(s["stride_h"], s["stride_w"]), padding=(s["pad_h"], s["pad_w"]),
               dilation=(s["dil_h"], s["dil_w"]))
     ref = conv_fwd(x, w, **kw)
     absum = conv_abs_fwd(x, w, **kw)
-    acc, sc = s["acc_epilogue"], dict(scalars or {})
-    if acc == "bias":
-        ref = ref + np.asarray(bias, np.float64)
-    elif acc == "scale":
-        ref, absum = ref * sc["scale"], absum * abs(sc["scale"])
-    elif acc == "relu":
-        ref = np.maximum(ref, 0.0)
-    elif acc == "clamp":
-        ref = np.clip(ref, sc["clamp_lo"], sc["clamp_hi"])
+    ref, absum = epilogue_f64(s["acc_epilogue"], ref, bias, dict(scalars or {}), absum)
     tol = conv_tolerance(s["dtype"], s["Y"] * s["X"] * (s["C"] // s["groups"]), absum, ref)
     got = bits_to_float(d_bits, s["dtype"]).reshape(ref.shape)
     err = np.abs(got - ref)

@@ -65,6 +65,19 @@ REDUCE_SPECIALS = np.array([1 + 2 ** -8, 1 + 3 * 2 ** -8, 1 + 2 ** -11, 1 + 3 * 
                             -np.inf, np.nan], dtype=np.float32)
 
 
+@dataclass
+class ReduceProblem:
+    """One reduce problem's data (:func:`parity.sim.numerics.reduce_cases`): the fp32
+    slabs ``ws`` [ks][M*K], the wanted D bits ``want`` [M*K], the epilogue's buffers
+    (``bias``) and its plan argument texts (``buffer bias``, byte counts, ``caller``),
+    and the case name's suffix."""
+    ws: np.ndarray
+    want: np.ndarray
+    bufs: dict
+    plan_args: dict
+    suffix: str = ""
+
+
 def and_then(first, second):
     """A check that runs ``first`` then ``second`` on the same buffers (problems of both)."""
     return lambda b: first(b) + second(b)

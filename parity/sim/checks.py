@@ -49,10 +49,11 @@ def conv_inputs(rng, dt: str, xshape: tuple, wshape: tuple, exact: bool) -> tupl
     return xs, ws_, rng.standard_normal(wshape[0]).astype(np.float32)
 
 
-def epilogue(r64, acc: str, bias):
-    scale, lo, hi = CONV_CALLER["scale"], CONV_CALLER["clamp_lo"], CONV_CALLER["clamp_hi"]
-    return r64 + bias if acc == "bias" else r64 * scale if acc == "scale" else \
-        np.maximum(r64, 0) if acc == "relu" else np.clip(r64, lo, hi) if acc == "clamp" else r64
+def epilogue(r64, acc: str, bias, asum):
+    """``(e, asum)``: the float64 result ``r64`` after epilogue ``acc`` with the conv
+    plan's caller scalars (:func:`parity.sim.reference.epilogue_f64`), and the
+    absolute-sum bound scaled alike."""
+    return ref.epilogue_f64(acc, r64, bias, CONV_CALLER, asum)
 
 
 def tolerance_check(e, tol, dt: str):

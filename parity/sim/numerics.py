@@ -37,7 +37,7 @@ from parity.launch.reduce_launch import reduce_launch_reason
 from parity.sim import cover
 from parity.sim import checks as CK
 from parity.sim import launch_route as LR
-from parity.sim.cases import Buf, Case, Launch, Skipped  # noqa: F401 (re-exported: the plans' records)
+from parity.sim.cases import Buf, Case, Launch, ReduceProblem, Skipped  # noqa: F401 (re-exported: the plans' records)
 from parity.sim.ir_core_plan import ir_core_cases
 from parity.sim.checks import CONV_CALLER
 from parity.sim import numerics_fused
@@ -74,57 +74,84 @@ REDUCE_TOLERANCE = ("bit-exact: D == RNE(sequential fp32 sum over slabs from sla
 
 
 def reduce_cases(spec: dict, arch: str) -> list:
-    if spec.get("acc_epilogue", "identity") != "identity":  # fused Stage 2: parity/sim/numerics_fused.py
-        return numerics_fused.reduce_cases(spec, arch)
+    """The cases of a reduce spec, one per (problem, ks): the problems of
+    REDUCE_PROBLEMS and the coverage problems, D bit-exact against numpy, the
+    unrolled form equal to the loop form bit for bit. Identity: mixed-magnitude
+    slabs with the order probe, ``RNE(sequential fp32 sum)``, plus the exact case;
+    fused (``acc_epilogue`` not identity): the slabs and the reference of
+    :func:`parity.sim.numerics_fused.reduce_problem` (``RNE(epilogue(sum))``)."""
     dt, v, t, deg = spec["dtype"], spec["vector"], spec["threads"], spec["degree"]
-    out = []
-    rng = np.random.default_rng(1234 + v * 7 + t + deg)
+    fused = spec.get("acc_epilogue", "identity") != "identity"
+    rng = np.random.default_rng((4321 if fused else 1234) + v * 7 + t + deg)
     kss = REDUCE_KS_DEGREE0 if deg == 0 else (deg,)
-    for (M, K) in REDUCE_PROBLEMS + cover.reduce_cover_problems(spec):
+    out = []
+    for pi, (M, K) in enumerate(REDUCE_PROBLEMS + cover.reduce_cover_problems(spec)):
         for ks in kss:
-            mk = M * K
-            scale = rng.choice([1.0, 300.0, 1e-3], size=(ks, mk)).astype(np.float32)
-            ws = (rng.standard_normal((ks, mk)).astype(np.float32) * scale).astype(np.float32)
-            ns = min(mk, REDUCE_SPECIALS.size)
-            ws[0, :ns] = REDUCE_SPECIALS[:ns]
-            ws[1:, :ns] = 0.0
-            cover.reduce_order_probe(ws, ns)
-            d = np.full(mk, 0xDEAD, np.uint16)
-            grid = (math.ceil(mk / (t * v)), 1, 1)
-            want = ref.ref_cast_bits(ref.split_k_sum(ws.reshape(ks, M, K)).ravel(), dt)
-
-            def check(bufs, want=want, dt=dt):
-                got = bufs["d"]
-                okm = ref.same_bits_16(got, want, dt)
-                if okm.all():
-                    return []
-                k = int(np.argmin(okm))
-                return [f"D[{k}] = {int(got[k]):#06x}, want {int(want[k]):#06x} "
-                        f"({int((~okm).sum())} of {okm.size} elements differ)"]
-            kern = {"reduce": ("conv_fwd_split_k_reduce", spec, arch)}
-            launches = [_reduce_launch("reduce", grid, t, spec, ws, d, M, K, ks, "d")]
-            bufs = {"ws": ws, "d": d}
-            if deg and M * K >= 32 * v:  # invariant unrolled == loop, on the problems with a vector path
-                kern["loop"] = ("conv_fwd_split_k_reduce", INV.loop_twin_spec(spec), arch)
-                bufs["d2"] = d.copy()
-                launches.append(_reduce_launch("loop", grid, t, INV.loop_twin_spec(spec), ws, d, M, K, ks, "d2"))
-                check = _and_then(check, lambda b, d=deg: INV.same_bits(
-                    "unrolled == loop", b["d"], b["d2"], (f"degree {d}", f"degree 0, ks_count {d}")))
-            out.append(Case(f"M{M}_K{K}_ks{ks}", kern, bufs, launches, check,
-                            classes=cover.reduce_classes(spec, M, K, ks)))
-    return out + [_reduce_exact_case(spec, arch, rng)]
+            prob = numerics_fused.reduce_problem(spec, rng, pi, M, K, ks) if fused else \
+                _identity_reduce_problem(rng, dt, M, K, ks)
+            out.append(_reduce_case(spec, arch, prob, M, K, ks))
+    return out if fused else out + [_reduce_exact_case(spec, arch, rng)]
 
 
-def _reduce_launch(key: str, grid, t: int, spec: dict, ws, d, M: int, K: int, ks: int, dname: str) -> Launch:
+def _identity_reduce_problem(rng, dt: str, M: int, K: int, ks: int) -> ReduceProblem:
+    """Slabs of mixed magnitudes (1, 300, 1e-3), the specials in slab 0 and the
+    order probe; D = RNE(sequential fp32 sum)."""
+    mk = M * K
+    scale = rng.choice([1.0, 300.0, 1e-3], size=(ks, mk)).astype(np.float32)
+    ws = (rng.standard_normal((ks, mk)).astype(np.float32) * scale).astype(np.float32)
+    ns = min(mk, REDUCE_SPECIALS.size)
+    ws[0, :ns] = REDUCE_SPECIALS[:ns]
+    ws[1:, :ns] = 0.0
+    cover.reduce_order_probe(ws, ns)
+    return ReduceProblem(ws, ref.ref_cast_bits(ref.split_k_sum(ws.reshape(ks, M, K)).ravel(), dt), {}, {})
+
+
+def _reduce_case(spec: dict, arch: str, prob: ReduceProblem, M: int, K: int, ks: int) -> Case:
+    """One reduce case: D bit-exact against ``prob.want``; with an unrolled degree
+    and a vector path, the loop twin's D equal bit for bit."""
+    dt, v, t, deg = spec["dtype"], spec["vector"], spec["threads"], spec["degree"]
+    mk, want = M * K, prob.want
+    d = np.full(mk, 0xDEAD, np.uint16)
+    grid = (math.ceil(mk / (t * v)), 1, 1)
+
+    def check(bufs, want=want, dt=dt):
+        got = bufs["d"]
+        okm = ref.same_bits_16(got, want, dt)
+        if okm.all():
+            return []
+        k = int(np.argmin(okm))
+        return [f"D[{k}] = {int(got[k]):#06x}, want {int(want[k]):#06x} "
+                f"({int((~okm).sum())} of {okm.size} elements differ)"]
+    kern = {"reduce": ("conv_fwd_split_k_reduce", spec, arch)}
+    launches = [_reduce_launch("reduce", grid, t, spec, prob.ws, d, M, K, ks, "d", prob.plan_args)]
+    bufs = {"ws": prob.ws, "d": d, **prob.bufs}
+    if deg and mk >= 32 * v:  # invariant unrolled == loop, on the problems with a vector path
+        twin = INV.loop_twin_spec(spec)
+        kern["loop"] = ("conv_fwd_split_k_reduce", twin, arch)
+        bufs["d2"] = d.copy()
+        launches.append(_reduce_launch("loop", grid, t, twin, prob.ws, d, M, K, ks, "d2", prob.plan_args))
+        check = _and_then(check, lambda b, d=deg: INV.same_bits(
+            "unrolled == loop", b["d"], b["d2"], (f"degree {d}", f"degree 0, ks_count {d}")))
+    return Case(f"M{M}_K{K}_ks{ks}" + prob.suffix, kern, bufs, launches, check,
+                classes=cover.reduce_classes(spec, M, K, ks))
+
+
+def _reduce_launch(key: str, grid, t: int, spec: dict, ws, d, M: int, K: int, ks: int, dname: str,
+                   epi_args: dict | None = None) -> Launch:
     """A reduce launch through the product's route: the runtime's pairing rule
-    (parity/reduce_launch.py) and its packer (the ``reduce`` ABI)."""
+    (parity/reduce_launch.py) and its packer (the ``reduce`` ABI of the spec's
+    ``acc_epilogue``; ``epi_args``: the epilogue's plan texts, ``caller`` scalars
+    from :data:`parity.sim.numerics_fused.CALLER`)."""
     pargs = {"ws_ptr": "buffer ws", "ws_bytes": ws.nbytes, "d_ptr": f"buffer {dname}", "d_bytes": d.nbytes,
-             "M": M, "K": K, "ks_count": ks}
+             "M": M, "K": K, "ks_count": ks, **(epi_args or {})}
     why = reduce_launch_reason(spec, pargs)
     if why:
         raise SimError(f"reduce launch refused by the pairing rule (parity/reduce_launch.py): {why}")
-    args = {n: Buf(v.split(" ", 1)[1]) if isinstance(v, str) else v for n, v in pargs.items()}
-    return Launch(key, grid, t, args, variant="reduce", plan_args=pargs)
+    caller = numerics_fused.CALLER
+    args = {n: (Buf(v.split(" ", 1)[1]) if v.startswith("buffer ") else caller[n]) if isinstance(v, str) else v
+            for n, v in pargs.items()}
+    return Launch(key, grid, t, args, variant="reduce", plan_args=pargs, scalars=caller,
+                  acc_epilogue=spec.get("acc_epilogue", "identity"))
 
 
 def _reduce_exact_case(spec: dict, arch: str, rng) -> Case:
@@ -305,8 +332,8 @@ def conv_cases(spec: dict, arch: str, lowerer=None, problems=None) -> list:
         r64 = ref.conv_fwd(xs, ws_, **kw)
         asum = ref.conv_abs_fwd(xs, ws_, **kw)
         acc = full["acc_epilogue"]
-        e = CK.epilogue(r64, acc, bias)
-        tol = ref.conv_tolerance(dt, int(a["Kgemm"]), asum * (CONV_CALLER["scale"] if acc == "scale" else 1.0), e)
+        e, easum = CK.epilogue(r64, acc, bias, asum)
+        tol = ref.conv_tolerance(dt, int(a["Kgemm"]), easum, e)
         bufs = {"x": ref.cast_bits(np.asarray(xs, np.float32), dt), "w": ref.cast_bits(np.asarray(ws_, np.float32), dt),
                 "bias": bias}
         kern, launches = {}, []
@@ -364,7 +391,7 @@ def plan_launches(text: str, full: dict, spec: dict, arch: str, dt: str, bufs: d
     ``key``: the kernel key of Stage 1 in ``kern``. Returns the parsed plan."""
     rp = parse_plan(text)
     nan16 = 0x7FC0 if dt == "bf16" else 0x7E00
-    for t, n in buffer_bytes(rp, full["acc_epilogue"] == "bias").items():
+    for t, n in buffer_bytes(rp, ref.epilogue_has(full["acc_epilogue"], "bias")).items():
         name = ren.get(t, t)
         if t in ("x", "w", "bias"):
             if name in bufs and bufs[name].nbytes != n:

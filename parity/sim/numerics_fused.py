@@ -1,11 +1,13 @@
 """Numerics of fused split-K (issue 36): the accumulator epilogue (bias, scale,
-relu, clamp) applied once, after the fp32 fold and before the cast, by Stage 2
+relu, clamp, and the fused bias_relu / bias_clamp: bias then the activation) applied once, after the fp32 fold and before the cast, by Stage 2
 (``conv_fwd_split_k_reduce`` with ``acc_epilogue``) and by the cluster fold.
 
 Kept apart from :mod:`parity.sim.numerics` (which calls in here) so the fused
 plan reads as one piece:
 
-* :func:`reduce_cases` -- the Stage-2 plan of a fused reduce spec: bit-exact
+* :func:`reduce_problem` -- the data of the Stage-2 plan of a fused reduce spec
+  (:func:`parity.sim.numerics.reduce_cases` builds the cases, one loop for
+  identity and fused): bit-exact
   against ``RNE(epilogue(sequential fp32 sum))`` in numpy (the epilogue in
   float32, numpy's own rounding), on the unfused plan's problems; the
   unrolled form equals the loop form bit for bit; a short bias buffer
@@ -26,14 +28,10 @@ bias) -- a difference in D's bits, not only in an fp32 rounding.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from parity.sim import reference as ref
-from parity.sim.cases import REDUCE_KS_DEGREE0, REDUCE_PROBLEMS, REDUCE_SPECIALS, Buf, Case, Launch, and_then as _and_then
-from parity.sim import cover
-from parity.sim import invariants as INV
+from parity.sim.cases import REDUCE_PROBLEMS, REDUCE_SPECIALS, ReduceProblem
 
 #: the values the plans pass for the epilogue scalars (the conv plan's CONV_CALLER)
 CALLER = {"scale": 0.75, "clamp_lo": -0.5, "clamp_hi": 0.5}
@@ -48,36 +46,27 @@ def epilogue_f32(acc: str, s: np.ndarray, channel: np.ndarray, bias: np.ndarray 
     kernels compute it: ``bias`` adds ``bias[channel]`` (0 where ``channel`` is
     past the bias buffer), ``scale`` multiplies by ``caller['scale']``,
     ``relu`` is ``where(s < 0, 0, s)`` (NaN passes), ``clamp`` is
-    ``where(s < lo, lo, s)`` then ``where(x1 > hi, hi, x1)``; ``identity`` returns ``s``."""
+    ``where(s < lo, lo, s)`` then ``where(x1 > hi, hi, x1)``; a fused name
+    (``bias_relu``, ``bias_clamp``) applies its steps in order, each rounded to
+    float32 (:func:`parity.sim.reference.epilogue_steps`); ``identity`` returns ``s``.
+    ValueError for an unknown epilogue."""
     s = np.asarray(s, np.float32)
     with np.errstate(invalid="ignore", over="ignore"):
-        if acc == "identity":
-            return s
-        if acc == "bias":
-            padded = np.zeros(int(channel.max()) + 1 if channel.size else 1, np.float32)
-            n = min(padded.size, bias.size)
-            padded[:n] = bias[:n]
-            return (s + padded[channel]).astype(np.float32)
-        if acc == "scale":
-            return (s * np.float32(caller["scale"])).astype(np.float32)
-        if acc == "relu":
-            return np.where(s < 0, np.float32(0.0), s).astype(np.float32)
-        if acc == "clamp":
-            lo, hi = np.float32(caller["clamp_lo"]), np.float32(caller["clamp_hi"])
-            x1 = np.where(s < lo, lo, s)
-            return np.where(x1 > hi, hi, x1).astype(np.float32)
-    raise ValueError(f"no accumulator epilogue {acc!r}")
-
-
-def epilogue_args(acc: str, bias_buf: str = "bias", bias_bytes: int = 0) -> dict:
-    """The reduce kernel's epilogue arguments (conv_fwd_split_k_reduce.EPILOGUE_ARGS)."""
-    if acc == "bias":
-        return {"bias_ptr": Buf(bias_buf), "bias_bytes": bias_bytes}
-    if acc == "scale":
-        return {"scale": CALLER["scale"]}
-    if acc == "clamp":
-        return {"clamp_lo": CALLER["clamp_lo"], "clamp_hi": CALLER["clamp_hi"]}
-    return {}
+        for step in ref.epilogue_steps(acc):
+            if step == "bias":
+                padded = np.zeros(int(channel.max()) + 1 if channel.size else 1, np.float32)
+                n = min(padded.size, bias.size)
+                padded[:n] = bias[:n]
+                s = (s + padded[channel]).astype(np.float32)
+            elif step == "scale":
+                s = (s * np.float32(caller["scale"])).astype(np.float32)
+            elif step == "relu":
+                s = np.where(s < 0, np.float32(0.0), s).astype(np.float32)
+            else:
+                lo, hi = np.float32(caller["clamp_lo"]), np.float32(caller["clamp_hi"])
+                x1 = np.where(s < lo, lo, s)
+                s = np.where(x1 > hi, hi, x1).astype(np.float32)
+    return s
 
 
 def _mixed_slabs(rng, ks: int, mk: int) -> np.ndarray:
@@ -108,51 +97,41 @@ def _cancel_probe(ws: np.ndarray, M: int, K: int) -> None:
     ws[ks - 1, row] = -CANCEL
 
 
-def reduce_cases(spec: dict, arch: str) -> list:
-    """Cases of a fused reduce spec (``acc_epilogue`` not identity); see the module docstring."""
-    dt, v, t, deg, acc = spec["dtype"], spec["vector"], spec["threads"], spec["degree"], spec["acc_epilogue"]
-    rng = np.random.default_rng(4321 + v * 7 + t + deg)
-    kss = REDUCE_KS_DEGREE0 if deg == 0 else (deg,)
-    problems = REDUCE_PROBLEMS + cover.reduce_cover_problems(spec)
-    out = []
-    for pi, (M, K) in enumerate(problems):
-        for ks in kss:
-            mk = M * K
-            ws = _mixed_slabs(rng, ks, mk)
-            ns = min(mk, REDUCE_SPECIALS.size)
-            ws[0, :ns] = REDUCE_SPECIALS[:ns]
-            ws[1:, :ns] = 0.0
-            _cancel_probe(ws, M, K)
-            short = acc == "bias" and pi == len(REDUCE_PROBLEMS) - 1 and K > 1  # one channel past bias_bytes
-            bias = rng.uniform(0.25, 1.75, K).astype(np.float32) * rng.choice([-1, 1], K).astype(np.float32)
-            nbias = K - 1 if short else K
-            channel = np.arange(mk) % K
-            s = ref.split_k_sum(ws.reshape(ks, M, K)).ravel()
-            want = ref.ref_cast_bits(epilogue_f32(acc, s, channel, bias[:nbias]), dt)
-            d = np.full(mk, 0xDEAD, np.uint16)
-            grid = (math.ceil(mk / (t * v)), 1, 1)
+def reduce_problem(spec: dict, rng, pi: int, M: int, K: int, ks: int) -> ReduceProblem:
+    """The data of one problem (``pi``: its index in the problem list) of a fused
+    reduce spec (``acc_epilogue`` not identity), for
+    :func:`parity.sim.numerics.reduce_cases`: mixed-sign slabs, the specials in
+    slab 0, the cancellation probe; a nonzero channel-dependent bias, one channel
+    short (``bias_bytes`` = 4*(K-1)) on the last of REDUCE_PROBLEMS; D wanted =
+    RNE(epilogue(sequential fp32 sum)) in numpy."""
+    dt, acc = spec["dtype"], spec["acc_epilogue"]
+    mk = M * K
+    ws = _mixed_slabs(rng, ks, mk)
+    ns = min(mk, REDUCE_SPECIALS.size)
+    ws[0, :ns] = REDUCE_SPECIALS[:ns]
+    ws[1:, :ns] = 0.0
+    _cancel_probe(ws, M, K)
+    short = ref.epilogue_has(acc, "bias") and pi == len(REDUCE_PROBLEMS) - 1 and K > 1
+    bias = rng.uniform(0.25, 1.75, K).astype(np.float32) * rng.choice([-1, 1], K).astype(np.float32)
+    nbias = K - 1 if short else K
+    s = ref.split_k_sum(ws.reshape(ks, M, K)).ravel()
+    want = ref.ref_cast_bits(epilogue_f32(acc, s, np.arange(mk) % K, bias[:nbias]), dt)
+    bufs = {"bias": bias[:nbias].copy()} if ref.epilogue_has(acc, "bias") else {}
+    return ReduceProblem(ws, want, bufs, epilogue_plan_args(acc, 4 * nbias), "_short_bias" if short else "")
 
-            def check(bufs, want=want, dt=dt):
-                got = bufs["d"]
-                okm = ref.same_bits_16(got, want, dt)
-                if okm.all():
-                    return []
-                k = int(np.argmin(okm))
-                return [f"D[{k}] = {int(got[k]):#06x}, want {int(want[k]):#06x} "
-                        f"({int((~okm).sum())} of {okm.size} elements differ)"]
-            kern = {"reduce": ("conv_fwd_split_k_reduce", spec, arch)}
-            args = {"ws_ptr": Buf("ws"), "ws_bytes": ws.nbytes, "d_ptr": Buf("d"), "d_bytes": d.nbytes, "M": M,
-                    "K": K, "ks_count": ks, **epilogue_args(acc, "bias", 4 * nbias)}
-            launches = [Launch("reduce", grid, t, args)]
-            bufs = {"ws": ws, "d": d, "bias": bias[:nbias].copy() if nbias else np.zeros(0, np.float32)}
-            if deg and mk >= 32 * v:  # invariant unrolled == loop
-                kern["loop"] = ("conv_fwd_split_k_reduce", INV.loop_twin_spec(spec), arch)
-                bufs["d2"] = d.copy()
-                launches.append(Launch("loop", grid, t, {**args, "d_ptr": Buf("d2")}))
-                check = _and_then(check, lambda b, d=deg: INV.same_bits(
-                    "unrolled == loop", b["d"], b["d2"], (f"degree {d}", f"degree 0, ks_count {d}")))
-            out.append(Case(f"M{M}_K{K}_ks{ks}" + ("_short_bias" if short else ""), kern, bufs, launches, check,
-                            classes=cover.reduce_classes(spec, M, K, ks)))
+
+def epilogue_plan_args(acc: str, bias_bytes: int) -> dict:
+    """The reduce kernel's epilogue arguments as plan texts, its steps' in order
+    (bias: ``buffer bias`` and ``bias_bytes``; scale and clamp bounds: ``caller``,
+    the values of :data:`CALLER`)."""
+    out = {}
+    for step in ref.epilogue_steps(acc):
+        if step == "bias":
+            out.update(bias_ptr="buffer bias", bias_bytes=bias_bytes)
+        elif step == "scale":
+            out.update(scale="caller")
+        elif step == "clamp":
+            out.update(clamp_lo="caller", clamp_hi="caller")
     return out
 
 

@@ -53,6 +53,46 @@ def conv_abs_fwd(x, w, **kw) -> np.ndarray:
 UNIT_ROUNDOFF = {"bf16": 2.0 ** -8, "fp16": 2.0 ** -11, "f32": 2.0 ** -24}
 
 
+#: the steps an accumulator epilogue is made of (the kernels' acc_epilogue docs):
+#: a fused name is its steps joined by "_" in order (bias_relu: bias, then relu)
+EPILOGUE_STEPS = ("bias", "scale", "relu", "clamp")
+
+
+def epilogue_steps(acc: str) -> tuple:
+    """The steps of accumulator epilogue ``acc`` in order: ``()`` for identity,
+    ``("bias", "relu")`` for bias_relu. ValueError for an unknown step."""
+    if acc == "identity":
+        return ()
+    steps = tuple(acc.split("_"))
+    if not steps or any(s not in EPILOGUE_STEPS for s in steps) or len(set(steps)) != len(steps):
+        raise ValueError(f"no accumulator epilogue {acc!r}")
+    return steps
+
+
+def epilogue_has(acc: str, step: str) -> bool:
+    """Whether epilogue ``acc`` has ``step`` (``bias``, ``scale``, ``relu``, ``clamp``)."""
+    return step in epilogue_steps(acc)
+
+
+def epilogue_f64(acc: str, e: np.ndarray, bias, scal: dict, absum: np.ndarray | None = None):
+    """The float64 reference ``e`` (channels last) after epilogue ``acc``, its
+    steps in order: bias adds ``bias`` (fp32[K], per output channel), scale
+    multiplies by ``scal['scale']``, relu is ``max(e, 0)``, clamp clips to
+    ``scal['clamp_lo'], scal['clamp_hi']``. Returns ``(e, absum)`` with the
+    absolute-sum bound ``absum`` scaled alike (None stays None)."""
+    for step in epilogue_steps(acc):
+        if step == "bias":
+            e = e + np.asarray(bias, np.float64)
+        elif step == "scale":
+            e = e * scal["scale"]
+            absum = None if absum is None else absum * abs(scal["scale"])
+        elif step == "relu":
+            e = np.maximum(e, 0.0)
+        else:
+            e = np.clip(e, scal["clamp_lo"], scal["clamp_hi"])
+    return e, absum
+
+
 def conv_tolerance(dtype: str, kgemm: int, abs_sum: np.ndarray, ref: np.ndarray) -> np.ndarray:
     """Per-element bound on |D - ref| for a kernel that multiplies ``dtype``
     inputs exactly, accumulates ``kgemm`` products in fp32 in any order (and,

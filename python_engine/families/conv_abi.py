@@ -12,8 +12,8 @@ Spec fields, in order: ``direction`` (``fwd``; ``bwd_data`` and ``bwd_weight``
 are known directions without kernels and are rejected with a reason),
 ``variant`` (``plain``, ``two_stage``, ``cluster``, ``reduce``),
 ``spatial_dims`` (2; 3 is a known request without kernels, rejected with a
-reason), ``acc_epilogue`` (``identity``; ``bias``, ``scale``, ``relu``, ``clamp``
-only with variant ``reduce``: the fused Stage 2 takes its epilogue's
+reason), ``acc_epilogue`` (``identity``; ``bias``, ``scale``, ``relu``, ``clamp``,
+``bias_relu``, ``bias_clamp`` only with variant ``reduce``: the fused Stage 2 takes its epilogue's
 arguments after ``ks_count``). The capture attribute of the pointer arguments is spelled per flavor
 (``nocapture`` at llvm20, ``captures(none)`` after), so the text depends on the
 flavor; the cluster variant exists only where the cluster kernel does
@@ -21,7 +21,7 @@ flavor; the cluster variant exists only where the cluster kernel does
 """
 from __future__ import annotations
 
-from ..kernels import conv_abi
+from ..kernels import acc_epilogue, conv_abi
 from ..spec.fields import Field
 
 FAMILY = "conv_abi"
@@ -31,7 +31,7 @@ FIELDS = (
     Field("spatial_dims", "int", 2),
     Field("acc_epilogue", "str", "identity"),
 )
-ACC_EPILOGUES = ("identity", "bias", "scale", "relu", "clamp")
+ACC_EPILOGUES = acc_epilogue.ACC_EPILOGUES
 DIRECTIONS = ("fwd", "bwd_data", "bwd_weight")
 VARIANTS = conv_abi.VARIANTS  # plain, two_stage, cluster, reduce
 KERNEL_ARCH = "gfx1250"
@@ -60,7 +60,7 @@ def validate(spec: dict, arch, flavor) -> str | None:
         return f"spatial_dims must be 2 or 3, got {n}"
     acc = spec["acc_epilogue"]
     if acc not in ACC_EPILOGUES:
-        return f"acc_epilogue must be identity, bias, scale, relu or clamp, got {_show(acc)}"
+        return f"acc_epilogue must be {acc_epilogue.NAMES_TEXT}, got {_show(acc)}"
     if acc != "identity" and v != "reduce":
         return (f"acc_epilogue '{acc}' applies to variant reduce only (the forward kernels take "
                 f"every epilogue argument)")

@@ -20,8 +20,8 @@ Spec fields, in order: ``dtype`` (``bf16``/``fp16``), ``vector`` (1, 2, 4, 8
 elements), ``threads`` (multiple of the wave size, <= 1024), ``degree`` (1..32
 unrolls the slab loop for that many slabs and ignores ``ks_count``; 0 loops
 over the ``ks_count`` argument at run time, which must be >= 1),
-``acc_epilogue`` (``identity``, ``bias``, ``scale``, ``relu``, ``clamp``; default
-``identity``).
+``acc_epilogue`` (``identity``, ``bias``, ``scale``, ``relu``, ``clamp``,
+``bias_relu``, ``bias_clamp``; default ``identity``).
 
 Accumulator epilogue (split-K of fused layers): applied once to the fp32 slab
 sum, after the whole fold and before the cast, with the semantics of
@@ -31,7 +31,8 @@ element ``e`` (the channel already includes the group base ``g*kpg``: D's row
 is all K channels), read through a raw buffer resource of ``bias_bytes``
 bytes, so a channel past ``bias_bytes`` reads 0; ``scale`` multiplies by
 ``scale``; ``relu`` is ``select(x olt 0, 0, x)`` (NaN passes); ``clamp`` is
-``select(x olt lo, lo, x)`` then ``select(x1 ogt hi, hi, x1)``. The epilogue's
+``select(x olt lo, lo, x)`` then ``select(x1 ogt hi, hi, x1)``; ``bias_relu`` and
+``bias_clamp`` are bias then relu / clamp (:mod:`.acc_epilogue`). The epilogue's
 arguments follow :data:`ARGS` (:data:`EPILOGUE_ARGS`); ``identity`` builds the
 kernel of the unfused family byte for byte (same name, same arguments).
 """
@@ -39,7 +40,8 @@ from __future__ import annotations
 
 from ..ir import types as T
 from ..ir.builder import IRBuilder
-from ..ir.values import const_float, const_int, i32, i64, splat, zeroinit
+from ..ir.values import const_int, i32, i64, zeroinit
+from . import acc_epilogue
 from .common import in_ptr, kernel_attrs, new_module, out_ptr, scalar
 from ..spec.fields import Field
 
@@ -54,7 +56,7 @@ FIELDS = (
 DTYPES = {"bf16": T.BFLOAT, "fp16": T.HALF}
 VECTORS = (1, 2, 4, 8)
 MAX_DEGREE = 32
-ACC_EPILOGUES = ("identity", "bias", "scale", "relu", "clamp")
+ACC_EPILOGUES = acc_epilogue.ACC_EPILOGUES
 
 # The kernel argument list, defined once: (name, kind). Sizes are in bytes;
 # M and K are output pixels and output channels (elements).
@@ -68,14 +70,9 @@ ARGS = (
     ("ks_count", "i32"),
 )
 # The accumulator epilogue's arguments, appended to ARGS (bias: fp32[K] and its
-# size in bytes; scale and clamp bounds: fp32 values).
-EPILOGUE_ARGS = {
-    "identity": (),
-    "bias": (("bias_ptr", "in_ptr"), ("bias_bytes", "i64")),
-    "scale": (("scale", "f32"),),
-    "relu": (),
-    "clamp": (("clamp_lo", "f32"), ("clamp_hi", "f32")),
-}
+# size in bytes; scale and clamp bounds: fp32 values), in step order
+# (bias_clamp: bias_ptr, bias_bytes, clamp_lo, clamp_hi).
+EPILOGUE_ARGS = {k: acc_epilogue.args(k) for k in ACC_EPILOGUES}
 
 
 def args(acc_epilogue: str = "identity") -> tuple:
@@ -115,8 +112,7 @@ def validate(spec: dict, arch, flavor) -> str | None:
     if d < 0 or d > MAX_DEGREE:
         return f"degree must be 0 (runtime ks_count) or 1..{MAX_DEGREE}, got {d}"
     if spec["acc_epilogue"] not in ACC_EPILOGUES:
-        return (f"acc_epilogue must be identity, bias, scale, relu or clamp, "
-                f"got {_show(spec['acc_epilogue'])}")
+        return f"acc_epilogue must be {acc_epilogue.NAMES_TEXT}, got {_show(spec['acc_epilogue'])}"
     if arch.name != "gfx1250":
         return f"arch {arch.name} has no conv_fwd_split_k_reduce kernel (requires gfx1250)"
     return None
@@ -220,34 +216,10 @@ def _bias(b: IRBuilder, ctx: dict, idx, width: int):
 
 def _epilogue(b: IRBuilder, spec: dict, ctx: dict, x, idx, width: int):
     """The accumulator epilogue on the fp32 slab sum ``x`` (scalar or <width x
-    float>) of the elements from flat index ``idx``; identity returns ``x``."""
-    kind = spec["acc_epilogue"]
-    vt = T.FLOAT if width == 1 else T.vec(width, T.FLOAT)
-
-    def c(v):
-        e = const_float(T.FLOAT, v)
-        return e if width == 1 else splat(vt, e)
-
-    def bc(name):  # broadcast an fp32 scalar argument
-        v = b.fn.param(name)
-        if width == 1:
-            return v
-        ins = b.insertelement(zeroinit(vt), v, i32(0), "bc")
-        return b.shufflevector(ins, ins, [0] * width, "bcast")
-    if kind == "identity":
-        return x
-    if kind == "bias":
-        return b.fadd(x, _bias(b, ctx, idx, width), "biased")
-    if kind == "scale":
-        return b.fmul(x, bc("scale"), "scaled")
-    if kind == "relu":
-        neg = b.fcmp("olt", x, c(0.0), "neg")
-        return b.select(neg, c(0.0), x, "relu")
-    lo, hi = bc("clamp_lo"), bc("clamp_hi")
-    below = b.fcmp("olt", x, lo, "below")
-    x1 = b.select(below, lo, x, "clamp_l")
-    above = b.fcmp("ogt", x1, hi, "above")
-    return b.select(above, hi, x1, "clamp_h")
+    float>) of the elements from flat index ``idx`` (:func:`.acc_epilogue.emit`,
+    the bias from :func:`_bias`); identity returns ``x``."""
+    return acc_epilogue.emit(b, spec["acc_epilogue"], x, width,
+                             lambda: _bias(b, ctx, idx, width), b.fn.param)
 
 
 def _store(b: IRBuilder, spec: dict, ctx: dict, total, idx, width: int) -> None:
@@ -267,7 +239,7 @@ def _body(b: IRBuilder, spec: dict, wave: int) -> None:
     m64 = b.cast("zext", b.fn.param("M"), T.I64, "mw")
     k64 = b.cast("zext", b.fn.param("K"), T.I64, "kw")
     mk = b.mul(m64, k64, "mk", ("nuw", "nsw"))
-    ctx = {"k64": k64, "rbias": _bias_rsrc(b) if spec["acc_epilogue"] == "bias" else None}
+    ctx = {"k64": k64, "rbias": _bias_rsrc(b) if acc_epilogue.has(spec["acc_epilogue"], "bias") else None}
     wg64 = b.cast("zext", wg, T.I64, "wgw")
     base = b.mul(wg64, i64(threads), "base", ("nuw", "nsw"))
     tid64 = b.cast("zext", tid, T.I64, "tidw")

@@ -30,7 +30,7 @@ kernel writes a zero slab, which the fold sums).
 """
 from __future__ import annotations
 
-from . import conv_abi
+from . import acc_epilogue, conv_abi
 from . import conv_implicit_gemm as CIG
 from .conv_problem import PROBLEM_ARGS, ConvProblem
 
@@ -116,7 +116,7 @@ def _byte_counts(spec: dict, p: ConvProblem, ks_count: int) -> tuple:
     """(name, bytes) of every buffer the forward kernel range-checks, in check order."""
     esz = 2  # bf16 / fp16
     out = [("x_bytes", p.x_elems() * esz), ("w_bytes", p.w_elems() * esz), ("d_bytes", p.d_elems() * esz)]
-    if spec["acc_epilogue"] == "bias":
+    if acc_epilogue.has(spec["acc_epilogue"], "bias"):
         out.append(("bias_bytes", p.K * 4))
     if spec["split_k"] > 1:
         out.append(("ws_bytes", ks_count * p.d_elems() * 4))
@@ -202,21 +202,21 @@ def _arg_values(spec: dict, p: ConvProblem, variant: str, ks: int, kc: int) -> d
     if variant == "reduce":
         v.update(ws_ptr="buffer ws", ws_bytes=kc * p.d_elems() * 4, d_ptr="buffer d",
                  d_bytes=nb["d_bytes"], M=p.M, K=p.K, ks_count=kc)
-        if acc == "bias":
+        if acc_epilogue.has(acc, "bias"):
             v.update(bias_ptr="buffer bias", bias_bytes=nb["bias_bytes"])
-        elif acc == "scale":
+        if acc_epilogue.has(acc, "scale"):
             v.update(scale="caller")
-        elif acc == "clamp":
+        if acc_epilogue.has(acc, "clamp"):
             v.update(clamp_lo="caller", clamp_hi="caller")
         return v
     writes_d = variant != "two_stage"
     epi = acc if writes_d else "identity"   # Stage 1 stores raw partials
     v.update(x_ptr="buffer x", x_bytes=nb["x_bytes"], w_ptr="buffer w", w_bytes=nb["w_bytes"],
              d_ptr="buffer d" if writes_d else "unused", d_bytes=nb["d_bytes"],
-             bias_ptr="buffer bias" if epi == "bias" else "unused",
-             scale="caller" if epi == "scale" else "unused",
-             clamp_lo="caller" if epi == "clamp" else "unused",
-             clamp_hi="caller" if epi == "clamp" else "unused")
+             bias_ptr="buffer bias" if acc_epilogue.has(epi, "bias") else "unused",
+             scale="caller" if acc_epilogue.has(epi, "scale") else "unused",
+             clamp_lo="caller" if acc_epilogue.has(epi, "clamp") else "unused",
+             clamp_hi="caller" if acc_epilogue.has(epi, "clamp") else "unused")
     v.update(p.problem_args())
     if variant != "plain":
         v.update(ws_ptr="buffer ws", ws_bytes=nb["ws_bytes"], ks=ks, ks_count=kc)

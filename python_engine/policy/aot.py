@@ -67,7 +67,7 @@ CLUSTER_SIZES = (4, 8, 12, 15)
 CLUSTER_TILE_K = 64
 # fused split-K (issue 36): the reduce kernels and the cluster binaries again per accumulator
 # epilogue (two-stage Stage 1 of a fused layer is the identity binary, conv_implicit_gemm.stage1_acc)
-FUSED_EPILOGUES = ("bias", "scale", "relu", "clamp")
+FUSED_EPILOGUES = ("bias", "scale", "relu", "clamp", "bias_relu", "bias_clamp")
 VECTOR = 8  # 16-byte vectors of a 2-byte dtype (cluster binaries)
 WAVE = 32
 

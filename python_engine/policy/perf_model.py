@@ -48,6 +48,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..kernels import conv_implicit_gemm as CIG
+from ..kernels import acc_epilogue
 from ..kernels import conv_launch as LAUNCH
 from ..kernels.conv_problem import ConvProblem
 from ..targets.arch import find_arch, has_wmma_16x16x32
@@ -177,7 +178,7 @@ def predict(spec: dict, binary: str, degree: int, p: ConvProblem, arch, cus: int
     b_bytes = g * kpg * Kg * ELEM_BYTES * mt
     # the accumulator epilogue's reads (bias: fp32[K]) go to the kernel that applies
     # it: the plain kernel, the cluster fold (stage 1) or Stage 2
-    epi_bytes = K * ACC_BYTES if spec["acc_epilogue"] == "bias" else 0
+    epi_bytes = K * ACC_BYTES if acc_epilogue.has(spec["acc_epilogue"], "bias") else 0
     stage1_epi = 0 if binary == "two_stage" else epi_bytes
     l2_bytes = a_bytes + b_bytes + writes + ws_reads + stage1_epi
     hbm_bytes = p.x_elems() * ELEM_BYTES + p.w_elems() * ELEM_BYTES + writes + ws_reads + stage1_epi

@@ -24,8 +24,8 @@ typedef struct cpe_conv_abi_spec {
     const char *direction; /* "fwd"; "bwd_data" and "bwd_weight" are rejected (no kernels). Default "fwd" */
     const char *variant;   /* "plain", "two_stage", "cluster" or "reduce". Default "plain" */
     int64_t spatial_dims;  /* 2; 3 (3-D convolution) is rejected (no kernels). Default 2 */
-    const char *acc_epilogue; /* "identity"; "bias", "scale", "relu", "clamp" with variant "reduce" only
-                                 (the fused Stage 2's arguments after ks_count). Default "identity" */
+    const char *acc_epilogue; /* "identity"; "bias", "scale", "relu", "clamp", "bias_relu", "bias_clamp"
+                                 with variant "reduce" only (the fused Stage 2's arguments after ks_count). Default "identity" */
 } cpe_conv_abi_spec;
 
 /* The default spec (fwd, plain, 2-D). Strings point at static storage. */

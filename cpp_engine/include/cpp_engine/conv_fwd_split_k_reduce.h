@@ -9,7 +9,8 @@
  * ceil(M*K / (threads*vector)) workgroups of `threads` lanes along x.
  * A fused spec (acc_epilogue other than "identity") appends its arguments:
  * bias_ptr (global, fp32[K]), bias_bytes (i64); scale (float); clamp_lo,
- * clamp_hi (float).
+ * clamp_hi (float); bias_relu and bias_clamp (bias, then the activation)
+ * take bias's then clamp's.
  * See docs/families.md. */
 #ifndef CPP_ENGINE_CONV_FWD_SPLIT_K_REDUCE_H
 #define CPP_ENGINE_CONV_FWD_SPLIT_K_REDUCE_H
@@ -25,9 +26,10 @@ typedef struct cpe_reduce_spec {
     int64_t vector;    /* elements per lane: 1, 2, 4 or 8. Default 8 */
     int64_t threads;   /* lanes per workgroup: multiple of the wave size (32 on gfx1250), <= 1024. Default 256 */
     int64_t degree;    /* 1..32: slab sum unrolled for that many slabs; 0: runtime loop over ks_count. Default 0 */
-    const char *acc_epilogue; /* "identity", "bias", "scale", "relu" or "clamp": applied once to the fp32 sum
-                                 before the cast; adds kernel arguments after ks_count (bias: bias_ptr,
-                                 bias_bytes; scale: scale; clamp: clamp_lo, clamp_hi). Default "identity" */
+    const char *acc_epilogue; /* "identity", "bias", "scale", "relu", "clamp", "bias_relu" or "bias_clamp":
+                                 applied once to the fp32 sum before the cast; adds kernel arguments after
+                                 ks_count (bias: bias_ptr, bias_bytes; scale: scale; clamp: clamp_lo,
+                                 clamp_hi; bias_relu, bias_clamp: bias's then clamp's). Default "identity" */
 } cpe_reduce_spec;
 
 /* The default spec (bf16, vector 8, 256 threads, degree 0, identity). */

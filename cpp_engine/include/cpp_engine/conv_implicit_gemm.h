@@ -48,7 +48,8 @@ typedef struct cpe_conv_spec {
                                  cpg = vector_a channels zero-padded to 4 / 8 (small-channel path). Default 8 */
     int64_t vector_b;         /* elements per global load of B: as vector_a; a padded width needs
                                  vector_b = vector_a. Default 8 */
-    const char *acc_epilogue; /* "identity", "bias", "scale", "relu" or "clamp" (fp32, before the cast). Default "identity" */
+    const char *acc_epilogue; /* "identity", "bias", "scale", "relu", "clamp", "bias_relu" or "bias_clamp"
+                                 (fp32, before the cast; bias_*: bias then the activation). Default "identity" */
     int64_t split_k;          /* 1 off; > 1 the two-stage binary (degree = run-time ks_count); -1 auto is rejected. Default 1 */
     int64_t split_k_cluster;  /* 0 off; S in 2..15: cluster split-K, S baked in (needs split_k > 1, llvm23). Default 0 */
     const char *name_prefix;  /* "" or an identifier [A-Za-z_][A-Za-z0-9_]*, prepended as "<prefix>_". Default "" */

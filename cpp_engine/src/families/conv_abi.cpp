@@ -2,6 +2,7 @@
 #include "families/conv_abi.h"
 
 #include "ir/constants.h"
+#include "kernels/acc_epilogue.h"
 #include "kernels/conv_abi.h"
 
 namespace cpe::families::conv_abi {
@@ -39,8 +40,9 @@ std::optional<std::string> validate(const AbiSpec &spec, const targets::Arch &ar
     if (spec.spatial_dims == 3)
         return std::string("spatial_dims 3 (3-D convolution) has no kernels (only 2-D is implemented)");
     if (spec.spatial_dims != 2) return "spatial_dims must be 2 or 3, got " + ir::dec(spec.spatial_dims);
-    if (!one_of(spec.acc_epilogue, {"identity", "bias", "scale", "relu", "clamp"}))
-        return "acc_epilogue must be identity, bias, scale, relu or clamp, got " + spec::show(spec.acc_epilogue);
+    if (!kernels::acc_epilogue::known(spec.acc_epilogue))
+        return std::string("acc_epilogue must be ") + kernels::acc_epilogue::kNamesText + ", got " +
+               spec::show(spec.acc_epilogue);
     if (*spec.acc_epilogue != "identity" && *spec.variant != "reduce")
         return "acc_epilogue '" + *spec.acc_epilogue +
                "' applies to variant reduce only (the forward kernels take every epilogue argument)";

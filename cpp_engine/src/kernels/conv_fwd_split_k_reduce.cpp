@@ -2,11 +2,13 @@
 // is a statement of its own, so the SSA counter runs in source order.
 #include "kernels/conv_fwd_split_k_reduce.h"
 
+#include <map>
 #include <stdexcept>
 
 #include "ir/builder.h"
 #include "ir/constants.h"
 #include "ir/values.h"
+#include "kernels/acc_epilogue.h"
 #include "kernels/common.h"
 
 namespace cpe::kernels::conv_fwd_split_k_reduce {
@@ -17,7 +19,6 @@ const char *const kFamily = "conv_fwd_split_k_reduce";
 
 namespace {
 constexpr int64_t kMaxDegree = 32;
-const char *const kAccEpilogues[] = {"identity", "bias", "scale", "relu", "clamp"};
 
 const Type *out_type(const std::string &dtype) { return dtype == "bf16" ? bfloat() : half(); }
 }  // namespace
@@ -42,15 +43,17 @@ const std::vector<Arg> &args() {
 }
 
 const std::vector<Arg> &epilogue_args(const std::string &acc) {
+    static const std::map<std::string, std::vector<Arg>> table = [] {
+        std::map<std::string, std::vector<Arg>> t;
+        for (const std::string &k : acc_epilogue::names())
+            for (const acc_epilogue::StepArg &a : acc_epilogue::args(k)) t[k].push_back({a.name, a.kind});
+        return t;
+    }();
     static const std::vector<Arg> none{};
-    static const std::vector<Arg> bias{{"bias_ptr", "in_ptr"}, {"bias_bytes", "i64"}};
-    static const std::vector<Arg> scale{{"scale", "f32"}};
-    static const std::vector<Arg> clamp{{"clamp_lo", "f32"}, {"clamp_hi", "f32"}};
-    if (acc == "identity" || acc == "relu") return none;
-    if (acc == "bias") return bias;
-    if (acc == "scale") return scale;
-    if (acc == "clamp") return clamp;
-    throw std::logic_error("conv_fwd_split_k_reduce: no accumulator epilogue '" + acc + "'");
+    if (!acc_epilogue::known(acc))
+        throw std::logic_error("conv_fwd_split_k_reduce: no accumulator epilogue '" + acc + "'");
+    const auto it = table.find(acc);
+    return it == table.end() ? none : it->second;
 }
 
 std::vector<Arg> args(const std::string &acc) {
@@ -72,10 +75,9 @@ std::optional<std::string> validate(const ReduceSpec &spec, const targets::Arch 
     if (spec.degree < 0 || spec.degree > kMaxDegree)
         return "degree must be 0 (runtime ks_count) or 1.." + std::to_string(kMaxDegree) + ", got " +
                std::to_string(spec.degree);
-    bool known = false;
-    for (const char *e : kAccEpilogues) known = known || (spec.acc_epilogue && *spec.acc_epilogue == e);
-    if (!known)
-        return "acc_epilogue must be identity, bias, scale, relu or clamp, got " + spec::show(spec.acc_epilogue);
+    if (!acc_epilogue::known(spec.acc_epilogue))
+        return std::string("acc_epilogue must be ") + acc_epilogue::kNamesText + ", got " +
+               spec::show(spec.acc_epilogue);
     if (std::string(arch.name) != "gfx1250")
         return "arch " + std::string(arch.name) + " has no conv_fwd_split_k_reduce kernel (requires gfx1250)";
     return std::nullopt;
@@ -140,44 +142,13 @@ Value bias_values(IRBuilder &b, const Ctx &ctx, const Value &idx, int64_t width)
     return out;
 }
 
-// Broadcast the fp32 scalar argument `name` to `width` lanes (width 1: the scalar).
-Value bcast(IRBuilder &b, const char *name, int64_t width) {
-    const Value v = b.fn().param(name);
-    if (width == 1) return v;
-    const Type *vt = vec(width, float_());
-    const Value ins = b.insertelement(zeroinit(vt), v, ci32(0), "bc");
-    return b.shufflevector(ins, ins, std::vector<int>(static_cast<size_t>(width), 0), "bcast");
-}
-
-Value fconst(double v, int64_t width) {
-    const Value e = const_float(float_(), v);
-    return width == 1 ? e : splat(vec(width, float_()), e);
-}
-
 // The accumulator epilogue on the fp32 slab sum x of the elements from flat
-// index idx; identity returns x.
+// index idx (acc_epilogue::emit, the bias from bias_values); identity returns x.
 Value epilogue(IRBuilder &b, const ReduceSpec &spec, const Ctx &ctx, const Value &x, const Value &idx,
                int64_t width) {
-    const std::string &kind = *spec.acc_epilogue;
-    if (kind == "identity") return x;
-    if (kind == "bias") {
-        const Value bv = bias_values(b, ctx, idx, width);
-        return b.fadd(x, bv, "biased");
-    }
-    if (kind == "scale") {
-        const Value sc = bcast(b, "scale", width);
-        return b.fmul(x, sc, "scaled");
-    }
-    if (kind == "relu") {
-        const Value neg = b.fcmp("olt", x, fconst(0.0, width), "neg");
-        return b.select(neg, fconst(0.0, width), x, "relu");
-    }
-    const Value lo = bcast(b, "clamp_lo", width);
-    const Value hi = bcast(b, "clamp_hi", width);
-    const Value below = b.fcmp("olt", x, lo, "below");
-    const Value x1 = b.select(below, lo, x, "clamp_l");
-    const Value above = b.fcmp("ogt", x1, hi, "above");
-    return b.select(above, hi, x1, "clamp_h");
+    const auto bias = [&]() { return bias_values(b, ctx, idx, width); };
+    const auto param = [&](const char *name) { return b.fn().param(name); };
+    return acc_epilogue::emit(b, *spec.acc_epilogue, x, width, bias, param);
 }
 
 // Sum over slabs of the `width` fp32 elements at flat index idx (i64); leaves
@@ -248,7 +219,7 @@ void body(IRBuilder &b, const ReduceSpec &spec, int64_t wave) {
     const Value k64 = b.cast("zext", b.fn().param("K"), i64(), "kw");
     const Value mk = b.mul(m64, k64, "mk", {"nuw", "nsw"});
     Ctx ctx{k64, Value()};
-    if (*spec.acc_epilogue == "bias") ctx.rbias = bias_rsrc(b);
+    if (acc_epilogue::has(spec.acc_epilogue, "bias")) ctx.rbias = bias_rsrc(b);
     const Value wg64 = b.cast("zext", wg, i64(), "wgw");
     const Value base = b.mul(wg64, ci64(threads), "base", {"nuw", "nsw"});
     const Value tid64 = b.cast("zext", tid, i64(), "tidw");

@@ -11,7 +11,7 @@
 // (int elements per lane: 1, 2, 4, 8; default 8), threads (int, multiple of the
 // arch wave size, at most 1024; default 256), degree (int, 1..32 unrolls the
 // slab sum for that many slabs, 0 loops over the ks_count argument; default 0),
-// acc_epilogue (str "identity"|"bias"|"scale"|"relu"|"clamp", default
+// acc_epilogue (str "identity"|"bias"|"scale"|"relu"|"clamp"|"bias_relu"|"bias_clamp", default
 // "identity": applied once to the fp32 sum before the cast; docs/families.md).
 #pragma once
 
@@ -52,7 +52,8 @@ const std::vector<Arg> &args();
 
 // The accumulator epilogue's arguments appended to args(): bias: bias_ptr,
 // bias_bytes (i64 bytes); scale: scale (f32); clamp: clamp_lo, clamp_hi (f32);
-// identity and relu: none. std::logic_error for an unknown epilogue.
+// identity and relu: none; bias_relu, bias_clamp: their steps' arguments in order
+// (kernels/acc_epilogue.h). std::logic_error for an unknown epilogue.
 const std::vector<Arg> &epilogue_args(const std::string &acc);
 
 // args() then epilogue_args(acc).

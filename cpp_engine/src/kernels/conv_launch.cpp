@@ -12,6 +12,7 @@
 
 #include "ir/constants.h"
 #include "ir/types.h"
+#include "kernels/acc_epilogue.h"
 #include "kernels/conv_abi.h"
 #include "kernels/conv_problem.h"
 #include "kernels/int_math.h"
@@ -118,7 +119,7 @@ ByteCounts byte_counts(const LaunchSpec &s, const Sizes &z, i128 ks_count) {
     out.add("x_bytes", i128(s.N) * s.H * s.W * s.C * kElemBytes);
     out.add("w_bytes", i128(s.K) * s.Y * s.X * z.cpg * kElemBytes);
     out.add("d_bytes", z.M * s.K * kElemBytes);
-    if (*s.conv.acc_epilogue == "bias") out.add("bias_bytes", i128(s.K) * 4);
+    if (acc_epilogue::has(s.conv.acc_epilogue, "bias")) out.add("bias_bytes", i128(s.K) * 4);
     if (s.conv.split_k > 1) out.add("ws_bytes", ks_count * z.M * s.K * 4);
     return out;
 }
@@ -252,12 +253,12 @@ std::map<std::string, std::string> arg_values(const LaunchSpec &spec, const Size
         v["M"] = dec128(z.M);
         v["K"] = ir::dec(spec.K);
         v["ks_count"] = dec128(sl.ks_count);
-        if (acc == "bias") {
+        if (acc_epilogue::has(acc, "bias")) {
             v["bias_ptr"] = "buffer bias";
             v["bias_bytes"] = dec128(lookup(nb, "bias_bytes", 0));
-        } else if (acc == "scale") {
-            v["scale"] = "caller";
-        } else if (acc == "clamp") {
+        }
+        if (acc_epilogue::has(acc, "scale")) v["scale"] = "caller";
+        if (acc_epilogue::has(acc, "clamp")) {
             v["clamp_lo"] = "caller";
             v["clamp_hi"] = "caller";
         }
@@ -271,10 +272,10 @@ std::map<std::string, std::string> arg_values(const LaunchSpec &spec, const Size
     v["w_bytes"] = dec128(lookup(nb, "w_bytes", 0));
     v["d_ptr"] = writes_d ? "buffer d" : "unused";
     v["d_bytes"] = dec128(lookup(nb, "d_bytes", 0));
-    v["bias_ptr"] = epi == "bias" ? "buffer bias" : "unused";
-    v["scale"] = epi == "scale" ? "caller" : "unused";
-    v["clamp_lo"] = epi == "clamp" ? "caller" : "unused";
-    v["clamp_hi"] = epi == "clamp" ? "caller" : "unused";
+    v["bias_ptr"] = acc_epilogue::has(epi, "bias") ? "buffer bias" : "unused";
+    v["scale"] = acc_epilogue::has(epi, "scale") ? "caller" : "unused";
+    v["clamp_lo"] = acc_epilogue::has(epi, "clamp") ? "caller" : "unused";
+    v["clamp_hi"] = acc_epilogue::has(epi, "clamp") ? "caller" : "unused";
     for (const auto &a : problem_block(spec, z)) v[a.first] = dec128(a.second);
     if (variant != "plain") {
         v["ws_ptr"] = "buffer ws";

@@ -28,7 +28,7 @@ const std::vector<std::pair<int64_t, int64_t>> kClusterTiles{{16, 32}, {32, 32},
 const std::vector<int64_t> kClusterSizes{4, 8, 12, 15};
 // identity, then the fused epilogues (issue 36): the reduce kernels and the cluster binaries per
 // epilogue; two-stage Stage 1 of a fused layer is the identity binary (stage1_acc)
-const std::vector<std::string> kAccEpilogues{"identity", "bias", "scale", "relu", "clamp"};
+const std::vector<std::string> kAccEpilogues{"identity", "bias", "scale", "relu", "clamp", "bias_relu", "bias_clamp"};
 
 std::vector<std::pair<int64_t, int64_t>> wave_layouts(int64_t tm, int64_t tn) {
     std::vector<std::pair<int64_t, int64_t>> out;

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "ir/constants.h"
+#include "kernels/acc_epilogue.h"
 #include "kernels/conv_launch.h"
 #include "policy/aot.h"
 #include "policy/fold.h"
@@ -414,7 +415,7 @@ std::vector<Term> predict_at(const CIG::ConvSpec &spec, const std::string &binar
     const i128 b_bytes = g * kpg * Kg * kElemBytes * mt;
     // the accumulator epilogue's reads (bias: fp32[K]) go to the kernel that applies
     // it: the plain kernel, the cluster fold (stage 1) or Stage 2
-    const i128 epi_bytes = spec.acc_epilogue.value_or("") == "bias" ? K * kAccBytes : 0;
+    const i128 epi_bytes = kernels::acc_epilogue::has(spec.acc_epilogue, "bias") ? K * kAccBytes : 0;
     const i128 stage1_epi = two_stage ? 0 : epi_bytes;
     const i128 l2_bytes = a_bytes + b_bytes + writes + ws_reads + stage1_epi;
     const i128 hbm_bytes =

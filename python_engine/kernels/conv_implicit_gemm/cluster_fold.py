@@ -5,6 +5,7 @@ barrier and the fold of the cluster's fp32 slabs into D. Methods of
 from __future__ import annotations
 
 from ...ir.values import i32
+from .. import acc_epilogue
 from .lds import D_VEC, LOAD_KEY, OUT_VEC
 
 
@@ -68,7 +69,7 @@ class ClusterFold:
         cshuffle epilogue."""
         b = self.b
         kn = b.add(self.kbase, n, "epi_ch")
-        if width <= OUT_VEC or self.s["acc_epilogue"] != "bias":
+        if width <= OUT_VEC or not acc_epilogue.has(self.s["acc_epilogue"], "bias"):
             return self.acc_epi(total, kn, width)
         lo = b.shufflevector(total, total, list(range(OUT_VEC)), "f_lo")
         hi = b.shufflevector(total, total, list(range(OUT_VEC, width)), "f_hi")

@@ -14,7 +14,7 @@ from __future__ import annotations
 from ...ir import types as T
 from ...ir.builder import IRBuilder
 from ...ir.values import const_int, i32
-from .. import conv_abi
+from .. import acc_epilogue, conv_abi
 from ..common import kernel_attrs, new_module
 from .cluster_fold import ClusterFold
 from .epilogue import Epilogue
@@ -177,7 +177,7 @@ class Kernel(Slots, MainLoop, TapLoop, Epilogue, ClusterFold):
         if self.split:
             self.rws = self.rsrc("ws_ptr", self.p("ws_bytes"), "rsrc_ws")
             self.oob_ws = b.cast("trunc", self.p("ws_bytes"), T.I32, "oob_ws")
-        if s["acc_epilogue"] == "bias" and (not self.split or self.cluster):
+        if acc_epilogue.has(s["acc_epilogue"], "bias") and (not self.split or self.cluster):
             # Stage 1 of two-stage stores raw fp32 partials: Stage 2 applies the epilogue
             k4 = b.mul(self.p("K"), i32(4), "bias_nbytes")
             k64 = b.cast("zext", k4, T.I64, "bias_nbytes_w")

@@ -6,7 +6,8 @@ fp32 slab transpose) and the cshuffle epilogue. Methods of
 from __future__ import annotations
 
 from ...ir import types as T
-from ...ir.values import const_float, i32, splat, zeroinit
+from ...ir.values import i32
+from .. import acc_epilogue
 from .lds import DT_ROW, D_VEC, LOAD_KEY, OUT_VEC, PAIR_SLOTS, STORE_KEY, WT_ROW, raw_type
 from .spec import WMMA_M, WMMA_N
 
@@ -17,36 +18,15 @@ class Epilogue:
     # -- epilogues ---------------------------------------------------------------------
     def acc_epi(self, x, n_elem, width: int):
         """The accumulator epilogue on fp32 ``x`` (scalar or <width x float>) whose
-        first output channel is ``n_elem`` (global channel index, i32)."""
+        first output channel is ``n_elem`` (global channel index, i32): the steps
+        of :func:`..acc_epilogue.emit`, the bias one 4*width-byte load at
+        ``4*n_elem`` (past K channels reads 0)."""
         b = self.b
-        kind = self.s["acc_epilogue"]
-        vt = T.FLOAT if width == 1 else T.vec(width, T.FLOAT)
 
-        def c(v):
-            e = const_float(T.FLOAT, v)
-            return e if width == 1 else splat(vt, e)
-
-        def bc(v):  # broadcast an fp32 scalar argument
-            if width == 1:
-                return v
-            ins = b.insertelement(zeroinit(vt), v, i32(0), "bc")
-            return b.shufflevector(ins, ins, [0] * width, "bcast")
-        if kind == "identity":
-            return x
-        if kind == "bias":
-            nb = 4 * width
+        def bias():
             off = b.mul(n_elem, i32(4), "bias_byte")
-            return b.fadd(x, b.call(LOAD_KEY[nb], [self.rbias, off, i32(0), i32(0)], "bias"), "biased")
-        if kind == "scale":
-            return b.fmul(x, bc(self.p("scale")), "scaled")
-        if kind == "relu":
-            neg = b.fcmp("olt", x, c(0.0), "neg")
-            return b.select(neg, c(0.0), x, "relu")
-        lo, hi = bc(self.p("clamp_lo")), bc(self.p("clamp_hi"))
-        below = b.fcmp("olt", x, lo, "below")
-        x1 = b.select(below, lo, x, "clamp_l")
-        above = b.fcmp("ogt", x1, hi, "above")
-        return b.select(above, hi, x1, "clamp_h")
+            return b.call(LOAD_KEY[4 * width], [self.rbias, off, i32(0), i32(0)], "bias")
+        return acc_epilogue.emit(b, self.s["acc_epilogue"], x, width, bias, self.p)
 
     def store_d(self, x, m, n, ok, width: int):
         """Cast fp32 ``x`` (width 1 or OUT_VEC) and store it at D[m][kbase + n]."""

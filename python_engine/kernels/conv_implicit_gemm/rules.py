@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from .lds import PIXEL_VECTORS, lds_bytes
+from ..acc_epilogue import NAMES_TEXT as ACC_NAMES_TEXT
 from .spec import (ACC_EPILOGUES, DTYPES, EPILOGUES, MAX_LOAD_WAVES, PIPELINES, VECTORS, WMMA_K, WMMA_M,
                    WMMA_N, threads)
 
@@ -52,8 +53,7 @@ def validate(spec: dict, arch, flavor) -> str | None:
         return (f"padded-pixel loads (vector 3, 5, 6 or 7) need vector_a = vector_b "
                 f"(A and B share the padded K order), got {va} and {vb}")
     if spec["acc_epilogue"] not in ACC_EPILOGUES:
-        return (f"acc_epilogue must be identity, bias, scale, relu or clamp, "
-                f"got {_show(spec['acc_epilogue'])}")
+        return f"acc_epilogue must be {ACC_NAMES_TEXT}, got {_show(spec['acc_epilogue'])}"
     nb = lds_bytes(spec)
     if nb > arch.lds_bytes:
         return f"LDS use of {nb} bytes exceeds the {arch.lds_bytes} bytes of {arch.name}"

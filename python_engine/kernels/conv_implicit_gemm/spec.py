@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ...ir import types as T
 from ...spec.fields import Field
+from .. import acc_epilogue
 
 FAMILY = "conv_implicit_gemm"
 FIELDS = (
@@ -32,7 +33,7 @@ DTYPES = {"bf16": T.BFLOAT, "fp16": T.HALF}
 WMMA_KEY = {"bf16": "wmma_f32_16x16x32_bf16", "fp16": "wmma_f32_16x16x32_f16"}
 PIPELINES = ("mem", "wavelet")
 EPILOGUES = ("default", "cshuffle")
-ACC_EPILOGUES = ("identity", "bias", "scale", "relu", "clamp")
+ACC_EPILOGUES = acc_epilogue.ACC_EPILOGUES
 VECTORS = (1, 2, 3, 4, 5, 6, 7, 8)
 MAX_LOAD_WAVES = 8
 WMMA_M, WMMA_N, WMMA_K = 16, 16, 32

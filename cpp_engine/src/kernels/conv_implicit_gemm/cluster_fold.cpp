@@ -5,6 +5,7 @@
 
 #include "ir/constants.h"
 #include "ir/values.h"
+#include "kernels/acc_epilogue.h"
 
 namespace cpe::kernels::conv_implicit_gemm {
 
@@ -66,7 +67,7 @@ void Kernel::fold_out(int64_t width) {
 // halves (channels n and n + 4: 16-byte bias loads), like cshuffle.
 Value Kernel::fold_epi(const Value &total, const Value &n, int64_t width) {
     const Value kn = b_.add(kbase_, n, "epi_ch");
-    if (width <= kOutVec || *s_.acc_epilogue != "bias") return acc_epi(total, kn, width);
+    if (width <= kOutVec || !acc_epilogue::has(s_.acc_epilogue, "bias")) return acc_epi(total, kn, width);
     std::vector<int> lo_m, hi_m, all;
     for (int i = 0; i < static_cast<int>(width); ++i) (i < kOutVec ? lo_m : hi_m).push_back(i), all.push_back(i);
     const Value lo = b_.shufflevector(total, total, lo_m, "f_lo");

@@ -8,6 +8,7 @@
 
 #include "ir/constants.h"
 #include "ir/values.h"
+#include "kernels/acc_epilogue.h"
 #include "kernels/common.h"
 #include "kernels/conv_abi.h"
 
@@ -145,7 +146,7 @@ void Kernel::prologue_values() {
         rws_ = rsrc("ws_ptr", p("ws_bytes"), "rsrc_ws");
         oob_ws_ = b_.cast("trunc", p("ws_bytes"), i32(), "oob_ws");
     }
-    if (*s_.acc_epilogue == "bias" && (!split_ || cluster_)) {
+    if (acc_epilogue::has(s_.acc_epilogue, "bias") && (!split_ || cluster_)) {
         // Stage 1 of two-stage stores raw fp32 partials: Stage 2 applies the epilogue
         const Value k4 = b_.mul(p("K"), ci32(4), "bias_nbytes");
         const Value k64 = b_.cast("zext", k4, i64(), "bias_nbytes_w");

@@ -174,8 +174,6 @@ private:
     TileVals tap_tile(const std::vector<ir::Value> &voffs, const TapState &st, int64_t h);
 
     // -- epilogue.cpp (twin epilogue.py, mixin Epilogue): the epilogues
-    ir::Value bc(const ir::Value &v, int64_t width);
-    static ir::Value fconst(double v, int64_t width);
     ir::Value acc_epi(const ir::Value &x, const ir::Value &n_elem, int64_t width);
     void store_d(const ir::Value &x, const ir::Value &m, const ir::Value &n, const ir::Value &ok, int64_t width);
     void store_d_raw(const ir::Value &y, const ir::Value &m, const ir::Value &n, const ir::Value &ok, int64_t width);

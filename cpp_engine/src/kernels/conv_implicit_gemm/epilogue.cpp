@@ -6,50 +6,22 @@
 
 #include "ir/constants.h"
 #include "ir/values.h"
+#include "kernels/acc_epilogue.h"
 
 namespace cpe::kernels::conv_implicit_gemm {
 
 using namespace cpe::ir;
 
-// Broadcast an fp32 scalar argument to `width` lanes (width 1: the scalar).
-Value Kernel::bc(const Value &v, int64_t width) {
-    if (width == 1) return v;
-    const Type *vt = vec(width, float_());
-    const Value ins = b_.insertelement(zeroinit(vt), v, ci32(0), "bc");
-    return b_.shufflevector(ins, ins, std::vector<int>(static_cast<size_t>(width), 0), "bcast");
-}
-
-// An fp32 constant as a scalar or a splat of `width` lanes.
-Value Kernel::fconst(double v, int64_t width) {
-    const Value e = const_float(float_(), v);
-    return width == 1 ? e : splat(vec(width, float_()), e);
-}
-
 // The accumulator epilogue on fp32 x (scalar or <width x float>) whose first
-// output channel is n_elem (global channel index, i32).
+// output channel is n_elem (global channel index, i32): the steps of
+// acc_epilogue::emit, the bias one 4*width-byte load at 4*n_elem.
 Value Kernel::acc_epi(const Value &x, const Value &n_elem, int64_t width) {
-    const std::string &kind = *s_.acc_epilogue;
-    if (kind == "identity") return x;
-    if (kind == "bias") {
-        const int64_t nb = 4 * width;
+    const auto bias = [&]() {
         const Value off = b_.mul(n_elem, ci32(4), "bias_byte");
-        const Value bias = b_.call(load_key(nb), {rbias_, off, ci32(0), ci32(0)}, "bias");
-        return b_.fadd(x, bias, "biased");
-    }
-    if (kind == "scale") {
-        const Value sc = bc(p("scale"), width);
-        return b_.fmul(x, sc, "scaled");
-    }
-    if (kind == "relu") {
-        const Value neg = b_.fcmp("olt", x, fconst(0.0, width), "neg");
-        return b_.select(neg, fconst(0.0, width), x, "relu");
-    }
-    const Value lo = bc(p("clamp_lo"), width);
-    const Value hi = bc(p("clamp_hi"), width);
-    const Value below = b_.fcmp("olt", x, lo, "below");
-    const Value x1 = b_.select(below, lo, x, "clamp_l");
-    const Value above = b_.fcmp("ogt", x1, hi, "above");
-    return b_.select(above, hi, x1, "clamp_h");
+        return b_.call(load_key(4 * width), {rbias_, off, ci32(0), ci32(0)}, "bias");
+    };
+    const auto param = [&](const char *name) { return p(name); };
+    return acc_epilogue::emit(b_, *s_.acc_epilogue, x, width, bias, param);
 }
 
 // Cast fp32 x (width 1 or kOutVec) and store it at D[m][kbase + n].

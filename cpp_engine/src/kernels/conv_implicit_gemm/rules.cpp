@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "ir/constants.h"
+#include "kernels/acc_epilogue.h"
 #include "kernels/conv_implicit_gemm/lds.h"
 
 namespace cpe::kernels::conv_implicit_gemm {
@@ -75,8 +76,8 @@ std::optional<std::string> validate(const ConvSpec &spec, const targets::Arch &a
         return "padded-pixel loads (vector 3, 5, 6 or 7) need vector_a = vector_b (A and B share the padded K "
                "order), got " +
                dec(spec.vector_a) + " and " + dec(spec.vector_b);
-    if (!one_of(spec.acc_epilogue, {"identity", "bias", "scale", "relu", "clamp"}))
-        return "acc_epilogue must be identity, bias, scale, relu or clamp, got " + spec::show(spec.acc_epilogue);
+    if (!acc_epilogue::known(spec.acc_epilogue))
+        return std::string("acc_epilogue must be ") + acc_epilogue::kNamesText + ", got " + spec::show(spec.acc_epilogue);
     const int64_t nb = lds_bytes(spec);
     if (nb > arch.lds_bytes)
         return "LDS use of " + dec(nb) + " bytes exceeds the " + dec(arch.lds_bytes) + " bytes of " + arch.name;

@@ -31,7 +31,7 @@ struct ConvSpec {
     std::optional<std::string> epilogue = std::string("default");  // "default" | "cshuffle"
     int64_t vector_a = 8;         // elements per global load of A: 1, 2, 4, 8; 3, 5, 6, 7 a padded pixel
     int64_t vector_b = 8;         // elements per global load of B: 1, 2, 4, 8; 3, 5, 6, 7 (= vector_a)
-    std::optional<std::string> acc_epilogue = std::string("identity");  // identity|bias|scale|relu|clamp
+    std::optional<std::string> acc_epilogue = std::string("identity");  // identity|bias|scale|relu|clamp|bias_relu|bias_clamp
     int64_t split_k = 1;          // 1 off; > 1 two-stage binary; -1 auto (rejected)
     int64_t split_k_cluster = 0;  // 0 off; S in 2..15 cluster split-K (S baked in)
     std::optional<std::string> name_prefix = std::string("");  // "" or an identifier
