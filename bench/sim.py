@@ -2,6 +2,7 @@
 
     python bench/sim.py [--repeats R] [--rounds N] [--jobs J] [--base REV] [--skip-numerics]
                         [--skip-rates] [--opt] [--opt-configs FILE] [-v]
+    python bench/sim.py --items CONFIG[,CONFIG...]   (issue 34 items 3 and 5: their cases' cost)
 
 Emulator speed: lane-instructions per second (wave-instructions x 32 / wall
 seconds of one launch in both orders) on the reduce benchmark (bf16 v4 t256
@@ -152,6 +153,28 @@ def _numerics(tree: str, jobs: int, coverage: bool, only, opt: bool = False, sel
     return out
 
 
+def _items_cost(names: list) -> int:
+    """Per conv config: seconds and wave-instructions of its ``deep_*`` cases (issue 34
+    item 5), its other bit-exact cases (item 3, ``cover.data_mode``) and the rest."""
+    from parity.sim import cover
+    from parity.sim import numerics as N
+    lw = N._Lowerer()
+    for name in names:
+        fam, cfg, spec, arch = N.find_config(name)
+        tot = {"K-deep (item 5)": [0.0, 0], "bit-exact (item 3)": [0.0, 0], "other": [0.0, 0]}
+        for case in N.conv_cases(N._with_defaults(fam, spec), arch, lw):
+            if not isinstance(case, N.Case):
+                continue
+            kind = "K-deep (item 5)" if case.name.startswith("deep_") else \
+                "bit-exact (item 3)" if cover.data_mode(case.name.split("_ks")[0]) == "exact" else "other"
+            t0 = time.process_time()
+            _, n = N.run_case(case, lw, case.orders)
+            tot[kind][0] += time.process_time() - t0
+            tot[kind][1] += n
+        print(f"{cfg}: " + "; ".join(f"{k} {v[0]:.1f} CPU-s, {v[1]} wave-instr" for k, v in tot.items()))
+    return 0
+
+
 def main(argv=None) -> int:
     ap = Parser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=at_least_one("--repeats"), default=5, help="launches per workload per round")
@@ -165,8 +188,14 @@ def main(argv=None) -> int:
     ap.add_argument("--opt-configs", default=None, metavar="FILE",
                     help="--opt: only the FAMILY/NAME configs listed in FILE (e.g. .ci/opt_sample.txt)")
     ap.add_argument("-v", "--verbose", action="store_true", help="--opt: every config's line")
+    ap.add_argument("--items", default=None, metavar="CONFIGS",
+                    help="the cost of issue 34's problem kinds on these conv configs (comma-separated names): "
+                         "seconds and wave-instructions of the K-deep (item 5), bit-exact (item 3) and other "
+                         "cases, one process; then exit")
     a = ap.parse_args(argv)
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    if a.items:
+        return _items_cost(a.items.split(","))
     if a.skip_rates:
         if a.opt:
             _opt_lane(a)

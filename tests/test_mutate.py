@@ -43,7 +43,8 @@ def test_each_operator_gives_a_different_parseable_module(kernels, kind):
     for text in kernels:
         for site in OPS.sites(text, kind)[:3]:
             m = OPS.apply(text, kind, site)
-            assert m.kind == kind and m.text != text and m.what
+            # launch_plan changes the runtime's plan, not the IR (tests/test_mutate_new_kinds.py)
+            assert m.kind == kind and (m.text != text) == (kind != "launch_plan") and m.what
             ir.parse(m.text)          # the emulator's parser
             parse_verify(m.text)      # LLVM 22.1 parses and verifies it
             seen += 1

@@ -254,3 +254,31 @@ def test_numerics_lines_carry_their_catalog_place(tmp_path, capsys, jobs):
     assert sorted(catalog) == sorted(names)
     placed = dict(re.findall(r"^\[(\d)/2\] PASS conv_fwd_split_k_reduce/(\S+):", out, re.M))
     assert {name: int(i) for i, name in placed.items()} == {n: k for k, n in enumerate(catalog, 1)}, out
+
+
+def test_iteration_class_missing_fails_with_a_named_message():
+    """Per K-loop iteration class (issue 34 item 5): a loop site that went both ways over
+    the run but only one way in its loop's last trips fails by name under
+    ``iterations=True``; ``hint@class`` declares it; the back edge ``again`` is exempt."""
+    from parity.sim import coverage as COV
+    cov = COV.Coverage()
+    sel = COV.Site("select", "%a_off7 = select i1 %a_ok6, i32 %a_byte5, i32 %oob_x1", "kloop3", 40)
+    back = COV.Site("br", "br i1 %again9, label %kloop3, label %kdone4", "kloop3", 50)
+    for s in (sel, back):
+        cov.sites.append(s)
+        cov.true.append(True)
+        cov.false.append(True)
+    cov.in_loop = {0: "L", 1: "L"}
+    cov.by_class["first"] = {0: 3, 1: 1}
+    cov.by_class["middle"] = {0: 3, 1: 1}
+    cov.by_class["last"] = {0: 2, 1: 2}   # the select never true in the last trip
+    summ = cov.summary()
+    assert [(c, h) for _, c, h, _ in summ["iteration_missing"]] == [("last", "never true")]
+    fails, _ = COV.judge(summ, {}, {}, iterations=True)
+    assert fails == ["K-loop iteration class last: never true in the last trips (both ways over the run): "
+                     "`%a_off7 = select i1 %a_ok6, i32 %a_byte5, i32 %oob_x1` (block kloop3, line 40)"]
+    assert COV.judge(summ, {}, {}, iterations=False)[0] == []
+    fails, declared = COV.judge(summ, {}, {"a_off@last": "no look-ahead tile past the slice end"}, iterations=True)
+    assert fails == [] and declared[0].endswith("declared: no look-ahead tile past the slice end")
+    cov.by_class["middle"] = {}          # a loop of fewer than three trips: not judged
+    assert COV.Coverage.iteration_missing(cov) == []

@@ -1,6 +1,6 @@
 """``parity mutate``: the mutation lane (docs/sim.md, "Mutation lane").
 
-``parity mutate [--only F] [--seconds N] [--max-mutants N] [--seed S] [--per-kind K] [-j N] [--json PATH]``
+``parity mutate [--only F] [--seconds N] [--max-mutants N] [--seed S] [--per-kind K] [--differential N] [-j N] [--json PATH]``
 lowers every accepted llvm23 config of conv_implicit_gemm and
 conv_fwd_split_k_reduce (or the ``--only`` selection), draws up to K sites per
 mutation kind and config (seeded), runs the oracles of parity/mutate/run.py on
@@ -54,6 +54,9 @@ def add_command(sub) -> None:
                    help="sites drawn per mutation kind and config (default 2; 0 = every site)")
     p.add_argument("--kinds", default=None, help=f"comma-separated mutation kinds (default all: {', '.join(OPS.KINDS)})")
     p.add_argument("--goal", type=percent("--goal"), default=95.0, help="the kill rate in %% that passes (default 95)")
+    p.add_argument("--differential", type=integer("--differential", lo=1), default=None, metavar="N",
+                   help="then run every conv survivor and every mutant argued equivalent against its honest "
+                        "kernel on N random admitted problems, D bit for bit (docs/sim.md)")
     p.set_defaults(func=cmd_mutate)
 
 
@@ -101,7 +104,29 @@ def cmd_mutate(args) -> int:
     rate = rep.kill_rate
     green = rate is not None and 100 * rate >= args.goal
     print(f"{len(verdicts)} of {planned} mutants judged in {wall:.1f}s; goal {args.goal:g} %")
+    diffs = _differentials(jobs, verdicts, args.differential, args.seed) if args.differential else []
+    if any(d["differ"] for d in diffs):
+        green = False
+        print("a mutant argued equivalent or surviving differs from its honest kernel (differential)")
     print(f"RESULT: {'GREEN' if green else 'RED'}")
     payload = R.to_json(rep, args.seed, round(wall, 3))
+    payload["differential"] = diffs
     payload.update(planned=planned, max_mutants=args.max_mutants, goal=args.goal)
     return finish(args, "mutate", green, payload)
+
+
+def _differentials(jobs, verdicts, n: int, seed: int) -> list:
+    """``--differential N``: every conv survivor and argued-equivalent mutant against its
+    honest kernel on N random admitted problems (parity/mutate/differential.py)."""
+    from parity.mutate import differential as D
+    out = []
+    for site, v in zip(jobs, verdicts):
+        argued = v.status == "equivalent" and v.reason.startswith("argued:")
+        if not (v.status == "survived" or argued) or v.family != "conv_implicit_gemm":
+            continue
+        eq, dif, first, secs = D.differential(site.job(), n, seed)
+        print(f"differential {v.family}/{v.config} {v.kind} `{v.what}` ({v.status}): {eq} equal, {dif} differ "
+              f"of {eq + dif} admitted problems in {secs:.0f}s" + (f"; first: {first}" if first else ""), flush=True)
+        out.append({"config": v.config, "kind": v.kind, "what": v.what, "status": v.status, "equal": eq,
+                    "differ": dif, "first": first, "seconds": round(secs, 1)})
+    return out

@@ -27,6 +27,13 @@ kind               mutation
 ``epi_early``      the epilogue (bias, scale, relu) applied before the fold's last slab is
                    added (``epi(P) + X`` instead of ``epi(P + X)``): before the fold
 ``bias_group``     the bias channel without the group base (``0 + n`` for ``kbase + n``)
+``promise_lie``    a flag / FMF / metadata / attribute the IR does not justify
+                   (parity/mutate/lies.py, issue 34 item 6)
+``launch_plan``    a conv_launch plan field or a kernarg offset one unit off: the IR is
+                   unchanged, the runtime's data is not (parity/mutate/lies.py)
+``kloop_cmp``      ``cmp_negate`` / ``cmp_boundary`` / ``select_swap`` inside the K loop's
+                   blocks (:data:`KLOOP_BLOCKS`); parity/mutate/run.py plans it on one
+                   config per AOT tile class
 =================  ====================================================================
 
 The three epilogue kinds (issue 36, fused split-K) find the epilogue by the
@@ -38,8 +45,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from parity.mutate import lies as LIES
+
 KINDS = ("const_inc", "const_dec", "cmp_negate", "cmp_boundary", "swap_operands", "drop_sync", "align_double",
-         "gep_index", "loop_bound", "select_swap", "slab_reverse", "epi_twice", "epi_early", "bias_group")
+         "gep_index", "loop_bound", "select_swap", "slab_reverse", "epi_twice", "epi_early", "bias_group",
+         "promise_lie", "launch_plan", "kloop_cmp")
+#: the kinds of issue 34 item 6 (reported apart as well as in the overall rate)
+NEW_KINDS = ("promise_lie", "launch_plan", "kloop_cmp")
+#: block hints of the conv K loop: prologue, pipelined loop, K walk, uniform-tap loop
+KLOOP_BLOCKS = ("prologue", "kloop", "kwalk", "tap_pro", "tap_loop")
+_LABEL = re.compile(r"^([A-Za-z_][A-Za-z0-9_.]*?)\d*:")
 
 NEGATE = {"eq": "ne", "ne": "eq", "ult": "uge", "uge": "ult", "ugt": "ule", "ule": "ugt", "slt": "sge",
           "sge": "slt", "sgt": "sle", "sle": "sgt",
@@ -85,6 +100,12 @@ def _body(lines: list) -> range:
 
 def sites(text: str, kind: str) -> list:
     """Every site of ``kind`` in ``text``: a list of opaque site keys (line index, detail)."""
+    if kind == "promise_lie":
+        return LIES.promise_sites(text)
+    if kind == "launch_plan":
+        return LIES.plan_sites(text)
+    if kind == "kloop_cmp":
+        return _kloop_sites(text)
     lines = text.split("\n")
     body = _body(lines)
     out = []
@@ -137,6 +158,20 @@ def sites(text: str, kind: str) -> list:
         else:
             raise ValueError(f"unknown mutation kind {kind!r} (kinds: {', '.join(KINDS)})")
     return out
+
+
+def _kloop_sites(text: str) -> list:
+    """``kloop_cmp`` sites: ``(line, sub-kind)`` for every cmp_negate / cmp_boundary /
+    select_swap site in a block whose hint is in :data:`KLOOP_BLOCKS`."""
+    lines = text.split("\n")
+    block, cur = {}, ""
+    for i, ln in enumerate(lines):
+        m = _LABEL.match(ln)
+        if m:
+            cur = m.group(1)
+        block[i] = cur
+    return [(i, k) for k in ("cmp_negate", "cmp_boundary", "select_swap") for i, _ in sites(text, k)
+            if block[i] in KLOOP_BLOCKS]
 
 
 def _immediates(ln: str) -> list:
@@ -229,6 +264,14 @@ def _early_parts(lines, body, i):
 
 def apply(text: str, kind: str, site) -> Mutant:
     """The mutant of ``text`` at ``site`` (from :func:`sites`)."""
+    if kind == "promise_lie":
+        new, what = LIES.promise_apply(text, site)
+        return Mutant(kind, site[0] + 1, what, new)
+    if kind == "launch_plan":
+        return Mutant(kind, site[0] + 1, f"plan {site[1]} one unit off", text)
+    if kind == "kloop_cmp":
+        m = apply(text, site[1], (site[0], 0))
+        return Mutant(kind, m.line, f"{site[1]}: {m.what}", m.text)
     lines = text.split("\n")
     i, k = site
     ln = lines[i]
@@ -347,15 +390,40 @@ def apply(text: str, kind: str, site) -> Mutant:
 
 def equivalent_reason(original: str, m: Mutant) -> str:
     """Why ``m`` is equivalent to ``original`` (proved by a rule), or '' when it is not known to be."""
+    if m.kind == "launch_plan":
+        return ""  # the plan changes, not the IR
     if m.text == original:
         return "the text does not change"
     if m.kind == "swap_operands" and m.what.split(" ")[0] in COMMUTATIVE:
         return f"{m.what.split(' ')[0]} is commutative"
     if m.kind == "slab_reverse" and m.what.startswith("fadd chain of 2 "):
         return "a two-term fadd is commutative"
-    if m.kind == "cmp_boundary" and _min_max_idiom(m.text, m.line - 1):
+    if m.kind == "promise_lie" and m.what.startswith("exact_shift:") and _shift_of_multiple(m.text, m.line - 1):
+        return "exact holds: the shifted operand is a product by a multiple of 2^shift (no set bit shifted out)"
+    if m.kind in ("cmp_boundary", "kloop_cmp") and m.what.startswith(("cmp_boundary", "ult", "ule", "ugt", "uge",
+                                                                         "slt", "sle", "sgt", "sge")) \
+            and _min_max_idiom(m.text, m.line - 1):
         return "the compare only picks between its own two operands (a min/max), equal at the boundary"
     return ""
+
+
+def _shift_of_multiple(text: str, i: int) -> bool:
+    """Line ``i`` is ``lshr/ashr exact iN %v, s`` (or a literal multiple of 2^s) and ``%v`` is defined as ``mul iN %x, C`` (or
+    ``C, %x``) with C a multiple of 2^s, or ``shl iN %x, t`` with t >= s: the low s bits
+    are zero, so ``exact`` is a true promise."""
+    lines = text.split("\n")
+    m = re.match(r"^  %[\w.]+ = (?:lshr|ashr) exact (i\d+) (%[\w.]+|-?\d+), (\d+)$", lines[i])
+    if not m:
+        return False
+    v, sh = m.group(2), int(m.group(3))
+    if not v.startswith("%"):
+        return int(v) % (1 << sh) == 0
+    d = next((ln for ln in lines if ln.startswith(f"  {v} = ")), "")
+    mm = re.match(r"^  %[\w.]+ = mul(?: nuw| nsw)* i\d+ (?:%[\w.]+, (\d+)|(\d+), %[\w.]+)$", d)
+    if mm:
+        return int(mm.group(1) or mm.group(2)) % (1 << sh) == 0
+    ms = re.match(r"^  %[\w.]+ = shl(?: nuw| nsw)* i\d+ %[\w.]+, (\d+)$", d)
+    return bool(ms) and int(ms.group(1)) >= sh
 
 
 def _min_max_idiom(text: str, i: int) -> bool:

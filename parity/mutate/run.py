@@ -29,8 +29,10 @@ from dataclasses import dataclass, field
 
 from parity.cli.interrupt import leave_sigint_to_parent
 from parity.llvm.compile import CompileError, parse_verify
+from parity.mutate import lies as LIES
 from parity.mutate import operators as OPS
 from parity.sim import cover
+from parity.sim import launch_route as LR
 from parity.sim import numerics as N
 
 
@@ -101,9 +103,45 @@ def _llvm_oracle(job: Job) -> list:
     return []
 
 
+class _PlanLowerer(N.TextLowerer):
+    """A lowerer whose conv_launch plans carry a ``launch_plan`` mutant's slip
+    (parity/mutate/lies.py): what the runtime is given, not the IR."""
+
+    def __init__(self, job: Job, field: str):
+        super().__init__(job.family, job.spec, job.arch, job.mutant.text)
+        self.field = field
+
+    def launch_plan(self, spec: dict, arch: str, flavor=N.FLAVOR) -> tuple:
+        text, reason = super().launch_plan(spec, arch, flavor)
+        return (text if text is None else LIES.mutate_plan(text, self.field)), reason
+
+
+def plan_field(m: OPS.Mutant) -> str:
+    """The plan field (or ``kernarg:NAME``) of a ``launch_plan`` mutant."""
+    return m.what.split(" ")[1]
+
+
 def _numerics_oracle(job: Job) -> list:
-    lw = N.TextLowerer(job.family, job.spec, job.arch, job.mutant.text)
+    if job.mutant.kind == "launch_plan":
+        field = plan_field(job.mutant)
+        if field.startswith("kernarg:"):
+            base = LR.KA.variant_layout
+            LR.KA.variant_layout = LIES.kernarg_shift(base, field.split(":", 1)[1])
+            try:
+                lw = N.TextLowerer(job.family, job.spec, job.arch, job.mutant.text)
+                return N.run_config(job.family, job.config, job.spec, job.arch, lw, first_failure=True).problems
+            finally:
+                LR.KA.variant_layout = base
+    lw = mutant_lowerer(job)
     return N.run_config(job.family, job.config, job.spec, job.arch, lw, first_failure=True).problems
+
+
+def mutant_lowerer(job: Job):
+    """The lowerer that gives the numerics plans ``job``'s mutant: its IR text, or
+    (``launch_plan``, a plan field) its mutated conv_launch plans."""
+    if job.mutant.kind == "launch_plan" and not plan_field(job.mutant).startswith("kernarg:"):
+        return _PlanLowerer(job, plan_field(job.mutant))
+    return N.TextLowerer(job.family, job.spec, job.arch, job.mutant.text)
 
 
 def _proof_oracle(job: Job) -> list:
@@ -302,6 +340,14 @@ def _one_trip_swap(job: Job) -> bool:
         job.mutant.kind == "swap_operands" and _hint_of(_line(job.mutant.text, job.mutant.line)) == "again"
 
 
+def _finite_nnan(job: Job) -> bool:
+    """``promise_lie`` ``nnan`` on an fadd of accumulators or slabs: the numerics contract
+    gives finite inputs (parity/sim/reference.py) and the plans' sums stay far below
+    fp32's largest value, so no operand or result is NaN on an admitted problem: the
+    flag is a true promise (the emulator checks it on every case: it held)."""
+    return job.mutant.kind == "promise_lie" and job.mutant.what.startswith("fmf_nnan:")
+
+
 #: survivors argued equivalent (docs/sim.md, "Mutation lane"): (name, predicate(job)); a
 #: survivor one of them matches is counted equivalent with the argument as its reason
 ARGUED = (("surplus tail iteration", _surplus_tail), ("wave path boundary", _wave_path_boundary),
@@ -310,7 +356,8 @@ ARGUED = (("surplus tail iteration", _surplus_tail), ("wave path boundary", _wav
           ("unstored accumulator", _unstored_accumulator), ("zero K limit", _zero_k_limit),
           ("masked partner", _masked_partner), ("non-empty reduction", _nonempty_reduction),
           ("pixel carry", _pixel_carry), ("relu at zero", _relu_at_zero), ("row sentinel", _row_sentinel),
-          ("K span one long", _span_one_long), ("one-trip tail swap", _one_trip_swap))
+          ("K span one long", _span_one_long), ("one-trip tail swap", _one_trip_swap),
+          ("finite sums (nnan holds)", _finite_nnan))
 
 
 def judge(job: Job | Site) -> Verdict:
@@ -337,7 +384,12 @@ def judge(job: Job | Site) -> Verdict:
             v.status, v.oracle, v.reason = "killed", name, fails[0].split("\n")[0][:300]
             break
     else:
-        why = next((n for n, pred in ARGUED if pred(job)), None)
+        view = job
+        if m.kind == "kloop_cmp":  # the arguments are about the mutation, not the kind's name
+            sub = m.what.split(":")[0]
+            view = Job(job.family, job.config, job.spec, job.arch, job.original,
+                       OPS.Mutant(sub, m.line, m.what.split(": ", 1)[1], m.text))
+        why = next((n for n, pred in ARGUED if pred(view)), None)
         if why is not None:
             v.status, v.reason = "equivalent", f"argued: {why} (docs/sim.md)"
             v.seconds = time.perf_counter() - t0
@@ -357,11 +409,14 @@ def plan(configs: list, seed: int, per_kind: int | None = None, kinds=OPS.KINDS,
     whole catalog at every site plans in well under a GB (docs/sim.md)."""
     lw = lowerer or N._Lowerer()
     jobs = []
+    reps = tile_class_representatives(configs)
     for fam, name, spec, arch in configs:
         full = N._with_defaults(fam, spec)
         text = lw.text(fam, full, arch)
         rng = random.Random(seed * 1_000_003 + zlib.crc32(f"{fam}/{name}".encode()))
         for k in kinds:
+            if k == "kloop_cmp" and (fam, name) not in reps:
+                continue
             ss = OPS.sites(text, k)
             if per_kind is not None and len(ss) > per_kind:
                 ss = sorted(rng.sample(ss, per_kind))
@@ -379,6 +434,29 @@ def plan(configs: list, seed: int, per_kind: int | None = None, kinds=OPS.KINDS,
     for k in range(max((len(x) for x in lists), default=0)):
         out += [x[k] for x in lists if k < len(x)]
     return out
+
+
+def tile_class(spec: dict) -> tuple:
+    """A conv config's AOT tile class (python_engine/policy/aot.py: the grid's axes that
+    shape the K loop): form (plain, two-stage, cluster), pipeline, load waves, tile_k,
+    vector_a (the K walk's vector width; 3, 5, 6, 7 the padded-pixel widths)."""
+    form = "cluster" if spec["split_k_cluster"] else "two_stage" if spec["split_k"] > 1 else "plain"
+    return (form, spec["pipeline"], spec["num_load_waves"], spec["tile_k"], spec["vector_a"])
+
+
+def tile_class_representatives(configs: list) -> set:
+    """(family, name) of one conv config per :func:`tile_class`: the one with the
+    smallest tile (tile_m * tile_n), then catalog order (the cheapest K loop of its class)."""
+    best = {}
+    for fam, name, spec, _arch in configs:
+        if fam != "conv_implicit_gemm":
+            continue
+        full = N._with_defaults(fam, spec)
+        key = tile_class(full)
+        cost = full["tile_m"] * full["tile_n"]
+        if key not in best or cost < best[key][0]:
+            best[key] = (cost, (fam, name))
+    return {v[1] for v in best.values()}
 
 
 def _cost_bucket(job: Job | Site) -> int:
@@ -448,9 +526,11 @@ def report(verdicts: list) -> Report:
 
 def render(r: Report) -> str:
     """The text report: a line per kind, the oracles that killed, the rate, every survivor with its diff."""
-    lines = [f"{'kind':<14} {'killed':>7} {'survived':>9} {'equivalent':>11}"]
+    lines = [f"{'kind':<14} {'killed':>7} {'survived':>9} {'equivalent':>11} {'kill rate':>10}"]
     for k, c in r.per_kind.items():
-        lines.append(f"{k:<14} {c['killed']:>7} {c['survived']:>9} {c['equivalent']:>11}")
+        n = c["killed"] + c["survived"]
+        kr = f"{100 * c['killed'] / n:.1f} %" if n else "n/a"
+        lines.append(f"{k:<14} {c['killed']:>7} {c['survived']:>9} {c['equivalent']:>11} {kr:>10}")
     by = ", ".join(f"{n} {c}" for n, c in r.killed_by.items()) or "none"
     rate = "n/a (no non-equivalent mutant ran)" if r.kill_rate is None else f"{100 * r.kill_rate:.1f} %"
     lines.append(f"{len(r.verdicts)} mutants: {r.killed} killed ({by}), {r.survived} survived, "

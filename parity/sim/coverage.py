@@ -180,6 +180,25 @@ class Coverage:
             out[c] = [n, both, one, n - both - one]
         return out
 
+    def iteration_missing(self) -> list:
+        """``[(where, class, how, hints)]``: every loop-body site that went both ways over
+        the whole run but not within iteration class ``class``, for the classes its loop
+        ran with a middle trip (a loop of at least three trips: ``middle`` recorded some
+        site of it); ``how`` is ``never true`` / ``never false`` / ``never run``."""
+        loops3 = {self.in_loop[i] for i in self.by_class["middle"] if i in self.in_loop}
+        out = []
+        for i, loop in sorted(self.in_loop.items()):
+            if loop not in loops3 or not (self.true[i] and self.false[i]):
+                continue
+            if self.sites[i].kind == "br" and site_hints(self.sites[i])[:1] == ("again",):
+                continue  # the back edge: true on every trip but the last by definition
+            for c in ITERATION_CLASSES:
+                bits = self.by_class[c].get(i, 0)
+                if bits != 3:
+                    how = "never run" if not bits else "never false" if bits == 1 else "never true"
+                    out.append((self.sites[i].where(), c, how, site_hints(self.sites[i])))
+        return out
+
     def summary(self) -> dict:
         """``{"br": (sites, both ways), "select": (sites, both ways), "missing":
         [(where, "never true" | "never false" | "never run", hints)], "boundary":
@@ -194,6 +213,7 @@ class Coverage:
                 out["missing"].append((s.where(), how, site_hints(s)))
         out["boundary"] = [len(self.cmp_sites), sum(self.equal)]
         out["iterations"] = self.iteration_summary()
+        out["iteration_missing"] = self.iteration_missing()
         out["boundary_missing"] = [(s.where(), site_hints(s)) for s, e in zip(self.cmp_sites, self.equal) if not e]
         return out
 
@@ -218,9 +238,13 @@ def site_hints(site: Site) -> tuple:
     return out + ((b.group(1),) if b else ())
 
 
-def judge(summary: dict, classes: dict, uncovered) -> tuple:
+def judge(summary: dict, classes: dict, uncovered, iterations: bool = False) -> tuple:
     """``(failures, declared)`` of one config's coverage: every site not gone both
-    ways and every required tile class not hit is a failure, unless one of the
+    ways, every required tile class not hit, and every K-loop site that went both
+    ways over the run but not within one iteration class (first, middle, last) of a
+    loop that ran at least three trips (:meth:`Coverage.iteration_missing`; a reason
+    is declared as ``hint`` or ``hint@class``; judged when ``iterations``: ``parity
+    numerics --coverage-iterations``) is a failure, unless one of the
     site's hints (:func:`site_hints`) is a key of ``uncovered`` (hint -> reason,
     declared at the config), which makes it a declared line instead."""
     fails, declared = [], []
@@ -231,4 +255,11 @@ def judge(summary: dict, classes: dict, uncovered) -> tuple:
         else:
             declared.append(f"{how}: {where}: declared: {uncovered[key]}")
     fails += [f"tile class {c} not hit" for c, hit in (classes or {}).items() if not hit]
+    for where, cls, how, hints in (summary.get("iteration_missing", ()) if iterations else ()):
+        # a reason declared for the site (hint) or for the site in this class (hint@class)
+        key = next((k for h in hints for k in (f"{h}@{cls}", h) if k in uncovered), None)
+        if key is None:
+            fails.append(f"K-loop iteration class {cls}: {how} in the {cls} trips (both ways over the run): {where}")
+        else:
+            declared.append(f"K-loop iteration class {cls}: {how}: {where}: declared: {uncovered[key]}")
     return fails, declared

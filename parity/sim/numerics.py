@@ -211,6 +211,10 @@ CONV_PROBLEMS = (
     ("c5_pad", 1, 5, 6, 7, 20, 3, 3, (1, 1), (1, 1), (1, 1), 1),
     ("c6_groups", 1, 12, 6, 7, 24, 3, 3, (2, 1), (2, 1), (1, 2), 2),
     ("c7_pad", 2, 7, 5, 5, 12, 2, 3, (1, 1), (1, 1), (1, 1), 1),
+    # A tall dilated filter (7x5, dilation (1, 2)) with stride (2, 1) and padding (1, 2)
+    # over 2 images: a bottom padding tap at hi == H in the K loop with image 1 behind it
+    # (the differential run of the kloop `a_hok` survivor drew it, docs/sim.md)
+    ("tall_dil_pad", 2, 8, 11, 5, 56, 7, 5, (2, 1), (1, 2), (1, 2), 1),
 )
 
 
