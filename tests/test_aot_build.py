@@ -72,7 +72,7 @@ def test_shard_partition():
     hashes = [r[2] for r in REAL_ROWS(cpp_engine, FLAVOR)]
     parts = [[h for h in hashes if shard_of(h, 3) == i] for i in (1, 2, 3)]
     assert sorted(sum(parts, [])) == sorted(hashes)
-    assert all(600 < len(p) < 870 for p in parts), [len(p) for p in parts]   # 2352 jobs, about a third each
+    assert all(1150 < len(p) < 1500 for p in parts), [len(p) for p in parts]   # 3948 jobs, about a third each
     assert shard_of("0000000000000005", 3) == 3 and shard_of("0000000000000003", 3) == 1
 
 

@@ -166,15 +166,15 @@ def test_parity_layers_small_catalog(tmp_path, capsys):
 
 def test_parity_aot(tmp_path, capsys):
     assert parity_main(["aot", "--flavor", "llvm22"]) == 0
-    assert "2072 AOT jobs at llvm22" in capsys.readouterr().out
-    # the whole grid compared between the engines; one shard written (2352 .ll files are ~200 MB)
+    assert "3668 AOT jobs at llvm22" in capsys.readouterr().out
+    # the whole grid compared between the engines; one shard written (3948 .ll files are ~350 MB)
     assert parity_main(["aot", "--flavor", "llvm23", "--check"]) == 0
     out = capsys.readouterr().out
-    assert "2352 AOT jobs at llvm23" in out and "every job IDENTICAL" in out
+    assert "3948 AOT jobs at llvm23" in out and "every job IDENTICAL" in out
     assert parity_main(["aot", "--flavor", "llvm23", "--emit", str(tmp_path), "--shard", "1/60"]) == 0
     out = capsys.readouterr().out
-    assert "2352 AOT jobs at llvm23 (gfx1250), shard 1/60: 40 jobs" in out
-    assert len(list(tmp_path.glob("*.ll"))) == 40 and len((tmp_path / "jobs.tsv").read_text().splitlines()) == 40
+    assert "3948 AOT jobs at llvm23 (gfx1250), shard 1/60: 64 jobs" in out
+    assert len(list(tmp_path.glob("*.ll"))) == 64 and len((tmp_path / "jobs.tsv").read_text().splitlines()) == 64
     assert parity_main(["aot", "--flavor", "llvm19"]) == 2
 
 

@@ -72,7 +72,7 @@ def test_shipped_catalog_has_ten_real_fused_layers_that_reach_the_plan():
     assert len(fused) >= 10
     assert {lay.name.split("_")[0] for lay in fused} >= {"resnet50", "yolov3", "efficientnet", "retinanet"}
     lay = next(x for x in fused if x.name == "retinanet_b1_cls_p7_bias")
-    lp = plan_layer(python_engine, lay, lower=False)
+    lp = plan_layer(python_engine, lay, lower=False, select="rules")
     # the layer's bias reaches the binary (the cluster fold applies it) and the plan JSON
     assert lp.conv_spec["acc_epilogue"] == "bias" and lp.binary == "cluster"
     assert dict(lp.plan["args"])["bias_ptr"] == "buffer bias"
@@ -86,7 +86,10 @@ def test_shipped_cba_layers_reach_the_plan_with_bias_and_activation():
     assert len(cba) >= 8
     assert {lay.acc_epilogue for lay in cba.values()} == {"bias_relu", "bias_clamp"}
     assert cba["mobilenetv2_b1_conv_last_bias_relu6"].scalars == {"clamp_lo": 0.0, "clamp_hi": 6.0}
-    lp = plan_layer(python_engine, cba["resnet50_b1_conv5_3x3_bias_relu"], lower=False)
+    # the default (seed: the reference's rules) runs a fused layer unsplit
+    seed = plan_layer(python_engine, cba["resnet50_b1_conv5_3x3_bias_relu"], lower=False)
+    assert seed.conv_spec["acc_epilogue"] == "bias_relu" and seed.binary == "plain"
+    lp = plan_layer(python_engine, cba["resnet50_b1_conv5_3x3_bias_relu"], lower=False, select="model")
     # split by the model: the cluster fold applies bias then relu, and takes the bias buffer
     assert lp.conv_spec["acc_epilogue"] == "bias_relu" and lp.binary == "cluster"
     args = dict(lp.plan["args"])

@@ -164,8 +164,9 @@ def test_identity_stage2_predicate_and_labels():
 
 # -- AOT grid -----------------------------------------------------------------------------------
 
-# per dtype: 910 two-stage + 7 x 18 reduce (+ 7 x 20 cluster at llvm23), 7 accumulator epilogues; docs/policy.md
-@pytest.mark.parametrize("flavor,count", [("llvm20", 2072), ("llvm22", 2072), ("llvm23", 2352), ("llvm24", 2352)])
+# per dtype: 910 two-stage + 7 x 18 reduce (+ 7 x 20 cluster at llvm23), 7 accumulator epilogues,
+# + 114 plain per dtype and epilogue (issue 37); docs/policy.md gives the enumeration
+@pytest.mark.parametrize("flavor,count", [("llvm20", 3668), ("llvm22", 3668), ("llvm23", 3948), ("llvm24", 3948)])
 def test_aot_count_matches_enumeration(both, flavor, count):
     py, cpp = both
     assert aot.count_jobs(flavor) == len(aot.jobs(flavor)) == count
@@ -182,7 +183,8 @@ def test_aot_grid_axes():
     72 wave layouts, mem + wavelet1/2, vectors 8/4/2/1, both epilogues, under the 16-loads-per-lane
     budget; 18 reduce kernels (3 vectors x 6 degrees)."""
     assert aot.count_two_stage() == 910
-    two = [j.spec for j in aot.jobs("llvm22") if j.family == CIG.FAMILY and j.spec["dtype"] == "bf16"]
+    two = [j.spec for j in aot.jobs("llvm22") if j.family == CIG.FAMILY and j.spec["dtype"] == "bf16"
+           and j.spec["split_k"] == 2]
     assert len(two) == 910
     assert {(s["tile_m"], s["tile_n"]) for s in two} == {(a, b) for a in (16, 32, 64, 128) for b in (16, 32, 64, 128)}
     assert sum(len(aot.wave_layouts(a, b)) for a in aot.TILE_SIDES for b in aot.TILE_SIDES) == 72
@@ -232,7 +234,11 @@ def test_aot_grid_axes():
     (dict(vector_a=1, vector_b=1), "32 global loads per load lane per K tile exceed the grid's budget of 16"),
     (dict(tile_m=128, tile_n=128, tile_k=64, pipeline="wavelet", num_load_waves=1),
      "64 global loads per load lane per K tile exceed the grid's budget of 16"),
-    (dict(split_k=1), "the plain binary (split_k 1) is not an AOT job (the grid holds split-K binaries)"),
+    (dict(split_k=1, tile_k=64), "plain jobs of tile 64x64 have tile_k 32, not 64"),
+    (dict(split_k=1, epilogue="cshuffle"), "plain jobs of tile 64x64 have epilogue default, not cshuffle"),
+    (dict(split_k=1, waves_m=1, waves_n=1), "plain jobs of tile 64x64 have waves_m 2, not 1"),
+    (dict(split_k=1, tile_m=48, tile_n=48, waves_m=1, waves_n=1),
+     "plain tile 48x48 is not in the grid (tile_m, tile_n in 16, 32, 64, 128)"),
     (dict(name_prefix="my"), "name_prefix 'my' is not in the grid (AOT jobs have none)"),
     (dict(split_k_cluster=4, tile_m=32, tile_n=64), "tile 32x64 has no cluster job (cluster tiles 16x32, 32x32, "
                                                     "64x32, 64x64, 128x128)"),
@@ -379,14 +385,16 @@ def _job_specs(engine, flavor):
 @pytest.mark.parametrize("flavor", ["llvm20", "llvm23"])
 def test_every_aot_job_is_selected_as_one(both, flavor):
     """Every conv job of the grid, given as the spec, is an AOT job with its own hash
-    (and the reduce job's) in the C++ engine: two-stage and cluster jobs alike."""
+    (and the reduce job's) in the C++ engine: two-stage, cluster and plain jobs alike."""
     _, cpp = both
     jobs = _job_specs(cpp, flavor)
-    assert len(jobs) == {"llvm20": 1820, "llvm23": 1820 + 7 * 40}[flavor]  # 40 cluster jobs per epilogue
+    # 40 cluster jobs per epilogue, 228 plain jobs per epilogue (issue 37)
+    assert len(jobs) == {"llvm20": 1820 + 7 * 228, "llvm23": 1820 + 7 * 40 + 7 * 228}[flavor]
     for h, spec in jobs:
         d = _policy(cpp, flavor=flavor, **spec, **SMALL)
         assert d["aot"].split()[:2] == ["yes:", h], (spec, d["aot"])
-        assert len(d["aot"].split()) == (2 if spec["split_k_cluster"] else 3)  # a reduce job for two-stage
+        # a reduce job for two-stage only
+        assert len(d["aot"].split()) == (2 if spec["split_k_cluster"] or spec["split_k"] == 1 else 3)
 
 
 _AXES = {"dtype": ["bf16", "fp16"], "tile_m": [16, 32, 48, 64, 128], "tile_n": [16, 32, 64, 128], "tile_k": [32, 64, 96],
@@ -420,3 +428,32 @@ def test_aot_membership_near_the_grid_matches_python(both, flavor):
             assert a == b, (s, a, b)
             seen.add(b.split(":")[0])
     assert {"yes", "no"} <= seen
+
+
+# -- plain jobs (issue 37) ------------------------------------------------------------------------
+
+def test_aot_plain_jobs(both):
+    """The plain jobs: 115 per dtype and acc epilogue (16 tiles at default waves x vectors 8,4,2,1,3,5,6,7
+    within the perf model's 32-load budget, 30 for one wave), the model's budget and the grid's equal,
+    both engines agree."""
+    from python_engine.policy import perf_model as PM
+    assert aot.PLAIN_MAX_LOADS == PM.MAX_LOADS_PER_LANE
+    assert aot.PLAIN_MAX_LOADS_ONE_WAVE == PM.MAX_LOADS_ONE_WAVE
+    assert [aot.plain_budget(*w) for w in ((1, 1), (1, 2), (2, 2))] == [PM.load_budget(*w) for w in ((1, 1), (1, 2), (2, 2))] \
+        == [30, 32, 32]
+    assert len(aot.plain_axes()) == 114
+    by_v = {v: sum(a[4] == v for a in aot.plain_axes()) for v in aot.PLAIN_VECTORS}
+    assert by_v == {8: 16, 4: 16, 2: 14, 1: 6, 3: 14, 5: 16, 6: 16, 7: 16}
+    # 16x16 w1x1 at vector 1 (32 loads) spilled SGPRs in the issue-37 build: one wave's budget is 30
+    assert aot.candidate_loads(16, 16, 32, 1, 1, "mem", 1, 1) == 32 and (16, 16, 1, 1, 1) not in aot.plain_axes()
+    plain = [j.spec for j in aot.jobs("llvm20") if j.family == CIG.FAMILY and j.spec["split_k"] == 1]
+    assert len(plain) == 7 * 2 * 114
+    assert {(s["tile_k"], s["pipeline"], s["epilogue"]) for s in plain} == {(32, "mem", "default")}
+    assert {s["acc_epilogue"] for s in plain} == set(aot.ACC_EPILOGUES)
+    # 128x128 at vector 1 issues 64 loads per lane: over the budget, no job
+    assert aot.candidate_loads(128, 128, 32, 2, 2, "mem", 1, 1) == 64
+    assert (128, 128, 2, 2, 1) not in aot.plain_axes() and (128, 128, 2, 2, 3) in aot.plain_axes()
+    # the seed's 64x64 plain binary is a job, in both engines (the C++ is_job path)
+    d = _policy(both[1], **{**CONV, "split_k": 1}, **SMALL)
+    assert d["aot"].startswith("yes: ") and d["identity"].split()[0] in d["aot"]
+    assert aot.conv_miss_reason(dict(CONV, split_k=1), "llvm22") is None

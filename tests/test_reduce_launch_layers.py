@@ -98,7 +98,7 @@ def test_plan_json_says_why_the_slice_count_differs():
     assert plan_layer(E, c80, "gfx1250", "llvm23", lower=False, select="seed").to_json()["launch"][
         "slices_reason"] is None
     # the perf model's candidates launch exactly their degree: no disagreement to explain
-    model = plan_layer(E, cl, "gfx1250", "llvm23", lower=False).to_json()
+    model = plan_layer(E, cl, "gfx1250", "llvm23", lower=False, select="rules").to_json()
     assert model["binary"] == "cluster" and model["launch"]["ks_count"] == model["policy"]["degree"] == 15
     assert model["launch"]["slices_reason"] is None
     fake = SimpleNamespace(binary="two_stage", policy={"degree": "32", "gemm": "M=9 kpg=64 groups=1 Kgemm=1100"},

@@ -93,7 +93,7 @@ def _main(argv, hip=None):
     (SMALL + ["--split-k", "0", "--split-k-degrees", "2,x"],
      "error: --split-k-degrees must be degrees >= 1 joined by commas (e.g. 2,4,8), got '2,x'"),
     (SMALL + ["--split-k-degrees", "2,4"], "error: --split-k-degrees needs --split-k 0 (the sweep)"),
-    (SMALL + ["--select", "best"], "error: --select must be one of rules, model, seed, got 'best'"),
+    (SMALL + ["--select", "best"], "error: --select must be one of seed, model, rules, got 'best'"),
     (SMALL + ["--split-k", "2", "--cluster", "4"], "error: give --split-k or --cluster, not both"),
     (SMALL + ["--cluster", "1"], "error: --cluster must be a slice count >= 2, got '1'"),
     (SMALL + ["--tile", "abc"], "error: --tile must be 3 positive integers joined by x (e.g. 64x64x32), got 'abc'"),
@@ -116,7 +116,7 @@ def test_no_gpu_is_a_clear_message_without_traceback():
         pytest.skip("hip-python is installed here; the no-HIP message is tested with the fake")
     except ImportError:
         pass
-    r = subprocess.run([sys.executable, "-m", "parity", "run"] + SMALL,
+    r = subprocess.run([sys.executable, "-m", "parity", "run"] + SMALL + ["--split-k", "auto"],
                        capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert r.returncode == 2
     assert "Traceback" not in r.stderr
@@ -124,14 +124,16 @@ def test_no_gpu_is_a_clear_message_without_traceback():
 
 
 def test_fake_device_that_is_not_gfx1250(capsys):
-    rc, _ = _main(SMALL, hip=FakeHip(arch="gfx942"))
+    rc, _ = _main(SMALL + ["--split-k", "auto"], hip=FakeHip(arch="gfx942"))
     assert rc == 2 and capsys.readouterr().err.strip() == "error: no gfx1250 GPU: device 0 is gfx942"
 
 
 @pytest.mark.parametrize("layer,extra", [
     (SMALL, ["--split-k", "1"]), (SMALL, ["--split-k", "3"]), (SMALL, ["--cluster", "2"]),
-    (["convfp16"] + SMALL[1:], ["--split-k", "auto"]), (SMALL, []),
-    (PATCH.replace("-H 224 -W 224 -k 768", "-H 32 -W 48 -k 64").split(), []),
+    (["convfp16"] + SMALL[1:], ["--split-k", "auto"]),
+    # the default --split-k -1 (issue 37): the policy's split-K binary on a layer it splits (degree 8)
+    ("convbfp16 -n 1 -c 64 -H 7 -W 7 -k 64 -y 3 -x 3 -p 1 -q 1".split(), []),
+    (PATCH.replace("-H 224 -W 224 -k 768", "-H 32 -W 48 -k 64").split(), ["--split-k", "auto"]),
 ], ids=["plain", "two_stage", "cluster", "auto", "default", "patch_embed_folded"])
 def test_full_run_on_the_fake(layer, extra, monkeypatch):
     import parity.runtime as R

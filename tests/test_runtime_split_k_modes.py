@@ -113,8 +113,13 @@ def test_build_only_works_for_every_mode(fake_cache, mode, degrees):
 def test_pinned_degree_and_the_default_selection():
     _, _, runs, _ = cli.resolve_runs(SPLIT + ["--split-k", "4"])
     assert [(label, lp.launch_spec["degree"], lp.binary) for label, lp in runs] == [("degree 4", 4, "two_stage")]
-    # --split-k auto: the perf model within the reference's rules (emit's default), or --select model
-    _, _, runs, _ = cli.resolve_runs(SPLIT)
+    # the default (issue 37): --split-k -1, the reference policy's split-K binary at its resolved degree
+    _, _, runs, skip = cli.resolve_runs(SPLIT)
+    assert skip is None and [(label, lp.binary) for label, lp in runs] == [("degree 8 (resolved)", "two_stage")]
+    # --split-k auto: --select seed (emit's default), rules (the perf model within the reference's rules), model
+    _, _, runs, _ = cli.resolve_runs(SPLIT + ["--split-k", "auto"])
+    assert runs[0][1].to_json()["policy"]["admitted_by"].startswith("seed: ")
+    _, _, runs, _ = cli.resolve_runs(SPLIT + ["--split-k", "auto", "--select", "rules"])
     assert runs[0][1].to_json()["policy"]["admitted_by"].split(":")[0] in ("plain", "policy", "cluster offer")
-    _, _, runs, _ = cli.resolve_runs(SPLIT + ["--select", "model"])
+    _, _, runs, _ = cli.resolve_runs(SPLIT + ["--split-k", "auto", "--select", "model"])
     assert runs[0][1].to_json()["policy"]["admitted_by"].startswith("model: ")

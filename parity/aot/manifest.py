@@ -5,7 +5,7 @@ Document (JSON, keys sorted, LF, trailing newline), format and version from
 
     {"format": "splitk-parity-aot-manifest", "version": 1,
      "arch": "gfx1250", "flavor": "llvm23", "llvm_version": "22.1.0", "linker": "LLD 22.1.8",
-     "grid_jobs": 2200, "shard": [1, 3] | null,
+     "grid_jobs": 3350, "shard": [1, 3] | null,
      "build": {"wall_seconds", "workers", "built", "reused", "failed"},
      "jobs": [entry, ...]}                     # in grid order ("index")
 

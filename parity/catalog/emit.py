@@ -2,7 +2,8 @@
 engine (docs/policy.md#emit).
 
 Engine-agnostic: every decision comes from the engine's own families —
-``perf_model`` (the default, ``select="rules"``: tile, degree and binary by
+``split_k_policy`` (the default since issue 37, ``select="seed"``: the
+reference's measured degree policy on the spec's tile), ``perf_model`` (``select="rules"``: tile, degree and binary by
 the lowest predicted time among the candidates the reference's rules admit,
 ``rules = 1``; ``select="model"``: among every admitted candidate,
 docs/perf_model.md) or ``split_k_policy`` (``select="seed"``: the seed's
@@ -40,10 +41,11 @@ from parity.cli.common import Parser, add_options, add_version, die, finish, int
 
 DEFAULT_ARCH = "gfx1250"
 DEFAULT_FLAVOR = "llvm23"
-# plan_layer's select: perf_model within the reference's rules (the default), perf_model over every
-# admitted candidate, or split_k_policy
-SELECTIONS = ("rules", "model", "seed")
-DEFAULT_SELECT = "rules"
+# plan_layer's select: split_k_policy, the reference's measured rules (the default since issue 37:
+# the perf model's constants are assumptions until a gfx1250 run validates them, docs/policy.md),
+# perf_model over every admitted candidate, or perf_model within the reference's rules
+SELECTIONS = ("seed", "model", "rules")
+DEFAULT_SELECT = "seed"
 PROBLEM_FIELDS = ("N", "C", "H", "W", "K", "Y", "X", "stride_h", "stride_w", "pad_h", "pad_w", "dil_h", "dil_w",
                   "groups")
 
@@ -139,6 +141,7 @@ class LayerPlan:
             "binary": self.binary, "model": model_json(self.policy_text),
             "aot": self.policy["aot"].startswith("yes:"),
             "aot_note": self.policy["aot"].split(": ", 1)[1],
+            "aot_kernels": [{"role": r, "aot": ok, "served_by": t} for r, ok, t in aot_kernels(self)],
             "kernels": [{"role": r, "family": fam, "kernel": name, "identity": ident, "spec": spec,
                          **({"file": files[name]} if files and name in files else {})}
                         for r, fam, spec, name, ident, _ in self.kernels],
@@ -231,6 +234,41 @@ def slices_reason(lp: "LayerPlan") -> str | None:
     return "; ".join(out) or None
 
 
+def aot_kernels(lp: "LayerPlan") -> list:
+    """Per kernel the layer launches, which AOT job serves it: ``[(role, served,
+    text)]`` with role ``plain``, ``Stage 1``, ``cluster`` (the forward kernel)
+    or ``Stage 2`` (the reduce kernel), ``served`` True when the kernel's
+    identity hash is an AOT job of the layer's flavor (the selection's ``aot``
+    line lists the hashes), and ``text`` ``AOT <hash> <label>`` or
+    ``JIT: <reason>`` (the first grid axis the selection's binaries leave)."""
+    aot = lp.policy["aot"]
+    why = aot.split(": ", 1)[1] if not aot.startswith("yes:") else ""
+    grid = _aot_hashes(lp.flavor) if lp.arch == DEFAULT_ARCH else frozenset()
+    out = []
+    for role, _, _, _, ident, _ in lp.kernels:
+        name = "Stage 2" if role == "reduce" else {"plain": "plain", "cluster": "cluster"}.get(lp.binary, "Stage 1")
+        ok = ident["hash"] in grid
+        out.append((name, ok, f"AOT {ident['hash']} {ident['label']}" if ok else f"JIT: {why}"))
+    return out
+
+
+_GRIDS: dict = {}
+
+
+def _aot_hashes(flavor: str) -> frozenset:
+    """The job hashes of the AOT grid at ``flavor`` (the engine API's
+    ``aot_jobs_text``; both engines' grids are equal, tests/test_policy.py)."""
+    if flavor not in _GRIDS:
+        import python_engine
+        _GRIDS[flavor] = frozenset(ln.split("\t")[1] for ln in python_engine.aot_jobs_text(flavor)[1].splitlines())
+    return _GRIDS[flavor]
+
+
+def aot_text(lp: "LayerPlan") -> str:
+    """``plain AOT <hash> <label>; ...`` or ``Stage 1 JIT: <reason>; ...``: :func:`aot_kernels` as one line."""
+    return "; ".join(f"{role} {text}" for role, _, text in aot_kernels(lp))
+
+
 def _ident(policy: dict, key: str) -> dict:
     h, label = policy[key].split(" ", 1)
     return {"hash": h, "label": label}
@@ -243,11 +281,12 @@ def plan_layer(E, layer: Layer, arch: str = DEFAULT_ARCH, flavor: str = DEFAULT_
 
     ``dtype`` (``--dtype``) is the precision of a plain ``conv`` (fp32) layer;
     a ``convbfp16`` / ``convfp16`` layer keeps its own precision. ``select``:
-    ``"rules"`` (the default: the perf model's lowest predicted time among
+    ``"seed"`` (the default since issue 37: the reference's measured policy
+    on the spec's tile), ``"rules"`` (the perf model's lowest predicted time among
     the candidates the reference's rules admit; the plan names the admitting
     rule), ``"model"`` (the perf model over every admitted candidate: tile,
     degree and binary; the plan records the prediction, the runner-up and
-    the seed's choice) or ``"seed"`` (the seed policy on the spec's tile)."""
+    the seed's choice)."""
     if select not in SELECTIONS:
         raise ValueError(f"select must be one of {', '.join(SELECTIONS)}, got {select!r}")
     fam = "split_k_policy" if select == "seed" else "perf_model"
@@ -351,7 +390,8 @@ def summary_line(lp: LayerPlan) -> str:
             f"{cs['tile_k']} degree {lp.policy['degree']} "
             f"({lp.policy['rule'].split(':', 1)[0]}) binary {lp.binary} launch {pl['grid'][0]}x{pl['grid'][1]}"
             f"x{pl['grid'][2]} ks_count {pl['ks_count']} workspace {pl['workspace_bytes']} "
-            f"kernels {', '.join(k[3] for k in lp.kernels)}{model_text(model_json(lp.policy_text))}")
+            f"kernels {', '.join(k[3] for k in lp.kernels)}{model_text(model_json(lp.policy_text))}; "
+            f"served: {aot_text(lp)}")
 
 
 def load_layers(args_line: str | None, catalog: str | None) -> list:
@@ -422,10 +462,10 @@ def add_emit_arguments(ap) -> None:
     ap.add_argument("--cus", type=integer("--cus"), default=0,
                     help="the device's CU count (default 0: the arch table's)")
     ap.add_argument("--select", default=DEFAULT_SELECT, choices=SELECTIONS,
-                    help="rules (default): tile, degree and binary by the perf model's lowest predicted time "
-                         "among the candidates the reference's split-K rules admit (docs/policy.md); model: "
-                         "among every admitted candidate (docs/perf_model.md); seed: the seed's degree policy "
-                         "on the 64x64 tile")
+                    help="seed (default): the reference's measured split-K policy on the 64x64 tile "
+                         "(docs/policy.md); model: tile, degree and binary by the perf model's lowest predicted "
+                         "time among every admitted candidate (docs/perf_model.md); rules: the perf model "
+                         "among the candidates the reference's rules admit")
     add_options(ap, only="layers", flavor=True, flavor_default=DEFAULT_FLAVOR, jobs=False, json=True,
                 timeout=False, engines=False)
 

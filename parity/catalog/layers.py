@@ -30,7 +30,7 @@ import numpy as np
 
 from parity.sim import reference as ref
 from parity.cli.common import add_compile_cache_option, add_options, counted, die, finish, integer, progress
-from parity.catalog.emit import (DEFAULT_SELECT, SELECTIONS, EmitError, check_target, default_catalog, model_json, parse_plan,
+from parity.catalog.emit import (DEFAULT_SELECT, aot_kernels, aot_text, SELECTIONS, EmitError, check_target, default_catalog, model_json, parse_plan,
                          plan_layer, rejected_text, select_layers, us_text)
 from parity.base.escape import shown
 from parity.catalog.miopen import ProblemInputError, read_catalog
@@ -395,6 +395,23 @@ def _label(c: dict) -> str:
     return f"{c['binary']} {c['tile']} w{c['waves']} d{c['degree']}"
 
 
+def degree_columns(a) -> tuple:
+    """``(policy, launch)`` of a layer's row: the degree the selection resolved
+    (the seed policy's degree, or the perf model's selected degree) and the
+    degree the plan launches (the cluster size S, or the two-stage ``ks_count``;
+    1 for plain), one meaning per column (issue 37)."""
+    return a.policy["degree"], str(a.plan["ks_count"] if a.binary != "plain" else 1)
+
+
+def aot_row(a, allow_jit: bool) -> tuple:
+    """``(served, failing, line)`` of a layer's AOT check: every kernel an AOT
+    job, or the layer fails unless ``allow_jit`` (``parity layers --allow-jit``)."""
+    ks = aot_kernels(a)
+    served = all(ok for _, ok, _ in ks)
+    return served, not served and not allow_jit, f"    aot: {aot_text(a)}" + (
+        "" if served or allow_jit else " (error: outside the AOT grid; --allow-jit accepts it)")
+
+
 def _layers_rows(args, path, layers, plans, rows, failures, ver, uniq, t0, py, bar) -> int:
     cache: dict = {}
     totals, changed = [0, 0], 0
@@ -404,10 +421,11 @@ def _layers_rows(args, path, layers, plans, rows, failures, ver, uniq, t0, py, b
           f"to the fewest the same binary admits at the same degree with the real ks_count, K tiles straddling "
           f"filter taps as the real layer's, Kgemm >= min(Kgemm, {SCALE_MIN_KGEMM})), not the full layer; "
           f"each row's numerics line names the real and the scaled problem")
-    hdr = f"{'layer':34s} {'M':>7s} {'Kgemm':>6s} {'unsplit':>12s} {'deg':>3s} {'binary':9s} {'engines':9s} " \
+    hdr = f"{'layer':34s} {'M':>7s} {'Kgemm':>6s} {'unsplit':>12s} {'pol':>3s} {'lch':>3s} {'binary':9s} {'engines':9s} " \
           f"{'verify':7s} {'numerics':8s} kernel"
     print(hdr)
     out_rows = []
+    n_aot = 0
     for j, (layer, a, same) in enumerate(plans):
         if bar:
             bar(len(layers) + j + 1)
@@ -434,14 +452,20 @@ def _layers_rows(args, path, layers, plans, rows, failures, ver, uniq, t0, py, b
             except Exception as e:  # noqa: BLE001 - an emulator or plan failure is a failing row
                 n_ok, ndet = False, f"{type(e).__name__}: {e}"
             ntxt = "ok" if n_ok else "FAIL"
-        bad = not same or vtxt == "FAIL" or not n_ok or (vtxt == "SKIP" and not args.no_verify)
+        served, jit_bad, aline = aot_row(a, getattr(args, "allow_jit", False))
+        n_aot += served
+        bad = not same or vtxt == "FAIL" or not n_ok or (vtxt == "SKIP" and not args.no_verify) or jit_bad
         failures += bad
-        deg = a.policy["degree"]
+        deg, launched = degree_columns(a)
         kern = a.kernels[0][3] + (" + reduce d" + str(a.kernels[1][2]["degree"]) if len(a.kernels) > 1 else "")
-        print(f"{layer.name:34s} {p.M:7d} {p.Kgemm:6d} {unsplit:>12s} {deg:>3s} {a.binary:9s} "
+        print(f"{layer.name:34s} {p.M:7d} {p.Kgemm:6d} {unsplit:>12s} {deg:>3s} {launched:>3s} {a.binary:9s} "
               f"{'IDENTICAL' if same else 'DIFFER':9s} {vtxt:7s} {ntxt:8s} {kern}")
         fz = fused_row(a, m)
-        out_rows.append({"layer": layer.name, "M": p.M, "Kgemm": p.Kgemm, "degree": int(deg), "binary": a.binary,
+        print(aline)
+        out_rows.append({"layer": layer.name, "M": p.M, "Kgemm": p.Kgemm, "degree": int(deg),
+                         "launched_degree": int(launched), "aot": served,
+                         "aot_kernels": [{"role": r, "aot": ok, "served_by": t} for r, ok, t in aot_kernels(a)],
+                         "binary": a.binary,
                          "engines": "IDENTICAL" if same else "DIFFER", "verify": vtxt, "numerics": ntxt,
                          "numerics_detail": ndet, "kernels": [k[3] for k in a.kernels], "model": m,
                          **({"fused": fz} if fz else {}), "ok": not bad})
@@ -470,11 +494,15 @@ def _layers_rows(args, path, layers, plans, rows, failures, ver, uniq, t0, py, b
     if totals[0]:
         print(f"predicted total (perf model, docs/perf_model.md): model choice {us_text(totals[0])}, seed "
               f"policy's choice {us_text(totals[1])} ({changed} of {counted(len(plans), 'layer')} choose{'s' if len(plans) == 1 else ''} differently)")
+    fl = plans[0][1].flavor if plans else args.flavor
+    print(f"AOT-served: {n_aot} of {counted(len(layers), 'layer')} at {fl} (--select {args.select})"
+          + ("" if n_aot == len(layers) or getattr(args, "allow_jit", False) else
+             f"; error: {len(layers) - n_aot} layer(s) outside the AOT grid (--allow-jit accepts them)"))
     print(f"{counted(len(layers), 'layer')}, {counted(len(uniq), 'distinct kernel')}, {secs:.1f} s; "
           f"RESULT: {'GREEN' if not failures else 'RED'} ({failures} failing)")
     return finish(args, "layers", not failures,
                   {"catalog": path, "arch": args.arch, "flavor": py.resolve_flavor(args.flavor),
-                   "layers": out_rows, "failing": failures, "distinct_kernels": len(uniq),
+                   "layers": out_rows, "failing": failures, "distinct_kernels": len(uniq), "aot_served": n_aot,
                   "predicted_ps": {"model": totals[0], "seed": totals[1], "changed": changed},
                    "seconds": round(secs, 3)})
 
@@ -491,12 +519,16 @@ def add_command(sub) -> None:
     la.add_argument("--cus", type=integer("--cus"), default=0,
                     help="the device's CU count (default 0: the arch table's)")
     la.add_argument("--select", default=DEFAULT_SELECT, choices=SELECTIONS,
-                    help="rules (default): the perf model's choice among the candidates the reference's split-K "
-                         "rules admit (docs/policy.md); model: among every admitted candidate; seed: the seed "
-                         "policy's degree on the 64x64 tile (docs/perf_model.md)")
+                    help="seed (default): the reference's measured split-K policy on the 64x64 tile "
+                         "(docs/policy.md); model: the perf model's choice among every admitted candidate "
+                         "(docs/perf_model.md); rules: the perf model among the candidates the reference's "
+                         "rules admit")
     la.add_argument("--tile", type=integer("--tile", lo=1), default=None, help=argparse.SUPPRESS)
     la.add_argument("--no-verify", action="store_true", help="skip LLVM verification")
     la.add_argument("--no-numerics", action="store_true", help="skip the emulator")
+    la.add_argument("--allow-jit", action="store_true",
+                    help="accept a layer whose selection falls outside the AOT grid (compiled at run time); "
+                         "without it such a layer fails")
     la.add_argument("-v", "--verbose", action="store_true",
                     help="every layer's rule, fold and numerics line, and every kernel's verify line")
     add_options(la, only="layers", flavor=True, flavor_default="llvm23", jobs=True, json=True,

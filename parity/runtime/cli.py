@@ -4,8 +4,8 @@ on a gfx1250 — random inputs, run, compare with the numpy reference
 launches with events (median), print the achieved TFLOP/s.
 
     parity run [MIOpenDriver] convbfp16|convfp16 -n N -c C -H H -W W -k K -y Y -x X [...]
-                                [--split-k auto|-1|0|N] [--split-k-degrees LIST] [--cluster S] [--tile MxNxK]
-                                [--waves MxN] [--epilogue default|cshuffle] [--select rules|model|seed]
+                                [--split-k -1|auto|0|N] [--split-k-degrees LIST] [--cluster S] [--tile MxNxK]
+                                [--waves MxN] [--epilogue default|cshuffle] [--select seed|model|rules]
                                 [--flavor F] [--cus N] [-i N] [-V 0|1]
                                 [--warmup N] [--seed N] [--cache-dir DIR] [--aot-manifest PATH] [--build-only]
 
@@ -15,13 +15,12 @@ read by the one MIOpen parser (:mod:`parity.catalog.miopen`, the same as
 1 group by default; ``-i`` and ``-V`` are MIOpenDriver's iteration count and
 verify switch). The kernel is resolved exactly as ``emit`` resolves it
 (:func:`parity.catalog.emit.plan_layer`: width folding, the split-K degree,
-the binary, vector widths, the reduce kernel; by default (``--split-k
-auto``) the perf model picks tile, degree and binary among the candidates
-the reference's split-K rules admit, ``--select`` as in emit);
+the binary, vector widths, the reduce kernel; with ``--split-k auto`` the
+selection of ``--select`` as in emit, by default the reference's policy);
 ``--split-k``, ``--cluster``, ``--tile`` and ``--waves`` override that
 choice (the seed policy then resolves the rest on the given tile),
 ``--epilogue`` is kept by every candidate. ``--split-k`` as in the
-reference's benchmark (docs/runtime.md): ``-1`` launches the split-K
+reference's benchmark (docs/runtime.md): ``-1`` (the default, issue 37) launches the split-K
 binary at the policy's resolved degree and skips the layer (exit 0) where
 the policy does not split; ``0`` sweeps the degrees of
 ``--split-k-degrees`` (default 2,4,8,16) plus the resolved one, one timed
@@ -39,7 +38,7 @@ import sys
 
 from parity.catalog.miopen import ProblemInputError, decimal_int
 from . import CodeObjectCache, ConvRun, Hip, RuntimeFailure, check_output, find_gfx1250, random_inputs
-from parity.catalog.emit import DEFAULT_SELECT, SELECTIONS, EmitError, check_target, plan_layer
+from parity.catalog.emit import DEFAULT_SELECT, SELECTIONS, EmitError, aot_text, check_target, plan_layer
 from parity.catalog.miopen import parse_command_line
 from parity.base.outputs import ensure_dir
 from .codeobj import default_cache_dir
@@ -69,14 +68,15 @@ def _parser() -> argparse.ArgumentParser:
     add_version(p)
     p.usage = "parity run " + p.usage
     a = p.add_argument
-    a("--split-k", metavar="auto|-1|0|N", default="auto",
-      help="auto (default): the selection of --select; -1: the split-K binary at the policy's degree, skip "
-           "the layer where the policy does not split; 0: sweep --split-k-degrees plus the policy's degree; "
+    a("--split-k", metavar="-1|auto|0|N", default=None,
+      help="-1 (default, as the reference's benchmark): the split-K binary at the policy's resolved degree "
+           "(an AOT job), skip the layer where the policy does not split; auto: the selection of --select; "
+           "0: sweep --split-k-degrees plus the policy's degree; "
            "N >= 1: pin degree N (1 = the plain kernel)")
     a("--split-k-degrees", metavar="LIST", default=None,
       help=f"comma-separated degrees >= 1 for --split-k 0 (default {','.join(map(str, SWEEP_DEGREES))})")
-    a("--select", default=DEFAULT_SELECT, metavar="rules|model|seed",
-      help="the default selection (--split-k auto): rules (default), model or seed, as in emit")
+    a("--select", default=DEFAULT_SELECT, metavar="seed|model|rules",
+      help="the selection of --split-k auto: seed (default), model or rules, as in emit")
     a("--cluster", metavar="S", default=None, help="cluster split-K with S slices (llvm23, gfx1250)")
     a("--tile", metavar="MxNxK", default=None, help="tile_m x tile_n x tile_k (default: the perf model's choice)")
     a("--waves", metavar="MxN", default=None, help="waves_m x waves_n (default 2x2)")
@@ -132,7 +132,7 @@ def overrides(ns) -> dict:
     (``split_k = -1``: the policy decides)."""
     spec: dict = {}
     if ns.cluster is not None:
-        if ns.split_k != "auto":
+        if ns.split_k is not None:
             raise UsageError("give --split-k or --cluster, not both (a cluster of S slices is degree S)")
         try:
             s = decimal_int("--cluster", ns.cluster)
@@ -159,7 +159,7 @@ def split_mode(ns):
     of ``--split-k`` (UsageError for anything else)."""
     if ns.split_k == "auto":
         return "auto"
-    text = ns.split_k
+    text = ns.split_k if ns.split_k is not None else "-1"  # the default (issue 37): the reference's -1
     try:
         d = -decimal_int("--split-k", text[1:]) if text.startswith("-") else decimal_int("--split-k", text)
     except ProblemInputError:
@@ -317,6 +317,7 @@ def _describe(lp, spec, ns, out):
     print(f"kernel: {plan.kernel} ({plan.variant}, ks_count {plan.ks_count}, grid {plan.grid}, "
           f"cluster {plan.cluster or 'none'}, stage 2 "
           f"{'yes: ' + lp.kernels[1][3] if plan.needs_stage2 else 'no'})", file=out)
+    print(f"served: {aot_text(lp)}", file=out)
     return plan
 
 

@@ -32,7 +32,16 @@ Per flavor, gfx1250 only, in this order:
 3. at flavors with clusters (llvm23) only: cluster binaries
    ``split_k_cluster = S`` for S in :data:`CLUSTER_SIZES` on the mem/cshuffle
    tiles :data:`CLUSTER_TILES`, tile_k 64, 16-byte vectors, waves
-   ``min(2, tile/16)`` per axis, bf16 and fp16.
+   ``min(2, tile/16)`` per axis, bf16 and fp16;
+4. plain forward binaries (``split_k = 1``, issue 37): the plain candidates
+   every selection mode can pick (the perf model's plain candidates, the
+   seed's 64x64 binary among them): per accumulator epilogue
+   (:data:`ACC_EPILOGUES`) and dtype, every tile of :data:`TILE_SIDES` at its
+   default wave layout :func:`waves`, the spec defaults emit lowers
+   (:data:`PLAIN_TILE_K`, ``mem``, ``default`` epilogue), vectors
+   :data:`PLAIN_VECTORS` (every width ``load_vector`` gives: 8, 4, 2, 1 and
+   the padded-pixel 3, 5, 6, 7), keeping those within the perf model's
+   candidate budget :data:`PLAIN_MAX_LOADS` (:func:`candidate_loads`).
 
 :func:`count_jobs` counts the grid without building a spec; tests hold it
 equal to ``len(jobs(flavor))``. :func:`miss_reason` says why a binary is not
@@ -68,6 +77,17 @@ CLUSTER_TILE_K = 64
 # fused split-K (issue 36): the reduce kernels and the cluster binaries again per accumulator
 # epilogue (two-stage Stage 1 of a fused layer is the identity binary, conv_implicit_gemm.stage1_acc)
 FUSED_EPILOGUES = ("bias", "scale", "relu", "clamp", "bias_relu", "bias_clamp")
+ACC_EPILOGUES = ("identity",) + FUSED_EPILOGUES
+# plain jobs (issue 37): the perf model's plain candidates at emit's spec (conv_implicit_gemm defaults)
+PLAIN_TILE_K = 32              # conv_implicit_gemm's default tile_k (emit never sets it)
+PLAIN_VECTORS = (8, 4, 2, 1, 3, 5, 6, 7)  # every width conv_implicit_gemm.load_vector returns
+PLAIN_MAX_LOADS = 32           # = perf_model.MAX_LOADS_PER_LANE (a test holds them equal)
+PLAIN_MAX_LOADS_ONE_WAVE = 30  # = perf_model.MAX_LOADS_ONE_WAVE: 16x16 w1x1 vector 1 spills SGPRs
+
+
+def plain_budget(wm: int, wn: int) -> int:
+    """The plain jobs' load budget at ``wm`` x ``wn`` waves (perf_model.load_budget's)."""
+    return PLAIN_MAX_LOADS_ONE_WAVE if wm * wn == 1 else PLAIN_MAX_LOADS
 VECTOR = 8  # 16-byte vectors of a 2-byte dtype (cluster binaries)
 WAVE = 32
 
@@ -110,6 +130,34 @@ def loads_per_lane(tile_m: int, tile_n: int, tile_k: int, wm: int, wn: int, pipe
     lanes = WAVE * (wm * wn if pipeline == "mem" else load_waves)
     n = (tile_m + tile_n) * tile_k
     return -(-n // (vector * lanes))
+
+
+def candidate_loads(tm: int, tn: int, tk: int, wm: int, wn: int, pipeline: str, load_waves: int,
+                    vector: int) -> int:
+    """The perf model's load count of a candidate: :func:`loads_per_lane` at the
+    slot width ``CIG.pixel_slot(vector)`` times the loads per slot
+    (``len(CIG.pixel_pieces(vector))``: 2 or 3 for a padded pixel, else 1)."""
+    return (loads_per_lane(tm, tn, tk, wm, wn, pipeline, load_waves, CIG.pixel_slot(vector))
+            * len(CIG.pixel_pieces(vector)))
+
+
+def plain_axes():
+    """(tm, tn, wm, wn, vector) of the plain jobs of one dtype and epilogue, in grid order."""
+    out = []
+    for tm in TILE_SIDES:
+        for tn in TILE_SIDES:
+            wm, wn = waves(tm, tn)
+            for v in PLAIN_VECTORS:
+                if candidate_loads(tm, tn, PLAIN_TILE_K, wm, wn, "mem", 1, v) <= plain_budget(wm, wn):
+                    out.append((tm, tn, wm, wn, v))
+    return out
+
+
+def plain_spec(dtype: str, tm: int, tn: int, vector: int, acc_epilogue: str = "identity") -> dict:
+    """The grid's plain spec (split_k 1) of one tile at its default waves."""
+    wm, wn = waves(tm, tn)
+    return dict(conv_spec(dtype, tm, tn, PLAIN_TILE_K, "default", 1, 0, wm, wn, "mem", 1, vector),
+                acc_epilogue=acc_epilogue)
 
 
 def _two_stage_axes():
@@ -177,6 +225,11 @@ def jobs(flavor) -> list:
                     for S in CLUSTER_SIZES:
                         s = dict(conv_spec(dt, tm, tn, CLUSTER_TILE_K, "cshuffle", 2, S), acc_epilogue=acc)
                         out.append(Job(CIG.FAMILY, s, KernelIdentity.of_conv(s, ARCH, fl.canonical)))
+    for acc in ACC_EPILOGUES:
+        for dt in DTYPES:
+            for tm, tn, _, _, v in plain_axes():
+                s = plain_spec(dt, tm, tn, v, acc)
+                out.append(Job(CIG.FAMILY, s, KernelIdentity.of_conv(s, ARCH, fl.canonical)))
     return out
 
 
@@ -201,7 +254,7 @@ def count_jobs(flavor) -> int:
     n = count_two_stage(len(DTYPES)) + accs * len(DTYPES) * len(REDUCE_VECTORS) * len(REDUCE_DEGREES)
     if fl.clusters:
         n += accs * len(DTYPES) * len(CLUSTER_TILES) * len(CLUSTER_SIZES)
-    return n
+    return n + accs * len(DTYPES) * len(plain_axes())
 
 
 def job_hashes(flavor) -> frozenset:
@@ -226,8 +279,6 @@ def conv_miss_reason(spec: dict, flavor) -> str | None:
     """Why the conv_implicit_gemm binary ``spec`` (valid at gfx1250, ``flavor``) is
     not an AOT job, naming the first grid axis it leaves; None when it is one."""
     fl = _flavor(flavor)
-    if spec["split_k"] <= 1:
-        return "the plain binary (split_k 1) is not an AOT job (the grid holds split-K binaries)"
     if spec["name_prefix"]:
         return f"name_prefix '{spec['name_prefix']}' is not in the grid (AOT jobs have none)"
     tm, tn, tk = spec["tile_m"], spec["tile_n"], spec["tile_k"]
@@ -246,6 +297,8 @@ def conv_miss_reason(spec: dict, flavor) -> str | None:
             if spec[f] != want[f]:
                 return f"cluster jobs have {f} {want[f]}, not {spec[f]}"
         return None
+    if spec["split_k"] <= 1:
+        return plain_miss_reason(spec)
     if tm not in TILE_SIDES or tn not in TILE_SIDES:
         return f"tile {tm}x{tn} is not in the grid (tile_m, tile_n in {_set(TILE_SIDES)})"
     if tk not in TILE_K:
@@ -263,6 +316,25 @@ def conv_miss_reason(spec: dict, flavor) -> str | None:
     if n > MAX_LOADS_PER_LANE:
         return (f"{n} global loads per load lane per K tile exceed the grid's budget of "
                 f"{MAX_LOADS_PER_LANE}")
+    return None
+
+
+def plain_miss_reason(spec: dict) -> str | None:
+    """Why the plain binary ``spec`` (split_k 1, no name_prefix) is not an AOT
+    job, naming the first plain-grid axis it leaves; None when it is one."""
+    tm, tn, v = spec["tile_m"], spec["tile_n"], spec["vector_a"]
+    if tm not in TILE_SIDES or tn not in TILE_SIDES:
+        return f"plain tile {tm}x{tn} is not in the grid (tile_m, tile_n in {_set(TILE_SIDES)})"
+    want = plain_spec(spec["dtype"], tm, tn, v, spec["acc_epilogue"])
+    for f in ("tile_k", "waves_m", "waves_n", "pipeline", "epilogue", "vector_b"):
+        if spec[f] != want[f]:
+            return f"plain jobs of tile {tm}x{tn} have {f} {want[f]}, not {spec[f]}"
+    if v not in PLAIN_VECTORS:
+        return f"plain vector {v} is not in the grid ({_set(PLAIN_VECTORS)})"
+    n = candidate_loads(tm, tn, PLAIN_TILE_K, want["waves_m"], want["waves_n"], "mem", 1, v)
+    budget = plain_budget(want["waves_m"], want["waves_n"])
+    if n > budget:
+        return f"{n} global loads per load lane per K tile exceed the plain jobs' budget of {budget}"
     return None
 
 

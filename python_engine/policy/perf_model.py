@@ -69,6 +69,17 @@ PS_PER_US = 1_000_000         # cycles * PS_PER_US / MHz = picoseconds
 # measured to spill is 40 (128x32x64 mem w1x1, docs/policy.md), and 128x64x32 at
 # vector 1 (48) spills. (The AOT grid keeps to 16.)
 MAX_LOADS_PER_LANE = 32
+# A one-wave workgroup (waves 1x1) issues every load of the tile itself: 16x16x32 w1x1 at
+# vector 1 (32 loads) spills 20-21 SGPRs under LLVM 22 (the issue-37 AOT build of the plain
+# jobs, docs/aot.md "Plain jobs"); the largest one-wave candidate that built spill-free there
+# is 30 (16x64 w1x1 vector 7). A measured compile fact, not a hardware one.
+MAX_LOADS_ONE_WAVE = 30
+
+
+def load_budget(waves_m: int, waves_n: int) -> int:
+    """Global loads per load lane per K tile a candidate with ``waves_m`` x ``waves_n``
+    waves may issue: :data:`MAX_LOADS_ONE_WAVE` for one wave, else :data:`MAX_LOADS_PER_LANE`."""
+    return MAX_LOADS_ONE_WAVE if waves_m * waves_n == 1 else MAX_LOADS_PER_LANE
 
 
 def _ceil(a: int, b: int) -> int:
@@ -291,8 +302,9 @@ def _admission_reason(spec: dict, binary: str, degree: int, p: ConvProblem, ar, 
     v = min(spec["vector_a"], spec["vector_b"])   # a padded pixel: its slots, each in its pieces
     loads = aot.loads_per_lane(spec["tile_m"], spec["tile_n"], tk, spec["waves_m"], spec["waves_n"],
                                spec["pipeline"], spec["num_load_waves"], CIG.pixel_slot(v)) * len(CIG.pixel_pieces(v))
-    if loads > MAX_LOADS_PER_LANE:
-        return f"{loads} global loads per load lane per K tile exceed the register budget {MAX_LOADS_PER_LANE}"
+    budget = load_budget(spec["waves_m"], spec["waves_n"])
+    if loads > budget:
+        return f"{loads} global loads per load lane per K tile exceed the register budget {budget}"
     if binary == "plain":
         return None
     kr = LAUNCH.reduction(spec, p)

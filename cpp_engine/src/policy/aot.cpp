@@ -7,6 +7,7 @@
 #include <set>
 
 #include "ir/constants.h"
+#include "kernels/conv_implicit_gemm/lds.h"
 
 namespace cpe::policy::aot {
 
@@ -29,6 +30,7 @@ const std::vector<int64_t> kClusterSizes{4, 8, 12, 15};
 // identity, then the fused epilogues (issue 36): the reduce kernels and the cluster binaries per
 // epilogue; two-stage Stage 1 of a fused layer is the identity binary (stage1_acc)
 const std::vector<std::string> kAccEpilogues{"identity", "bias", "scale", "relu", "clamp", "bias_relu", "bias_clamp"};
+const std::vector<int64_t> kPlainVectors{8, 4, 2, 1, 3, 5, 6, 7};
 
 std::vector<std::pair<int64_t, int64_t>> wave_layouts(int64_t tm, int64_t tn) {
     std::vector<std::pair<int64_t, int64_t>> out;
@@ -47,6 +49,27 @@ int64_t loads_per_lane(int64_t tm, int64_t tn, int64_t tk, int64_t wm, int64_t w
     const int64_t n = (tm + tn) * tk;
     const int64_t d = vector * lanes;
     return (n + d - 1) / d;
+}
+
+int64_t candidate_loads(int64_t tm, int64_t tn, int64_t tk, int64_t wm, int64_t wn, const std::string &pipeline,
+                        int64_t load_waves, int64_t vector) {
+    return loads_per_lane(tm, tn, tk, wm, wn, pipeline, load_waves, CIG::pixel_slot(vector)) *
+           int64_t(CIG::pixel_pieces(vector).size());
+}
+
+const std::vector<PlainAxes> &plain_axes() {
+    static const std::vector<PlainAxes> axes = [] {
+        std::vector<PlainAxes> out;
+        for (int64_t tm : kTileSides)
+            for (int64_t tn : kTileSides) {
+                const int64_t wm = std::min<int64_t>(2, tm / 16), wn = std::min<int64_t>(2, tn / 16);
+                for (int64_t v : kPlainVectors)
+                    if (candidate_loads(tm, tn, kPlainTileK, wm, wn, "mem", 1, v) <= plain_budget(wm, wn))
+                        out.push_back({tm, tn, wm, wn, v});
+            }
+        return out;
+    }();
+    return axes;
 }
 
 CIG::ConvSpec conv_spec(const std::string &dtype, int64_t tm, int64_t tn, int64_t tk, const std::string &epilogue,
@@ -77,6 +100,13 @@ RED::ReduceSpec reduce_spec(const std::string &dtype, int64_t degree, int64_t ve
     r.threads = kReduceThreads;
     r.degree = degree;
     return r;
+}
+
+CIG::ConvSpec plain_spec(const std::string &dtype, int64_t tm, int64_t tn, int64_t vector,
+                         const std::string &acc_epilogue) {
+    CIG::ConvSpec c = conv_spec(dtype, tm, tn, kPlainTileK, "default", 1, 0, 0, 0, "mem", 1, vector);
+    c.acc_epilogue = acc_epilogue;
+    return c;
 }
 
 std::string conv_spec_text(const CIG::ConvSpec &s) {
@@ -142,6 +172,9 @@ std::vector<Job> jobs(const targets::Flavor &flavor) {
                         conv_job(c);
                     }
     }
+    for (const std::string &acc : kAccEpilogues)
+        for (const std::string &dt : kDtypes)
+            for (const PlainAxes &a : plain_axes()) conv_job(plain_spec(dt, a.tm, a.tn, a.vector, acc));
     return out;
 }
 
@@ -164,7 +197,7 @@ int64_t count_jobs(const targets::Flavor &flavor) {
     int64_t n = count_two_stage(int64_t(kDtypes.size())) +
                 accs * int64_t(kDtypes.size() * kReduceVectors.size() * kReduceDegrees.size());
     if (flavor.clusters) n += accs * int64_t(kDtypes.size() * kClusterTiles.size() * kClusterSizes.size());
-    return n;
+    return n + accs * int64_t(kDtypes.size() * plain_axes().size());
 }
 
 bool has_job(const targets::Flavor &flavor, const std::string &hash) {
@@ -207,6 +240,14 @@ std::optional<KernelIdentity> grid_job_like(const KernelIdentity &k, const targe
         CIG::ConvSpec c = conv_spec(k.dtype, tm, tn, kClusterTileK, "cshuffle", 2, S);
         c.acc_epilogue = k.acc_epilogue;
         return KernelIdentity::of_conv(c, kArch, flavor.canonical);
+    }
+    if (!k.two_stage) {
+        if (!contains(kAccEpilogues, k.acc_epilogue)) return std::nullopt;
+        for (const PlainAxes &a : plain_axes())
+            if (a.tm == tm && a.tn == tn && a.vector == k.vector_a)
+                return KernelIdentity::of_conv(plain_spec(k.dtype, tm, tn, a.vector, k.acc_epilogue), kArch,
+                                               flavor.canonical);
+        return std::nullopt;
     }
     const int64_t tk = k.tile_k, wm = k.waves_m, wn = k.waves_n, lw = k.num_load_waves, v = k.vector_a;
     if (!contains(kTileSides, tm) || !contains(kTileSides, tn) || !contains(wave_layouts(tm, tn), std::make_pair(wm, wn)) ||
@@ -253,8 +294,33 @@ std::string join_tiles(const std::vector<std::pair<int64_t, int64_t>> &v) {
 
 }  // namespace
 
+static std::optional<std::string> plain_miss_reason(const CIG::ConvSpec &s) {
+    const int64_t tm = s.tile_m, tn = s.tile_n, v = s.vector_a;
+    if (!contains(kTileSides, tm) || !contains(kTileSides, tn))
+        return "plain tile " + dec(tm) + "x" + dec(tn) + " is not in the grid (tile_m, tile_n in " + join(kTileSides) +
+               ")";
+    const CIG::ConvSpec w = plain_spec(s.dtype.value_or(""), tm, tn, v, s.acc_epilogue.value_or(""));
+    const std::pair<const char *, std::pair<std::string, std::string>> fields[] = {
+        {"tile_k", {dec(w.tile_k), dec(s.tile_k)}},
+        {"waves_m", {dec(w.waves_m), dec(s.waves_m)}},
+        {"waves_n", {dec(w.waves_n), dec(s.waves_n)}},
+        {"pipeline", {w.pipeline.value_or(""), s.pipeline.value_or("")}},
+        {"epilogue", {w.epilogue.value_or(""), s.epilogue.value_or("")}},
+        {"vector_b", {dec(w.vector_b), dec(s.vector_b)}},
+    };
+    for (const auto &f : fields)
+        if (f.second.first != f.second.second)
+            return "plain jobs of tile " + dec(tm) + "x" + dec(tn) + " have " + f.first + " " + f.second.first +
+                   ", not " + f.second.second;
+    if (!contains(kPlainVectors, v)) return "plain vector " + dec(v) + " is not in the grid (" + join(kPlainVectors) + ")";
+    const int64_t n = candidate_loads(tm, tn, kPlainTileK, w.waves_m, w.waves_n, "mem", 1, v);
+    const int64_t budget = plain_budget(w.waves_m, w.waves_n);
+    if (n > budget)
+        return dec(n) + " global loads per load lane per K tile exceed the plain jobs' budget of " + dec(budget);
+    return std::nullopt;
+}
+
 std::optional<std::string> conv_miss_reason(const CIG::ConvSpec &s, const targets::Flavor &flavor) {
-    if (s.split_k <= 1) return std::string("the plain binary (split_k 1) is not an AOT job (the grid holds split-K binaries)");
     const std::string prefix = s.name_prefix.value_or("");
     if (!prefix.empty()) return "name_prefix '" + prefix + "' is not in the grid (AOT jobs have none)";
     const int64_t tm = s.tile_m, tn = s.tile_n, tk = s.tile_k, wm = s.waves_m, wn = s.waves_n, v = s.vector_a;
@@ -279,6 +345,7 @@ std::optional<std::string> conv_miss_reason(const CIG::ConvSpec &s, const target
                 return std::string("cluster jobs have ") + f.first + " " + f.second.first + ", not " + f.second.second;
         return std::nullopt;
     }
+    if (s.split_k <= 1) return plain_miss_reason(s);
     if (!contains(kTileSides, tm) || !contains(kTileSides, tn))
         return "tile " + dec(tm) + "x" + dec(tn) + " is not in the grid (tile_m, tile_n in " + join(kTileSides) + ")";
     if (!contains(kTileK, tk)) return "tile_k " + dec(tk) + " is not in the grid (" + join(kTileK) + ")";

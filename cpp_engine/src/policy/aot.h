@@ -13,7 +13,11 @@
 // 2. reduce kernels per dtype x kReduceVectors x kReduceDegrees, 256 threads;
 // 3. at flavors with clusters (llvm23): cluster binaries S in kClusterSizes on
 //    kClusterTiles, mem/cshuffle, tile_k 64, 16-byte vectors, waves
-//    min(2, tile/16) per axis.
+//    min(2, tile/16) per axis;
+// 4. plain forward binaries (split_k 1, issue 37): per acc epilogue x dtype x
+//    tile (default waves) x kPlainVectors, tile_k kPlainTileK, mem, default
+//    epilogue, within the perf model's candidate budget kPlainMaxLoads
+//    (candidate_loads): the plain candidates every selection mode can pick.
 // count_jobs counts over the axes without building specs; tests hold it equal
 // to jobs().size(). conv_miss_reason / reduce_miss_reason say why a binary is
 // not an AOT job (the first grid axis it leaves).
@@ -46,6 +50,12 @@ extern const std::vector<int64_t> kReduceDegrees;
 extern const std::vector<std::pair<int64_t, int64_t>> kClusterTiles;
 extern const std::vector<int64_t> kClusterSizes;
 constexpr int64_t kClusterTileK = 64;
+constexpr int64_t kPlainTileK = 32;      // conv_implicit_gemm's default tile_k
+extern const std::vector<int64_t> kPlainVectors;  // 8, 4, 2, 1, 3, 5, 6, 7: every load_vector width
+constexpr int64_t kPlainMaxLoads = 32;   // = perf_model kMaxLoadsPerLane (a test holds them equal)
+constexpr int64_t kPlainMaxLoadsOneWave = 30;  // = perf_model kMaxLoadsOneWave: 16x16 w1x1 vector 1 spills SGPRs
+// The plain jobs' load budget at wm x wn waves (twin of aot.py plain_budget).
+constexpr int64_t plain_budget(int64_t wm, int64_t wn) { return wm * wn == 1 ? kPlainMaxLoadsOneWave : kPlainMaxLoads; }
 constexpr int64_t kVector = 8;
 constexpr int64_t kReduceThreads = 256;
 constexpr int64_t kWave = 32;
@@ -65,6 +75,16 @@ std::vector<std::pair<int64_t, int64_t>> wave_layouts(int64_t tm, int64_t tn);
 int64_t loads_per_lane(int64_t tm, int64_t tn, int64_t tk, int64_t wm, int64_t wn, const std::string &pipeline,
                        int64_t load_waves, int64_t vector);
 
+// The perf model's load count of a candidate: loads_per_lane at pixel_slot(vector)
+// times the loads per slot (pixel_pieces(vector).size()).
+int64_t candidate_loads(int64_t tm, int64_t tn, int64_t tk, int64_t wm, int64_t wn, const std::string &pipeline,
+                        int64_t load_waves, int64_t vector);
+struct PlainAxes {
+    int64_t tm, tn, wm, wn, vector;
+};
+// (tm, tn, wm, wn, vector) of the plain jobs of one dtype and epilogue, in grid order.
+const std::vector<PlainAxes> &plain_axes();
+
 // wm = wn = 0: the default layout min(2, tile/16) per axis.
 kernels::conv_implicit_gemm::ConvSpec conv_spec(const std::string &dtype, int64_t tm, int64_t tn, int64_t tk,
                                                 const std::string &epilogue, int64_t split_k = 2, int64_t s = 0,
@@ -76,6 +96,10 @@ kernels::conv_implicit_gemm::ConvSpec conv_spec(const std::string &dtype, int64_
 kernels::conv_fwd_split_k_reduce::ReduceSpec reduce_spec(const std::string &dtype, int64_t degree,
                                                          int64_t vector = 8,
                                                          const std::string &acc_epilogue = "identity");
+
+// The grid's plain spec (split_k 1) of one tile at its default waves.
+kernels::conv_implicit_gemm::ConvSpec plain_spec(const std::string &dtype, int64_t tm, int64_t tn, int64_t vector,
+                                                 const std::string &acc_epilogue = "identity");
 
 std::vector<Job> jobs(const targets::Flavor &flavor);
 int64_t count_two_stage(int64_t dtype_count = 1);

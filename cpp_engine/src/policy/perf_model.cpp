@@ -35,6 +35,15 @@ constexpr int64_t kPsPerUs = 1000000;
 // Global loads per load lane per K tile a candidate may issue: the largest a shipped
 // kernel compiles spill-free (64x64x32 at vector 1: 32); 40 and 48 spill (perf_model.py).
 constexpr int64_t kMaxLoadsPerLane = 32;
+// A one-wave workgroup issues every load itself: 16x16x32 w1x1 at vector 1 (32 loads) spills
+// SGPRs under LLVM 22 (docs/aot.md "Plain jobs"); 30 built spill-free (perf_model.py
+// MAX_LOADS_ONE_WAVE). A measured compile fact, not a hardware one.
+constexpr int64_t kMaxLoadsOneWave = 30;
+
+// The load budget of a candidate with waves_m x waves_n waves (twin of perf_model.py load_budget).
+int64_t load_budget(int64_t waves_m, int64_t waves_n) {
+    return waves_m * waves_n == 1 ? kMaxLoadsOneWave : kMaxLoadsPerLane;
+}
 
 int64_t roof(const targets::Arch &a, const char *name) {
     for (const auto &kv : a.roofline)
@@ -70,9 +79,9 @@ std::optional<std::string> budget_reason(const CIG::ConvSpec &spec) {
     const int64_t loads = aot::loads_per_lane(spec.tile_m, spec.tile_n, spec.tile_k, spec.waves_m, spec.waves_n,
                                               *spec.pipeline, spec.num_load_waves, CIG::pixel_slot(v)) *
                           int64_t(CIG::pixel_pieces(v).size());
-    if (loads > kMaxLoadsPerLane)
-        return dec(loads) + " global loads per load lane per K tile exceed the register budget " +
-               dec(kMaxLoadsPerLane);
+    const int64_t budget = load_budget(spec.waves_m, spec.waves_n);
+    if (loads > budget)
+        return dec(loads) + " global loads per load lane per K tile exceed the register budget " + dec(budget);
     return std::nullopt;
 }
 
