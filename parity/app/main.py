@@ -24,6 +24,7 @@
     parity perf     [--only X,..] [--flavor F] [-j N] [--json PATH] [--base REF] [--check-goals]
                                                                       static performance report (docs/perf.md)
     parity new-family NAME --like FAMILY                               skeleton of a new family (docs/contributing.md)
+    parity completion bash|zsh|fish                                    shell completion script (argcomplete)
 
 X is a family or FAMILY/NAME config (FAMILY/LABEL job for aot), L a layer
 name. Exit status everywhere (docs/cli.md; each command's --help says what its 0
@@ -76,6 +77,7 @@ COMMAND_MODULES = (
     ("parity.golden.textconv", ("golden-textconv",)),  # issue 23: git diff driver (a golden change shown as IR)
     ("parity.golden.ext_diff", ("golden-diff",)),   # issue 38: git external diff driver (the grouped form)
     ("parity.app.new_family", ("new-family",)),       # issue 21: a registered skeleton of a new family in both engines
+    ("parity.app.completion", ("completion",)),       # issue 38: bash/zsh/fish completion (argcomplete)
 )
 
 
@@ -163,6 +165,9 @@ def main(argv: list[str] | None = None) -> int:
               "cd to an existing directory", file=sys.stderr)
         return 2
     compile_cache.pin()  # a relative PARITY_COMPILE_CACHE means the directory the command starts in
+    if os.environ.get("_ARGCOMPLETE"):  # a shell asking for completions (`parity completion SHELL`)
+        from parity.app.completion import complete
+        return complete(build_parser, command_of)
     if argv[:1] == ["run"]:  # `parity run ...`: the runtime's own MIOpenDriver-style parser (docs/runtime.md)
         # parity.runtime needs the [runtime] extra (pyelftools, msgpack; hip-python at launch):
         # loaded only for `parity run`, so the other commands start without it.

@@ -29,6 +29,7 @@ EXIT_STATUS = {
     "golden-textconv": "0 the shard is shown or the driver installed; never 1",
     "golden-diff": "0 the change groups (or the JSON diff) are shown; never 1",
     "mutate": "0 the kill rate reaches --goal; 1 it does not (survivors listed with their diffs)",
+    "completion": "0 the script is printed; never 1",
 }
 
 
