@@ -48,12 +48,12 @@ def test_git_show_of_a_golden_change_is_the_ir_change(repo):
     minus = [l for l in out.splitlines() if l.startswith("-  ")]
     plus = [l for l in out.splitlines() if l.startswith("+  ")]
     # every v2/v4/v8 entry at every flavor: its vector store, and nothing else
-    assert len(minus) == len(plus) == 375, out[:3000]
+    assert len(minus) == len(plus) == 417, out[:3000]
     assert all(" store <" in l and l.endswith(("align 4", "align 8", "align 16")) for l in minus)
     assert all(" store <" in l and l.endswith("align 2") for l in plus)
-    assert sum("store <8 x bfloat>" in l and l.endswith("align 16") for l in minus) == 25 * 3  # 17 identity + 8 fused bf16 v8 configs
+    assert sum("store <8 x bfloat>" in l and l.endswith("align 16") for l in minus) == 29 * 3  # 17 identity + 12 fused (6 epilogues x 2 degrees) bf16 v8 configs
     heads = [l for l in out.splitlines() if l.startswith("@@ ")]
-    assert len(heads) == 375 and all(" == llvm2" in h for h in heads)  # each hunk names its entry
+    assert len(heads) == 417 and all(" == llvm2" in h for h in heads)  # each hunk names its entry
     assert any(h.endswith("== llvm23/bf16_v8_t64_d4 conv_fwd_split_k_reduce_bf16_v8_t64_d4") for h in heads)
     # the texts are cached by sha256 in the git directory, and the next run reads them from there
     cached = list((repo / ".git" / T.CACHE_DIR).glob("*.ll"))
@@ -63,7 +63,7 @@ def test_git_show_of_a_golden_change_is_the_ir_change(repo):
     # the external diff driver (issue 38): the same commit as change groups, each change once
     ext = git(repo, "-c", f"diff.{T.DRIVER}.command={sys.executable} -m parity golden-diff",
               "show", "--ext-diff", "HEAD", "--", f"golden/{FAM}.json")
-    assert f"# {FAM}: 375 entries changed in " in ext and len(ext.splitlines()) < 200, ext[:3000]
+    assert f"# {FAM}: 417 entries changed in " in ext and len(ext.splitlines()) < 200, ext[:3000]
     groups = [l for l in ext.splitlines() if l.startswith("  @@ group ")]
     assert 1 <= len(groups) <= 4  # align 4, 8, 16 -> 2: one group per old alignment at most
     assert sum(l.startswith("  -  ") for l in ext.splitlines()) == len(groups)  # one -/+ pair per group
