@@ -38,7 +38,8 @@ def _prepare(family, spec, arch, flavor):
     # the registry's own name, never the caller's object: a str subclass with
     # its own __str__/__format__ must not reach a reason (issue 24, finding 1)
     s = normalize(mod.FAMILY, mod.FIELDS, spec)
-    ar, fl = resolve_target(arch, flavor)
+    # the families built on the split-K resolver take any LLVM AMDGPU processor (ANY_PROCESSOR)
+    ar, fl = resolve_target(arch, flavor, getattr(mod, "ANY_PROCESSOR", False))
     return mod, s, ar, fl
 
 

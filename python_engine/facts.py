@@ -21,7 +21,7 @@ from .kernels.ir_core import SUBNORMAL as IR_CORE_SUBNORMAL
 from .policy.aot import CLUSTER_SIZES, REDUCE_DEGREES, reduce_spec
 from .policy.fold import fold_width
 from .policy.perf_model import layer_predictions, select_by_model
-from .targets.arch import find_arch
+from .targets.arch import find_arch, processor_arch
 from .targets.flavors import find_flavor
 
 __all__ = ["ABI_VARIANTS", "CLUSTER_SIZES", "CONV_LAUNCH_SPEC_FIELDS", "ConvProblem", "FAMILY_BY_NAME",
@@ -60,8 +60,9 @@ def lds_bytes(arch: str) -> int:
 
 def resolve_degree(spec: dict, arch: str, flavor: str) -> tuple[dict, str]:
     """conv_launch's ``split_k = -1`` resolution: (spec with the policy's degree, "") or
-    (spec, reason) when the policy refuses; a ValueError on an unknown arch or flavor."""
-    ar, fl = find_arch(arch), find_flavor(flavor)
+    (spec, reason) when the policy refuses; a ValueError on an unknown arch or flavor
+    (any LLVM AMDGPU processor is known: one outside the arch table resolves to 1)."""
+    ar, fl = processor_arch(arch), find_flavor(flavor)
     if ar is None or fl is None:
         raise ValueError(f"unknown arch {arch!r} or flavor {flavor!r}")
     return _conv_launch.resolve(spec, ar, fl)

@@ -3,6 +3,8 @@ width folding (docs/policy.md), in both engines."""
 from __future__ import annotations
 
 import dataclasses
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -15,7 +17,7 @@ from python_engine.policy import aot
 from python_engine.policy.fold import fold_factor, fold_width
 from python_engine.policy.identity import ALWAYS, OMIT_AT_DEFAULT, KernelIdentity, identity_fields
 from python_engine.policy.split_k import resolve_conv_split_k, select_split_k_fwd
-from python_engine.targets.arch import find_arch
+from python_engine.targets.arch import LLVM_PROCESSORS, find_arch
 
 CONV = {f.name: f.default for f in CIG.FIELDS}
 SMALL = dict(N=1, C=512, H=7, W=7, K=512, Y=3, X=3, pad_h=1, pad_w=1)
@@ -77,6 +79,63 @@ def test_resolver_cases():
     with pytest.raises(SpecRejected):
         resolve_conv_split_k("bwd_data", auto, small, gfx)
     assert resolve_conv_split_k("fwd", auto, small, gfx, cus=1).degree == 1
+
+
+def _llc_processors():
+    llc = shutil.which("llc-22")
+    if llc is None:
+        pytest.skip("llc-22 (LLVM 22.1) is not installed")
+    r = subprocess.run([llc, "-mtriple=amdgcn", "-mcpu=help"], capture_output=True, text=True)
+    out = r.stdout + r.stderr  # llc prints the help on one or the other, by version
+    cpus = out.split("Available CPUs for this target:", 1)[1].split("Available features", 1)[0]
+    return tuple(line.split()[0] for line in cpus.splitlines() if "Select the" in line)
+
+
+def test_llvm_processor_list_is_llvms():
+    """The processor list (both engines) is LLVM 22.1's (GCNProcessors.td, as llc-22 prints it)."""
+    assert LLVM_PROCESSORS == _llc_processors()
+    assert len(LLVM_PROCESSORS) == 73 and {"gfx1151", "gfx90a", "gfx1030", "gfx1251", "tahiti"} <= \
+        set(LLVM_PROCESSORS)
+
+
+def test_every_llvm_processor_resolves_to_one(both):
+    """Every target that is not gfx1250 but is an LLVM AMDGPU processor resolves to degree 1,
+    rule arch, without raising, in both engines (issue 37, item 4); conv_launch resolves -1
+    to 1 and then rejects the plain binary the arch cannot run."""
+    py, cpp = both
+    auto = dict(CONV, split_k=-1)
+    small = ConvProblem(**SMALL)
+    for name in LLVM_PROCESSORS:
+        if name == "gfx1250":
+            continue
+        d = resolve_conv_split_k("fwd", auto, small, name)
+        assert (d.degree, d.rule, d.detail) == (1, "arch", f"arch {name} has no split-K form (requires gfx1250)")
+        a, b = py.lower("split_k_policy", SMALL, name, "llvm23"), cpp.lower("split_k_policy", SMALL, name, "llvm23")
+        assert (a.kernel, a.text) == (b.kernel, b.text) and a.kernel == "split_k_policy_d1_none"
+        t = dict(line.split(" ", 1) for line in a.text.splitlines())
+        assert t["degree"] == "1" and t["rule"] == f"arch: arch {name} has no split-K form (requires gfx1250)"
+        want = (f"arch {name} is an LLVM AMDGPU processor outside the arch table (conv_implicit_gemm requires "
+                f"gfx1250)") if find_arch(name) is None else f"arch {name} has no 16x16x32 WMMA " \
+            "(conv_implicit_gemm requires gfx1250)"
+        assert t["admission"] == want
+        for sk in (-1, 4):
+            assert py.validate("conv_launch", dict(SMALL, split_k=sk), name, "llvm23") == \
+                cpp.validate("conv_launch", dict(SMALL, split_k=sk), name, "llvm23") == want
+    # the kernel families still need a row of the arch table
+    for e in both:
+        assert e.validate("conv_implicit_gemm", {}, "gfx1151", "llvm23") == \
+            "arch 'gfx1151' is not one of gfx1250, gfx942, gfx950, gfx1100, gfx1201"
+
+
+@pytest.mark.parametrize("name", ["gfx9000", "GFX1151", "gfx1151 ", "gfx", "sm_90", ""])
+def test_an_unknown_target_still_raises(both, name):
+    reason = f"arch '{name}' is not one of gfx1250, gfx942, gfx950, gfx1100, gfx1201"
+    with pytest.raises(SpecRejected) as e:
+        resolve_conv_split_k("fwd", dict(CONV, split_k=-1), ConvProblem(**SMALL), name)
+    assert e.value.reason == reason
+    for eng in both:
+        for fam in ("split_k_policy", "perf_model", "conv_launch"):
+            assert eng.validate(fam, dict(SMALL), name, "llvm23") == reason
 
 
 def test_engines_decide_alike_with_runtime_cus(both):
@@ -219,7 +278,7 @@ def test_aot_grid_axes():
     for tm, tn in ((16, 16), (16, 32), (32, 32), (64, 32), (64, 64)):
         for tk in (32, 64):
             for epi in ("default", "cshuffle"):
-                h = KernelIdentity.of_conv(aot.conv_spec("fp16", tm, tn, tk, epi), aot.ARCH, "llvm22").hash()
+                h = KernelIdentity.of_conv(aot.conv_spec("fp16", tm, tn, tk, epi), "gfx1250", "llvm22").hash()
                 assert h in aot.job_hashes("llvm22")
 
 
@@ -281,7 +340,7 @@ def test_selection_reduce_vector_follows_K(engine, K, vec):
 def test_aot_jobs_all_validate(engine):
     for fl in ("llvm20", "llvm22", "llvm23"):
         for j in aot.jobs(fl):
-            assert engine.validate(j.family, j.spec, aot.ARCH, fl) is None, (fl, j.identity.label())
+            assert engine.validate(j.family, j.spec, j.identity.arch, fl) is None, (fl, j.identity.label())
     clusters = [j for j in aot.jobs("llvm23") if j.spec.get("split_k_cluster")]
     assert {j.spec["split_k_cluster"] for j in clusters} == {4, 8, 12, 15}
     assert all(j.identity.label().split(".")[0].endswith(f"_skc{j.spec['split_k_cluster']}") for j in clusters)
@@ -289,7 +348,24 @@ def test_aot_jobs_all_validate(engine):
 
 def test_aot_job_identity_names_the_lowered_kernel(engine):
     for j in aot.jobs("llvm23")[::7]:
-        assert engine.kernel_name(j.family, j.spec, aot.ARCH, "llvm23") == j.identity.kernel_name()
+        assert engine.kernel_name(j.family, j.spec, j.identity.arch, "llvm23") == j.identity.kernel_name()
+
+
+def test_aot_grid_arches_come_from_the_arch_table(engine, monkeypatch):
+    """The grid's arches are the resolver's: the arch table's rows with the 16x16x32 WMMA
+    (issue 37, item 4), in both engines; each arch's jobs follow the previous arch's."""
+    table = [a for a in engine.arch_table()]
+    assert aot.ARCHES == tuple(a["name"] for a in table if any(w[:3] == [16, 16, 32] for w in a["wmma"])) == \
+        ("gfx1250",)
+    for fl in ("llvm20", "llvm23"):
+        n, text = engine.aot_jobs_text(fl)
+        labels = [line.split("\t")[2] for line in text.splitlines()]
+        assert len(labels) == n and {lb.split(".")[1] for lb in labels} == set(aot.ARCHES)
+    one = aot.jobs("llvm22")
+    monkeypatch.setattr(aot, "ARCHES", ("gfx1250", "gfx1250b"))
+    two = aot.jobs("llvm22")
+    assert len(two) == 2 * len(one) == aot.count_jobs("llvm22") and two[:len(one)] == one
+    assert {j.identity.arch for j in two[len(one):]} == {"gfx1250b"}
 
 
 # -- binary selection ---------------------------------------------------------------------------

@@ -126,9 +126,10 @@ def cmd_grid(args) -> int:
                 k, v = kv.split("=", 1)
                 spec[k] = int(v) if v.lstrip("-").isdigit() else v
             job = {"family": fam, "hash": h, "label": label}
+            arch = label.rsplit(".", 2)[1]  # <kernel>.<arch>.<flavor>: the grid's arch of this job
             if args.emit or args.check:
                 t = time.perf_counter()
-                out = cpp.lower(fam, spec, "gfx1250", flavor)
+                out = cpp.lower(fam, spec, arch, flavor)
                 t_cpp += time.perf_counter() - t
                 if args.emit:
                     path = os.path.join(args.emit, f"{label}.ll")
@@ -139,7 +140,7 @@ def cmd_grid(args) -> int:
                     job["file"] = path
                 if args.check:
                     t = time.perf_counter()
-                    mine = py.lower(fam, spec, "gfx1250", flavor)
+                    mine = py.lower(fam, spec, arch, flavor)
                     t_py += time.perf_counter() - t
                     job["identical"] = (mine.kernel, mine.text) == (out.kernel, out.text)
                     if not job["identical"]:

@@ -20,6 +20,9 @@ from ..policy.split_k import resolve_conv_split_k
 from ..spec.fields import Field, SpecRejected
 
 FAMILY = "conv_launch"
+#: Any LLVM AMDGPU processor is a target (api.py; targets/arch.py ``processor_arch``): the
+#: split-K resolver gives one outside the arch table degree 1, rule ``arch`` (issue 37, item 4).
+ANY_PROCESSOR = True
 FIELDS = CIG.FIELDS + tuple(Field(n, "int", d) for n, _, d in PROBLEM_FIELDS) + (Field("degree", "int", 1),)
 
 

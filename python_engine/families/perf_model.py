@@ -24,6 +24,9 @@ from ..spec.fields import Field
 from . import split_k_policy as SKP
 
 FAMILY = "perf_model"
+#: Any LLVM AMDGPU processor is a target (api.py; targets/arch.py ``processor_arch``): the
+#: split-K resolver gives one outside the arch table degree 1, rule ``arch`` (issue 37, item 4).
+ANY_PROCESSOR = True
 FIELDS = SKP.FIELDS + (Field("rules", "int", 0),)
 
 

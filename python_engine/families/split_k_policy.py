@@ -19,6 +19,9 @@ from ..spec.fields import Field
 from ..policy.select import select_binary
 
 FAMILY = "split_k_policy"
+#: Any LLVM AMDGPU processor is a target (api.py; targets/arch.py ``processor_arch``): the
+#: split-K resolver gives one outside the arch table degree 1, rule ``arch`` (issue 37, item 4).
+ANY_PROCESSOR = True
 FIELDS = tuple(Field(f.name, f.kind, -1 if f.name == "split_k" else f.default) for f in CIG.FIELDS) + \
     tuple(Field(n, "int", d) for n, _, d in LAUNCH.PROBLEM_FIELDS) + (Field("cus", "int", 0),)
 CONV_FIELDS = tuple(f.name for f in CIG.FIELDS)

@@ -1,7 +1,9 @@
 """The AOT job grid: the binaries built ahead of time (docs/policy.md).
 Twin: cpp_engine/src/policy/aot.{h,cpp}.
 
-Per flavor, gfx1250 only, in this order:
+Per flavor and per arch of :data:`ARCHES` (the arch table's rows with the
+16x16x32 WMMA the kernels use, the arches the split-K resolver gives the split
+form, policy/split_k.py: gfx1250 today), in this order:
 
 1. two-stage split-K forward binaries (``split_k > 1``, the ``_spk`` binary that
    serves every degree), per dtype (:data:`DTYPES`), over
@@ -56,8 +58,12 @@ from ..kernels import conv_fwd_split_k_reduce as RED
 from ..kernels import conv_implicit_gemm as CIG
 from ..targets.flavors import find_flavor
 from .identity import KernelIdentity
+from .split_k import SPLIT_ARCHES
 
-ARCH = "gfx1250"
+#: The grid's arches, from the resolver's arch table (issue 37, item 4): the
+#: rows with the 16x16x32 WMMA the kernels use (policy/split_k.py
+#: ``SPLIT_ARCHES``; gfx1250 today). Each arch's jobs follow the previous arch's.
+ARCHES = SPLIT_ARCHES
 DTYPES = ("bf16", "fp16")
 TILE_SIDES = (16, 32, 64, 128)
 WAVE_COUNTS = (1, 2, 4)
@@ -207,29 +213,35 @@ def _flavor(flavor):
 
 
 def jobs(flavor) -> list:
-    """Every job of ``flavor`` (a name or row), in grid order."""
+    """Every job of ``flavor`` (a name or row), in grid order: the jobs of each
+    arch of :data:`ARCHES` in turn (:func:`arch_jobs`)."""
     fl = _flavor(flavor)
+    return [j for arch in ARCHES for j in arch_jobs(arch, fl)]
+
+
+def arch_jobs(arch: str, fl) -> list:
+    """The jobs of one arch of :data:`ARCHES` at flavor row ``fl``, in grid order."""
     out = []
     for dt, tm, tn, wm, wn, tk, pipe, lw, v, epi in _two_stage_axes():
         s = conv_spec(dt, tm, tn, tk, epi, 2, 0, wm, wn, pipe, lw, v)
-        out.append(Job(CIG.FAMILY, s, KernelIdentity.of_conv(s, ARCH, fl.canonical)))
+        out.append(Job(CIG.FAMILY, s, KernelIdentity.of_conv(s, arch, fl.canonical)))
     for acc in ("identity",) + FUSED_EPILOGUES:
         for dt in DTYPES:
             for v in REDUCE_VECTORS:
                 for d in REDUCE_DEGREES:
                     s = reduce_spec(dt, d, v, acc)
-                    out.append(Job(RED.FAMILY, s, KernelIdentity.of_reduce(s, ARCH, fl.canonical)))
+                    out.append(Job(RED.FAMILY, s, KernelIdentity.of_reduce(s, arch, fl.canonical)))
         if fl.clusters:
             for dt in DTYPES:
                 for tm, tn in CLUSTER_TILES:
                     for S in CLUSTER_SIZES:
                         s = dict(conv_spec(dt, tm, tn, CLUSTER_TILE_K, "cshuffle", 2, S), acc_epilogue=acc)
-                        out.append(Job(CIG.FAMILY, s, KernelIdentity.of_conv(s, ARCH, fl.canonical)))
+                        out.append(Job(CIG.FAMILY, s, KernelIdentity.of_conv(s, arch, fl.canonical)))
     for acc in ACC_EPILOGUES:
         for dt in DTYPES:
             for tm, tn, _, _, v in plain_axes():
                 s = plain_spec(dt, tm, tn, v, acc)
-                out.append(Job(CIG.FAMILY, s, KernelIdentity.of_conv(s, ARCH, fl.canonical)))
+                out.append(Job(CIG.FAMILY, s, KernelIdentity.of_conv(s, arch, fl.canonical)))
     return out
 
 
@@ -248,13 +260,13 @@ def count_two_stage(dtype_count: int = 1) -> int:
 
 
 def count_jobs(flavor) -> int:
-    """The number of jobs of ``flavor``, counted over the grid's axes."""
+    """The number of jobs of ``flavor``, counted over the grid's axes (and :data:`ARCHES`)."""
     fl = _flavor(flavor)
     accs = 1 + len(FUSED_EPILOGUES)
     n = count_two_stage(len(DTYPES)) + accs * len(DTYPES) * len(REDUCE_VECTORS) * len(REDUCE_DEGREES)
     if fl.clusters:
         n += accs * len(DTYPES) * len(CLUSTER_TILES) * len(CLUSTER_SIZES)
-    return n + accs * len(DTYPES) * len(plain_axes())
+    return len(ARCHES) * (n + accs * len(DTYPES) * len(plain_axes()))
 
 
 def job_hashes(flavor) -> frozenset:

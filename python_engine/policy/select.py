@@ -37,7 +37,7 @@ from ..kernels import conv_implicit_gemm as CIG
 from ..kernels import conv_launch as LAUNCH
 from ..kernels.conv_problem import ConvProblem
 from ..spec.fields import SpecRejected
-from ..targets.arch import find_arch, has_wmma_16x16x32
+from ..targets.arch import has_wmma_16x16x32, processor_arch
 from ..targets.flavors import find_flavor
 from . import aot
 from .fold import fold_width
@@ -136,7 +136,7 @@ def select_binary(spec: dict, problem: ConvProblem, arch, flavor, cus: int | Non
     """The binary, degree and reduce kernel for ``problem`` (see the module
     docstring). ``spec`` holds every conv_implicit_gemm field; ``split_k = -1``
     is auto."""
-    ar = find_arch(arch) if isinstance(arch, str) else arch
+    ar = processor_arch(arch) if isinstance(arch, str) else arch
     fl = find_flavor(flavor) if isinstance(flavor, str) else flavor
     n_cus = ar.cus if cus is None else cus
     f, p = fold_width(problem)
@@ -151,7 +151,7 @@ def select_binary(spec: dict, problem: ConvProblem, arch, flavor, cus: int | Non
     if not has_wmma_16x16x32(ar):
         return Selection(f, p, dec, "none", note, None, 1,
                          CIG.validate(dict(spec, split_k=1, split_k_cluster=0), ar, fl), None, None, None, False,
-                         f"arch {ar.name} has no AOT grid ({aot.ARCH} only)")
+                         f"arch {ar.name} has no AOT grid ({', '.join(aot.ARCHES)} only)")
     if spec["split_k"] != -1:
         bspec = dict(spec)
         kind = "cluster" if spec["split_k_cluster"] else "two_stage" if spec["split_k"] > 1 else "plain"
@@ -179,7 +179,7 @@ def select_binary(spec: dict, problem: ConvProblem, arch, flavor, cus: int | Non
         red = aot.reduce_spec(bspec["dtype"], kc if kc in aot.REDUCE_DEGREES else 0, aot.reduce_vector(p.K),
                               bspec["acc_epilogue"])
         rident = KernelIdentity.of_reduce(red, ar.name, fl.canonical)
-    hashes = aot.job_hashes(fl) if ar.name == aot.ARCH else frozenset()
+    hashes = aot.job_hashes(fl) if ar.name in aot.ARCHES else frozenset()
     in_aot = ident is not None and ident.hash() in hashes and (rident is None or rident.hash() in hashes)
     if in_aot:
         why = " ".join(i.hash() for i in (ident, rident) if i is not None)
@@ -190,8 +190,8 @@ def select_binary(spec: dict, problem: ConvProblem, arch, flavor, cus: int | Non
 
 def _aot_miss(ar, fl, bspec: dict, ident, red) -> str:
     """Why no AOT job serves this selection (the first binary and grid axis that miss)."""
-    if ar.name != aot.ARCH:
-        return f"arch {ar.name} has no AOT grid ({aot.ARCH} only)"
+    if ar.name not in aot.ARCHES:
+        return f"arch {ar.name} has no AOT grid ({', '.join(aot.ARCHES)} only)"
     if ident is None:
         return "the binary is rejected"
     why = aot.conv_miss_reason(bspec, fl)

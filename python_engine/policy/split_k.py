@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from ..kernels import conv_implicit_gemm as CIG
 from ..kernels.conv_problem import ConvProblem
 from ..spec.fields import SpecRejected
-from ..targets.arch import find_arch, has_wmma_16x16x32
+from ..targets.arch import ARCHES, has_wmma_16x16x32, processor_arch
 from ..targets.flavors import find_flavor
 
 WG_PER_CU = 8                 # target workgroups per CU
@@ -33,6 +33,10 @@ WORKSPACE_LIMIT = 1 << 31     # fp32 workspace bytes must stay below this
 # The flavor the resolver checks the split form at when none is given: the one
 # that allows every feature (clusters), so only the spec and arch can reject.
 DEFAULT_FLAVOR = "llvm23"
+#: The arches the resolver gives the split form: the arch table's rows with the
+#: 16x16x32 WMMA the kernels use (targets/arch.py ``has_wmma_16x16x32``), in
+#: table order; the AOT grid's arches (policy/aot.py ``ARCHES``).
+SPLIT_ARCHES = tuple(a.name for a in ARCHES if has_wmma_16x16x32(a))
 
 
 def _ceil(a: int, b: int) -> int:
@@ -95,7 +99,8 @@ def select_split_k_fwd(M: int, kpg: int, groups: int, Kgemm: int, tile_m: int, t
 
 
 def _arch_row(arch):
-    a = find_arch(arch) if isinstance(arch, str) else arch
+    # any LLVM AMDGPU processor resolves (to degree 1 when it is not gfx1250); an unknown name raises
+    a = processor_arch(arch) if isinstance(arch, str) else arch
     if a is None:
         raise SpecRejected(f"arch '{arch}' is not one of gfx1250, gfx942, gfx950, gfx1100, gfx1201")
     return a
@@ -104,7 +109,10 @@ def _arch_row(arch):
 def resolve_conv_split_k(direction: str, spec: dict, problem: ConvProblem, arch, raise_on_reject: bool = False,
                          *, flavor=None, cus: int | None = None, allow_unsplit: bool = True) -> Decision:
     """The degree ``spec["split_k"]`` stands for on ``problem``: the given value
-    unless it is -1 (auto), else (in order) 1 on arches without the split form,
+    unless it is -1 (auto), else (in order) 1 on arches without the split form
+    (``arch``: a row or any LLVM AMDGPU processor name, targets/arch.py
+    ``processor_arch``; another name raises SpecRejected "arch '<name>' is not
+    one of ..."),
     SpecRejected(reason) for an explicit cluster request (``split_k_cluster``
     > 0) whose split form the rules reject (e.g. a flavor without clusters:
     never built plain), 1 for a pointwise (1x1) problem, 1 for a spec whose

@@ -159,10 +159,56 @@ RSRC_LAYOUTS = {
 
 _BY_NAME = {a.name: a for a in ARCHES}
 
+#: LLVM's AMDGPU processor names: every ``ProcessorModel`` of LLVM 22.1's
+#: ``llvm/lib/Target/AMDGPU/GCNProcessors.td`` (the "Processors" table of
+#: ``llvm/docs/AMDGPUUsage.rst``, alternative names such as ``tahiti``
+#: included), in the order ``llc-22 -mtriple=amdgcn -mcpu=help`` prints them
+#: (tests/test_policy.py compares the list with that output). Twin:
+#: cpp_engine/src/targets/arch.cpp ``llvm_processors``.
+LLVM_PROCESSORS = (
+    "bonaire", "carrizo", "fiji", "generic", "generic-hsa", "gfx10-1-generic", "gfx10-3-generic", "gfx1010",
+    "gfx1011", "gfx1012", "gfx1013", "gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035",
+    "gfx1036", "gfx11-generic", "gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152",
+    "gfx1153", "gfx12-generic", "gfx1200", "gfx1201", "gfx1250", "gfx1251", "gfx600", "gfx601", "gfx602",
+    "gfx700", "gfx701", "gfx702", "gfx703", "gfx704", "gfx705", "gfx801", "gfx802", "gfx803", "gfx805",
+    "gfx810", "gfx9-4-generic", "gfx9-generic", "gfx900", "gfx902", "gfx904", "gfx906", "gfx908", "gfx909",
+    "gfx90a", "gfx90c", "gfx942", "gfx950", "hainan", "hawaii", "iceland", "kabini", "kaveri", "mullins",
+    "oland", "pitcairn", "polaris10", "polaris11", "stoney", "tahiti", "tonga", "tongapro", "verde",
+)
+
+# A processor outside the table: only its name is known (issue 37, item 4).
+_PROCESSOR_ROWS = {n: Arch(n, 0, 0, "none", (), False, 0, 0, "none", 0) for n in LLVM_PROCESSORS
+                   if n not in _BY_NAME}
+
 
 def find_arch(name) -> Arch | None:
     """The row named ``name``, or None."""
     return _BY_NAME.get(str.__str__(name)) if isinstance(name, str) else None
+
+
+def processor_arch(name) -> Arch | None:
+    """The arch-table row named ``name``; else, for a name in
+    :data:`LLVM_PROCESSORS`, a row that knows only the name (wave size, LDS
+    bytes, CUs 0, no matrix unit, no clusters, rsrc layout ``none``: the
+    facts are unknown, :func:`in_table` is False); else None. Only the split-K
+    resolver and the families built on it take such a row (the resolver gives
+    it degree 1, rule ``arch``, as the reference does for every target that
+    is not gfx1250); the kernels reject it (:func:`outside_table_reason`)."""
+    a = find_arch(name)
+    if a is None and isinstance(name, str):
+        a = _PROCESSOR_ROWS.get(str.__str__(name))
+    return a
+
+
+def in_table(arch: Arch) -> bool:
+    """True when ``arch`` is a row of the arch table (not a processor-only row of
+    :func:`processor_arch`)."""
+    return _BY_NAME.get(arch.name) is arch
+
+
+def outside_table_reason(arch: Arch, what: str) -> str:
+    """The rejection reason of a processor-only row for ``what`` (a kernel family)."""
+    return f"arch {arch.name} is an LLVM AMDGPU processor outside the arch table ({what} requires gfx1250)"
 
 
 def unknown_arch_reason(name) -> str:

@@ -13,6 +13,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "cpp_engine/cpp_engine.h"
 #include "ir/function.h"
@@ -75,13 +76,14 @@ inline std::string flavor_arg(const char *s) {
 
 // The target of a C call's arch and flavor, checked as targets::resolve_target
 // does (flavor first, then arch); a NULL one is refused as NULL (null_name_reason).
-inline targets::Target target_args(const char *arch, const char *flavor) {
+// any_processor: the family takes any LLVM AMDGPU processor (targets::processor_arch).
+inline targets::Target target_args(const char *arch, const char *flavor, bool any_processor = false) {
     const std::string fl = flavor_arg(flavor);
     if (!arch) {
         if (!targets::find_flavor(fl)) throw spec::SpecRejected(targets::unknown_flavor_reason(fl));
         throw spec::SpecRejected(null_name_reason("arch", targets::unknown_arch_reason("")));
     }
-    return targets::resolve_target(spec::bounded_c_string(arch), fl);
+    return targets::resolve_target(spec::bounded_c_string(arch), fl, any_processor);
 }
 
 // A C string spec field `name`: NULL is JSON null; a string longer than
@@ -151,9 +153,16 @@ void fill_output(cpe_output *out, const std::string &kernel, char *text);
 // namespace wrapped in a traits struct with `Spec`, `validate(spec, arch,
 // flavor)` and `build(spec, arch, flavor)`; `spec` is the converted C++ spec.
 // Front checks (flavor, arch) run before the family rules, as in python_engine.
+// True for a family whose traits declare `static constexpr bool kAnyProcessor = true`
+// (the families built on the split-K resolver: any LLVM AMDGPU processor is a target).
+template <class Fam, class = void>
+struct AnyProcessor : std::false_type {};
+template <class Fam>
+struct AnyProcessor<Fam, std::void_t<decltype(Fam::kAnyProcessor)>> : std::bool_constant<Fam::kAnyProcessor> {};
+
 template <class Fam>
 targets::Target check_spec(const typename Fam::Spec &s, const char *arch, const char *flavor) {
-    const targets::Target t = target_args(arch, flavor);
+    const targets::Target t = target_args(arch, flavor, AnyProcessor<Fam>::value);
     if (auto r = Fam::validate(s, *t.arch, *t.flavor)) throw spec::SpecRejected(*r);
     return t;
 }

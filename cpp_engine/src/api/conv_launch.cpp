@@ -19,6 +19,7 @@ using namespace cpe;
 namespace {
 
 struct Fam {
+    static constexpr bool kAnyProcessor = true;  // the split-K resolver takes any LLVM AMDGPU processor
     using Spec = kernels::conv_launch::LaunchSpec;
     static auto validate(const Spec &s, const targets::Arch &a, const targets::Flavor &f) {
         return families::conv_launch::validate(s, a, f);

@@ -13,6 +13,7 @@ using namespace cpe;
 namespace {
 
 struct Fam {
+    static constexpr bool kAnyProcessor = true;  // the split-K resolver takes any LLVM AMDGPU processor
     using Spec = families::perf_model::Spec;
     static auto validate(const Spec &s, const targets::Arch &a, const targets::Flavor &f) {
         return families::perf_model::validate(s, a, f);

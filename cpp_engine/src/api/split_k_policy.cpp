@@ -15,6 +15,7 @@ using namespace cpe;
 namespace {
 
 struct Fam {
+    static constexpr bool kAnyProcessor = true;  // the split-K resolver takes any LLVM AMDGPU processor
     using Spec = families::split_k_policy::PolicySpec;
     static auto validate(const Spec &s, const targets::Arch &a, const targets::Flavor &f) {
         return families::split_k_policy::validate(s, a, f);

@@ -8,6 +8,7 @@
 
 #include "ir/constants.h"
 #include "kernels/conv_implicit_gemm/lds.h"
+#include "policy/split_k.h"
 
 namespace cpe::policy::aot {
 
@@ -15,7 +16,13 @@ using ir::dec;
 namespace CIG = kernels::conv_implicit_gemm;
 namespace RED = kernels::conv_fwd_split_k_reduce;
 
-const char *const kArch = "gfx1250";
+const std::vector<std::string> &arches() { return split_arches(); }
+
+std::string arches_text() {
+    std::string t;
+    for (const std::string &a : arches()) t += (t.empty() ? "" : ", ") + a;
+    return t;
+}
 const std::vector<std::string> kDtypes{"bf16", "fp16"};
 const std::vector<int64_t> kTileSides{16, 32, 64, 128};
 const std::vector<int64_t> kWaveCounts{1, 2, 4};
@@ -130,13 +137,15 @@ std::string Job::line() const {
     return family + "\t" + identity.hash() + "\t" + identity.label() + "\t" + spec;
 }
 
-std::vector<Job> jobs(const targets::Flavor &flavor) {
-    std::vector<Job> out;
+namespace {
+
+// The jobs of one arch of arches() at `flavor`, appended to `out` in grid order.
+void arch_jobs(const std::string &arch, const targets::Flavor &flavor, std::vector<Job> &out) {
     auto conv_job = [&](const CIG::ConvSpec &c) {
         Job j;
         j.family = "conv_implicit_gemm";
         j.conv = c;
-        j.identity = KernelIdentity::of_conv(j.conv, kArch, flavor.canonical);
+        j.identity = KernelIdentity::of_conv(j.conv, arch, flavor.canonical);
         out.push_back(j);
     };
     for (const std::string &dt : kDtypes)
@@ -160,7 +169,7 @@ std::vector<Job> jobs(const targets::Flavor &flavor) {
                     Job j;
                     j.family = "conv_fwd_split_k_reduce";
                     j.reduce = reduce_spec(dt, d, v, acc);
-                    j.identity = KernelIdentity::of_reduce(j.reduce, kArch, flavor.canonical);
+                    j.identity = KernelIdentity::of_reduce(j.reduce, arch, flavor.canonical);
                     out.push_back(j);
                 }
         if (flavor.clusters)
@@ -175,6 +184,13 @@ std::vector<Job> jobs(const targets::Flavor &flavor) {
     for (const std::string &acc : kAccEpilogues)
         for (const std::string &dt : kDtypes)
             for (const PlainAxes &a : plain_axes()) conv_job(plain_spec(dt, a.tm, a.tn, a.vector, acc));
+}
+
+}  // namespace
+
+std::vector<Job> jobs(const targets::Flavor &flavor) {
+    std::vector<Job> out;
+    for (const std::string &arch : arches()) arch_jobs(arch, flavor, out);
     return out;
 }
 
@@ -197,7 +213,7 @@ int64_t count_jobs(const targets::Flavor &flavor) {
     int64_t n = count_two_stage(int64_t(kDtypes.size())) +
                 accs * int64_t(kDtypes.size() * kReduceVectors.size() * kReduceDegrees.size());
     if (flavor.clusters) n += accs * int64_t(kDtypes.size() * kClusterTiles.size() * kClusterSizes.size());
-    return n + accs * int64_t(kDtypes.size() * plain_axes().size());
+    return int64_t(arches().size()) * (n + accs * int64_t(kDtypes.size() * plain_axes().size()));
 }
 
 bool has_job(const targets::Flavor &flavor, const std::string &hash) {
@@ -223,12 +239,12 @@ bool contains(const std::vector<T> &v, const T &x) {
 // The grid job whose axes are those of `k`, when they are the grid's (the loops of
 // jobs(), asked of one identity instead of run); nullopt when they are not.
 std::optional<KernelIdentity> grid_job_like(const KernelIdentity &k, const targets::Flavor &flavor) {
-    if (!contains(kDtypes, k.dtype)) return std::nullopt;
+    if (!contains(arches(), k.arch) || !contains(kDtypes, k.dtype)) return std::nullopt;
     if (k.family == RED::kFamily) {
         if (!contains(kReduceVectors, k.vector) || !contains(kReduceDegrees, k.degree) ||
             !contains(kAccEpilogues, k.acc_epilogue))
             return std::nullopt;
-        return KernelIdentity::of_reduce(reduce_spec(k.dtype, k.degree, k.vector, k.acc_epilogue), kArch,
+        return KernelIdentity::of_reduce(reduce_spec(k.dtype, k.degree, k.vector, k.acc_epilogue), k.arch,
                                          flavor.canonical);
     }
     if (k.family != CIG::kFamily) return std::nullopt;
@@ -239,13 +255,13 @@ std::optional<KernelIdentity> grid_job_like(const KernelIdentity &k, const targe
             return std::nullopt;
         CIG::ConvSpec c = conv_spec(k.dtype, tm, tn, kClusterTileK, "cshuffle", 2, S);
         c.acc_epilogue = k.acc_epilogue;
-        return KernelIdentity::of_conv(c, kArch, flavor.canonical);
+        return KernelIdentity::of_conv(c, k.arch, flavor.canonical);
     }
     if (!k.two_stage) {
         if (!contains(kAccEpilogues, k.acc_epilogue)) return std::nullopt;
         for (const PlainAxes &a : plain_axes())
             if (a.tm == tm && a.tn == tn && a.vector == k.vector_a)
-                return KernelIdentity::of_conv(plain_spec(k.dtype, tm, tn, a.vector, k.acc_epilogue), kArch,
+                return KernelIdentity::of_conv(plain_spec(k.dtype, tm, tn, a.vector, k.acc_epilogue), k.arch,
                                                flavor.canonical);
         return std::nullopt;
     }
@@ -254,7 +270,7 @@ std::optional<KernelIdentity> grid_job_like(const KernelIdentity &k, const targe
         !contains(kTileK, tk) || !contains(kPipelines, std::make_pair(k.pipeline, lw)) || !contains(kVectors, v) ||
         loads_per_lane(tm, tn, tk, wm, wn, k.pipeline, lw, v) > kMaxLoadsPerLane || !contains(kEpilogues, k.epilogue))
         return std::nullopt;
-    return KernelIdentity::of_conv(conv_spec(k.dtype, tm, tn, tk, k.epilogue, 2, 0, wm, wn, k.pipeline, lw, v), kArch,
+    return KernelIdentity::of_conv(conv_spec(k.dtype, tm, tn, tk, k.epilogue, 2, 0, wm, wn, k.pipeline, lw, v), k.arch,
                                    flavor.canonical);
 }
 

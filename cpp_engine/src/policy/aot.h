@@ -1,6 +1,8 @@
 // The AOT job grid (docs/policy.md). Twin of python_engine/policy/aot.py.
 //
-// Per flavor, gfx1250 only, in this order:
+// Per flavor and per arch of arches() (the resolver's split_arches(): the arch
+// table's rows with the 16x16x32 WMMA the kernels use; gfx1250 today), each
+// arch's jobs after the previous arch's, in this order:
 // 1. two-stage split-K forward binaries, per dtype: tiles with both sides in
 //    kTileSides (tile_m outer), wave layouts (waves_m, waves_n) in
 //    kWaveCounts^2 (waves_m outer) that cut the tile into whole 16x16 tiles,
@@ -34,7 +36,10 @@
 
 namespace cpe::policy::aot {
 
-extern const char *const kArch;  // "gfx1250"
+// The grid's arches, from the resolver's arch table (policy/split_k.h split_arches()).
+const std::vector<std::string> &arches();
+// The grid's arches as text, "gfx1250" (joined by ", "): the "(<arches> only)" of a miss note.
+std::string arches_text();
 extern const std::vector<std::string> kDtypes;
 extern const std::vector<int64_t> kTileSides;
 extern const std::vector<int64_t> kWaveCounts;

@@ -17,6 +17,12 @@ using kernels::i128;
 using ir::dec;
 namespace CIG = kernels::conv_implicit_gemm;
 
+// True when `name` is an arch of the AOT grid (aot::arches()).
+bool is_aot_arch(const std::string &name) {
+    const std::vector<std::string> &a = aot::arches();
+    return std::find(a.begin(), a.end(), name) != a.end();
+}
+
 // (cluster spec or nullopt, note)
 std::pair<std::optional<CIG::ConvSpec>, std::string> cluster(const CIG::ConvSpec &spec,
                                                               const kernels::conv_problem::ConvProblem &p,
@@ -118,7 +124,7 @@ Selection select_binary(const CIG::ConvSpec &spec, const kernels::conv_problem::
         sel.binary = "none";
         sel.degree = 1;
         sel.admission = CIG::validate(plain, ar, fl);
-        sel.aot_note = "arch " + ar.name + " has no AOT grid (" + aot::kArch + " only)";
+        sel.aot_note = "arch " + ar.name + " has no AOT grid (" + aot::arches_text() + " only)";
         return sel;
     }
     CIG::ConvSpec b = spec;
@@ -161,13 +167,13 @@ Selection select_binary(const CIG::ConvSpec &spec, const kernels::conv_problem::
         sel.reduce_spec = aot::reduce_spec(*b.dtype, unrolled ? kc : 0, aot::reduce_vector(p.K), *b.acc_epilogue);
         sel.reduce_identity = KernelIdentity::of_reduce(*sel.reduce_spec, ar.name, fl.canonical);
     }
-    sel.aot = sel.identity && ar.name == aot::kArch && aot::is_job(fl, *sel.identity) &&
+    sel.aot = sel.identity && is_aot_arch(ar.name) && aot::is_job(fl, *sel.identity) &&
               (!sel.reduce_identity || aot::is_job(fl, *sel.reduce_identity));
     if (sel.aot) {
         sel.aot_note = sel.identity->hash();
         if (sel.reduce_identity) sel.aot_note += " " + sel.reduce_identity->hash();
-    } else if (ar.name != aot::kArch) {
-        sel.aot_note = "arch " + ar.name + " has no AOT grid (" + aot::kArch + " only)";
+    } else if (!is_aot_arch(ar.name)) {
+        sel.aot_note = "arch " + ar.name + " has no AOT grid (" + aot::arches_text() + " only)";
     } else if (!sel.identity) {
         sel.aot_note = "the binary is rejected";
     } else {

@@ -10,6 +10,16 @@ namespace cpe::policy {
 
 const char *const kDefaultFlavor = "llvm23";
 
+const std::vector<std::string> &split_arches() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> out;
+        for (const targets::Arch &a : targets::arches())
+            if (targets::has_wmma_16x16x32(a)) out.push_back(a.name);
+        return out;
+    }();
+    return names;
+}
+
 namespace {
 
 using kernels::ceil_div;

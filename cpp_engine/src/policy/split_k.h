@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kernels/conv_implicit_gemm.h"
 #include "kernels/conv_problem.h"
@@ -30,6 +31,11 @@ constexpr int64_t kMinSliceKtiles = 2;
 constexpr int64_t kGridZMax = 65535;
 constexpr int64_t kWorkspaceLimit = int64_t(1) << 31;
 extern const char *const kDefaultFlavor;  // "llvm23"
+
+// The arches the resolver gives the split form: the arch table's rows with the
+// 16x16x32 WMMA the kernels use (targets::has_wmma_16x16x32), in table order;
+// the AOT grid's arches (policy/aot.h arches()). Twin of SPLIT_ARCHES.
+const std::vector<std::string> &split_arches();
 
 // A resolved degree and the rule that decided it (rule: a stable id; detail:
 // the numbers behind it).

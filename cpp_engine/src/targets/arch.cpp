@@ -24,6 +24,39 @@ const Arch *find_arch(const std::string &name) {
     return nullptr;
 }
 
+const std::vector<std::string> &llvm_processors() {
+    static const std::vector<std::string> names{
+        "bonaire", "carrizo", "fiji", "generic", "generic-hsa", "gfx10-1-generic", "gfx10-3-generic", "gfx1010",
+        "gfx1011", "gfx1012", "gfx1013", "gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035",
+        "gfx1036", "gfx11-generic", "gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152",
+        "gfx1153", "gfx12-generic", "gfx1200", "gfx1201", "gfx1250", "gfx1251", "gfx600", "gfx601", "gfx602",
+        "gfx700", "gfx701", "gfx702", "gfx703", "gfx704", "gfx705", "gfx801", "gfx802", "gfx803", "gfx805",
+        "gfx810", "gfx9-4-generic", "gfx9-generic", "gfx900", "gfx902", "gfx904", "gfx906", "gfx908", "gfx909",
+        "gfx90a", "gfx90c", "gfx942", "gfx950", "hainan", "hawaii", "iceland", "kabini", "kaveri", "mullins",
+        "oland", "pitcairn", "polaris10", "polaris11", "stoney", "tahiti", "tonga", "tongapro", "verde"};
+    return names;
+}
+
+const Arch *processor_arch(const std::string &name) {
+    if (const Arch *a = find_arch(name)) return a;
+    static const std::vector<Arch> rows = [] {
+        std::vector<Arch> out;
+        for (const std::string &n : llvm_processors())
+            if (!find_arch(n)) out.push_back(Arch{n, 0, 0, "none", {}, false, 0, 0, "none", 0});
+        return out;
+    }();
+    for (const Arch &a : rows)
+        if (a.name == name) return &a;
+    return nullptr;
+}
+
+bool in_table(const Arch &arch) { return find_arch(arch.name) == &arch; }
+
+std::string outside_table_reason(const Arch &arch, const std::string &what) {
+    return "arch " + arch.name + " is an LLVM AMDGPU processor outside the arch table (" + what +
+           " requires gfx1250)";
+}
+
 std::string unknown_arch_reason(const std::string &name) {
     if (auto why = spec::string_reason("arch", name)) return *why;
     return "arch '" + name + "' is not one of gfx1250, gfx942, gfx950, gfx1100, gfx1201";

@@ -85,6 +85,26 @@ const std::vector<Arch> &arches();
 // The row named `name`, or nullptr.
 const Arch *find_arch(const std::string &name);
 
+// LLVM's AMDGPU processor names: every ProcessorModel of LLVM 22.1's
+// llvm/lib/Target/AMDGPU/GCNProcessors.td (the "Processors" table of
+// llvm/docs/AMDGPUUsage.rst, alternative names such as tahiti included), in
+// the order `llc-22 -mtriple=amdgcn -mcpu=help` prints them. Twin of
+// LLVM_PROCESSORS in python_engine/targets/arch.py.
+const std::vector<std::string> &llvm_processors();
+
+// The arch-table row named `name`; else, for a name in llvm_processors(), a
+// row that knows only the name (wave size, LDS bytes, CUs 0, matrix "none", no
+// WMMA, no clusters, rsrc layout "none": in_table() is false); else nullptr.
+// Only the split-K resolver and the families built on it take such a row (it
+// resolves to degree 1, rule arch); the kernels reject it (outside_table_reason).
+const Arch *processor_arch(const std::string &name);
+
+// True when `arch` is a row of the arch table (not a processor-only row).
+bool in_table(const Arch &arch);
+
+// The rejection reason of a processor-only row for `what` (a kernel family).
+std::string outside_table_reason(const Arch &arch, const std::string &what);
+
 // Rejection reason for an arch name that is not in the table:
 // "arch '<name>' is not one of gfx1250, gfx942, gfx950, gfx1100, gfx1201".
 std::string unknown_arch_reason(const std::string &name);

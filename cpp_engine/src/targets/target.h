@@ -20,6 +20,9 @@ struct Target {
 
 // Resolve `flavor` (aliases included) then `arch`; throws spec::SpecRejected
 // with the unknown-flavor / unknown-arch reason of targets/flavors.h, arch.h.
-Target resolve_target(const std::string &arch, const std::string &flavor);
+// With any_processor (the families built on the split-K resolver), an LLVM
+// AMDGPU processor outside the arch table gets its processor-only row
+// (arch.h processor_arch).
+Target resolve_target(const std::string &arch, const std::string &flavor, bool any_processor = false);
 
 }  // namespace cpe::targets

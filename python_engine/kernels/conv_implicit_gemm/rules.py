@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from ...targets.arch import in_table, outside_table_reason
 from .lds import PIXEL_VECTORS, lds_bytes
 from ..acc_epilogue import NAMES_TEXT as ACC_NAMES_TEXT
 from .spec import (ACC_EPILOGUES, DTYPES, EPILOGUES, MAX_LOAD_WAVES, PIPELINES, VECTORS, WMMA_K, WMMA_M,
@@ -22,7 +23,8 @@ def _show(v) -> str:
 def validate(spec: dict, arch, flavor) -> str | None:
     """First failing rule's reason, or None. Order: dtype; tile shape; wave grid;
     pipeline (and num_load_waves); epilogue; threads; vector widths;
-    acc_epilogue; LDS; arch WMMA; split_k; cluster (flavor,
+    acc_epilogue; arch in the table (a processor-only row: conv_launch and
+    selection only, targets/arch.py ``processor_arch``); LDS; arch WMMA; split_k; cluster (flavor,
     arch, pipeline, range, two-stage); name_prefix."""
     if spec["dtype"] not in DTYPES:
         return f"dtype must be bf16 or fp16, got {_show(spec['dtype'])}"
@@ -54,6 +56,8 @@ def validate(spec: dict, arch, flavor) -> str | None:
                 f"(A and B share the padded K order), got {va} and {vb}")
     if spec["acc_epilogue"] not in ACC_EPILOGUES:
         return f"acc_epilogue must be {ACC_NAMES_TEXT}, got {_show(spec['acc_epilogue'])}"
+    if not in_table(arch):
+        return outside_table_reason(arch, "conv_implicit_gemm")
     nb = lds_bytes(spec)
     if nb > arch.lds_bytes:
         return f"LDS use of {nb} bytes exceeds the {arch.lds_bytes} bytes of {arch.name}"

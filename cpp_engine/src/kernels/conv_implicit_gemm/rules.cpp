@@ -78,6 +78,7 @@ std::optional<std::string> validate(const ConvSpec &spec, const targets::Arch &a
                dec(spec.vector_a) + " and " + dec(spec.vector_b);
     if (!acc_epilogue::known(spec.acc_epilogue))
         return std::string("acc_epilogue must be ") + acc_epilogue::kNamesText + ", got " + spec::show(spec.acc_epilogue);
+    if (!targets::in_table(arch)) return targets::outside_table_reason(arch, "conv_implicit_gemm");
     const int64_t nb = lds_bytes(spec);
     if (nb > arch.lds_bytes)
         return "LDS use of " + dec(nb) + " bytes exceeds the " + dec(arch.lds_bytes) + " bytes of " + arch.name;
