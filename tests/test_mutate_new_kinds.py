@@ -77,6 +77,25 @@ def test_launch_plan_kernarg_offset_is_killed(field, error):
     assert v.status == "killed" and v.oracle == "numerics" and error in v.reason, v.reason
 
 
+
+@pytest.mark.parametrize("name, field", [("fused_relu_fp16_v8_t256_d2", "kernarg:K"),
+                                         ("fused_scale_bf16_v1_t64_d4", "kernarg:M"),
+                                         ("fused_bias_relu_fp16_v8_t256_d2", "kernarg:K"),
+                                         ("fused_bias_clamp_bf16_v1_t64_d4", "kernarg:M")])
+def test_fused_reduce_kernarg_slip_is_killed_by_the_launch_route(name, field):
+    """The fused Stage-2 reduce cases launch through the runtime's packer (variant
+    ``reduce``, the ABI of the spec's ``acc_epilogue``), like the identity ones: a
+    kernarg offset one unit off is refused against the code object's ``.args``."""
+    fam = "conv_fwd_split_k_reduce"
+    _, _, spec, arch = _cfg(fam, name)
+    cases = [c for c in N.reduce_cases(N._with_defaults(fam, spec), arch) if isinstance(c, N.Case)]
+    assert cases and all(la.variant == "reduce" and la.acc_epilogue != "identity"
+                         for c in cases for la in c.launches)
+    job = _job(fam, name, "launch_plan", lambda s: s[1] == field)
+    v = R.judge(job)
+    assert v.status == "killed" and v.oracle == "numerics", (v.status, v.reason)
+    assert "the runtime refuses the launch" in v.reason and f"argument {field[8:]} is at offset" in v.reason
+
 def test_launch_plan_workspace_short_is_killed():
     fam, name = "conv_implicit_gemm", "spk2_mem_default_64x64_bf16"
     job = _job(fam, name, "launch_plan", lambda s: s[1] == "workspace_bytes")
@@ -136,3 +155,16 @@ def test_tall_dilated_padded_problem_kills_the_kloop_row_pad_survivor():
     case = next(c for c in N.conv_cases(full, arch, lw, problems=(prob,)) if isinstance(c, N.Case))
     probs, _ = N.run_case(case, lw, case.orders)
     assert probs and "outside the tolerance" in probs[0], probs
+
+
+def test_exact_udiv_of_the_tap_by_x_is_killed_by_a_3x3_on_the_tap_loop():
+    """``%tp_y = udiv %tp_tap, %X`` made ``exact`` on spk32 survived while the tap loop
+    ran only ``cover_taps`` (2x2: the slice starts' taps divide by X); ``cover_taps_x3``
+    starts slice 1 inside tap 4 of a 3x3 (docs/sim.md)."""
+    fam, name = "conv_implicit_gemm", "spk32_mem_default_64x64_bf16"
+    job = _job(fam, name, "promise_lie", lambda s: s[1].startswith("exact_div") and " = udiv i32 %tp_tap" in
+               api.lower(fam, N._with_defaults(fam, _cfg(fam, name)[2]), ARCH, "llvm23").text.split("\n")[s[0]])
+    assert "%X" in job.mutant.what or "udiv" in job.mutant.what, job.mutant.what
+    v = R.judge(job)
+    assert v.status == "killed" and v.oracle == "numerics", (v.status, v.reason)
+    assert v.reason.startswith("cover_taps_x3") and "udiv exact" in v.reason, v.reason

@@ -93,13 +93,17 @@ def test_conv_classes_and_requirements():
     assert cover.conv_classes(full, plan, 15 * 64 + 8) == {"interior", "last_k", "fold_rows", "empty_slices"}
     plain = N._with_defaults("conv_implicit_gemm", {})
     # W: cover_full_tile, cover_narrow, cover_pad_images (1 x (tile_m / 2 - 2), two images),
-    # cover_taps (the uniform-tap loop of the two-deep 64x64x32 kernel: 1 x (tile_m/4 + 4), two images)
-    assert [p[4] for p in cover.conv_cover_problems(plain)] == [71, 65, 30, 20]
+    # cover_taps (the uniform-tap loop of the two-deep 64x64x32 kernel: 1 x (tile_m/4 + 4), two images),
+    # cover_taps_x3 (3 x 3)
+    assert [p[4] for p in cover.conv_cover_problems(plain)] == [71, 65, 30, 20, 3]
     assert "cover_taps" not in probs   # 128x128x64: no uniform-tap loop
     # cover_taps: cpg = 4*d*tile_k (d = 1 plain, 2 two-stage, S cluster), a 2x2 filter, padding 1
     for spec, cpg in (({}, 128), ({"split_k": 4}, 256), ({"split_k": 4, "split_k_cluster": 4}, 512)):
         t = {p[0]: p for p in cover.conv_cover_problems(N._with_defaults("conv_implicit_gemm", spec))}["cover_taps"]
         assert t[1:8] == (2, cpg, 1, 20, 68, 2, 2) and t[9] == (1, 1), t
+        # cover_taps_x3: cpg = 2*d*tile_k, a 3x3 with padding 1: slices of 18 K tiles (9 pairs)
+        t = {p[0]: p for p in cover.conv_cover_problems(N._with_defaults("conv_implicit_gemm", spec))}["cover_taps_x3"]
+        assert t[1:8] == (1, cpg // 2, 3, 3, 8, 3, 3) and t[9] == (1, 1), t
 
 
 def _reduce_run(spec, edit):

@@ -123,6 +123,13 @@ def conv_cover_problems(full: dict) -> tuple:
       row's pixel 0, image 1's row 0), so a pixel test one long reads data, not
       zero; the left and top padding make each test go both ways in the prologue
       and the loop; kpg = tile_n + 4 makes each B slot's row test go both ways.
+    * ``cover_taps_x3`` (with ``cover_taps``): a 3x3 filter, padding 1, on one 3x3
+      image, cpg = 2*d*tile_k: Kgemm = 18*d*tile_k, so each of the d slices is 18 K
+      tiles (9 pairs, the uniform-tap loop) and a tap holds d pairs: the slice starts
+      and the second pair's tap (``tp_tap`` at ``k_begin`` and ``k_begin + 2*tile_k``)
+      are not multiples of X = 3 (plain: tap 1; degree 2: slice 1 starts inside tap
+      4), so ``tp_y = tp_tap / X`` has a remainder (``cover_taps``'s 2x2 taps always
+      divide) and the loop's x wrap at X*dil_w runs with X > 2, moving y.
     With the fixed problems the last M tile ends at every row phase M % 8 (a
     lane's WMMA rows are 8h + e): a row mask off by one stores row M, which in a
     workspace is the next slab's row 0 (a race the shadow detector names).
@@ -157,6 +164,8 @@ def conv_cover_problems(full: dict) -> tuple:
         d = S or (2 if conv_split(full) else 1)
         w = tm // 4 + 4
         out.append(("cover_taps", 2, 4 * d * tk, 1, w, tn + 4, 2, 2, (1, 1), (1, 1), (1, 1), 1))
+        # a 3x3 on the tap loop: slices start at taps that are not multiples of X
+        out.append(("cover_taps_x3", 1, 2 * d * tk, 3, 3, 8, 3, 3, (1, 1), (1, 1), (1, 1), 1))
     if conv_split(full) and not S:
         # two slices with data in row 0 (else slab 1's row 0 may equal a stray row M: no race)
         xs = 2 * -(-tk // C.pixel_slot(va)) - 1 if pix else 1  # two K tiles, slice 1 from the centre + 1
