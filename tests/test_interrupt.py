@@ -132,6 +132,17 @@ def test_workers_started_in_the_block_ignore_sigint_from_their_first_import():
     import multiprocessing as mp
     from parity.cli.interrupt import workers_ignore_sigint
     ctx = mp.get_context("spawn")
+    inherited = signal.getsignal(signal.SIGINT)
+    # a shell's background job (nohup ... &) starts with SIGINT ignored, and spawn children
+    # inherit SIG_IGN; the test is about what the block adds, so it starts from Python's handler
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        _check_block_against_outside(ctx, workers_ignore_sigint)
+    finally:
+        signal.signal(signal.SIGINT, inherited)
+
+
+def _check_block_against_outside(ctx, workers_ignore_sigint):
     before = signal.getsignal(signal.SIGINT)
     with ctx.Pool(1) as outside:
         assert outside.apply(_child_sigint_disposition) == "handled"
