@@ -195,3 +195,16 @@ def test_validate_refuses_other_formats(tmp_path, capsys):
     p.write_text(json.dumps({"format": "splitk-parity-aot-manifest", "version": 99, "jobs": []}))
     assert parity_main(["aot", "validate", str(p)]) == 2
     assert "manifest version 99 is not 1" in capsys.readouterr().err
+
+
+def test_check_of_one_shard_compares_the_whole_job_list_and_lowers_the_shard(capsys):
+    """`parity aot --shard I/N --check`: the engines' job lists are compared whole (a shard
+    compared with the other engine's whole list was a false MISMATCH), and the shard's jobs
+    are lowered by both engines."""
+    from parity.app.main import main as parity_main
+    rc = parity_main(["aot", "--flavor", "llvm23", "--shard", "1/40", "--check"])
+    out = capsys.readouterr()
+    last = out.out.strip().splitlines()[-1]
+    assert rc == 0, out.err
+    assert last.startswith("3948 AOT jobs at llvm23 (gfx1250), shard 1/40: 104 jobs; lowered with cpp in ")
+    assert last.endswith(" s, every job IDENTICAL") and "error" not in out.err

@@ -73,10 +73,77 @@ def cmd_aot(args) -> int:
                  progress=False if args.no_progress else None)
 
 
+def _spec_of(spec_text: str) -> dict:
+    """A job's spec from the grid's ``k=v;k=v`` text (integers where the value is one)."""
+    spec = {}
+    for kv in spec_text.split(";"):
+        k, v = kv.split("=", 1)
+        spec[k] = int(v) if v.lstrip("-").isdigit() else v
+    return spec
+
+
+def _only_error(rows: list, fams, names: dict, flavor: str) -> str | None:
+    """The one-line reason ``--only`` names no job of the grid, or None."""
+    known = sorted({r[0] for r in rows})
+    unknown = [f for f in fams if f not in known]
+    labels = {(r[0], r[2]) for r in rows}
+    missing = [f"{f}/{x}" for f, xs in names.items() for x in sorted(xs) if (f, x) not in labels]
+    if unknown:
+        return (f"--only: no AOT jobs of famil{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)} "
+                f"(families of the grid: {', '.join(known)})")
+    if missing:
+        return f"--only: no AOT job {', '.join(missing)} at {flavor}"
+    return None
+
+
+class _GridRun:
+    """``parity aot`` without --build: each selected job listed, or lowered by the C++ engine
+    (--emit DIR writes its text) and by the Python engine too (--check compares them)."""
+
+    def __init__(self, args, cpp, flavor: str):
+        self.args, self.cpp, self.flavor = args, cpp, flavor
+        self.t_cpp = self.t_py = 0.0
+        self.mismatches = 0
+
+    def job(self, fam: str, h: str, label: str, spec_text: str) -> dict:
+        """One job's record; raises OSError when --emit cannot write its file."""
+        args = self.args
+        job = {"family": fam, "hash": h, "label": label}
+        if not (args.emit or args.check):
+            print(f"{h}  {label}")
+            return job
+        spec = _spec_of(spec_text)
+        arch = label.rsplit(".", 2)[1]  # <kernel>.<arch>.<flavor>: the grid's arch of this job
+        t = time.perf_counter()
+        out = self.cpp.lower(fam, spec, arch, self.flavor)
+        self.t_cpp += time.perf_counter() - t
+        if args.emit:
+            path = os.path.join(args.emit, f"{label}.ll")
+            write_text_atomic(path, out.text)
+            job["file"] = path
+        if args.check:
+            t = time.perf_counter()
+            mine = python_engine.lower(fam, spec, arch, self.flavor)
+            self.t_py += time.perf_counter() - t
+            job["identical"] = (mine.kernel, mine.text) == (out.kernel, out.text)
+            if not job["identical"]:
+                print(f"MISMATCH {label}", file=sys.stderr)
+                self.mismatches += 1
+        if not args.emit:
+            print(f"{h}  {label}")
+        return job
+
+    def timing(self, ok: bool) -> str:
+        args = self.args
+        t = f"; lowered with cpp in {self.t_cpp:.2f} s" if (args.emit or args.check) else ""
+        if args.check:
+            t += f", python in {self.t_py:.2f} s, every job IDENTICAL" if ok else ", MISMATCH"
+        return t
+
+
 def cmd_grid(args) -> int:
     """The grid itself: list the jobs, --emit DIR (the C++ engine's text), --check (both engines)."""
     import cpp_engine as cpp  # cpp_engine: its import rebuilds the C++ library and can fail (parity/base/stale.py)
-    py = python_engine
     try:
         n, text = cpp.aot_jobs_text(args.flavor)
         flavor = cpp.resolve_flavor(args.flavor)
@@ -87,88 +154,55 @@ def cmd_grid(args) -> int:
         fams, names = parse_only(args.only, None)  # jobs: exact names (no arch selector)
     except ValueError as e:
         return die(str(e))
-    if fams:
-        known = sorted({r[0] for r in rows})
-        unknown = [f for f in fams if f not in known]
-        labels = {(r[0], r[2]) for r in rows}
-        missing = [f"{f}/{x}" for f, xs in names.items() for x in sorted(xs) if (f, x) not in labels]
-        if unknown:
-            return die(f"--only: no AOT jobs of famil{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)} "
-                       f"(families of the grid: {', '.join(known)})")
-        if missing:
-            return die(f"--only: no AOT job {', '.join(missing)} at {flavor}")
-    rc = 0
-    problems = []
-    if len(rows) != n:
-        problems.append(f"count_jobs {n} != {len(rows)} enumerated jobs")
+    why = _only_error(rows, fams, names, flavor) if fams else None
+    if why:
+        return die(why)
+    problems = [f"count_jobs {n} != {len(rows)} enumerated jobs"] if len(rows) != n else []
+    if args.check and python_engine.aot_jobs_text(args.flavor) != (n, text):  # the whole grid, before --shard
+        problems.append("the Python engine's job list differs from the C++ engine's")
     shard = getattr(args, "shard_range", None)  # (I, N) from parity/aot/cli.py
     if shard:
         rows = [r for r in rows if shard_of(r[1], shard[1]) == shard[0]]
         text = "".join("\t".join(r) + "\n" for r in rows)
-    if args.check and py.aot_jobs_text(args.flavor) != (n, text):
-        problems.append("the Python engine's job list differs from the C++ engine's")
     if fams:
         rows = [r for r in rows if r[0] in fams and (r[0] not in names or r[2] in names[r[0]])]
     for p in problems:
         print(f"error: {p}", file=sys.stderr)
-        rc = 1
-    t_cpp = t_py = 0.0
     if args.emit:
         try:
             ensure_dir(args.emit, "--emit")
         except OutputError as e:
             return die(str(e))
+    run = _GridRun(args, cpp, flavor)
     jobs_out = []
-    with progress("aot", len(rows)) as bar:
-        for i, (fam, h, label, spec_text) in enumerate(rows):
-            spec = {}
-            for kv in spec_text.split(";"):
-                k, v = kv.split("=", 1)
-                spec[k] = int(v) if v.lstrip("-").isdigit() else v
-            job = {"family": fam, "hash": h, "label": label}
-            arch = label.rsplit(".", 2)[1]  # <kernel>.<arch>.<flavor>: the grid's arch of this job
-            if args.emit or args.check:
-                t = time.perf_counter()
-                out = cpp.lower(fam, spec, arch, flavor)
-                t_cpp += time.perf_counter() - t
-                if args.emit:
-                    path = os.path.join(args.emit, f"{label}.ll")
-                    try:
-                        write_text_atomic(path, out.text)
-                    except OSError as e:
-                        return die(f"{e.filename}: {e.strerror}")
-                    job["file"] = path
-                if args.check:
-                    t = time.perf_counter()
-                    mine = py.lower(fam, spec, arch, flavor)
-                    t_py += time.perf_counter() - t
-                    job["identical"] = (mine.kernel, mine.text) == (out.kernel, out.text)
-                    if not job["identical"]:
-                        print(f"MISMATCH {label}", file=sys.stderr)
-                        rc = 1
-            if not args.emit:
-                print(f"{h}  {label}")
-            jobs_out.append(job)
-            if bar:
-                bar(i + 1)
-    if args.emit:
-        try:
+    try:
+        with progress("aot", len(rows)) as bar:
+            for i, row in enumerate(rows):
+                jobs_out.append(run.job(*row))
+                if bar:
+                    bar(i + 1)
+        if args.emit:
             write_text_atomic(os.path.join(args.emit, "jobs.tsv"), text)
-        except OSError as e:
-            return die(f"{e.filename}: {e.strerror}")
-    timing = f"; lowered with cpp in {t_cpp:.2f} s" if (args.emit or args.check) else ""
-    if args.check:
-        timing += f", python in {t_py:.2f} s, every job IDENTICAL" if rc == 0 else ", MISMATCH"
+    except OSError as e:
+        return die(f"{e.filename}: {e.strerror}")
+    ok = not problems and run.mismatches == 0
     sel = f"{len(rows)} of {n}" if fams else f"{n}"
     where = f", shard {shard[0]}/{shard[1]}: {len(rows)} jobs" if shard else ""
-    print(f"{sel} AOT jobs at {flavor} (gfx1250){where}{timing}" + (f"; written to {args.emit}/" if args.emit else ""))
-    return finish(args, "aot", rc == 0, {"flavor": flavor, "count_jobs": n, "jobs": jobs_out,
-                                         "shard": list(shard) if shard else None,
-                                         "checked": bool(args.check), "emit": args.emit, "problems": problems})
+    arches = ", ".join(sorted({r[2].rsplit(".", 2)[1] for r in rows})) or "no arch"
+    print(f"{sel} AOT jobs at {flavor} ({arches}){where}{run.timing(ok)}"
+          + (f"; written to {args.emit}/" if args.emit else ""))
+    return finish(args, "aot", ok, {"flavor": flavor, "count_jobs": n, "jobs": jobs_out,
+                                    "shard": list(shard) if shard else None,
+                                    "checked": bool(args.check), "emit": args.emit, "problems": problems})
 
 
-def _lds_limit() -> int:
-    return lds_bytes("gfx1250")
+def _lds_limit(doc: dict) -> int | None:
+    """The LDS limit (bytes) of the manifest's arch (python_engine.facts), None for an arch
+    the engines do not know (the manifest's validation names it)."""
+    try:
+        return lds_bytes(doc["arch"])
+    except (KeyError, ValueError, TypeError):
+        return None
 
 
 def _read(path):
@@ -189,7 +223,11 @@ def cmd_validate(path: str) -> int:
     if doc is None:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    errs = M.validate(doc, path, cpp_engine, _lds_limit())
+    limit = _lds_limit(doc)
+    if limit is None:
+        print(f"error: {shown(path)}: arch {shown(doc.get('arch'))} is not an arch the engines know", file=sys.stderr)
+        return 2
+    errs = M.validate(doc, path, cpp_engine, limit)
     for x in errs[:50]:
         print(f"INVALID {shown(x)}", file=sys.stderr)
     if len(errs) > 50:
