@@ -473,7 +473,8 @@ def parse_instruction(s: str, block: str, ln: int) -> Ins:
     """One instruction line (without indentation). Flags after the opcode
     (``nuw``, ``nnan``, ``samesign``, ``inbounds``, ...) are ``extra["flags"]``,
     trailing ``, !kind !N`` attachments ``extra["md"]`` ({kind: node id}); the
-    checks of both are parity/sim/promises.py."""
+    checks of both are parity/sim/promises.py. Raises ParseError naming the line
+    for an instruction outside the subset (:data:`_OPERANDS`, :data:`EXTRA_OPS`)."""
     full = s
     md = {}
     t_md = _MD_TAIL.search(s)
@@ -487,6 +488,29 @@ def parse_instruction(s: str, block: str, ln: int) -> Ins:
         dst = m.group(1)
         c.i = m.end()
     op = c.word()
+    flags = _opcode_flags(c)
+
+    def mk(ty, ops, **extra):
+        if not c.done():
+            c.fail("unexpected trailing text")
+        extra.setdefault("flags", flags)
+        extra["md"] = md
+        return Ins(op, dst, ty, ops, full, block, ln, extra)
+
+    if op in INT_BINOPS or op in FLOAT_BINOPS:
+        return mk(*_binop(c))
+    if op in CASTS:
+        return mk(*_cast(c))
+    if op in _OPERANDS:
+        ty, ops, extra = _OPERANDS[op](c, flags, md)
+        return mk(ty, ops, **extra)
+    if op in EXTRA_OPS:
+        return _parse_extra(op, c, mk)
+    raise ParseError(f"line {ln}: unsupported instruction {op!r}: {s}")
+
+
+def _opcode_flags(c: Cursor) -> tuple:
+    """The flags right after the opcode (``nuw``, ``nsw``, fast-math flags, ``inbounds``, ...)."""
     flags = []
     while True:
         c.ws()
@@ -496,162 +520,196 @@ def parse_instruction(s: str, block: str, ln: int) -> Ins:
             flags.append(w.group(0))
             continue
         c.i = save
-        break
+        return tuple(flags)
 
-    def mk(ty, ops, **extra):
-        if not c.done():
-            c.fail("unexpected trailing text")
-        extra.setdefault("flags", tuple(flags))
-        extra["md"] = md
-        return Ins(op, dst, ty, ops, full, block, ln, extra)
 
-    if op in INT_BINOPS or op in FLOAT_BINOPS:
-        t = c.type()
-        a = c.value(t)
-        c.expect(",")
-        b = c.value(t)
-        return mk(t, [a, b])
-    if op == "fneg":
-        t = c.type()
-        return mk(t, [c.value(t)])
-    if op in ("icmp", "fcmp"):
-        pred = c.word()
-        t = c.type()
-        a = c.value(t)
-        c.expect(",")
-        b = c.value(t)
-        rt = vec(t.n, _SCALARS["i1"]) if t.is_vec else _SCALARS["i1"]
-        return mk(rt, [a, b], pred=pred)
-    if op == "select":
-        ct = c.type()
-        cv = c.value(ct)
-        c.expect(",")
-        t = c.type()
-        a = c.value(t)
-        c.expect(",")
-        t2 = c.type()
-        b = c.value(t2)
-        return mk(t, [cv, a, b])
-    if op in CASTS:
-        t = c.type()
-        v = c.value(t)
-        c.expect("to")
-        rt = c.type()
-        return mk(rt, [v])
-    if op == "getelementptr":
-        inb = "inbounds" in flags
-        et = c.type()
-        c.expect(",")
-        pt = c.type()
-        base = c.value(pt)
-        idx = []
-        while c.eat(","):
-            it = c.type()
-            idx.append(c.value(it))
-        return mk(pt, [base] + idx, elem=et, inbounds=inb)
-    if op == "load":
-        t = c.type()
-        c.expect(",")
-        pt = c.type()
-        p = c.value(pt)
-        c.expect(",")
-        c.expect("align")
-        return mk(t, [p], align=c.int())
-    if op == "store":
-        t = c.type()
-        v = c.value(t)
-        c.expect(",")
-        pt = c.type()
-        p = c.value(pt)
-        c.expect(",")
-        c.expect("align")
-        return mk(None, [v, p], align=c.int())
-    if op == "extractelement":
-        t = c.type()
-        v = c.value(t)
-        c.expect(",")
+def _typed_pair(c: Cursor) -> tuple:
+    """``T a, b``: the type and both operands."""
+    t = c.type()
+    a = c.value(t)
+    c.expect(",")
+    return t, a, c.value(t)
+
+
+def _binop(c: Cursor) -> tuple:
+    t, a, b = _typed_pair(c)
+    return t, [a, b]
+
+
+def _cast(c: Cursor) -> tuple:
+    """``T v to T2``."""
+    t = c.type()
+    v = c.value(t)
+    c.expect("to")
+    return c.type(), [v]
+
+
+def _fneg(c: Cursor, flags, md) -> tuple:
+    t = c.type()
+    return t, [c.value(t)], {}
+
+
+def _cmp(c: Cursor, flags, md) -> tuple:
+    """``icmp/fcmp PRED T a, b``: i1 (or <N x i1>) with ``pred``."""
+    pred = c.word()
+    t, a, b = _typed_pair(c)
+    rt = vec(t.n, _SCALARS["i1"]) if t.is_vec else _SCALARS["i1"]
+    return rt, [a, b], {"pred": pred}
+
+
+def _select(c: Cursor, flags, md) -> tuple:
+    ct = c.type()
+    cv = c.value(ct)
+    c.expect(",")
+    t = c.type()
+    a = c.value(t)
+    c.expect(",")
+    t2 = c.type()
+    return t, [cv, a, c.value(t2)], {}
+
+
+def _gep(c: Cursor, flags, md) -> tuple:
+    """``getelementptr [flags] T, ptr p, iN i, ...``: ``elem`` T, ``inbounds``."""
+    et = c.type()
+    c.expect(",")
+    pt = c.type()
+    base = c.value(pt)
+    idx = []
+    while c.eat(","):
         it = c.type()
-        return mk(t.elem, [v, c.value(it)])
-    if op == "insertelement":
-        t = c.type()
+        idx.append(c.value(it))
+    return pt, [base] + idx, {"elem": et, "inbounds": "inbounds" in flags}
+
+
+def _load(c: Cursor, flags, md) -> tuple:
+    t = c.type()
+    c.expect(",")
+    pt = c.type()
+    p = c.value(pt)
+    c.expect(",")
+    c.expect("align")
+    return t, [p], {"align": c.int()}
+
+
+def _store(c: Cursor, flags, md) -> tuple:
+    t = c.type()
+    v = c.value(t)
+    c.expect(",")
+    pt = c.type()
+    p = c.value(pt)
+    c.expect(",")
+    c.expect("align")
+    return None, [v, p], {"align": c.int()}
+
+
+def _extractelement(c: Cursor, flags, md) -> tuple:
+    t = c.type()
+    v = c.value(t)
+    c.expect(",")
+    it = c.type()
+    return t.elem, [v, c.value(it)], {}
+
+
+def _insertelement(c: Cursor, flags, md) -> tuple:
+    t = c.type()
+    v = c.value(t)
+    c.expect(",")
+    et = c.type()
+    e = c.value(et)
+    c.expect(",")
+    it = c.type()
+    return t, [v, e, c.value(it)], {}
+
+
+def _shufflevector(c: Cursor, flags, md) -> tuple:
+    """``shufflevector T a, T b, <N x i32> mask``: the mask must be a constant."""
+    t = c.type()
+    a = c.value(t)
+    c.expect(",")
+    t2 = c.type()
+    b = c.value(t2)
+    c.expect(",")
+    mt = c.type()
+    mv = c.value(mt)
+    if mv.kind != "const":
+        c.fail("shufflevector mask must be a constant")
+    return vec(mt.n, t.elem), [a, b], {"mask": [int(x) for x in mv.value]}
+
+
+def _phi(c: Cursor, flags, md) -> tuple:
+    """``phi T [v, %bb], ...``: the values as operands, ``preds`` the blocks."""
+    t = c.type()
+    edges = []
+    while True:
+        c.expect("[")
         v = c.value(t)
         c.expect(",")
-        et = c.type()
-        e = c.value(et)
-        c.expect(",")
-        it = c.type()
-        return mk(t, [v, e, c.value(it)])
-    if op == "shufflevector":
-        t = c.type()
-        a = c.value(t)
-        c.expect(",")
-        t2 = c.type()
-        b = c.value(t2)
-        c.expect(",")
-        mt = c.type()
-        mv = c.value(mt)
-        if mv.kind != "const":
-            c.fail("shufflevector mask must be a constant")
-        return mk(vec(mt.n, t.elem), [a, b], mask=[int(x) for x in mv.value])
-    if op == "phi":
-        t = c.type()
-        edges = []
-        while True:
-            c.expect("[")
-            v = c.value(t)
-            c.expect(",")
-            m2 = c.regex(_IDENT)
-            if not m2:
-                c.fail("expected an incoming block")
-            c.expect("]")
-            edges.append((v, m2.group(1)))
-            if not c.eat(","):
-                break
-        return mk(t, [v for v, _ in edges], preds=[b for _, b in edges])
-    if op == "call":
-        flags = tuple(flags) + _call_flags(c)   # generic flags read above, plus any after them
-        rt = c.type()
         m2 = c.regex(_IDENT)
-        if not m2 or m2.group(0)[0] != "@":
-            c.fail("expected a callee")
-        c.expect("(")
-        args = []
-        if not c.eat(")"):
-            while True:
-                at = c.type()
-                args.append(c.value(at))
-                if c.eat(")"):
-                    break
-                c.expect(",")
-        return mk(rt if rt.kind != "void" else None, args, callee=m2.group(1), flags=flags)
-    if op == "fence":
-        scope = "system"
-        if c.eat("syncscope("):
-            m2 = c.regex(re.compile(r'"([^"]*)"'))
-            scope = m2.group(1)
-            c.expect(")")
-        ordering = c.word()
-        # a memory model relaxation annotation (``, !mmra !N``): resolved by parse()
-        return mk(None, [], scope=scope, ordering=ordering, mmra=md.get("mmra"))
-    if op == "br":
-        if c.eat("label"):
-            m2 = c.regex(_IDENT)
-            return mk(None, [], targets=[m2.group(1)])
-        ct = c.type()
-        cv = c.value(ct)
-        c.expect(",")
-        c.expect("label")
-        t1 = c.regex(_IDENT).group(1)
-        c.expect(",")
-        c.expect("label")
-        t2 = c.regex(_IDENT).group(1)
-        return mk(None, [cv], targets=[t1, t2])
-    if op == "ret":
-        c.expect("void")
-        return mk(None, [])
-    if op in EXTRA_OPS:
-        return _parse_extra(op, c, mk)
-    raise ParseError(f"line {ln}: unsupported instruction {op!r}: {s}")
+        if not m2:
+            c.fail("expected an incoming block")
+        c.expect("]")
+        edges.append((v, m2.group(1)))
+        if not c.eat(","):
+            return t, [v for v, _ in edges], {"preds": [b for _, b in edges]}
+
+
+def _call(c: Cursor, flags, md) -> tuple:
+    """``call [flags] T @f(args)``: ``callee``; the fast-math flags after the generic ones."""
+    flags = tuple(flags) + _call_flags(c)   # generic flags read above, plus any after them
+    rt = c.type()
+    m2 = c.regex(_IDENT)
+    if not m2 or m2.group(0)[0] != "@":
+        c.fail("expected a callee")
+    c.expect("(")
+    args = []
+    if not c.eat(")"):
+        while True:
+            at = c.type()
+            args.append(c.value(at))
+            if c.eat(")"):
+                break
+            c.expect(",")
+    return rt if rt.kind != "void" else None, args, {"callee": m2.group(1), "flags": flags}
+
+
+def _fence(c: Cursor, flags, md) -> tuple:
+    """``fence [syncscope("S")] ORDERING``; a memory model relaxation annotation
+    (``, !mmra !N``) is resolved by parse()."""
+    scope = "system"
+    if c.eat("syncscope("):
+        m2 = c.regex(re.compile(r'"([^"]*)"'))
+        scope = m2.group(1)
+        c.expect(")")
+    ordering = c.word()
+    return None, [], {"scope": scope, "ordering": ordering, "mmra": md.get("mmra")}
+
+
+def _br(c: Cursor, flags, md) -> tuple:
+    """``br label %t`` or ``br i1 %c, label %t1, label %t2``: ``targets``."""
+    if c.eat("label"):
+        m2 = c.regex(_IDENT)
+        return None, [], {"targets": [m2.group(1)]}
+    ct = c.type()
+    cv = c.value(ct)
+    c.expect(",")
+    c.expect("label")
+    t1 = c.regex(_IDENT).group(1)
+    c.expect(",")
+    c.expect("label")
+    t2 = c.regex(_IDENT).group(1)
+    return None, [cv], {"targets": [t1, t2]}
+
+
+def _ret(c: Cursor, flags, md) -> tuple:
+    c.expect("void")
+    return None, [], {}
+
+
+#: operand parsers of the engines' subset: opcode -> fn(cursor, flags, md) -> (type, operands, extra)
+_OPERANDS = {"fneg": _fneg, "icmp": _cmp, "fcmp": _cmp, "select": _select, "getelementptr": _gep,
+             "load": _load, "store": _store, "extractelement": _extractelement,
+             "insertelement": _insertelement, "shufflevector": _shufflevector, "phi": _phi, "call": _call,
+             "fence": _fence, "br": _br, "ret": _ret}
 
 
 #: instructions outside the engines' subset that LLVM's optimizer emits (the opt lane,
