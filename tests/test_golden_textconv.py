@@ -104,3 +104,28 @@ def test_install_registers_the_driver(repo):
     assert T.ATTRIBUTES_LINE in (repo / ".gitattributes").read_text().splitlines()
     assert git(repo, "config", f"diff.{T.DRIVER}.command").strip().endswith("-m parity golden-diff")
     assert len(done) == 3 and len(T.install(repo)) == 2  # the attributes line is added once
+
+
+def test_install_from_a_linked_worktree_leaves_the_main_checkouts_drivers(repo, tmp_path):
+    """A helper's worktree registers its own venv's drivers in its worktree config
+    (extensions.worktreeConfig); the main checkout keeps the command it registered."""
+    from parity.golden import merge_driver as MD
+    T.install(repo)
+    MD.install(repo)
+    main_cmd = git(repo, "config", f"diff.{T.DRIVER}.textconv").strip()
+    main_merge = git(repo, "config", f"merge.{MD.DRIVER}.driver").strip()
+    wt = tmp_path / "wt"
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    git(repo, "worktree", "add", "-q", str(wt), "-b", "side")
+    real = T.sys.executable
+    T.sys.executable = MD.sys.executable = "/elsewhere/.venv/bin/python"
+    try:
+        done = T.install(wt) + MD.install(wt)
+    finally:
+        T.sys.executable = MD.sys.executable = real
+    assert any(d.startswith(f"git config --worktree diff.{T.DRIVER}.textconv ") for d in done)
+    assert any(d.startswith(f"git config --worktree merge.{MD.DRIVER}.driver ") for d in done)
+    assert git(wt, "config", f"diff.{T.DRIVER}.textconv").strip() == "/elsewhere/.venv/bin/python -m parity golden-textconv"
+    assert git(wt, "config", f"merge.{MD.DRIVER}.driver").strip().startswith("/elsewhere/.venv/bin/python -m parity")
+    assert git(repo, "config", f"diff.{T.DRIVER}.textconv").strip() == main_cmd
+    assert git(repo, "config", f"merge.{MD.DRIVER}.driver").strip() == main_merge

@@ -1,12 +1,18 @@
-"""The one writer of the project's .gitattributes lines for its git drivers.
+"""The one writer of the project's .gitattributes lines for its git drivers, and
+of the drivers' git config.
 
 ``parity merge-golden --install`` and ``parity golden-textconv --install``
 each register a driver in git's config and name it for ``golden/*.json`` in
-.gitattributes; this module adds such a line once, keeping every other line.
+.gitattributes; this module adds such a line once, keeping every other line,
+and writes the driver's config where the checkout's own interpreter is meant:
+a linked worktree (``git worktree add``) gets its own config (git-worktree(1),
+``extensions.worktreeConfig``), so registering from a worktree's venv does not
+repoint the main checkout's drivers at that venv.
 """
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 from parity.base.escape import shown
@@ -16,7 +22,7 @@ from parity.base.outputs import write_bytes_atomic
 #: A .gitattributes larger than this is not one we append to (the project's is a few lines).
 MAX_ATTRIBUTES_BYTES = 1 << 20
 
-__all__ = ["add_attribute_line", "LF_LINES", "pin_line_ends"]
+__all__ = ["add_attribute_line", "LF_LINES", "pin_line_ends", "set_driver_config"]
 
 #: The lines that keep golden shards and pending files LF on every checkout (core.autocrlf=true
 #: included): gitattributes(5) ``text eol=lf``.
@@ -47,3 +53,32 @@ def pin_line_ends(root: Path) -> list[str]:
     for line in LF_LINES:
         done += add_attribute_line(root, line)
     return done
+
+
+def _git_out(root: Path, *args: str) -> str:
+    r = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+    if r.returncode:
+        raise OSError(f"git {' '.join(args)}: {(r.stderr.strip().splitlines() or ['failed'])[-1]}")
+    return r.stdout.strip()
+
+
+def is_linked_worktree(root: Path) -> bool:
+    """True when ``root`` is a linked worktree (its git dir is not the common git dir)."""
+    git_dir = Path(_git_out(root, "rev-parse", "--absolute-git-dir"))
+    common = Path(_git_out(root, "rev-parse", "--git-common-dir"))
+    if not common.is_absolute():
+        common = (root / common)
+    return git_dir.resolve() != common.resolve()
+
+
+def set_driver_config(root: Path, key: str, value: str) -> str:
+    """``git config KEY VALUE`` for the checkout at ``root``: in a linked worktree with
+    ``--worktree`` (``extensions.worktreeConfig`` switched on first), elsewhere in the
+    repository's config. Returns where it went ("worktree" or "repository"); raises
+    OSError naming the git command that failed."""
+    if is_linked_worktree(root):
+        _git_out(root, "config", "extensions.worktreeConfig", "true")
+        _git_out(root, "config", "--worktree", key, value)
+        return "worktree"
+    _git_out(root, "config", key, value)
+    return "repository"

@@ -32,7 +32,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from parity.golden.git_attributes import add_attribute_line, pin_line_ends
+from parity.golden.git_attributes import add_attribute_line, pin_line_ends, set_driver_config
 from parity.golden import shards as G
 from parity.cli.common import one_line
 from parity.base.escape import shown
@@ -164,10 +164,9 @@ def install(repo: Path | None = None) -> list[str]:
         raise MergeError(f"not inside a git repository ({top.stderr.strip().splitlines()[-1] if top.stderr.strip() else 'git rev-parse failed'})")
     root = Path(top.stdout.strip())
     cmd = f"{shlex.quote(sys.executable)} -m parity merge-golden %O %A %B %P"
-    subprocess.run(["git", "config", f"merge.{DRIVER}.name", "splitk-parity golden shards (merge by key)"],
-                   cwd=root, check=True)
-    subprocess.run(["git", "config", f"merge.{DRIVER}.driver", cmd], cwd=root, check=True)
-    done = [f"git config merge.{DRIVER}.driver \"{cmd}\""]
+    set_driver_config(root, f"merge.{DRIVER}.name", "splitk-parity golden shards (merge by key)")
+    where = set_driver_config(root, f"merge.{DRIVER}.driver", cmd)
+    done = [f"git config{' --worktree' if where == 'worktree' else ''} merge.{DRIVER}.driver \"{cmd}\""]
     return done + add_attribute_line(root, ATTRIBUTES_LINE) + pin_line_ends(root)
 
 

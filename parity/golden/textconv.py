@@ -37,7 +37,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from parity.golden.git_attributes import add_attribute_line
+from parity.golden.git_attributes import add_attribute_line, set_driver_config
 from parity.golden import shards as G
 from parity.config import CANONICAL_FLAVORS
 from parity.base.escape import shown
@@ -175,11 +175,12 @@ def install(repo: Path | None = None) -> list[str]:
     """Register the driver in ``repo``'s git config and .gitattributes; returns what was done."""
     root = Path(_git(repo or Path.cwd(), "rev-parse", "--show-toplevel"))
     cmd = f"{shlex.quote(sys.executable)} -m parity golden-textconv"
-    _git(root, "config", f"diff.{DRIVER}.textconv", cmd)
-    _git(root, "config", f"diff.{DRIVER}.xfuncname", "^== .*$")
+    where = set_driver_config(root, f"diff.{DRIVER}.textconv", cmd)
+    set_driver_config(root, f"diff.{DRIVER}.xfuncname", "^== .*$")
     ext = f"{shlex.quote(sys.executable)} -m parity golden-diff"  # the grouped form (parity/golden/ext_diff.py)
-    _git(root, "config", f"diff.{DRIVER}.command", ext)
-    done = [f"git config diff.{DRIVER}.textconv \"{cmd}\"", f"git config diff.{DRIVER}.command \"{ext}\""]
+    set_driver_config(root, f"diff.{DRIVER}.command", ext)
+    scope = " --worktree" if where == "worktree" else ""
+    done = [f"git config{scope} diff.{DRIVER}.textconv \"{cmd}\"", f"git config{scope} diff.{DRIVER}.command \"{ext}\""]
     return done + add_attribute_line(root, ATTRIBUTES_LINE)
 
 
