@@ -24,7 +24,7 @@ from pathlib import Path
 CONFIGS = {
     "64x64x32 plain default": {},
     "64x64x32 plain cshuffle": {"epilogue": "cshuffle"},
-    "64x64x64 two-stage default": {"tile_k": 64, "split_k": 4},
+    "64x64x64 two-stage default": {"tile_k": 64, "split_k": 4, "split_k_cluster": 0},
     "128x128x64 cluster S=15": {"tile_m": 128, "tile_n": 128, "tile_k": 64, "epilogue": "cshuffle",
                                 "split_k": 15, "split_k_cluster": 15},
     "128x128x64 plain cshuffle": {"tile_m": 128, "tile_n": 128, "tile_k": 64, "epilogue": "cshuffle"},

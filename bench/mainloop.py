@@ -43,7 +43,7 @@ CONFIGS = {
     "64x64x32 K walk": {},
     "16x16x32 w1x1 (AOT)": {"tile_m": 16, "tile_n": 16, "waves_m": 1, "waves_n": 1},
     "128x128x64 plain": {"tile_m": 128, "tile_n": 128, "tile_k": 64},
-    "64x64x64 two-stage": {"tile_k": 64, "split_k": 4, "epilogue": "cshuffle"},
+    "64x64x64 two-stage": {"tile_k": 64, "split_k": 4, "split_k_cluster": 0, "epilogue": "cshuffle"},
     "64x64x32 va1 (C=3)": {"vector_a": 1},
     "64x64x32 stem va1 vb1": {"vector_a": 1, "vector_b": 1},
     "64x64x32 stem va3 vb3": {"vector_a": 3, "vector_b": 3},

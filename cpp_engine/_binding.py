@@ -237,6 +237,8 @@ def _family(name) -> _Family:
 #: Per family: ``(name, kind, default)`` of every field in spec order, and the kinds by name.
 _ROWS = {f.name: tuple((n, k, d) for (n, k), (_, d) in zip(f.fields, _DEFAULTS[f.name])) for f in _FAMILY_LIST}
 _KINDS = {f.name: dict(f.fields) for f in _FAMILY_LIST}
+#: Per family, its split-K fields a spec gives together or not at all (spec_front.group_fields).
+_GROUPS = {f.name: spec_front.group_fields(_KINDS[f.name]) for f in _FAMILY_LIST}
 
 
 def _unknown_field(fam: _Family, spec: dict) -> None:
@@ -280,7 +282,8 @@ def _cstr_of(value: str):
 
 def _c_spec(fam: _Family, spec, args: _Args):
     """The C spec struct of ``spec`` in one pass over the fields: unknown
-    fields first, then each field in spec order is read, checked (the first
+    fields first, then a partial group of split-K fields
+    (:func:`spec_front.group_reason`), then each field in spec order is read, checked (the first
     failing field's reason, as SpecRejected) and written into the struct;
     strings are kept alive by ``args``. A value of the exact built-in type
     that every rule accepts (an int in the 64-bit range, printable ASCII
@@ -291,6 +294,11 @@ def _c_spec(fam: _Family, spec, args: _Args):
         raise SpecRejected(f"spec for family '{fam.name}' must be a mapping of field names to values")
     if len(spec) and not spec.keys() <= _KINDS[fam.name].keys():
         _unknown_field(fam, spec)
+    group = _GROUPS[fam.name]
+    if group and len(spec):
+        r = spec_front.group_reason(group, spec)
+        if r:
+            raise SpecRejected(r)
     get = spec.get
     keep = args.keep
     vals = []

@@ -132,6 +132,36 @@ def unknown_field_reason(family: str, key) -> str:
     return f"spec field '{key}' is not a field of family '{family}'"
 
 
+#: The split-K fields (issue 37; DESIGN.md section 4: ``split_k`` and
+#: ``split_k_cluster`` of the conv_implicit_gemm spec, which conv_launch,
+#: split_k_policy and perf_model carry too). A spec mapping gives them together or
+#: not at all: one without the other is refused naming the missing field, where a
+#: default would silently pick another binary. Every other field keeps its default.
+SPLIT_K_FIELDS = ("split_k", "split_k_cluster")
+
+
+def group_fields(field_names) -> tuple:
+    """The split-K fields (:data:`SPLIT_K_FIELDS`, in that order) that a family
+    with fields ``field_names`` has: empty unless it has at least two."""
+    have = tuple(n for n in SPLIT_K_FIELDS if n in field_names)
+    return have if len(have) > 1 else ()
+
+
+def group_reason(group: tuple, spec) -> str | None:
+    """The reason a spec mapping ``spec`` (its keys already known fields) that
+    sets some of the split-K fields ``group`` (:func:`group_fields`) lacks
+    another: ``spec field 'split_k_cluster' is missing: a spec that sets
+    split_k sets every split-K field (split_k, split_k_cluster)`` (the first
+    missing field, and the first given one, in ``group`` order); None when
+    it sets all of them or none."""
+    given = [n for n in group if n in spec]
+    if not given or len(given) == len(group):
+        return None
+    missing = next(n for n in group if n not in spec)
+    return (f"spec field '{missing}' is missing: a spec that sets {given[0]} sets every split-K field "
+            f"({', '.join(group)})")
+
+
 def unknown_name_reason(field: str, name, allowed: str, not_str: str) -> str:
     """Reason for a ``field`` name (family, arch, flavor) that is not one of
     ``allowed`` (text): None reads as the text None; another non-str value gives

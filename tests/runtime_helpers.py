@@ -21,8 +21,8 @@ LAYER = dict(N=2, C=64, H=10, W=9, K=96, Y=3, X=3, pad_h=1, pad_w=1)
 GPU_FORMS = {
     "plain": dict(LAYER),
     "plain_cshuffle_strided": dict(LAYER, epilogue="cshuffle", stride_h=2, stride_w=2),
-    "two_stage_d3": dict(LAYER, split_k=2, degree=3),
-    "two_stage_d8_grouped": dict(LAYER, split_k=2, degree=8, groups=2),
+    "two_stage_d3": dict(LAYER, split_k=2, split_k_cluster=0, degree=3),
+    "two_stage_d8_grouped": dict(LAYER, split_k=2, split_k_cluster=0, degree=8, groups=2),
     "cluster_s4": dict(LAYER, split_k=4, split_k_cluster=4, degree=4),
     "cluster_s2_cshuffle": dict(LAYER, split_k=2, split_k_cluster=2, degree=2, epilogue="cshuffle"),
 }

@@ -27,8 +27,8 @@ def _reason(E, family, spec, arch=ARCH, flavor=FLAVOR):
 def test_split_k_policy_huge_split_k_is_rejected_not_sigfpe():
     # Run in a child: before the fix the C++ engine died with SIGFPE here.
     code = ("import cpp_engine as C\n"
-            "print(C.validate('split_k_policy', {'split_k': 2**63-1}, 'gfx1250', 'llvm23'))\n"
-            "try:\n    C.lower('split_k_policy', {'split_k': 2**63-1}, 'gfx1250', 'llvm23')\n"
+            "print(C.validate('split_k_policy', {'split_k': 2**63-1, 'split_k_cluster': 0}, 'gfx1250', 'llvm23'))\n"
+            "try:\n    C.lower('split_k_policy', {'split_k': 2**63-1, 'split_k_cluster': 0}, 'gfx1250', 'llvm23')\n"
             "except C.SpecRejected as e:\n    print(e.reason)\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
@@ -37,10 +37,10 @@ def test_split_k_policy_huge_split_k_is_rejected_not_sigfpe():
 
 
 @pytest.mark.parametrize("spec,reason", [
-    ({"split_k": 2 ** 63 - 1}, "split_k must be in -1..2147483647 (-1: auto), got 9223372036854775807"),
-    ({"split_k": -2}, "split_k must be in -1..2147483647 (-1: auto), got -2"),
-    ({"split_k_cluster": -1}, "split_k_cluster must be 0..2147483647, got -1"),
-    ({"split_k_cluster": 2 ** 31}, "split_k_cluster must be 0..2147483647, got 2147483648"),
+    ({"split_k": 2 ** 63 - 1, "split_k_cluster": 0}, "split_k must be in -1..2147483647 (-1: auto), got 9223372036854775807"),
+    ({"split_k": -2, "split_k_cluster": 0}, "split_k must be in -1..2147483647 (-1: auto), got -2"),
+    ({"split_k": -1, "split_k_cluster": -1}, "split_k_cluster must be 0..2147483647, got -1"),
+    ({"split_k": -1, "split_k_cluster": 2 ** 31}, "split_k_cluster must be 0..2147483647, got 2147483648"),
 ])
 def test_split_k_policy_degree_fields_bounded(engine, spec, reason):
     assert _reason(engine, "split_k_policy", spec) == reason
@@ -48,8 +48,8 @@ def test_split_k_policy_degree_fields_bounded(engine, spec, reason):
 
 def test_split_k_policy_largest_split_k_lowers_in_both(both):
     P, C = both
-    a = P.lower("split_k_policy", {"split_k": 2 ** 31 - 1}, ARCH, FLAVOR)
-    b = C.lower("split_k_policy", {"split_k": 2 ** 31 - 1}, ARCH, FLAVOR)
+    a = P.lower("split_k_policy", {"split_k": 2 ** 31 - 1, "split_k_cluster": 0}, ARCH, FLAVOR)
+    b = C.lower("split_k_policy", {"split_k": 2 ** 31 - 1, "split_k_cluster": 0}, ARCH, FLAVOR)
     assert (a.kernel, a.text) == (b.kernel, b.text)
     assert "degree 2147483647\n" in a.text
 

@@ -57,7 +57,7 @@ def test_abi_engines_agree(both, variant, flavor):
 
 def test_abi_text_matches_kernel_define(engine):
     """The argument list printed by conv_abi is the one the kernels are built with."""
-    for variant, spec in (("plain", {}), ("two_stage", {"split_k": 2}),
+    for variant, spec in (("plain", {}), ("two_stage", {"split_k": 2, "split_k_cluster": 0}),
                           ("cluster", {"split_k": 2, "split_k_cluster": 4})):
         abi = engine.lower("conv_abi", {"variant": variant}, "gfx1250", "llvm23").text.splitlines()[1:]
         ir = engine.lower("conv_implicit_gemm", spec, "gfx1250", "llvm23").text
@@ -77,17 +77,18 @@ def test_abi_text_matches_kernel_define(engine):
 
 LAUNCHES = [
     {},
-    {"split_k": 2, "degree": 8, "C": 512, "H": 7, "W": 7, "K": 512},
+    {"split_k": 2, "split_k_cluster": 0, "degree": 8, "C": 512, "H": 7, "W": 7, "K": 512},
     {"split_k": 2, "split_k_cluster": 4, "degree": 4, "epilogue": "cshuffle", "C": 512, "H": 7, "W": 7, "K": 512},
     {"acc_epilogue": "bias", "pipeline": "wavelet", "C": 3, "vector_a": 1, "vector_b": 1, "H": 224, "W": 224,
      "Y": 16, "X": 16, "stride_h": 16, "stride_w": 16, "pad_h": 0, "pad_w": 0, "K": 768},
-    {"split_k": 2, "degree": 2, "C": 64, "K": 64, "H": 2048, "W": 2048, "Y": 1, "X": 1, "pad_h": 0, "pad_w": 0},
+    {"split_k": 2, "split_k_cluster": 0, "degree": 2, "C": 64, "K": 64, "H": 2048, "W": 2048, "Y": 1, "X": 1,
+     "pad_h": 0, "pad_w": 0},
     {"degree": 2},
     {"N": 0},
     {"H": 2 ** 40, "W": 2 ** 40},
     {"N": 2 ** 31 - 1, "H": 2 ** 31 - 1, "W": 2 ** 31 - 1, "pad_h": 2 ** 31 - 1, "pad_w": 2 ** 31 - 1,
      "vector_a": 1, "vector_b": 1},
-    {"split_k": 2, "degree": 2 ** 63 - 1, "vector_a": 1, "vector_b": 1, "C": 2 ** 31 - 1, "Y": 1, "X": 1},
+    {"split_k": 2, "split_k_cluster": 0, "degree": 2 ** 63 - 1, "vector_a": 1, "vector_b": 1, "C": 2 ** 31 - 1, "Y": 1, "X": 1},
 ]
 
 
@@ -108,7 +109,7 @@ def test_launch_engines_agree(both, i, flavor):
 
 
 def test_launch_kernel_is_the_binary(engine):
-    spec = {"split_k": 2, "epilogue": "cshuffle", "name_prefix": "net", "degree": 3}
+    spec = {"split_k": 2, "split_k_cluster": 0, "epilogue": "cshuffle", "name_prefix": "net", "degree": 3}
     binary = {k: v for k, v in spec.items() if k in {f.name for f in CIG.FIELDS}}
     r = engine.lower("conv_launch", spec, "gfx1250", "llvm22")
     assert r.kernel == engine.kernel_name("conv_implicit_gemm", binary, "gfx1250", "llvm22")

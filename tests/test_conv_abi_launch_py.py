@@ -136,7 +136,8 @@ def test_slicing_rule(kgemm, tile_k):
             assert (cks, ckc, cdata) == (ks, degree, data) and data <= degree
 
 
-BINARIES = [{}, {"epilogue": "cshuffle"}, {"split_k": 2}, {"split_k": 5, "pipeline": "wavelet"},
+BINARIES = [{}, {"epilogue": "cshuffle"}, {"split_k": 2, "split_k_cluster": 0},
+            {"split_k": 5, "split_k_cluster": 0, "pipeline": "wavelet"},
             {"split_k": 2, "split_k_cluster": 4}, {"split_k": 2, "split_k_cluster": 3, "epilogue": "cshuffle"},
             {"split_k": 2, "split_k_cluster": 7}]  # Kgemm 384: ks 64, 6 of the 7 slices carry data
 
@@ -216,12 +217,13 @@ def test_missing_or_extra_argument_is_an_internal_error(monkeypatch):
     for fake, word in ((drop, "missing: ks"), (add, "extra: bogus")):
         monkeypatch.setattr(LK, "_arg_values", fake)
         with pytest.raises(RuntimeError, match=word):
-            run(L, {"split_k": 2, "degree": 2})
+            run(L, {"split_k": 2, "split_k_cluster": 0, "degree": 2})
     monkeypatch.setattr(LK, "_arg_values", real)
 
 
 def test_workspace_boundary():
-    prob = {"N": 1, "C": 64, "K": 64, "Y": 1, "X": 1, "pad_h": 0, "pad_w": 0, "H": 2048, "split_k": 2, "degree": 2}
+    prob = {"N": 1, "C": 64, "K": 64, "Y": 1, "X": 1, "pad_h": 0, "pad_w": 0, "H": 2048, "split_k": 2,
+            "split_k_cluster": 0, "degree": 2}
     _, _, head, args, _ = plan({**prob, "W": 2047})
     assert int(head["workspace_bytes"]) == 2 ** 31 - 2 * 2048 * 64 * 4 < 2 ** 31
     assert run(L, {**prob, "W": 2048})[0].startswith("ws_bytes = 2147483648 must be below 2^31")
@@ -234,5 +236,5 @@ def test_needs_stage2_is_the_only_predicate():
 
 
 def test_deterministic():
-    for spec in ({}, {"split_k": 2, "degree": 7}, {"split_k": 2, "split_k_cluster": 4, "degree": 4}):
+    for spec in ({}, {"split_k": 2, "split_k_cluster": 0, "degree": 7}, {"split_k": 2, "split_k_cluster": 4, "degree": 4}):
         assert run(L, spec) == run(L, spec)

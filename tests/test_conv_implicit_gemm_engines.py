@@ -43,8 +43,8 @@ def _lower(engine, spec, arch="gfx1250", flavor="llvm23"):
 
 def test_names(engine):
     assert _lower(engine, {}).kernel == "conv_implicit_gemm_bf16_64x64x32_w2x2_mem_default_va8_vb8_identity"
-    assert engine.kernel_name(FAM, {"split_k": 4}, "gfx1250", "llvm23") == \
-        engine.kernel_name(FAM, {"split_k": 32}, "gfx1250", "llvm23") == \
+    assert engine.kernel_name(FAM, {"split_k": 4, "split_k_cluster": 0}, "gfx1250", "llvm23") == \
+        engine.kernel_name(FAM, {"split_k": 32, "split_k_cluster": 0}, "gfx1250", "llvm23") == \
         "conv_implicit_gemm_bf16_64x64x32_w2x2_mem_default_va8_vb8_identity_spk"
     assert _lower(engine, {"split_k": 2, "split_k_cluster": 8, "epilogue": "cshuffle", "name_prefix": "net"}).kernel \
         == "net_conv_implicit_gemm_bf16_64x64x32_w2x2_mem_cshuffle_va8_vb8_identity_spk_skc8"
@@ -56,7 +56,8 @@ def test_names(engine):
 
 def test_one_binary_per_degree_and_lw_ignored_by_mem(engine):
     for fl in ("llvm20", "llvm22", "llvm23"):
-        assert _lower(engine, {"split_k": 2}, flavor=fl) == _lower(engine, {"split_k": 32}, flavor=fl)
+        assert _lower(engine, {"split_k": 2, "split_k_cluster": 0}, flavor=fl) == \
+            _lower(engine, {"split_k": 32, "split_k_cluster": 0}, flavor=fl)
         assert _lower(engine, {"num_load_waves": 3}, flavor=fl) == _lower(engine, {}, flavor=fl)
     assert _lower(engine, {"split_k": 2, "split_k_cluster": 4}).text == \
         _lower(engine, {"split_k": 32, "split_k_cluster": 4}).text
@@ -68,7 +69,7 @@ _DEFINE = re.compile(r"^define amdgpu_kernel void @(\S+)\((.*)\) #0 \{$", re.M)
 
 
 _VARIANTS = [(fl, {}, "plain") for fl in ("llvm20", "llvm22", "llvm23")]
-_VARIANTS += [(fl, {"split_k": 4}, "two_stage") for fl in ("llvm20", "llvm22", "llvm23")]
+_VARIANTS += [(fl, {"split_k": 4, "split_k_cluster": 0}, "two_stage") for fl in ("llvm20", "llvm22", "llvm23")]
 _VARIANTS += [("llvm23", {"split_k": 4, "split_k_cluster": 4}, "cluster")]  # clusters need llvm23
 
 
@@ -94,7 +95,7 @@ def test_cluster_attrs_and_barrier(engine):
     assert '"amdgpu-flat-work-group-size"="128,128"' in t
     t2 = _lower(engine, {"pipeline": "wavelet", "num_load_waves": 2}).text
     assert '"amdgpu-flat-work-group-size"="192,192"' in t2
-    assert "cluster" not in _lower(engine, {"split_k": 4}).text
+    assert "cluster" not in _lower(engine, {"split_k": 4, "split_k_cluster": 0}).text
 
 
 def test_lds_globals(engine):

@@ -81,12 +81,12 @@ REJECTS = [
      "acc_epilogue must be identity, bias, scale, relu, clamp, bias_relu or bias_clamp, got 'gelu'"),
     ({"tile_m": 256, "tile_n": 256, "tile_k": 256, "waves_m": 4, "waves_n": 4}, "gfx1250", "llvm23",
      "LDS use of 524288 bytes exceeds the 327680 bytes of gfx1250"),
-    ({"split_k": 4}, "gfx950", "llvm22",
+    ({"split_k": 4, "split_k_cluster": 0}, "gfx950", "llvm22",
      "arch gfx950 has no 16x16x32 WMMA (conv_implicit_gemm requires gfx1250)"),
     ({}, "gfx1100", "llvm22", "arch gfx1100 has no 16x16x32 WMMA (conv_implicit_gemm requires gfx1250)"),
-    ({"split_k": -1}, "gfx1250", "llvm23", "split_k = -1 (auto) must be resolved before lowering"),
-    ({"split_k": 0}, "gfx1250", "llvm23", "split_k must be 1 (off) or greater than 1 (two-stage), got 0"),
-    ({"split_k": -2}, "gfx1250", "llvm23", "split_k must be 1 (off) or greater than 1 (two-stage), got -2"),
+    ({"split_k": -1, "split_k_cluster": 0}, "gfx1250", "llvm23", "split_k = -1 (auto) must be resolved before lowering"),
+    ({"split_k": 0, "split_k_cluster": 0}, "gfx1250", "llvm23", "split_k must be 1 (off) or greater than 1 (two-stage), got 0"),
+    ({"split_k": -2, "split_k_cluster": 0}, "gfx1250", "llvm23", "split_k must be 1 (off) or greater than 1 (two-stage), got -2"),
 ]
 REJECTS += [
     ({"split_k": 4, "split_k_cluster": 4}, "gfx1250", "llvm22", "split_k_cluster requires flavor llvm23"),
@@ -95,7 +95,7 @@ REJECTS += [
      "split_k_cluster requires the mem pipeline"),
     ({"split_k": 4, "split_k_cluster": 1}, "gfx1250", "llvm23", "split_k_cluster must be 0 (off) or 2..15, got 1"),
     ({"split_k": 4, "split_k_cluster": 16}, "gfx1250", "llvm23", "split_k_cluster must be 0 (off) or 2..15, got 16"),
-    ({"split_k_cluster": 4}, "gfx1250", "llvm23", "split_k_cluster requires split_k > 1 (the two-stage ABI)"),
+    ({"split_k": 1, "split_k_cluster": 4}, "gfx1250", "llvm23", "split_k_cluster requires split_k > 1 (the two-stage ABI)"),
     ({"name_prefix": "9x"}, "gfx1250", "llvm23", "name_prefix must be empty or an identifier, got '9x'"),
     ({"name_prefix": None}, "gfx1250", "llvm23", "name_prefix must be empty or an identifier, got null"),
 ]
@@ -118,7 +118,7 @@ def test_fields_order_and_defaults():
 
 def test_names():
     assert lower({})[0] == "conv_implicit_gemm_bf16_64x64x32_w2x2_mem_default_va8_vb8_identity"
-    assert lower({"split_k": 4})[0] == lower({"split_k": 32})[0] \
+    assert lower({"split_k": 4, "split_k_cluster": 0})[0] == lower({"split_k": 32, "split_k_cluster": 0})[0] \
         == "conv_implicit_gemm_bf16_64x64x32_w2x2_mem_default_va8_vb8_identity_spk"
     assert lower({"split_k": 2, "split_k_cluster": 8, "epilogue": "cshuffle", "name_prefix": "net"})[0] == \
         "net_conv_implicit_gemm_bf16_64x64x32_w2x2_mem_cshuffle_va8_vb8_identity_spk_skc8"
@@ -127,7 +127,7 @@ def test_names():
     # num_load_waves does not change mem code, so it is not in the name and the bytes agree
     assert lower({"num_load_waves": 3}) == lower({})
     # any degree > 1 builds the same binary
-    assert lower({"split_k": 2})[1] == lower({"split_k": 32})[1]
+    assert lower({"split_k": 2, "split_k_cluster": 0})[1] == lower({"split_k": 32, "split_k_cluster": 0})[1]
 
 
 def test_abi_variants_and_params():
@@ -379,7 +379,7 @@ def test_model_matches_reference(pname, variant):
         spec.update(epilogue="cshuffle", pipeline="wavelet", num_load_waves=1)
         D, _ = model(spec, p, x, w)
     elif variant == "spk3_cshuffle":
-        spec.update(epilogue="cshuffle", split_k=3)
+        spec.update(epilogue="cshuffle", split_k=3, split_k_cluster=0)
         ks_count = 3
         ks = -(-p.Kgemm // ks_count // 32) * 32
         D, ws = model(spec, p, x, w, ks_count=ks_count, ks=ks)
@@ -423,8 +423,8 @@ COMPILE_SPECS = {
     "mem_cshuffle_64_fp16": {"epilogue": "cshuffle", "dtype": "fp16"},
     "mem_default_128": {"tile_m": 128, "tile_n": 128},
     "wavelet_cshuffle": {"pipeline": "wavelet", "num_load_waves": 2, "epilogue": "cshuffle"},
-    "spk_default": {"split_k": 4},
-    "spk_wavelet_cshuffle": {"split_k": 4, "pipeline": "wavelet", "epilogue": "cshuffle"},
+    "spk_default": {"split_k": 4, "split_k_cluster": 0},
+    "spk_wavelet_cshuffle": {"split_k": 4, "split_k_cluster": 0, "pipeline": "wavelet", "epilogue": "cshuffle"},
     "skc4_default": {"split_k": 4, "split_k_cluster": 4},
     "skc15_cshuffle": {"split_k": 4, "split_k_cluster": 15, "epilogue": "cshuffle"},
     "bias_cshuffle": {"acc_epilogue": "bias", "epilogue": "cshuffle"},
@@ -464,8 +464,8 @@ STORES = textwrap.dedent("""
     ({"epilogue": "cshuffle"}, {"buffer_store_b128": 4, "buffer_store_b64": 8}),
     ({"tile_m": 16, "tile_n": 16, "waves_m": 1, "waves_n": 1}, {"buffer_store_b128": 1, "buffer_store_b16": 8}),
     ({"split_k": 4, "split_k_cluster": 4, "epilogue": "cshuffle"}, {"buffer_store_b128": 9, "buffer_store_b64": 2}),
-    ({"split_k": 4}, {"buffer_store_b128": 8, "buffer_store_b32": 32, "ds_store_2addr_b32": 16}),
-    ({"tile_m": 16, "tile_n": 16, "waves_m": 1, "waves_n": 1, "split_k": 2},
+    ({"split_k": 4, "split_k_cluster": 0}, {"buffer_store_b128": 8, "buffer_store_b32": 32, "ds_store_2addr_b32": 16}),
+    ({"tile_m": 16, "tile_n": 16, "waves_m": 1, "waves_n": 1, "split_k": 2, "split_k_cluster": 0},
      {"buffer_store_b128": 2, "buffer_store_b32": 8, "ds_store_2addr_b32": 4}),
 ], ids=["default", "cshuffle", "default_16x16", "cluster_fold", "default_slab", "default_slab_16x16"])
 def test_sixteen_byte_d_stores(spec, wide):
@@ -485,7 +485,7 @@ def test_sixteen_byte_d_stores(spec, wide):
         assert got.get(k, 0) == v, (k, got)
 
 
-@pytest.mark.parametrize("spec,block", [({}, "epi_wide"), ({"split_k": 4}, "slab_wide"),
+@pytest.mark.parametrize("spec,block", [({}, "epi_wide"), ({"split_k": 4, "split_k_cluster": 0}, "slab_wide"),
                                         ({"split_k": 4, "split_k_cluster": 4}, "slab_wide")],
                          ids=["d", "slab", "cluster_slab"])
 def test_transpose_wave_barriers(spec, block):
@@ -519,7 +519,7 @@ def test_opt19_verifies_llvm20(tmp_path):
     from verify_helpers import need_opt19
     need_opt19()  # fails under CI without opt-19, like the verify oracle's llvm20 tests
     opt = shutil.which("opt-19")
-    for i, spec in enumerate(({}, {"split_k": 4, "epilogue": "cshuffle"},
+    for i, spec in enumerate(({}, {"split_k": 4, "split_k_cluster": 0, "epilogue": "cshuffle"},
                               {"pipeline": "wavelet", "acc_epilogue": "bias", "vector_a": 1})):
         _, text = lower(spec, flavor="llvm20")
         f = tmp_path / f"k{i}.ll"
@@ -544,7 +544,7 @@ def _blocks(text: str) -> dict:
 
 
 @pytest.mark.parametrize("spec", [{}, {"tile_m": 128, "tile_n": 128, "tile_k": 64}, {"vector_a": 1, "vector_b": 1},
-                                  {"split_k": 4, "epilogue": "cshuffle"}, {"pipeline": "wavelet"}],
+                                  {"split_k": 4, "split_k_cluster": 0, "epilogue": "cshuffle"}, {"pipeline": "wavelet"}],
                          ids=["mem", "mem128", "va1", "spk", "wavelet"])
 def test_main_loop_has_no_division(spec):
     """The K-tile loop computes every A/B offset from loop-carried state: no udiv/urem

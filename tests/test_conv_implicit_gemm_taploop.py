@@ -15,7 +15,7 @@ from python_engine.spec.fields import normalize
 from test_conv_implicit_gemm_py import _blocks, _line_kind, lower
 
 TWO_DEEP = [
-    ({}, True), ({"split_k": 4}, True), ({"epilogue": "cshuffle", "dtype": "fp16"}, True),
+    ({}, True), ({"split_k": 4, "split_k_cluster": 0}, True), ({"epilogue": "cshuffle", "dtype": "fp16"}, True),
     ({"tile_k": 64, "waves_m": 4, "waves_n": 1}, False),
     ({"tile_m": 32, "tile_n": 32, "waves_m": 1, "waves_n": 1}, False),
     ({"tile_m": 16, "tile_n": 16, "waves_m": 1, "waves_n": 1}, False),
@@ -53,7 +53,7 @@ def _kinds(lines):
     return [k for i, k in enumerate(out) if i == 0 or out[i - 1] != k or k.startswith("load")]
 
 
-@pytest.mark.parametrize("spec", [{}, {"split_k": 4, "epilogue": "cshuffle"}], ids=["plain", "spk"])
+@pytest.mark.parametrize("spec", [{}, {"split_k": 4, "split_k_cluster": 0, "epilogue": "cshuffle"}], ids=["plain", "spk"])
 def test_tap_loop_body(spec):
     """64x64x32 (2 A and 2 B slots per thread): two halves, each one wait on the load
     counter, the held tile's 4 LDS stores, the loads A, B, A, B (x, w, x, w), the
@@ -77,7 +77,7 @@ def test_tap_loop_body(spec):
 
 
 
-@pytest.mark.parametrize("spec", [{}, {"split_k": 4, "epilogue": "cshuffle"}], ids=["plain", "spk"])
+@pytest.mark.parametrize("spec", [{}, {"split_k": 4, "split_k_cluster": 0, "epilogue": "cshuffle"}], ids=["plain", "spk"])
 def test_tap_loop_barriers_are_bracketed_by_scheduling_barriers(spec):
     """Each of the tap loop's two workgroup barriers (release fence, s.barrier, acquire
     fence) has a ``sched.barrier(0)`` right before and right after it, so LLVM keeps

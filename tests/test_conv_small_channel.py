@@ -28,10 +28,10 @@ def _plan(engine, spec, flavor="llvm23"):
 
 def test_launch_slices_the_padded_reduction(engine):
     # stem: Kgemm 147, padded reduction 7*7*4 = 196; degree 4 -> ks = ceil(49/32)*32 = 64, 4 slices
-    p = _plan(engine, dict(STEM, vector_a=3, vector_b=3, split_k=4, epilogue="cshuffle", degree=4))
+    p = _plan(engine, dict(STEM, vector_a=3, vector_b=3, split_k=4, split_k_cluster=0, epilogue="cshuffle", degree=4))
     assert (p["ks"], p["ks_count"]) == ("64", "4")
     # the element-wise binary slices Kgemm 147: ks = ceil(37/32)*32 = 64, 3 slices
-    p = _plan(engine, dict(STEM, vector_a=1, vector_b=1, split_k=4, epilogue="cshuffle", degree=4))
+    p = _plan(engine, dict(STEM, vector_a=1, vector_b=1, split_k=4, split_k_cluster=0, epilogue="cshuffle", degree=4))
     assert (p["ks"], p["ks_count"]) == ("64", "3")
 
 

@@ -24,4 +24,4 @@ def test_facts_values():
 def test_resolve_degree_unknown_arch():
     import pytest
     with pytest.raises(ValueError, match="unknown arch"):
-        py_facts.resolve_degree({"split_k": -1}, "gfx0", "llvm22")
+        py_facts.resolve_degree({"split_k": -1, "split_k_cluster": 0}, "gfx0", "llvm22")

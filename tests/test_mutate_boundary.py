@@ -55,12 +55,12 @@ def test_boundary_coverage_records_equal_operands_of_ordered_compares_only():
 
 
 def test_boundary_phases_cover_every_row_compare_class():
-    full = N._with_defaults(CONV, {"split_k": 2})
+    full = N._with_defaults(CONV, {"split_k": 2, "split_k_cluster": 0})
     ph = cover.boundary_phases(full)  # default 64x64, 2x2 waves: a wave's 32 rows, lanes hold 8h + e
     assert len(ph) == 16 and all(1 <= r < 64 for r, _ in ph)
     assert sorted({(r % 32) & ~8 for r, _ in ph}) == [b * 16 + e for b in (0, 1) for e in range(8)]
     assert all(k % 2 == 1 and k > 64 - 16 for _, k in ph)  # odd K (per-element stores), every N block
-    cs = cover.boundary_phases(N._with_defaults(CONV, {"split_k": 2, "epilogue": "cshuffle"}))
+    cs = cover.boundary_phases(N._with_defaults(CONV, {"split_k": 2, "split_k_cluster": 0, "epilogue": "cshuffle"}))
     assert [r for r, _ in cs] == [7, 14, 21, 28, 35, 42, 49, 56]  # one per 8-row store slot
     assert all(k % 4 == 0 for _, k in cs)
     names = [p[0] for p in cover.conv_cover_problems(full)]

@@ -17,8 +17,8 @@ from parity.perf.mix import mix
 
 CASES = [
     ("conv_implicit_gemm", {}),                                                        # 64x64x32 w2x2
-    ("conv_implicit_gemm", {"tile_k": 64, "split_k": 4}),                               # 64x64x64 two-stage
-    ("conv_implicit_gemm", {"tile_m": 16, "tile_n": 16, "waves_m": 1, "waves_n": 1, "split_k": 2}),
+    ("conv_implicit_gemm", {"tile_k": 64, "split_k": 4, "split_k_cluster": 0}),                               # 64x64x64 two-stage
+    ("conv_implicit_gemm", {"tile_m": 16, "tile_n": 16, "waves_m": 1, "waves_n": 1, "split_k": 2, "split_k_cluster": 0}),
     ("conv_implicit_gemm", {"tile_m": 32, "tile_n": 32, "waves_m": 1, "waves_n": 1}),  # 4 fragments, one wave
 ]
 

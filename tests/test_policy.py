@@ -61,9 +61,9 @@ def test_degree_is_a_power_of_two_within_the_limits():
 def test_resolver_cases():
     gfx = find_arch("gfx1250")
     small = ConvProblem(**SMALL)
-    auto = dict(CONV, split_k=-1)
+    auto = dict(CONV, split_k=-1, split_k_cluster=0)
     assert resolve_conv_split_k("fwd", auto, small, gfx).degree == 32
-    assert resolve_conv_split_k("fwd", dict(CONV, split_k=4), small, gfx).rule == "given"
+    assert resolve_conv_split_k("fwd", dict(CONV, split_k=4, split_k_cluster=0), small, gfx).rule == "given"
     d = resolve_conv_split_k("fwd", auto, small, "gfx950")
     assert (d.degree, d.rule) == (1, "arch")
     pw = ConvProblem(N=1, C=1024, H=14, W=14, K=256, Y=1, X=1)
@@ -103,7 +103,7 @@ def test_every_llvm_processor_resolves_to_one(both):
     rule arch, without raising, in both engines (issue 37, item 4); conv_launch resolves -1
     to 1 and then rejects the plain binary the arch cannot run."""
     py, cpp = both
-    auto = dict(CONV, split_k=-1)
+    auto = dict(CONV, split_k=-1, split_k_cluster=0)
     small = ConvProblem(**SMALL)
     for name in LLVM_PROCESSORS:
         if name == "gfx1250":
@@ -119,8 +119,8 @@ def test_every_llvm_processor_resolves_to_one(both):
             "(conv_implicit_gemm requires gfx1250)"
         assert t["admission"] == want
         for sk in (-1, 4):
-            assert py.validate("conv_launch", dict(SMALL, split_k=sk), name, "llvm23") == \
-                cpp.validate("conv_launch", dict(SMALL, split_k=sk), name, "llvm23") == want
+            assert py.validate("conv_launch", dict(SMALL, split_k=sk, split_k_cluster=0), name, "llvm23") == \
+                cpp.validate("conv_launch", dict(SMALL, split_k=sk, split_k_cluster=0), name, "llvm23") == want
     # the kernel families still need a row of the arch table
     for e in both:
         assert e.validate("conv_implicit_gemm", {}, "gfx1151", "llvm23") == \
@@ -131,7 +131,7 @@ def test_every_llvm_processor_resolves_to_one(both):
 def test_an_unknown_target_still_raises(both, name):
     reason = f"arch '{name}' is not one of gfx1250, gfx942, gfx950, gfx1100, gfx1201"
     with pytest.raises(SpecRejected) as e:
-        resolve_conv_split_k("fwd", dict(CONV, split_k=-1), ConvProblem(**SMALL), name)
+        resolve_conv_split_k("fwd", dict(CONV, split_k=-1, split_k_cluster=0), ConvProblem(**SMALL), name)
     assert e.value.reason == reason
     for eng in both:
         for fam in ("split_k_policy", "perf_model", "conv_launch"):
@@ -156,14 +156,14 @@ def test_fused_epilogue_builds_the_plain_kernel(engine):
 
 def test_builder_resolves_auto(engine):
     """conv_launch (a builder with a problem) resolves split_k = -1 before validation."""
-    spec = dict(SMALL, split_k=-1)
+    spec = dict(SMALL, split_k=-1, split_k_cluster=0)
     assert engine.validate("conv_launch", spec, "gfx1250", "llvm23") is None
     plan = engine.lower("conv_launch", spec, "gfx1250", "llvm23").text
     assert "variant two_stage\ndegree 32\n" in plan
     plain = engine.lower("conv_launch", dict(spec, acc_epilogue="relu"), "gfx1250", "llvm23").text
     assert "variant plain\ndegree 1\n" in plain
     # without a problem there is nothing to resolve against: the kernel family keeps its rule
-    assert engine.validate("conv_implicit_gemm", {"split_k": -1}, "gfx1250", "llvm23") == \
+    assert engine.validate("conv_implicit_gemm", {"split_k": -1, "split_k_cluster": 0}, "gfx1250", "llvm23") == \
         "split_k = -1 (auto) must be resolved before lowering"
 
 
@@ -200,14 +200,14 @@ def test_a_field_added_later_keeps_old_hashes():
     @dataclasses.dataclass(frozen=True)
     class Later(KernelIdentity):
         new_knob: int = dataclasses.field(default=0, metadata={"ident": OMIT_AT_DEFAULT})
-    a = KernelIdentity.of_conv(dict(CONV, split_k=2), "gfx1250", "llvm23")
+    a = KernelIdentity.of_conv(dict(CONV, split_k=2, split_k_cluster=0), "gfx1250", "llvm23")
     b = Later(**{f.name: getattr(a, f.name) for f in dataclasses.fields(a)})
     assert a.hash() == b.hash() and a.hashed_text() == b.hashed_text()
     assert dataclasses.replace(b, new_knob=1).hash() != a.hash()
 
 
 def test_identity_stage2_predicate_and_labels():
-    two = KernelIdentity.of_conv(dict(CONV, split_k=8), "gfx1250", "llvm23")
+    two = KernelIdentity.of_conv(dict(CONV, split_k=8, split_k_cluster=0), "gfx1250", "llvm23")
     clu = KernelIdentity.of_conv(dict(CONV, split_k=2, split_k_cluster=12), "gfx1250", "llvm23")
     plain = KernelIdentity.of_conv(CONV, "gfx1250", "llvm23")
     assert two.two_stage and two.needs_stage2
@@ -216,7 +216,7 @@ def test_identity_stage2_predicate_and_labels():
     assert "_skc12." in clu.label() and clu.label().endswith(".gfx1250.llvm23")
     assert two.label().endswith("_spk.gfx1250.llvm23")
     # one binary for every degree; num_load_waves does not name a mem binary
-    assert two.hash() == KernelIdentity.of_conv(dict(CONV, split_k=32), "gfx1250", "llvm23").hash()
+    assert two.hash() == KernelIdentity.of_conv(dict(CONV, split_k=32, split_k_cluster=0), "gfx1250", "llvm23").hash()
     assert plain.hash() == KernelIdentity.of_conv(dict(CONV, num_load_waves=4), "gfx1250", "llvm23").hash()
     assert plain.spec() == CONV
 
@@ -293,10 +293,10 @@ def test_aot_grid_axes():
     (dict(vector_a=1, vector_b=1), "32 global loads per load lane per K tile exceed the grid's budget of 16"),
     (dict(tile_m=128, tile_n=128, tile_k=64, pipeline="wavelet", num_load_waves=1),
      "64 global loads per load lane per K tile exceed the grid's budget of 16"),
-    (dict(split_k=1, tile_k=64), "plain jobs of tile 64x64 have tile_k 32, not 64"),
-    (dict(split_k=1, epilogue="cshuffle"), "plain jobs of tile 64x64 have epilogue default, not cshuffle"),
-    (dict(split_k=1, waves_m=1, waves_n=1), "plain jobs of tile 64x64 have waves_m 2, not 1"),
-    (dict(split_k=1, tile_m=48, tile_n=48, waves_m=1, waves_n=1),
+    (dict(split_k=1, split_k_cluster=0, tile_k=64), "plain jobs of tile 64x64 have tile_k 32, not 64"),
+    (dict(split_k=1, split_k_cluster=0, epilogue="cshuffle"), "plain jobs of tile 64x64 have epilogue default, not cshuffle"),
+    (dict(split_k=1, split_k_cluster=0, waves_m=1, waves_n=1), "plain jobs of tile 64x64 have waves_m 2, not 1"),
+    (dict(split_k=1, split_k_cluster=0, tile_m=48, tile_n=48, waves_m=1, waves_n=1),
      "plain tile 48x48 is not in the grid (tile_m, tile_n in 16, 32, 64, 128)"),
     (dict(name_prefix="my"), "name_prefix 'my' is not in the grid (AOT jobs have none)"),
     (dict(split_k_cluster=4, tile_m=32, tile_n=64), "tile 32x64 has no cluster job (cluster tiles 16x32, 32x32, "
@@ -307,11 +307,11 @@ def test_aot_grid_axes():
 ])
 def test_aot_miss_reason(engine, change, reason):
     """Selection says which grid axis a binary leaves, in both engines (given degree 4)."""
-    spec = {**CONV, "split_k": 4, **change}
+    spec = {**CONV, "split_k": 4, "split_k_cluster": 0, **change}
     d = _policy(engine, **spec, **SMALL)
     if reason is None:
         assert d["aot"].startswith("yes: ") and d["identity"].split()[0] in d["aot"]
-        assert aot.conv_miss_reason(dict(CONV, split_k=4), "llvm23") is None
+        assert aot.conv_miss_reason(dict(CONV, split_k=4, split_k_cluster=0), "llvm23") is None
     else:
         assert d["aot"] == f"no: {reason}"
         assert aot.conv_miss_reason(spec, "llvm23") == reason
@@ -324,7 +324,7 @@ def test_aot_miss_reason_reduce_and_arch(engine):
         "reduce threads 128 is not in the grid (256)"
     d = _policy(engine, arch="gfx942", **SMALL)
     assert d["aot"] == "no: arch gfx942 has no AOT grid (gfx1250 only)"
-    d = _policy(engine, arch="gfx950", **dict(SMALL, split_k=4))
+    d = _policy(engine, arch="gfx950", **dict(SMALL, split_k=4, split_k_cluster=0))
     assert d["aot"] == "no: arch gfx950 has no AOT grid (gfx1250 only)"
 
 
@@ -530,6 +530,6 @@ def test_aot_plain_jobs(both):
     assert aot.candidate_loads(128, 128, 32, 2, 2, "mem", 1, 1) == 64
     assert (128, 128, 2, 2, 1) not in aot.plain_axes() and (128, 128, 2, 2, 3) in aot.plain_axes()
     # the seed's 64x64 plain binary is a job, in both engines (the C++ is_job path)
-    d = _policy(both[1], **{**CONV, "split_k": 1}, **SMALL)
+    d = _policy(both[1], **{**CONV, "split_k": 1, "split_k_cluster": 0}, **SMALL)
     assert d["aot"].startswith("yes: ") and d["identity"].split()[0] in d["aot"]
-    assert aot.conv_miss_reason(dict(CONV, split_k=1), "llvm22") is None
+    assert aot.conv_miss_reason(dict(CONV, split_k=1, split_k_cluster=0), "llvm22") is None

@@ -126,7 +126,7 @@ def _prob(C=512, H=7, K=512, Y=3, pad=1, N=1):
     (_prob(C=16, K=64), "reduction"),
 ])
 def test_allow_unsplit_false_raises_with_the_rule(prob, rule):
-    auto = dict(CONV, split_k=-1)
+    auto = dict(CONV, split_k=-1, split_k_cluster=0)
     d = resolve_conv_split_k("fwd", auto, prob, "gfx1250")
     assert d.degree == 1 and d.rule == rule
     with pytest.raises(SpecRejected) as e:

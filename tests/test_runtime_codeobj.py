@@ -37,7 +37,7 @@ def test_linker_is_llvm22():
 
 @pytest.mark.parametrize("family,spec,flavor,variant", [
     ("conv_implicit_gemm", {}, "llvm22", "plain"),
-    ("conv_implicit_gemm", {"split_k": 2, "dtype": "fp16"}, "llvm22", "two_stage"),
+    ("conv_implicit_gemm", {"split_k": 2, "split_k_cluster": 0, "dtype": "fp16"}, "llvm22", "two_stage"),
     ("conv_implicit_gemm", CLUSTER, "llvm23", "cluster"),
     ("conv_fwd_split_k_reduce", {"vector": 4, "threads": 256, "degree": 0}, "llvm23", "reduce"),
 ])

@@ -54,7 +54,7 @@ def test_numerics(form, dtype, cache):
 
 @pytest.mark.parametrize("dtype", ["bf16", "fp16"])
 def test_auto_degree_spec(dtype, cache):
-    spec = dict(N=1, C=512, H=7, W=7, K=512, Y=3, X=3, pad_h=1, pad_w=1, split_k=-1, dtype=dtype)
+    spec = dict(N=1, C=512, H=7, W=7, K=512, Y=3, X=3, pad_h=1, pad_w=1, split_k=-1, split_k_cluster=0, dtype=dtype)
     run = _check(spec, cache)
     assert run.spec["split_k"] != -1 and run.plan.degree == run.spec["degree"]
 

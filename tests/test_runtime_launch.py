@@ -17,7 +17,7 @@ from parity.runtime import (ConvRun, Hip, HipError, HipUnavailable, Kernel, Laun
 from parity.launch.kernarg import check_against_metadata, layout, variant_layout
 
 CLUSTER4 = dict(split_k=4, split_k_cluster=4, degree=4, C=64, K=64, H=8, W=8)
-TWO_STAGE = dict(split_k=2, degree=3, C=64, K=64, H=8, W=8)
+TWO_STAGE = dict(split_k=2, split_k_cluster=0, degree=3, C=64, K=64, H=8, W=8)
 PLAIN = dict(C=64, K=64, H=8, W=8)
 
 

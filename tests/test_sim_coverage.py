@@ -98,7 +98,7 @@ def test_conv_classes_and_requirements():
     assert [p[4] for p in cover.conv_cover_problems(plain)] == [71, 65, 30, 20, 3]
     assert "cover_taps" not in probs   # 128x128x64: no uniform-tap loop
     # cover_taps: cpg = 4*d*tile_k (d = 1 plain, 2 two-stage, S cluster), a 2x2 filter, padding 1
-    for spec, cpg in (({}, 128), ({"split_k": 4}, 256), ({"split_k": 4, "split_k_cluster": 4}, 512)):
+    for spec, cpg in (({}, 128), ({"split_k": 4, "split_k_cluster": 0}, 256), ({"split_k": 4, "split_k_cluster": 4}, 512)):
         t = {p[0]: p for p in cover.conv_cover_problems(N._with_defaults("conv_implicit_gemm", spec))}["cover_taps"]
         assert t[1:8] == (2, cpg, 1, 20, 68, 2, 2) and t[9] == (1, 1), t
         # cover_taps_x3: cpg = 2*d*tile_k, a 3x3 with padding 1: slices of 18 K tiles (9 pairs)
@@ -162,7 +162,7 @@ def _slice_end_short(t):
 
 
 def test_slice_end_one_short_is_caught_by_the_element_wise_config():
-    spec = {"vector_a": 1, "vector_b": 1, "split_k": 4, "epilogue": "cshuffle"}
+    spec = {"vector_a": 1, "vector_b": 1, "split_k": 4, "split_k_cluster": 0, "epilogue": "cshuffle"}
     assert _conv_problem_run(spec, ("cover_full_tile",)) == []
     bad = _conv_problem_run(spec, ("cover_full_tile",), _slice_end_short)
     assert bad and bad[0].startswith("cover_full_tile") and "outside the tolerance" in bad[0], bad
@@ -172,7 +172,7 @@ def test_slice_end_one_short_is_equivalent_on_8_wide_loads():
     """docs/sim.md "Mutation lane": with 8-wide loads every admitted slice end is a
     multiple of 8 (ks a multiple of tile_k, Kgemm of cpg % 8 == 0), and a vector is
     loaded when its start is below k_end, so k_end - 1 loads the same vectors."""
-    spec = {"split_k": 4}
+    spec = {"split_k": 4, "split_k_cluster": 0}
     assert _conv_problem_run(spec, ("cover_full_tile",), _slice_end_short) == []
 
 

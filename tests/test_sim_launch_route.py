@@ -17,7 +17,7 @@ from parity.sim.errors import SimError
 from parity.sim.kernel import Kernel
 
 ARCH, FL = "gfx1250", "llvm23"
-VARIANT_SPECS = {"plain": {}, "two_stage": {"split_k": 2}, "cluster": {"split_k": 4, "split_k_cluster": 4},
+VARIANT_SPECS = {"plain": {}, "two_stage": {"split_k": 2, "split_k_cluster": 0}, "cluster": {"split_k": 4, "split_k_cluster": 4},
                  "reduce": None}
 
 

@@ -51,7 +51,7 @@ AB = ("a_store", "b_store", "a_fragment", "b_fragment")
 
 @pytest.mark.parametrize("spec", [
     {},                                                          # 64x64x32
-    {"tile_k": 64, "split_k": 4},                                # 64x64x64 two-stage
+    {"tile_k": 64, "split_k": 4, "split_k_cluster": 0},                                # 64x64x64 two-stage
     {"tile_m": 128, "tile_n": 128, "tile_k": 64, "epilogue": "cshuffle"},
     {"tile_m": 16, "tile_n": 16, "waves_m": 1, "waves_n": 1},    # the 16x16 AOT tile
     {"vector_a": 4, "vector_b": 2, "pipeline": "wavelet", "num_load_waves": 2},
@@ -83,10 +83,10 @@ def test_conv_counts_are_per_site_and_scale_with_the_launch():
 
 
 @pytest.mark.parametrize("spec,K", [
-    ({"epilogue": "cshuffle", "split_k": 2}, 64),                       # slabs: 4 fp32 per slot
+    ({"epilogue": "cshuffle", "split_k": 2, "split_k_cluster": 0}, 64),                       # slabs: 4 fp32 per slot
     ({"epilogue": "cshuffle"}, 60),                                      # narrow D: kpg % 8 != 0
     ({"epilogue": "cshuffle"}, 64),                                      # 16-byte D
-    ({"tile_m": 128, "tile_n": 128, "tile_k": 64, "epilogue": "cshuffle", "split_k": 2}, 128),
+    ({"tile_m": 128, "tile_n": 128, "tile_k": 64, "epilogue": "cshuffle", "split_k": 2, "split_k_cluster": 0}, 128),
     ({"tile_m": 128, "tile_n": 128, "tile_k": 64, "epilogue": "cshuffle"}, 124),
     ({"tile_m": 128, "tile_n": 128, "tile_k": 64, "epilogue": "cshuffle"}, 128),
 ], ids=["64_slab", "64_narrow", "64_wide", "128_slab", "128_narrow", "128_wide"])
@@ -103,12 +103,12 @@ def test_cshuffle_c_tile_accesses_have_no_conflicts(spec, K):
 
 
 @pytest.mark.parametrize("spec,K,wide", [
-    ({"split_k": 2}, 64, True),                                          # 64x64x32, 2x2 waves
-    ({"split_k": 2}, 60, True),                                          # K % 8 = 4: slabs still wide
-    ({"split_k": 2}, 62, False),                                         # K % 4 = 2: scalar slabs
-    ({"tile_k": 64, "split_k": 4}, 64, True),                            # 64x64x64 two-stage
-    ({"tile_m": 16, "tile_n": 16, "waves_m": 1, "waves_n": 1, "split_k": 2}, 16, True),   # AOT tile
-    ({"tile_m": 128, "tile_n": 128, "tile_k": 64, "split_k": 2}, 128, True),
+    ({"split_k": 2, "split_k_cluster": 0}, 64, True),                                          # 64x64x32, 2x2 waves
+    ({"split_k": 2, "split_k_cluster": 0}, 60, True),                                          # K % 8 = 4: slabs still wide
+    ({"split_k": 2, "split_k_cluster": 0}, 62, False),                                         # K % 4 = 2: scalar slabs
+    ({"tile_k": 64, "split_k": 4, "split_k_cluster": 0}, 64, True),                            # 64x64x64 two-stage
+    ({"tile_m": 16, "tile_n": 16, "waves_m": 1, "waves_n": 1, "split_k": 2, "split_k_cluster": 0}, 16, True),   # AOT tile
+    ({"tile_m": 128, "tile_n": 128, "tile_k": 64, "split_k": 2, "split_k_cluster": 0}, 128, True),
 ], ids=["64", "64_k60", "64_k62_narrow", "64x64x64", "16x16", "128"])
 def test_default_slab_transpose_has_no_conflicts(spec, K, wide):
     """The fp32 slab transpose of the default epilogue (split-K, rows of WT_ROW = 20

@@ -177,7 +177,7 @@ def test_conv_implicit_gemm_python_kernel_matches_reference():
             _, m = C.build(s, find_arch(arch), find_flavor(flavor))
             return Kernel(print_module(m))
     full = {f.name: f.default for f in C.FIELDS}
-    full.update(split_k=2, epilogue="cshuffle")
+    full.update(split_k=2, split_k_cluster=0, epilogue="cshuffle")
     o = N.run_config("conv_implicit_gemm", "spk2_cshuffle", full, "gfx1250", Lower())
     assert o.ok, o.problems
 

@@ -99,7 +99,7 @@ def test_wrong_layout_is_reported_field_by_field():
 
 
 def test_conv_kernel_descriptors_checked():
-    spec = {"split_k": 2, "epilogue": "cshuffle"}
+    spec = {"split_k": 2, "split_k_cluster": 0, "epilogue": "cshuffle"}
     r = E.lower("conv_implicit_gemm", spec, "gfx1250", "llvm23")
     asm = _asm(r.text, "gfx1250")
     calls = rsrc_calls(r.text)

@@ -298,6 +298,7 @@ def plan_layer(E, layer: Layer, arch: str = DEFAULT_ARCH, flavor: str = DEFAULT_
     p = layer.problem
     base = dict(spec or {})
     base.setdefault("split_k", -1)
+    base.setdefault("split_k_cluster", 0)  # the split-K fields come together (spec_front.SPLIT_K_FIELDS)
     base.setdefault("acc_epilogue", layer.acc_epilogue)  # a fused (CBAInfer) line's epilogue
     base["dtype"] = dt
     prob = {n: getattr(p, n) for n in PROBLEM_FIELDS}

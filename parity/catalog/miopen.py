@@ -12,8 +12,9 @@ The long spellings MIOpenDriver accepts (``--batchsize``, ``--in_channels``,
 batch of 100, would silently describe another layer); the others default to
 pad 0, stride 1, dilation 1, 1 group. Only the forward direction exists
 (``-F 1``; absent means forward); only 2-D (``--spatial_dim 2``: a 3-D layer,
-``--spatial_dim 3`` with its depth flags ``-! -@ -# -$ -% -^`` / ``--in_d``
-..., is parsed and refused as 3-D); layouts, when
+``--spatial_dim 3`` / ``-_ 3`` with its depth flags ``-! -@ -# -$ -% -^`` /
+``--in_d`` ..., or a ``conv3d``/``conv3dfp16``/``conv3dbfp16`` command word, is
+parsed and refused as 3-D in one line naming the rule, :data:`SPATIAL_RULE`); layouts, when
 given, must be NHWC (the kernels' layout; MIOpenDriver's default is NCHW, so
 catalogs say NHWC explicitly). ``conv`` is fp32, which the kernels do not
 support: it parses (dtype ``fp32``) and the emitter asks for ``--dtype``.
@@ -75,6 +76,15 @@ _FLAGS = {  # short -> (long, field)
 # layer is refused as 3-D, not as an unknown flag.
 _DEPTH_FLAGS = {"-!": "--in_d", "-@": "--fil_d", "-#": "--conv_stride_d", "-$": "--pad_d",
                 "-%": "--trans_output_pad_d", "-^": "--dilation_d"}
+# 3-D command words other tools write for MIOpenDriver lines (MIOpenDriver itself has
+# none: its 3-D form is conv|convfp16|convbfp16 --spatial_dim 3, driver/main.cpp's base
+# arguments): refused as 3-D, naming MIOpenDriver's spelling, not as an unknown command.
+COMMANDS_3D = {"conv3d": "conv", "conv3dfp16": "convfp16", "conv3dbfp16": "convbfp16"}
+#: The rule a 3-D problem breaks (issue 37, item 4; docs/policy.md "Departures"): the
+#: engines' problem is 2-D, so a 3-D layer is refused here, where it is spelled, and never
+#: reaches the split-K policy, whose outcome for it is the reference's degree 1 (not split).
+SPATIAL_RULE = ("the kernels and the split-K policy are 2-D (NHWC; ConvProblem has no depth), so a 3-D "
+                "problem is not split (degree 1) and no binary runs it")
 _LONG = {long: short for short, (long, _) in _FLAGS.items()}
 _LONG.update({long: short for short, long in _DEPTH_FLAGS.items()})
 _LAYOUTS = ("--in_layout", "--fil_layout", "--out_layout", "-I", "-f", "-O")
@@ -262,6 +272,10 @@ def parse_words(toks: list, line: str | None = None) -> Layer:
     if not toks:
         raise ProblemInputError("empty command: expected conv, convfp16 or convbfp16")
     cmd = toks[0]
+    if cmd in COMMANDS_3D:
+        raise ProblemInputError(f"command '{cmd}' is a 3-D convolution, which is not supported: "
+                                f"{SPATIAL_RULE}; MIOpenDriver spells 3-D as "
+                                f"{COMMANDS_3D[cmd]} --spatial_dim 3 (-_ 3), refused the same way")
     fused = {} if cmd in FUSED_COMMANDS else None
     if cmd not in COMMANDS and fused is None:
         raise ProblemInputError(f"command '{shown(cmd)}' is not supported: expected conv, convfp16 or convbfp16"
@@ -321,7 +335,7 @@ def parse_words(toks: list, line: str | None = None) -> Layer:
     if spatial == 3:
         given = ", ".join(f"{f} {v}" for f, v in depth.items())
         raise ProblemInputError("a 3-D convolution (--spatial_dim 3" + (f"; depth flags {given}" if given else "")
-                                + ") is not supported: the kernels are 2-D (NHWC); only --spatial_dim 2")
+                                + f") is not supported: {SPATIAL_RULE}; only --spatial_dim 2")
     if depth:
         f0 = next(iter(depth))
         raise ProblemInputError(f"flag {shown(f0)} ({_DEPTH_FLAGS[f0]}) is a 3-D flag: it needs --spatial_dim 3, "

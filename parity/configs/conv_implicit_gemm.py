@@ -104,14 +104,17 @@ for _sk in (2, 4, 8, 32):
         for _epi in _EPIS:
             CONFIGS.append(Config(
                 f"spk{_sk}_{_pn}_{_epi}_64x64_bf16", arch="gfx1250",
-                spec={"split_k": _sk, "pipeline": _pipe, "num_load_waves": _lw, "epilogue": _epi}))
+                spec={"split_k": _sk, "split_k_cluster": 0, "pipeline": _pipe, "num_load_waves": _lw,
+                      "epilogue": _epi}))
 CONFIGS += [
     Config("spk4_mem_cshuffle_128x128_fp16", arch="gfx1250",
-           spec={"dtype": "fp16", "split_k": 4, "epilogue": "cshuffle", "tile_m": 128, "tile_n": 128}),
+           spec={"dtype": "fp16", "split_k": 4, "split_k_cluster": 0, "epilogue": "cshuffle", "tile_m": 128,
+                 "tile_n": 128}),
     Config("spk4_mem_default_64x64x64_fp16", arch="gfx1250",
-           spec={"dtype": "fp16", "split_k": 4, "tile_k": 64}),
+           spec={"dtype": "fp16", "split_k": 4, "split_k_cluster": 0, "tile_k": 64}),
     Config("spk8_wavelet2_cshuffle_64x64_bf16", arch="gfx1250",
-           spec={"split_k": 8, "pipeline": "wavelet", "num_load_waves": 2, "epilogue": "cshuffle"}),
+           spec={"split_k": 8, "split_k_cluster": 0, "pipeline": "wavelet", "num_load_waves": 2,
+                 "epilogue": "cshuffle"}),
 ]
 
 # -- cluster split-K (llvm23 only) ----------------------------------------------------------
@@ -144,7 +147,8 @@ CONFIGS += [
            per_flavor=reject_before_llvm23(_CLUSTER_FLAVOR)),
     # a 16x16 two-stage job of the AOT grid (mem, default epilogue, 16-byte vectors, one wave)
     Config("aot_spk2_mem_default_16x16x32_w1x1_bf16", arch="gfx1250",
-           spec={"split_k": 2, "tile_m": 16, "tile_n": 16, "tile_k": 32, "waves_m": 1, "waves_n": 1}),
+           spec={"split_k": 2, "split_k_cluster": 0, "tile_m": 16, "tile_n": 16, "tile_k": 32, "waves_m": 1,
+                 "waves_n": 1}),
 ]
 
 # -- fused split-K (issue 36): Stage 1 stores raw partials (the Stage-2 reduce applies the
@@ -153,7 +157,7 @@ CONFIGS += [
 for _i, _acc in enumerate(("bias", "scale", "relu", "clamp")):
     for _epi in _EPIS:
         CONFIGS.append(Config(f"fused_spk4_{_acc}_mem_{_epi}_64x64_bf16", arch="gfx1250",
-                              spec={"split_k": 4, "acc_epilogue": _acc, "epilogue": _epi}))
+                              spec={"split_k": 4, "split_k_cluster": 0, "acc_epilogue": _acc, "epilogue": _epi}))
         _s = (4, 3, 2, 8)[_i]
         CONFIGS.append(Config(f"fused_skc{_s}_{_acc}_mem_{_epi}_64x64_bf16", arch="gfx1250",
                               spec={"split_k": _s, "split_k_cluster": _s, "acc_epilogue": _acc, "epilogue": _epi},
@@ -161,7 +165,7 @@ for _i, _acc in enumerate(("bias", "scale", "relu", "clamp")):
 # bias then an activation: two-stage and the cluster fold at both epilogues, one each
 for _acc, _epis, _s in (("bias_relu", _EPIS, 4), ("bias_clamp", _EPIS[::-1], 2)):
     CONFIGS.append(Config(f"fused_spk4_{_acc}_mem_{_epis[0]}_64x64_bf16", arch="gfx1250",
-                          spec={"split_k": 4, "acc_epilogue": _acc, "epilogue": _epis[0]}))
+                          spec={"split_k": 4, "split_k_cluster": 0, "acc_epilogue": _acc, "epilogue": _epis[0]}))
     CONFIGS.append(Config(f"fused_skc{_s}_{_acc}_mem_{_epis[1]}_64x64_bf16", arch="gfx1250",
                           spec={"split_k": _s, "split_k_cluster": _s, "acc_epilogue": _acc, "epilogue": _epis[1]},
                           per_flavor=reject_before_llvm23(_CLUSTER_FLAVOR)))
@@ -224,17 +228,17 @@ CONFIGS += [
     Config("reject_lds_overflow_cshuffle", arch="gfx1250",
            spec={"tile_m": 512, "tile_n": 256, "tile_k": 32, "waves_m": 4, "waves_n": 4, "epilogue": "cshuffle"},
            expect=reject("LDS use of 532480 bytes exceeds the 327680 bytes of gfx1250")),
-    Config("reject_spk4_gfx950", arch="gfx950", spec={"split_k": 4},
+    Config("reject_spk4_gfx950", arch="gfx950", spec={"split_k": 4, "split_k_cluster": 0},
            expect=reject("arch gfx950 has no 16x16x32 WMMA (conv_implicit_gemm requires gfx1250)")),
     Config("reject_gfx942", arch="gfx942", spec={},
            expect=reject("arch gfx942 has no 16x16x32 WMMA (conv_implicit_gemm requires gfx1250)")),
     Config("reject_gfx1100", arch="gfx1100", spec={},
            expect=reject("arch gfx1100 has no 16x16x32 WMMA (conv_implicit_gemm requires gfx1250)")),
-    Config("reject_split_k_auto", arch="gfx1250", spec={"split_k": -1},
+    Config("reject_split_k_auto", arch="gfx1250", spec={"split_k": -1, "split_k_cluster": 0},
            expect=reject("split_k = -1 (auto) must be resolved before lowering")),
-    Config("reject_split_k0", arch="gfx1250", spec={"split_k": 0},
+    Config("reject_split_k0", arch="gfx1250", spec={"split_k": 0, "split_k_cluster": 0},
            expect=reject("split_k must be 1 (off) or greater than 1 (two-stage), got 0")),
-    Config("reject_split_k_neg2", arch="gfx1250", spec={"split_k": -2},
+    Config("reject_split_k_neg2", arch="gfx1250", spec={"split_k": -2, "split_k_cluster": 0},
            expect=reject("split_k must be 1 (off) or greater than 1 (two-stage), got -2")),
 ]
 CONFIGS += [
@@ -255,7 +259,7 @@ CONFIGS += [
     Config("reject_skc_neg1", arch="gfx1250", spec={"split_k": 4, "split_k_cluster": -1},
            expect=reject("split_k_cluster must be 0 (off) or 2..15, got -1"),
            per_flavor=reject_before_llvm23(_CLUSTER_FLAVOR)),
-    Config("reject_skc4_without_split", arch="gfx1250", spec={"split_k_cluster": 4},
+    Config("reject_skc4_without_split", arch="gfx1250", spec={"split_k": 1, "split_k_cluster": 4},
            expect=reject("split_k_cluster requires split_k > 1 (the two-stage ABI)"),
            per_flavor=reject_before_llvm23(_CLUSTER_FLAVOR)),
     Config("reject_name_prefix_digit", arch="gfx1250", spec={"name_prefix": "9x"},
@@ -269,7 +273,7 @@ CONFIGS += [
            expect=reject("spec field 'degree' is not a field of family 'conv_implicit_gemm'")),
     Config("reject_tile_m_str", arch="gfx1250", spec={"tile_m": "64"},
            expect=reject("spec field 'tile_m' must be an integer")),
-    Config("reject_split_k_bool", arch="gfx1250", spec={"split_k": True},
+    Config("reject_split_k_bool", arch="gfx1250", spec={"split_k": True, "split_k_cluster": 0},
            expect=reject("spec field 'split_k' must be an integer")),
     Config("reject_dtype_int", arch="gfx1250", spec={"dtype": 16},
            expect=reject("spec field 'dtype' must be a string or null")),
@@ -281,7 +285,7 @@ CONFIGS += [
 CONFIGS += [
     Config("plain_mem_default_va1_vb1_bf16", arch="gfx1250", spec={"vector_a": 1, "vector_b": 1}),
     Config("spk4_mem_cshuffle_va1_vb1_bf16", arch="gfx1250",
-           spec={"vector_a": 1, "vector_b": 1, "split_k": 4, "epilogue": "cshuffle"}),
+           spec={"vector_a": 1, "vector_b": 1, "split_k": 4, "split_k_cluster": 0, "epilogue": "cshuffle"}),
     Config("plain_wavelet4_cshuffle_va1_vb1_fp16", arch="gfx1250",
            spec={"dtype": "fp16", "pipeline": "wavelet", "num_load_waves": 4, "epilogue": "cshuffle",
                  "vector_a": 1, "vector_b": 1}),
@@ -293,7 +297,7 @@ CONFIGS += [
 CONFIGS += [
     Config("plain_mem_default_va3_vb3_bf16", arch="gfx1250", spec={"vector_a": 3, "vector_b": 3}),
     Config("spk4_mem_cshuffle_va3_vb3_bf16", arch="gfx1250",
-           spec={"vector_a": 3, "vector_b": 3, "split_k": 4, "epilogue": "cshuffle"}),
+           spec={"vector_a": 3, "vector_b": 3, "split_k": 4, "split_k_cluster": 0, "epilogue": "cshuffle"}),
     Config("plain_wavelet1_default_va3_vb3_fp16", arch="gfx1250",
            spec={"dtype": "fp16", "pipeline": "wavelet", "vector_a": 3, "vector_b": 3}),
     Config("plain_mem_cshuffle_va5_vb5_bf16", arch="gfx1250",

@@ -22,10 +22,10 @@ PLAIN_CSH = {"epilogue": "cshuffle"}
 PLAIN_WAVELET_BIAS = {"pipeline": "wavelet", "num_load_waves": 2, "epilogue": "cshuffle", "acc_epilogue": "bias"}
 PLAIN_FP16_RELU = {"dtype": "fp16", "tile_m": 128, "tile_n": 64, "acc_epilogue": "relu"}
 PLAIN_CLAMP_SCALE_V1 = {"acc_epilogue": "clamp", "vector_a": 1, "vector_b": 1}
-SPK = {"split_k": 2}
-SPK_CSH = {"split_k": 2, "epilogue": "cshuffle"}
-SPK_WAVELET = {"split_k": 2, "pipeline": "wavelet", "num_load_waves": 1, "epilogue": "cshuffle"}
-SPK_K64 = {"split_k": 2, "tile_k": 64, "epilogue": "cshuffle"}
+SPK = {"split_k": 2, "split_k_cluster": 0}
+SPK_CSH = {"split_k": 2, "split_k_cluster": 0, "epilogue": "cshuffle"}
+SPK_WAVELET = {"split_k": 2, "split_k_cluster": 0, "pipeline": "wavelet", "num_load_waves": 1, "epilogue": "cshuffle"}
+SPK_K64 = {"split_k": 2, "split_k_cluster": 0, "tile_k": 64, "epilogue": "cshuffle"}
 
 
 def skc(s, **kw):
@@ -155,7 +155,7 @@ CONFIGS = [
         {"N": 1, "C": 65536, "H": 4, "W": 4, "K": 65536, "Y": 1, "X": 1, "pad_h": 0, "pad_w": 0,
          "groups": 65536},
         expect=reject("grid z = 65536 (groups * ks_count) exceeds the HIP limit 65535")),
-    cfg("reject_grid_z_spk", {"split_k": 2, "vector_a": 1, "vector_b": 1},
+    cfg("reject_grid_z_spk", {"split_k": 2, "split_k_cluster": 0, "vector_a": 1, "vector_b": 1},
         {"N": 1, "C": 196608, "H": 4, "W": 4, "K": 196608, "Y": 3, "X": 3, "pad_h": 1, "pad_w": 1,
          "groups": 24576}, 32,
         expect=reject("grid z = 73728 (groups * ks_count) exceeds the HIP limit 65535")),
@@ -206,39 +206,39 @@ CONFIGS = [
         {"N": 1, "C": 1, "H": 2147483647, "W": 1, "K": 1, "Y": 1, "X": 1, "pad_h": 1, "pad_w": 0},
         expect=reject("kernel argument Ho = 2147483649 exceeds the i32 range (max 2147483647)")),
     # the binary must itself validate (conv_implicit_gemm's reason)
-    cfg("reject_binary_split_k_auto", {"split_k": -1}, SMALL_OUT, 4,
+    cfg("reject_binary_split_k_auto", {"split_k": -1, "split_k_cluster": 0}, SMALL_OUT, 4,
         expect=reject("degree must be left at 1 when split_k = -1 (the policy picks it), got 4")),
     # split_k = -1 (auto) is resolved for the problem before validation (docs/policy.md)
-    cfg("auto_small_out", {"split_k": -1}, SMALL_OUT),
-    cfg("auto_cshuffle_small_out", {"split_k": -1, "epilogue": "cshuffle"}, SMALL_OUT),
-    cfg("auto_resnet3x3", {"split_k": -1}, RESNET_3X3),
-    cfg("auto_pointwise_plain", {"split_k": -1}, ONE_BY_ONE),
-    cfg("auto_bias_plain", {"split_k": -1, "acc_epilogue": "bias"}, SMALL_OUT),
-    cfg("auto_patch16_c8_plain", {"split_k": -1}, PATCH16_C8),
+    cfg("auto_small_out", {"split_k": -1, "split_k_cluster": 0}, SMALL_OUT),
+    cfg("auto_cshuffle_small_out", {"split_k": -1, "split_k_cluster": 0, "epilogue": "cshuffle"}, SMALL_OUT),
+    cfg("auto_resnet3x3", {"split_k": -1, "split_k_cluster": 0}, RESNET_3X3),
+    cfg("auto_pointwise_plain", {"split_k": -1, "split_k_cluster": 0}, ONE_BY_ONE),
+    cfg("auto_bias_plain", {"split_k": -1, "split_k_cluster": 0, "acc_epilogue": "bias"}, SMALL_OUT),
+    cfg("auto_patch16_c8_plain", {"split_k": -1, "split_k_cluster": 0}, PATCH16_C8),
     cluster_cfg("auto_cluster_s4", skc(4, split_k=-1), SMALL_OUT, 1),
     # the explicit cluster request on a pointwise problem is rejected with the cluster reason before
     # llvm23 (never resolved to the plain binary); at llvm23 the pointwise rule resolves it to split_k 1,
     # which the cluster binary refuses
     cluster_cfg("auto_cluster_s4_pointwise", skc(4, split_k=-1), ONE_BY_ONE, 1,
                 expect=reject("split_k_cluster requires split_k > 1 (the two-stage ABI)")),
-    Config("reject_auto_gfx950", arch="gfx950", spec=dict(SMALL_OUT, split_k=-1),
+    Config("reject_auto_gfx950", arch="gfx950", spec=dict(SMALL_OUT, split_k=-1, split_k_cluster=0),
            expect=reject("arch gfx950 has no 16x16x32 WMMA (conv_implicit_gemm requires gfx1250)")),
-    cfg("reject_auto_groups3", {"split_k": -1}, dict(RESNET_3X3, groups=3),
+    cfg("reject_auto_groups3", {"split_k": -1, "split_k_cluster": 0}, dict(RESNET_3X3, groups=3),
         expect=reject("groups 3 must divide C 64 and K 64")),
     # fused split-K (issue 36): Stage 2 / the cluster fold carry the epilogue's arguments
-    cfg("binary_spk_bias", {"split_k": 4, "acc_epilogue": "bias"}, SMALL_OUT, 4),
-    cfg("binary_spk_scale", {"split_k": 4, "acc_epilogue": "scale"}, SMALL_OUT, 4),
-    cfg("binary_spk_relu", {"split_k": 4, "acc_epilogue": "relu"}, SMALL_OUT, 4),
-    cfg("binary_spk_clamp", {"split_k": 4, "acc_epilogue": "clamp"}, SMALL_OUT, 4),
+    cfg("binary_spk_bias", {"split_k": 4, "split_k_cluster": 0, "acc_epilogue": "bias"}, SMALL_OUT, 4),
+    cfg("binary_spk_scale", {"split_k": 4, "split_k_cluster": 0, "acc_epilogue": "scale"}, SMALL_OUT, 4),
+    cfg("binary_spk_relu", {"split_k": 4, "split_k_cluster": 0, "acc_epilogue": "relu"}, SMALL_OUT, 4),
+    cfg("binary_spk_clamp", {"split_k": 4, "split_k_cluster": 0, "acc_epilogue": "clamp"}, SMALL_OUT, 4),
     cluster_cfg("binary_skc4_bias", skc(4, acc_epilogue="bias"), SMALL_OUT, 4),
     cluster_cfg("binary_skc4_clamp", skc(4, acc_epilogue="clamp"), SMALL_OUT, 4),
     # bias then an activation (MIOpen -F 4 -m 3 / -m 7): bias and clamp arguments together
     cfg("plain_bias_clamp_resnet", {"acc_epilogue": "bias_clamp"}, RESNET_3X3),
-    cfg("binary_spk_bias_relu", {"split_k": 4, "acc_epilogue": "bias_relu"}, SMALL_OUT, 4),
-    cfg("binary_spk_bias_clamp", {"split_k": 4, "acc_epilogue": "bias_clamp"}, SMALL_OUT, 4),
+    cfg("binary_spk_bias_relu", {"split_k": 4, "split_k_cluster": 0, "acc_epilogue": "bias_relu"}, SMALL_OUT, 4),
+    cfg("binary_spk_bias_clamp", {"split_k": 4, "split_k_cluster": 0, "acc_epilogue": "bias_clamp"}, SMALL_OUT, 4),
     cluster_cfg("binary_skc4_bias_relu", skc(4, acc_epilogue="bias_relu"), SMALL_OUT, 4),
     # the seed keeps the reference rule: an auto fused layer resolves to 1 (docs/policy.md)
-    cfg("auto_clamp_plain", {"split_k": -1, "acc_epilogue": "clamp"}, SMALL_OUT),
+    cfg("auto_clamp_plain", {"split_k": -1, "split_k_cluster": 0, "acc_epilogue": "clamp"}, SMALL_OUT),
     cfg("reject_binary_tile_k16", {"tile_k": 16}, SMALL_OUT,
         expect=reject("tile must be a multiple of the WMMA shape 16x16x32 (tile_m, tile_n multiples of 16, "
                       "tile_k a multiple of 32, each at most 1024), got 64x64x16")),
@@ -259,7 +259,8 @@ STEM = {"N": 1, "C": 3, "H": 224, "W": 224, "K": 64, "Y": 7, "X": 7, "stride_h":
         "pad_h": 3, "pad_w": 3}
 CONFIGS += [
     cfg("plain_stem_va3", {"vector_a": 3, "vector_b": 3}, STEM),
-    cfg("spk4_stem_va3", {"split_k": 4, "vector_a": 3, "vector_b": 3, "epilogue": "cshuffle"}, STEM, 4),
+    cfg("spk4_stem_va3", {"split_k": 4, "split_k_cluster": 0, "vector_a": 3, "vector_b": 3, "epilogue": "cshuffle"},
+        STEM, 4),
     cfg("plain_c6_groups2_va6", {"vector_a": 6, "vector_b": 6}, dict(STEM, C=12, K=64, groups=2)),
     cfg("reject_va3_cpg6", {"vector_a": 3, "vector_b": 3}, dict(STEM, C=6),
         expect=reject("vector_a 3 loads one padded pixel of 3 channels: it needs cpg = 3, got cpg 6")),

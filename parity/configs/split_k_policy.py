@@ -43,6 +43,9 @@ def resnet(N):
 
 def cfg(name, problem, arch="gfx1250", expect=None, **spec):
     kw = {"expect": expect} if expect is not None else {}
+    if "split_k" in spec or "split_k_cluster" in spec:
+        # a spec gives both split-K fields or neither (spec_front.SPLIT_K_FIELDS): the family's defaults
+        spec = dict({"split_k": -1, "split_k_cluster": 0}, **spec)
     return Config(name, arch=arch, spec=dict(problem, **spec), **kw)
 
 

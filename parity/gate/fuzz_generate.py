@@ -27,6 +27,11 @@ of a field, each drawn from one category:
 * ``missing`` (the field is dropped) and ``unknown`` (a key no family has,
   also a non-str key).
 
+A value mutation of ``split_k`` or ``split_k_cluster`` adds the other at its
+default when the spec lacks it (a spec gives both or neither, spec_front's
+pair rule), so the value reaches the field's rules; ``missing`` on one of a
+given pair exercises the pair rule.
+
 Besides the shipped configs, :data:`EXTRA_BASES` seeds specs no config holds
 (configs would add golden entries): ir_core's ``float_field`` kernel with a few
 ``value`` values, so the float field reaches a kernel name and the IR.
@@ -43,6 +48,7 @@ from functools import lru_cache
 from parity.gate.fuzz_values import LyingFloat, LyingInt, LyingStr, float_from_bits
 from parity.config import load_families
 import python_engine
+import spec_front
 
 ARCHES = ("gfx1250", "gfx942", "gfx950", "gfx1100", "gfx1201")
 FLAVORS = ("llvm20", "llvm22", "llvm23", "llvm24")
@@ -195,6 +201,18 @@ _CAT_NAMES = tuple(c for c, _ in _CATEGORIES)
 _CAT_WEIGHTS = tuple(w for _, w in _CATEGORIES)
 
 
+def _pair(info: FamilyInfo, spec: dict, name: str) -> None:
+    """A value mutation of one split-K field gives its partner too (its default)
+    when the spec lacks it, so the mutated value reaches the field's own rules;
+    the ``missing`` category still drops one of the pair (the pair rule,
+    spec_front.group_reason)."""
+    group = spec_front.group_fields(tuple(f.name for f in info.fields))
+    if name in group:
+        for f in info.fields:
+            if f.name in group and f.name not in spec:
+                spec[f.name] = f.default
+
+
 def generate(seed: int, family: str, index: int) -> tuple:
     """Spec ``index`` of ``family``: ``(spec, arch, flavor, categories)``."""
     rng = random.Random(f"{seed}/{family}/{index}")
@@ -219,6 +237,7 @@ def generate(seed: int, family: str, index: int) -> tuple:
             spec[rng.choice(_UNKNOWN_KEYS)] = rng.choice((1, "x", None))
         else:
             spec[f.name] = mutate_value(rng, f, cat)
+            _pair(info, spec, f.name)
     r = rng.random()
     if r < 0.04:
         arch = rng.choice(ARCHES)

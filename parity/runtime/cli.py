@@ -142,9 +142,9 @@ def overrides(ns) -> dict:
             raise UsageError(f"--cluster must be a slice count >= 2, got {ns.cluster!r}")
         spec.update(split_k=s, split_k_cluster=s)  # given: refused, never silently replaced
     elif split_mode(ns) in ("auto", "policy", "sweep"):
-        spec.update(split_k=-1)
+        spec.update(split_k=-1, split_k_cluster=0)
     else:
-        spec.update(split_k=split_mode(ns))
+        spec.update(split_k=split_mode(ns), split_k_cluster=0)
     if ns.tile is not None:
         spec.update(zip(("tile_m", "tile_n", "tile_k"), _ints("--tile", ns.tile, 3, "64x64x32")))
     if ns.waves is not None:

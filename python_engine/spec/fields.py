@@ -90,8 +90,10 @@ def normalize(family: str, fields: tuple, spec) -> dict:
 
     ``family`` is the family's own name (the registry's str, never a caller's
     object: a reason formats it). Raises SpecRejected for a spec that is not
-    a dict, an unknown field, or a value of the wrong kind (first offending
-    field in spec order)."""
+    a dict, an unknown field, a spec that sets some of the split-K fields
+    (``split_k``, ``split_k_cluster``: :data:`spec_front.SPLIT_K_FIELDS`) but
+    lacks another (naming the missing field; issue 37), or a value of the
+    wrong kind (first offending field in spec order), in that order."""
     family = str.__str__(family)
     if not isinstance(spec, dict):
         raise SpecRejected(f"spec for family '{family}' must be a mapping of field names to values")
@@ -99,6 +101,9 @@ def normalize(family: str, fields: tuple, spec) -> dict:
     for k in spec:
         if k not in names:
             raise SpecRejected(unknown_field_reason(family, k))
+    r = spec_front.group_reason(spec_front.group_fields(names), spec)
+    if r:
+        raise SpecRejected(r)
     out = {}
     for f in fields:
         v = exact(spec.get(f.name, f.default))
