@@ -25,6 +25,7 @@ from parity.cli.common import Parser  # noqa: E402
 from parity.mutate import operators as OPS  # noqa: E402
 from parity.sim import cover  # noqa: E402
 from parity.sim import numerics as N  # noqa: E402
+from parity.sim.plans import conv_implicit_gemm as CONV_PLAN
 
 KINDS = ("cmp_negate", "cmp_boundary", "select_swap")
 BLOCKS = ("prologue", "kloop", "kwalk", "tap_pro", "tap_loop")
@@ -42,7 +43,7 @@ def block_of(lines: list) -> list:
     return out
 
 
-_TODAY = (cover.conv_deep_problems, cover.data_mode, N.CK.fold_model_check)
+_TODAY = (cover.conv_deep_problems, cover.data_mode, CONV_PLAN.CK.fold_model_check)
 
 
 def _problem_set(when: str) -> None:
@@ -52,9 +53,9 @@ def _problem_set(when: str) -> None:
     if when == "before":
         cover.conv_deep_problems = lambda full: ()
         cover.data_mode = lambda name: "gauss"
-        N.CK.fold_model_check = lambda *a: (lambda b: [])
+        CONV_PLAN.CK.fold_model_check = lambda *a: (lambda b: [])
     else:
-        cover.conv_deep_problems, cover.data_mode, N.CK.fold_model_check = _TODAY
+        cover.conv_deep_problems, cover.data_mode, CONV_PLAN.CK.fold_model_check = _TODAY
 
 
 def _judge(job):
@@ -69,11 +70,11 @@ def _deep_only(job):
     """First failure of a mutant on the K-deep problems alone."""
     cfg, spec, arch, text = job
     _problem_set("after")
-    full = {f.name: spec.get(f.name, f.default) for f in N.C.FIELDS}
+    full = {f.name: spec.get(f.name, f.default) for f in CONV_PLAN.C.FIELDS}
     lw = N.TextLowerer("conv_implicit_gemm", spec, arch, text)
     lw.max_instructions = "per wave"
     try:
-        for c in N.conv_cases(spec, arch, lw, problems=cover.conv_deep_problems(full)):
+        for c in CONV_PLAN.conv_cases(spec, arch, lw, problems=cover.conv_deep_problems(full)):
             if isinstance(c, N.Case):
                 probs, _ = N.run_case(c, lw, c.orders)
                 if probs:

@@ -78,6 +78,7 @@ def _workloads() -> list:
     """The two benchmark launches of this checkout: (name, text, grid, block, cluster, args)."""
     import python_engine.api as api
     from parity.sim import numerics as N
+    from parity.sim.plans import conv_implicit_gemm as CONV_PLAN
     text = api.lower("conv_fwd_split_k_reduce", {"dtype": "bf16", "vector": 4, "threads": 256, "degree": 0},
                      "gfx1250", "llvm23").text
     M, K, ks = 61, 70, 4
@@ -86,7 +87,7 @@ def _workloads() -> list:
     out = [("reduce", text, (-(-M * K // 1024), 1, 1), 256, None,
             {"ws_ptr": ws, "ws_bytes": ws.nbytes, "d_ptr": d, "d_bytes": d.nbytes, "M": M, "K": K, "ks_count": ks})]
     spec = N._with_defaults("conv_implicit_gemm", {})
-    case = N.conv_cases(spec, "gfx1250")[0]
+    case = CONV_PLAN.conv_cases(spec, "gfx1250", N._Lowerer())[0]
     la = case.launches[0]
     ctext = api.lower("conv_implicit_gemm", {}, "gfx1250", "llvm23").text
     out.append(("conv", ctext, la.grid, la.block, la.cluster,
@@ -158,11 +159,12 @@ def _items_cost(names: list) -> int:
     item 5), its other bit-exact cases (item 3, ``cover.data_mode``) and the rest."""
     from parity.sim import cover
     from parity.sim import numerics as N
+    from parity.sim.plans import conv_implicit_gemm as CONV_PLAN
     lw = N._Lowerer()
     for name in names:
         fam, cfg, spec, arch = N.find_config(name)
         tot = {"K-deep (item 5)": [0.0, 0], "bit-exact (item 3)": [0.0, 0], "other": [0.0, 0]}
-        for case in N.conv_cases(N._with_defaults(fam, spec), arch, lw):
+        for case in CONV_PLAN.conv_cases(N._with_defaults(fam, spec), arch, lw):
             if not isinstance(case, N.Case):
                 continue
             kind = "K-deep (item 5)" if case.name.startswith("deep_") else \

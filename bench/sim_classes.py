@@ -47,7 +47,7 @@ def class_times(refs=SAMPLE) -> dict:
     for r in refs:
         fam, name, spec, arch = N.find_config(r)
         spec = N._with_defaults(fam, spec)
-        cases = N.conv_cases(spec, arch, low) if fam == "conv_implicit_gemm" else N.PLANS[fam][0](spec, arch)
+        cases = N.PLANS[fam].cases(spec, arch, low)
         for c in cases:
             if not isinstance(c, N.Case):
                 continue

@@ -10,7 +10,7 @@ from .ir import origin as _origin
 from .ir.printer import line_origins, print_module
 from .policy import aot
 from .spec.fields import SpecRejected, normalize, unknown_family_reason
-from .targets import intrinsics
+from .ir import intrinsics
 from .targets.arch import ARCHES
 from .targets.flavors import FLAVORS, find_flavor, unknown_flavor_reason
 from .targets.target import resolve_target

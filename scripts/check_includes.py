@@ -5,8 +5,8 @@ The layers, bottom to top (DESIGN.md section 1; docs/cpp_engine.md "Layers"):
 
     1 spec       spec/            fields, rejection
     2 ir base    ir/types, ir/constants, ir/values, ir/origin
-    3 targets    targets/         arch, flavors, intrinsics, target
-    4 ir build   ir/function, ir/builder, ir/printer
+    3 targets    targets/         arch, flavors, target
+    4 ir build   ir/function, ir/builder, ir/printer, ir/intrinsics
     5 kernels    kernels/         one module per kernel (admission, lowering)
     6 policy     policy/          split-K policy, identity, AOT grid, folding, perf model
     7 families   families/        text families and resolvers over kernels + policy
@@ -35,7 +35,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...] | None, int, str], ...] = (
     ("spec", None, 1, "spec"),
     ("ir", ("types", "constants", "values", "origin"), 2, "ir base"),
     ("targets", None, 3, "targets"),
-    ("ir", ("function", "builder", "printer"), 4, "ir build"),
+    ("ir", ("function", "builder", "printer", "intrinsics"), 4, "ir build"),
     ("kernels", None, 5, "kernels"),
     ("policy", None, 6, "policy"),
     ("families", None, 7, "families"),

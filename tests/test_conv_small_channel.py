@@ -1,7 +1,7 @@
 """The small-channel path of conv_implicit_gemm (padded-pixel vector widths 3, 5, 6,
 7; docs/conv_implicit_gemm.md "Small-channel path"): the load pieces, the padded
 reduction conv_launch slices, its admission rule, and the emitted loads, in both
-engines (the ``engine`` fixture). Numerics: parity/sim/numerics.py CONV_PROBLEMS
+engines (the ``engine`` fixture). Numerics: parity/sim/plans/conv_implicit_gemm.py CONV_PROBLEMS
 (c3_dil, c5_pad, c6_groups, c7_pad, stem7x7) on the va3/va5/va6/va7 gate configs."""
 import re
 

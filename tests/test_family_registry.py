@@ -27,7 +27,7 @@ import python_engine
 from cpp_engine import _binding
 from parity.config import load_families
 from parity.gate.fuzz_generate import families as fuzz_families
-from parity.sim.numerics import PLANS
+from parity.sim.plans import PLANS, stray_plans
 from python_engine.families.registry import FAMILY_MODULES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -61,7 +61,7 @@ def test_family_is_complete(mod):
     if not (ROOT / "golden" / f"{name}.json").is_file():
         missing.append(f"golden shard golden/{name}.json (parity write)")
     if fam is not None and (name in PLANS) == bool(fam.numerics_opt_out):
-        missing.append("exactly one of: a numerics plan (parity/sim/numerics.py PLANS) or NUMERICS_OPT_OUT "
+        missing.append(f"exactly one of: a numerics plan (parity/sim/plans/{name}.py) or NUMERICS_OPT_OUT "
                        f"with its reason in parity/configs/{name}.py")
     if not (ROOT / "cpp_engine/include/cpp_engine" / f"{name}.h").is_file():
         missing.append(f"C header cpp_engine/include/cpp_engine/{name}.h")
@@ -76,6 +76,13 @@ def test_family_is_complete(mod):
         missing.append(f"a row | `{name}` | in the table of docs/families.md")
     assert not missing, f"family {name} lacks: " + "; ".join(missing)
 
+
+
+def test_every_plan_module_is_a_family_s():
+    """A plan module is found by its name (parity/sim/plans): one named after no
+    family (a typo, a removed family) would never run."""
+    assert stray_plans(python_engine.FAMILIES) == []
+    assert set(PLANS) == {f.name for f in load_families() if not f.numerics_opt_out}
 
 def test_docs_table_lists_the_families_in_registry_order():
     docs = (ROOT / "docs/families.md").read_text()

@@ -164,7 +164,8 @@ def test_llvmlite_parses_and_verifies():
 
 
 def test_numerics_plan_checks_the_stored_bits():
-    from parity.sim.numerics import ir_core_cases, run_case, run_config, _Lowerer
+    from parity.sim.numerics import run_case, run_config, _Lowerer
+    from parity.sim.plans.ir_core import ir_core_cases
     for value, _ in ACCEPTED:
         if isinstance(value, LyingFloat):
             continue

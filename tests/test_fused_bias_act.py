@@ -9,6 +9,7 @@ import pytest
 
 import python_engine as E
 from parity.sim import numerics as N
+from parity.sim.plans import conv_fwd_split_k_reduce as REDUCE_PLAN
 from parity.sim import reference as ref
 from parity.sim.numerics_fused import CALLER, epilogue_f32
 
@@ -49,7 +50,7 @@ def test_fused_stage2_is_the_unfused_sum_then_numpy_epilogue_then_rne(acc, degre
     relu (x < 0 -> 0) or clamp to the caller's bounds, each step in float32, then
     round-to-nearest-even to bf16."""
     spec = {"dtype": "bf16", "vector": 4, "threads": 64, "degree": degree, "acc_epilogue": acc}
-    cases = N.reduce_cases(spec, ARCH)
+    cases = REDUCE_PLAN.reduce_cases(spec, ARCH)
     assert len(cases) >= 4
     lo, hi = np.float32(CALLER["clamp_lo"]), np.float32(CALLER["clamp_hi"])
     changed = 0

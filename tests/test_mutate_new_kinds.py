@@ -12,6 +12,8 @@ from parity.mutate import lies as LIES
 from parity.mutate import operators as OPS
 from parity.mutate import run as R
 from parity.sim import numerics as N
+from parity.sim.plans import conv_fwd_split_k_reduce as REDUCE_PLAN
+from parity.sim.plans import conv_implicit_gemm as CONV_PLAN
 
 ARCH = "gfx1250"
 RED = ("conv_fwd_split_k_reduce", "bf16_v1_t64_d0")
@@ -88,7 +90,7 @@ def test_fused_reduce_kernarg_slip_is_killed_by_the_launch_route(name, field):
     kernarg offset one unit off is refused against the code object's ``.args``."""
     fam = "conv_fwd_split_k_reduce"
     _, _, spec, arch = _cfg(fam, name)
-    cases = [c for c in N.reduce_cases(N._with_defaults(fam, spec), arch) if isinstance(c, N.Case)]
+    cases = [c for c in REDUCE_PLAN.reduce_cases(N._with_defaults(fam, spec), arch) if isinstance(c, N.Case)]
     assert cases and all(la.variant == "reduce" and la.acc_epilogue != "identity"
                          for c in cases for la in c.launches)
     job = _job(fam, name, "launch_plan", lambda s: s[1] == field)
@@ -150,9 +152,9 @@ def test_tall_dilated_padded_problem_kills_the_kloop_row_pad_survivor():
     site = next(s for s in OPS.sites(t, "kloop_cmp") if s[1] == "cmp_boundary"
                 and lines[s[0]].startswith("  %a_hok796 = icmp ult"))
     job = R.Job(fam, name, full, arch, t, OPS.apply(t, "kloop_cmp", site))
-    prob = next(p for p in N.CONV_PROBLEMS if p[0] == "tall_dil_pad")
+    prob = next(p for p in CONV_PLAN.CONV_PROBLEMS if p[0] == "tall_dil_pad")
     lw = R.mutant_lowerer(job)
-    case = next(c for c in N.conv_cases(full, arch, lw, problems=(prob,)) if isinstance(c, N.Case))
+    case = next(c for c in CONV_PLAN.conv_cases(full, arch, lw, problems=(prob,)) if isinstance(c, N.Case))
     probs, _ = N.run_case(case, lw, case.orders)
     assert probs and "outside the tolerance" in probs[0], probs
 

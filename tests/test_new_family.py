@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from parity.app import new_family as NF
+from parity.app import new_family_done as NFD
 
 REPO = Path(__file__).resolve().parent.parent
 CMAKE = shutil.which("cmake") or str(Path(sys.executable).parent / "cmake")
@@ -83,7 +84,7 @@ def copy(tmp_path_factory) -> Copy:
     (shim / "sitecustomize.py").write_text(SHIM)
     c = Copy(_copy_checkout(base / "repo"), shim)
     for name, like in FAMILIES.items():
-        c.scaffold[name] = c.parity("new-family", name, "--like", like, check=True)
+        c.scaffold[name] = c.parity("new-family", name, "--like", like, "--no-tests", check=True)
     build, prefix = base / "build", base / "prefix"
     gen = ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={NINJA}"] if Path(NINJA).exists() else []
     for cmd in ([CMAKE, "-S", str(c.root), "-B", str(build), *gen, "-DCMAKE_BUILD_TYPE=Release",
@@ -114,11 +115,14 @@ def test_the_scaffold_writes_every_file_once_and_names_its_twin(copy):
         out = copy.scaffold[name].stdout
         written = [ln.split()[1] for ln in out.splitlines() if ln.startswith("  wrote  ")]
         edited = [ln.split()[1] for ln in out.splitlines() if ln.startswith("  edited ")]
-        assert len(written) == 6 and len(edited) == 3, out
+        assert (len(written), len(edited)) == ((7, 4) if name == "demo_ir" else (6, 3)), out
+        assert (".ci/opt_sample.txt" in edited) == (name == "demo_ir"), out
+        assert ("parity/sim/plans/demo_ir.py" in written) == (name == "demo_ir"), out
         for rel in written:
             first = (copy.root / rel).read_text().splitlines()[0]
-            assert "twin" in first.lower() or rel.startswith("parity/configs/"), f"{rel}: {first}"
+            assert "twin" in first.lower() or rel.startswith(("parity/configs/", "parity/sim/plans/")), f"{rel}: {first}"
         assert f"parity write --only {name}" in out and f"parity check --only {name}" in out
+        assert "not run (--no-tests)" in out and "tests/test_family_registry.py" in out, out
     assert not list(copy.root.rglob("*.new-family-*.tmp"))
 
 
@@ -204,4 +208,32 @@ def test_a_template_whose_fields_cannot_build_gives_the_minimal_spec(tmp_path):
     text = NF.plan(root, "tiny", "conv_launch")  # a text family: any int/str fields will do
     assert text.kind == "text" and text.note == "" and len(text.fields) == 30
     assert 'OUTPUT = "text"' in text.new["parity/configs/tiny.py"]
-    assert "TODO" in ir.new["parity/configs/tiny.py"].split("NUMERICS_OPT_OUT = ")[1].splitlines()[0]
+    assert "NUMERICS_OPT_OUT" not in ir.new["parity/configs/tiny.py"]  # an IR family gets a plan instead
+    plan = ir.new["parity/sim/plans/tiny.py"]
+    assert "model: parity/sim/plans/conv_implicit_gemm.py" in plan and 'TOLERANCE = "TODO(tiny)' in plan
+    assert "parity/sim/plans/tiny.py" not in text.new and "NUMERICS_OPT_OUT" in text.new["parity/configs/tiny.py"]
+
+
+def test_the_skeleton_plan_runs_in_the_numerics_oracle(copy, gate):
+    r = copy.parity("numerics", "--only", "demo_ir", "-v")
+    assert r.returncode == 0 and "PASS demo_ir/defaults: 1 cases, 1 launches" in r.stdout, r.stdout + r.stderr
+
+
+def test_done_runs_write_then_every_family_sensitive_test(tmp_path, monkeypatch, capsys):
+    tests = NFD.family_tests(REPO)
+    for f in ("tests/test_family_registry.py", "tests/test_fuzz.py", "tests/test_twins.py",
+              "tests/test_new_family.py", "tests/test_determinism.py", "tests/test_sim_plans.py"):
+        assert f in tests, tests
+    assert "tests/test_sim_shadow.py" not in tests  # names no family list
+    ran = []
+
+    class Done:
+        def __init__(self, rc):
+            self.returncode = rc
+
+    assert NFD.run_done(REPO, "toy", run=lambda argv, cwd: ran.append(argv) or Done(0)) == 0
+    assert [a[1:6] for a in ran] == [["-m", "parity", "write", "--only", "toy"], ["-m", "pytest", "-q", "-n", "0"]]
+    assert ran[1][-len(tests):] == tests and capsys.readouterr().out.endswith("every family-sensitive test passes\n")
+    ran.clear()
+    assert NFD.run_done(REPO, "toy", run=lambda argv, cwd: ran.append(argv) or Done(3)) == 1
+    assert len(ran) == 1 and "not done: `python -m parity write --only toy` failed (exit 3)" in capsys.readouterr().out

@@ -14,6 +14,7 @@ import python_engine
 from parity.config import load_families
 from parity.proof import domain as D
 from parity.proof import prove_module
+from parity.sim.plans import PLANS
 from parity.proof.assumptions import TABLE, table_lines
 from parity.sim import rsrc
 
@@ -104,7 +105,10 @@ def test_todays_kernels_prove_aligned(family):
         inb += len(r.proved_in_bounds)
         assert len(r.proved_aligned) == len(r.accesses)
         assert len(r.proved_in_bounds) + len(r.left_to_sampling) == len(r.accesses)
-    assert n > 0 and acc > n
+    # a family fresh from `parity new-family` (its plan's TOLERANCE still a TODO) has the
+    # skeleton's empty kernel: nothing to prove yet
+    skeleton = PLANS[family].tolerance.startswith("TODO(")
+    assert n > 0 and (acc > n or skeleton)
     if family == "conv_implicit_gemm":
         assert inb > 0  # the LDS accesses are bounded by the interval argument
 
@@ -195,8 +199,9 @@ def test_buffer_accesses_checked_against_the_arch_table(monkeypatch):
     assert any("needs align 4" in f and "proved align 2" in f for f in r.failures)
     from parity.sim import Misaligned
     from parity.sim import numerics as N
+    from parity.sim.plans import conv_implicit_gemm as CONV_PLAN
     low = N._Lowerer()
-    case = next(x for x in N.conv_cases(N._with_defaults("conv_implicit_gemm", dict(c.spec)), c.arch, low)
+    case = next(x for x in CONV_PLAN.conv_cases(N._with_defaults("conv_implicit_gemm", dict(c.spec)), c.arch, low)
                 if isinstance(x, N.Case))
     with pytest.raises(Misaligned, match="BUFFER_UNALIGNED"):
         N.run_case(case, low, orders=("forward",))

@@ -14,6 +14,7 @@ from parity.sim import Kernel
 from parity.sim import coverage as COV
 from parity.sim import cover
 from parity.sim import numerics as N
+from parity.sim.plans import conv_implicit_gemm as CONV_PLAN
 
 ARCH = "gfx1250"
 
@@ -129,10 +130,10 @@ def _conv_problem_run(spec, names, edit=lambda t: t):
     full = N._with_defaults("conv_implicit_gemm", spec)
     text = edit(api.lower("conv_implicit_gemm", full, ARCH, "llvm23").text)
     lw = N.TextLowerer("conv_implicit_gemm", full, ARCH, text)
-    probs = [p for p in N.CONV_PROBLEMS + N.cluster_problems(full["split_k_cluster"], full["tile_k"])
+    probs = [p for p in CONV_PLAN.CONV_PROBLEMS + CONV_PLAN.cluster_problems(full["split_k_cluster"], full["tile_k"])
              + cover.conv_cover_problems(full) if p[0] in names]
     out = []
-    for case in N.conv_cases(full, ARCH, lw, problems=probs):
+    for case in CONV_PLAN.conv_cases(full, ARCH, lw, problems=probs):
         if isinstance(case, N.Case):
             got, _ = N.run_case(case, lw)
             out += [f"{case.name}: {p}" for p in got]

@@ -13,6 +13,8 @@ from parity.sim import checks as CK
 from parity.sim import cover
 from parity.sim import launch_route as LR
 from parity.sim import numerics as N
+from parity.sim.plans import conv_fwd_split_k_reduce as REDUCE_PLAN
+from parity.sim.plans import conv_implicit_gemm as CONV_PLAN
 from parity.sim.errors import SimError
 from parity.sim.kernel import Kernel
 
@@ -56,7 +58,7 @@ def test_kernarg_layout_of_compiled_code_object_matches():
 
 def _reduce_case(M=7, K=9, ks=3):
     spec = {"dtype": "bf16", "vector": 4, "threads": 256, "degree": 0}
-    return N.reduce_cases(spec, ARCH)[0], spec
+    return REDUCE_PLAN.reduce_cases(spec, ARCH)[0], spec
 
 
 def test_reduce_case_runs_through_the_packer():
@@ -80,7 +82,7 @@ def test_abi_list_slip_is_refused_by_name_and_fails_by_numbers(monkeypatch):
             a[i], a[j] = a[j], a[i]
         return tuple(a)
     monkeypatch.setattr(conv_abi, "args", swapped)
-    case = next(c for c in N.reduce_cases({"dtype": "bf16", "vector": 4, "threads": 256, "degree": 0}, ARCH)
+    case = next(c for c in REDUCE_PLAN.reduce_cases({"dtype": "bf16", "vector": 4, "threads": 256, "degree": 0}, ARCH)
                 if c.name == "M7_K9_ks2")
     with pytest.raises(LR.KernargError, match="the runtime refuses the launch: .*argument K is at offset"):
         N.run_case(case, N._Lowerer())
@@ -192,17 +194,18 @@ def test_deep_problems_are_deep_for_every_config():
     one is admitted."""
     low = N._Lowerer()
     for fam, name, spec, arch in N.accepted_configs(["conv_implicit_gemm"]):
-        full = {f.name: v for f, v in zip(N.C.FIELDS, (N._with_defaults(fam, spec)[f.name] for f in N.C.FIELDS))}
+        fields = CONV_PLAN.C.FIELDS
+        full = {f.name: v for f, v in zip(fields, (N._with_defaults(fam, spec)[f.name] for f in fields))}
         admitted = 0
         for p in cover.conv_deep_problems(full):
             pname, Nn, Cc, H, W, K, Y, X, st, pd, dl, G = p
             prob = dict(N=Nn, C=Cc, H=H, W=W, K=K, Y=Y, X=X, stride_h=1, stride_w=1, pad_h=pd[0], pad_w=pd[1],
                         dil_h=1, dil_w=1, groups=G)
-            text, reason = low.launch_plan({**full, **prob, "degree": N.conv_degree(full)}, arch)
+            text, reason = low.launch_plan({**full, **prob, "degree": CONV_PLAN.conv_degree(full)}, arch)
             if reason:
                 continue
             admitted += 1
-            assert cover.deep_slicing_problem(full, N.parse_launch_plan(text)) is None, (name, pname)
+            assert cover.deep_slicing_problem(full, CONV_PLAN.parse_launch_plan(text)) is None, (name, pname)
         assert admitted >= 2, name
 
 

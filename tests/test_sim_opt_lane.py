@@ -10,6 +10,7 @@ import pytest
 import python_engine as E
 from parity.sim import Kernel, Poison, SimError
 from parity.sim import numerics as N
+from parity.sim.plans import conv_fwd_split_k_reduce as REDUCE_PLAN
 from parity.sim import optimised as O
 
 ATTR = '\nattributes #0 = { "amdgpu-flat-work-group-size"="32,32" "uniform-work-group-size"="true" }\n'
@@ -162,7 +163,7 @@ def test_what_the_emulator_cannot_run_is_a_named_failure(monkeypatch):
         return out.replace("  ret void", "  %bad = call i32 @llvm.bitreverse.i32(i32 %M)\n  ret void", 1), cached
     monkeypatch.setattr(O, "optimise", fake)
     lane = O.Lane(N._Lowerer)
-    case = N.reduce_cases(spec, arch)[0]
+    case = REDUCE_PLAN.reduce_cases(spec, arch)[0]
     probs, _ = N.run_case(lane.wrap_case(case, N.run_case), N._Lowerer(), case.orders)
     assert len(probs) == 1 and probs[0].startswith(
         "optimised module (opt -O3): Unsupported: intrinsic llvm.bitreverse.i32 is not implemented by the emulator")

@@ -19,9 +19,14 @@ idiom; neither is translated from the other):
   ``cpp_engine/include/cpp_engine/NAME.h`` (C struct ``cpe_NAME_spec``,
   ``cpe_NAME_spec_default``, ``cpe_NAME_validate``, ``cpe_NAME_lower``),
   ``cpp_engine/src/api/NAME.cpp`` and the ``families.def`` row;
-* the gate: ``parity/configs/NAME.py`` (one placeholder config,
-  ``NUMERICS_OPT_OUT``; ``OUTPUT = "text"`` for a text family) and the
-  ``docs/families.md`` table row and section.
+* the gate: ``parity/configs/NAME.py`` (one placeholder config; a text family:
+  ``OUTPUT = "text"`` and ``NUMERICS_OPT_OUT``), an IR family's numerics plan
+  ``parity/sim/plans/NAME.py`` (parity/app/new_family_done.py: the skeleton kernel
+  run by the emulator) and the ``docs/families.md`` table row and section.
+
+Then, unless ``--no-tests``, it runs ``parity write --only NAME`` and every
+family-sensitive test (parity/app/new_family_done.py) and says done only when
+they pass.
 
 The rules are placeholders that every field reaches (a str field may not be
 null, an int field is a 32-bit integer, ``threads`` of an IR family is a
@@ -45,6 +50,7 @@ from string import Template
 from parity.cli.common import EXIT_USAGE, ERROR_PREFIX
 from parity.config import load_families
 from parity.base.project import find_project_root
+from parity.app.new_family_done import done_commands, opt_sample_edit, render_plan, run_done, shown_command
 from python_engine.facts import FAMILY_BY_NAME as BY_NAME, FAMILY_MODULES as FAMILIES
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
@@ -571,15 +577,9 @@ CONFIGS = [
 
 
 def render_configs(name: str, kind: str) -> str:
-    if kind == "ir":
-        output = ""
-        opt_out = ('# TODO($name): write a numerics plan in parity/sim/numerics.py PLANS (docs/contributing.md),\n'
-                   '# then delete NUMERICS_OPT_OUT.\n'
-                   'NUMERICS_OPT_OUT = "TODO: no numerics plan yet (skeleton of parity new-family)"\n')
-        opt_out = opt_out.replace("$name", name)
-    else:
-        output = 'OUTPUT = "text"  # lower() returns text, not an LLVM module: parity verify skips it\n'
-        opt_out = 'NUMERICS_OPT_OUT = "text family: no IR to run"\n'
+    output, opt_out = ("", "") if kind == "ir" else (  # an IR family's plan: parity/sim/plans/NAME.py
+        'OUTPUT = "text"  # lower() returns text, not an LLVM module: parity verify skips it\n',
+        'NUMERICS_OPT_OUT = "text family: no IR to run"\n')
     return CONFIGS.substitute(name=name, layer="kernels" if kind == "ir" else "families",
                               output=output, opt_out=opt_out)
 
@@ -656,7 +656,7 @@ def family_paths(name: str) -> list:
             f"cpp_engine/src/kernels/{name}", f"cpp_engine/src/families/{name}.h",
             f"cpp_engine/src/families/{name}.cpp", f"cpp_engine/src/families/{name}",
             f"cpp_engine/include/cpp_engine/{name}.h", f"cpp_engine/src/api/{name}.cpp",
-            f"parity/configs/{name}.py", f"golden/{name}.json"]
+            f"parity/configs/{name}.py", f"parity/sim/plans/{name}.py", f"golden/{name}.json"]
 
 
 def plan(root: Path, name: str, like: str) -> Plan:
@@ -707,6 +707,8 @@ def plan(root: Path, name: str, like: str) -> Plan:
         f"cpp_engine/src/api/{name}.cpp": api,
         f"parity/configs/{name}.py": render_configs(name, kind),
     }
+    if kind == "ir":
+        new[f"parity/sim/plans/{name}.py"] = render_plan(root, name, like)
     edited = {}
     for rel, fn in (("python_engine/families/registry.py", lambda t: edit_python_registry(t, name, layer)),
                     ("cpp_engine/include/cpp_engine/families.def", lambda t: edit_families_def(t, name, layer)),
@@ -717,6 +719,8 @@ def plan(root: Path, name: str, like: str) -> Plan:
             raise ScaffoldError(f"{rel} is missing: run inside a splitk-parity checkout")
         old = p.read_text(encoding="utf-8")
         edited[rel] = (old, fn(old))
+    if kind == "ir":  # the CI opt lane samples every family with a plan (tests/test_sim_opt_lane.py)
+        edited.update(opt_sample_edit(root, name))
     return Plan(name, like, kind, layer, fields, why, new, edited)
 
 
@@ -754,12 +758,12 @@ def report(root: Path, p: Plan) -> str:
     for rel, (old, new) in p.edited.items():
         lines.append(f"  edited {rel} (+{new.count(chr(10)) - old.count(chr(10))} lines)")
     lines += ["next steps (docs/contributing.md):",
-              "  1. fill in every TODO(" + p.name + ") in both engines (`grep -rn 'TODO(" + p.name + ")'`)",
+              "  1. fill in every TODO(" + p.name + ") in both engines and its numerics plan (`grep -rn 'TODO(" + p.name + ")'`)",
               "  2. bash scripts/bootstrap.sh       # only if the package map is stale (a new folder); "
               "C++ rebuilds on import",
               f"  3. parity check --only {p.name}     # both engines agree; the shard is MISSING until step 4",
               f"  4. parity write --only {p.name}     # oracles, then golden/{p.name}.json",
-              "  5. python -m pytest -q tests/test_family_registry.py"]
+              "  5. " + shown_command(done_commands(root, p.name)[1]) + "   # the family-sensitive tests"]
     return "\n".join(lines)
 
 
@@ -775,7 +779,11 @@ def cmd_new_family(args) -> int:
         print(f"{ERROR_PREFIX}new-family: {exc}", file=sys.stderr)
         return EXIT_USAGE
     print(report(root, p))
-    return 0
+    if args.no_tests:
+        print("not run (--no-tests): before it is done, run\n"
+              + "\n".join(f"  {shown_command(c)}" for c in done_commands(root, p.name)))
+        return 0
+    return run_done(root, p.name)
 
 
 def add_command(sub) -> None:
@@ -785,4 +793,6 @@ def add_command(sub) -> None:
     p.add_argument("name", metavar="NAME", help="the new family's name (a lowercase identifier)")
     p.add_argument("--like", metavar="FAMILY", required=True,
                    help="the family whose kind (LLVM IR or text) and spec fields the skeleton starts from")
+    p.add_argument("--no-tests", action="store_true",
+                   help="do not run `parity write --only NAME` and the family-sensitive tests; print them")
     p.set_defaults(func=cmd_new_family)

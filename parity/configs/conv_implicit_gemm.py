@@ -281,7 +281,7 @@ CONFIGS += [
 
 # -- element-wise loads (vector_a = vector_b = 1): the only widths that admit cpg 1
 # (depthwise) and cpg 3 (the 3-channel stem), so the numerics oracle runs the
-# strength-reduced im2col walk on them (parity/sim/numerics.py CONV_PROBLEMS) ----------
+# strength-reduced im2col walk on them (parity/sim/plans/conv_implicit_gemm.py CONV_PROBLEMS) ----------
 CONFIGS += [
     Config("plain_mem_default_va1_vb1_bf16", arch="gfx1250", spec={"vector_a": 1, "vector_b": 1}),
     Config("spk4_mem_cshuffle_va1_vb1_bf16", arch="gfx1250",

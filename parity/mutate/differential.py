@@ -8,7 +8,7 @@ groups * kpg with kpg in 1-72, Y and X in 1-7 (tall, wide and square filters),
 stride 1-2, padding 0 .. filter - 1 per axis (top/bottom, left/right), dilation
 1-2, groups 1-2; a problem the conv_launch plan does not admit for the config is
 drawn again (not counted). Each problem runs through the numerics plan's launch
-route (parity/sim/numerics.py ``conv_cases``, the config's own degree) twice on
+route (parity/sim/plans/conv_implicit_gemm.py ``conv_cases``, the config's own degree) twice on
 the same data, honest and mutant (``launch_plan`` mutants: the mutated plan), and
 the D buffers (and the workspace, when the plan has one) are compared byte for
 byte. The reduce family is not drawn here (its survivors are argued by the tail
@@ -23,6 +23,7 @@ import time
 import numpy as np
 
 from parity.sim import numerics as N
+from parity.sim.plans import conv_implicit_gemm as CONV_PLAN
 
 
 def random_problem(rng: random.Random, i: int, vector_a: int = 1) -> tuple:
@@ -70,7 +71,7 @@ def differential(job, n: int, seed: int = 0, honest_lowerer=None, mutant_lowerer
         draws += 1
         prob = random_problem(rng, draws, job.spec["vector_a"])
         try:
-            cases = [c for c in N.conv_cases(job.spec, job.arch, hon, problems=(prob,)) if isinstance(c, N.Case)]
+            cases = [c for c in CONV_PLACONV_PLAN.conv_cases(job.spec, job.arch, hon, problems=(prob,)) if isinstance(c, N.Case)]
         except N.SimError as e:
             if "no conv problem is admitted" in str(e):
                 continue
@@ -79,7 +80,7 @@ def differential(job, n: int, seed: int = 0, honest_lowerer=None, mutant_lowerer
             continue
         honest = _outputs(cases[0], hon)
         try:
-            mcases = [c for c in N.conv_cases(job.spec, job.arch, mut, problems=(prob,)) if isinstance(c, N.Case)]
+            mcases = [c for c in CONV_PLACONV_PLAN.conv_cases(job.spec, job.arch, mut, problems=(prob,)) if isinstance(c, N.Case)]
             other = _outputs(mcases[0], mut) if mcases else b"(not admitted)"
         except Exception as e:   # the mutant fails where the honest kernel ran: a difference
             other = f"{type(e).__name__}: {e}".encode()

@@ -1,4 +1,4 @@
-"""The records of a numerics plan (parity/sim/numerics.py): a case's buffers,
+"""The records of a numerics plan (parity/sim/plans/): a case's buffers,
 kernels, launches and check."""
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ REDUCE_SPECIALS = np.array([1 + 2 ** -8, 1 + 3 * 2 ** -8, 1 + 2 ** -11, 1 + 3 * 
 
 @dataclass
 class ReduceProblem:
-    """One reduce problem's data (:func:`parity.sim.numerics.reduce_cases`): the fp32
+    """One reduce problem's data (:func:`parity.sim.plans.conv_fwd_split_k_reduce.reduce_cases`): the fp32
     slabs ``ws`` [ks][M*K], the wanted D bits ``want`` [M*K], the epilogue's buffers
     (``bias``) and its plan argument texts (``buffer bias``, byte counts, ``caller``),
     and the case name's suffix."""

@@ -41,6 +41,7 @@ import numpy as np
 from python_engine.facts import conv_kernel as C
 
 from . import numerics as NU
+from .plans import conv_implicit_gemm as CONV_PLAN
 from .errors import SimError
 
 NUM_BANKS = 64          # banks (ASSUMPTION for gfx1250, sources above)
@@ -129,14 +130,14 @@ def conv_bank_conflicts(spec: dict, arch: str = "gfx1250", problem: dict | None 
     plan does not admit the problem."""
     lowerer = lowerer or NU._Lowerer()
     full = {f.name: spec.get(f.name, f.default) for f in C.FIELDS}
-    d = NU.conv_degree(full)
+    d = CONV_PLAN.conv_degree(full)
     if problem is None:
         problem = dict(N=1, C=2 * full["tile_k"] * d, H=2, W=full["tile_m"], K=full["tile_n"], Y=1, X=1,
                        stride_h=1, stride_w=1, pad_h=0, pad_w=0, dil_h=1, dil_w=1, groups=1)
     p = problem
     prob = ("bank", p["N"], p["C"], p["H"], p["W"], p["K"], p["Y"], p["X"], (p["stride_h"], p["stride_w"]),
             (p["pad_h"], p["pad_w"]), (p["dil_h"], p["dil_w"]), p["groups"])
-    cases = [c for c in NU.conv_cases(full, arch, lowerer, problems=(prob,)) if isinstance(c, NU.Case)]
+    cases = [c for c in CONV_PLAN.conv_cases(full, arch, lowerer, problems=(prob,)) if isinstance(c, NU.Case)]
     if not cases:
         raise SimError("conv_bank_conflicts: the conv_launch plan does not admit the problem")
     case = cases[0]

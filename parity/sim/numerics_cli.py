@@ -64,6 +64,7 @@ def cmd_numerics(args) -> int:
                 raise ValueError(f"--only: no numerics plan for {', '.join(shown(u) for u in unknown)} "
                                  f"(plans: {', '.join(N.PLANS)})")
         families = select_configs(load_families(only=fams), names)
+        N.check_families(families)  # neither a plan nor NUMERICS_OPT_OUT: one error line (parity/sim/plans)
         HF.assume(HF.parse(args.assume))  # hardware_facts.md readings (--assume), for the workers too
         if args.ir:
             if args.only is not None:  # it was ignored: the --ir CONFIG ran whatever --only said

@@ -2,11 +2,11 @@
 relu, clamp, and the fused bias_relu / bias_clamp: bias then the activation) applied once, after the fp32 fold and before the cast, by Stage 2
 (``conv_fwd_split_k_reduce`` with ``acc_epilogue``) and by the cluster fold.
 
-Kept apart from :mod:`parity.sim.numerics` (which calls in here) so the fused
-plan reads as one piece:
+Kept apart from the plans (parity/sim/plans/conv_fwd_split_k_reduce.py and
+conv_implicit_gemm.py, which call in here) so the fused plan reads as one piece:
 
 * :func:`reduce_problem` -- the data of the Stage-2 plan of a fused reduce spec
-  (:func:`parity.sim.numerics.reduce_cases` builds the cases, one loop for
+  (:func:`parity.sim.plans.conv_fwd_split_k_reduce.reduce_cases` builds the cases, one loop for
   identity and fused): bit-exact
   against ``RNE(epilogue(sequential fp32 sum))`` in numpy (the epilogue in
   float32, numpy's own rounding), on the unfused plan's problems; the
@@ -100,7 +100,7 @@ def _cancel_probe(ws: np.ndarray, M: int, K: int) -> None:
 def reduce_problem(spec: dict, rng, pi: int, M: int, K: int, ks: int) -> ReduceProblem:
     """The data of one problem (``pi``: its index in the problem list) of a fused
     reduce spec (``acc_epilogue`` not identity), for
-    :func:`parity.sim.numerics.reduce_cases`: mixed-sign slabs, the specials in
+    :func:`parity.sim.plans.conv_fwd_split_k_reduce.reduce_cases`: mixed-sign slabs, the specials in
     slab 0, the cancellation probe; a nonzero channel-dependent bias, one channel
     short (``bias_bytes`` = 4*(K-1)) on the last of REDUCE_PROBLEMS; D wanted =
     RNE(epilogue(sequential fp32 sum)) in numpy."""

@@ -16,7 +16,7 @@ from .rsrc import RsrcRefused
 from .rsrc import decode as rsrc_decode
 from .wmma import wmma_f32_16x16x32
 
-#: intrinsic name -> handler key; names the Python table declares (python_engine/targets/intrinsics.py)
+#: intrinsic name -> handler key; names the Python table declares (python_engine/ir/intrinsics.py)
 INTRINSICS = {
     "llvm.amdgcn.workitem.id.x": "tid_x",
     "llvm.amdgcn.workgroup.id.x": "wg_x",

@@ -48,6 +48,7 @@ import numpy as np
 
 from parity.llvm import compile as llvm_compile, compile_cache
 from parity.sim import ir
+from parity.sim import reference as REF
 from parity.sim.errors import SimError
 
 #: decorations of opt's output accepted (stripped before parsing) in the optimised mode:
@@ -399,7 +400,7 @@ def order_cases(family: str, spec: dict, arch: str, N) -> list:
     numerics imports this module)."""
     if family != "conv_fwd_split_k_reduce" or spec.get("acc_epilogue", "identity") != "identity":
         return []
-    ref = N.ref   # parity.sim.reference
+    ref = REF
 
     dt, v, t, deg = spec["dtype"], spec["vector"], spec["threads"], spec["degree"]
     rng = np.random.default_rng(4321 + 7 * v + t + deg)

@@ -15,7 +15,7 @@ from . import origin
 from . import types as T
 from .function import _GOOD_HINTS, Block, Function, Instr, Module, Phi
 from .values import Value
-from ..targets.intrinsics import intrinsic
+from .intrinsics import intrinsic
 
 INT_BINOPS = ("add", "sub", "mul", "udiv", "sdiv", "urem", "srem", "shl", "lshr", "ashr", "and", "or", "xor")
 FLOAT_BINOPS = ("fadd", "fsub", "fmul", "fdiv")

@@ -8,7 +8,7 @@ newline. Blocks inside the function are separated by one blank line.
 """
 from __future__ import annotations
 
-from ..targets import intrinsics
+from . import intrinsics
 from ..targets.flavors import TRIPLE
 from . import origin
 from .function import Module

@@ -13,7 +13,7 @@
 #include "ir/printer.h"
 #include "targets/arch.h"
 #include "targets/flavors.h"
-#include "targets/intrinsics.h"
+#include "ir/intrinsics.h"
 
 #ifndef CPE_VERSION_STRING
 #define CPE_VERSION_STRING "0.0.0"
@@ -140,7 +140,7 @@ cpe_status cpe_intrinsic_table_text(const char *flavor, char **out, char *reason
         const targets::Flavor *fl = targets::find_flavor(name);
         if (!fl) throw spec::SpecRejected(targets::unknown_flavor_reason(name));
         std::string s;
-        for (const auto &row : targets::intrinsic_table(fl->canonical)) s += row.first + "\t" + row.second + "\n";
+        for (const auto &row : ir::intrinsic_table(fl->canonical)) s += row.first + "\t" + row.second + "\n";
         if (!out) throw std::invalid_argument("cpe_intrinsic_table_text: out is NULL");
         *out = api::dup_c(s);
     });

@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "ir/constants.h"
-#include "targets/intrinsics.h"
+#include "ir/intrinsics.h"
 
 namespace cpe::ir {
 
@@ -414,9 +414,9 @@ void IRBuilder::ret_void(Here here) {
     block_->set_terminated();
 }
 
-targets::IntrinsicRef IRBuilder::check_call(std::string_view key, Operands args,
+IntrinsicRef IRBuilder::check_call(std::string_view key, Operands args,
                                             bool want_void) {
-    const targets::IntrinsicRef it = targets::intrinsic_ref(key, module_.flavor().canonical);
+    const IntrinsicRef it = intrinsic_ref(key, module_.flavor().canonical);
     bool match = args.size() == it.params.size();
     for (size_t i = 0; match && i < args.size(); ++i) match = args[i].type == it.params[i];
     if (!match) {
@@ -431,13 +431,13 @@ targets::IntrinsicRef IRBuilder::check_call(std::string_view key, Operands args,
     return it;
 }
 
-size_t IRBuilder::call_size(const targets::IntrinsicRef &it, Operands args) {
+size_t IRBuilder::call_size(const IntrinsicRef &it, Operands args) {
     size_t n = 5 + it.ret->text().size() + 2 + it.name.size() + 1 + 2;
     for (const Value &a : args) n += 2 + typed_size(a);
     return n;
 }
 
-char *IRBuilder::call_to(char *d, const targets::IntrinsicRef &it, Operands args) {
+char *IRBuilder::call_to(char *d, const IntrinsicRef &it, Operands args) {
     d = copy_to(d, "call ");
     d = copy_to(d, it.ret->text());
     d = copy_to(d, " @");
@@ -451,7 +451,7 @@ char *IRBuilder::call_to(char *d, const targets::IntrinsicRef &it, Operands args
 }
 
 Value IRBuilder::call(std::string_view key, Operands args, std::string_view hint, Here here) {
-    const targets::IntrinsicRef it = check_call(key, args, false);
+    const IntrinsicRef it = check_call(key, args, false);
     Value v;
     const LineOut o = def_out(&v, it.ret, hint, here, call_size(it, args));
     o.end_at(call_to(o.d, it, args));
@@ -459,7 +459,7 @@ Value IRBuilder::call(std::string_view key, Operands args, std::string_view hint
 }
 
 void IRBuilder::call_void(std::string_view key, Operands args, Here here) {
-    const targets::IntrinsicRef it = check_call(key, args, true);
+    const IntrinsicRef it = check_call(key, args, true);
     const LineOut o = line_out(here, call_size(it, args));
     o.end_at(call_to(o.d, it, args));
 }

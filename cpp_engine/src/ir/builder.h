@@ -23,7 +23,7 @@
 #include "ir/origin.h"
 #include "ir/types.h"
 #include "ir/values.h"
-#include "targets/intrinsics.h"
+#include "ir/intrinsics.h"
 
 namespace cpe::ir {
 
@@ -134,10 +134,10 @@ private:
     LineOut def_out(Value *v, const Type *t, std::string_view hint, Here here, size_t rest);
     // Check `args` against intrinsic `key` (std::logic_error on a mismatch or
     // when its result is void != want_void) and record the use; its table row.
-    targets::IntrinsicRef check_call(std::string_view key, Operands args, bool want_void);
+    IntrinsicRef check_call(std::string_view key, Operands args, bool want_void);
     // "call <ret> @<name>(<typed args>)\n": its byte count, and written at `d` (returns the end).
-    static size_t call_size(const targets::IntrinsicRef &it, Operands args);
-    static char *call_to(char *d, const targets::IntrinsicRef &it, Operands args);
+    static size_t call_size(const IntrinsicRef &it, Operands args);
+    static char *call_to(char *d, const IntrinsicRef &it, Operands args);
 
     Module &module_;
     Function &fn_;

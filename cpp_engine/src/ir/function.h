@@ -385,7 +385,7 @@ public:
     const targets::Flavor &flavor() const { return *flavor_; }
     const targets::Arch &arch() const { return *arch_; }
     const std::vector<LdsGlobal> &lds() const { return lds_; }
-    // Whether intrinsic row `index` (targets::intrinsic_ref(...).index) is used.
+    // Whether intrinsic row `index` (intrinsic_ref(...).index, ir/intrinsics.h) is used.
     bool uses_intrinsic(size_t index) const { return index < used_.size() && used_[index]; }
     Function *function() const { return function_.get(); }
     const std::vector<std::string> &metadata() const { return metadata_; }

@@ -8,7 +8,7 @@
 
 #include "ir/constants.h"
 #include "ir/origin.h"
-#include "targets/intrinsics.h"
+#include "ir/intrinsics.h"
 
 namespace cpe::ir {
 
@@ -95,8 +95,8 @@ ModulePrint::ModulePrint(const Module &m) : m_(m) {
     const targets::Flavor &fl = m.flavor();
     const Function *f = m.function();
     if (!f) throw std::logic_error("module has no function");
-    for (size_t i = 0, n = targets::intrinsic_count(); i < n; ++i)  // table order, never use order
-        if (m.uses_intrinsic(i)) decls_.push_back(&targets::intrinsic_at(i, fl.canonical).declaration);
+    for (size_t i = 0, n = intrinsic_count(); i < n; ++i)  // table order, never use order
+        if (m.uses_intrinsic(i)) decls_.push_back(&intrinsic_at(i, fl.canonical).declaration);
     for (const auto &b : f->blocks())
         for (const auto &ph : b->phis())
             if (ph.second->incoming().empty())

@@ -1,4 +1,4 @@
-"""The numerics plan of ir_core (parity/sim/numerics.py ``PLANS``): every
+"""The numerics plan of ir_core (parity/sim/plans/__init__.py): every
 accepted config's kernel on its own small case, exact bytes against numpy."""
 from __future__ import annotations
 
@@ -162,3 +162,11 @@ def _workgroup_ids(spec: dict, kern: dict, t: int, cz: int, rng) -> list:
 _KIND_CASES = {"constants_float": _constants_float, "constants_int": _constants_int, "buffer_copy": _buffer_copy,
                "lds_barrier": _lds_barrier, "loop_phi": _loop_phi, "vector_ops": _vector_ops, "casts": _casts,
                "float_field": _float_field, "workgroup_ids": _workgroup_ids}
+
+
+TOLERANCE = "exact bytes against numpy"
+
+
+def cases(spec: dict, arch: str, lowerer) -> list:
+    """The plan's entry point (parity/sim/plans/__init__.py): :func:`ir_core_cases`."""
+    return ir_core_cases(spec, arch)

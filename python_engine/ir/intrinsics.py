@@ -1,6 +1,6 @@
 """The intrinsic table: every intrinsic either engine may declare, keyed by a
 stable name, in the order the printer declares them (DESIGN §2).
-Twin: cpp_engine/src/targets/intrinsics.{h,cpp}.
+Twin: cpp_engine/src/ir/intrinsics.{h,cpp}.
 
 Each row is ``(key, name, return type, parameter types)``; a row may override
 those per flavor. Signatures follow LLVM ``IntrinsicsAMDGPU.td`` (and the
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ..ir import types as T
+from . import types as T
 
 
 @dataclass(frozen=True)

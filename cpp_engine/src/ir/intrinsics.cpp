@@ -1,14 +1,12 @@
-// Twin of python_engine/targets/intrinsics.py.
-#include "targets/intrinsics.h"
+// Twin of python_engine/ir/intrinsics.py.
+#include "ir/intrinsics.h"
 
 #include <map>
 #include <string_view>
 #include <unordered_map>
 #include <stdexcept>
 
-namespace cpe::targets {
-
-using namespace cpe::ir;
+namespace cpe::ir {
 
 std::string Intrinsic::declaration() const {
     std::string ps;
@@ -173,4 +171,4 @@ std::vector<std::pair<std::string, std::string>> intrinsic_table(const std::stri
     return out;
 }
 
-}  // namespace cpe::targets
+}  // namespace cpe::ir

@@ -1,6 +1,6 @@
 // The intrinsic table: every intrinsic the engine may declare, keyed by a
 // stable name, in the order the printer declares them (DESIGN §2).
-// Twin of python_engine/targets/intrinsics.py; a test compares the two tables
+// Twin of python_engine/ir/intrinsics.py; a test compares the two tables
 // entry by entry.
 //
 // Each row is (key, name, return type, parameter types); a row may override
@@ -15,7 +15,7 @@
 
 #include "ir/types.h"
 
-namespace cpe::targets {
+namespace cpe::ir {
 
 // One resolved intrinsic: its LLVM name, return type and parameter types.
 struct Intrinsic {
@@ -56,4 +56,4 @@ IntrinsicRef intrinsic_at(size_t index, const std::string &flavor);
 // (key, declaration line) of every row, in table order, for canonical `flavor`.
 std::vector<std::pair<std::string, std::string>> intrinsic_table(const std::string &flavor);
 
-}  // namespace cpe::targets
+}  // namespace cpe::ir
