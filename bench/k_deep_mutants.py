@@ -8,6 +8,7 @@ Also the named mutants of ``--also KIND:LINE`` (the survivors docs/sim.md
 lists), on any config given with ``--config``.
 
     python bench/k_deep_mutants.py [--config NAME] [--blocks kloop,prologue,...] [-j N]
+    python bench/k_deep_mutants.py --verdicts NAME[,NAME...] [-j N]   (today's lane verdicts)
 
 Prints one line per mutant that survives the "before" set, with its verdict
 under today's set, and the counts. A measurement tool, not a test.
@@ -109,6 +110,44 @@ def argued(configs, jobs: int) -> int:
     return 0
 
 
+def _verdict(site):
+    from parity.mutate import run as MR
+    v = MR.judge(site)
+    return v.status, v.oracle, v.reason[:160], v.seconds
+
+
+def verdicts(configs, jobs: int) -> int:
+    """Every ``kloop_cmp`` mutant (cmp_negate / cmp_boundary / select_swap in the K loop's
+    blocks) of ``configs`` judged as ``parity mutate`` judges it (every oracle, then the
+    arguments of docs/sim.md): one line per survivor and per argued-equivalent mutant,
+    named by the instruction it changes (the mutant's text, no line numbers), the counts."""
+    from parity.mutate import run as MR
+    work = []
+    for ref in configs:
+        fam, cfg, spec, arch = N.find_config(f"conv_implicit_gemm/{ref}")
+        spec = N._with_defaults(fam, spec)
+        text = N._Lowerer().text(fam, spec, arch)
+        work += [MR.Site(fam, cfg, spec, arch, text, "kloop_cmp", site) for site in OPS.sites(text, "kloop_cmp")]
+    t0 = time.perf_counter()
+    with mp.get_context("fork").Pool(jobs) as pool:
+        res = pool.map(_verdict, work, chunksize=1)
+    counts = {}
+    for site, (status, oracle, reason, _) in zip(work, res):
+        counts[status] = counts.get(status, 0) + 1
+        if status == "killed":
+            continue
+        m = site.job().mutant
+        orig = site.original.split("\n")[m.line - 1].strip()
+        new = m.text.split("\n")[m.line - 1].strip()
+        print(f"{site.config} [{block_of(site.original.split(chr(10)))[m.line - 1]}] {status}: "
+              f"`{orig}` -> `{new}`" + (f" ({reason})" if status == "equivalent" else ""))
+    k, s = counts.get("killed", 0), counts.get("survived", 0)
+    print(f"{len(work)} kloop_cmp mutants on {len(configs)} config(s): killed {k}, survived {s}, equivalent "
+          f"{counts.get('equivalent', 0)}; kill rate {100 * k / max(1, k + s):.1f} % "
+          f"({time.perf_counter() - t0:.0f}s, {jobs} jobs)")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = Parser(description=__doc__.split("\n")[0])
     ap.add_argument("--config", default="spk2_mem_default_64x64_bf16",
@@ -118,7 +157,11 @@ def main(argv=None) -> int:
     ap.add_argument("-j", "--jobs", type=int, default=2, help="worker processes")
     ap.add_argument("--argued", help="comma-separated configs: run their argued-equivalent mutants on the "
                                      "K-deep problems instead")
+    ap.add_argument("--verdicts", help="comma-separated configs: judge their kloop_cmp mutants as `parity mutate` "
+                                       "does and list the survivors and argued-equivalent ones by instruction")
     args = ap.parse_args(argv)
+    if args.verdicts:
+        return verdicts(args.verdicts.split(","), args.jobs)
     if args.argued:
         return argued(args.argued.split(","), args.jobs)
     fam, cfg, spec, arch = N.find_config(f"conv_implicit_gemm/{args.config}")

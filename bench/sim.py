@@ -2,7 +2,7 @@
 
     python bench/sim.py [--repeats R] [--rounds N] [--jobs J] [--base REV] [--skip-numerics]
                         [--skip-rates] [--opt] [--opt-configs FILE] [-v]
-    python bench/sim.py --items CONFIG[,CONFIG...]   (issue 34 items 3 and 5: their cases' cost)
+    python bench/sim.py --items CONFIG[,CONFIG...]   (issue 34 items 3, 4 and 5: their cost)
 
 Emulator speed: lane-instructions per second (wave-instructions x 32 / wall
 seconds of one launch in both orders) on the reduce benchmark (bf16 v4 t256
@@ -163,17 +163,28 @@ def _items_cost(names: list) -> int:
     lw = N._Lowerer()
     for name in names:
         fam, cfg, spec, arch = N.find_config(name)
-        tot = {"K-deep (item 5)": [0.0, 0], "bit-exact (item 3)": [0.0, 0], "other": [0.0, 0]}
+        tot = {"K-deep (item 5)": [0.0, 0], "tap loop's first trip (item 5)": [0.0, 0],
+               "bit-exact (item 3)": [0.0, 0], "other": [0.0, 0]}
         for case in CONV_PLAN.conv_cases(N._with_defaults(fam, spec), arch, lw):
             if not isinstance(case, N.Case):
                 continue
             kind = "K-deep (item 5)" if case.name.startswith("deep_") else \
+                "tap loop's first trip (item 5)" if case.name.startswith(("cover_taps_first", "cover_taps_xwrap")) else \
                 "bit-exact (item 3)" if cover.data_mode(case.name.split("_ks")[0]) == "exact" else "other"
             t0 = time.process_time()
             _, n = N.run_case(case, lw, case.orders)
             tot[kind][0] += time.process_time() - t0
             tot[kind][1] += n
         print(f"{cfg}: " + "; ".join(f"{k} {v[0]:.1f} CPU-s, {v[1]} wave-instr" for k, v in tot.items()))
+        # item 4: every case again on the module after opt -O3 (the opt lane), one process
+        lo = N._Lowerer(opt=True)
+        t0 = time.process_time()
+        o = N.run_config(fam, cfg, spec, arch, lo)
+        lo.opt_lane.run_order_cases(o, fam, N._with_defaults(fam, spec), arch, lo, N)
+        st = lo.opt_lane.stats.as_dict()
+        print(f"{cfg}: opt -O3 lane (item 4): {time.process_time() - t0:.1f} CPU-s for the whole config with "
+              f"the lane ({st.get('opt_seconds', 0):.1f} s wall in opt, {st.get('emulation_seconds', 0):.1f} s wall "
+              f"emulating the optimised modules, {st.get('instructions', 0)} wave-instr){'' if o.ok else ', FAIL'}")
     return 0
 
 

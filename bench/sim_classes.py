@@ -4,7 +4,8 @@ configs (one per kernel form), run as ``parity numerics`` runs them (both wave
 orders, no coverage), and its share of the sample's total.
 
 Classes: ``K-deep (item 5)`` the ``deep_*`` problems (bit-exact data, so they are
-item 3's too); ``bit-exact epilogue problems (item 3)`` ``wide_groups``,
+item 3's too); ``tap loop's first trip (item 5)`` ``cover_taps_first`` and
+``cover_taps_xwrap`` (per K-loop iteration class coverage); ``bit-exact epilogue problems (item 3)`` ``wide_groups``,
 ``odd_kpg``, ``cover_narrow`` (they ran with Gaussian data before); ``reduce
 exact (item 3)`` the reduce's ``exact_*`` case; ``the rest``.
 
@@ -30,9 +31,15 @@ SAMPLE = ("conv_implicit_gemm/plain_mem_default_64x64x32_w2x2_bf16", "conv_impli
           "conv_fwd_split_k_reduce/bf16_v4_t256_d0")
 
 
+#: the problems that close the tap loop's first-trip iteration class (docs/sim.md, "Coverage")
+FIRST_TRIP = ("cover_taps_first", "cover_taps_xwrap")
+
+
 def case_class(family: str, name: str) -> str:
     if name.startswith("deep_"):
         return "K-deep (item 5; bit-exact data)"
+    if name.startswith(FIRST_TRIP):
+        return "tap loop's first trip (item 5)"
     if name.startswith("exact_"):
         return "reduce exact (item 3)"
     if family == "conv_implicit_gemm" and cover.data_mode(name.rsplit("_ks", 1)[0]) == "exact":

@@ -45,7 +45,8 @@ DEFAULT_ENGINES: tuple[str, str] = ("python", "cpp")
 DEFAULT_TIMEOUT = 30.0
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
-_HINT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
+#: an SSA hint, optionally ``@first`` / ``@middle`` / ``@last`` (one K-loop iteration class, docs/sim.md)
+_HINT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*(@(first|middle|last))?$")
 
 
 class ConfigError(Exception):
@@ -132,7 +133,7 @@ class Config:
         if not isinstance(self.uncovered, Mapping) or not all(
                 isinstance(k, str) and _HINT_RE.match(k) and isinstance(v, str) and v
                 for k, v in self.uncovered.items()):
-            raise ConfigError(f"config {self.name}: uncovered must map SSA hints (identifiers) to "
+            raise ConfigError(f"config {self.name}: uncovered must map SSA hints (identifiers, optionally @first/@middle/@last) to "
                               f"non-empty reasons, got {self.uncovered!r}")
         if not isinstance(self.expect, Expect):
             raise ConfigError(f"config {self.name}: expect must be ok() or reject(reason)")

@@ -170,3 +170,26 @@ def test_exact_udiv_of_the_tap_by_x_is_killed_by_a_3x3_on_the_tap_loop():
     v = R.judge(job)
     assert v.status == "killed" and v.oracle == "numerics", (v.status, v.reason)
     assert v.reason.startswith("cover_taps_x3") and "udiv exact" in v.reason, v.reason
+
+
+@pytest.mark.parametrize("operand, problem", [
+    ("%a_hi656", "cover_diff_hok"),    # K walk, first half, A slot 1 (row base %a_hb of rows 32..63)
+    ("%tp_wi207", "cover_diff_wok"),   # tap prologue, first tile pair, A slot 0
+])
+def test_differential_problems_kill_the_spk2_kloop_survivors(operand, problem):
+    """The K-loop survivors of spk2 64x64 the differential run found real (docs/sim.md,
+    "Today's K-loop survivors"): ``a_hok`` / ``tp_wok`` (``icmp ult``) made ``ule`` fail
+    the problem the run drew; the honest kernel passes it."""
+    from parity.sim import cover
+    fam, name, spec, arch = _cfg("conv_implicit_gemm", "spk2_mem_default_64x64_bf16")
+    full = N._with_defaults(fam, spec)
+    t = api.lower(fam, full, arch, "llvm23").text
+    lines = t.split("\n")
+    site = next(s for s in OPS.sites(t, "kloop_cmp") if s[1] == "cmp_boundary"
+                and f"icmp ult i32 {operand}," in lines[s[0]])
+    job = R.Job(fam, name, full, arch, t, OPS.apply(t, "kloop_cmp", site))
+    prob = next(p for p in cover.conv_cover_problems(full) if p[0] == problem)
+    for lw, bad in ((R.mutant_lowerer(job), True), (N._Lowerer(), False)):
+        case = next(c for c in CONV_PLAN.conv_cases(full, arch, lw, problems=(prob,)) if isinstance(c, N.Case))
+        probs, _ = N.run_case(case, lw, case.orders)
+        assert (bool(probs) and "outside the tolerance" in probs[0]) if bad else probs == [], probs

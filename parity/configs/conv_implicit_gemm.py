@@ -316,12 +316,17 @@ _CLUSTER_SLAB = ("the cluster form admits kpg and K multiples of 4 only (its fol
 _PIXEL_STEP = ("padded-pixel width {}: a K tile of tile_k elements is a whole number of {}-element pixel "
                "slots, so the channel carry `{}` of the im2col walk never fires (tile_k % slot == 0)")
 
+_LOOKAHEAD_LAST = ("the K loop's last trip: its look-ahead {} tile (t+1 .. t+3, past the tiles the trip "
+                   "computes) starts at or past the slice end, since the back edge's `again = t_next < ntiles` "
+                   "is false there and the K limit `{}_klim` is at most ntiles*tile_k, so the K-range test "
+                   "`{}_rok` fails in every lane and `{}_off` picks the out-of-range offset")
+
 
 def _uncovered(c: Config) -> Config:
     s = c.spec
     if c.expect.kind != "ok" and "llvm23" not in c.per_flavor:
         return c
-    out = {}
+    out = {f"{x}_off@last": _LOOKAHEAD_LAST.format(x.upper(), x, x, x) for x in ("a", "b")}
     if not s.get("split_k_cluster"):
         out["k_span_nz"] = _ONE_SLICE_LIVE.format("k_live")
         out["any_tile"] = _ONE_SLICE_LIVE.format("any_tile")
@@ -331,7 +336,7 @@ def _uncovered(c: Config) -> Config:
         slot = 4 if s["vector_a"] == 3 else 8
         for h in ("k_cw", "k_xs", "k_ks"):
             out[h] = _PIXEL_STEP.format(s["vector_a"], slot, "k_cyc")
-    return Config(**{**c.__dict__, "uncovered": out}) if out else c
+    return Config(**{**c.__dict__, "uncovered": out})
 
 
 CONFIGS = [_uncovered(_c) for _c in CONFIGS]

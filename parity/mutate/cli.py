@@ -104,7 +104,8 @@ def cmd_mutate(args) -> int:
     rate = rep.kill_rate
     green = rate is not None and 100 * rate >= args.goal
     print(f"{len(verdicts)} of {planned} mutants judged in {wall:.1f}s; goal {args.goal:g} %")
-    diffs = _differentials(jobs, verdicts, args.differential, args.seed) if args.differential else []
+    diffs = _differentials(jobs, verdicts, args.differential, args.seed, jobs_of(args)) \
+        if args.differential else []
     if any(d["differ"] for d in diffs):
         green = False
         print("a mutant argued equivalent or surviving differs from its honest kernel (differential)")
@@ -115,18 +116,23 @@ def cmd_mutate(args) -> int:
     return finish(args, "mutate", green, payload)
 
 
-def _differentials(jobs, verdicts, n: int, seed: int) -> list:
+def _differentials(jobs, verdicts, n: int, seed: int, n_jobs: int = 1) -> list:
     """``--differential N``: every conv survivor and argued-equivalent mutant against its
-    honest kernel on N random admitted problems (parity/mutate/differential.py)."""
+    honest kernel on N random admitted problems (parity/mutate/differential.py; the
+    mutants of one config share the problems and each problem's honest run, which
+    ``n_jobs`` workers share out)."""
     from parity.mutate import differential as D
-    out = []
+    picked = []
     for site, v in zip(jobs, verdicts):
         argued = v.status == "equivalent" and v.reason.startswith("argued:")
-        if not (v.status == "survived" or argued) or v.family != "conv_implicit_gemm":
-            continue
-        eq, dif, first, secs = D.differential(site.job(), n, seed)
+        if (v.status == "survived" or argued) and v.family == "conv_implicit_gemm":
+            picked.append((site, v))
+    res = D.differential_many([site.job() for site, _ in picked], n, seed, n_jobs)
+    out = []
+    for (site, v), (eq, dif, first, secs) in zip(picked, res):
         print(f"differential {v.family}/{v.config} {v.kind} `{v.what}` ({v.status}): {eq} equal, {dif} differ "
-              f"of {eq + dif} admitted problems in {secs:.0f}s" + (f"; first: {first}" if first else ""), flush=True)
+              f"of {eq + dif} admitted problems ({secs:.0f}s for the config's mutants)"
+              + (f"; first: {first}" if first else ""), flush=True)
         out.append({"config": v.config, "kind": v.kind, "what": v.what, "status": v.status, "equal": eq,
                     "differ": dif, "first": first, "seconds": round(secs, 1)})
     return out

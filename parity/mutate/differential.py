@@ -53,6 +53,97 @@ def _outputs(case, lowerer) -> bytes:
     return got["b"]
 
 
+def _admitted(job, lw, rng, draws: int, limit: int):
+    """The next admitted problem of ``job``'s config drawn from ``rng`` (``draws`` so
+    far): ``(problem, its case, draws)``, or ``(None, None, draws)`` past ``limit`` draws."""
+    while draws < limit:
+        draws += 1
+        prob = random_problem(rng, draws, job.spec["vector_a"])
+        try:
+            cases = [c for c in CONV_PLAN.conv_cases(job.spec, job.arch, lw, problems=(prob,)) if isinstance(c, N.Case)]
+        except N.SimError as e:
+            if "no conv problem is admitted" in str(e):
+                continue
+            raise
+        if cases:
+            return prob, cases[0], draws
+    return None, None, draws
+
+
+def _fast(lowerer):
+    """The differential compares D bytes of one wave order: the race shadow (an oracle
+    of the plans, not of D's value) is off, which halves the cost."""
+    lowerer.shadow = False
+    return lowerer
+
+
+def _group(args) -> list:
+    """Worker: the admitted problems ``k, k + J, k + 2J, ...`` (of the seeded sequence) of
+    one config, each run once honest and once per mutant of ``jobs``; per mutant
+    ``[equal, differ, (first index, text) or None]``."""
+    jobs, n, seed, k, J = args
+    from parity.mutate import run as R
+    hon = _fast(N._Lowerer())
+    muts = [_fast(R.mutant_lowerer(j)) for j in jobs]
+    rng = random.Random(seed)
+    out = [[0, 0, None] for _ in jobs]
+    draws = 0
+    for a in range(n):
+        prob, case, draws = _admitted(jobs[0], hon, rng, draws, 50 * n)
+        if prob is None:
+            break
+        if a % J != k:
+            continue
+        honest = _outputs(case, hon)
+        for r, j, mut in zip(out, jobs, muts):
+            try:
+                mcases = [c for c in CONV_PLAN.conv_cases(j.spec, j.arch, mut, problems=(prob,)) if isinstance(c, N.Case)]
+                other = _outputs(mcases[0], mut) if mcases else b"(not admitted)"
+            except Exception as e:   # the mutant fails where the honest kernel ran: a difference
+                other = f"{type(e).__name__}: {e}".encode()
+            if other == honest:
+                r[0] += 1
+            else:
+                r[1] += 1
+                if r[2] is None:
+                    r[2] = (a, f"{prob[0]} {prob[1:]}: " + (other[:200].decode("utf-8", "replace")
+                                                            if not other or other[:1].isalpha() else "D differs"))
+    return out
+
+
+def differential_many(jobs: list, n: int, seed: int = 0, n_jobs: int = 1) -> list:
+    """``[(equal, differ, first difference or error text, seconds)]`` per mutant of ``jobs``
+    (each against its honest kernel over the same ``n`` admitted random problems of its
+    config, drawn with ``seed``). The mutants of one config share each problem's honest
+    run; the problems are dealt to ``n_jobs`` worker processes (the seconds are the
+    config's wall time, shared by its mutants). A mutant that raises where the honest
+    kernel runs counts as differing. ``ValueError`` for a family other than
+    conv_implicit_gemm."""
+    import multiprocessing as mp
+    for j in jobs:
+        if j.family != "conv_implicit_gemm":
+            raise ValueError(f"--differential draws conv problems; {j.family} is not drawn (docs/sim.md)")
+    groups: dict = {}
+    for i, j in enumerate(jobs):
+        groups.setdefault(j.config, []).append(i)
+    res = [None] * len(jobs)
+    for idx in groups.values():
+        js = [jobs[i] for i in idx]
+        t0 = time.perf_counter()
+        work = [(js, n, seed, k, n_jobs) for k in range(n_jobs)]
+        if n_jobs > 1:
+            with mp.get_context("fork").Pool(n_jobs) as pool:
+                parts = pool.map(_group, work, chunksize=1)
+        else:
+            parts = [_group(work[0])]
+        secs = time.perf_counter() - t0
+        for m, i in enumerate(idx):
+            firsts = [p[m][2] for p in parts if p[m][2] is not None]
+            first = min(firsts)[1] if firsts else ""
+            res[i] = (sum(p[m][0] for p in parts), sum(p[m][1] for p in parts), first, secs)
+    return res
+
+
 def differential(job, n: int, seed: int = 0, honest_lowerer=None, mutant_lowerer=None, max_draws: int = 0):
     """``(equal, differ, first difference or error text, seconds)`` of ``job``'s mutant
     against its honest kernel over ``n`` admitted random problems. A mutant that
@@ -67,20 +158,13 @@ def differential(job, n: int, seed: int = 0, honest_lowerer=None, mutant_lowerer
     t0 = time.perf_counter()
     equal = differ = draws = 0
     first = ""
-    while equal + differ < n and draws < (max_draws or 50 * n):
-        draws += 1
-        prob = random_problem(rng, draws, job.spec["vector_a"])
+    while equal + differ < n:
+        prob, case, draws = _admitted(job, hon, rng, draws, max_draws or 50 * n)
+        if prob is None:
+            break
+        honest = _outputs(case, hon)
         try:
-            cases = [c for c in CONV_PLACONV_PLAN.conv_cases(job.spec, job.arch, hon, problems=(prob,)) if isinstance(c, N.Case)]
-        except N.SimError as e:
-            if "no conv problem is admitted" in str(e):
-                continue
-            raise
-        if not cases:
-            continue
-        honest = _outputs(cases[0], hon)
-        try:
-            mcases = [c for c in CONV_PLACONV_PLAN.conv_cases(job.spec, job.arch, mut, problems=(prob,)) if isinstance(c, N.Case)]
+            mcases = [c for c in CONV_PLAN.conv_cases(job.spec, job.arch, mut, problems=(prob,)) if isinstance(c, N.Case)]
             other = _outputs(mcases[0], mut) if mcases else b"(not admitted)"
         except Exception as e:   # the mutant fails where the honest kernel ran: a difference
             other = f"{type(e).__name__}: {e}".encode()

@@ -166,6 +166,21 @@ def conv_cover_problems(full: dict) -> tuple:
         out.append(("cover_taps", 2, 4 * d * tk, 1, w, tn + 4, 2, 2, (1, 1), (1, 1), (1, 1), 1))
         # a 3x3 on the tap loop: slices start at taps that are not multiples of X
         out.append(("cover_taps_x3", 1, 2 * d * tk, 3, 3, 8, 3, 3, (1, 1), (1, 1), (1, 1), 1))
+        # the first trip of the tap loop steps to the slice's third tile pair: no channel
+        # wrap there (three pairs a tap), and a channel and x wrap there (one pair a tap, X 2)
+        out.append(("cover_taps_first", 1, 6 * tk, d, 1, 8, d, 1, (1, 1), (0, 0), (1, 1), 1))
+        out.append(("cover_taps_xwrap", 1, 2 * tk, 2 * d, 2, 8, 2 * d, 2, (1, 1), (0, 0), (1, 1), 1))
+    if conv_split(full) and not S and not pix:
+        # the K walk's middle trips (per K-loop iteration class): at degree 2 each slice is
+        # ten or nine K tiles (five trips) of a 5x5 at cpg 24 (a filter row every 3.75
+        # tiles: x wraps in the middle trips' first halves), and a 4-column N tile (the
+        # B row mask false in every trip)
+        out.append(("cover_kwalk_mid", 1, 24, 5, 5, tn + 4, 5, 5, (1, 1), (2, 2), (1, 1), 1))
+        # drawn by `parity mutate --differential` (seed 0) against the K-loop survivors of
+        # spk2 64x64 (docs/sim.md): a bottom padding tap at hi == H on A slot 1's rows (the
+        # K walk's `a_hok`), and a right padding tap at wi == W in the tap prologue (`tp_wok`)
+        out.append(("cover_diff_hok", 2, 56, 12, 10, 5, 4, 7, (2, 1), (3, 6), (1, 1), 1))
+        out.append(("cover_diff_wok", 2, 64, 5, 6, 18, 5, 6, (2, 2), (3, 5), (2, 1), 1))
     if conv_split(full) and not S:
         # two slices with data in row 0 (else slab 1's row 0 may equal a stray row M: no race)
         xs = 2 * -(-tk // C.pixel_slot(va)) - 1 if pix else 1  # two K tiles, slice 1 from the centre + 1

@@ -55,15 +55,24 @@ class Coverage:
         # per K-loop iteration class: site index -> bits (1 true, 2 false), for the sites
         # inside a loop (:meth:`wrap` with ``loop``); per wave the current trip's record
         self.in_loop: dict = {}     # site index -> loop id
+        self.carried: set = set()   # loop-body sites whose value is dead in the last trip
+        self.back_edges: set = set()  # loop-body branches to their loop's header
         self.by_class: dict = {c: {} for c in ITERATION_CLASSES}
         self._trips: dict = {}
 
-    def wrap(self, fn, cond_slot: int, site: Site, loop=None):
+    def wrap(self, fn, cond_slot: int, site: Site, loop=None, carried: bool = False, back: bool = False):
         """``fn`` (a decoded closure ``f(R, X)``) preceded by recording the
         value in register ``cond_slot`` (numpy bool, shape ``(32,)`` or
         ``(32, n)``) for ``site``; ``loop``: the id of the loop whose body holds
-        the site (its outcomes are also recorded per iteration class)."""
+        the site (its outcomes are also recorded per iteration class);
+        ``carried``: the site's value is dead in the loop's last trip
+        (:func:`parity.sim.loops.carried_only`); ``back``: the branch is a back edge of
+        ``loop`` (true on every trip but the last by definition: not judged per class)."""
         i = len(self.sites)
+        if carried:
+            self.carried.add(i)
+        if back:
+            self.back_edges.add(i)
         self.sites.append(site)
         self.true.append(False)
         self.false.append(False)
@@ -180,21 +189,23 @@ class Coverage:
             out[c] = [n, both, one, n - both - one]
         return out
 
-    def iteration_missing(self) -> list:
+    def iteration_missing(self, carried: bool = False) -> list:
         """``[(where, class, how, hints)]``: every loop-body site that went both ways over
         the whole run but not within iteration class ``class``, for the classes its loop
         ran with a middle trip (a loop of at least three trips: ``middle`` recorded some
-        site of it); ``how`` is ``never true`` / ``never false`` / ``never run``."""
+        site of it); ``how`` is ``never true`` / ``never false`` / ``never run``. The
+        ``last`` class of a site whose value is dead in the last trip is left out (listed
+        instead with ``carried=True``: only those)."""
         loops3 = {self.in_loop[i] for i in self.by_class["middle"] if i in self.in_loop}
         out = []
         for i, loop in sorted(self.in_loop.items()):
             if loop not in loops3 or not (self.true[i] and self.false[i]):
                 continue
-            if self.sites[i].kind == "br" and site_hints(self.sites[i])[:1] == ("again",):
+            if i in self.back_edges or (self.sites[i].kind == "br" and site_hints(self.sites[i])[:1] == ("again",)):
                 continue  # the back edge: true on every trip but the last by definition
             for c in ITERATION_CLASSES:
                 bits = self.by_class[c].get(i, 0)
-                if bits != 3:
+                if bits != 3 and carried == (c == "last" and i in self.carried):
                     how = "never run" if not bits else "never false" if bits == 1 else "never true"
                     out.append((self.sites[i].where(), c, how, site_hints(self.sites[i])))
         return out
@@ -214,6 +225,7 @@ class Coverage:
         out["boundary"] = [len(self.cmp_sites), sum(self.equal)]
         out["iterations"] = self.iteration_summary()
         out["iteration_missing"] = self.iteration_missing()
+        out["iteration_carried"] = self.iteration_missing(carried=True)
         out["boundary_missing"] = [(s.where(), site_hints(s)) for s, e in zip(self.cmp_sites, self.equal) if not e]
         return out
 
@@ -238,15 +250,22 @@ def site_hints(site: Site) -> tuple:
     return out + ((b.group(1),) if b else ())
 
 
-def judge(summary: dict, classes: dict, uncovered, iterations: bool = False) -> tuple:
+#: the reason printed for a loop site's ``last`` class when its value is dead in the last trip
+CARRIED_REASON = ("its value only feeds the loop header's phis (the next trip; parity/sim/loops.py "
+                  "carried_only): dead in the last trip")
+
+
+def judge(summary: dict, classes: dict, uncovered, iterations: bool = True) -> tuple:
     """``(failures, declared)`` of one config's coverage: every site not gone both
     ways, every required tile class not hit, and every K-loop site that went both
     ways over the run but not within one iteration class (first, middle, last) of a
     loop that ran at least three trips (:meth:`Coverage.iteration_missing`; a reason
-    is declared as ``hint`` or ``hint@class``; judged when ``iterations``: ``parity
-    numerics --coverage-iterations``) is a failure, unless one of the
+    is declared as ``hint`` or ``hint@class``; judged unless ``iterations`` is false:
+    ``parity numerics --coverage --no-iterations``) is a failure, unless one of the
     site's hints (:func:`site_hints`) is a key of ``uncovered`` (hint -> reason,
-    declared at the config), which makes it a declared line instead."""
+    declared at the config), which makes it a declared line instead. The ``last``
+    class of a site whose value is dead in the last trip is a declared line
+    (:data:`CARRIED_REASON`)."""
     fails, declared = [], []
     for where, how, hints in summary["missing"]:
         key = next((h for h in hints if h in uncovered), None)
@@ -255,11 +274,15 @@ def judge(summary: dict, classes: dict, uncovered, iterations: bool = False) -> 
         else:
             declared.append(f"{how}: {where}: declared: {uncovered[key]}")
     fails += [f"tile class {c} not hit" for c, hit in (classes or {}).items() if not hit]
-    for where, cls, how, hints in (summary.get("iteration_missing", ()) if iterations else ()):
+    if not iterations:
+        return fails, declared
+    for where, cls, how, hints in summary.get("iteration_missing", ()):
         # a reason declared for the site (hint) or for the site in this class (hint@class)
         key = next((k for h in hints for k in (f"{h}@{cls}", h) if k in uncovered), None)
         if key is None:
             fails.append(f"K-loop iteration class {cls}: {how} in the {cls} trips (both ways over the run): {where}")
         else:
             declared.append(f"K-loop iteration class {cls}: {how}: {where}: declared: {uncovered[key]}")
+    for where, cls, how, _ in summary.get("iteration_carried", ()):
+        declared.append(f"K-loop iteration class {cls}: {how}: {where}: declared: {CARRIED_REASON}")
     return fails, declared

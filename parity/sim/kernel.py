@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import ir, promises, promises_ops
+from . import loops as LOOPS
 from .errors import SimError, Unsupported
 from .launch import LaunchStats, run_launch
 from .memory import WAVE
@@ -123,7 +124,8 @@ class Kernel:
             for ins in pb.ins[k:]:
                 if ins.op == "phi":
                     raise Unsupported("phi after a non-phi instruction", where_of(ins))
-        loops = _loops(mod.blocks) if self.coverage is not None else {}
+        loops = LOOPS.natural_loops(mod.blocks) if self.coverage is not None else {}
+        carried = LOOPS.carried_only(mod.blocks, loops) if loops else set()
         for pb, db in zip(mod.blocks, self.blocks):
             body = [i for i in pb.ins if i.op != "phi"]
             if not body or body[-1].op not in ("br", "ret"):
@@ -141,7 +143,9 @@ class Kernel:
                         ins.op == "select" or (ins.op == "br" and len(ins.extra["targets"]) == 2)):
                     fn = self.coverage.wrap(fn, self.operand(ins.ops[0], where),
                                             Site("br" if ins.op == "br" else "select", ins.text, ins.block, ins.line),
-                                            loop=loops.get(("in", db.index)))
+                                            loop=loops.get(("in", db.index)), carried=ins.dst in carried,
+                                            back=ins.op == "br" and LOOPS.is_back_edge(loops, db.index, [
+                                                by_name[t].index for t in ins.extra["targets"] if t in by_name]))
                 elif self.coverage is not None and ins.op == "icmp" and ins.extra["pred"] in ORDERED:
                     fn = self.coverage.wrap_cmp(fn, self.operand(ins.ops[0], where), self.operand(ins.ops[1], where),
                                                 Site("cmp", ins.text, ins.block, ins.line))
@@ -171,30 +175,3 @@ class Kernel:
         into the caller's arrays. Raises :class:`SimError`."""
         promises.check_launch(self, grid, block, cluster, args)
         return run_launch(self, grid, block, args, cluster, orders, shadow, max_instructions)
-
-
-def _loops(blocks) -> dict:
-    """The loops of a kernel for coverage per iteration class: a branch from block b
-    to a block h at or before it (text order; the printers emit structured loops)
-    is a back edge, blocks h..b the loop's body. ``{("in", i): loop}`` for every body
-    block, ``{("head", h): loop}``, ``{("exit", j): (loops...)}`` for every block a
-    body block branches to outside its body."""
-    index = {b.name: i for i, b in enumerate(blocks)}
-    out, exits = {}, {}
-    for bi, b in enumerate(blocks):
-        term = b.ins[-1] if b.ins else None
-        for t in (term.extra.get("targets", ()) if term is not None and term.op == "br" else ()):
-            h = index.get(t)
-            if h is not None and h <= bi and ("head", h) not in out:
-                lp = len({v for k, v in out.items() if k[0] == "head"})
-                out[("head", h)] = lp
-                for j in range(h, bi + 1):
-                    out.setdefault(("in", j), lp)
-                    jt = blocks[j].ins[-1] if blocks[j].ins else None
-                    for u in (jt.extra.get("targets", ()) if jt is not None and jt.op == "br" else ()):
-                        k = index.get(u)
-                        if k is not None and not h <= k <= bi:
-                            exits.setdefault(k, set()).add(lp)
-    for k, lps in exits.items():
-        out[("exit", k)] = tuple(sorted(lps))
-    return out

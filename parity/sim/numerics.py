@@ -131,7 +131,7 @@ def run_case(case: Case, lowerer, orders=("forward", "reverse")) -> tuple:
         if cap is not None:  # per wave: its static instructions, 64 times over (loops, retries)
             cap = 64 * k.n_instructions * math.prod(la.grid) * (la.block // 32)
         st = k.launch(la.grid, la.block, args, cluster=cluster, orders=orders,
-                      max_instructions=cap or 200_000_000)
+                      shadow=getattr(lowerer, "shadow", True), max_instructions=cap or 200_000_000)
         n += st.instructions
         arena.check_guards(f"launch of {k.name}")
     return case.check(bufs), n

@@ -33,9 +33,9 @@ def add_command(sub) -> None:
     p.add_argument("--coverage", action="store_true",
                    help="report branches/selects covered both ways and tile classes hit per config; "
                         "below 100 %% without a declared reason fails")
-    p.add_argument("--coverage-iterations", action="store_true",
-                   help="with --coverage: also judge per K-loop iteration class (first, middle, last) every "
-                        "loop site that went both ways over the run (docs/sim.md, 'Coverage')")
+    p.add_argument("--no-iterations", action="store_true",
+                   help="with --coverage: do not judge per K-loop iteration class (first, middle, last) the "
+                        "loop sites that went both ways over the run (judged by default; docs/sim.md, 'Coverage')")
     p.add_argument("--assume", action="append", metavar="NAME=VALUE",
                    help="run the emulator under another reading of a hardware fact (docs/hardware_facts.md; "
                         "rows with readings: " + ", ".join(HF.FACTS) + ")")
@@ -85,7 +85,7 @@ def cmd_numerics(args) -> int:
                 bar(done, total)
             if args.coverage and o.coverage is not None:
                 fails, declared = COV.judge(o.coverage, o.classes, uncovered.get((o.family, o.config), {}),
-                                            iterations=args.coverage_iterations)
+                                            iterations=not args.no_iterations)
                 cov_fail[(o.family, o.config)] = fails
             else:
                 fails, declared = [], []
