@@ -10,16 +10,18 @@ KeyboardInterrupt traceback. Once the command runs inside
 Python's own handler back, so the ``with`` blocks unwind, pools close and
 temp files go as before.
 
-Only the standard library's ``os``, ``signal`` and ``sys`` (already loaded by
-the interpreter) are used here. What stays outside: the interpreter's own
+Only ``os`` and ``sys`` (already loaded by the interpreter) and the builtin
+``_signal`` (``import signal`` loads ``enum``: a Ctrl-C during that import was a
+traceback, found by ``parity fuzz --gate``) are used here. What stays outside: the interpreter's own
 start-up (``site`` and the editable install's path hook) before the package
 is imported, a few milliseconds.
 """
 from __future__ import annotations
 
 import os
-import signal
 import sys
+
+import _signal as signal  # the builtin: `import signal` loads enum, a window the fuzz lane hit
 
 _MESSAGE = b"error: interrupted (Ctrl-C) while parity was starting: nothing was run or written\n"
 
@@ -38,11 +40,38 @@ def is_cli() -> bool:
     return arg0 == "-m" or os.path.basename(arg0) in ("parity", "parity.exe", "parity-script.py")
 
 
+def _unraisable(u) -> None:
+    """``sys.unraisablehook`` of the CLI: a Ctrl-C that arrived while a finalizer ran (a
+    ``Popen.__del__``) was printed as "Exception ignored ... KeyboardInterrupt" and the
+    command went on to the end (issue 39, found by ``parity fuzz --gate``). It is raised
+    again in the main thread, outside the finalizer: a helper thread interrupts the main
+    thread a moment later (``_thread.interrupt_main``, a no-op once SIGINT is ignored)."""
+    if u.exc_type is not None and issubclass(u.exc_type, KeyboardInterrupt):
+        try:
+            import _thread
+            import time
+
+            def later():
+                time.sleep(0.01)
+                _thread.interrupt_main()
+            _thread.start_new_thread(later, ())
+        except Exception:  # noqa: BLE001 - interpreter shutdown: nothing left to stop
+            pass
+        return
+    _PREVIOUS_HOOK[0](u)
+
+
+_PREVIOUS_HOOK = [sys.__unraisablehook__]
+
+
 def install() -> None:
     """Install the start-up handler (main thread, CLI only; a SIGINT left ignored by the
-    parent -- ``nohup``, a pool worker -- stays ignored)."""
+    parent -- ``nohup``, a pool worker -- stays ignored) and :func:`_unraisable`."""
     if not is_cli():
         return
+    if sys.unraisablehook is not _unraisable:
+        _PREVIOUS_HOOK[0] = sys.unraisablehook
+        sys.unraisablehook = _unraisable
     try:
         if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
             signal.signal(signal.SIGINT, _starting)
@@ -56,5 +85,17 @@ def arm() -> None:
     try:
         if signal.getsignal(signal.SIGINT) is _starting:
             signal.signal(signal.SIGINT, signal.default_int_handler)
+    except (ValueError, OSError):
+        pass
+
+
+def quiet_exit() -> None:
+    """Ignore SIGINT once the command has returned (CLI only): a Ctrl-C during the
+    interpreter's own finalization, where Python has put SIGINT back to its default
+    action, killed a finished run by the signal (found by ``parity fuzz --gate``)."""
+    if not is_cli():
+        return
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     except (ValueError, OSError):
         pass

@@ -16,7 +16,8 @@ import pytest
 from parity.catalog.model import catalog_predictions
 from parity.app.main import main as parity_main
 from parity.catalog.emit import main as emit_main
-from parity.base.input_files import MAX_CATALOG_BYTES, MAX_CATALOG_LINE_BYTES, InputFileError, read_bytes
+from parity.base.input_files import (MAX_CATALOG_BYTES, MAX_CATALOG_LINE_BYTES, MAX_LAYERS_CATALOG_BYTES,
+                                     InputFileError, read_bytes)
 from parity.catalog.miopen import ProblemInputError, parse_command_line, parse_line, read_catalog
 
 REPO = Path(__file__).resolve().parents[1]
@@ -88,13 +89,15 @@ def test_fifo_catalog_is_refused_without_opening_it(tmp_path):
 
 
 def test_catalog_size_cap_is_checked_before_reading(tmp_path, capsys):
-    big = tmp_path / "big.txt"
-    with open(big, "wb") as f:  # sparse: the size is checked from stat, nothing is read
-        f.truncate(MAX_CATALOG_BYTES + 1)
-    for run in _entry_points(big, tmp_path):
+    # `parity layers` streams its layers (issue 39): its cap is 32 MiB, emit's stays 4 MiB
+    for i, run in enumerate(_entry_points(tmp_path / "big.txt", tmp_path)):
+        cap, mib = (MAX_LAYERS_CATALOG_BYTES, "32.0") if i == 0 else (MAX_CATALOG_BYTES, "4.0")
+        big = tmp_path / "big.txt"
+        with open(big, "wb") as f:  # sparse: the size is checked from stat, nothing is read
+            f.truncate(cap + 1)
         line = _one_error(capsys, run())
-        assert line == (f"error: catalog {big}: is {MAX_CATALOG_BYTES + 1} bytes (4.0 MiB); a catalog is at most "
-                        f"{MAX_CATALOG_BYTES} bytes (4.0 MiB)")
+        assert line == (f"error: catalog {big}: is {cap + 1} bytes ({mib} MiB); a catalog is at most "
+                        f"{cap} bytes ({mib} MiB)")
     sparse = tmp_path / "sparse.txt"
     with open(sparse, "wb") as f:
         f.truncate(10 << 30)  # the issue's 10 GiB sparse file

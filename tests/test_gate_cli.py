@@ -176,7 +176,7 @@ BAD_SHARDS = {
     "malformed": (b'{"format": 1,\n  "family": "fam_a"\n', "malformed JSON at line 3"),
     "conflict": (b'{\n<<<<<<< HEAD\n  "family": "fam_a",\n=======\n  "family": "fam_a",\n'
                  b'>>>>>>> other\n  "flavors": {},\n  "format": 1\n}\n', "git conflict marker '<<<<<<<' at line 2"),
-    "crlf": (b'{\r\n  "family": "fam_a",\r\n  "flavors": {},\r\n  "format": 1\r\n}\r\n', "CRLF line ends"),
+    "crlf_mixed": (b'{\r\n  "family": "fam_a",\n  "flavors": {},\r\n  "format": 1\r\n}\r\n', "mixed line ends"),
 }
 
 

@@ -81,9 +81,17 @@ def _load_bad(tmp_path, data: bytes):
     return msg
 
 
-def test_crlf_is_rejected(tmp_path):
-    data = G.render_shard("fam", FLAVORS).replace("\n", "\r\n").encode()
-    assert "CRLF line ends (line 1)" in _load_bad(tmp_path, data)
+def test_crlf_on_every_line_is_read_as_lf_and_mixed_line_ends_are_rejected(tmp_path):
+    # issue 39: a core.autocrlf checkout gets CRLF on every line: read unambiguously
+    lf = G.render_shard("fam", FLAVORS)
+    (tmp_path / "fam.json").write_bytes(lf.replace("\n", "\r\n").encode())
+    assert G.load_shard(tmp_path, "fam") == G.load_shard_layout(tmp_path, "fam")[0]
+    notes = []
+    assert G.load_shard_layout(tmp_path, "fam", notes=notes)[1] is None  # canonical once read as LF
+    assert len(notes) == 1 and notes[0].startswith(f"note: {tmp_path / 'fam.json'}: CRLF line ends on every line")
+    mixed = lf.replace("\n", "\r\n", 1).encode()
+    assert "mixed line ends (CRLF at line 1, LF at line 2)" in _load_bad(tmp_path, mixed)
+    assert "a CR without LF at line 2" in _load_bad(tmp_path, lf.replace("\n", "\n\r", 1).encode())
 
 
 def test_conflict_markers_are_rejected(tmp_path):

@@ -86,7 +86,8 @@ def _duplicate(valid) -> bytes:
 
 # name -> (bytes of fam_a.json from the valid bytes | special file kind, expected exit, text in output)
 CASES = {
-    "crlf": (lambda v: v.replace(b"\n", b"\r\n"), 2, "CRLF line ends"),
+    "crlf_mixed": (lambda v: v.replace(b"\n", b"\r\n", 1), 2, "mixed line ends"),
+    "bare_cr": (lambda v: v.replace(b"\n", b"\n\r", 1), 2, "a CR without LF"),
     "bom": (lambda v: b"\xef\xbb\xbf" + v, 2, "malformed JSON"),
     "conflict_markers": (_conflict, 2, "git conflict marker"),
     "truncated": (lambda v: v[: len(v) // 2], 2, "malformed JSON"),
@@ -223,3 +224,21 @@ def test_messages_never_recommend_a_command_that_refuses_the_same_input():
             G.parse_shard(data, "s.json", "f")
         msg = str(ei.value)
         assert "re-run `parity write`" not in msg  # write loads the same shard and refuses it
+
+
+def test_a_crlf_shard_is_read_with_a_note_and_write_makes_it_lf(env, tmp_path, capsys, monkeypatch):
+    # issue 39: a clone with core.autocrlf=true stopped `parity check` on every checkout
+    monkeypatch.delenv("CI", raising=False)
+    gdir = tmp_path / "golden"
+    gdir.mkdir()
+    (gdir / "fam_a.json").write_bytes(env["valid"].replace(b"\n", b"\r\n"))
+    capsys.readouterr()
+    assert parity_main(["check", *env["common"], "--golden-dir", str(gdir)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [ln for ln in out if ln.startswith("note: ")] == [
+        f"note: {gdir / 'fam_a.json'}: CRLF line ends on every line (a checkout with core.autocrlf=true?); read "
+        "as LF. golden/*.json is pinned to LF in .gitattributes: `git add --renormalize golden/` and a fresh "
+        "checkout of golden/, or `parity write`, make it LF"]
+    assert out[-1] == "RESULT: GREEN"
+    assert parity_main(["write", *env["common"], "--no-oracles", "--golden-dir", str(gdir)]) == 0
+    assert (gdir / "fam_a.json").read_bytes() == env["valid"]

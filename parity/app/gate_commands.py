@@ -55,12 +55,13 @@ def _resolver(engine: str, timeout: float):
     return resolve
 
 
-def _load_shards(gdir: Path, names, resolve, layouts: dict | None = None) -> dict:
+def _load_shards(gdir: Path, names, resolve, layouts: dict | None = None, notes: list | None = None) -> dict:
     """{family: flavors or None}; ``layouts`` collects {family: layout problem} of shards
-    not in the canonical layout (golden.layout_problem)."""
+    not in the canonical layout (golden.layout_problem), ``notes`` the note of each shard
+    read as LF from CRLF line ends (golden.crlf_note)."""
     out = {}
     for n in names:
-        out[n], problem = G.load_shard_layout(gdir, n, resolve)
+        out[n], problem = G.load_shard_layout(gdir, n, resolve, notes)
         if problem and layouts is not None:
             layouts[n] = problem
     return out
@@ -137,6 +138,9 @@ def _save_pending(args, gdir: Path, report, shards: dict, families, flavors) -> 
     whole = {f.name for f in families} - set(only_names(args))
     try:
         return pending.save_from_check(gdir, report, shards, whole)
+    except pending.PendingTooMany as exc:  # issue 39: review could not read it; the line says what clears it
+        print(f"pending: not written: {exc}")
+        return 0
     except (OSError, pending.PendingError) as exc:
         print(f"pending: not written ({shown(getattr(exc, 'strerror', None) or exc)}); `parity review` needs them")
         return 0
@@ -163,13 +167,14 @@ def _check(args, pool: WorkerPool | None) -> int:
         gdir = golden_dir(args)
         resolve = _resolver(engines[0], args.timeout)
         layouts: dict[str, str] = {}
-        shards = _load_shards(gdir, [f.name for f in families], resolve, layouts)
+        notes: list[str] = []
+        shards = _load_shards(gdir, [f.name for f in families], resolve, layouts, notes)
         orphan_shards = {}
         if not args.only:
             known = shard.families if shard else {f.name for f in families}
             for name in G.shard_families(gdir):
                 if name not in known:
-                    s = _load_shards(gdir, [name], resolve, layouts)[name]
+                    s = _load_shards(gdir, [name], resolve, layouts, notes)[name]
                     # every flavor the run checks, and any flavor no table knows
                     orphan_shards[name] = {fl: e for fl, e in (s or {}).items()
                                            if fl in flavors or fl not in CANONICAL_FLAVORS}
@@ -180,6 +185,8 @@ def _check(args, pool: WorkerPool | None) -> int:
                locate=_locator(args, report, engines) if args.origin else None)
     if shard is not None:
         S.apply_shard(v, shard)
+    for line in notes:  # CRLF shards read as LF (issue 39): said, not a finding
+        print(line)
     _print_check(args, v)
     if shard is not None:
         print(shard.line())

@@ -47,10 +47,12 @@ import importlib
 
 from parity.cli import color
 
+from parity import _early_sigint
 from parity.llvm import compile_cache
 from parity.cli.common import Parser, add_version, die
 from parity.cli.help import add_color, document
-from parity.base.outputs import keep_going_on_broken_pipe, reopen_closed_std_streams, run_quietly_on_broken_pipe
+from parity.base.outputs import (interrupted, keep_going_on_broken_pipe, reopen_closed_std_streams,
+                                 run_quietly_on_broken_pipe)
 from parity.app.preamble import GATE_COMMANDS, preamble
 from parity.base.engine_import import EngineImportError, engine_failure
 
@@ -155,6 +157,15 @@ def _never_unencodable() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``parity ARGV``: the exit status. In the CLI, a Ctrl-C after the command returned
+    (the interpreter finalizing) is ignored (parity/_early_sigint.py)."""
+    try:
+        return _main(argv)
+    finally:
+        _early_sigint.quiet_exit()
+
+
+def _main(argv: list[str] | None) -> int:
     reopen_closed_std_streams()  # `parity list >&-`: dropped output, not an AttributeError
     _never_unencodable()
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -184,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser(command_of(argv)).parse_args(argv)
     except EngineImportError as exc:  # the command's module imports an engine that does not import
         return die(str(exc))
+    except KeyboardInterrupt:  # Ctrl-C while the command's module imports, main() called in-process
+        return interrupted()   # (`parity fuzz --gate`'s forked children; the CLI has parity/_early_sigint.py)
     args.parity_main = main  # `parity fuzz --gate` runs this entry point in forked children (parity/fuzz/gate_run.py)
     color.set_choice(args.color)
     if hasattr(args, "no_compile_cache"):  # a command that compiles through the cache (docs/verify.md)

@@ -30,13 +30,18 @@ import stat
 
 from parity.base.escape import shown
 
-__all__ = ["InputFileError", "MAX_CATALOG_BYTES", "MAX_CATALOG_LINE_BYTES", "MAX_MANIFEST_BYTES",
+__all__ = ["InputFileError", "MAX_CATALOG_BYTES", "MAX_LAYERS_CATALOG_BYTES", "MAX_CATALOG_LINE_BYTES", "MAX_MANIFEST_BYTES",
            "MAX_CODE_OBJECT_BYTES", "MAX_CONFIG_BYTES", "MAX_IR_BYTES", "check_regular", "read_bytes", "read_text", "check_text",
            "bad_text_char"]
 
 #: The largest catalog file (bytes): 400 times the shipped parity/data/layers.txt
 #: (10 kB, 51 layers), about 20,000 layers of MIOpenDriver lines.
 MAX_CATALOG_BYTES = 4 << 20
+#: The largest catalog ``parity layers`` reads (bytes): it streams its layers and keeps one
+#: record per distinct command and kernel (issue 39), so 100,000 layers of 200-byte lines
+#: fit; ``emit --catalog`` and ``perf --layers`` keep every layer's plan and stay at
+#: :data:`MAX_CATALOG_BYTES`.
+MAX_LAYERS_CATALOG_BYTES = 32 << 20
 #: The longest catalog line (bytes, without its line end); the shipped catalog's is 192.
 MAX_CATALOG_LINE_BYTES = 4096
 #: The largest AOT / runtime manifest (bytes); a full grid's manifest is well under 1 MiB.

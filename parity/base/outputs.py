@@ -262,17 +262,27 @@ def run_quietly_on_broken_pipe(main, argv=None) -> int:
         quiet_stdout()
         return 141
     except KeyboardInterrupt:
-        if threading.current_thread() is threading.main_thread():
-            # a second SIGINT (a terminal's repeated Ctrl-C, `timeout` signalling the
-            # process and then its group) would raise again while the interpreter joins
-            # the pools' threads on its way out: "Exception ignored ... KeyboardInterrupt"
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-        try:
-            sys.stdout.flush()
-        except (OSError, ValueError):
-            pass
-        if sys.stderr.isatty():
-            print(file=sys.stderr)  # off the progress bar's line
-        print("error: interrupted (Ctrl-C): stopped before the end; every file written is whole "
-              "(written beside, then renamed)", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return interrupted()
+
+
+def interrupted() -> int:
+    """After a KeyboardInterrupt: one ``error:`` line, exit status :data:`EXIT_INTERRUPTED`."""
+    if threading.current_thread() is threading.main_thread():
+        # a second SIGINT (a terminal's repeated Ctrl-C, `timeout` signalling the
+        # process and then its group) would raise again while the interpreter joins
+        # the pools' threads on its way out: "Exception ignored ... KeyboardInterrupt"
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    if sys.stderr.isatty():
+        print(file=sys.stderr)  # off the progress bar's line
+    print("error: interrupted (Ctrl-C): stopped before the end; every file written is whole "
+          "(written beside, then renamed)", file=sys.stderr)
+    # CPython marks a KeyboardInterrupt that left code run from a string (exec of a dataclass's
+    # generated __init__ during an import) as unhandled even once caught, and its Py_RunMain
+    # then kills the process with SIGINT at exit, after this line (found by `parity fuzz
+    # --gate`, issue 39). Running string code successfully clears that mark.
+    exec("pass")  # noqa: S102 - a constant: resets the interpreter's unhandled-interrupt flag
+    return EXIT_INTERRUPTED

@@ -33,6 +33,7 @@ from parity.cli.common import add_compile_cache_option, add_options, counted, di
 from parity.catalog.emit import (DEFAULT_SELECT, aot_kernels, aot_text, SELECTIONS, EmitError, check_target, default_catalog, model_json, parse_plan,
                          plan_layer, rejected_text, select_layers, us_text)
 from parity.base.escape import shown
+from parity.base.input_files import MAX_LAYERS_CATALOG_BYTES
 from parity.catalog.miopen import ProblemInputError, read_catalog
 from parity.launch.reduce_launch import reduce_launch_reason
 from parity.verify import lanes as L
@@ -304,7 +305,7 @@ def _catalog_layers(py, args, path: str) -> list:
     why = check_target(py, args.arch, args.flavor, args.cus)
     if why:
         raise EmitError(why)
-    return select_layers(read_catalog(path), args.only, shown(path))
+    return select_layers(read_catalog(path, MAX_LAYERS_CATALOG_BYTES), args.only, shown(path))
 
 
 def cmd_layers(args) -> int:
@@ -352,7 +353,11 @@ def _canonical(flavor: str | None) -> str | None:
 
 
 def _layers_run(args) -> int:
-    """One ``parity layers`` report: catalog ``args.file`` at ``args.flavor``."""
+    """One ``parity layers`` report: catalog ``args.file`` at ``args.flavor``. Streams the
+    layers (issue 39): a layer whose command (precision, problem, fusion) was planned before
+    reuses that plan's row record, and what is kept is one :class:`_Row` per distinct
+    command and one IR text per distinct kernel, never a layer's plans or either
+    engine's IR (100,000 layers of a few distinct kernels: bench/layers_scale.py)."""
     py, cpp = _engines()
     path = args.file or default_catalog()
     try:
@@ -360,34 +365,83 @@ def _layers_run(args) -> int:
     except (OSError, ProblemInputError, EmitError) as e:
         return die(str(e))
     t0 = time.perf_counter()
-    rows, plans, failures = [], [], 0
+    recs: dict = {}   # command key -> _Row (one per distinct command)
+    uniq: dict = {}   # kernel hash -> (kernel name, IR text) (one per distinct kernel)
+    order = []        # per layer: (layer, _Row) or (layer, None, why) for a REJECTED row
     bar_cm = progress("layers", 2 * len(layers))
     bar = bar_cm.__enter__()
     try:
         for i, layer in enumerate(layers):
-            try:
-                a, b = _plan_both(py, cpp, layer, args)
-            except _BothRejected as e:  # bad input: one line, exit 2, before any row
-                return die(rejected_text(e.error, layer, path, len(layers)))
-            except (EmitError, py.SpecRejected, cpp.SpecRejected) as e:
-                rows.append((layer, None, f"REJECTED: {shown(e if isinstance(e, EmitError) else e.reason)}"))
-                failures += 1
-                continue
-            finally:
-                if bar:
-                    bar(i + 1)
-            same = (a.policy_text == b.policy_text and a.plan_text == b.plan_text
-                    and [(k[3], k[5]) for k in a.kernels] == [(k[3], k[5]) for k in b.kernels])
-            plans.append((layer, a, same))
-        uniq = {}
-        for _, a, _ in plans:
-            for k in a.kernels:
-                uniq.setdefault(k[4]["hash"], (k[3], k[5]))
-        ver = verify_kernels(uniq, a.flavor if plans else args.flavor, args.arch, args.jobs) \
-            if plans and not args.no_verify else {}
-        return _layers_rows(args, path, layers, plans, rows, failures, ver, uniq, t0, py, bar)
+            key = _command_key(layer)
+            if key not in recs:
+                try:
+                    a, b = _plan_both(py, cpp, layer, args)
+                except _BothRejected as e:  # bad input: one line, exit 2, before any row
+                    return die(rejected_text(e.error, layer, path, len(layers)))
+                except (EmitError, py.SpecRejected, cpp.SpecRejected) as e:  # names the layer: never cached
+                    order.append((layer, None, f"REJECTED: {shown(e if isinstance(e, EmitError) else e.reason)}"))
+                    continue
+                finally:
+                    if bar:
+                        bar(i + 1)
+                recs[key] = _Row.of(a, b, args)
+                for k in a.kernels:
+                    uniq.setdefault(k[4]["hash"], (k[3], k[5]))
+                del a, b
+            elif bar:
+                bar(i + 1)
+            order.append((layer, recs[key]))
+        first = next((x[1] for x in order if x[1] is not None), None)
+        ver = verify_kernels(uniq, first.flavor, args.arch, args.jobs) \
+            if first is not None and not args.no_verify else {}
+        return _layers_rows(args, path, layers, order, ver, uniq, t0, py, bar)
     finally:
         bar_cm.__exit__(None, None, None)
+
+
+def _command_key(layer) -> tuple:
+    """What a layer's plans depend on besides the command-line options: everything but its name."""
+    return (layer.dtype, layer.problem, layer.fusion)
+
+
+class _Row:
+    """What the rows of every layer with one command print, kept instead of its plans:
+    small fields, the kernels' (hash, name) and the numerics result once it ran."""
+    __slots__ = ("same", "flavor", "folded", "conv_tile", "m", "hashes", "deg", "launched", "binary", "kern",
+                 "fz", "served", "aot_kernels", "aline", "jit_bad", "rule", "fold", "numerics")
+
+    @classmethod
+    def of(cls, a, b, args) -> "_Row":
+        """The record of the Python engine's plan ``a`` (``b``: the C++ engine's, compared here)."""
+        r = cls()
+        r.same = (a.policy_text == b.policy_text and a.plan_text == b.plan_text
+                  and [(k[3], k[5]) for k in a.kernels] == [(k[3], k[5]) for k in b.kernels])
+        r.flavor, r.folded, r.binary = a.flavor, a.folded, a.binary
+        r.conv_tile = (a.conv_spec["tile_m"], a.conv_spec["tile_n"])
+        r.m = model_json(a.policy_text)
+        r.hashes = [(k[4]["hash"], k[3]) for k in a.kernels]
+        r.deg, r.launched = degree_columns(a)
+        r.kern = a.kernels[0][3] + (" + reduce d" + str(a.kernels[1][2]["degree"]) if len(a.kernels) > 1 else "")
+        r.fz = fused_row(a, r.m)
+        r.served, r.jit_bad, r.aline = aot_row(a, getattr(args, "allow_jit", False))
+        r.aot_kernels = aot_kernels(a)
+        r.rule, r.fold, r.numerics = a.policy["rule"], a.fold, None
+        return r
+
+
+def _numerics(layer, rec: _Row, py, args, uniq: dict, cache: dict) -> tuple:
+    """(ok, detail) of ``layer``'s scaled copy: run once per distinct command (the plan
+    re-made by the Python engine, its kernels' IR taken from ``uniq``); a failure that
+    raised is not kept (its text may name the layer)."""
+    if rec.numerics is not None:
+        return rec.numerics
+    try:
+        lp = plan_layer(py, layer, args.arch, args.flavor, args.dtype, args.cus, select=args.select, lower=False)
+        lp.kernels = [(r, f, s, n, i, uniq[i["hash"]][1]) for r, f, s, n, i, _ in lp.kernels]
+        rec.numerics = run_numerics(lp, py, cache)
+        return rec.numerics
+    except Exception as e:  # noqa: BLE001 - an emulator or plan failure is a failing row
+        return False, f"{type(e).__name__}: {e}"
 
 
 def _label(c: dict) -> str:
@@ -412,9 +466,11 @@ def aot_row(a, allow_jit: bool) -> tuple:
         "" if served or allow_jit else " (error: outside the AOT grid; --allow-jit accepts it)")
 
 
-def _layers_rows(args, path, layers, plans, rows, failures, ver, uniq, t0, py, bar) -> int:
+def _layers_rows(args, path, layers, order, ver, uniq, t0, py, bar) -> int:
+    """Print the header, one row per planned layer (catalog order), the REJECTED rows, the
+    totals; the exit status (``--json``: the report, one row dict per layer)."""
     cache: dict = {}
-    totals, changed = [0, 0], 0
+    tot = {"model": 0, "seed": 0, "changed": 0, "aot": 0, "failing": 0, "planned": 0}
     print(f"parity layers: {shown(path)} ({counted(len(layers), 'layer')}, {args.arch} {args.flavor}); numerics run on a "
           f"SCALED-DOWN copy of each layer (batch 1, <= {SCALE_M}x{SCALE_M} output pixels, <= {SCALE_KPG} output "
           f"channels per group, {SCALE_GROUPS} groups if even, <= {SCALE_GROUPS_ODD} if odd, channels per group cut "
@@ -424,77 +480,24 @@ def _layers_rows(args, path, layers, plans, rows, failures, ver, uniq, t0, py, b
     hdr = f"{'layer':34s} {'M':>7s} {'Kgemm':>6s} {'unsplit':>12s} {'pol':>3s} {'lch':>3s} {'binary':9s} {'engines':9s} " \
           f"{'verify':7s} {'numerics':8s} kernel"
     print(hdr)
-    out_rows = []
-    n_aot = 0
-    for j, (layer, a, same) in enumerate(plans):
+    out_rows = [] if args.json else None
+    planned = [x for x in order if x[1] is not None]
+    for j, (layer, rec) in enumerate(planned):
         if bar:
             bar(len(layers) + j + 1)
-        p = layer.problem
-        fp = ConvProblem(**a.folded)
-        tm = a.conv_spec["tile_m"] if args.tile is None else args.tile
-        tn = a.conv_spec["tile_n"] if args.tile is None else args.tile
-        unsplit = f"{-(-fp.M // tm)}x{-(-fp.kpg // tn)}x{fp.groups}"
-        m = model_json(a.policy_text)
-        if m and m["selected"]:
-            totals[0] += m["selected"]["predicted_ps"]
-            if m["seed"]:
-                totals[1] += m["seed"]["predicted_ps"]
-                changed += _label(m["seed"]) != _label(m["selected"])
-        vs = [ver.get(k[4]["hash"], ("-", "not verified")) for k in a.kernels]
-        v_ok = all(s == "ok" for s, _ in vs)
-        vtxt = "ok" if v_ok else ("SKIP" if all(s in ("SKIP", "-") for s, _ in vs) else "FAIL")
-        if args.no_numerics:
-            n_ok, ndet = True, "skipped"
-            ntxt = "-"
-        else:
-            try:
-                n_ok, ndet = run_numerics(a, py, cache)
-            except Exception as e:  # noqa: BLE001 - an emulator or plan failure is a failing row
-                n_ok, ndet = False, f"{type(e).__name__}: {e}"
-            ntxt = "ok" if n_ok else "FAIL"
-        served, jit_bad, aline = aot_row(a, getattr(args, "allow_jit", False))
-        n_aot += served
-        bad = not same or vtxt == "FAIL" or not n_ok or (vtxt == "SKIP" and not args.no_verify) or jit_bad
-        failures += bad
-        deg, launched = degree_columns(a)
-        kern = a.kernels[0][3] + (" + reduce d" + str(a.kernels[1][2]["degree"]) if len(a.kernels) > 1 else "")
-        print(f"{layer.name:34s} {p.M:7d} {p.Kgemm:6d} {unsplit:>12s} {deg:>3s} {launched:>3s} {a.binary:9s} "
-              f"{'IDENTICAL' if same else 'DIFFER':9s} {vtxt:7s} {ntxt:8s} {kern}")
-        fz = fused_row(a, m)
-        print(aline)
-        out_rows.append({"layer": layer.name, "M": p.M, "Kgemm": p.Kgemm, "degree": int(deg),
-                         "launched_degree": int(launched), "aot": served,
-                         "aot_kernels": [{"role": r, "aot": ok, "served_by": t} for r, ok, t in aot_kernels(a)],
-                         "binary": a.binary,
-                         "engines": "IDENTICAL" if same else "DIFFER", "verify": vtxt, "numerics": ntxt,
-                         "numerics_detail": ndet, "kernels": [k[3] for k in a.kernels], "model": m,
-                         **({"fused": fz} if fz else {}), "ok": not bad})
-        if m and m["selected"]:
-            sd = m["seed"]
-            ru = m["runner_up"]
-            print(f"    model: {_label(m['selected'])} {us_text(m['selected']['predicted_ps'])}; runner-up "
-                  + (f"{_label(ru)} {us_text(ru['predicted_ps'])}" if ru else "none")
-                  + f"; seed {_label(sd) + ' ' + us_text(sd['predicted_ps']) if sd else 'none'}")
-        if fz:
-            print(f"    fused {fz['acc_epilogue']}: {'splits' if fz['splits'] else 'does not split'}: "
-                  f"{fz['selected']} {us_text(fz['selected_ps'])} vs unsplit "
-                  + (f"{fz['unsplit']} {us_text(fz['unsplit_ps'])} ({fz['gain']}x)" if fz["unsplit"] else "none")
-                  + f"; aot {fz['aot']}")
-        if args.verbose or bad:
-            print(f"    rule {a.policy['rule']}; fold {a.fold}; numerics: {ndet}")
-        elif not args.no_numerics:
-            print(f"    numerics: {ndet}")
-            for (s, m), k in zip(vs, a.kernels):
-                if s != "ok" or args.verbose:
-                    print(f"    verify {k[3]}: {s} {m}")
-    for layer, _, why in rows:
+        _layer_row(args, layer, rec, ver, uniq, cache, py, tot, out_rows)
+    for layer, _, why in (x for x in order if x[1] is None):
         print(f"{layer.name:34s} {why}")
-        out_rows.append({"layer": layer.name, "ok": False, "error": why})
+        tot["failing"] += 1
+        if out_rows is not None:
+            out_rows.append({"layer": layer.name, "ok": False, "error": why})
     secs = time.perf_counter() - t0
-    if totals[0]:
-        print(f"predicted total (perf model, docs/perf_model.md): model choice {us_text(totals[0])}, seed "
-              f"policy's choice {us_text(totals[1])} ({changed} of {counted(len(plans), 'layer')} choose{'s' if len(plans) == 1 else ''} differently)")
-    fl = plans[0][1].flavor if plans else args.flavor
+    n_plans, n_aot, failures = len(planned), tot["aot"], tot["failing"]
+    if tot["model"]:
+        print(f"predicted total (perf model, docs/perf_model.md): model choice {us_text(tot['model'])}, seed "
+              f"policy's choice {us_text(tot['seed'])} ({tot['changed']} of {counted(n_plans, 'layer')} "
+              f"choose{'s' if n_plans == 1 else ''} differently)")
+    fl = planned[0][1].flavor if planned else args.flavor
     print(f"AOT-served: {n_aot} of {counted(len(layers), 'layer')} at {fl} (--select {args.select})"
           + ("" if n_aot == len(layers) or getattr(args, "allow_jit", False) else
              f"; error: {len(layers) - n_aot} layer(s) outside the AOT grid (--allow-jit accepts them)"))
@@ -503,8 +506,66 @@ def _layers_rows(args, path, layers, plans, rows, failures, ver, uniq, t0, py, b
     return finish(args, "layers", not failures,
                   {"catalog": path, "arch": args.arch, "flavor": py.resolve_flavor(args.flavor),
                    "layers": out_rows, "failing": failures, "distinct_kernels": len(uniq), "aot_served": n_aot,
-                  "predicted_ps": {"model": totals[0], "seed": totals[1], "changed": changed},
+                   "predicted_ps": {"model": tot["model"], "seed": tot["seed"], "changed": tot["changed"]},
                    "seconds": round(secs, 3)})
+
+
+def _layer_row(args, layer, rec: _Row, ver, uniq, cache, py, tot: dict, out_rows: list | None) -> None:
+    """Print one planned layer's row and its detail lines; add to the totals ``tot`` and
+    (``--json``) to ``out_rows``."""
+    p = layer.problem
+    fp = ConvProblem(**rec.folded)
+    tm = rec.conv_tile[0] if args.tile is None else args.tile
+    tn = rec.conv_tile[1] if args.tile is None else args.tile
+    unsplit = f"{-(-fp.M // tm)}x{-(-fp.kpg // tn)}x{fp.groups}"
+    m = rec.m
+    if m and m["selected"]:
+        tot["model"] += m["selected"]["predicted_ps"]
+        if m["seed"]:
+            tot["seed"] += m["seed"]["predicted_ps"]
+            tot["changed"] += _label(m["seed"]) != _label(m["selected"])
+    vs = [ver.get(h, ("-", "not verified")) for h, _ in rec.hashes]
+    v_ok = all(s == "ok" for s, _ in vs)
+    vtxt = "ok" if v_ok else ("SKIP" if all(s in ("SKIP", "-") for s, _ in vs) else "FAIL")
+    if args.no_numerics:
+        n_ok, ndet = True, "skipped"
+        ntxt = "-"
+    else:
+        n_ok, ndet = _numerics(layer, rec, py, args, uniq, cache)
+        ntxt = "ok" if n_ok else "FAIL"
+    tot["aot"] += rec.served
+    bad = not rec.same or vtxt == "FAIL" or not n_ok or (vtxt == "SKIP" and not args.no_verify) or rec.jit_bad
+    tot["failing"] += bad
+    print(f"{layer.name:34s} {p.M:7d} {p.Kgemm:6d} {unsplit:>12s} {rec.deg:>3s} {rec.launched:>3s} {rec.binary:9s} "
+          f"{'IDENTICAL' if rec.same else 'DIFFER':9s} {vtxt:7s} {ntxt:8s} {rec.kern}")
+    fz = rec.fz
+    print(rec.aline)
+    if out_rows is not None:
+        out_rows.append({"layer": layer.name, "M": p.M, "Kgemm": p.Kgemm, "degree": int(rec.deg),
+                         "launched_degree": int(rec.launched), "aot": rec.served,
+                         "aot_kernels": [{"role": r, "aot": ok, "served_by": t} for r, ok, t in rec.aot_kernels],
+                         "binary": rec.binary,
+                         "engines": "IDENTICAL" if rec.same else "DIFFER", "verify": vtxt, "numerics": ntxt,
+                         "numerics_detail": ndet, "kernels": [n for _, n in rec.hashes], "model": m,
+                         **({"fused": fz} if fz else {}), "ok": not bad})
+    if m and m["selected"]:
+        sd = m["seed"]
+        ru = m["runner_up"]
+        print(f"    model: {_label(m['selected'])} {us_text(m['selected']['predicted_ps'])}; runner-up "
+              + (f"{_label(ru)} {us_text(ru['predicted_ps'])}" if ru else "none")
+              + f"; seed {_label(sd) + ' ' + us_text(sd['predicted_ps']) if sd else 'none'}")
+    if fz:
+        print(f"    fused {fz['acc_epilogue']}: {'splits' if fz['splits'] else 'does not split'}: "
+              f"{fz['selected']} {us_text(fz['selected_ps'])} vs unsplit "
+              + (f"{fz['unsplit']} {us_text(fz['unsplit_ps'])} ({fz['gain']}x)" if fz["unsplit"] else "none")
+              + f"; aot {fz['aot']}")
+    if args.verbose or bad:
+        print(f"    rule {rec.rule}; fold {rec.fold}; numerics: {ndet}")
+    elif not args.no_numerics:
+        print(f"    numerics: {ndet}")
+        for (s, msg), (_, name) in zip(vs, rec.hashes):
+            if s != "ok" or args.verbose:
+                print(f"    verify {name}: {s} {msg}")
 
 
 def add_command(sub) -> None:

@@ -364,16 +364,16 @@ def parse_words(toks: list, line: str | None = None) -> Layer:
     return Layer(name, dtype, p, line.strip(), fusion)
 
 
-def read_catalog(path) -> list:
+def read_catalog(path, max_bytes: int = MAX_CATALOG_BYTES) -> list:
     """The layers of the catalog file ``path`` (:func:`parse_catalog`), read
     by :func:`parity.base.input_files.read_text`: a regular file (checked before
     open: a FIFO, device or directory is refused), at most
-    :data:`~parity.base.input_files.MAX_CATALOG_BYTES` bytes, lines of at most
+    ``max_bytes`` (default :data:`~parity.base.input_files.MAX_CATALOG_BYTES`) bytes, lines of at most
     :data:`~parity.base.input_files.MAX_CATALOG_LINE_BYTES` bytes, strict UTF-8
     without control characters or line separators. Raises ProblemInputError
     (one line naming the file)."""
     try:
-        text = read_text(path, "catalog", MAX_CATALOG_BYTES, MAX_CATALOG_LINE_BYTES)
+        text = read_text(path, "catalog", max_bytes, MAX_CATALOG_LINE_BYTES)
     except InputFileError as e:
         raise ProblemInputError(str(e)) from None
     return parse_catalog(text, shown(str(path)))

@@ -99,7 +99,10 @@ class Case:
 class Kind:
     """One kind of hostile input: ``make(case)`` sets it up; ``commands`` are tried in turn;
     ``expect`` the exit statuses the contract allows (per command, or one set for all);
-    ``depends``: a branch whose fixes the kind needs (reported with its failures)."""
+    ``depends``: a branch whose fixes the kind needs (reported with its failures);
+    ``post(case, status, stdout, stderr)``: what else must hold after the command (None,
+    or the failure's detail: verdict BAD_STATE), e.g. no temp file after Ctrl-C, no
+    entry lost by concurrent writers."""
 
     name: str
     group: str
@@ -108,6 +111,7 @@ class Kind:
     expect: object = REFUSED
     bound: float = 40.0
     depends: str = ""
+    post: Callable | None = None
 
     def allowed(self, command: str) -> frozenset:
         if isinstance(self.expect, dict):

@@ -350,7 +350,9 @@ KINDS = [
     Kind("merge_side_non_utf8", "merge", _merge("non_utf8"), ("merge-golden",), REFUSED),
     Kind("merge_side_hostile_key", "merge", _merge("hostile_key"), ("merge-golden",), REFUSED),
     Kind("merge_side_sparse_10_gib", "merge", _merge("sparse"), ("merge-golden",), REFUSED),
-    *(Kind(f"merge_side_{k}", "merge", _merge(k), ("merge-golden",), REFUSED) for k in _MERGE_SIDE_BYTES),
+    # a side CRLF on every line is read as LF (issue 39); mixed line ends and the rest are refused
+    *(Kind(f"merge_side_{k}", "merge", _merge(k), ("merge-golden",), GREEN if k == "crlf" else REFUSED)
+      for k in _MERGE_SIDE_BYTES),
     Kind("merge_conflict_hostile_path", "merge", _merge("conflict_hostile_path"), ("merge-golden",), RED),
     Kind("merge_ours_unwritable", "merge", _merge("ours_unwritable"), ("merge-golden",), REFUSED),
     # catalogs: `parity layers FILE` / `parity emit --catalog FILE` (engine/catalog side: input-robust)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import secrets
 import sys
+from pathlib import Path
 
 from parity.base.escape import shown
 
@@ -41,7 +42,9 @@ def cmd_fuzz_gate(args) -> int:
     if main is None:  # `parity`'s own main hands itself in (parity.app.main imports this package)
         print("error: parity fuzz --gate runs from the `parity` command (parity.app.main.main)", file=sys.stderr)
         return 2
-    rep = run_gate_fuzz(seconds, seed, main, only=only, progress=progress, jobs=jobs)
+    out = getattr(args, "out", None)
+    rep = run_gate_fuzz(seconds, seed, main, only=only, progress=progress, jobs=jobs,
+                        out=Path(out) if out else None)
     if sys.stderr.isatty():
         print(file=sys.stderr)
     by_name = {k.name: k for k in KINDS}
@@ -56,6 +59,8 @@ def cmd_fuzz_gate(args) -> int:
         dep = by_name[f.kind].depends
         note = f" [needs the {dep} branch]" if dep else ""
         print(f"  {f.verdict} {f.kind} ({f.command}){note}: {shown(f.detail, limit=300)}")
+    for d in rep.reproducers:
+        print(f"reproducer: {shown(str(d))}/repro.sh")
     failing = sorted({f.kind for f in rep.failures})
     print(f"kinds {len(rep.counts)} cases {rep.cases} failing kinds {len(failing)} "
           f"seconds {rep.seconds:.1f} seed {rep.seed}")

@@ -19,7 +19,12 @@ The contract, per case (:func:`judge`):
   ``note:`` lines), and no shard of the golden directory changed;
 * exit 1 from ``check``: the last stdout line is ``RESULT: RED``; exit 0:
   ``RESULT: GREEN``;
-* exit 0 from ``write``: every shard parses and is in the canonical layout.
+* exit 0 from ``write``: every shard parses and is in the canonical layout;
+* the kind's ``post`` check, if any (BAD_STATE): after Ctrl-C one ``error:`` line and no
+  temp file, after concurrent writers no lost entry (parity/fuzz/gate_kinds_scale.py).
+
+A failing case is kept as a reproducer (:func:`keep_reproducer`): its directory, the
+scratch world it ran in and a ``repro.sh`` that runs the one command again.
 """
 from __future__ import annotations
 
@@ -27,8 +32,10 @@ import io
 import os
 import random
 import resource
+import shlex
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -44,8 +51,9 @@ from parity.fuzz.gate_kinds import KINDS
 
 TRACEBACK_EXIT = 70  # the child's status for an exception that escaped parity's main
 PASS = "PASS"
+OUTSIDE = "OUTSIDE"  # counted, not a failure: a Ctrl-C before parity's first instruction (_interpreter_start)
 FAILURES = ("SETUP_ERROR", "TRACEBACK", "HANG", "SIGNAL", "FORGED", "WRONG_EXIT", "ERROR_LINES", "CHANGED_AFTER_REFUSAL",
-            "NO_RESULT_LINE", "BAD_SHARD")
+            "NO_RESULT_LINE", "BAD_SHARD", "BAD_STATE")
 _ALLOWED_STDERR = ("parity: golden", "note: ")
 
 
@@ -66,12 +74,14 @@ class GateReport:
     seconds: float = 0.0
     seed: int = 0
     skipped: dict[str, str] = field(default_factory=dict)  # kind -> why it could not be set up
+    out: Path | None = None  # where failing cases are kept (keep_reproducer)
+    reproducers: list = field(default_factory=list)  # their directories
 
     def add(self, o: Outcome) -> None:
         self.cases += 1
         c = self.counts.setdefault(o.kind, {})
         c[o.verdict] = c.get(o.verdict, 0) + 1
-        if o.verdict != PASS:
+        if o.verdict not in (PASS, OUTSIDE):
             self.failures.append(o)
 
 
@@ -244,6 +254,7 @@ def _poll(run: _Running) -> bool:
         if run.popen is not None:
             run.popen.returncode = code
         run.status, run.done = (code if code >= 0 else None), True
+        run.case.signum = -code if code < 0 else None
     elif time.monotonic() - run.t0 > run.kind.bound:
         _kill_group(run.pid)
         os.waitpid(run.pid, 0)
@@ -285,15 +296,32 @@ def _kill_group(pid: int) -> None:
         pass
 
 
+def _interpreter_start(status: int | None, err: str) -> bool:
+    """A fresh interpreter stopped by Ctrl-C before ``parity/__init__.py`` installed its
+    handler (parity/_early_sigint.py): killed by SIGINT with no output, or a
+    KeyboardInterrupt traceback with no frame of parity's own code (site, runpy, importlib,
+    the ``from parity import _early_sigint`` line itself). Outside the contract: no
+    program can handle a signal before its first instruction (docs/fuzz.md)."""
+    if status is None and not err.strip():
+        return True
+    if "KeyboardInterrupt" not in err or "Traceback" not in err:
+        return False
+    frames = [ln for ln in err.splitlines() if ln.strip().startswith("File ")]
+    own = [f for f in frames if "/parity/" in f and not f.rstrip().endswith("parity/__init__.py\", line 6, in <module>")]
+    return not own and "multiprocessing" not in err
+
+
 def judge(kind: Kind, case: Case, status: int | None, out: str, err: str, secs: float, bound: float,
           before: dict) -> tuple[str, str]:
     """(verdict, detail) of one case against the contract (module docstring)."""
     text = out + err
+    if kind.name.endswith("_at_start") and _interpreter_start(status, err):
+        return OUTSIDE, "Ctrl-C before parity's first handler (the interpreter's own start-up)"
     if "Traceback (most recent call last)" in text or status == TRACEBACK_EXIT:
         tail = [ln for ln in err.splitlines() if ln.strip()][-1:] or ["(no message)"]
         return "TRACEBACK", tail[0][:300]
     if status is None:
-        return ("HANG", f"ran past its {bound:g} s bound") if secs >= bound else ("SIGNAL", "died by a signal")
+        return ("HANG", f"ran past its {bound:g} s bound") if secs >= bound else ("SIGNAL", f"died by signal {getattr(case, 'signum', None)}")
     for line in text.splitlines():
         if line.startswith("FORGED"):
             return "FORGED", repr(line[:120])
@@ -322,15 +350,23 @@ def judge(kind: Kind, case: Case, status: int | None, out: str, err: str, secs: 
                 return "BAD_SHARD", str(exc)[:300]
             if problem:
                 return "BAD_SHARD", f"{p.name}: {problem}"
+    if kind.post is not None:
+        try:
+            why = kind.post(case, status, out, err)
+        except Exception as exc:  # noqa: BLE001 - a bug of the check itself is a finding too
+            why = f"the post check raised {type(exc).__name__}: {exc}"
+        if why:
+            return "BAD_STATE", why
     return PASS, ""
 
 
 def run_gate_fuzz(seconds: float, seed: int, main, only: list[str] | None = None, progress=None,
-                  jobs: int = 2) -> GateReport:
+                  jobs: int = 2, out: Path | None = None) -> GateReport:
     """Run the kinds round-robin (every kind once, in a seeded shuffled order, then again)
     until ``seconds`` have passed and every kind ran at least once, ``jobs`` cases at a
-    time. ``main`` is ``parity.app.main.main``."""
-    rep = GateReport(seed=seed)
+    time. ``main`` is ``parity.app.main.main``. A failing case is kept under ``out``
+    (:func:`keep_reproducer`; None: not kept)."""
+    rep = GateReport(seed=seed, out=out)
     rng = random.Random(seed)
     kinds = [k for k in KINDS if not only or k.name in only or k.group in only]
     t0 = time.monotonic()
@@ -400,8 +436,60 @@ def _finish(run: _Running, rep: GateReport) -> None:
     out, err = _output(run)
     secs = time.monotonic() - run.t0
     verdict, detail = judge(run.kind, run.case, run.status, out, err, secs, run.kind.bound, run.before)
-    rep.add(Outcome(run.kind.name, run.case.command, verdict, detail, secs))
+    o = Outcome(run.kind.name, run.case.command, verdict, detail, secs)
+    rep.add(o)
+    if verdict not in (PASS, OUTSIDE) and rep.out is not None:
+        try:
+            rep.reproducers.append(keep_reproducer(run, o, out, err, rep.out, len(rep.failures)))
+        except OSError as exc:  # a full disk: the failure is still reported
+            o.detail += f" (reproducer not written: {exc.strerror or exc})"
     _teardown(run.case, run.cdir)
+
+
+def _not_kept(src: str, names: list[str]) -> list[str]:
+    """What a reproducer does not copy: FIFOs, sockets, devices, files over 64 MiB (a sparse
+    10 GiB shard; its kind makes it again)."""
+    out = []
+    for x in names:
+        p = os.path.join(src, x)
+        try:
+            st = os.lstat(p)
+        except OSError:
+            out.append(x)
+            continue
+        if not (stat.S_ISLNK(st.st_mode) or stat.S_ISDIR(st.st_mode)
+                or (stat.S_ISREG(st.st_mode) and st.st_size <= 64 * 2**20)):
+            out.append(x)
+    return out
+
+
+def keep_reproducer(run: _Running, o: Outcome, out: str, err: str, where: Path, n: int) -> Path:
+    """Keep a failing case as ``where/gate-N-KIND/``: the case's directory as the command
+    left it (``case/``), the scratch world it ran in (``world/``: the echo engine, the
+    configs package), its output, and ``repro.sh`` running the one command again with the
+    case's environment changes. A case is already minimal: one kind's input made from
+    the valid golden directory, one command, one sampled hostile text or delay."""
+    case = run.case
+    d = Path(where) / f"gate-{n:03d}-{o.kind}"
+    if d.exists():
+        shutil.rmtree(d, ignore_errors=True)
+    d.mkdir(parents=True)
+    shutil.copytree(run.cdir, d / "case", symlinks=True, ignore_dangling_symlinks=True, ignore=_not_kept)
+    world = getattr(case.world, "root", None)
+    if world is not None:
+        shutil.copytree(world, d / "world", symlinks=True, ignore=shutil.ignore_patterns("valid", "__pycache__"))
+    (d / "stdout.txt").write_text(out, errors="surrogateescape")
+    (d / "stderr.txt").write_text(err, errors="surrogateescape")
+    base = os.environ
+    env = {k: v for k, v in case.env.items() if base.get(k) != v}
+    argv = case.argv()
+    lines = ["#!/bin/sh", f"# parity fuzz --gate: {o.kind} ({o.command}): {o.verdict}: {o.detail[:300]}",
+             "# paths below are those of the run; case/ and world/ beside this script hold their files",
+             *(f"export {k}={shlex.quote(v)}" for k, v in sorted(env.items()) if k.isidentifier()),
+             f"cd {shlex.quote(str(case.cwd))}",
+             " ".join(shlex.quote(a) for a in [sys.executable, "-m", "parity", *argv])]
+    (d / "repro.sh").write_text("\n".join(lines) + "\n", errors="surrogateescape")
+    return d
 
 
 def _teardown(case: Case, cdir: Path) -> None:

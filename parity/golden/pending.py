@@ -52,6 +52,11 @@ class PendingError(Exception):
     """A pending file cannot be used; ``str()`` is one line naming it."""
 
 
+class PendingTooMany(PendingError):
+    """A family's pending set is over the cap of a golden shard: not written (one line naming
+    the commands that clear it)."""
+
+
 def pending_path(golden_dir: Path, family: str) -> Path:
     return Path(golden_dir) / f"{family}{SUFFIX}"
 
@@ -102,10 +107,37 @@ def save(golden_dir: Path, family: str, entries: dict[str, dict]) -> Path | None
                                f"({shown(exc.strerror or exc)}); make {shown(path.parent)} writable "
                                "or remove the file by hand") from None
         return None
-    doc = {"family": family, "format": FORMAT, "pending": dict(sorted(entries.items()))}
-    write_bytes_atomic(path, (json.dumps(doc, sort_keys=True, indent=1) + "\n").encode("utf-8"),
-                       prefix=f".{family}.", suffix=".json.new.tmp")
+    data = render(family, entries)
+    if len(data) > G.MAX_SHARD_BYTES:  # review could not read it: say what clears it, leave no file
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass
+        except OSError:
+            pass  # a read-only directory: load() names the oversized file and the same fix
+        raise PendingTooMany(too_many(family, len(entries), len(data)))
+    write_bytes_atomic(path, data, prefix=f".{family}.", suffix=".json.new.tmp")
     return path
+
+
+def render(family: str, entries: dict[str, dict]) -> bytes:
+    """A pending file's bytes: one ``"FLAVOR/CONFIG": {"new": .., "old": ..},`` line per
+    entry, sorted (as a shard: linear to write and read, about 70 bytes an orphan, so
+    100,000 orphans fit under the shard cap; issue 39)."""
+    lines = [f'{{"family": {json.dumps(family)}, "format": {FORMAT}, "pending": {{']
+    items = sorted(entries.items())
+    for i, (key, e) in enumerate(items):
+        lines.append(f"{json.dumps(key)}: {json.dumps(e, sort_keys=True)}" + ("," if i + 1 < len(items) else ""))
+    lines.append("}}")
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def too_many(family: str, n: int | None, size: int) -> str:
+    """The one line for a pending set over the cap of a golden shard: the commands that clear it."""
+    what = f"{n} pending entries ({size} bytes)" if n is not None else f"{size} bytes"
+    return (f"{shown(family)}: {what}, more than the {G.MAX_SHARD_BYTES}-byte cap of a pending file: too many "
+            f"to review one by one; `parity write --only {shown(family)}` blesses them all (what both engines "
+            "agree on), or `git restore golden/` drops the shard changes; `parity check` then leaves none pending")
 
 
 def save_from_check(golden_dir: Path, report, shards: dict, whole: set[str]) -> int:
@@ -115,10 +147,15 @@ def save_from_check(golden_dir: Path, report, shards: dict, whole: set[str]) -> 
     if is_ci():
         return 0
     found = entries_from_check(report, shards)
-    n = 0
+    n, over = 0, []
     for fam in sorted(whole):
-        if save(golden_dir, fam, found.get(fam, {})):
-            n += len(found[fam])
+        try:
+            if save(golden_dir, fam, found.get(fam, {})):
+                n += len(found[fam])
+        except PendingTooMany as exc:  # the other families are still written
+            over.append(exc)
+    if over:
+        raise over[0]
     return n
 
 
@@ -128,10 +165,12 @@ def load(golden_dir: Path, family: str) -> dict[str, dict]:
     path = pending_path(golden_dir, family)
     try:
         data = G.read_regular_file(path)
-    except G.ShardTooLarge as exc:  # issue 39: say what clears it (check writes it again otherwise)
-        raise PendingError(f"{exc}: too many pending entries to review one by one; `parity write --only "
-                           f"{shown(family)}` blesses them all (what both engines agree on), or `git restore "
-                           "golden/` drops the changes; `parity check` then writes no pending file") from None
+    except G.ShardTooLarge:  # issue 39: say what clears it (check no longer writes one this large)
+        try:
+            size = path.stat().st_size
+        except OSError:
+            size = G.MAX_SHARD_BYTES + 1
+        raise PendingError(f"{shown(path)}: {too_many(family, None, size)}") from None
     except G.GoldenError as exc:
         raise PendingError(str(exc)) from None
     if data is None:
@@ -153,12 +192,12 @@ def load(golden_dir: Path, family: str) -> dict[str, dict]:
         if (fl not in CANONICAL_FLAVORS or not G._KEY_PART_RE.fullmatch(cfg)  # check writes no other key
                 or not isinstance(e, dict) or set(e) != {"old", "new"}):
             raise PendingError(f"{where}: entry {shown(key)} is not FLAVOR/CONFIG (a canonical flavor, a config name) with old and new{fix}")
-        try:
-            for side in ("old", "new"):
+        for side in ("old", "new"):
+            try:
                 if e[side] is not None:
-                    G._check_plain(f"{where}: {shown(key)} ({side})", e[side])
-        except G.GoldenError as exc:
-            raise PendingError(f"{exc}{fix}") from None
+                    G._check_plain("", e[side])  # the entry's name is made only for an error (issue 39: 100k)
+            except G.GoldenError as exc:
+                raise PendingError(f"{where}: {shown(key)} ({side}){exc}{fix}") from None
         out[key] = e
     return out
 

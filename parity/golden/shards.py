@@ -28,8 +28,8 @@ a key both sides of a merge changed differently: the shard stays valid JSON,
 ``parity check`` reports the key as CONFLICT (never GREEN) and ``parity
 write`` regenerates it.
 
-Loading is strict: malformed JSON, git conflict markers, CRLF line ends or an
-unexpected structure raise :class:`GoldenError` with one line naming the shard
+Loading is strict: malformed JSON, git conflict markers, mixed CRLF/LF line ends
+(CRLF on every line is read as LF: :func:`crlf_as_lf`) or an unexpected structure raise :class:`GoldenError` with one line naming the shard
 and the problem. Writing is atomic per shard (temp file in the same directory,
 then ``os.replace``) under a lock file in the golden directory.
 """
@@ -162,6 +162,37 @@ def check_format(name: str, value: object) -> None:
                           f"{', '.join(map(str, READABLE_FORMATS))})")
 
 
+def crlf_as_lf(data: bytes, name: str) -> bytes:
+    """``data`` with CRLF line ends read as LF, when every line ends CRLF (a checkout
+    with ``core.autocrlf=true``, Git for Windows' default: issue 39). JSON carries no
+    raw CR inside a string, so the CRs are whitespace and the entries are the same;
+    ``parity check`` says so in a note (:func:`crlf_note`). GoldenError (one line,
+    ``name`` already escaped) for what cannot be read unambiguously: a CR not
+    followed by LF, or CRLF and LF line ends mixed."""
+    crlf = data.count(b"\r\n")
+    if data.count(b"\r") != crlf:
+        i = next(i for i in range(len(data)) if data[i] == 13 and data[i + 1:i + 2] != b"\n")
+        line = data[:i].count(b"\n") + 1
+        raise GoldenError(f"{name}: a CR without LF at line {line}; golden shards use LF "
+                          "line ends (CRLF on every line is read too)")
+    if crlf != data.count(b"\n"):
+        lines = data.split(b"\n")
+        lf = next(i for i, ln in enumerate(lines[:-1], 1) if not ln.endswith(b"\r"))
+        cr = next(i for i, ln in enumerate(lines, 1) if ln.endswith(b"\r"))
+        raise GoldenError(f"{name}: mixed line ends (CRLF at line {cr}, LF at line {lf}); golden shards use "
+                          "LF line ends (CRLF on every line is read too)")
+    return data.replace(b"\r\n", b"\n")
+
+
+def crlf_note(path: Path, data: bytes | None) -> str | None:
+    """The note ``parity check`` prints for a shard read as LF from CRLF (:func:`crlf_as_lf`), or None."""
+    if not data or b"\r\n" not in data:
+        return None
+    return (f"note: {shown(path)}: CRLF line ends on every line (a checkout with core.autocrlf=true?); read as LF. "
+            "golden/*.json is pinned to LF in .gitattributes: `git add --renormalize golden/` and a fresh "
+            "checkout of golden/, or `parity write`, make it LF")
+
+
 def parse_shard(text: bytes | str, name: str, family: str | None = None,
                 resolve: Callable[[str], str | None] | None = None) -> Flavors:
     """Validate and parse a shard's bytes; ``name`` is used in error messages.
@@ -181,8 +212,7 @@ def _parse_shard(text: bytes | str, name: str, family: str | None,
     data = text.encode("utf-8", errors="surrogateescape") if isinstance(text, str) else text
     raw_name, name = name, shown(name)
     if b"\r" in data:
-        line = data[: data.index(b"\r")].count(b"\n") + 1
-        raise GoldenError(f"{name}: CRLF line ends (line {line}); golden shards must use LF only")
+        data = crlf_as_lf(data, name)
     try:
         s = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -509,15 +539,20 @@ def layout_problem(data: bytes, family: str, flavors: Flavors, fmt: int | None =
             f"canonical {len(want_lines) - 1})")
 
 
-def load_shard_layout(golden_dir: Path, family: str, resolve: Callable[[str], str | None] | None = None
-                      ) -> tuple[Flavors | None, str | None]:
-    """(:func:`load_shard`, :func:`layout_problem`) of one shard in one read."""
+def load_shard_layout(golden_dir: Path, family: str, resolve: Callable[[str], str | None] | None = None,
+                      notes: list | None = None) -> tuple[Flavors | None, str | None]:
+    """(:func:`load_shard`, :func:`layout_problem`) of one shard in one read; a shard
+    read as LF from CRLF adds its :func:`crlf_note` to ``notes``."""
     path = shard_path(golden_dir, family)
     data = read_regular_file(path)
     if data is None:
         return None, None
     flavors = parse_shard(data, str(path), family, resolve)
-    return flavors, layout_problem(data, family, flavors)
+    note = crlf_note(path, data)
+    if note and notes is not None:
+        notes.append(note)
+    lf = data.replace(b"\r\n", b"\n")  # read unambiguously (parse_shard refuses mixed ends): crlf_note says so
+    return flavors, layout_problem(lf, family, flavors)
 
 
 # -- comparison -------------------------------------------------------------
