@@ -25,7 +25,7 @@ from parity.runtime.manifest import MANIFEST_FORMAT, MANIFEST_VERSION
 
 from . import manifest as M
 from .shard import shard_of
-from .worker import build_one, versions
+from .worker import build_one, build_remote, versions
 from parity.base.input_files import MAX_CODE_OBJECT_BYTES, InputFileError, read_bytes
 from parity.launch.errors import CodeObjectError
 from parity.runtime.manifest import read_manifest
@@ -85,9 +85,12 @@ def arch_of(label: str) -> str:
 
 
 def build(flavor: str, out_dir: str, jobs: int | None = None, shard: tuple | None = None,
-          json_path: str | None = None, progress: bool | None = None, out=None, err=None, keep=None) -> int:
+          json_path: str | None = None, progress: bool | None = None, out=None, err=None, keep=None,
+          cluster=None) -> int:
     """Build (see the module docstring). Returns 0 when every selected job is
     built or reused and passes the gate, else 1 (2 for bad arguments).
+    ``cluster`` (parity/gate/executor.py, ``--scheduler``): the compile and link jobs
+    run there (the parent lowers, writes the code objects and the manifest).
     ``keep``: a predicate on a grid row ``(index, family, hash, label, spec)``
     that selects a class of jobs (bench/aot_plain.py; its manifest holds only
     those, so ``parity aot validate`` reports the rest missing)."""
@@ -112,9 +115,13 @@ def build(flavor: str, out_dir: str, jobs: int | None = None, shard: tuple | Non
         return 2
     todo = [r for r in rows if (shard is None or shard_of(r[2], shard[1]) == shard[0]) and (keep is None or keep(r))]
     os.makedirs(out_dir, exist_ok=True)
-    b = _Build(engine, flavor, arches[0], os.path.abspath(out_dir), workers, err)
+    b = _Build(engine, flavor, arches[0], os.path.abspath(out_dir), cluster.threads() if cluster else workers, err)
     where = f" shard {shard[0]}/{shard[1]}" if shard else ""
-    b.run(todo, _Progress(len(todo), f"aot {flavor}{where}", sys.stderr.isatty() if progress is None else progress))
+    bar = _Progress(len(todo), f"aot {flavor}{where}", sys.stderr.isatty() if progress is None else progress)
+    if cluster is not None:
+        b.run_on(cluster, todo, bar)
+    else:
+        b.run(todo, bar)
     doc = b.manifest(len(rows), shard)
     M.write(doc, b.mpath)
     gated = [(e["label"], g) for e in doc["jobs"] for g in [M.gate(e, b.lds_limit)] if g]
@@ -173,7 +180,45 @@ class _Build:
             self.pool.shutdown(wait=True, cancel_futures=True)
         self.wall = time.perf_counter() - t0
 
-    def _reuse_or_submit(self, row) -> None:
+    def run_on(self, cluster, todo: list, bar) -> None:
+        """:meth:`run` on a Dask cluster: lower a chunk of rows here, build the ones not
+        reused there (:func:`.worker.build_remote`), write their code objects here."""
+        self.bar = bar
+        t0 = time.perf_counter()
+        step = max(256, 8 * self.workers)  # IR texts held at once: one chunk's
+        try:
+            for k in range(0, len(todo), step):
+                pending = []
+                for row in todo[k:k + step]:
+                    self._reuse_or_submit(row, pending)
+                jobs = [{"kernel": p[3], "arch": arch_of(p[0][3]), "text": p[5]} for p in pending]
+                for p in pending:
+                    del p[5:]  # the text lives in its job until sent
+                cluster.map(build_remote, jobs, name="aot", on_result=lambda i, r: self._landed(pending[i], r),
+                            on_crash=lambda job, msg: {"ok": False, "error": f"the Dask workers building it "
+                                                                             f"died: {msg}"})
+        finally:
+            bar.close()
+        self.wall = time.perf_counter() - t0
+
+    def _landed(self, p: list, r: dict) -> None:
+        """A Dask job's result: its code object written here, then recorded like a local one."""
+        row, emit_s, sha, kernel, rel = p
+        if r.get("ok"):
+            path = os.path.join(self.base, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            tmp = f"{path}.tmp{os.getpid()}"
+            with open(tmp, "wb") as f:
+                f.write(r.pop("data"))
+            os.replace(tmp, path)
+        self.bar.advance()
+        if not r["ok"]:
+            self.failed.append((row[3], r["error"]))
+            print(f"FAILED {row[3]}: {r['error']}", file=self.err)
+            return
+        self._record(row, emit_s, sha, kernel, rel, r)
+
+    def _reuse_or_submit(self, row, pending: list | None = None) -> None:
         i, fam, h, label, spec = row
         lo, emit_s = self.lower(row)
         self.t_emit += emit_s
@@ -184,6 +229,9 @@ class _Build:
             self.entries[h] = dict(o, index=i, spec=spec)
             self.reused += 1
             self.bar.advance()
+            return
+        if pending is not None:
+            pending.append([row, emit_s, sha, lo.kernel, rel, lo.text])
             return
         self.submit(row, emit_s, sha, lo.kernel, lo.text, rel, 0)
 

@@ -34,6 +34,9 @@ def add_command(sub) -> None:
     a.add_argument("--build", metavar="DIR", help="build the code objects and DIR/manifest.json")
     a.add_argument("--shard", metavar="I/N", help="only shard I of N of the jobs (by identity hash)")
     a.add_argument("--no-progress", action="store_true", help="no progress bar even on a terminal")
+    a.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="with --build: compile and link on this Dask scheduler (default $PARITY_SCHEDULER, else "
+                        "the local process pool; needs splitk-parity[distributed]; docs/scale.md)")
     # --only FAMILY[/LABEL], --flavor (default llvm23), --jobs N (with --build), --json PATH
     add_options(a, only="jobs", flavor=True, flavor_default="llvm23", jobs=True, json=True,
                 timeout=False, engines=False)
@@ -62,6 +65,8 @@ def cmd_aot(args) -> int:
     if not args.build:
         if args.jobs is not None:
             return die("--jobs needs --build DIR (listing, --emit and --check run in one process)")
+        if args.scheduler is not None:
+            return die("--scheduler needs --build DIR (listing, --emit and --check run in one process)")
         args.shard_range = shard
         return cmd_grid(args)
     if args.only:
@@ -69,8 +74,14 @@ def cmd_aot(args) -> int:
     # .build and .manifest read code objects through parity.runtime (pyelftools, msgpack:
     # the [runtime] extra), loaded only by the commands that build or read a manifest.
     from .build import build  # pyelftools + msgpack ([runtime] extra) via parity.runtime
-    return build(args.flavor, args.build, jobs=args.jobs, shard=shard, json_path=args.json,
-                 progress=False if args.no_progress else None)
+    from parity.gate import executor as X  # distributed: only with --scheduler
+    try:
+        with X.cluster_for(X.scheduler_address(args.scheduler)) as cluster:
+            return build(args.flavor, args.build, jobs=args.jobs, shard=shard, json_path=args.json,
+                         progress=False if args.no_progress else None, cluster=cluster)
+    except X.SchedulerError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
 
 
 def _spec_of(spec_text: str) -> dict:

@@ -28,8 +28,8 @@ def _find_linker():
 
 
 def build_one(job: dict) -> dict:
-    """``job``: ``kernel``, ``arch``, ``text``, ``out`` (absolute path of the code object).
-    Returns ``{"ok": True, "sha256", "bytes", "resources", "compile", "link"}`` or
+    """``job``: ``kernel``, ``arch``, ``text``, ``out`` (absolute path of the code object, or
+    None: the bytes are returned as ``data``, not written). Returns ``{"ok": True, "sha256", "bytes", "resources", "compile", "link"}`` or
     ``{"ok": False, "error"}``."""
 
     t0 = time.perf_counter()
@@ -46,6 +46,9 @@ def build_one(job: dict) -> dict:
         return {"ok": False, "error": f"link: {exc}"}
     t2 = time.perf_counter()
     out = job["out"]
+    if out is None:  # on a Dask worker: the parent writes the file (build_remote)
+        return {"ok": True, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data), "data": data,
+                "resources": resources(md, job["arch"]), "compile": t1 - t0, "link": t2 - t1}
     os.makedirs(os.path.dirname(out), exist_ok=True)
     tmp = f"{out}.tmp{os.getpid()}"
     with open(tmp, "wb") as f:
@@ -53,6 +56,12 @@ def build_one(job: dict) -> dict:
     os.replace(tmp, out)
     return {"ok": True, "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data),
             "resources": resources(md, job["arch"]), "compile": t1 - t0, "link": t2 - t1}
+
+
+def build_remote(job: dict) -> dict:
+    """On a Dask worker (``parity aot --build --scheduler``): :func:`build_one` returning the
+    code object's bytes as ``data`` (the worker may not share the build directory)."""
+    return build_one(dict(job, out=None))
 
 
 def versions() -> dict:

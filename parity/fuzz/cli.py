@@ -17,6 +17,7 @@ from pathlib import Path
 from parity.cli.common import at_least_one as _at_least_one, finite_seconds, integer
 from parity.base.outputs import OutputError, check_dir_to_be
 
+from parity.gate import executor as X
 from parity.gate.fuzz_check import VERDICTS
 from parity.gate.fuzz_generate import families
 from .run import run_fuzz
@@ -39,6 +40,7 @@ def add_command(sub) -> None:
     f.add_argument("--gate", action="store_true",
                    help="fuzz the gate's own inputs instead (hostile shards, configs, command lines, "
                         "environments; --only takes kinds or groups; docs/fuzz.md)")
+    X.add_argument(f)
     f.set_defaults(func=cmd_fuzz)
 
 
@@ -68,8 +70,13 @@ def cmd_fuzz(args) -> int:
             print(f"\r{rep.specs} specs, {rep.failed} failing, {rep.seconds:.0f}s", end="", file=sys.stderr)
 
     seed = args.seed if args.seed is not None else secrets.randbits(32)
-    rep = run_fuzz(fams, seed=seed, seconds=seconds, specs=args.specs, jobs=args.jobs,
-                   out_dir=Path(args.out), timeout=args.timeout, progress=progress)
+    try:
+        with X.cluster_for(X.scheduler_address(getattr(args, "scheduler", None))) as cluster:
+            rep = run_fuzz(fams, seed=seed, seconds=seconds, specs=args.specs, jobs=args.jobs,
+                           out_dir=Path(args.out), timeout=args.timeout, progress=progress, cluster=cluster)
+    except X.SchedulerError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if sys.stderr.isatty():
         print(file=sys.stderr)
     width = max(len(f) for f in fams)

@@ -65,17 +65,19 @@ def _crash_result(job, message, note):
 
 def run_fuzz(families, *, seed: int, seconds: float | None, specs: int | None, jobs: int | None,
              out_dir: Path | None, timeout: float = 30.0, modules=("python_engine", "cpp_engine"),
-             progress: Callable[[FuzzReport], None] | None = None) -> FuzzReport:
+             progress: Callable[[FuzzReport], None] | None = None, cluster=None) -> FuzzReport:
     """Fuzz ``families`` until ``seconds`` pass or ``specs`` specs ran (the
     first reached; at least one must be given), shrink each failure and write
-    reproducers to ``out_dir``."""
+    reproducers to ``out_dir``. ``cluster`` (parity/gate/executor.py, ``--scheduler``):
+    the batches and the shrinking run there, ``ROUND`` batches per worker thread."""
     rep = FuzzReport(seed, tuple(families), counts={f: {} for f in families})
     nxt = {f: 0 for f in families}           # next unused index per family
     redo: deque = deque()                     # (family, start, count) re-queued
     t0 = time.monotonic()
     order = deque(families)
     failures_raw = []
-    with WorkerPool(modules, workers=jobs, timeout=timeout) as pool:
+    with WorkerPool(modules, workers=cluster.threads() if cluster else jobs, timeout=timeout,
+                    cluster=cluster) as pool:
         def budget_left() -> int | None:
             return None if specs is None else specs - rep.specs
 

@@ -87,8 +87,11 @@ class WorkerPool:
         startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
         extra_path: Sequence[str] = (),
         context: str = "spawn",
+        cluster=None,
     ) -> None:
         self.modules = tuple(modules)
+        #: a parity.gate.executor.Cluster: run() sends the jobs there (``--scheduler``)
+        self.cluster = cluster
         self.max_workers = max(1, workers or os.cpu_count() or 1)
         self.timeout = float(timeout)
         self.startup_timeout = float(startup_timeout)
@@ -133,6 +136,8 @@ class WorkerPool:
     def start(self, n: int = 1) -> None:
         """Start workers now, up to ``n`` (and the pool's size), so that they import
         the engines while the caller still reads its inputs; :meth:`run` uses them."""
+        if self.cluster is not None:
+            return
         while len(self._workers) < min(n, self.max_workers):
             self._start_worker()
 
@@ -171,6 +176,8 @@ class WorkerPool:
         size = min(self.max_workers, workers or self.max_workers)
         if n == 0:
             return []
+        if self.cluster is not None:  # --scheduler: the same jobs on Dask (parity/gate/executor.py)
+            return self.cluster.run_gate_jobs(jobs, on_crash, on_result)
         if chunk_size is None:
             chunk_size = max(1, min(16, n // (size * 4) or 1))
         r = _Run(self, jobs, on_crash, on_result, chunk_size)

@@ -21,6 +21,7 @@ import time
 from parity.cli.common import (add_options, die, finish, finite_seconds, integer, jobs_of, parse_only,
                                select_configs)
 from parity.config import ConfigError, load_families
+from parity.gate import executor as X
 from parity.base.escape import shown
 from parity.mutate import operators as OPS
 from parity.mutate import run as R
@@ -57,10 +58,21 @@ def add_command(sub) -> None:
     p.add_argument("--differential", type=integer("--differential", lo=1), default=None, metavar="N",
                    help="then run every conv survivor and every mutant argued equivalent against its honest "
                         "kernel on N random admitted problems, D bit for bit (docs/sim.md)")
+    X.add_argument(p)
     p.set_defaults(func=cmd_mutate)
 
 
 def cmd_mutate(args) -> int:
+    """``parity mutate``; with ``--scheduler`` the cluster is reached (or refused) before
+    the plan is made (parity/gate/executor.py)."""
+    try:
+        with X.cluster_for(X.scheduler_address(args.scheduler)) as cluster:
+            return _mutate(args, cluster)
+    except X.SchedulerError as exc:
+        return die(str(exc))
+
+
+def _mutate(args, cluster) -> int:
     try:
         fams, names = parse_only(args.only)
         fams = fams or list(FAMILIES)
@@ -94,7 +106,7 @@ def cmd_mutate(args) -> int:
           + (f", the first {len(jobs)} judged" if args.max_mutants is not None else "")
           + (f", at most {args.seconds:g}s" if args.seconds is not None else ""), flush=True)
     try:
-        verdicts = R.run(jobs, args.seconds, jobs_of(args))
+        verdicts = R.run(jobs, args.seconds, jobs_of(args), cluster=cluster)
     except MemoryError:
         return die(f"out of memory while judging {len(jobs)} mutant(s); bound the run with --max-mutants, "
                    f"--only or --kinds, or give it fewer -j jobs")

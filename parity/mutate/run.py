@@ -464,9 +464,13 @@ def _cost_bucket(job: Job | Site) -> int:
     return int(math.log2(len(job.original) * max(1, job.spec.get("split_k_cluster", 0) or 1)))
 
 
-def run(jobs: list, seconds: float | None = None, n_jobs: int = 1, progress=None) -> list:
+def run(jobs: list, seconds: float | None = None, n_jobs: int = 1, progress=None, cluster=None) -> list:
     """Judge ``jobs`` in order until done or ``seconds`` have passed (the job under
-    way finishes); ``progress(verdict, done, total)`` after each."""
+    way finishes); ``progress(verdict, done, total)`` after each. ``cluster``
+    (parity/gate/executor.py, ``--scheduler``): judged there, the verdicts in job
+    order (with ``seconds``, the jobs judged in time up to the first one that was not)."""
+    if cluster is not None:
+        return _run_on(cluster, jobs, seconds, progress)
     t_end = None if seconds is None else time.perf_counter() + seconds
     out = []
     if n_jobs <= 1:
@@ -485,6 +489,33 @@ def run(jobs: list, seconds: float | None = None, n_jobs: int = 1, progress=None
             if t_end is not None and time.perf_counter() >= t_end:
                 pool.terminate()
                 break
+    return out
+
+
+def _crash_verdict(job: Job | Site, message: str) -> Verdict:
+    """The verdict of a mutant whose judging raised or whose Dask workers kept dying:
+    killed by ``crash`` (the mutant broke an oracle's process), the message as reason."""
+    m = (job.job() if isinstance(job, Site) else job).mutant
+    return Verdict(job.family, job.config, m.kind, m.line, m.what, "killed", "crash", message)
+
+
+def _run_on(cluster, jobs: list, seconds: float | None, progress) -> list:
+    from parity.gate.executor import NOT_RUN
+    done = 0
+
+    def tick(i, v):
+        nonlocal done
+        done += 1
+        if progress:
+            progress(v, done, len(jobs))
+
+    deadline = None if seconds is None else time.monotonic() + seconds
+    got = cluster.map(judge, jobs, name="mutate", on_crash=_crash_verdict, on_result=tick, deadline=deadline)
+    out = []
+    for v in got:
+        if v is NOT_RUN:
+            break
+        out.append(v)
     return out
 
 

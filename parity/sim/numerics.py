@@ -243,8 +243,47 @@ def _worker_lowerer():
     return _LOWERER
 
 
+def _remote_worker(job):
+    """On a Dask worker (``--scheduler``): :func:`_worker` of ``job = (item, coverage, opt,
+    --assume readings)``, the settings the local pool's workers inherit by fork."""
+    global _COVERAGE, _OPT
+    item, _COVERAGE, _OPT, readings = job
+    from parity.sim import hw_facts as HF
+    if HF.assumed() != readings:
+        HF.assume(readings)
+    return _worker(item)
+
+
+def _crash_outcome(job, message: str):
+    """The outcome of a config whose Dask job raised or whose workers kept dying: failed."""
+    fam, name, spec, arch = job[0]
+    o = Outcome(fam, name, False)
+    o.problems.append(f"crash: {message}")
+    return o
+
+
+def _run_on(cluster, items: list, coverage: bool, opt: bool, progress) -> list:
+    """:func:`run_all`'s configs on a Dask cluster: submitted longest first, the
+    outcomes in catalog order."""
+    from parity.sim import hw_facts as HF
+    order = longest_first(items)
+    n_done = 0
+
+    def tick(k, o):
+        nonlocal n_done
+        n_done += 1
+        if progress:
+            progress(o, n_done, len(items))
+    got = cluster.map(_remote_worker, [(items[i], coverage, opt, HF.assumed()) for i in order],
+                      name="numerics", on_crash=_crash_outcome, on_result=tick)
+    out = [None] * len(items)
+    for i, o in zip(order, got):
+        out[i] = o
+    return out
+
+
 def run_all(only=None, jobs: int = 1, progress=None, families=None, select=None, coverage: bool = False,
-            opt: bool = False) -> list:
+            opt: bool = False, cluster=None) -> list:
     """Run every accepted config (:func:`accepted_configs`) in ``jobs`` processes;
     ``progress(outcome, done, total)`` after each config (in the order they
     finish; the list returned is in catalog order). ``select``, a set of
@@ -252,7 +291,9 @@ def run_all(only=None, jobs: int = 1, progress=None, families=None, select=None,
     configs whose llvm23 text changed). ``coverage``: record branch/select
     coverage and tile classes (``Outcome.coverage`` / ``Outcome.classes``). ``opt``: also run
     every case on the modules after ``opt -O3`` and require bit-identical buffers
-    (parity/sim/optimised.py; its cost in ``Outcome.opt``)."""
+    (parity/sim/optimised.py; its cost in ``Outcome.opt``). ``cluster``
+    (parity/gate/executor.py, ``--scheduler``): the configs run there, longest first,
+    the outcomes in catalog order."""
     global _COVERAGE, _OPT
     _COVERAGE = coverage
     _OPT = opt
@@ -260,6 +301,8 @@ def run_all(only=None, jobs: int = 1, progress=None, families=None, select=None,
     if select is not None:
         items = [it for it in items if (it[0], it[1]) in select]
     total = len(items)
+    if cluster is not None:
+        return _run_on(cluster, items, coverage, opt, progress)
     if jobs <= 1:
         out = []
         for it in items:

@@ -18,6 +18,7 @@ from parity.cli.common import (add_options, die, finish, jobs_of, note_outside_c
 from parity.config import ConfigError, load_families
 from parity.base.escape import shown
 from parity.base.input_files import MAX_IR_BYTES, InputFileError, read_bytes
+from parity.gate import executor as X
 from parity.gate.report import canonical_flavor
 from parity.sim import coverage as COV
 from parity.sim import hw_facts as HF
@@ -44,6 +45,7 @@ def add_command(sub) -> None:
                         "require bit-identical buffers (docs/sim.md, 'The IR after LLVM's optimizer')")
     p.add_argument("--ir", nargs=2, metavar=("FILE", "CONFIG"),
                    help="run CONFIG's plan (FAMILY/NAME) on the IR text in FILE instead of its lowering")
+    X.add_argument(p)
     p.set_defaults(func=cmd_numerics)
 
 
@@ -105,7 +107,12 @@ def cmd_numerics(args) -> int:
                     print(f"    coverage: {d}", flush=True)
                 for sk in o.skipped:
                     print(f"    skipped {sk.name}: not admitted by the launch plan: {sk.reason}", flush=True)
-        res = N.run_all(only, jobs, prog, families=families, coverage=args.coverage, opt=args.opt)
+        try:
+            with X.cluster_for(X.scheduler_address(args.scheduler)) as cluster:
+                res = N.run_all(only, jobs, prog, families=families, coverage=args.coverage, opt=args.opt,
+                                cluster=cluster)
+        except X.SchedulerError as exc:
+            return die(str(exc))
     wall = time.perf_counter() - t0
     fams_run = sorted({o.family for o in res} | set(only or []))
     green = bool(res)

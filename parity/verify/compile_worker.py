@@ -188,15 +188,24 @@ def serve() -> None:
         line = line.strip()
         if not line:
             continue
-        job = json.loads(line)
-        try:
-            res = HANDLERS[job["kind"]](job)
-        except Exception as exc:  # noqa: BLE001 - a bug here is a failed job, not a dead worker
-            tb = traceback.extract_tb(exc.__traceback__)
-            where = f" at {tb[-1].filename}:{tb[-1].lineno}" if tb else ""
-            res = {"ok": False, "stage": "worker", "error": f"{type(exc).__name__}: {_err(exc)}{where}"}
-        out.write(json.dumps(res) + "\n")
+        out.write(json.dumps(handle(json.loads(line))) + "\n")
         out.flush()
+
+
+def handle(job: dict) -> dict:
+    """One job's answer (its handler's; a handler's exception is a failed job)."""
+    try:
+        return HANDLERS[job["kind"]](job)
+    except Exception as exc:  # noqa: BLE001 - a bug here is a failed job, not a dead worker
+        tb = traceback.extract_tb(exc.__traceback__)
+        where = f" at {tb[-1].filename}:{tb[-1].lineno}" if tb else ""
+        return {"ok": False, "stage": "worker", "error": f"{type(exc).__name__}: {_err(exc)}{where}"}
+
+
+def handle_remote(job: dict) -> dict:
+    """On a Dask worker (``parity verify --scheduler``): :func:`handle` in-process, its
+    answer through JSON as the local worker's (same lists, same keys)."""
+    return json.loads(json.dumps(handle(job)))
 
 
 # ----------------------------------------------------------------------------
@@ -291,7 +300,10 @@ class CompileWorkers:
     then ends them with :meth:`close` (or ``with CompileWorkers(keep=True) as cw``).
     """
 
-    def __init__(self, workers: int | None = None, timeout: float = DEFAULT_TIMEOUT, keep: bool = False):
+    def __init__(self, workers: int | None = None, timeout: float = DEFAULT_TIMEOUT, keep: bool = False,
+                 cluster=None):
+        #: a parity.gate.executor.Cluster (``--scheduler``): :meth:`run` sends the jobs there
+        self.cluster = cluster
         self.workers = max(1, workers or os.cpu_count() or 1)
         self.timeout = float(timeout)
         env = dict(os.environ)
@@ -375,6 +387,10 @@ class CompileWorkers:
         results: list[Any] = [None] * len(jobs)
         if not jobs:
             return results
+        if self.cluster is not None:  # a lost worker's job reruns; one dying every time is an abort
+            return self.cluster.map(handle_remote, list(jobs), name="verify", on_result=on_result,
+                                    on_crash=lambda job, msg: {"ok": False, "crashed": True, "stage": "abort",
+                                                               "error": msg})
         q: Queue = Queue()
         for i in range(len(jobs)):
             q.put(i)

@@ -52,6 +52,7 @@ from parity.verify.compile_worker import DEFAULT_TIMEOUT, CompileWorkers
 from parity.cli.common import add_compile_cache_option, finish, finite_seconds, note_outside_checkout
 from parity.config import ConfigError
 from parity.gate.pool import PoolError
+from parity.gate import executor as X
 from parity.gate.report import add_common_options, die, progress, select
 
 PASS, FAIL, SKIPPED, REJECTED = "PASS", "FAIL", "SKIPPED", "REJECTED"
@@ -189,10 +190,10 @@ class VerifyReport:
 
 # ---------------------------------------------------------------------------
 
-def _lower_all(units, engine: str, workers: int, timeout: float) -> list[dict]:
+def _lower_all(units, engine: str, workers: int, timeout: float, cluster=None) -> list[dict]:
     mod = engine_module(engine)
     jobs = [("lower", mod, fam.name, dict(cfg.spec), cfg.arch, fl) for fam, cfg, fl in units]
-    with WorkerPool((mod,), workers=min(workers, max(1, len(jobs))), timeout=timeout) as pool:
+    with WorkerPool((mod,), workers=min(workers, max(1, len(jobs))), timeout=timeout, cluster=cluster) as pool:
         raw = pool.run(jobs, on_crash=lambda job, msg, note: {"status": "crash", "error": msg})
     out = []
     for v in raw:
@@ -355,11 +356,14 @@ def run_verify(
     lower_timeout: float = LOWER_TIMEOUT,
     progress: Callable[[int, int], None] | None = None,
     lanes: dict[str, L.LaneStatus] | None = None,
+    cluster=None,
 ) -> VerifyReport:
     """Verify every applicable (family, config, flavor) of ``families`` (all LLVM IR
     families by default) lowered by ``engine``; see the module docstring for the
     steps. ``timeout``: seconds per LLVM job; ``lower_timeout``: seconds per
-    lowering. Raises ValueError for a flavor that is not canonical."""
+    lowering. ``cluster`` (parity/gate/executor.py, ``--scheduler``): the lowerings and
+    the LLVM compiles and read-backs run there (the proof and the opt subprocesses stay
+    here). Raises ValueError for a flavor that is not canonical."""
     if families is None:
         families = load_families()
     families = [f for f in families if f.output == "llvm_ir"]  # text families are not LLVM IR
@@ -370,8 +374,8 @@ def run_verify(
     lanes = lanes or L.statuses()
     also = {fl: st for fl in flavors if (st := L.also_status(fl)) is not None}
     units = [(fam, cfg, fl) for fam in families for cfg in fam.configs for fl in flavors if cfg.applies(fl)]
-    lowered = _lower_all(units, engine, n, lower_timeout)
-    with CompileWorkers(workers=n, timeout=timeout, keep=True) as cw:  # one set of workers for every run below
+    lowered = _lower_all(units, engine, n, lower_timeout, cluster)
+    with CompileWorkers(workers=n, timeout=timeout, keep=True, cluster=cluster) as cw:  # one set of workers for every run below
         t_problems, t_notes, n_checked, probes, arch = check_tables(cw, lanes, engine, flavors)
         jobs = _plan_jobs(units, lowered, engine, lanes, also, probes)
         if jobs.extra_decls and lanes["llvm22"].available:
@@ -747,6 +751,7 @@ def add_command(sub) -> None:
                    help="print the intrinsic drift report instead: every intrinsic each flavor uses, "
                         "as LLVM 19, 22.1 and 23.1 parse it (docs/verify.md)")
     add_compile_cache_option(v)
+    X.add_argument(v)
     v.set_defaults(func=cmd_verify)
 
 
@@ -764,10 +769,12 @@ def cmd_verify(args) -> int:
             names = ", ".join(shown(f.name) for f in families)
             return die(f"parity verify: {names}: text famil{'y' if len(families) == 1 else 'ies'}, "
                        "no LLVM IR to verify (verify checks the IR families; docs/verify.md)")
-        with progress("verify") as cb:
+        with X.cluster_for(X.scheduler_address(getattr(args, "scheduler", None))) as cluster, \
+                progress("verify") as cb:
             rep = run_verify(families, engine=args.engine, flavors=flavors, workers=args.jobs,
-                             timeout=args.compile_timeout, lower_timeout=args.timeout, progress=cb)
-    except (ConfigError, ValueError, PoolError) as exc:
+                             timeout=args.compile_timeout, lower_timeout=args.timeout, progress=cb,
+                             cluster=cluster)
+    except (ConfigError, ValueError, PoolError, X.SchedulerError) as exc:
         return die(str(exc))
     print_report(rep, table=args.report)
     print(rep.result_line())
