@@ -45,6 +45,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from parity.sim.loops import dominator_sets
+
 from .mix import width
 
 _LABEL = re.compile(r"^(\.LBB\d+_\d+):")
@@ -197,25 +199,12 @@ def _successors(blocks: list[Block]) -> list[list[int]]:
 
 
 def _dominators(succ: list[list[int]]) -> list[set[int]]:
-    """Dominator sets from block 0 (iterative data flow; kernels have tens of blocks)."""
-    n = len(succ)
-    preds: list[list[int]] = [[] for _ in range(n)]
+    """Dominator sets from block 0 of the CFG given by successor lists."""
+    preds: list[list[int]] = [[] for _ in range(len(succ))]
     for j, ss in enumerate(succ):
         for i in ss:
             preds[i].append(j)
-    everything = set(range(n))
-    dom = [everything.copy() for _ in range(n)]
-    if n:
-        dom[0] = {0}
-    changed = True
-    while changed:
-        changed = False
-        for i in range(1, n):
-            ps = [dom[p] for p in preds[i]]
-            new = (set.intersection(*ps) if ps else set()) | {i}
-            if new != dom[i]:
-                dom[i], changed = new, True
-    return dom
+    return dominator_sets(preds)
 
 
 def _natural_loop(succ: list[list[int]], head: int, tail: int) -> list[int]:

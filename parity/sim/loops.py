@@ -36,17 +36,14 @@ def _succ(b) -> tuple:
     return tuple(t.extra.get("targets", ())) if t is not None and t.op == "br" else ()
 
 
-def _dominators(blocks, index: dict) -> list:
-    """``dom[i]``: the set of block indices dominating block ``i`` (block 0 the entry)."""
-    n = len(blocks)
-    preds = [[] for _ in range(n)]
-    for i, b in enumerate(blocks):
-        for t in _succ(b):
-            if t in index:
-                preds[index[t]].append(i)
-    full = set(range(n))
-    dom = [full] * n
-    dom[0] = {0}
+def dominator_sets(preds: list) -> list:
+    """``dom[i]``: the set of block indices dominating block ``i`` of a CFG given by its
+    predecessor lists (block 0 the entry; iterative data flow, kernels have tens of
+    blocks). Shared with parity/perf/loop.py's loop finder."""
+    n = len(preds)
+    dom = [set(range(n)) for _ in range(n)]
+    if n:
+        dom[0] = {0}
     changed = True
     while changed:
         changed = False
@@ -55,7 +52,18 @@ def _dominators(blocks, index: dict) -> list:
             new = (set.intersection(*ps) if ps else set()) | {i}
             if new != dom[i]:
                 dom[i], changed = new, True
-    return dom, preds
+    return dom
+
+
+def _dominators(blocks, index: dict) -> tuple:
+    """``(dom, preds)``: dominator sets (:func:`dominator_sets`) and predecessor lists of the blocks."""
+    n = len(blocks)
+    preds = [[] for _ in range(n)]
+    for i, b in enumerate(blocks):
+        for t in _succ(b):
+            if t in index:
+                preds[index[t]].append(i)
+    return dominator_sets(preds), preds
 
 
 def natural_loops(blocks) -> dict:
