@@ -101,11 +101,11 @@ def test_c_plan_equals_the_python_plan(plan_exe):
 
 
 def test_c_plan_rejection_and_null_out(plan_exe):
-    res = subprocess.run([str(plan_exe)], input="degree=0\nsplit_k=4 degree=4\n", capture_output=True, text=True)
+    res = subprocess.run([str(plan_exe)], input="degree=0\nsplit_k=4 split_k_cluster=0 degree=4\n", capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     a, b = (json.loads(ln) for ln in res.stdout.splitlines())
     spec0 = {"degree": 0}
     assert a == {"status": 1, "reason": python_engine.validate("conv_launch", spec0, "gfx1250", "llvm23")}
-    p = launch_plan({"split_k": 4, "degree": 4})
+    p = launch_plan({"split_k": 4, "split_k_cluster": 0, "degree": 4})
     assert b["status"] == 0 and b["needs_stage2"] == 1 and p.needs_stage2
     assert [x[0] for x in b["stage2_args"]] == list(p.stage2_args)
