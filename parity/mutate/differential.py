@@ -96,11 +96,7 @@ def _group(args) -> list:
             continue
         honest = _outputs(case, hon)
         for r, j, mut in zip(out, jobs, muts):
-            try:
-                mcases = [c for c in CONV_PLAN.conv_cases(j.spec, j.arch, mut, problems=(prob,)) if isinstance(c, N.Case)]
-                other = _outputs(mcases[0], mut) if mcases else b"(not admitted)"
-            except Exception as e:   # the mutant fails where the honest kernel ran: a difference
-                other = f"{type(e).__name__}: {e}".encode()
+            other = _mutant_output(j, mut, prob)
             if other == honest:
                 r[0] += 1
             else:
@@ -144,6 +140,17 @@ def differential_many(jobs: list, n: int, seed: int = 0, n_jobs: int = 1) -> lis
     return res
 
 
+
+def _mutant_output(job, mut, prob) -> bytes:
+    """The mutant's output buffers on ``prob`` (bytes, compared with the honest run's), or
+    the reason it did not run: "(not admitted)", or the error it raised where the honest
+    kernel ran (a difference too)."""
+    try:
+        mcases = [c for c in CONV_PLAN.conv_cases(job.spec, job.arch, mut, problems=(prob,)) if isinstance(c, N.Case)]
+        return _outputs(mcases[0], mut) if mcases else b"(not admitted)"
+    except Exception as e:   # the mutant fails where the honest kernel ran: a difference
+        return f"{type(e).__name__}: {e}".encode()
+
 def differential(job, n: int, seed: int = 0, honest_lowerer=None, mutant_lowerer=None, max_draws: int = 0):
     """``(equal, differ, first difference or error text, seconds)`` of ``job``'s mutant
     against its honest kernel over ``n`` admitted random problems. A mutant that
@@ -163,11 +170,7 @@ def differential(job, n: int, seed: int = 0, honest_lowerer=None, mutant_lowerer
         if prob is None:
             break
         honest = _outputs(case, hon)
-        try:
-            mcases = [c for c in CONV_PLAN.conv_cases(job.spec, job.arch, mut, problems=(prob,)) if isinstance(c, N.Case)]
-            other = _outputs(mcases[0], mut) if mcases else b"(not admitted)"
-        except Exception as e:   # the mutant fails where the honest kernel ran: a difference
-            other = f"{type(e).__name__}: {e}".encode()
+        other = _mutant_output(job, mut, prob)
         if other == honest:
             equal += 1
         else:
