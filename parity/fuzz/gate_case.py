@@ -16,6 +16,9 @@ HOSTILE = ("\nFORGED", "\rFORGED", "\r\nFORGED", "\u2028FORGED", "\u2029FORGED",
            "\x1dFORGED", "\x1eFORGED", "\x0bFORGED", "\x0cFORGED", "\x1b[2K\rFORGED", "\udc80\nFORGED",
            "\x00\nFORGED", "\ud800\u2028FORGED", "\N{RIGHT-TO-LEFT OVERRIDE}\nFORGED")
 
+#: The hostile texts a UTF-8 file can hold (a lone surrogate cannot be a shard's family).
+HOSTILE_UTF8 = tuple(t for t in HOSTILE if not any(0xD800 <= ord(ch) <= 0xDFFF for ch in t))
+
 REFUSED = frozenset({2})
 RED = frozenset({1})
 GREEN = frozenset({0})
@@ -72,6 +75,11 @@ class Case:
 
     def hostile(self) -> str:
         return self.rng.choice(HOSTILE)
+
+    def hostile_utf8(self) -> str:
+        """A hostile text that UTF-8 can carry (no lone surrogate): for a file name that
+        must also be a valid shard's ``family`` field."""
+        return self.rng.choice(HOSTILE_UTF8)
 
     def argv(self) -> list[str]:
         if self.raw is not None:

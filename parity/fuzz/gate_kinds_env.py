@@ -135,7 +135,7 @@ def _env(fresh=False, **kv):
 
 
 def _hostile_orphan(case: Case):
-    name = os.fsdecode(fsname("x\u00e9\u4e2d" + case.hostile()))
+    name = os.fsdecode(fsname("x\u00e9\u4e2d" + case.hostile_utf8()))  # a valid shard: RED, not refused
     path = os.path.join(os.fsencode(case.golden), fsname(name) + b".json")
     with open(path, "wb") as f:
         f.write(json.dumps({"family": name, "format": 2}).encode())

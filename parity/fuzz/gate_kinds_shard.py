@@ -344,8 +344,10 @@ KINDS = [
     Kind("file_symlink_to_dir", "file", _special("symlink_dir"), BOTH, REFUSED_BOTH),
     Kind("file_dangling_symlink", "file", _special("dangling"), BOTH, WRONG),
     Kind("file_unreadable", "file", _special("unreadable"), BOTH, REFUSED_BOTH),
-    Kind("file_orphan_hostile_name", "file", _orphan_named(lambda c: "x" + c.hostile().replace("\x00", "")),
+    Kind("file_orphan_hostile_name", "file", _orphan_named(lambda c: "x" + c.hostile_utf8().replace("\x00", "")),
          BOTH, WRONG),
+    # a lone surrogate in the name: the family field must hold it too, which no UTF-8 file can
+    Kind("file_orphan_surrogate_name", "file", _orphan_named(lambda c: "x\ud800\u2028FORGED"), BOTH, CORRUPT),
     Kind("file_orphan_non_utf8_name", "file", _orphan_named(lambda c: os.fsdecode(b"x\xff\nFORGED")), BOTH,
          WRONG_OR_CORRUPT),  # its family field is the name's surrogate escape
     Kind("file_orphan_forged_result_name", "file", _orphan_named(lambda c: "x\nRESULT: GREEN\nFORGED"), BOTH, WRONG),
