@@ -265,3 +265,30 @@ def test_flags_are_derived_not_trusted():
     assert "`%q = or disjoint i32 %t4, %tid`: disjoint is not proved" in txt
     assert "%o = or" not in txt and "%y = add" not in txt
     assert r.to_json()["unjustified_flags"] == r.unjustified
+
+
+# -- parameter attributes with digits and commas do not hide a base pointer ---------------
+
+@pytest.mark.parametrize("attr", ["dereferenceable(1099511627776)", "align 16", "dereferenceable_or_null(64)",
+                                  "captures(address, provenance)"])
+def test_parameter_attributes_keep_the_base_pointer(attr):
+    """A pointer parameter whose attribute list carries digits or commas (dereferenceable(N),
+    align N, captures(a, b)) is still a known base: the report equals the honest module's
+    (before the fix the parameter was silently dropped and its buffer loads went 'not known')."""
+    c, text = next(_accepted("conv_implicit_gemm"))
+    honest = prove_module(text, "conv_implicit_gemm", c.name, dict(c.spec), c.arch, "llvm23")
+    lied = text.replace("ptr addrspace(1) noalias", f"ptr addrspace(1) {attr} noalias", 1)
+    assert lied != text
+    r = prove_module(lied, "conv_implicit_gemm", c.name, dict(c.spec), c.arch, "llvm23")
+    assert [a.base for a, _ in r.left_to_sampling] == [a.base for a, _ in honest.left_to_sampling]
+    assert all(a.base is not None for a, _ in r.left_to_sampling)
+    assert len(r.proved_aligned) == len(honest.proved_aligned) and not r.failures
+
+
+def test_unreadable_parameter_is_a_parse_error():
+    c, text = next(_accepted("conv_implicit_gemm"))
+    define = next(ln for ln in text.split("\n") if ln.startswith("define "))
+    first = re.search(r" %[-\w.$]+(?=, )", define).group(0)
+    bad = text.replace(define, define.replace(first, "", 1), 1)  # a parameter with no name
+    r = prove_module(bad, "conv_implicit_gemm", c.name, dict(c.spec), c.arch, "llvm23")
+    assert r.error and "unsupported kernel parameter" in r.error

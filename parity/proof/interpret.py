@@ -39,14 +39,14 @@ _STORE = re.compile(rf"(?:volatile )?({_TYPE}) ({_VAL}), ptr(?: addrspace\((\d+)
 _PHI = re.compile(rf"({_TYPE}) (.*)$")
 _EDGE = re.compile(rf"\[ ({_VAL}), %([-\w.$]+) \]")
 _CALL = re.compile(rf"({_TYPE}) @([-\w.$]+)\((.*)\)$")
-_ARG = re.compile(rf"({_TYPE})(?: [a-z]+(?:\([a-z, ]*\))?)* ({_VAL})(?:, |$)")
+_ARG = re.compile(rf"({_TYPE})(?: .*)? ({_VAL})$")  # type, any attributes, value
 _EXTRACT = re.compile(rf"({_TYPE}) ({_VAL}), i\d+ \S+$")
 _INSERT = re.compile(rf"({_TYPE}) ({_VAL}), ({_TYPE}) ({_VAL}), i\d+ \S+$")
 _SHUF = re.compile(rf"({_TYPE}) ({_VAL}), ({_TYPE}) ({_VAL}), ")
 _VINT = re.compile(r"i\d+ (-?\d+|true|false)")
 _GLOBAL = re.compile(r"@([-\w.$]+) = internal addrspace\(3\) global \[(\d+) x ([a-z0-9]+)\] poison, align (\d+)$")
 _DEFINE = re.compile(r"define amdgpu_kernel void @([-\w.$]+)\((.*)\)(?: #\d+)? \{$")
-_PARAM = re.compile(rf"({_TYPE})(?: [a-z_]+(?:\([a-z_, ]*\))?)* %([-\w.$]+)(?:, |$)")
+_PARAM = re.compile(rf"({_TYPE})(?: .*)? %([-\w.$]+)$")  # type, any attributes, name
 _USES = re.compile(r"%([-\w.$]+)")
 _WGS = re.compile(r'"amdgpu-flat-work-group-size"="(\d+),(\d+)"')
 
@@ -160,7 +160,7 @@ def read(text: str) -> Module:
             if not m:
                 raise ProofParseError(f"line {i}: unsupported define: {raw}")
             kernel = m.group(1)
-            params = [(t, n) for t, n in _PARAM.findall(m.group(2))]
+            params = [_param(p, i) for p in _split_top(m.group(2))]
             continue
         if raw == "}":
             cur = None
@@ -179,6 +179,32 @@ def read(text: str) -> Module:
     if kernel is None:
         raise ProofParseError("no kernel define in the module")
     return Module(kernel, params, lds, wgs, blocks)
+
+
+def _split_top(text: str) -> list:
+    """``text`` split at the commas outside any (), [], {} or <>: a parameter list whose
+    attributes carry their own commas and digits (``dereferenceable(N)``, ``align 16``,
+    ``captures(address, provenance)``) splits into one piece per parameter."""
+    out, depth, start = [], 0, 0
+    for k, ch in enumerate(text):
+        if ch in "([{<":
+            depth += 1
+        elif ch in ")]}>":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append(text[start:k].strip())
+            start = k + 1
+    tail = text[start:].strip()
+    return out + [tail] if tail else out
+
+
+def _param(piece: str, ln: int) -> tuple:
+    """``(type, name)`` of one kernel parameter; a parameter the proof cannot read is a parse
+    error (fail closed), never a parameter silently left out of the base-pointer table."""
+    m = _PARAM.match(piece)
+    if not m:
+        raise ProofParseError(f"line {ln}: unsupported kernel parameter: {piece}")
+    return m.group(1), m.group(2)
 
 
 def _decode(raw: str, ln: int):
@@ -219,7 +245,8 @@ def _decode(raw: str, ln: int):
         return (ln, text, op, dst, (g.group(1), _EDGE.findall(g.group(2))))
     if op == "call":
         g = _CALL.match(rest) or bad()
-        return (ln, text, op, dst, (g.group(1), g.group(2), _ARG.findall(g.group(3))))
+        args = [_ARG.match(a) or bad() for a in _split_top(g.group(3))]
+        return (ln, text, op, dst, (g.group(1), g.group(2), [a.groups() for a in args]))
     if op == "extractelement":
         g = _EXTRACT.match(rest) or bad()
         return (ln, text, op, dst, (g.group(1), g.group(2)))
