@@ -145,3 +145,16 @@ def test_a_command_whose_engine_does_not_import_completes_without_a_traceback(tm
         assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
         out[line] = dest.read_text().split()
     assert out == {"parity check --sh": ["--shard"], "parity comp": ["completion"]}
+
+
+def test_run_completes_its_own_options(scripts):
+    """``parity run`` has its own parser (parity/runtime/cli.py): its options complete, and
+    ``--flavor`` offers the canonical flavors there too."""
+    pytest.importorskip("elftools", reason="parity run needs the [runtime] extra (pyelftools)")
+    from parity.runtime.cli import _parser
+    long_options = {s for a in _parser()._actions if a.help != argparse.SUPPRESS
+                    for s in a.option_strings if s.startswith("--")}
+    assert {"--split-k", "--select", "--aot-manifest", "--build-only"} <= long_options
+    assert set(bash_complete(scripts, "parity run --")) == long_options
+    assert bash_complete(scripts, "parity run --aot") == ["--aot-manifest"]
+    assert bash_complete(scripts, "parity run --flavor ") == list(CANONICAL_FLAVORS)

@@ -82,6 +82,18 @@ def attach_completers(parser: argparse.ArgumentParser) -> None:
                 attach_completers(sub)
 
 
+def _give_run_its_parser(parser: argparse.ArgumentParser) -> None:
+    """``parity run`` is listed in the main parser as a stub (its own MIOpenDriver-style parser,
+    parity/runtime/cli.py, needs the [runtime] extra): put the real one in the stub's place so
+    its options complete. Without the extra the stub stays (no options offered, no traceback)."""
+    try:
+        from parity.runtime.cli import _parser as run_parser  # pyelftools + msgpack ([runtime] extra)
+    except Exception:  # noqa: BLE001 - any import failure: complete nothing for run's options
+        return
+    [sub] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    sub.choices["run"] = run_parser()
+
+
 def complete(build_parser, command_of) -> int:
     """Answer the shell's completion request (``_ARGCOMPLETE`` is set) from the real parser:
     ``build_parser(command_of(words))`` (parity/app/main.py). A command whose module cannot
@@ -90,10 +102,13 @@ def complete(build_parser, command_of) -> int:
     descriptor and ends the process."""
     import argcomplete
     from parity.base.engine_import import EngineImportError
+    words = _words_before_cursor()
     try:
-        parser = build_parser(command_of(_words_before_cursor()))
+        parser = build_parser(command_of(words))
     except EngineImportError:
         parser = build_parser(None)
+    if words[:1] == ["run"]:
+        _give_run_its_parser(parser)
     attach_completers(parser)
     argcomplete.autocomplete(parser)
     return 0  # argcomplete exits; reached only when it declines (no completion request)
