@@ -182,3 +182,42 @@ def test_worker_of_another_checkout_is_refused(cluster, monkeypatch):
         cluster.check_workers()
     with pytest.raises(X.SchedulerError, match=r"runs parity from .* not this checkout's"):
         cluster.map(int, ["1"], name="test", on_crash=lambda job, msg: None)
+
+
+def test_a_server_that_is_no_dask_scheduler_is_named_so(capsys):
+    """A port that accepts TCP and answers garbage (a web server, say): one line that says the
+    peer does not speak Dask's protocol, not the decoder's MemoryError/ValueError text."""
+    import socket
+    import threading
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+    stop = threading.Event()
+
+    def serve():
+        srv.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                continue
+            with conn:
+                try:
+                    conn.sendall(b"\xff" * 64 + b"HTTP/1.0 200 OK\r\n\r\n" * 8)
+                except OSError:
+                    pass
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    address = f"tcp://127.0.0.1:{srv.getsockname()[1]}"
+    try:
+        rc = parity_main(["numerics", "--only", "conv_fwd_split_k_reduce/bf16_v1_t64_d0", "--scheduler", address])
+    finally:
+        stop.set()
+        t.join()
+        srv.close()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2
+    assert len(err) == 1 and err[0].startswith(f"error: --scheduler {address}: ")
+    assert "does not speak Dask's protocol" in err[0], err[0]
+    assert "MemoryError" not in err[0]

@@ -252,9 +252,13 @@ def open_cluster(address: str, timeout: float | None = None) -> Cluster:
     _probe(address, timeout)
     try:
         client = _quiet_client(distributed.Client)(address, timeout=timeout, set_as_default=False)
-    except Exception as exc:  # noqa: BLE001 - OSError, TimeoutError, ValueError of a bad address
+    except (OSError, TimeoutError) as exc:  # accepted, then no handshake in time (asyncio's TimeoutError too)
         raise SchedulerError(f"--scheduler {address}: no Dask scheduler answered within {timeout:g} s "
                              f"({_first_line(exc)})") from None
+    except Exception as exc:  # noqa: BLE001 - a reply Dask's comm layer could not decode
+        raise SchedulerError(f"--scheduler {address}: the server there accepted the connection but does not "
+                             f"speak Dask's protocol (its reply failed to decode: {type(exc).__name__}); "
+                             f"give the scheduler's address (docs/scale.md)") from None
     c = Cluster(client, address)
     try:
         if not client.nthreads():
