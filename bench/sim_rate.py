@@ -34,7 +34,33 @@ def _use_tree(tree: str) -> None:
     sys.path.insert(0, tree)
 
 
+_USAGE = ("python bench/sim_rate.py TREE WORKLOADS.pkl REPEATS | --numerics TREE JOBS [--coverage] [--opt] "
+          "[--only=F1,F2] [--select=F/N,...] (bench/sim.py's worker)")
+
+
+def _usage_error(argv) -> str | None:
+    """One line when ``argv`` is not what bench/sim.py passes (a user running the worker by
+    hand got an IndexError traceback for ``--help`` or no arguments)."""
+    numerics = bool(argv) and argv[0] == "--numerics"
+    count = argv[1:3] if numerics else argv
+    if len(count) != 2 + (not numerics) or not (argv[2] if numerics else argv[-1]).isdigit():
+        return f"error: bench/sim_rate.py: usage: {_USAGE}"
+    tree = argv[1] if numerics else argv[0]
+    if not os.path.isdir(tree):
+        return f"error: bench/sim_rate.py: TREE {tree!r} is not a directory (a checkout)"
+    if not numerics and not os.path.isfile(argv[1]):
+        return f"error: bench/sim_rate.py: WORKLOADS {argv[1]!r} is not a file (bench/sim.py's pickle)"
+    return None
+
+
 def main(argv) -> int:
+    if argv[:1] in (["-h"], ["--help"]):
+        print(f"usage: {_USAGE}\n\n{__doc__.split(chr(10) + chr(10), 2)[2].strip()}")
+        return 0
+    bad = _usage_error(argv)
+    if bad:
+        print(bad, file=sys.stderr)
+        return 2
     if argv[0] == "--numerics":   # time run_all of TREE (the work of `parity numerics`)
         return _numerics(argv[1], int(argv[2]), "--coverage" in argv[3:],
                          next((x.split("=", 1)[1].split(",") for x in argv[3:] if x.startswith("--only=")), None),

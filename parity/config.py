@@ -230,6 +230,18 @@ def _check_config_file(path) -> None:
         raise ConfigError(str(exc)) from None
 
 
+def _located(exc: ConfigError, path: str) -> ConfigError:
+    """``exc``, raised while the configs module ``path`` ran, with ``path:LINE`` in front (the
+    line of that module that built the malformed Config or Expect), so the one error line
+    says where to look: ``config name 'bad name' is not a stable identifier`` alone does not."""
+    line, tb = None, exc.__traceback__
+    while tb is not None:
+        if os.path.abspath(tb.tb_frame.f_code.co_filename) == os.path.abspath(path):
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return ConfigError(f"{path}:{line}: {exc}" if line is not None else f"{path}: {exc}")
+
+
 def _family_modules(package: str) -> list:
     """The family modules of ``package`` in name order. For the default package
     inside a checkout whose ``parity`` is not the imported one (a non-editable
@@ -248,7 +260,10 @@ def _family_modules(package: str) -> list:
                     path = os.path.join(getattr(info.module_finder, "path", ""), info.name + ".py")
                     if os.path.lexists(path):
                         _check_config_file(path)
-                    mods.append(importlib.import_module(name))
+                    try:
+                        mods.append(importlib.import_module(name))
+                    except ConfigError as exc:  # a Config(...) the module builds is malformed
+                        raise _located(exc, path) from None
             return mods
         except ConfigError:
             raise
@@ -266,6 +281,8 @@ def _family_modules(package: str) -> list:
         sys.modules[name] = mod
         try:
             spec.loader.exec_module(mod)
+        except ConfigError as exc:
+            raise _located(exc, str(path)) from None
         except Exception as exc:
             raise ConfigError(engine_failure(exc) or f"{path}: cannot be loaded: {type(exc).__name__}: {exc}") from None
         mods.append(mod)

@@ -66,6 +66,18 @@ def test_non_utf8_catalog_names_file_and_byte_offset(tmp_path, capsys):
         catalog_predictions(str(cat))
 
 
+def test_catalog_with_a_byte_order_mark_is_refused_as_such(tmp_path, capsys):
+    # an editor's UTF-8 BOM (with CRLF, which is accepted): before, the BOM became part of the
+    # first layer's name and the error blamed the name
+    cat = tmp_path / "bom.txt"
+    cat.write_bytes(b"\xef\xbb\xbf" + f"a: {LAYER}\r\n".encode())
+    for run in _entry_points(cat, tmp_path):
+        assert _one_error(capsys, run()) == (f"error: catalog {cat}: starts with a UTF-8 byte order mark "
+                                             "(U+FEFF); save it without one")
+    cat.write_bytes(f"a: {LAYER}\r\n".encode())  # the same catalog without it reads
+    assert [layer.name for layer in read_catalog(cat)] == ["a"]
+
+
 @pytest.mark.parametrize("kind", ["directory", "dev_zero", "dev_null_dir"])
 def test_catalog_that_is_not_a_regular_file(tmp_path, capsys, kind):
     path = {"directory": tmp_path, "dev_zero": Path("/dev/zero"), "dev_null_dir": Path("/dev")}[kind]

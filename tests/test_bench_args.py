@@ -118,3 +118,20 @@ def test_bench_bad_values_are_one_error_line_exit_2(name, argv, needle, capsys, 
     err = cap.err.splitlines()
     assert ei.value.code == 2 and cap.out == "", cap
     assert len(err) == 1 and err[0].startswith(f"error: {name}.py: ") and needle in err[0], err
+
+
+@pytest.mark.parametrize("argv, rc, first", [
+    ([], 2, "error: bench/sim_rate.py: usage: python bench/sim_rate.py TREE WORKLOADS.pkl REPEATS | --numerics"),
+    (["--help"], 0, "usage: python bench/sim_rate.py TREE WORKLOADS.pkl REPEATS | --numerics"),
+    (["--numerics", "t"], 2, "error: bench/sim_rate.py: usage: "),
+    (["nosuch_tree", "w.pkl", "3"], 2, "error: bench/sim_rate.py: TREE 'nosuch_tree' is not a directory (a checkout)"),
+    ([".", "nosuch.pkl", "3"], 2, "error: bench/sim_rate.py: WORKLOADS 'nosuch.pkl' is not a file"),
+])
+def test_sim_rate_worker_by_hand_is_usage_not_a_traceback(argv, rc, first, capsys):
+    # bench/sim.py's worker run by hand: `--help` or no arguments was an IndexError traceback
+    assert _module("sim_rate").main(argv) == rc
+    cap = capsys.readouterr()
+    text = cap.out if rc == 0 else cap.err
+    assert text.startswith(first) and "Traceback" not in cap.err
+    if rc == 2:
+        assert len(cap.err.splitlines()) == 1 and cap.out == ""

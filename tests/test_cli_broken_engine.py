@@ -219,3 +219,23 @@ def test_build_error_parsing():
     assert EI.build_error("CMake Error at CMakeLists.txt:7 (add_library):\n") == "CMakeLists.txt:7: CMake error"
     assert EI.build_error("x.o: undefined reference to `cpe_x'\n") == "undefined reference to `cpe_x'"
     assert EI.build_error("all fine\n") is None
+
+
+GLOB_NOTICE = ("-- GLOB mismatch!\nThe following files were added:\n  +/r/cpp_engine/include/cpp_engine/x.h\n"
+               "-- GLOB mismatch!\nThe following files were added:\n  +/r/cpp_engine/src/api/x.cpp\n"
+               "  +/r/cpp_engine/src/families/x.cpp\n-- GLOB mismatch!\nThe following files were removed:\n"
+               "  -/r/cpp_engine/src/families/y.cpp\n")
+
+
+def test_a_successful_rebuild_shows_its_output_without_cmakes_glob_notices(monkeypatch, capfd):
+    # after `parity new-family`, the first command printed CMake's re-glob notice (15 lines
+    # on stderr) before its results; the rest of a successful rebuild's output still shows
+    def fake_import(name):
+        os.write(2, ("note: kept\n" + GLOB_NOTICE + "warning: kept too\n").encode())
+        return sys  # any module: the import succeeded
+    monkeypatch.setattr(EI, "_import", fake_import)
+    monkeypatch.delitem(sys.modules, "cpp_engine", raising=False)
+    assert EI.import_engine("cpp") is sys
+    out, err = capfd.readouterr()
+    assert out == "" and err == "note: kept\nwarning: kept too\n"
+    assert EI.without_glob_notices(GLOB_NOTICE) == ""

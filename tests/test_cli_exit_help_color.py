@@ -88,6 +88,12 @@ def test_refused_write_exits_1_and_writes_nothing(stubs, tmp_path, capsys, monke
     (["check", "--only", "conv_fwd_split_k_reducee"], "unknown family: conv_fwd_split_k_reducee; "
                                                        "did you mean conv_fwd_split_k_reduce?"),
     (["diff", "ir_cor/x"], "did you mean ir_core?"),
+    # numerics and mutate: the nearest family with a plan, then every plan (mutate listed none)
+    (["numerics", "--only", "ir_cor"], "no numerics plan for ir_cor; did you mean ir_core? (plans: "
+                                       "conv_fwd_split_k_reduce, conv_implicit_gemm, ir_core)"),
+    (["mutate", "--only", "conv_implicit_gem"], "no numerics plan for conv_implicit_gem; did you mean "
+                                                "conv_implicit_gemm? (plans: conv_fwd_split_k_reduce, "
+                                                "conv_implicit_gemm, ir_core)"),
 ])
 def test_unknown_names_suggest_the_nearest(argv, needle, capsys):
     assert parity_main(argv) == 2
@@ -181,3 +187,44 @@ def test_every_option_and_argument_has_help_text():
                 bare.append(f"{name} {'/'.join(a.option_strings) or a.dest}")
     walk(build_parser(None), "parity")
     assert not bare, bare
+
+
+def test_diff_exits_0_when_both_engines_reject_alike_as_its_help_says(capsys):
+    # the help said "1 a difference (or a rejection ...)": a same-reason rejection is 0
+    assert "both engines reject with the same reason" in EXIT_STATUS["diff"].split("; 1 ")[0]
+    rc = parity_main(["diff", "conv_abi/fwd_cluster", "--flavor", "llvm20"])
+    out = capsys.readouterr().out
+    assert rc == 0 and out.splitlines()[-2:] == ["python: rejected: variant cluster requires flavor llvm23",
+                                                 "cpp: rejected: variant cluster requires flavor llvm23"]
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["show", "/lds_barrier"], "error: expected FAMILY/NAME, got '/lds_barrier' (empty FAMILY)"),
+    (["show", "ir_core/"], "error: expected FAMILY/NAME, got 'ir_core/' (empty NAME)"),
+    (["diff", "/x"], "error: expected FAMILY/NAME, got '/x' (empty FAMILY)"),
+    (["show", "ir_core"], "error: expected FAMILY/NAME, got 'ir_core'"),
+])
+def test_show_and_diff_name_an_empty_half_of_family_name(argv, line, capsys):
+    assert parity_main(argv) == 2
+    assert [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("error:")] == [line]
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["emit", "-j", "2"], "error: parity emit: unrecognized arguments: -j (see `parity emit --help`)"),
+    (["check", "--bogus"], "error: parity check: unrecognized arguments: --bogus (see `parity check --help`)"),
+    (["list", "extra"], "error: parity list: unrecognized arguments: extra (see `parity list --help`)"),
+])
+def test_an_unrecognized_argument_points_at_the_subcommands_help(argv, line, capsys):
+    # argparse reported it from the top-level parser: "error: parity: ... (see `parity --help`)"
+    with pytest.raises(SystemExit) as e:
+        parity_main(argv)
+    assert e.value.code == 2 and capsys.readouterr().err.splitlines() == [line]
+
+
+def test_emit_keeps_the_subcommand_name_beside_its_layer_command():
+    # emit's MIOpenDriver positional had dest "command" and overwrote the subcommand name
+    # (so main() saw args.command == the layer line, never "emit", for FILE_WRITING_COMMANDS)
+    from parity.app.main import build_parser, command_of
+    argv = ["emit", "MIOpenDriver convbfp16 -n 1 -c 8 -H 4 -W 4 -k 8 -y 1 -x 1"]
+    args = build_parser(command_of(argv)).parse_args(argv)
+    assert args.command == "emit" and args.layer_command == argv[1]

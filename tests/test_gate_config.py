@@ -88,3 +88,31 @@ def test_only_unknown_family_is_an_error():
 def test_family_may_be_empty_but_is_loaded():
     f = Family("empty", ())
     assert f.configs == ()
+
+
+BAD_MODULE = ('from parity.config import Config, reject\nFAMILY = "trial_bad"\nCONFIGS = [\n'
+              '    Config("fine", arch="gfx1250", spec={}),\n    {bad},\n]\n')
+
+
+@pytest.mark.parametrize("bad,msg", [
+    ('Config("bad name", arch="gfx1250", spec={})',
+     "config name 'bad name' is not a stable identifier ([A-Za-z0-9_][A-Za-z0-9_.+-]*)"),
+    ('Config("x", arch="gfx1250", spec={}, expect=reject(""))',
+     "Expect('reject') needs the exact reason (non-empty str)"),
+])
+def test_a_malformed_config_names_its_file_and_line(tmp_path, monkeypatch, bad, msg):
+    # before, the one error line gave the rule only: with seven family files, no place to look
+    pkg = tmp_path / f"trial_bad_configs_{tmp_path.name[-1]}"  # a new package per case (sys.modules)
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "fam.py").write_text(BAD_MODULE.replace("{bad}", bad))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ConfigError) as e:
+        load_families(pkg.name)
+    assert str(e.value) == f"{pkg / 'fam.py'}:5: {msg}"
+    # a checkout's config files run by path (a non-editable install inside a checkout)
+    import parity.config as C
+    monkeypatch.setattr(C, "checkout_configs_dir", lambda: pkg)
+    with pytest.raises(ConfigError) as e:
+        load_families()
+    assert str(e.value) == f"{pkg / 'fam.py'}:5: {msg}"

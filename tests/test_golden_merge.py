@@ -161,6 +161,17 @@ def test_driver_refuses_a_side_that_is_not_a_shard(tmp_path):
     assert a.read_text() == "<<<<<<< x\n"  # left as git gave it
 
 
+def test_driver_with_no_shard_on_any_side_says_so(tmp_path):
+    # three missing (or empty) sides: before, "the sides hold different families (none)"
+    sides = [tmp_path / n for n in ("o.json", "a.json", "b.json")]
+    sides[1].write_text("")
+    with pytest.raises(M.MergeError) as e:
+        M.merge_files(*map(str, sides), "golden/fam.json")
+    assert str(e.value) == (f"golden/fam.json: no side is a golden shard (base {sides[0]}, ours {sides[1]}, "
+                            f"theirs {sides[2]}: each empty or missing)")
+    assert sides[1].read_text() == ""  # nothing written
+
+
 # -- check reports CONFLICT, write resolves ----------------------------------------------------
 
 @pytest.fixture(scope="module")

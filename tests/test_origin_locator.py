@@ -27,6 +27,10 @@ REDUCE = ("conv_fwd_split_k_reduce", {"dtype": "bf16", "vector": 2, "degree": 0}
 PY_METHODS = {n for n in vars(IRBuilder) if not n.startswith("_")} - {"position"}  # position emits nothing
 CPP_METHODS = set(re.findall(r"\b(\w+)\([^;()]*(?:\([^;()]*\)[^;()]*)*Here here = \{\}\);",
                              re.sub(r"//[^\n]*", "", (REPO / "cpp_engine/src/ir/builder.h").read_text())))
+#: the module's own recorded call: an LDS global's line names its add_lds call
+LDS_METHODS = set(re.findall(r"\b(add_lds)\([^;]*Here here = \{\}\);",
+                             (REPO / "cpp_engine/src/ir/function.h").read_text()))
+assert LDS_METHODS == {"add_lds"}  # Module::add_lds records its caller as the builders do
 
 
 def one_config_each():
@@ -49,7 +53,7 @@ def test_origin_mode_is_bytes_identical_and_points_at_builder_calls(engine):
     methods = PY_METHODS if engine == "python" else CPP_METHODS
     root = "python_engine/" if engine == "python" else "cpp_engine/src/"
     sources: dict[str, list[str]] = {}
-    modules = 0
+    modules = nlds = 0
     for fam, c, fl in one_config_each():
         try:
             low = E.lower(fam, dict(c.spec), c.arch, fl)
@@ -66,16 +70,19 @@ def test_origin_mode_is_bytes_identical_and_points_at_builder_calls(engine):
         body = False
         for text, org in zip(lines, table):
             body = (body or text.startswith("define ")) and text != "}"
-            made = body and text != "" and not text.startswith("define ")
-            assert bool(org) == made, (fam, c.name, text, org)  # every instruction and label, nothing else
+            lds = text.startswith("@") and " = internal addrspace(3) global " in text
+            made = lds or (body and text != "" and not text.startswith("define "))
+            assert bool(org) == made, (fam, c.name, text, org)  # every LDS global, instruction and label
             if not org:
                 continue
             path, line = org.rsplit(":", 1)
             assert path.startswith(root), org
             src = sources.setdefault(path, (REPO / path).read_text().split("\n"))[int(line) - 1]
             called = set(re.findall(r"\.(\w+)\(", src))
-            assert called & methods, f"{org} is no builder call: {src.strip()!r}"
+            assert called & (LDS_METHODS if lds else methods), f"{org} is no builder call: {src.strip()!r}"
+            nlds += lds
     assert modules > 100
+    assert nlds > 10  # ir_core's lds_barrier and every conv kernel with an LDS layout
 
 
 def test_recording_is_off_by_default_and_after_lower_origins():
@@ -184,3 +191,19 @@ def test_parity_check_origin_locates_each_mismatch_group(slip, capsys, tmp_path)
 def test_origin_is_refused_with_base(capsys):
     assert parity_main(["diff", "--base", "HEAD", "--origin"]) == 2
     assert "--origin locates a difference between the two engines" in capsys.readouterr().err
+
+
+def test_an_lds_global_line_names_the_add_lds_call_in_both_engines():
+    # before, `parity diff --origin` said "(no builder call: printer line)" for an LDS global
+    spec = ("ir_core", {"kernel": "lds_barrier"}, "gfx1250", "llvm23")
+    py_line = next(i for i, ln in enumerate((REPO / "python_engine/kernels/ir_core.py").read_text().split("\n"), 1)
+                   if 'add_lds("lds_buf"' in ln)
+    cpp_line = next(i for i, ln in enumerate((REPO / "cpp_engine/src/kernels/ir_core.cpp").read_text().split("\n"), 1)
+                    if 'add_lds("lds_buf"' in ln)
+    for E, want in ((python_engine, f"python_engine/kernels/ir_core.py:{py_line}"),
+                    (cpp_engine, f"cpp_engine/src/kernels/ir_core.cpp:{cpp_line}")):
+        low, table = E.lower_origins(*spec)
+        lines = low.text.split("\n")
+        assert lines[3].startswith("@lds_buf = internal addrspace(3) global [256 x float]")
+        assert table[3] == want
+        assert list(table[:3]) == ["", "", ""]  # datalayout, triple, blank: no call made them

@@ -167,6 +167,12 @@ def test_review_refuses_bad_input(repo, capsys):
     P.pending_path(repo / "golden", FAM).write_text('{"family": "x"}')
     rc, out, err = run(capsys, "review", "--list")
     assert rc == 2 and "not a pending file of family" in err and "run `parity check`" in err
+    P.pending_path(repo / "golden", FAM).unlink()  # nothing pending: a named group is still bad input
+    for flag in ("--accept", "--reject"):
+        rc, out, err = run(capsys, "review", flag, "nosuch:1234")
+        assert rc == 2 and err.splitlines() == ["error: group nosuch:1234 matches no group (pending groups: none)"]
+    rc, out, err = run(capsys, "review", "--list")
+    assert rc == 0 and "review: nothing pending" in out
 
 
 def test_interactive_walk_decisions():
@@ -294,3 +300,37 @@ def test_review_on_a_terminal_accepts_one_group_and_rejects_another(repo):
     after = shard(repo)
     assert {(fl, c) for fl in after for c in after[fl] if after[fl][c] != planted[fl][c]} == set(D2)
     assert not P.pending_path(repo / "golden", FAM).exists()
+
+
+def test_review_drops_pending_entries_whose_config_moved_since_check(repo, capsys):
+    # A RED check leaves a removed config (ORPHAN: delete its entries) and an added one
+    # (MISSING: add them) pending; then the config file is restored. Accepting those entries
+    # would delete a config that is back and bless one that is gone: review drops them.
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    gdir, cfgs = repo / "golden", repo / "parity" / "configs" / "ir_core.py"
+    before = cfgs.read_text()
+    cfgs.write_text(before.replace('_KERNELS = ("constants_f32", ', '_KERNELS = (')
+                    + 'CONFIGS.append(Config("trial_added", arch="gfx1250", spec={"kernel": "lds_barrier"}))\n')
+    assert run(capsys, "check", "--only", "ir_core")[0] == 1
+    assert len(P.load(gdir, "ir_core")) == 6  # constants_f32 and trial_added at three flavors
+    plant_ir = G.load_shard(gdir, "ir_core")
+    plant_ir["llvm23"]["casts"] = fake(plant_ir["llvm23"]["casts"])
+    cfgs.write_text(before)
+    rc, out, err = run(capsys, "review", "--list")
+    assert rc == 0, out + err
+    assert ("ir_core: 6 pending entries dropped (the config was removed or added since `parity check`, "
+            "e.g. llvm20/constants_f32; run `parity check` again)") in out
+    assert "review: nothing pending" in out
+    assert not P.pending_path(gdir, "ir_core").exists()  # the pending file no longer holds them
+    G.write_shard(gdir, "ir_core", plant_ir)  # one real pending change next to a moved one
+    cfgs.write_text(before + 'CONFIGS.append(Config("trial_added", arch="gfx1250", spec={"kernel": "lds_barrier"}))\n')
+    assert run(capsys, "check", "--only", "ir_core")[0] == 1
+    cfgs.write_text(before)
+    rc, out, err = run(capsys, "review", "--list")
+    assert rc == 0 and "ir_core: 3 pending entries dropped" in out, out + err
+    assert out.rstrip().splitlines()[-1].startswith("groups: 1, entries: 1")
+    [gid] = [ln.split()[0] for ln in out.splitlines() if ln.startswith("ir_core:") and "dropped" not in ln]
+    rc, out, err = run(capsys, "review", "--accept", gid)
+    assert rc == 0 and "accepted: 1 of 1 entry written to golden/" in out, out + err
+    assert run(capsys, "check", "--only", "ir_core")[0] == 0

@@ -90,6 +90,16 @@ def test_no_checkout_is_a_one_line_error_never_the_package_tree(tmp_path, monkey
         assert err.strip().splitlines() == [
             f"error: no splitk-parity checkout at or above {tmp_path.resolve()} (looked for pyproject.toml "
             "and golden/); run inside a checkout or pass --golden-dir DIR"]
+    # review and diff --base take the old IR from a git ref: --golden-dir cannot stand in for a
+    # checkout (diff has no such option), so their line does not offer it
+    for cmd, what in ((["review", "--list"], "parity review"),
+                      (["diff", "--base", "HEAD", "--only", "ir_core"], "parity diff --base")):
+        rc = parity_main(cmd)
+        out, err = capsys.readouterr()
+        assert rc == 2 and out == ""
+        assert err.strip().splitlines() == [
+            f"error: {what} needs a splitk-parity git checkout at or above {tmp_path.resolve()} (the old IR "
+            "comes from a git ref of it); run it inside a checkout"]
 
 
 def test_children_of_a_checked_process_skip_the_import_rebuild(monkeypatch):

@@ -91,6 +91,8 @@ def _split_ref(ref: str) -> tuple[str, str]:
     if "/" not in ref:
         raise ValueError(f"expected FAMILY/NAME, got {ref!r}")
     fam, name = ref.split("/", 1)
+    if not fam or not name:  # before: "unknown family:  (known: ...)" for "/NAME"
+        raise ValueError(f"expected FAMILY/NAME, got {ref!r} (empty {'FAMILY' if not fam else 'NAME'})")
     return fam, name
 
 

@@ -156,6 +156,18 @@ def _never_unencodable() -> None:
             pass
 
 
+def _parse(parser, argv):
+    """``parser.parse_args(argv)``, but an unrecognized argument is reported by the
+    subcommand's parser (``error: parity emit: unrecognized arguments: -j (see `parity emit
+    --help`)``): argparse reports it from the top-level parser, which pointed at `parity --help`."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        sub = subs[0].choices.get(getattr(args, "command", None)) if subs else None
+        (sub or parser).error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     """``parity ARGV``: the exit status. In the CLI, a Ctrl-C after the command returned
     (the interpreter finalizing) is ignored (parity/_early_sigint.py)."""
@@ -192,7 +204,7 @@ def _main(argv: list[str] | None) -> int:
         return run_quietly_on_broken_pipe(run_main, argv[1:])
     argv = reference_spelling(argv)
     try:
-        args = build_parser(command_of(argv)).parse_args(argv)
+        args = _parse(build_parser(command_of(argv)), argv)
     except EngineImportError as exc:  # the command's module imports an engine that does not import
         return die(str(exc))
     except KeyboardInterrupt:  # Ctrl-C while the command's module imports, main() called in-process

@@ -9,12 +9,14 @@ the provenance line (parity/gate/provenance.py). Shared by ``parity`` (parity/ap
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from parity.base import stale
 from parity.base.engine_import import EngineImportError, import_engine
 from parity.cli.common import check_only
 from parity.config import CANONICAL_FLAVORS
 from parity.base.outputs import print_first_on_stdout
+from parity.base.escape import shown
 from parity.base.project import ProjectError, resolve_golden_dir
 from parity.gate.provenance import foreign_engines, provenance_line
 from parity.gate.report import canonical_flavor, die, parse_engines
@@ -68,7 +70,13 @@ def preamble(args) -> int | None:
     try:
         gdir = resolve_golden_dir(getattr(args, "golden_dir", None))
     except ProjectError as exc:
-        if getattr(args, "command", None) in ("check", "write", "review") or getattr(args, "base", None) is not None:
+        if command == "review" or (command == "diff" and getattr(args, "base", None) is not None):
+            # the old IR comes from a git ref of the checkout: --golden-dir (which `diff` does not
+            # even take) cannot stand in for one, so the line does not offer it
+            what = "parity review" if command == "review" else "parity diff --base"
+            return die(f"{what} needs a splitk-parity git checkout at or above {shown(Path.cwd())} "
+                       "(the old IR comes from a git ref of it); run it inside a checkout")
+        if command in ("check", "write") or getattr(args, "base", None) is not None:
             return die(str(exc))
         gdir = None
     if command in ("check", "write", "diff", "review") and not getattr(args, "allow_foreign_engines", False):

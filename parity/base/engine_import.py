@@ -197,9 +197,24 @@ def import_engine(engine: str) -> ModuleType:
     if failure is not None:
         sys.modules.pop(package, None)
         raise EngineImportError(cpp_import_error(failure, output)) from None
+    output = without_glob_notices(output)
     if output:
         sys.stderr.write(output)
     return module
+
+
+#: CMake's CONFIGURE_DEPENDS re-glob notice (CMakeLists.txt globs src/**/*.cpp and the
+#: headers): ``-- GLOB mismatch!``, ``The following files were added:`` (or removed), then
+#: one ``  +PATH`` / ``  -PATH`` line per file, printed twice per glob.
+_GLOB_NOTICE = re.compile(r"^-- GLOB mismatch!\n(?:The following files were (?:added|removed):\n"
+                          r"(?:  [+-][^\n]*\n)*)*", re.M)
+
+
+def without_glob_notices(output: str) -> str:
+    """A successful rebuild's output without CMake's glob notices: after `parity new-family`
+    (or any added or removed C++ file) the first command printed 15 such lines on stderr
+    before its results, though nothing was wrong; any other output is kept as it came."""
+    return _GLOB_NOTICE.sub("", output)
 
 
 def engine_failure(exc: BaseException) -> str | None:

@@ -150,10 +150,13 @@ def check_text(text: str, where: str) -> None:
 def read_text(path, what: str, max_bytes: int, max_line_bytes: int) -> str:
     """The text of the regular file ``path`` (:func:`read_bytes`), strict
     UTF-8 with no refused character (:func:`bad_text_char`) and no line over
-    ``max_line_bytes`` bytes. Line ends are LF or CRLF. Raises InputFileError
+    ``max_line_bytes`` bytes, no leading byte order mark. Line ends are LF or CRLF. Raises InputFileError
     naming the file, line and column (and the byte offset for bad UTF-8)."""
     data = read_bytes(path, what, max_bytes)
     name = shown(os.fspath(path))
+    if data.startswith(b"\xef\xbb\xbf"):  # as JSON inputs (parity/base/json_guard.py); before, the
+        # BOM became part of the first layer's name: "layer name '\ufeffx' is not allowed"
+        raise InputFileError(f"{what} {name}: starts with a UTF-8 byte order mark (U+FEFF); save it without one")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -450,7 +450,10 @@ DEFAULT_OUT = os.path.join("out", "emit")
 def add_emit_arguments(ap) -> None:
     """The options of ``emit`` (shared by ``parity emit`` and
     ``parity emit``; the vocabulary of docs/cli.md)."""
-    ap.add_argument("command", nargs="?", help="one MIOpenDriver command, quoted (else --catalog)")
+    # dest layer_command: "command" is `parity`'s subcommand name (parity/app/main.py), which this
+    # positional overwrote (args.command was the MIOpenDriver line, or None)
+    ap.add_argument("layer_command", metavar="COMMAND", nargs="?",
+                    help="one MIOpenDriver command, quoted (else --catalog)")
     ap.add_argument("--catalog", metavar="FILE", help="a catalog file (default: the shipped parity/data/layers.txt "
                                                        "when no command is given)")
     ap.add_argument("--out", "-o", metavar="DIR", default=DEFAULT_OUT,
@@ -484,14 +487,14 @@ def rejected_text(e, layer: Layer, source: str, count: int) -> str:
 def run_emit(a) -> int:
     """Run ``emit`` with parsed arguments ``a`` (see :func:`add_emit_arguments`)."""
     E = importlib.import_module("python_engine" if a.engine == "python" else "cpp_engine")
-    if a.command is not None and a.catalog:
+    if a.layer_command is not None and a.catalog:
         return die("give one MIOpenDriver command or --catalog FILE, not both")
     why = check_target(E, a.arch, a.flavor, a.cus)
     if why:
         return die(why)
-    source = "the command" if a.command is not None else (a.catalog or default_catalog())
+    source = "the command" if a.layer_command is not None else (a.catalog or default_catalog())
     try:
-        layers = select_layers(load_layers(a.command, None if a.command is not None else source), a.only,
+        layers = select_layers(load_layers(a.layer_command, None if a.layer_command is not None else source), a.only,
                                shown(source))
     except (ProblemInputError, EmitError) as e:
         return die(str(e))

@@ -14,7 +14,8 @@ EXIT_STATUS = {
              "changed config fails an oracle, nothing written",
     "list": "0 every listed verdict passes; 1 one fails",
     "show": "0 the IR is printed; 1 the engine rejected the config or crashed",
-    "diff": "0 no difference; 1 a difference (or a rejection or crash)",
+    "diff": "0 no difference (the same IR, or both engines reject with the same reason; --base: no IR "
+            "change); 1 a difference (other IR, one engine rejects, other reasons, a crash; --base: a change)",
     "verify": "0 GREEN; 1 RED, or INCOMPLETE (a lane was skipped outside CI)",
     "numerics": "0 every config matches the reference; 1 one does not",
     "emit": "0 every layer written; 1 a layer failed (the others are written)",

@@ -128,6 +128,9 @@ def merge_files(base: str, ours: str, theirs: str, path: str | None = None) -> t
     fa, ea = read_side(ours, "ours")
     fb, eb = read_side(theirs, "theirs")
     fams = {f for f in (fo, fa, fb) if f is not None}
+    if not fams:  # before: "the sides hold different families (none)" for three missing files
+        raise MergeError(f"{shown(path or ours)}: no side is a golden shard (base {shown(base)}, ours "
+                         f"{shown(ours)}, theirs {shown(theirs)}: each empty or missing)")
     if len(fams) != 1:
         raise MergeError(f"{shown(path or ours)}: the sides hold different families "
                          f"({shown(', '.join(sorted(fams))) or 'none'})")

@@ -76,6 +76,33 @@ def pending_now(gdir, only: list[str] | None, resolve) -> tuple[dict[str, dict],
     return out, notes
 
 
+def drop_moved_configs(gdir, pend: dict[str, dict], families) -> list[str]:
+    """Drop from ``pend`` (and from the pending files) the entries whose config moved since
+    ``parity check`` left them: an entry to add or change whose config (or its flavor) no
+    longer exists, or an entry to remove whose config exists again. Accepting such an entry
+    would bless a config that is gone or delete one that is back. Returns one note per family.
+    A family that no longer exists keeps its entries (``apply`` says `parity write` removes it)."""
+    notes = []
+    by_name = {f.name: f for f in families}
+    for fam in sorted(pend):
+        if fam not in by_name:
+            continue
+        here = {(fl, c.name) for c in by_name[fam].configs for fl in c.flavors}
+        moved = [k for k, e in pend[fam].items()
+                 if (e["new"] is not None) != ((k.partition("/")[0], k.partition("/")[2]) in here)]
+        if not moved:
+            continue
+        P.discard(gdir, fam, moved)
+        for k in moved:
+            del pend[fam][k]
+        if not pend[fam]:
+            del pend[fam]
+        n = len(moved)
+        notes.append(f"{shown(fam)}: {n} pending entr{'y' if n == 1 else 'ies'} dropped (the config was "
+                     f"removed or added since `parity check`, e.g. {shown(moved[0])}; run `parity check` again)")
+    return notes
+
+
 def build_groups(pend: dict[str, dict], families, root, base: str, *, workers=None,
                  timeout: float = 30.0) -> tuple[str, list[ChangeGroup]]:
     """(commit of ``base``, the change groups of every pending entry): the old IR from
@@ -290,6 +317,17 @@ def apply(decisions: dict[str, str], groups: list[ChangeGroup], pend: dict[str, 
 
 # -- command ---------------------------------------------------------------------------
 
+def _nothing_pending(args, to_stdout: bool) -> int:
+    """Nothing to review: 0, but a group named by --accept/--reject is bad input (ReviewError:
+    before, `--accept ID` with nothing pending exited 0 as if ID had been written)."""
+    find_groups([], list(args.accept or []) + list(args.reject or []))
+    if to_stdout:
+        print(json.dumps({"base": args.base, "commit": None, "groups": [], "entries": 0}, indent=1))
+    else:
+        print("review: nothing pending (a RED `parity check` leaves the entries to review)")
+    return 0
+
+
 def cmd_review(args) -> int:
     if is_ci():
         return die("parity review refuses to run when CI is set (goldens are blessed by a person); "
@@ -316,13 +354,13 @@ def cmd_review(args) -> int:
         for n in notes:
             print(n, file=sys.stderr if to_stdout else sys.stdout)
         if not pend:
-            if to_stdout:
-                print(json.dumps({"base": args.base, "commit": None, "groups": [], "entries": 0}, indent=1))
-                return 0
-            print("review: nothing pending (a RED `parity check` leaves the entries to review)")
-            return 0
+            return _nothing_pending(args, to_stdout)
         families = load_families(args.configs, only=[f for f in pend if f in {x.name for x in load_families(
             args.configs)}])
+        for n in drop_moved_configs(gdir, pend, families):
+            print(n, file=sys.stderr if to_stdout else sys.stdout)
+        if not pend:
+            return _nothing_pending(args, to_stdout)
         commit, groups = build_groups(pend, families, root, args.base, workers=args.jobs, timeout=args.timeout)
         picked = {ACCEPT: find_groups(groups, args.accept or []), REJECT: find_groups(groups, args.reject or [])}
         both = {g.gid for g in picked[ACCEPT]} & {g.gid for g in picked[REJECT]}

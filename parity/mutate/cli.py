@@ -23,6 +23,7 @@ from parity.cli.common import (add_options, die, finish, finite_seconds, integer
 from parity.config import ConfigError, load_families
 from parity.gate import executor as X
 from parity.base.escape import shown
+from parity.base.suggest import did_you_mean
 from parity.mutate import operators as OPS
 from parity.mutate import run as R
 from parity.sim import numerics as N
@@ -78,7 +79,8 @@ def _mutate(args, cluster) -> int:
         fams = fams or list(FAMILIES)
         bad = [f for f in fams if f not in N.PLANS]
         if bad:
-            raise ValueError(f"--only: no numerics plan for {', '.join(shown(b) for b in bad)}")
+            raise ValueError(f"--only: no numerics plan for {', '.join(shown(b) for b in bad)}"
+                             f"{did_you_mean(bad[0], N.PLANS) if len(bad) == 1 else ''} (plans: {', '.join(N.PLANS)})")
         kinds = tuple(args.kinds.split(",")) if args.kinds is not None else OPS.KINDS
         if not all(kinds):
             raise ValueError(f"--kinds: an empty kind in '{shown(args.kinds)}' (kinds: {', '.join(OPS.KINDS)})")

@@ -17,6 +17,7 @@ from parity.cli.common import (add_options, die, finish, jobs_of, note_outside_c
                                select_configs)
 from parity.config import ConfigError, load_families
 from parity.base.escape import shown
+from parity.base.suggest import did_you_mean
 from parity.base.input_files import MAX_IR_BYTES, InputFileError, read_bytes
 from parity.gate import executor as X
 from parity.gate.report import canonical_flavor
@@ -63,7 +64,8 @@ def cmd_numerics(args) -> int:
         if fams:
             unknown = [f for f in fams if f not in N.PLANS]
             if unknown:
-                raise ValueError(f"--only: no numerics plan for {', '.join(shown(u) for u in unknown)} "
+                raise ValueError(f"--only: no numerics plan for {', '.join(shown(u) for u in unknown)}"
+                                 f"{did_you_mean(unknown[0], N.PLANS) if len(unknown) == 1 else ''} "
                                  f"(plans: {', '.join(N.PLANS)})")
         families = select_configs(load_families(only=fams), names)
         N.check_families(families)  # neither a plan nor NUMERICS_OPT_OUT: one error line (parity/sim/plans)

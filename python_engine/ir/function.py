@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from . import origin as _origin
 from . import types as T
 from .values import Value
 
@@ -148,6 +149,8 @@ class LdsGlobal:
     name: str
     type: T.Type
     align: int
+    #: ``(file, line)`` of the ``add_lds`` call while origin recording is on (ir/origin.py), else None
+    origin: tuple | None = field(default=None, compare=False)
 
     @property
     def value(self) -> Value:
@@ -172,5 +175,7 @@ class Module:
     def add_lds(self, name: str, t: T.Type, align: int) -> Value:
         """Declare an LDS global; returns a pointer value to it."""
         g = LdsGlobal(name, t, align)
+        if _origin.recording():  # the divergence locator names the kernel line that declared it
+            g.origin = _origin.caller(__file__)
         self.lds.append(g)
         return g.value

@@ -56,14 +56,19 @@ def line_origins(m: Module, text: str) -> tuple:
     """The origin table of ``text`` (``print_module(m)``): one str per line of
     ``text`` (``text.split("\\n")`` without the piece after the final newline),
     ``"python_engine/<path>.py:<line>"`` of the builder call that made the block
-    label or instruction on that line (ir/origin.py), ``""`` for a line no
-    builder call made (header, declarations, ``define``, ``}``, blank lines,
-    attributes, metadata) or made while recording was off. ValueError when
-    ``text`` is not laid out as print_module lays ``m`` out."""
+    label or instruction on that line, or of the ``add_lds`` call that declared
+    the LDS global on that line (ir/origin.py), ``""`` for a line no such call
+    made (header, declarations, ``define``, ``}``, blank lines, attributes,
+    metadata) or made while recording was off. ValueError when ``text`` is not
+    laid out as print_module lays ``m`` out."""
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     out = [""] * len(lines)
+    for k, g in enumerate(m.lds):  # the LDS section: after the two header lines and a blank line
+        if 3 + k >= len(lines) or not lines[3 + k].startswith(f"@{g.name} = "):
+            raise ValueError(f"line_origins: text does not match the module at LDS global {g.name}")
+        out[3 + k] = origin.text(*g.origin) if g.origin else ""
     at = next((i for i, ln in enumerate(lines) if ln.startswith("define ")), None)
     if at is None or m.function is None:
         raise ValueError("line_origins: no define line")

@@ -151,8 +151,9 @@ Block &Function::block(std::string_view hint) {
     return *blocks_.back();
 }
 
-Value Module::add_lds(const std::string &name, const Type *t, long long align) {
-    lds_.push_back(LdsGlobal{name, t, align});
+Value Module::add_lds(const std::string &name, const Type *t, long long align, Here here) {
+    // the divergence locator names the kernel line that declared it
+    lds_.push_back(LdsGlobal{name, t, align, origin::recording() ? here : Here{nullptr, 0}});
     return lds_.back().value();
 }
 

@@ -371,6 +371,8 @@ struct LdsGlobal {
     std::string name;
     const Type *type;
     long long align;
+    // The add_lds call site while origin recording is on (ir/origin.h), else a null file.
+    Here origin{nullptr, 0};
 
     Value value() const { return Value{lds_ptr(), "@" + name}; }
 };
@@ -391,7 +393,7 @@ public:
     const std::vector<std::string> &metadata() const { return metadata_; }
 
     // Declare an LDS global (align in bytes); returns a pointer value to it.
-    Value add_lds(const std::string &name, const Type *t, long long align);
+    Value add_lds(const std::string &name, const Type *t, long long align, Here here = {});
     void use_intrinsic(size_t index) {
         if (index >= used_.size()) used_.resize(index + 1, 0);
         used_[index] = 1;

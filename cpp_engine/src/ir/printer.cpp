@@ -205,6 +205,12 @@ std::vector<std::string> line_origins(const Module &m, const std::string &text) 
     }
     if (start < text.size()) lines.push_back(text.substr(start));
     std::vector<std::string> out(lines.size());
+    for (size_t k = 0; k < m.lds().size(); ++k) {  // the LDS section: after the two header lines and a blank line
+        const LdsGlobal &g = m.lds()[k];
+        if (3 + k >= lines.size() || lines[3 + k].rfind("@" + g.name + " = ", 0) != 0)
+            throw std::logic_error("line_origins: text does not match the module at LDS global " + g.name);
+        out[3 + k] = origin::text(g.origin.file, g.origin.line);
+    }
     size_t at = 0;
     while (at < lines.size() && lines[at].rfind("define ", 0) != 0) ++at;
     const Function *f = m.function();

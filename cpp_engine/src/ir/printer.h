@@ -49,9 +49,10 @@ std::string print_module(const Module &m);
 
 // The origin table of `text` (print_module(m)): one entry per line of `text`
 // (its final "\n" ends the last line), "cpp_engine/src/<file>:<line>" of the
-// builder call that made the block label or instruction on that line (ir/origin.h),
-// "" for a line no builder call made (header, declarations, `define`, `}`,
-// blank lines, attributes, metadata) or one made while recording was off.
+// builder call that made the block label or instruction on that line, or of the
+// add_lds call that declared the LDS global on that line (ir/origin.h), "" for a
+// line no such call made (header, declarations, `define`, `}`, blank lines,
+// attributes, metadata) or one made while recording was off.
 // std::logic_error if `text` is not laid out as print_module lays `m` out.
 std::vector<std::string> line_origins(const Module &m, const std::string &text);
 
