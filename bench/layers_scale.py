@@ -29,7 +29,7 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from parity.cli.common import Parser, integer  # noqa: E402
+from parity.cli.common import Parser, integer, integer_list  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -75,7 +75,7 @@ def run_one(catalog: Path, report: Path, limit_kb: int, extra: list[str]) -> dic
 
 def main(argv=None) -> int:
     ap = Parser(prog="layers_scale.py", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes", default="1000,10000,100000",
+    ap.add_argument("--sizes", type=integer_list("--sizes"), default="1000,10000,100000",
                     help="comma-separated catalog sizes in layers (default 1000,10000,100000)")
     ap.add_argument("--limit-kb", type=integer("--limit-kb", lo=0), default=2000000,
                     help="address-space limit of each run in KiB, as `ulimit -v` (default 2000000; 0: none)")
@@ -85,12 +85,7 @@ def main(argv=None) -> int:
     ap.add_argument("--no-verify", action="store_true", help="pass --no-verify to parity layers")
     ap.add_argument("--keep", metavar="DIR", help="write the catalogs and reports into DIR (default: a temp dir)")
     a = ap.parse_args(argv)
-    try:
-        sizes = [int(s) for s in a.sizes.split(",")]
-        if any(s < 1 for s in sizes):
-            raise ValueError
-    except ValueError:
-        ap.error(f"--sizes: want positive integers separated by commas, got {a.sizes!r}")
+    sizes = a.sizes
     extra = [f for f, on in (("--no-numerics", a.no_numerics), ("--no-verify", a.no_verify)) if on]
     with tempfile.TemporaryDirectory(prefix="layers_scale.") as tmp:
         where = Path(a.keep) if a.keep else Path(tmp)

@@ -27,7 +27,7 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from parity.cli.common import Parser  # noqa: E402
+from parity.cli.common import Parser, integer_list  # noqa: E402
 from parity.golden import shards as G  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,17 +53,12 @@ def timed(argv: list[str]) -> tuple[float, subprocess.CompletedProcess]:
 
 def main(argv=None) -> int:
     ap = Parser(prog="pending_scale.py", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes", default="10000,50000,100000",
+    ap.add_argument("--sizes", type=integer_list("--sizes"), default="10000,50000,100000",
                     help="comma-separated orphan counts (default 10000,50000,100000)")
     ap.add_argument("--family", default="ir_core", help="the family whose shard gets the orphans (default ir_core)")
     ap.add_argument("--keep", metavar="DIR", help="make the golden copies in DIR (default: a temp dir)")
     a = ap.parse_args(argv)
-    try:
-        sizes = [int(s) for s in a.sizes.split(",")]
-        if any(s < 1 for s in sizes):
-            raise ValueError
-    except ValueError:
-        ap.error(f"--sizes: want positive integers separated by commas, got {a.sizes!r}")
+    sizes = a.sizes
     with tempfile.TemporaryDirectory(prefix="pending_scale.") as tmp:
         base = Path(a.keep) if a.keep else Path(tmp)
         print(f"{'pending':>8s} {'check s':>8s} {'rc':>3s} {'MB .new':>8s} {'list s':>7s} {'rc':>3s} "

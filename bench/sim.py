@@ -188,7 +188,8 @@ def _items_cost(names: list) -> int:
     return 0
 
 
-def main(argv=None) -> int:
+def _parser() -> Parser:
+    """The command line (module doc)."""
     ap = Parser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=at_least_one("--repeats"), default=5, help="launches per workload per round")
     ap.add_argument("--rounds", type=at_least_one("--rounds"), default=3, help="interleaved base/now rounds")
@@ -205,7 +206,11 @@ def main(argv=None) -> int:
                     help="the cost of issue 34's problem kinds on these conv configs (comma-separated names): "
                          "seconds and wave-instructions of the K-deep (item 5), bit-exact (item 3) and other "
                          "cases, one process; then exit")
-    a = ap.parse_args(argv)
+    return ap
+
+
+def main(argv=None) -> int:
+    a = _parser().parse_args(argv)
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     if a.items:
         return _items_cost(a.items.split(","))
@@ -216,63 +221,9 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench_sim_") as tmp:
         base = _base_tree(a.base, tmp)
         try:
-            loads = _workloads()
-            paths = {}
-            for stripped in (False, True):
-                paths[stripped] = os.path.join(tmp, f"work{int(stripped)}.pkl")
-                with open(paths[stripped], "wb") as fh:
-                    pickle.dump(_jobs(loads, stripped), fh)
-            now, then, now_s = {}, {}, {}
-            probe = _run_rates(base, paths[False], 1)
-            base_strip = any("error" in v for v in probe.values())
-            for _ in range(a.rounds):
-                _merge(then, _run_rates(base, paths[base_strip], a.repeats))
-                _merge(now, _run_rates(str(ROOT), paths[False], a.repeats))
-                if base_strip:
-                    _merge(now_s, _run_rates(str(ROOT), paths[True], a.repeats))
-            same = now_s if base_strip else now
-            print(f"\nemulator speed, median of {a.rounds}x{a.repeats} launches (both orders); base {a.base} in the "
-                  f"same run{' (both on the text without the no-op wave/sched.barrier/s.wait.loadcnt calls and !mmra attachments the base cannot decode)' if base_strip else ''}")
-            print(f"{'benchmark':<26} {'now M lane-instr/s':>19} {'goal':>6} {'base':>7} {'now/base':>9}   "
-                  f"{'CPU-s rates: now':>17} {'base':>6} {'ratio':>6}")
-            for k in now:
-                n, b, s = now[k], then.get(k), same.get(k)
-                goal = GOAL_RATE if k.endswith("shadow on") else None
-                met = "" if goal is None else ("met" if _rate(n, "wall") >= goal else "not met")
-                bw = _rate(b, "wall") if b and not b["error"] else float("nan")
-                bc = _rate(b, "cpu") if b and not b["error"] else float("nan")
-                print(f"{k.replace('|', ', '):<26} {_rate(n, 'wall') / 1e6:>19.2f} {met:>6} {bw / 1e6:>7.2f} "
-                      f"{_rate(s, 'wall') / bw:>8.2f}x   {_rate(n, 'cpu') / 1e6:>17.2f} {bc / 1e6:>6.2f} "
-                      f"{_rate(s, 'cpu') / bc:>5.2f}x" + (f"  (base: {b['error']})" if b and b["error"] else ""))
-                if goal is not None and not (b and b["error"]):
-                    need = goal / QUIET_BASE[k.split("|")[0]]
-                    got = min(_rate(s, "wall") / bw, _rate(s, "cpu") / bc)
-                    print(f"{'':<26} goal by ratio: the base ran {QUIET_BASE[k.split('|')[0]] / 1e6:.1f} M quiet "
-                          f"(issue 25), so 10 M needs {need:.2f}x; lower of the two ratios {got:.2f}x: "
-                          f"{'met' if got >= need else 'not met'}")
+            _emulator_speed(a, base, tmp)
             if not a.skip_numerics:
-                print(f"\nparity numerics (run_all of every config{' of ' + a.only if a.only else ''}, {a.jobs} "
-                      f"workers); goal <= {GOAL_NUMERICS:.0f} s "
-                      f"on a quiet machine, load average now {os.getloadavg()[0]:.1f}")
-                rb = _numerics(base, a.jobs, False, a.only)
-                rn = _numerics(str(ROOT), a.jobs, False, a.only)
-                rc = _numerics(str(ROOT), a.jobs, True, a.only)
-                for label, r in ((f"base {a.base}", rb), ("now", rn), ("now --coverage", rc)):
-                    if "error" in r:
-                        print(f"  {label}: failed: {r['error']}")
-                        continue
-                    print(f"  {label:<15} {r['wall']:7.1f} s wall, {r['ok']}/{r['configs']} configs pass, "
-                          f"{r['instructions']:,} wave-instructions ({r['instructions'] / r['wall'] / 1e6:.2f} M/s), "
-                          f"{r['cpu'] / r['wall']:.2f} cores used, workers busy {r['busy'] / (a.jobs * r['wall']):.0%}")
-                if not any("error" in r for r in (rb, rn, rc)):
-                    same_work = rn["wall"] * rb["instructions"] / rn["instructions"]
-                    print(f"  now / base wall: {rn['wall'] / rb['wall']:.2f}x; on the base's work (its "
-                          f"wave-instructions at today's rate): {same_work:.1f} s = {same_work / rb['wall']:.2f}x of "
-                          f"the base" + ("" if a.only else f" ({'met' if same_work <= GOAL_NUMERICS else 'not met'} "
-                                                            f"against {GOAL_NUMERICS:.0f} s at this load)"))
-                    print(f"  the oracle issue's covering problems and invariants: {rn['instructions'] / rb['instructions']:.2f}x "
-                          f"the base's wave-instructions; --coverage adds {rc['wall'] - rn['wall']:+.1f} s "
-                          f"({rc['wall'] / rn['wall']:.2f}x)")
+                _numerics_walls(a, base)
                 from bench.sim_classes import report as class_report  # issue 34's problem classes
                 for line in class_report():
                     print(line)
@@ -281,6 +232,74 @@ def main(argv=None) -> int:
     if a.opt:
         _opt_lane(a)
     return 0
+
+
+def _emulator_speed(a, base: str, tmp: str) -> None:
+    """Measure and print the emulator's rates, this checkout against ``base``, interleaved round by round."""
+    loads = _workloads()
+    paths = {}
+    for stripped in (False, True):
+        paths[stripped] = os.path.join(tmp, f"work{int(stripped)}.pkl")
+        with open(paths[stripped], "wb") as fh:
+            pickle.dump(_jobs(loads, stripped), fh)
+    now, then, now_s = {}, {}, {}
+    probe = _run_rates(base, paths[False], 1)
+    base_strip = any("error" in v for v in probe.values())
+    for _ in range(a.rounds):
+        _merge(then, _run_rates(base, paths[base_strip], a.repeats))
+        _merge(now, _run_rates(str(ROOT), paths[False], a.repeats))
+        if base_strip:
+            _merge(now_s, _run_rates(str(ROOT), paths[True], a.repeats))
+    same = now_s if base_strip else now
+    print(f"\nemulator speed, median of {a.rounds}x{a.repeats} launches (both orders); base {a.base} in the "
+          f"same run{' (both on the text without the no-op wave/sched.barrier/s.wait.loadcnt calls and !mmra attachments the base cannot decode)' if base_strip else ''}")
+    print(f"{'benchmark':<26} {'now M lane-instr/s':>19} {'goal':>6} {'base':>7} {'now/base':>9}   "
+          f"{'CPU-s rates: now':>17} {'base':>6} {'ratio':>6}")
+    for k in now:
+        _rate_row(k, now[k], then.get(k), same.get(k))
+
+
+def _rate_row(k: str, n: dict, b: dict | None, s: dict | None) -> None:
+    """One benchmark's line (now, base, now on the base's text) and, for the goal's rows, the goal by ratio."""
+    goal = GOAL_RATE if k.endswith("shadow on") else None
+    met = "" if goal is None else ("met" if _rate(n, "wall") >= goal else "not met")
+    bw = _rate(b, "wall") if b and not b["error"] else float("nan")
+    bc = _rate(b, "cpu") if b and not b["error"] else float("nan")
+    print(f"{k.replace('|', ', '):<26} {_rate(n, 'wall') / 1e6:>19.2f} {met:>6} {bw / 1e6:>7.2f} "
+          f"{_rate(s, 'wall') / bw:>8.2f}x   {_rate(n, 'cpu') / 1e6:>17.2f} {bc / 1e6:>6.2f} "
+          f"{_rate(s, 'cpu') / bc:>5.2f}x" + (f"  (base: {b['error']})" if b and b["error"] else ""))
+    if goal is not None and not (b and b["error"]):
+        need = goal / QUIET_BASE[k.split("|")[0]]
+        got = min(_rate(s, "wall") / bw, _rate(s, "cpu") / bc)
+        print(f"{'':<26} goal by ratio: the base ran {QUIET_BASE[k.split('|')[0]] / 1e6:.1f} M quiet "
+              f"(issue 25), so 10 M needs {need:.2f}x; lower of the two ratios {got:.2f}x: "
+              f"{'met' if got >= need else 'not met'}")
+
+
+def _numerics_walls(a, base: str) -> None:
+    """`parity numerics`' wall time: the base, this checkout, this checkout with --coverage."""
+    print(f"\nparity numerics (run_all of every config{' of ' + a.only if a.only else ''}, {a.jobs} "
+          f"workers); goal <= {GOAL_NUMERICS:.0f} s "
+          f"on a quiet machine, load average now {os.getloadavg()[0]:.1f}")
+    rb = _numerics(base, a.jobs, False, a.only)
+    rn = _numerics(str(ROOT), a.jobs, False, a.only)
+    rc = _numerics(str(ROOT), a.jobs, True, a.only)
+    for label, r in ((f"base {a.base}", rb), ("now", rn), ("now --coverage", rc)):
+        if "error" in r:
+            print(f"  {label}: failed: {r['error']}")
+            continue
+        print(f"  {label:<15} {r['wall']:7.1f} s wall, {r['ok']}/{r['configs']} configs pass, "
+              f"{r['instructions']:,} wave-instructions ({r['instructions'] / r['wall'] / 1e6:.2f} M/s), "
+              f"{r['cpu'] / r['wall']:.2f} cores used, workers busy {r['busy'] / (a.jobs * r['wall']):.0%}")
+    if not any("error" in r for r in (rb, rn, rc)):
+        same_work = rn["wall"] * rb["instructions"] / rn["instructions"]
+        print(f"  now / base wall: {rn['wall'] / rb['wall']:.2f}x; on the base's work (its "
+              f"wave-instructions at today's rate): {same_work:.1f} s = {same_work / rb['wall']:.2f}x of "
+              f"the base" + ("" if a.only else f" ({'met' if same_work <= GOAL_NUMERICS else 'not met'} "
+                                                f"against {GOAL_NUMERICS:.0f} s at this load)"))
+        print(f"  the oracle issue's covering problems and invariants: {rn['instructions'] / rb['instructions']:.2f}x "
+              f"the base's wave-instructions; --coverage adds {rc['wall'] - rn['wall']:+.1f} s "
+              f"({rc['wall'] / rn['wall']:.2f}x)")
 
 
 def _opt_lane(a) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from parity.cli.common import family_list, git_commit
+from parity.cli.common import family_list, git_commit, integer_list
 from parity.cli.parser import Parser
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,6 +39,14 @@ def test_family_list_keeps_known_names_and_refuses_others():
         family_list("--only")("nosuch")
     with pytest.raises(argparse.ArgumentTypeError, match="an empty family name"):
         family_list("--only")("ir_core,")
+
+
+def test_integer_list_parses_comma_separated_integers_and_names_the_flag():
+    assert integer_list("--sizes")("1000,10,1") == [1000, 10, 1]
+    assert integer_list("--n", lo=None)("-3,0") == [-3, 0]
+    for bad in ("", "1,,2", "1,0", "1.5", "\u0661"):  # empty item, below 1, not an integer, non-ASCII digit
+        with pytest.raises(argparse.ArgumentTypeError, match="--sizes wants integers of at least 1"):
+            integer_list("--sizes")(bad)
 
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
@@ -106,6 +114,8 @@ def test_bench_options_have_help_and_one_line_errors(name, monkeypatch):
     ("proof", ["--only", "nope"], "unknown family"),
     ("verify", ["--repeats", "-2"], "--repeats must be at least 1"),
     ("mutate_plan", ["--cap-gb", "0"], "--cap-gb must be at least 1"),
+    ("layers_scale", ["--sizes", "1000,x"], "--sizes wants integers of at least 1 separated by commas, got '1000,x'"),
+    ("pending_scale", ["--sizes", "10,0"], "--sizes wants integers of at least 1 separated by commas, got '10,0'"),
     ("golden_loop", ["--bogus"], "unrecognized arguments: --bogus"),
     ("lds_epilogue", ["--bogus"], "unrecognized arguments: --bogus"),
 ])

@@ -222,9 +222,12 @@ def test_the_skeleton_plan_runs_in_the_numerics_oracle(copy, gate):
 def test_done_runs_write_then_every_family_sensitive_test(tmp_path, monkeypatch, capsys):
     tests = NFD.family_tests(REPO)
     for f in ("tests/test_family_registry.py", "tests/test_fuzz.py", "tests/test_twins.py",
-              "tests/test_new_family.py", "tests/test_determinism.py", "tests/test_sim_plans.py"):
+              "tests/test_new_family.py", "tests/test_determinism.py", "tests/test_sim_plans.py",
+              # every config's cost order, every family's name and shard (issue 33's toy family trial)
+              "tests/test_sim_schedule.py", "tests/test_completion.py", "tests/test_precommit.py"):
         assert f in tests, tests
     assert "tests/test_sim_shadow.py" not in tests  # names no family list
+    assert "tests/test_mutate_new_kinds.py" not in tests  # looks one config up in accepted_configs()
     ran = []
 
     class Done:

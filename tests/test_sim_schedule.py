@@ -13,7 +13,11 @@ def test_cluster_configs_are_estimated_dearest_and_go_first():
     assert costs == sorted(costs, reverse=True)
     # the 8-, 12- and 15-workgroup cluster configs lead the queue
     assert all(int(it[2].get("split_k_cluster", 0) or 0) >= 8 for it in order[:8])
-    assert order[-1][0] == "ir_core"
+    # families without a cost model (ir_core, and a family added after it) share the flat
+    # cost and close the queue in catalog order (a new family must not need this test edited)
+    flat = estimated_cost("ir_core", {})
+    tail = [it for it in items if estimated_cost(it[0], it[2]) == flat]
+    assert "ir_core" in {it[0] for it in tail} and order[-len(tail):] == tail
     # the 15-workgroup cluster with 128x128x64 tiles is the dearest; 4-workgroup clusters cost less than 15
     assert order[0][1] == "skc15_mem_cshuffle_128x128x64_bf16"
     assert estimated_cost("conv_implicit_gemm", {"split_k_cluster": 4}) < \

@@ -6,8 +6,8 @@ the family's numerics plan, and the run that must pass before it says done.
   emulator's checks), with TODOs pointing at the ``--like`` family's plan.
 * :func:`done_commands`: ``parity write --only NAME`` (the oracles, then the golden
   shard) and pytest on every family-sensitive test file (:func:`family_tests`:
-  the files that iterate or compare the family registry, found by scanning
-  tests/, plus :data:`ALWAYS`). ``--no-tests`` prints them instead of running them.
+  the files that iterate or compare the family registry, or take every config,
+  family name or golden shard, found by scanning tests/, plus :data:`ALWAYS`). ``--no-tests`` prints them instead of running them.
 
 Imports: the standard library only (the commands run in child processes, so the
 engines rebuilt for the new family are the ones imported).
@@ -20,9 +20,11 @@ import sys
 from pathlib import Path
 from string import Template
 
-#: A test line that iterates, parametrizes over or compares a family list of the registry.
+#: A test line that iterates, parametrizes over or compares a family list of the registry, or
+#: takes every family's configs, names or golden shards (a new family joins those lists).
 FAMILY_SENSITIVE = re.compile(r"(for .* in |parametrize\(|== |set\().*(\bFAMILIES\b|load_families\(|FAMILY_MODULES"
-                              r"|registry\(\)|fuzz_families\(|families\(\)|\bPLANS\b)")
+                              r"|registry\(\)|fuzz_families\(|families\(\)|\bPLANS\b)"
+                              r"|accepted_configs\(\)[ \t]*$|family_names\(\)|\(ROOT / \"golden\"\)\.glob\(", re.M)
 #: Family-sensitive without naming the registry: the twin files, the C++ include layers
 #: and every public header in a C program, and the scaffold itself.
 ALWAYS = ("tests/test_twins.py", "tests/test_include_layers.py", "tests/test_c_embed.py",

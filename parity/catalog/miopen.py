@@ -269,6 +269,23 @@ def parse_words(toks: list, line: str | None = None) -> Layer:
     line = " ".join(shlex.quote(t) for t in toks) if line is None else line
     if toks and toks[0].rsplit("/", 1)[-1] == "MIOpenDriver":
         toks = toks[1:]
+    cmd, fused = _command(toks)
+    flags = _FlagReader(fused)
+    flags.read(toks)
+    flags.check()
+    fusion = ()
+    if fused is not None:
+        fusion = (fused.get("F", 0), fused.get("m", 3), fused.get("A", 1.0))  # MIOpenDriver's defaults
+        fused_epilogue(*fusion)
+    p = _problem(flags.vals)
+    dtype = (FUSED_COMMANDS if fusion else COMMANDS)[cmd]
+    name = derived_name(dtype, p, cmd) + (f"_F{fusion[0]}_m{fusion[1]}" if fusion else "")
+    return Layer(name, dtype, p, line.strip(), fusion)
+
+
+def _command(toks: list) -> tuple[str, dict | None]:
+    """(command, {} for a fused command's values or None) of the words after ``MIOpenDriver``;
+    ProblemInputError for none, a 3-D or an unsupported command."""
     if not toks:
         raise ProblemInputError("empty command: expected conv, convfp16 or convbfp16")
     cmd = toks[0]
@@ -281,75 +298,95 @@ def parse_words(toks: list, line: str | None = None) -> Layer:
         raise ProblemInputError(f"command '{shown(cmd)}' is not supported: expected conv, convfp16 or convbfp16"
                                 + (" (only forward convolutions)" if cmd.startswith(("gemm", "pool", "bnorm"))
                                    else ""))
-    vals: dict = {}
-    depth: dict = {}
-    spatial = 2
-    seen: set = set()  # the other valued flags (layouts, --spatial_dim, --mode), each given once
-    i = 1
-    while i < len(toks):
-        flag = toks[i]
-        if "=" in flag and flag.startswith("--"):
-            flag, val = flag.split("=", 1)
-            toks[i:i + 1] = [flag, val]
+    return cmd, fused
+
+
+class _FlagReader:
+    """The flags of one command: the problem's values (``vals``, by short flag), the 3-D
+    depth flags (``depth``, refused by :meth:`check`), ``--spatial_dim`` and, for a fused
+    command, its values (``fused``, filled by :func:`_fused_flag`)."""
+
+    def __init__(self, fused: dict | None):
+        self.fused = fused
+        self.vals: dict = {}
+        self.depth: dict = {}
+        self.spatial = 2
+        self.seen: set = set()  # the other valued flags (layouts, --spatial_dim, --mode), each given once
+
+    def read(self, toks: list) -> None:
+        """Every ``flag value`` pair after the command (``--flag=value`` split in two)."""
+        i = 1
+        while i < len(toks):
+            flag = toks[i]
+            if "=" in flag and flag.startswith("--"):
+                flag, val = flag.split("=", 1)
+                toks[i:i + 1] = [flag, val]
+            if i + 1 >= len(toks):
+                raise ProblemInputError(f"flag {shown(flag)} has no value")
+            val = toks[i + 1]
+            if self.fused is not None and _fused_flag(flag, val, self.fused, self.seen):
+                pass
+            elif self.fused is not None and flag in _FUSED_FLAGS:  # --conv_stride_0 / _1
+                toks[i] = _FUSED_FLAGS[flag]
+                continue
+            else:
+                self._conv_flag(flag, val)
+            i += 2
+
+    def _conv_flag(self, flag: str, val: str) -> None:
+        """One flag of a plain convolution command (or a fused one's convolution part)."""
         short = _LONG.get(flag, flag)
-        if i + 1 >= len(toks):
-            raise ProblemInputError(f"flag {shown(flag)} has no value")
-        val = toks[i + 1]
-        if fused is not None and _fused_flag(flag, val, fused, seen):
-            pass
-        elif fused is not None and flag in _FUSED_FLAGS:  # --conv_stride_0 / _1
-            toks[i] = _FUSED_FLAGS[flag]
-            continue
-        elif short in _FLAGS:
+        if short in _FLAGS:
             v = decimal_int(flag, val)
             field = _FLAGS[short][1]
-            if short in vals:
+            if short in self.vals:
                 raise ProblemInputError(f"flag {shown(flag)} is given twice")
             lo = _LOWEST.get(field, 1) if field != "F" else 0
             if v < lo:
                 raise ProblemInputError(f"flag {shown(flag)} ({field}) must be >= {lo}, got {v}")
-            vals[short] = v
+            self.vals[short] = v
         elif flag in _LAYOUTS:
-            _once(seen, _LAYOUT_KEY[flag], flag)
+            _once(self.seen, _LAYOUT_KEY[flag], flag)
             if val != "NHWC":
                 raise ProblemInputError(f"flag {shown(flag)} {shown(val)} is not supported: the kernels take NHWC "
                                         f"input, KYXC (NHWC) weights and NHWK output")
         elif short in _DEPTH_FLAGS:
-            if short in depth:
+            if short in self.depth:
                 raise ProblemInputError(f"flag {shown(flag)} is given twice")
-            depth[short] = decimal_int(flag, val)
+            self.depth[short] = decimal_int(flag, val)
         elif flag in ("--spatial_dim", "-_"):
-            _once(seen, "--spatial_dim", flag)
+            _once(self.seen, "--spatial_dim", flag)
             if val not in ("2", "3"):
                 raise ProblemInputError(f"flag {shown(flag)} {shown(val)} is not supported: only 2-D convolutions")
-            spatial = int(val)
+            self.spatial = int(val)
         elif flag in ("--mode", "-m"):
-            _once(seen, "--mode", flag)
+            _once(self.seen, "--mode", flag)
             if val != "conv":
                 raise ProblemInputError(f"flag {shown(flag)} {shown(val)} is not supported: only mode conv (not trans)")
-        elif flag in _IGNORED:
-            pass
-        else:
+        elif flag not in _IGNORED:
             raise ProblemInputError(f"unknown flag {shown(flag)}")
-        i += 2
-    if spatial == 3:
-        given = ", ".join(f"{f} {v}" for f, v in depth.items())
-        raise ProblemInputError("a 3-D convolution (--spatial_dim 3" + (f"; depth flags {given}" if given else "")
-                                + f") is not supported: {SPATIAL_RULE}; only --spatial_dim 2")
-    if depth:
-        f0 = next(iter(depth))
-        raise ProblemInputError(f"flag {shown(f0)} ({_DEPTH_FLAGS[f0]}) is a 3-D flag: it needs --spatial_dim 3, "
-                                f"and 3-D convolutions are not supported (only 2-D)")
-    missing = [f for f in _REQUIRED if f not in vals]
-    if missing:
-        raise ProblemInputError(f"missing flag {missing[0]} ({_FLAGS[missing[0]][0]}); "
-                                f"-n -c -H -W -k -y -x are required")
-    if vals.get("-F", 1) != 1:
-        raise ProblemInputError(f"flag -F {vals['-F']} is not supported: only -F 1 (forward)")
-    fusion = ()
-    if fused is not None:
-        fusion = (fused.get("F", 0), fused.get("m", 3), fused.get("A", 1.0))  # MIOpenDriver's defaults
-        fused_epilogue(*fusion)
+
+    def check(self) -> None:
+        """ProblemInputError for a 3-D convolution, a depth flag, a missing required flag or -F != 1."""
+        if self.spatial == 3:
+            given = ", ".join(f"{f} {v}" for f, v in self.depth.items())
+            raise ProblemInputError("a 3-D convolution (--spatial_dim 3" + (f"; depth flags {given}" if given else "")
+                                    + f") is not supported: {SPATIAL_RULE}; only --spatial_dim 2")
+        if self.depth:
+            f0 = next(iter(self.depth))
+            raise ProblemInputError(f"flag {shown(f0)} ({_DEPTH_FLAGS[f0]}) is a 3-D flag: it needs --spatial_dim 3, "
+                                    f"and 3-D convolutions are not supported (only 2-D)")
+        missing = [f for f in _REQUIRED if f not in self.vals]
+        if missing:
+            raise ProblemInputError(f"missing flag {missing[0]} ({_FLAGS[missing[0]][0]}); "
+                                    f"-n -c -H -W -k -y -x are required")
+        if self.vals.get("-F", 1) != 1:
+            raise ProblemInputError(f"flag -F {self.vals['-F']} is not supported: only -F 1 (forward)")
+
+
+def _problem(vals: dict) -> ConvProblem:
+    """The ConvProblem of the flags' values; ProblemInputError when -g does not divide -c and -k
+    or the (dilated) filter does not fit the padded input."""
     kw = {_FLAGS[s][1]: v for s, v in vals.items() if s != "-F"}
     g = kw.get("groups", 1)
     if kw["C"] % g or kw["K"] % g:
@@ -359,9 +396,7 @@ def parse_words(toks: list, line: str | None = None) -> Layer:
             or p.dil_w * (p.X - 1) + 1 > p.W + 2 * p.pad_w:
         raise ProblemInputError(f"flags -y {p.Y} -x {p.X} (dilated by -l {p.dil_h} -j {p.dil_w}) do not fit "
                                 f"the padded input -H {p.H} -W {p.W} with -p {p.pad_h} -q {p.pad_w}")
-    dtype = (FUSED_COMMANDS if fusion else COMMANDS)[cmd]
-    name = derived_name(dtype, p, cmd) + (f"_F{fusion[0]}_m{fusion[1]}" if fusion else "")
-    return Layer(name, dtype, p, line.strip(), fusion)
+    return p
 
 
 def read_catalog(path, max_bytes: int = MAX_CATALOG_BYTES) -> list:

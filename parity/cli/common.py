@@ -109,6 +109,19 @@ def integer(flag: str, lo: int | None = None, hi: int | None = None):
     return parse
 
 
+def integer_list(flag: str, lo: int | None = 1):
+    """argparse type for ``flag``: comma-separated integers (ASCII digits), each at least ``lo``
+    when given (default 1); returns ``list[int]``. A bad item is one argparse error naming ``flag``
+    and the text, escaped."""
+    def parse(text: str) -> list[int]:
+        values = [ascii_int_value(t) for t in text.split(",")]
+        if any(v is None or (lo is not None and v < lo) for v in values):
+            want = f"integers of at least {lo}" if lo is not None else "integers"
+            raise argparse.ArgumentTypeError(f"{flag} wants {want} separated by commas, got '{shown(text)}'")
+        return values
+    return parse
+
+
 def at_least_one(flag: str):
     """argparse type for ``flag``: an integer >= 1 in ASCII digits (the error names the flag)."""
     return integer(flag, lo=1)

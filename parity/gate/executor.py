@@ -44,6 +44,20 @@ CONNECT_TIMEOUT = 10.0
 NOT_RUN = object()
 
 
+def progress_tick(progress: Callable[[Any, int, int], None] | None, total: int) -> Callable[[int, Any], None]:
+    """An ``on_result`` for :meth:`Cluster.map` that counts the results and calls
+    ``progress(value, done, total)`` after each (``done`` from 1; nothing when
+    ``progress`` is None): a lane's progress line for its jobs in completion order."""
+    done = 0
+
+    def tick(_index: int, value: Any) -> None:
+        nonlocal done
+        done += 1
+        if progress:
+            progress(value, done, total)
+    return tick
+
+
 class SchedulerError(Exception):
     """One line: the extra is missing, the scheduler is unreachable, or a worker runs
     another checkout."""

@@ -288,8 +288,7 @@ def write(args, families, flavors, engines, gdir, resolve, run, keys: dict | Non
     fams = [f.name for f in families]
     mode_new = getattr(args, "mode", "all") == "new"
     everything = not (args.only or getattr(args, "flavor", None) or keys is not None or mode_new)
-    gone = [n for n in G.shard_families(gdir) if n not in set(fams)] if everything else []
-    _refuse_non_files(gdir, fams + gone)  # before the run: refused input costs no engine time
+    _refuse_non_files(gdir, fams + _gone(gdir, fams, everything))  # before the run: refused input costs no engine time
     G.check_dir_writable(gdir)
     old_shards: dict[str, G.Flavors | None] = {}
     for n in fams:
@@ -298,113 +297,23 @@ def write(args, families, flavors, engines, gdir, resolve, run, keys: dict | Non
             print(f"golden {shown(n)}.json: {note}")
     report = run()
     if not report.green:
-        for line in summary_lines(report):
-            print(line)
-        groups_text, groups = summary_block(report, golden_sides(report, old_shards))  # grouped, as `parity check` prints them
-        for line in groups_text + hint_lines(groups, report.labels):
-            print(line)
-        nfail = len(report.failures())
-        return die(f"parity write refuses: {nfail} config verdict(s) fail"  # a refusal: exit 1, not 2
-                   + ("" if nfail else " (a family compared nothing or has no configs)")
-                   + "; only what both engines agree on can be blessed (`parity check` lists them)", EXIT_RED)
+        return _refuse_red(report, old_shards)
     if mode_new:
         keys = new_keys(report, old_shards)
     changed = _only_keys(changed_units(report, old_shards), keys)
-    nchanged = sum(len(c) for fl in changed.values() for c in fl.values())
-    refused: dict[str, list[str]] = {}
     no_oracles = getattr(args, "no_oracles", False)
-    if no_oracles:
-        print(f"oracles: SKIPPED (--no-oracles): {nchanged} changed or new lowered entr"
-              f"{'y' if nchanged == 1 else 'ies'} blessed without the validity and numerics oracles")
-    elif changed:
-        with progress("oracles") as cb:
-            orep = run_oracles(families, changed, engine=engines[0], workers=args.jobs, progress=cb)
-        print(f"oracles: {nchanged} changed or new lowered entr{'y' if nchanged == 1 else 'ies'}: "
-              f"validity oracle {orep.verified} module(s), numerics oracle {orep.simulated} config(s), "
-              f"{orep.seconds:.1f}s")
-        refused = orep.failures
-    else:
-        print("oracles: no lowered entry changed; nothing to check")
-    total = 0
-    shards_out: dict[str, dict] = {}
-    lines: list[str] = []
+    refused = _oracles_step(families, changed, engines, args.jobs, no_oracles)
+    writer = _ShardWriter(gdir, families, flavors, resolve, report, keys, names, everything, list_changes)
     for attempt in range(3):  # a shard changed under the lock (git checkout/merge): read again, never replace it
         try:
-            total, shards_out, lines = 0, {}, []
             with G.lock(gdir, getattr(args, "lock_timeout", G.LOCK_TIMEOUT)):
-                # read again under the lock: the shards as they are now, not as they were before the run
-                gone = [n for n in G.shard_families(gdir) if n not in set(fams)] if everything else []
-                _refuse_non_files(gdir, fams + gone)
-                seen: dict[str, bytes | None] = {}  # each shard's bytes as read under the lock: replaced only if still those
-                fresh: dict[str, G.Flavors | None] = {n: load_for_write(gdir, n, resolve, seen)[0] for n in fams}
-                if not no_oracles:
-                    now = _only_keys(changed_units(report, fresh), keys)
-                    late = sorted(f"{f}/{c}@{fl}" for f, fls in now.items() if f not in refused
-                                  for fl, cs in fls.items() for c in cs - changed.get(f, {}).get(fl, set()))
-                    if late:
-                        raise G.GoldenError(
-                            f"golden/ changed while this write ran (another `parity write`?): "
-                            f"{shown(', '.join(late[:3]))}{' ...' if len(late) > 3 else ''} would be blessed "
-                            "without the oracles; nothing was written; run `parity write` again")
-                plan: list[tuple[str, dict | None, list]] = []
-                for fam in families:
-                    path = G.shard_path(gdir, fam.name)
-                    if refused.get(fam.name):
-                        lines.append(f"golden {shown(path.name)}: NOT blessed: {len(refused[fam.name])} "
-                                     "changed config(s) fail an oracle")
-                        lines.extend(f"  {shown(msg, limit=2000)}" for msg in refused[fam.name])
-                        continue
-                    old = fresh[fam.name]
-                    new = new_shard(old, flavors, report.by_family(fam.name), names.get(fam.name),
-                                    None if keys is None else keys.get(fam.name, set()))
-                    plan.append((fam.name, new, G.diff_flavors(fam.name, old or {}, new)))
-                for name in gone:
-                    try:
-                        old = G.load_shard(gdir, name, resolve) or {}
-                    except G.GoldenError:
-                        old = {}
-                    plan.append((name, None, G.diff_flavors(name, old, {})))
-                for p in G.remove_stale_temp_files(gdir):
-                    lines.append(f"golden: removed stale temp file {shown(p.name)}")
-                for line in lines:
-                    print(line)
-                for name, new, changes in plan:
-                    path = G.shard_path(gdir, name)
-                    if new is None:
-                        G.remove_shard(gdir, name)  # a family that is gone
-                        print(f"golden {shown(path.name)}: removed (family no longer exists; {len(changes)} entries)")
-                        summary = {"ADDED": 0, "REMOVED": len(changes), "CHANGED": 0}
-                        verb = "removed"
-                    else:
-                        rendered = G.render_shard(name, new).encode("utf-8", errors="surrogateescape")
-                        try:
-                            current = G.read_regular_file(path, limit=len(rendered))
-                        except G.ShardTooLarge:
-                            current = None  # longer than the new text: it changes
-                        if current != rendered:
-                            verb = "updated" if path.exists() else "created"
-                            G.write_shard(gdir, name, new, expect=seen.get(name))
-                        else:
-                            verb = "unchanged"
-                        summary = {k: sum(1 for c in changes if c.kind == k) for k in ("ADDED", "REMOVED", "CHANGED")}
-                        print(f"golden {shown(path.name)}: {verb} ({summary['ADDED']} added, "
-                              f"{summary['REMOVED']} removed, {summary['CHANGED']} changed)")
-                    prior = fresh.get(name) if name in fresh else None
-                    conflicted = CS.write_pairs(changes, prior, new)
-                    if conflicted:
-                        print(CS.summary_line(name, CS.count(conflicted), verb="wrote"))
-                    if list_changes:
-                        for c in changes:
-                            if not G.is_conflict(((prior or {}).get(c.flavor) or {}).get(c.config)):
-                                print(f"  {c}")
-                    P.prune(gdir, name)
-                    total += len(changes)
-                    shards_out[name] = {"state": verb, **{k.lower(): v for k, v in summary.items()}}
+                writer.write_locked(changed, refused, no_oracles)
             break
         except G.ShardChanged as exc:
             if attempt == 2:
                 raise G.GoldenError(f"{exc}; it kept changing: nothing more was written; run `parity write` again") from None
             print(f"golden: {exc}; reading golden/ again")
+    total = writer.total
     print(f"{total} golden entr{'y' if total == 1 else 'ies'} changed")
     if refused:
         fams_s = ",".join(sorted(refused))
@@ -412,4 +321,144 @@ def write(args, families, flavors, engines, gdir, resolve, run, keys: dict | Non
                    f"fix the engines, or check with `parity verify --only {fams_s}` / "
                    f"`parity numerics --only {fams_s}`", EXIT_RED)
     return finish(args, "write", True, {"golden_dir": str(gdir), "flavors": list(flavors),
-                                        "shards": shards_out, "changed_entries": total})
+                                        "shards": writer.shards_out, "changed_entries": total})
+
+
+def _gone(gdir, fams: list[str], everything: bool) -> list[str]:
+    """Shards of families that no longer exist (removed by a full write only)."""
+    return [n for n in G.shard_families(gdir) if n not in set(fams)] if everything else []
+
+
+def _refuse_red(report, old_shards: dict) -> int:
+    """A run that is not GREEN: its summary, grouped as `parity check` prints it, and exit 1."""
+    for line in summary_lines(report):
+        print(line)
+    groups_text, groups = summary_block(report, golden_sides(report, old_shards))  # grouped, as `parity check` prints them
+    for line in groups_text + hint_lines(groups, report.labels):
+        print(line)
+    nfail = len(report.failures())
+    return die(f"parity write refuses: {nfail} config verdict(s) fail"  # a refusal: exit 1, not 2
+               + ("" if nfail else " (a family compared nothing or has no configs)")
+               + "; only what both engines agree on can be blessed (`parity check` lists them)", EXIT_RED)
+
+
+def _oracles_step(families, changed: dict, engines, jobs, no_oracles: bool) -> dict[str, list[str]]:
+    """Run the oracles on the ``changed`` units (or say why not); ``family -> [failure]`` refused."""
+    nchanged = sum(len(c) for fl in changed.values() for c in fl.values())
+    entries = f"entr{'y' if nchanged == 1 else 'ies'}"
+    if no_oracles:
+        print(f"oracles: SKIPPED (--no-oracles): {nchanged} changed or new lowered {entries} "
+              "blessed without the validity and numerics oracles")
+        return {}
+    if not changed:
+        print("oracles: no lowered entry changed; nothing to check")
+        return {}
+    with progress("oracles") as cb:
+        orep = run_oracles(families, changed, engine=engines[0], workers=jobs, progress=cb)
+    print(f"oracles: {nchanged} changed or new lowered {entries}: "
+          f"validity oracle {orep.verified} module(s), numerics oracle {orep.simulated} config(s), "
+          f"{orep.seconds:.1f}s")
+    return orep.failures
+
+
+class _ShardWriter:
+    """The read-modify-write of every shard of one ``parity write``, run inside the golden lock
+    (:meth:`write_locked`); ``total`` and ``shards_out`` are the last attempt's counts."""
+
+    def __init__(self, gdir, families, flavors, resolve, report, keys, names, everything, list_changes):
+        self.gdir, self.families, self.flavors, self.resolve = gdir, families, flavors, resolve
+        self.report, self.keys, self.names = report, keys, names
+        self.everything, self.list_changes = everything, list_changes
+        self.fams = [f.name for f in families]
+        self.total, self.shards_out = 0, {}
+
+    def write_locked(self, changed: dict, refused: dict, no_oracles: bool) -> None:
+        """Read the shards again (as they are now, not as before the run), refuse a late change
+        the oracles did not see, plan every shard and write it."""
+        self.total, self.shards_out = 0, {}
+        gone = _gone(self.gdir, self.fams, self.everything)
+        _refuse_non_files(self.gdir, self.fams + gone)
+        seen: dict[str, bytes | None] = {}  # each shard's bytes as read under the lock: replaced only if still those
+        fresh: dict[str, G.Flavors | None] = {n: load_for_write(self.gdir, n, self.resolve, seen)[0]
+                                              for n in self.fams}
+        if not no_oracles:
+            self._refuse_late(fresh, changed, refused)
+        lines: list[str] = []
+        plan = self._plan(fresh, refused, gone, lines)
+        for p in G.remove_stale_temp_files(self.gdir):
+            lines.append(f"golden: removed stale temp file {shown(p.name)}")
+        for line in lines:
+            print(line)
+        for name, new, changes in plan:
+            self._write_one(name, new, changes, fresh, seen)
+
+    def _refuse_late(self, fresh: dict, changed: dict, refused: dict) -> None:
+        """GoldenError when an entry changed between the two reads so that it would be blessed unchecked."""
+        now = _only_keys(changed_units(self.report, fresh), self.keys)
+        late = sorted(f"{f}/{c}@{fl}" for f, fls in now.items() if f not in refused
+                      for fl, cs in fls.items() for c in cs - changed.get(f, {}).get(fl, set()))
+        if late:
+            raise G.GoldenError(
+                f"golden/ changed while this write ran (another `parity write`?): "
+                f"{shown(', '.join(late[:3]))}{' ...' if len(late) > 3 else ''} would be blessed "
+                "without the oracles; nothing was written; run `parity write` again")
+
+    def _plan(self, fresh: dict, refused: dict, gone: list[str], lines: list[str]) -> list[tuple]:
+        """``[(name, new shard or None for a removed family, changes)]``; refused families' lines into ``lines``."""
+        plan: list[tuple[str, dict | None, list]] = []
+        for fam in self.families:
+            path = G.shard_path(self.gdir, fam.name)
+            if refused.get(fam.name):
+                lines.append(f"golden {shown(path.name)}: NOT blessed: {len(refused[fam.name])} "
+                             "changed config(s) fail an oracle")
+                lines.extend(f"  {shown(msg, limit=2000)}" for msg in refused[fam.name])
+                continue
+            old = fresh[fam.name]
+            new = new_shard(old, self.flavors, self.report.by_family(fam.name), self.names.get(fam.name),
+                            None if self.keys is None else self.keys.get(fam.name, set()))
+            plan.append((fam.name, new, G.diff_flavors(fam.name, old or {}, new)))
+        for name in gone:
+            try:
+                old = G.load_shard(self.gdir, name, self.resolve) or {}
+            except G.GoldenError:
+                old = {}
+            plan.append((name, None, G.diff_flavors(name, old, {})))
+        return plan
+
+    def _write_one(self, name: str, new: dict | None, changes: list, fresh: dict, seen: dict) -> None:
+        """Write (or remove) one planned shard, print its lines, prune its pending entries."""
+        path = G.shard_path(self.gdir, name)
+        if new is None:
+            G.remove_shard(self.gdir, name)  # a family that is gone
+            print(f"golden {shown(path.name)}: removed (family no longer exists; {len(changes)} entries)")
+            summary = {"ADDED": 0, "REMOVED": len(changes), "CHANGED": 0}
+            verb = "removed"
+        else:
+            verb = self._replace(name, new, path, seen)
+            summary = {k: sum(1 for c in changes if c.kind == k) for k in ("ADDED", "REMOVED", "CHANGED")}
+            print(f"golden {shown(path.name)}: {verb} ({summary['ADDED']} added, "
+                  f"{summary['REMOVED']} removed, {summary['CHANGED']} changed)")
+        prior = fresh.get(name) if name in fresh else None
+        conflicted = CS.write_pairs(changes, prior, new)
+        if conflicted:
+            print(CS.summary_line(name, CS.count(conflicted), verb="wrote"))
+        if self.list_changes:
+            for c in changes:
+                if not G.is_conflict(((prior or {}).get(c.flavor) or {}).get(c.config)):
+                    print(f"  {c}")
+        P.prune(self.gdir, name)
+        self.total += len(changes)
+        self.shards_out[name] = {"state": verb, **{k.lower(): v for k, v in summary.items()}}
+
+    def _replace(self, name: str, new: dict, path, seen: dict) -> str:
+        """Write shard ``name`` when its bytes change; "updated", "created" or "unchanged"."""
+        rendered = G.render_shard(name, new).encode("utf-8", errors="surrogateescape")
+        try:
+            current = G.read_regular_file(path, limit=len(rendered))
+        except G.ShardTooLarge:
+            current = None  # longer than the new text: it changes
+        if current == rendered:
+            return "unchanged"
+        verb = "updated" if path.exists() else "created"
+        G.write_shard(self.gdir, name, new, expect=seen.get(name))
+        return verb

@@ -262,8 +262,164 @@ def _early_parts(lines, body, i):
     return ("relu",) + pr + (sel[0],) if pr and len(sel) == 1 else None
 
 
+def _const_step(lines, i, k, kind):
+    """``const_inc`` / ``const_dec``: a binary/compare operand (``k`` "grpN") or the
+    ``k``-th integer constant of the line, plus or minus 1."""
+    ln = lines[i]
+    d = 1 if kind == "const_inc" else -1
+    if isinstance(k, str):
+        g = int(k[3:])
+        m = _BIN.match(ln) or _CMP.match(ln)
+        v = int(m.group(g)) + d
+        lines[i] = ln[:m.start(g)] + str(v) + ln[m.end(g):]
+        return lines, f"{m.group(2)} operand {m.group(g)} -> {v}"
+    head, sep, tail = ln.partition(", align ")
+    c = list(_INTC.finditer(head))[k]
+    v = int(c.group(2)) + d
+    head = head[:c.start()] + f"{c.group(1)} {v}" + head[c.end():]
+    lines[i] = head + sep + tail
+    return lines, f"{c.group(0)} -> {c.group(1)} {v}"
+
+
+def _cmp_predicate(lines, i, k, kind):
+    """``cmp_negate`` / ``cmp_boundary``: the predicate replaced (:data:`NEGATE`, :data:`BOUNDARY`)."""
+    c = _CMP.match(lines[i])
+    new = (NEGATE if kind == "cmp_negate" else BOUNDARY)[c.group(3)]
+    lines[i] = f"{c.group(1)}{c.group(2)} {new} {c.group(4)} {c.group(5)}, {c.group(6)}"
+    return lines, f"{c.group(3)} -> {new}"
+
+
+def _swap_operands(lines, i, k, kind):
+    """The two operands of a binary operation or compare swapped."""
+    ln = lines[i]
+    b = _BIN.match(ln)
+    if b and b.group(2) in BINOPS:
+        lines[i] = f"{b.group(1)}{b.group(2)}{b.group(3)} {b.group(4)} {b.group(6)}, {b.group(5)}"
+        return lines, f"{b.group(2)} operands swapped"
+    c = _CMP.match(ln)
+    lines[i] = f"{c.group(1)}{c.group(2)} {c.group(3)} {c.group(4)} {c.group(6)}, {c.group(5)}"
+    return lines, f"{c.group(2)} {c.group(3)} operands swapped"
+
+
+def _drop_sync(lines, i, k, kind):
+    """The barrier call or fence deleted."""
+    ln = lines.pop(i)
+    return lines, f"deleted `{ln.strip()}`"
+
+
+def _align_double(lines, i, k, kind):
+    """The declared ``align N`` made ``align 2N``."""
+    ln = lines[i]
+    a = _ALIGN.search(ln)
+    n = int(a.group(1))
+    lines[i] = ln[:a.start()] + f", align {2 * n}"
+    return lines, f"align {n} -> align {2 * n}"
+
+
+def _plus_one(lines, i, head: str, ty: str, operand: str, tmp: str) -> list:
+    """Line ``i`` as ``head`` followed by ``operand + 1``: a constant folded, else the
+    value ``tmp`` of an ``add ty operand, 1`` inserted before the line."""
+    if operand.lstrip("-").isdigit():
+        lines[i] = f"{head}{int(operand) + 1}"
+    else:
+        lines[i] = f"{head}{tmp}"
+        lines.insert(i, f"  {tmp} = add {ty} {operand}, 1")
+    return lines
+
+
+def _gep_index(lines, i, k, kind):
+    """A getelementptr's last index plus 1 (a constant; else an inserted add)."""
+    g = _GEP.match(lines[i])
+    lines = _plus_one(lines, i, f"{g.group(1)}{g.group(3)} ", g.group(3), g.group(4), f"%mut_idx{i}")
+    return lines, f"{g.group(2)}: last index + 1"
+
+
+def _loop_bound(lines, i, k, kind):
+    """The back edge compare's second operand plus 1 (a constant; else an inserted add)."""
+    c = _CMP.match(lines[i])
+    head = f"{c.group(1)}{c.group(2)} {c.group(3)} {c.group(4)} {c.group(5)}, "
+    return _plus_one(lines, i, head, c.group(4), c.group(6), f"%mut_bound{i}"), "loop bound + 1"
+
+
+def _select_swap(lines, i, k, kind):
+    """A select's two value operands swapped."""
+    s = _SEL.match(lines[i])
+    lines[i] = f"{s.group(1)}{s.group(2)} {s.group(3)}, {s.group(6)} {s.group(7)}, {s.group(4)} {s.group(5)}"
+    return lines, "select arms swapped"
+
+
+def _slab_reverse(lines, i, k, kind):
+    """The fadd chain headed at line ``i`` (:func:`_fadd_chain`) summed in reverse order."""
+    chain = _fadd_chain(lines, _body(lines), i)
+    ms = [_FADD.match(lines[j]) for j in chain]
+    leaves = [ms[0].group(3)] + [m.group(4) for m in ms]
+    names = [m.group(1) for m in ms]
+    ty = ms[0].group(2)
+    rev = leaves[::-1]
+    new = [f"  {names[0]} = fadd {ty} {rev[0]}, {rev[1]}"]
+    new += [f"  {names[n]} = fadd {ty} {names[n - 1]}, {rev[n + 1]}" for n in range(1, len(names))]
+    for j in chain:
+        lines[j] = None
+    last = chain[-1]
+    lines[last:last + 1] = new
+    lines = [x for x in lines if x is not None]
+    return lines, f"fadd chain of {len(leaves)} terms summed in reverse"
+
+
+def _epi_twice(lines, i, k, kind):
+    """A bias add or scale multiply of the epilogue applied twice."""
+    m = _EPI_OP.match(lines[i])
+    tmp = f"{m.group(1)}.twice"
+    lines[i:i + 1] = [f"  {tmp} = {m.group(2)} {m.group(3)} {m.group(4)}, {m.group(5)}",
+                      f"  {m.group(1)} = {m.group(2)} {m.group(3)} {tmp}, {m.group(5)}"]
+    return lines, f"{m.group(1)} ({m.group(2)}) applied twice"
+
+
+def _epi_early(lines, i, k, kind):
+    """The epilogue op (or relu) on ``P + X`` moved before the last slab: ``epi(P) + X``
+    (:func:`_early_parts`)."""
+    ln = lines[i]
+    parts = _early_parts(lines, _body(lines), i)
+    if parts[0] == "op":
+        m = _EPI_OP.match(ln)
+        _, p, x = parts
+        tmp = f"{m.group(1)}.early"
+        lines[i:i + 1] = [f"  {tmp} = {m.group(2)} {m.group(3)} {p}, {m.group(5)}",
+                          f"  {m.group(1)} = fadd {m.group(3)} {tmp}, {x}"]
+        return lines, f"{m.group(1)} ({m.group(2)}) applied before the last slab {x} is added"
+    _, p, x, k = parts
+    r = _RELU_CMP.match(ln)
+    s = lines[k]
+    name = s.split(" = ")[0].strip()
+    tmp = f"{name}.early"
+    lines[i] = f"  {r.group(1)} = fcmp olt {r.group(2)} {p}, {r.group(4)}"
+    ty = r.group(2)
+    head, _, _ = s.rpartition(f"{ty} {r.group(3)}")
+    lines[k:k + 1] = [head.replace(f"  {name} = ", f"  {tmp} = ", 1) + f"{ty} {p}",
+                      f"  {name} = fadd {ty} {tmp}, {x}"]
+    return lines, f"relu {name} applied before the last slab {x} is added"
+
+
+def _bias_group(lines, i, k, kind):
+    """The bias channel without its group base (``0 + n``)."""
+    m = _EPI_CH.match(lines[i])
+    lines[i] = f"{m.group(1)}0{m.group(3)}"
+    return lines, f"bias channel without the group base {m.group(2)}"
+
+
+#: kind -> ``(lines, line index, site detail, kind) -> (new lines, what)`` of the text-level kinds.
+_APPLY = {
+    "const_inc": _const_step, "const_dec": _const_step,
+    "cmp_negate": _cmp_predicate, "cmp_boundary": _cmp_predicate,
+    "swap_operands": _swap_operands, "drop_sync": _drop_sync, "align_double": _align_double,
+    "gep_index": _gep_index, "loop_bound": _loop_bound, "select_swap": _select_swap,
+    "slab_reverse": _slab_reverse, "epi_twice": _epi_twice, "epi_early": _epi_early,
+    "bias_group": _bias_group,
+}
+
+
 def apply(text: str, kind: str, site) -> Mutant:
-    """The mutant of ``text`` at ``site`` (from :func:`sites`)."""
+    """The mutant of ``text`` at ``site`` (from :func:`sites`). Raises ValueError for an unknown ``kind``."""
     if kind == "promise_lie":
         new, what = LIES.promise_apply(text, site)
         return Mutant(kind, site[0] + 1, what, new)
@@ -272,119 +428,11 @@ def apply(text: str, kind: str, site) -> Mutant:
     if kind == "kloop_cmp":
         m = apply(text, site[1], (site[0], 0))
         return Mutant(kind, m.line, f"{site[1]}: {m.what}", m.text)
-    lines = text.split("\n")
-    i, k = site
-    ln = lines[i]
-    what = ""
-    if kind in ("const_inc", "const_dec") and isinstance(k, str):
-        g = int(k[3:])
-        m = _BIN.match(ln) or _CMP.match(ln)
-        v = int(m.group(g)) + (1 if kind == "const_inc" else -1)
-        lines[i] = ln[:m.start(g)] + str(v) + ln[m.end(g):]
-        what = f"{m.group(2)} operand {m.group(g)} -> {v}"
-    elif kind in ("const_inc", "const_dec"):
-        head, sep, tail = ln.partition(", align ")
-        ms = list(_INTC.finditer(head))
-        c = ms[k]
-        v = int(c.group(2)) + (1 if kind == "const_inc" else -1)
-        head = head[:c.start()] + f"{c.group(1)} {v}" + head[c.end():]
-        lines[i] = head + sep + tail
-        what = f"{c.group(0)} -> {c.group(1)} {v}"
-    elif kind in ("cmp_negate", "cmp_boundary"):
-        c = _CMP.match(ln)
-        new = (NEGATE if kind == "cmp_negate" else BOUNDARY)[c.group(3)]
-        lines[i] = f"{c.group(1)}{c.group(2)} {new} {c.group(4)} {c.group(5)}, {c.group(6)}"
-        what = f"{c.group(3)} -> {new}"
-    elif kind == "swap_operands":
-        b = _BIN.match(ln)
-        if b and b.group(2) in BINOPS:
-            lines[i] = f"{b.group(1)}{b.group(2)}{b.group(3)} {b.group(4)} {b.group(6)}, {b.group(5)}"
-            what = f"{b.group(2)} operands swapped"
-        else:
-            c = _CMP.match(ln)
-            lines[i] = f"{c.group(1)}{c.group(2)} {c.group(3)} {c.group(4)} {c.group(6)}, {c.group(5)}"
-            what = f"{c.group(2)} {c.group(3)} operands swapped"
-    elif kind == "drop_sync":
-        del lines[i]
-        what = f"deleted `{ln.strip()}`"
-    elif kind == "align_double":
-        a = _ALIGN.search(ln)
-        n = int(a.group(1))
-        lines[i] = ln[:a.start()] + f", align {2 * n}"
-        what = f"align {n} -> align {2 * n}"
-    elif kind == "gep_index":
-        g = _GEP.match(ln)
-        idx = g.group(4)
-        if idx.lstrip("-").isdigit():
-            lines[i] = f"{g.group(1)}{g.group(3)} {int(idx) + 1}"
-        else:
-            tmp = f"%mut_idx{i}"
-            lines[i] = f"{g.group(1)}{g.group(3)} {tmp}"
-            lines.insert(i, f"  {tmp} = add {g.group(3)} {idx}, 1")
-        what = f"{g.group(2)}: last index + 1"
-    elif kind == "loop_bound":
-        c = _CMP.match(ln)
-        rhs = c.group(6)
-        if rhs.lstrip("-").isdigit():
-            lines[i] = f"{c.group(1)}{c.group(2)} {c.group(3)} {c.group(4)} {c.group(5)}, {int(rhs) + 1}"
-        else:
-            tmp = f"%mut_bound{i}"
-            lines[i] = f"{c.group(1)}{c.group(2)} {c.group(3)} {c.group(4)} {c.group(5)}, {tmp}"
-            lines.insert(i, f"  {tmp} = add {c.group(4)} {rhs}, 1")
-        what = "loop bound + 1"
-    elif kind == "select_swap":
-        s = _SEL.match(ln)
-        lines[i] = f"{s.group(1)}{s.group(2)} {s.group(3)}, {s.group(6)} {s.group(7)}, {s.group(4)} {s.group(5)}"
-        what = "select arms swapped"
-    elif kind == "slab_reverse":
-        body = _body(lines)
-        chain = _fadd_chain(lines, body, i)
-        ms = [_FADD.match(lines[j]) for j in chain]
-        leaves = [ms[0].group(3)] + [m.group(4) for m in ms]
-        names = [m.group(1) for m in ms]
-        ty = ms[0].group(2)
-        rev = leaves[::-1]
-        new = [f"  {names[0]} = fadd {ty} {rev[0]}, {rev[1]}"]
-        new += [f"  {names[n]} = fadd {ty} {names[n - 1]}, {rev[n + 1]}" for n in range(1, len(names))]
-        for j in chain:
-            lines[j] = None
-        last = chain[-1]
-        lines[last:last + 1] = new
-        lines = [x for x in lines if x is not None]
-        what = f"fadd chain of {len(leaves)} terms summed in reverse"
-    elif kind == "epi_twice":
-        m = _EPI_OP.match(ln)
-        tmp = f"{m.group(1)}.twice"
-        lines[i:i + 1] = [f"  {tmp} = {m.group(2)} {m.group(3)} {m.group(4)}, {m.group(5)}",
-                          f"  {m.group(1)} = {m.group(2)} {m.group(3)} {tmp}, {m.group(5)}"]
-        what = f"{m.group(1)} ({m.group(2)}) applied twice"
-    elif kind == "epi_early":
-        parts = _early_parts(lines, _body(lines), i)
-        if parts[0] == "op":
-            m = _EPI_OP.match(ln)
-            _, p, x = parts
-            tmp = f"{m.group(1)}.early"
-            lines[i:i + 1] = [f"  {tmp} = {m.group(2)} {m.group(3)} {p}, {m.group(5)}",
-                              f"  {m.group(1)} = fadd {m.group(3)} {tmp}, {x}"]
-            what = f"{m.group(1)} ({m.group(2)}) applied before the last slab {x} is added"
-        else:
-            _, p, x, k = parts
-            r = _RELU_CMP.match(ln)
-            s = lines[k]
-            name = s.split(" = ")[0].strip()
-            tmp = f"{name}.early"
-            lines[i] = f"  {r.group(1)} = fcmp olt {r.group(2)} {p}, {r.group(4)}"
-            ty = r.group(2)
-            head, _, _ = s.rpartition(f"{ty} {r.group(3)}")
-            lines[k:k + 1] = [head.replace(f"  {name} = ", f"  {tmp} = ", 1) + f"{ty} {p}",
-                              f"  {name} = fadd {ty} {tmp}, {x}"]
-            what = f"relu {name} applied before the last slab {x} is added"
-    elif kind == "bias_group":
-        m = _EPI_CH.match(ln)
-        lines[i] = f"{m.group(1)}0{m.group(3)}"
-        what = f"bias channel without the group base {m.group(2)}"
-    else:
+    step = _APPLY.get(kind)
+    if step is None:
         raise ValueError(f"unknown mutation kind {kind!r}")
+    i, k = site
+    lines, what = step(text.split("\n"), i, k, kind)
     return Mutant(kind, i + 1, what, "\n".join(lines))
 
 

@@ -28,6 +28,7 @@ import zlib
 from dataclasses import dataclass, field
 
 from parity.cli.interrupt import leave_sigint_to_parent
+from parity.gate.executor import NOT_RUN, progress_tick
 from parity.llvm.compile import CompileError, parse_verify
 from parity.mutate import lies as LIES
 from parity.mutate import operators as OPS
@@ -500,17 +501,9 @@ def _crash_verdict(job: Job | Site, message: str) -> Verdict:
 
 
 def _run_on(cluster, jobs: list, seconds: float | None, progress) -> list:
-    from parity.gate.executor import NOT_RUN
-    done = 0
-
-    def tick(i, v):
-        nonlocal done
-        done += 1
-        if progress:
-            progress(v, done, len(jobs))
-
     deadline = None if seconds is None else time.monotonic() + seconds
-    got = cluster.map(judge, jobs, name="mutate", on_crash=_crash_verdict, on_result=tick, deadline=deadline)
+    got = cluster.map(judge, jobs, name="mutate", on_crash=_crash_verdict,
+                      on_result=progress_tick(progress, len(jobs)), deadline=deadline)
     out = []
     for v in got:
         if v is NOT_RUN:

@@ -134,18 +134,10 @@ def conv_cover_problems(full: dict) -> tuple:
     lane's WMMA rows are 8h + e): a row mask off by one stores row M, which in a
     workspace is the next slab's row 0 (a race the shadow detector names).
     The fixed problems supply partial M and N tiles with several rows and columns."""
-    tm, tn, tk, va = full["tile_m"], full["tile_n"], full["tile_k"], full["vector_a"]
+    tm, tn, va = full["tile_m"], full["tile_n"], full["vector_a"]
     S = full["split_k_cluster"]
     pix = va in C.PIXEL_VECTORS
-    if pix:
-        big = dict(C=va, Y=5, X=5, pad=(2, 2))
-        small = dict(C=va, Y=1, X=1, pad=(0, 0))
-        odd = dict(C=va, Y=3, X=3, pad=(1, 1))
-    else:
-        c = 4 * S * tk + 8 if S else (6 * tk + 8 if conv_split(full) else 3 * tk + 8)
-        big = dict(C=c, Y=1, X=1, pad=(0, 0))
-        small = dict(C=8, Y=1, X=1, pad=(0, 0))
-        odd = dict(C=tk + 8, Y=1, X=1, pad=(0, 0))
+    big, small, odd = _cover_geometries(full)
 
     def prob(name, g, W, K):
         return (name, 1, g["C"], 1, W, K, g["Y"], g["X"], (1, 1), g["pad"], (1, 1), 1)
@@ -161,32 +153,67 @@ def conv_cover_problems(full: dict) -> tuple:
     if conv_split(full):
         out.append(prob("cover_rows", small, tm + 2, C.OUT_VEC * 2))
     if C.two_deep(full):
-        d = S or (2 if conv_split(full) else 1)
-        w = tm // 4 + 4
-        out.append(("cover_taps", 2, 4 * d * tk, 1, w, tn + 4, 2, 2, (1, 1), (1, 1), (1, 1), 1))
+        out += _tap_loop_problems(full)
+    if conv_split(full) and not S and not pix:
+        out += _kwalk_problems(full)
+    if conv_split(full) and not S:
+        out += [prob(f"cover_bound_m{r}", _bound_geometry(full, odd), r, k) for r, k in boundary_phases(full)]
+    return tuple(out)
+
+
+def _bound_geometry(full: dict, odd: dict) -> dict:
+    """The reduction of the ``cover_bound_m*`` problems: two slices with data in row 0 (else
+    slab 1's row 0 may equal a stray row M: no race)."""
+    tk, va = full["tile_k"], full["vector_a"]
+    if va not in C.PIXEL_VECTORS:
+        return odd
+    xs = 2 * -(-tk // C.pixel_slot(va)) - 1  # two K tiles, slice 1 from the centre + 1
+    return dict(C=va, Y=1, X=xs, pad=(0, xs // 2))
+
+
+def _cover_geometries(full: dict) -> tuple[dict, dict, dict]:
+    """(big, small, odd) of :func:`conv_cover_problems`: channels per group ``C``, filter
+    ``Y`` x ``X`` and padding of its full-tile, shortest and odd-slab reductions."""
+    tk, va, S = full["tile_k"], full["vector_a"], full["split_k_cluster"]
+    if va in C.PIXEL_VECTORS:
+        return (dict(C=va, Y=5, X=5, pad=(2, 2)), dict(C=va, Y=1, X=1, pad=(0, 0)),
+                dict(C=va, Y=3, X=3, pad=(1, 1)))
+    c = 4 * S * tk + 8 if S else (6 * tk + 8 if conv_split(full) else 3 * tk + 8)
+    return (dict(C=c, Y=1, X=1, pad=(0, 0)), dict(C=8, Y=1, X=1, pad=(0, 0)),
+            dict(C=tk + 8, Y=1, X=1, pad=(0, 0)))
+
+
+def _tap_loop_problems(full: dict) -> list:
+    """The ``cover_taps*`` problems of :func:`conv_cover_problems` (kernels with the uniform-tap K loop)."""
+    tm, tn, tk, S = full["tile_m"], full["tile_n"], full["tile_k"], full["split_k_cluster"]
+    d = S or (2 if conv_split(full) else 1)
+    w = tm // 4 + 4
+    return [
+        ("cover_taps", 2, 4 * d * tk, 1, w, tn + 4, 2, 2, (1, 1), (1, 1), (1, 1), 1),
         # a 3x3 on the tap loop: slices start at taps that are not multiples of X
-        out.append(("cover_taps_x3", 1, 2 * d * tk, 3, 3, 8, 3, 3, (1, 1), (1, 1), (1, 1), 1))
+        ("cover_taps_x3", 1, 2 * d * tk, 3, 3, 8, 3, 3, (1, 1), (1, 1), (1, 1), 1),
         # the first trip of the tap loop steps to the slice's third tile pair: no channel
         # wrap there (three pairs a tap), and a channel and x wrap there (one pair a tap, X 2)
-        out.append(("cover_taps_first", 1, 6 * tk, d, 1, 8, d, 1, (1, 1), (0, 0), (1, 1), 1))
-        out.append(("cover_taps_xwrap", 1, 2 * tk, 2 * d, 2, 8, 2 * d, 2, (1, 1), (0, 0), (1, 1), 1))
-    if conv_split(full) and not S and not pix:
+        ("cover_taps_first", 1, 6 * tk, d, 1, 8, d, 1, (1, 1), (0, 0), (1, 1), 1),
+        ("cover_taps_xwrap", 1, 2 * tk, 2 * d, 2, 8, 2 * d, 2, (1, 1), (0, 0), (1, 1), 1),
+    ]
+
+
+def _kwalk_problems(full: dict) -> list:
+    """The K walk's problems of :func:`conv_cover_problems` (two-stage, channel vectors)."""
+    tn = full["tile_n"]
+    return [
         # the K walk's middle trips (per K-loop iteration class): at degree 2 each slice is
         # ten or nine K tiles (five trips) of a 5x5 at cpg 24 (a filter row every 3.75
         # tiles: x wraps in the middle trips' first halves), and a 4-column N tile (the
         # B row mask false in every trip)
-        out.append(("cover_kwalk_mid", 1, 24, 5, 5, tn + 4, 5, 5, (1, 1), (2, 2), (1, 1), 1))
+        ("cover_kwalk_mid", 1, 24, 5, 5, tn + 4, 5, 5, (1, 1), (2, 2), (1, 1), 1),
         # drawn by `parity mutate --differential` (seed 0) against the K-loop survivors of
         # spk2 64x64 (docs/sim.md): a bottom padding tap at hi == H on A slot 1's rows (the
         # K walk's `a_hok`), and a right padding tap at wi == W in the tap prologue (`tp_wok`)
-        out.append(("cover_diff_hok", 2, 56, 12, 10, 5, 4, 7, (2, 1), (3, 6), (1, 1), 1))
-        out.append(("cover_diff_wok", 2, 64, 5, 6, 18, 5, 6, (2, 2), (3, 5), (2, 1), 1))
-    if conv_split(full) and not S:
-        # two slices with data in row 0 (else slab 1's row 0 may equal a stray row M: no race)
-        xs = 2 * -(-tk // C.pixel_slot(va)) - 1 if pix else 1  # two K tiles, slice 1 from the centre + 1
-        two = dict(C=va, Y=1, X=xs, pad=(0, xs // 2)) if pix else odd
-        out += [prob(f"cover_bound_m{r}", two, r, k) for r, k in boundary_phases(full)]
-    return tuple(out)
+        ("cover_diff_hok", 2, 56, 12, 10, 5, 4, 7, (2, 1), (3, 6), (1, 1), 1),
+        ("cover_diff_wok", 2, 64, 5, 6, 18, 5, 6, (2, 2), (3, 5), (2, 1), 1),
+    ]
 
 
 def boundary_phases(full: dict) -> tuple:

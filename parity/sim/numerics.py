@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import python_engine
 from parity.config import load_families
 from parity.cli.interrupt import leave_sigint_to_parent
+from parity.gate.executor import progress_tick
 from parity.sim import launch_route as LR
 from parity.sim.cases import Buf, Case, Launch, Skipped  # noqa: F401 (re-exported: the plans' records)
 from parity.sim.errors import SimError
@@ -267,15 +268,8 @@ def _run_on(cluster, items: list, coverage: bool, opt: bool, progress) -> list:
     outcomes in catalog order."""
     from parity.sim import hw_facts as HF
     order = longest_first(items)
-    n_done = 0
-
-    def tick(k, o):
-        nonlocal n_done
-        n_done += 1
-        if progress:
-            progress(o, n_done, len(items))
     got = cluster.map(_remote_worker, [(items[i], coverage, opt, HF.assumed()) for i in order],
-                      name="numerics", on_crash=_crash_outcome, on_result=tick)
+                      name="numerics", on_crash=_crash_outcome, on_result=progress_tick(progress, len(items)))
     out = [None] * len(items)
     for i, o in zip(order, got):
         out[i] = o

@@ -55,67 +55,105 @@ def _uncovered_of(families) -> dict:
 
 
 def cmd_numerics(args) -> int:
+    """``parity numerics``: every accepted config (or ``--ir FILE CONFIG``'s one) through the
+    emulator; the exit status (2 for a bad argument, one ``error:`` line)."""
     note_outside_checkout()
     try:
-        if canonical_flavor(args.flavor) != N.FLAVOR:
-            raise ValueError(f"--flavor: numerics runs the {N.FLAVOR} text (the emulator reads that flavor's IR, "
-                             f"docs/sim.md), got {shown(args.flavor)}")
-        fams, names = parse_only(args.only)
-        if fams:
-            unknown = [f for f in fams if f not in N.PLANS]
-            if unknown:
-                raise ValueError(f"--only: no numerics plan for {', '.join(shown(u) for u in unknown)}"
-                                 f"{did_you_mean(unknown[0], N.PLANS) if len(unknown) == 1 else ''} "
-                                 f"(plans: {', '.join(N.PLANS)})")
-        families = select_configs(load_families(only=fams), names)
-        N.check_families(families)  # neither a plan nor NUMERICS_OPT_OUT: one error line (parity/sim/plans)
-        HF.assume(HF.parse(args.assume))  # hardware_facts.md readings (--assume), for the workers too
+        only, families = _selection(args)
         if args.ir:
-            if args.only is not None:  # it was ignored: the --ir CONFIG ran whatever --only said
-                raise ValueError("--only goes without --ir (--ir FILE FAMILY/NAME names its one config)")
             return _cmd_ir(args, load_families())
     except (ConfigError, ValueError) as exc:
         return die(str(exc))
-    only = fams
     jobs = jobs_of(args)
     t0 = time.perf_counter()
-    uncovered = _uncovered_of(families)
-    cov_fail = {}
-    place = _catalog_places(only, families)
-
+    lines = _ConfigLines(args, families, _catalog_places(only, families))
     with progress("numerics") as bar:
-        def prog(o, done, total):
-            if bar:
-                bar(done, total)
-            if args.coverage and o.coverage is not None:
-                fails, declared = COV.judge(o.coverage, o.classes, uncovered.get((o.family, o.config), {}),
-                                            iterations=not args.no_iterations)
-                cov_fail[(o.family, o.config)] = fails
-            else:
-                fails, declared = [], []
-            if args.verbose or not o.ok or fails:
-                print(f"{place[(o.family, o.config)]} {'PASS' if o.ok and not fails else 'FAIL'} "
-                      f"{o.family}/{shown(o.config)}: {o.cases} cases, "
-                      f"{o.launches} launches x 2 orders, {o.instructions} wave-instructions, {o.seconds:.2f}s",
-                      flush=True)
-            if args.coverage and o.coverage is not None and (args.verbose or fails):
-                print(f"    coverage: {_coverage_line(o)}", flush=True)
-            if o.opt is not None and args.verbose:
-                print(f"    opt -O3: {_opt_line(o.opt)}", flush=True)
-            for p in o.problems + [f"coverage: {f}" for f in fails]:
-                print(f"    {p}", flush=True)
-            if args.verbose:
-                for d in declared:
-                    print(f"    coverage: {d}", flush=True)
-                for sk in o.skipped:
-                    print(f"    skipped {sk.name}: not admitted by the launch plan: {sk.reason}", flush=True)
+        lines.bar = bar
         try:
             with X.cluster_for(X.scheduler_address(args.scheduler)) as cluster:
-                res = N.run_all(only, jobs, prog, families=families, coverage=args.coverage, opt=args.opt,
+                res = N.run_all(only, jobs, lines, families=families, coverage=args.coverage, opt=args.opt,
                                 cluster=cluster)
         except X.SchedulerError as exc:
             return die(str(exc))
     wall = time.perf_counter() - t0
+    green, per_family = _family_summary(args, res, only, lines.cov_fail)
+    _trailer(args, res, only, families)
+    instr = sum(o.instructions for o in res)
+    print(f"{instr} wave-instructions in {wall:.1f}s wall ({jobs} jobs)")
+    print(f"RESULT: {'GREEN' if green else 'RED'}")
+    sys.stdout.flush()
+    payload = {"flavor": N.FLAVOR, "assume": HF.assumed(), "jobs": jobs, "seconds": round(wall, 3), "wave_instructions": instr,
+               **({"opt": _opt_total(res)} if args.opt else {}),
+               "families": per_family,
+               "configs": [_config_json(o, lines.cov_fail.get((o.family, o.config))) for o in res]}
+    return finish(args, "numerics", green, payload)
+
+
+def _selection(args) -> tuple:
+    """(``--only``'s family names or None, the selected families) after the argument checks;
+    the ``--assume`` readings taken. ValueError / ConfigError for a bad argument."""
+    if canonical_flavor(args.flavor) != N.FLAVOR:
+        raise ValueError(f"--flavor: numerics runs the {N.FLAVOR} text (the emulator reads that flavor's IR, "
+                         f"docs/sim.md), got {shown(args.flavor)}")
+    fams, names = parse_only(args.only)
+    if fams:
+        unknown = [f for f in fams if f not in N.PLANS]
+        if unknown:
+            raise ValueError(f"--only: no numerics plan for {', '.join(shown(u) for u in unknown)}"
+                             f"{did_you_mean(unknown[0], N.PLANS) if len(unknown) == 1 else ''} "
+                             f"(plans: {', '.join(N.PLANS)})")
+    families = select_configs(load_families(only=fams), names)
+    N.check_families(families)  # neither a plan nor NUMERICS_OPT_OUT: one error line (parity/sim/plans)
+    HF.assume(HF.parse(args.assume))  # hardware_facts.md readings (--assume), for the workers too
+    if args.ir and args.only is not None:  # it was ignored: the --ir CONFIG ran whatever --only said
+        raise ValueError("--only goes without --ir (--ir FILE FAMILY/NAME names its one config)")
+    return fams, families
+
+
+class _ConfigLines:
+    """:func:`parity.sim.numerics.run_all`'s ``progress(outcome, done, total)``: the progress
+    bar, each config's line (failures always, all with -v) and its coverage verdict
+    (``cov_fail``: (family, config) -> failures, with --coverage)."""
+
+    def __init__(self, args, families, place: dict):
+        self.args, self.place, self.bar = args, place, None
+        self.uncovered = _uncovered_of(families)
+        self.cov_fail: dict = {}
+
+    def __call__(self, o, done: int, total: int) -> None:
+        args = self.args
+        if self.bar:
+            self.bar(done, total)
+        fails, declared = self._judge(o)
+        if args.verbose or not o.ok or fails:
+            print(f"{self.place[(o.family, o.config)]} {'PASS' if o.ok and not fails else 'FAIL'} "
+                  f"{o.family}/{shown(o.config)}: {o.cases} cases, "
+                  f"{o.launches} launches x 2 orders, {o.instructions} wave-instructions, {o.seconds:.2f}s",
+                  flush=True)
+        if args.coverage and o.coverage is not None and (args.verbose or fails):
+            print(f"    coverage: {_coverage_line(o)}", flush=True)
+        if o.opt is not None and args.verbose:
+            print(f"    opt -O3: {_opt_line(o.opt)}", flush=True)
+        for p in o.problems + [f"coverage: {f}" for f in fails]:
+            print(f"    {p}", flush=True)
+        if args.verbose:
+            for d in declared:
+                print(f"    coverage: {d}", flush=True)
+            for sk in o.skipped:
+                print(f"    skipped {sk.name}: not admitted by the launch plan: {sk.reason}", flush=True)
+
+    def _judge(self, o) -> tuple[list, list]:
+        """(coverage failures, declared gaps) of outcome ``o``; ([], []) without --coverage."""
+        if not (self.args.coverage and o.coverage is not None):
+            return [], []
+        fails, declared = COV.judge(o.coverage, o.classes, self.uncovered.get((o.family, o.config), {}),
+                                    iterations=not self.args.no_iterations)
+        self.cov_fail[(o.family, o.config)] = fails
+        return fails, declared
+
+
+def _family_summary(args, res: list, only, cov_fail: dict) -> tuple[bool, dict]:
+    """Print each family's summary line(s); (GREEN?, the JSON's ``families``)."""
     fams_run = sorted({o.family for o in res} | set(only or []))
     green = bool(res)
     per_family = {}
@@ -140,6 +178,11 @@ def cmd_numerics(args) -> int:
     for f in N.PLANS:
         if f not in fams_run and not only:
             print(f"{f}: no accepted configs (family not registered yet)")
+    return green, per_family
+
+
+def _trailer(args, res: list, only, families) -> None:
+    """The lines after the families': opt-outs, --assume readings, invariants, the opt lane."""
     if not only:
         for fam in families:
             if fam.numerics_opt_out:
@@ -151,15 +194,6 @@ def cmd_numerics(args) -> int:
         tot = _opt_total(res)
         print(f"opt -O3 lane (every buffer of every case bit-identical after opt -O3, llvmlite LLVM "
               f"{tot.pop('llvm')}): {_opt_line(tot)}")
-    instr = sum(o.instructions for o in res)
-    print(f"{instr} wave-instructions in {wall:.1f}s wall ({jobs} jobs)")
-    print(f"RESULT: {'GREEN' if green else 'RED'}")
-    sys.stdout.flush()
-    payload = {"flavor": N.FLAVOR, "assume": HF.assumed(), "jobs": jobs, "seconds": round(wall, 3), "wave_instructions": instr,
-               **({"opt": _opt_total(res)} if args.opt else {}),
-               "families": per_family,
-               "configs": [_config_json(o, cov_fail.get((o.family, o.config))) for o in res]}
-    return finish(args, "numerics", green, payload)
 
 
 def _opt_line(st: dict) -> str:

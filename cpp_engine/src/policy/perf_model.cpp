@@ -374,21 +374,45 @@ std::vector<Term> predict(const CIG::ConvSpec &spec, const std::string &binary, 
 
 namespace {
 
+// The K split of predict_at: the slice length `ks` (whole K tiles of `tk`), the slices
+// that carry data, and the slices launched (`kc`: the cluster launches all `degree`).
+struct Slicing {
+    i128 ks, data, kc;
+};
+
+Slicing slicing(bool plain, bool cluster, int64_t degree, i128 Kg, int64_t tk) {
+    if (plain) return {ceil_div(Kg, i128(tk)) * tk, 1, 1};
+    const i128 ks = ceil_div(ceil_div(Kg, i128(degree)), i128(tk)) * tk;
+    const i128 data = ceil_div(Kg, ks);
+    return {ks, data, cluster ? i128(degree) : data};
+}
+
+// One term of predict_at's table: a number, or a text (bound's; `text` nullptr for a number).
+struct Row {
+    const char *name;
+    i128 value;
+    const char *text;
+};
+
+// The terms of `rows`, in order, made in place: no std::string per term but a text's.
+std::vector<Term> terms_of(const Row *rows, size_t n) {
+    std::vector<Term> t(n);
+    for (size_t i = 0; i < n; ++i) {
+        t[i].name = rows[i].name;
+        t[i].value = rows[i].value;
+        if (rows[i].text) t[i].text = rows[i].text;
+    }
+    return t;
+}
+
 std::vector<Term> predict_at(const CIG::ConvSpec &spec, const std::string &binary, int64_t degree,
                              const ConvProblem &p, const Roof &rf, int64_t cus) {
     const targets::Arch &arch = *rf.arch;
     const int64_t tm = spec.tile_m, tn = spec.tile_n, tk = spec.tile_k, wm = spec.waves_m, wn = spec.waves_n;
     const i128 M = p.M(), kpg = p.kpg(), g = p.groups, Kg = reduction(spec, p), K = p.K;
     const bool plain = binary == "plain", two_stage = binary == "two_stage", cluster = binary == "cluster";
-    i128 ks, data, kc;
-    if (plain) {
-        ks = ceil_div(Kg, i128(tk)) * tk;
-        data = kc = 1;
-    } else {
-        ks = ceil_div(ceil_div(Kg, i128(degree)), i128(tk)) * tk;
-        data = ceil_div(Kg, ks);
-        kc = cluster ? i128(degree) : data;
-    }
+    const Slicing sl = slicing(plain, cluster, degree, Kg, tk);
+    const i128 ks = sl.ks, data = sl.data, kc = sl.kc;
     const i128 mt = ceil_div(M, i128(tm)), nt = ceil_div(kpg, i128(tn));
     const i128 wgs = mt * nt * g * kc;
     const int64_t waves = wm * wn;
@@ -409,17 +433,9 @@ std::vector<Term> predict_at(const CIG::ConvSpec &spec, const std::string &binar
     const i128 wmma = mt * nt * g * (tm / kWmmaMN) * (tn / kWmmaMN) * ceil_div(Kg, i128(tk)) * steps;
     const i128 useful = g * ceil_div(M, i128(kWmmaMN)) * ceil_div(kpg, i128(kWmmaMN)) * ceil_div(Kg, i128(kWmmaK));
     const i128 d_bytes = M * K * kElemBytes, slab = M * K * kAccBytes;
-    i128 writes, ws_reads;
-    if (plain) {
-        writes = d_bytes;
-        ws_reads = 0;
-    } else if (two_stage) {
-        writes = kc * slab;
-        ws_reads = 0;
-    } else {
-        writes = kc * slab + d_bytes;
-        ws_reads = kc * slab;
-    }
+    // plain: D only; two-stage: the slabs (Stage 2 reads them); cluster: the slabs, read back by the fold, and D
+    const i128 writes = plain ? d_bytes : two_stage ? kc * slab : kc * slab + d_bytes;
+    const i128 ws_reads = plain || two_stage ? 0 : kc * slab;
     const i128 a_bytes = g * M * Kg * kElemBytes * nt;
     const i128 b_bytes = g * kpg * Kg * kElemBytes * mt;
     // the accumulator epilogue's reads (bias: fp32[K]) go to the kernel that applies
@@ -440,11 +456,6 @@ std::vector<Term> predict_at(const CIG::ConvSpec &spec, const std::string &binar
     const i128 stage1_ps = launch_ps + body;
     const i128 stage2_bytes = two_stage ? kc * slab + d_bytes + epi_bytes : 0;
     const i128 stage2_ps = stage2_bytes ? launch_ps + ceil_div(stage2_bytes * kPsPerUs, i128(hbm)) : 0;
-    struct Row {
-        const char *name;
-        i128 value;
-        const char *text;  // bound's; nullptr for a number
-    };
     const Row rows[] = {
         {"ks", ks, nullptr},
         {"ks_count", kc, nullptr},
@@ -464,13 +475,7 @@ std::vector<Term> predict_at(const CIG::ConvSpec &spec, const std::string &binar
         {"stage1_ps", stage1_ps, nullptr},
         {"stage2_ps", stage2_ps, nullptr},
         {"total_ps", stage1_ps + stage2_ps, nullptr}};
-    std::vector<Term> t(sizeof rows / sizeof rows[0]);  // made in place: no std::string per term but bound's
-    for (size_t i = 0; i < t.size(); ++i) {
-        t[i].name = rows[i].name;
-        t[i].value = rows[i].value;
-        if (rows[i].text) t[i].text = rows[i].text;
-    }
-    return t;
+    return terms_of(rows, sizeof rows / sizeof rows[0]);
 }
 
 }  // namespace

@@ -97,6 +97,77 @@ kernels::conv_launch::LaunchSpec launch_spec(const CIG::ConvSpec &spec, const ke
     return l;
 }
 
+namespace {
+
+// The binary for a decision of degree `d` (select_binary): the spec's own split-K
+// request, else plain (d <= 1), else the cluster binary when the spec asks for one or
+// cluster() finds a size, else two-stage. Sets sel.binary, sel.degree and sel.cluster;
+// returns the binary's spec.
+CIG::ConvSpec choose_binary(const CIG::ConvSpec &spec, const kernels::conv_problem::ConvProblem &p,
+                            const targets::Arch &ar, const targets::Flavor &fl, int64_t n_cus, int64_t d,
+                            Selection &sel) {
+    CIG::ConvSpec b = spec;
+    if (spec.split_k != -1) {
+        sel.binary = spec.split_k_cluster ? "cluster" : spec.split_k > 1 ? "two_stage" : "plain";
+        sel.degree = spec.split_k_cluster ? spec.split_k_cluster : spec.split_k;
+        if (sel.binary == "cluster") sel.cluster = "given by the spec";
+    } else if (d <= 1) {
+        b.split_k = 1;
+        b.split_k_cluster = 0;
+        sel.binary = "plain";
+        sel.degree = 1;
+    } else if (spec.split_k_cluster) {
+        b.split_k = d;
+        sel.binary = "cluster";
+        sel.degree = d;
+        sel.cluster = "given by the spec";
+    } else {
+        auto c = cluster(spec, p, ar, fl, n_cus);
+        sel.cluster = c.second;
+        if (c.first) {
+            b = *c.first;
+            sel.binary = "cluster";
+            sel.degree = b.split_k_cluster;
+        } else {
+            b.split_k = d;
+            sel.binary = "two_stage";
+            sel.degree = d;
+        }
+    }
+    return b;
+}
+
+// The AOT side of a selection whose binary has spec `b` (select_binary): the Stage-2
+// reduce of an admitted two-stage binary, and whether every kernel is an AOT job
+// (sel.aot; sel.aot_note: the hashes, or why not).
+void aot_side(const CIG::ConvSpec &b, const kernels::conv_problem::ConvProblem &p, const targets::Arch &ar,
+              const targets::Flavor &fl, Selection &sel) {
+    if (sel.binary == "two_stage" && !sel.admission) {
+        const int64_t ks = ceil_div(ceil_div(p.Kgemm(), sel.degree), b.tile_k) * b.tile_k;
+        const int64_t kc = ceil_div(p.Kgemm(), ks);
+        const bool unrolled =
+            std::find(aot::kReduceDegrees.begin(), aot::kReduceDegrees.end(), kc) != aot::kReduceDegrees.end();
+        sel.reduce_spec = aot::reduce_spec(*b.dtype, unrolled ? kc : 0, aot::reduce_vector(p.K), *b.acc_epilogue);
+        sel.reduce_identity = KernelIdentity::of_reduce(*sel.reduce_spec, ar.name, fl.canonical);
+    }
+    sel.aot = sel.identity && is_aot_arch(ar.name) && aot::is_job(fl, *sel.identity) &&
+              (!sel.reduce_identity || aot::is_job(fl, *sel.reduce_identity));
+    if (sel.aot) {
+        sel.aot_note = sel.identity->hash();
+        if (sel.reduce_identity) sel.aot_note += " " + sel.reduce_identity->hash();
+    } else if (!is_aot_arch(ar.name)) {
+        sel.aot_note = "arch " + ar.name + " has no AOT grid (" + aot::arches_text() + " only)";
+    } else if (!sel.identity) {
+        sel.aot_note = "the binary is rejected";
+    } else {
+        std::optional<std::string> why = aot::conv_miss_reason(b, fl);
+        if (!why && sel.reduce_spec) why = aot::reduce_miss_reason(*sel.reduce_spec);
+        sel.aot_note = why ? *why : std::string("not in the grid");
+    }
+}
+
+}  // namespace
+
 Selection select_binary(const CIG::ConvSpec &spec, const kernels::conv_problem::ConvProblem &problem,
                         const targets::Arch &ar, const targets::Flavor &fl, int64_t cus) {
     const int64_t n_cus = cus > 0 ? cus : ar.cus;
@@ -127,60 +198,12 @@ Selection select_binary(const CIG::ConvSpec &spec, const kernels::conv_problem::
         sel.aot_note = "arch " + ar.name + " has no AOT grid (" + aot::arches_text() + " only)";
         return sel;
     }
-    CIG::ConvSpec b = spec;
-    if (spec.split_k != -1) {
-        sel.binary = spec.split_k_cluster ? "cluster" : spec.split_k > 1 ? "two_stage" : "plain";
-        sel.degree = spec.split_k_cluster ? spec.split_k_cluster : spec.split_k;
-        if (sel.binary == "cluster") sel.cluster = "given by the spec";
-    } else if (d <= 1) {
-        b.split_k = 1;
-        b.split_k_cluster = 0;
-        sel.binary = "plain";
-        sel.degree = 1;
-    } else if (spec.split_k_cluster) {
-        b.split_k = d;
-        sel.binary = "cluster";
-        sel.degree = d;
-        sel.cluster = "given by the spec";
-    } else {
-        auto c = cluster(spec, p, ar, fl, n_cus);
-        sel.cluster = c.second;
-        if (c.first) {
-            b = *c.first;
-            sel.binary = "cluster";
-            sel.degree = b.split_k_cluster;
-        } else {
-            b.split_k = d;
-            sel.binary = "two_stage";
-            sel.degree = d;
-        }
-    }
+    const CIG::ConvSpec b = choose_binary(spec, p, ar, fl, n_cus, d, sel);
     sel.has_spec = true;
     sel.spec = b;
     sel.admission = kernels::conv_launch::validate(launch_spec(b, p, sel.degree), ar, fl);
     if (!CIG::validate(b, ar, fl)) sel.identity = KernelIdentity::of_conv(b, ar.name, fl.canonical);
-    if (sel.binary == "two_stage" && !sel.admission) {
-        const int64_t ks = ceil_div(ceil_div(p.Kgemm(), sel.degree), b.tile_k) * b.tile_k;
-        const int64_t kc = ceil_div(p.Kgemm(), ks);
-        const bool unrolled =
-            std::find(aot::kReduceDegrees.begin(), aot::kReduceDegrees.end(), kc) != aot::kReduceDegrees.end();
-        sel.reduce_spec = aot::reduce_spec(*b.dtype, unrolled ? kc : 0, aot::reduce_vector(p.K), *b.acc_epilogue);
-        sel.reduce_identity = KernelIdentity::of_reduce(*sel.reduce_spec, ar.name, fl.canonical);
-    }
-    sel.aot = sel.identity && is_aot_arch(ar.name) && aot::is_job(fl, *sel.identity) &&
-              (!sel.reduce_identity || aot::is_job(fl, *sel.reduce_identity));
-    if (sel.aot) {
-        sel.aot_note = sel.identity->hash();
-        if (sel.reduce_identity) sel.aot_note += " " + sel.reduce_identity->hash();
-    } else if (!is_aot_arch(ar.name)) {
-        sel.aot_note = "arch " + ar.name + " has no AOT grid (" + aot::arches_text() + " only)";
-    } else if (!sel.identity) {
-        sel.aot_note = "the binary is rejected";
-    } else {
-        std::optional<std::string> why = aot::conv_miss_reason(b, fl);
-        if (!why && sel.reduce_spec) why = aot::reduce_miss_reason(*sel.reduce_spec);
-        sel.aot_note = why ? *why : std::string("not in the grid");
-    }
+    aot_side(b, p, ar, fl, sel);
     return sel;
 }
 

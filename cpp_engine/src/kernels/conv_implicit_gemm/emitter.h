@@ -161,6 +161,9 @@ private:
                           const std::vector<KState> &st_pro, const std::vector<KState> &st_next);
     ir::Block &double_buffer_loop(const ir::Value &any_tile, ir::Block &pro, size_t nacc, const ir::Value &zero,
                                   std::vector<LoopExit> &exits);
+    void wavelet_step(const ir::Value &buf, const ir::Value &nbuf, const ir::Value &knext,
+                      const std::vector<ir::Value> &accs, const std::vector<KState> &cur, std::vector<ir::Value> &nw,
+                      std::vector<KState> &nxt);
 
     // -- taploop.cpp (twin taploop.py, mixin TapLoop): the uniform-tap K loop
     void tap_loop(size_t nacc, const ir::Value &zero, ir::Block &done, std::vector<LoopExit> &exits);

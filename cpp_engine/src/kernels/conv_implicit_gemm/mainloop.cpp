@@ -215,13 +215,51 @@ void Kernel::k_half(const Value &t, std::vector<Value> &accs, std::vector<KState
     barrier(true);
 }
 
+// The wavelet pipeline's K-loop step (double_buffer_loop): the loader waves load tile
+// t+1 (K offset `knext`, A K states `cur`) into LDS buffer `nbuf` and step the K
+// states while the other waves compute buffer `buf`; the join's phis merge the two
+// sides' accumulators into `nw` and K states into `nxt`.
+void Kernel::wavelet_step(const Value &buf, const Value &nbuf, const Value &knext, const std::vector<Value> &accs,
+                          const std::vector<KState> &cur, std::vector<Value> &nw, std::vector<KState> &nxt) {
+    const Type *v8f = vec(8, float_());
+    Block &ld = b_.new_block("wl_load");
+    Block &cp = b_.new_block("wl_compute");
+    Block &jn = b_.new_block("wl_join");
+    b_.cond_br(is_loader_, ld, cp);
+    b_.position(ld);
+    const TileVals v1 = load_tile(knext, cur);
+    store_tile(v1, nbuf);
+    const std::vector<KState> adv = advance(cur);
+    b_.br(jn);
+    b_.position(cp);
+    const std::vector<Value> computed = compute(buf, accs);
+    Block &cp_end = *b_.block();
+    b_.br(jn);
+    b_.position(jn);
+    for (size_t k = 0; k < accs.size(); ++k) {
+        Phi &ph = b_.phi(v8f, "acc_j");
+        ph.add_incoming(accs[k], ld);
+        ph.add_incoming(computed[k], cp_end);
+        nw.push_back(ph.result());
+    }
+    for (size_t i = 0; i < adv.size(); ++i) {
+        KState d = adv[i];
+        for (size_t f = 0; f < 4; ++f) {
+            Phi &ph = b_.phi(i32(), std::string("k_j") + kCarried[f]);
+            ph.add_incoming(carried(adv[i], f), ld);
+            ph.add_incoming(carried(cur[i], f), cp_end);
+            carried(d, f) = ph.result();
+        }
+        nxt.push_back(d);
+    }
+}
+
 // The K loop of the wavelet pipeline, and of the mem pipeline where
 // pipelines_two_deep is false: iteration t computes LDS buffer t&1 while tile t+1
 // goes to buffer (t+1)&1 (mem: its loads issued before the WMMAs and stored after
 // them).
 Block &Kernel::double_buffer_loop(const Value &any_tile, Block &pro, size_t nacc, const Value &zero,
                                   std::vector<LoopExit> &exits) {
-    const Type *v8f = vec(8, float_());
     Block &loop = b_.new_block("kloop");
     Block &done = b_.new_block("kdone");
     b_.cond_br(any_tile, pro, done);
@@ -259,36 +297,7 @@ Block &Kernel::double_buffer_loop(const Value &any_tile, Block &pro, size_t nacc
     std::vector<Value> nw;
     std::vector<KState> nxt;
     if (wavelet_) {
-        Block &ld = b_.new_block("wl_load");
-        Block &cp = b_.new_block("wl_compute");
-        Block &jn = b_.new_block("wl_join");
-        b_.cond_br(is_loader_, ld, cp);
-        b_.position(ld);
-        const TileVals v1 = load_tile(knext, cur);
-        store_tile(v1, nbuf);
-        const std::vector<KState> adv = advance(cur);
-        b_.br(jn);
-        b_.position(cp);
-        const std::vector<Value> computed = compute(buf, accs);
-        Block &cp_end = *b_.block();
-        b_.br(jn);
-        b_.position(jn);
-        for (size_t k = 0; k < nacc; ++k) {
-            Phi &ph = b_.phi(v8f, "acc_j");
-            ph.add_incoming(accs[k], ld);
-            ph.add_incoming(computed[k], cp_end);
-            nw.push_back(ph.result());
-        }
-        for (size_t i = 0; i < adv.size(); ++i) {
-            KState d = adv[i];
-            for (size_t f = 0; f < 4; ++f) {
-                Phi &ph = b_.phi(i32(), std::string("k_j") + kCarried[f]);
-                ph.add_incoming(carried(adv[i], f), ld);
-                ph.add_incoming(carried(cur[i], f), cp_end);
-                carried(d, f) = ph.result();
-            }
-            nxt.push_back(d);
-        }
+        wavelet_step(buf, nbuf, knext, accs, cur, nw, nxt);
     } else {
         // Software pipeline: tile t+1's global loads are issued first and fenced
         // from the WMMAs by a scheduling barrier (mask 0: nothing crosses), so the
