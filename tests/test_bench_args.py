@@ -118,6 +118,8 @@ def test_bench_options_have_help_and_one_line_errors(name, monkeypatch):
     ("pending_scale", ["--sizes", "10,0"], "--sizes wants integers of at least 1 separated by commas, got '10,0'"),
     ("golden_loop", ["--bogus"], "unrecognized arguments: --bogus"),
     ("lds_epilogue", ["--bogus"], "unrecognized arguments: --bogus"),
+    ("edit_loop", ["--repeats", "0"], "--repeats must be at least 1"),
+    ("edit_loop", ["--figures", "cpp,nope"], "unknown figure 'nope'"),
 ])
 def test_bench_bad_values_are_one_error_line_exit_2(name, argv, needle, capsys, monkeypatch):
     # checked when parsed: nothing measured, no base built (SystemExit from the parser)

@@ -16,6 +16,7 @@ from pathlib import Path
 from parity.golden import conflict_sides as CS
 from parity.golden import shards as G
 from parity.golden import pending
+from parity.app import check_changed as CC
 from parity.app import check_shard as S
 from parity.app import ci_output as CI
 from parity.golden.bless import write
@@ -150,7 +151,30 @@ def _save_pending(args, gdir: Path, report, shards: dict, families, flavors) -> 
 
 # -- subcommands -------------------------------------------------------------
 
+def _narrow_changed(args, command: str) -> int | None:
+    """--changed / --since of check and write: ``args.only`` set to the configs the edit
+    reached (parity/app/check_changed.py); an exit status when there is nothing to run."""
+    if not (args.changed or args.since is not None):
+        return None
+    if args.only or getattr(args, "shard", None) is not None:
+        return die(f"parity {command} --changed: {'--only' if args.only else '--shard'} cannot be combined "
+                   "with it (--changed picks the configs)")
+    try:
+        if CC.narrow(args) == CC.NOTHING:
+            if command == "write":
+                print("0 golden entries changed (no config reached by the edit)")
+                return finish(args, "write", True, {"changed": "nothing to write"})
+            print(f"RESULT: {verdict('GREEN', sys.stdout)} (no config to check)")
+            return finish(args, "check", True, {"changed": "nothing to check"})
+    except (CC.CH.ChangedError, ConfigError, RuntimeError, OSError) as exc:
+        return die(str(exc))
+    return None
+
+
 def cmd_check(args) -> int:
+    stop = _narrow_changed(args, "check")
+    if stop is not None:
+        return stop
     pool = _early_pool(args)
     try:
         return _check(args, pool)
@@ -249,6 +273,9 @@ def cmd_write(args) -> int:
     if is_ci():
         return die("parity write refuses to run when CI is set (goldens are blessed by a person, "
                    "not by CI); run `parity check` instead")
+    stop = _narrow_changed(args, "write")
+    if stop is not None:
+        return stop
     try:
         families, flavors, engines = select(args)
         gdir = golden_dir(args)
@@ -385,6 +412,7 @@ def add_command(sub) -> None:
     c.add_argument("--full", action="store_true",
                    help="list every failing entry and golden finding instead of the grouped summary")
     CI.add_check_options(c)
+    CC.add_options(c)
     c.set_defaults(func=cmd_check)
 
     w = sub.add_parser("write", help="re-bless golden shards from what both engines agree on")
@@ -400,6 +428,7 @@ def add_command(sub) -> None:
                    help="all: every entry that changed or is new (default); new: only entries with no "
                         "golden entry yet (MISSING), every existing entry kept")
     add_compile_cache_option(w)
+    CC.add_options(w)
     w.set_defaults(func=cmd_write)
 
     ls = sub.add_parser("list", help="configs with their verdicts")
