@@ -35,9 +35,18 @@ def _starting(signum, frame) -> None:  # noqa: ARG001 - a signal handler's signa
 
 def is_cli() -> bool:
     """True in the ``parity`` console script and ``python -m parity`` (argv[0] is ``-m``
-    while runpy imports the package), never in a program that imports the package."""
+    while runpy imports the package), never in a program that imports the package.
+    Asked while the package is imported: runpy then puts ``.../parity/__main__.py`` in
+    argv[0], so later callers use :data:`_CLI`, what :func:`install` found."""
     arg0 = sys.argv[0] if sys.argv else ""
     return arg0 == "-m" or os.path.basename(arg0) in ("parity", "parity.exe", "parity-script.py")
+
+
+#: [True] once :func:`install` ran in the CLI. ``quiet_exit`` asked :func:`is_cli` at the end of
+#: the run, when ``python -m parity``'s argv[0] is already the ``__main__.py`` path: SIGINT was
+#: never ignored on the way out, and a Ctrl-C during finalization killed the finished command by
+#: the signal with no output (issue 39, found by 80 timed Ctrl-Cs of `python -m parity write`).
+_CLI = [False]
 
 
 def _unraisable(u) -> None:
@@ -69,6 +78,7 @@ def install() -> None:
     parent -- ``nohup``, a pool worker -- stays ignored) and :func:`_unraisable`."""
     if not is_cli():
         return
+    _CLI[0] = True
     if sys.unraisablehook is not _unraisable:
         _PREVIOUS_HOOK[0] = sys.unraisablehook
         sys.unraisablehook = _unraisable
@@ -89,13 +99,29 @@ def arm() -> None:
         pass
 
 
+def forget_interrupt() -> None:
+    """Clear CPython's "KeyboardInterrupt went unhandled" mark (``_Py_UnhandledKeyboardInterrupt``).
+
+    The interpreter sets it whenever a KeyboardInterrupt leaves code run from a string
+    (``exec``/``eval`` of text: a dataclass's generated ``__init__``, a namedtuple's
+    ``__new__``; ``parity write`` runs 96 of them in its lazy imports after :func:`arm`),
+    caught or not, and ``Py_RunMain`` then ends the process with ``kill(getpid(), SIGINT)``
+    after finalization, whatever ``SystemExit`` said: the one ``error: interrupted`` line,
+    then death by SIGINT instead of exit 130 (issue 39: 5 of 60 Ctrl-Cs timed into
+    ``python -m parity write``'s imports, 0 of 80 with this). Every run of string code
+    resets the mark first, so running a constant clears it."""
+    exec("pass")  # noqa: S102 - a constant: resets the interpreter's unhandled-interrupt mark
+
+
 def quiet_exit() -> None:
-    """Ignore SIGINT once the command has returned (CLI only): a Ctrl-C during the
-    interpreter's own finalization, where Python has put SIGINT back to its default
-    action, killed a finished run by the signal (found by ``parity fuzz --gate``)."""
-    if not is_cli():
+    """Ignore SIGINT once the command has returned (CLI only) and :func:`forget_interrupt`:
+    a Ctrl-C during the interpreter's own finalization, where Python has put SIGINT back to
+    its default action, killed a finished run by the signal (found by ``parity fuzz
+    --gate``); a KeyboardInterrupt some code swallowed must not kill it at exit either."""
+    if not _CLI[0]:
         return
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     except (ValueError, OSError):
         pass
+    forget_interrupt()

@@ -140,3 +140,68 @@ def test_an_interrupt_caught_after_exec_code_does_not_kill_the_process_at_exit(t
     assert (r.returncode, r.stdout) == (0, "130\n"), (r.returncode, r.stderr)  # not killed by SIGINT (-2)
     assert r.stderr.splitlines() == ["error: interrupted (Ctrl-C): stopped before the end; every file written "
                                      "is whole (written beside, then renamed)"]
+
+
+@pytest.mark.parametrize("argv,out", [(["--help"], "usage: parity"),           # ends in the start-up handler
+                                      (["completion", "bash"], "#compdef parity")])  # ends through main's command
+def test_python_m_parity_ignores_a_ctrl_c_after_its_command(tmp_path, argv, out):
+    # runpy puts .../parity/__main__.py in argv[0] before main() runs: quiet_exit asked the
+    # argv again, found no CLI, and a Ctrl-C during finalization killed `python -m parity`
+    # by the signal (4 of 80 timed Ctrl-Cs). A Ctrl-C sent by a finalizer that runs as the
+    # interpreter tears its modules down (after it gave SIGINT back to the OS) stands for it.
+    import os
+    import subprocess
+    import sys
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import os, signal\n"
+        "class Late:\n    def __del__(self, kill=os.kill, pid=os.getpid(), sig=signal.SIGINT):\n"
+        "        kill(pid, sig)\n"
+        "late = Late()\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]))
+    r = subprocess.run([sys.executable, "-m", "parity", *argv], capture_output=True, text=True, env=env,
+                       timeout=120, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert (r.returncode, r.stderr) == (0, ""), (r.returncode, r.stderr[-500:])
+    assert r.stdout.startswith(out) or out in r.stdout
+
+
+def test_a_swallowed_exec_interrupt_does_not_kill_a_finished_command(tmp_path):
+    # a KeyboardInterrupt that left exec'd code marks the interpreter (Py_RunMain then kills the
+    # process by SIGINT after a SystemExit too): quiet_exit clears the mark at the end of every command
+    import subprocess
+    import sys
+    # run with -m, as `python -m parity` is: a script's SystemExit leaves through Py_Exit, which
+    # never looks at the mark; runpy's goes back to Py_RunMain, which does
+    (tmp_path / "swallow.py").write_text(
+        "import sys\nsys.argv[0] = '-m'\nimport parity\nfrom parity import _early_sigint\n"
+        "sys.argv[0] = '/x/parity/__main__.py'\n"
+        "try:\n    exec('raise KeyboardInterrupt')\nexcept KeyboardInterrupt:\n    pass\n"
+        "_early_sigint.quiet_exit()\nraise SystemExit(0)\n")
+    r = subprocess.run([sys.executable, "-m", "swallow"], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert (r.returncode, r.stderr) == (0, ""), (r.returncode, r.stderr[-500:])  # not -2
+
+
+def test_a_signal_kind_starts_its_command_with_sigint_handled():
+    # a lane started in the background (`parity fuzz --gate &`) ignores SIGINT; its commands
+    # inherited that and every Ctrl-C kind passed with no Ctrl-C delivered
+    import os
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the case's child: its own group, as the lane makes it
+            try:
+                os.setpgrp()
+                S._sigint_after(0.05)()  # the helper Ctrl-Cs this group only
+                h = signal.getsignal(signal.SIGINT)
+                os.write(w, b"1" if h is signal.default_int_handler else b"0")
+            finally:
+                os._exit(0)
+        os.close(w)
+        got = os.read(r, 1)
+        os.close(r)
+        os.waitpid(pid, 0)
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert got == b"1"

@@ -257,6 +257,7 @@ def run_quietly_on_broken_pipe(main, argv=None) -> int:
         _early_sigint.arm()  # from here a Ctrl-C is the KeyboardInterrupt handled below
         rc = main(argv)
         sys.stdout.flush()  # output still buffered for a reader that has gone fails here, not at exit
+        _early_sigint.quiet_exit()  # done: a Ctrl-C from here on is ignored (CLI), never a traceback on the way out
         return rc
     except BrokenPipeError:
         quiet_stdout()
@@ -282,7 +283,7 @@ def interrupted() -> int:
           "(written beside, then renamed)", file=sys.stderr)
     # CPython marks a KeyboardInterrupt that left code run from a string (exec of a dataclass's
     # generated __init__ during an import) as unhandled even once caught, and its Py_RunMain
-    # then kills the process with SIGINT at exit, after this line (found by `parity fuzz
-    # --gate`, issue 39). Running string code successfully clears that mark.
-    exec("pass")  # noqa: S102 - a constant: resets the interpreter's unhandled-interrupt flag
+    # then kills the process with SIGINT at exit, after this line (issue 39)
+    from parity import _early_sigint
+    _early_sigint.forget_interrupt()
     return EXIT_INTERRUPTED

@@ -11,6 +11,7 @@ gives (no lost entry)."""
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -68,8 +69,13 @@ def _after_interrupt(case: Case, status, out: str, err: str) -> str | None:
 
 def _sigint_after(delay: float):
     """A preexec step: a helper process in the command's process group sends the group
-    SIGINT (a terminal's Ctrl-C) ``delay`` seconds later."""
+    SIGINT (a terminal's Ctrl-C) ``delay`` seconds later. The command starts with SIGINT
+    handled, as from a terminal: a lane started as a background job (``parity fuzz &``,
+    ``nohup``) ignores SIGINT and its children inherit that, so every Ctrl-C kind passed
+    without one Ctrl-C arriving (a forked run gets Python's handler, a fresh interpreter
+    the default action, which Python replaces with its own)."""
     def arm():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         pgid = os.getpgrp()
         if os.fork() == 0:
             try:
@@ -309,6 +315,131 @@ def _serial_outcome(case: Case, status, out: str, err: str) -> str | None:
     return None if added in ([], tags) else f"write || merge left {added}"
 
 
+
+# -- git beside a writer ------------------------------------------------------------------------
+# The case directory is a git repository whose golden/ is committed, with the project's merge
+# driver registered as `parity merge-golden --install` registers it (this interpreter). A real
+# `git checkout BRANCH -- golden/fam_a.json` or `git merge` runs beside the case's command,
+# 0-1.2 s into it (git takes no golden lock: it writes the work tree file itself, unlink then
+# create); the merge driver git runs takes it.
+
+def _git_env(case: Case) -> dict[str, str]:
+    env = dict(case.env)
+    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_TERMINAL_PROMPT="0",
+               GIT_AUTHOR_NAME="fuzz", GIT_AUTHOR_EMAIL="fuzz@invalid", GIT_COMMITTER_NAME="fuzz",
+               GIT_COMMITTER_EMAIL="fuzz@invalid")
+    return env
+
+
+def _git(case: Case, *args: str) -> str:
+    r = subprocess.run(["git", *args], cwd=case.dir, env=_git_env(case), capture_output=True, text=True, timeout=60)
+    if r.returncode:
+        raise RuntimeError(f"git {' '.join(args)}: {r.stderr.strip()[-300:]}")
+    return r.stdout
+
+
+def _fam_a(case: Case, tags: tuple[str, ...] = (), stale: bool = False) -> bytes:
+    """fam_a's blessed shard with the orphan entries ``llvm23/zz_TAG`` (kept by ``write --only
+    fam_a/plain``), ``stale``: its ``plain`` entries naming a kernel the engines no longer emit."""
+    flavors = G.parse_shard(case.world.shards["fam_a.json"], "valid", "fam_a")
+    for t in tags:
+        flavors.setdefault("llvm23", {})[f"zz_{t}"] = {"rejected": t}
+    data = G.render_shard("fam_a", flavors).encode()
+    return data.replace(b"fam_a_plain", b"fam_a_was") if stale else data
+
+
+def _commit(case: Case, data: bytes, message: str) -> None:
+    case.shard.write_bytes(data)
+    _git(case, "add", "-A")
+    _git(case, "commit", "-q", "--no-verify", "-m", message)
+
+
+def _git_repo(case: Case, base: bytes) -> None:
+    """``git init`` in the case directory, the driver registered, ``base`` committed."""
+    _git(case, "init", "-q", "-b", "main")
+    _git(case, "config", "merge.parity-golden.name", "golden shards (fuzz)")
+    _git(case, "config", "merge.parity-golden.driver", f"{shlex.quote(sys.executable)} -m parity merge-golden %O %A %B %P")
+    (case.dir / ".gitattributes").write_text("golden/*.json merge=parity-golden\n")
+    _commit(case, base, "base")
+
+
+def _git_sibling(case: Case, args: list[str], delay: float) -> None:
+    """Run ``git ARGS`` in the case's repository ``delay`` seconds from now (its own session)."""
+    case.sibling = subprocess.Popen(["sh", "-c", 'sleep "$1"; shift; exec git "$@"', "sh", f"{delay:.3f}", *args],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                                    env=_git_env(case), cwd=case.dir, start_new_session=True)
+
+    def reap():
+        if case.sibling.poll() is None:
+            os.killpg(case.sibling.pid, signal.SIGKILL)
+            case.sibling.wait()
+    case.cleanup.append(reap)
+
+
+def _git_concurrent(op: str, command: str):
+    """``op`` (checkout: ``git checkout side -- golden/fam_a.json``, side adding ``zz_side``;
+    merge: ``git merge side``, main adding ``zz_ours``, side ``zz_theirs``) beside ``command``
+    (write: ``write --only fam_a/plain`` of a stale shard; merge-golden: the work tree shard
+    as ``ours``, ``theirs`` adding ``zz_b``)."""
+    def make(case: Case):
+        stale = command == "write"
+        _git_repo(case, _fam_a(case, stale=stale))
+        _git(case, "branch", "side")
+        if op == "merge":
+            _commit(case, _fam_a(case, ("ours",), stale), "ours")
+        _git(case, "checkout", "-q", "side")
+        _commit(case, _fam_a(case, ("side",) if op == "checkout" else ("theirs",), stale), "side")
+        _git(case, "checkout", "-q", "main")
+        if command == "write":
+            case.extra = ["--only", "fam_a/plain", "--lock-timeout", "60"]
+        else:
+            base, theirs = case.dir / "base.json", case.dir / "theirs.json"
+            base.write_bytes(_fam_a(case))
+            theirs.write_bytes(_fam_a(case, ("b",)))
+            case.raw = ["merge-golden", str(base), str(case.shard), str(theirs), str(case.shard)]
+        case.git_op = op
+        args = (["checkout", "side", "--", "golden/fam_a.json"] if op == "checkout"
+                else ["merge", "-q", "--no-edit", "side"])
+        _git_sibling(case, args, case.rng.uniform(0.0, 1.2 if command == "write" else 0.4))
+    return make
+
+
+def _git_outcome(case: Case, status, out: str, err: str) -> str | None:
+    """Both done: the command exit 0, git done or refused cleanly, no temp file, a whole shard
+    holding every entry both serial orders of the two keep (none lost)."""
+    try:
+        gout, gerr = case.sibling.communicate(timeout=90)
+    except subprocess.TimeoutExpired:
+        return "git ran past 90 s"
+    gerr = gout.decode(errors="replace") + gerr.decode(errors="replace")
+    if status != 0:
+        return f"the command exited {status} beside git {case.git_op}"
+    left = _temps(case.golden) + sorted(p.name for p in case.dir.iterdir() if p.name.startswith(".merge_file"))
+    if left:
+        return f"temp file(s) left: {left[:3]}"
+    try:
+        got = G.parse_shard(case.shard.read_bytes(), "fam_a.json", "fam_a").get("llvm23", {})
+    except G.GoldenError as exc:
+        return f"the shard is not whole after git {case.git_op}: {exc}"
+    rc = case.sibling.returncode
+    # the driver found the work tree changed while it waited for the lock: a conflict, nothing lost
+    moved = case.git_op == "merge" and rc == 1 and "changed in the work tree while git merged" in gerr
+    merged = case.git_op == "merge" and (rc == 0 or moved)
+    if rc and not moved and not (case.git_op == "merge" and "would be overwritten" in gerr):
+        return f"git {case.git_op} exit {rc}: {gerr.strip()[-300:]!r}"
+    if case.git_op == "merge" and moved != (case.dir / ".git" / "MERGE_HEAD").exists():
+        return f"git merge exit {rc}: MERGE_HEAD {'missing' if moved else 'left'}"
+    want = {"checkout": ["zz_side"], "merge": ["zz_ours", "zz_theirs"] if merged else ["zz_ours"]}[case.git_op]
+    if case.command == "merge-golden" and case.git_op == "merge":
+        want.append("zz_b")  # merge-golden's own entry: in the work tree before or after git's merge
+    lost = [t for t in want if t not in got]
+    if lost:
+        return f"entries lost by {case.command} beside git {case.git_op}: {lost} (shard has {sorted(c for c in got if c.startswith('zz_'))})"
+    if case.command == "write" and merged and got.get("plain", {}).get("kernel") != "fam_a_plain":
+        return "git merge overwrote the entry `parity write` had just written (a lost update)"
+    return None
+
+
 KINDS = [
     *_signal_kinds(),
     # pending files (`parity review --list` on the checkout's own golden shards)
@@ -340,4 +471,13 @@ KINDS = [
          120.0, post=_serial_outcome),
     Kind("concurrent_merge_merge", "concurrent", _concurrent("merge-golden", "merge-golden"), ("merge-golden",),
          GREEN, 120.0, post=_serial_outcome),
+    # a real git checkout / git merge (through the merge driver) beside a writer
+    Kind("concurrent_git_checkout_write", "concurrent", _git_concurrent("checkout", "write"), ("write",), GREEN,
+         120.0, post=_git_outcome),
+    Kind("concurrent_git_merge_write", "concurrent", _git_concurrent("merge", "write"), ("write",), GREEN, 120.0,
+         post=_git_outcome),
+    Kind("concurrent_git_checkout_merge_golden", "concurrent", _git_concurrent("checkout", "merge-golden"),
+         ("merge-golden",), GREEN, 120.0, post=_git_outcome),
+    Kind("concurrent_git_merge_merge_golden", "concurrent", _git_concurrent("merge", "merge-golden"),
+         ("merge-golden",), GREEN, 120.0, post=_git_outcome),
 ]

@@ -296,12 +296,15 @@ def _kill_group(pid: int) -> None:
         pass
 
 
-def _interpreter_start(status: int | None, err: str) -> bool:
+def _interpreter_start(status: int | None, err: str, out: str = "") -> bool:
     """A fresh interpreter stopped by Ctrl-C before ``parity/__init__.py`` installed its
     handler (parity/_early_sigint.py): killed by SIGINT with no output, or a
     KeyboardInterrupt traceback with no frame of parity's own code (site, runpy, importlib,
     the ``from parity import _early_sigint`` line itself). Outside the contract: no
-    program can handle a signal before its first instruction (docs/fuzz.md)."""
+    program can handle a signal before its first instruction (docs/fuzz.md). A death
+    after the command printed (its finalization) is not the start-up: a failure."""
+    if out.strip():
+        return False
     if status is None and not err.strip():
         return True
     if "KeyboardInterrupt" not in err or "Traceback" not in err:
@@ -315,7 +318,7 @@ def judge(kind: Kind, case: Case, status: int | None, out: str, err: str, secs: 
           before: dict) -> tuple[str, str]:
     """(verdict, detail) of one case against the contract (module docstring)."""
     text = out + err
-    if kind.name.endswith("_at_start") and _interpreter_start(status, err):
+    if kind.name.endswith("_at_start") and _interpreter_start(status, err, out):
         return OUTSIDE, "Ctrl-C before parity's first handler (the interpreter's own start-up)"
     if "Traceback (most recent call last)" in text or status == TRACEBACK_EXIT:
         tail = [ln for ln in err.splitlines() if ln.strip()][-1:] or ["(no message)"]

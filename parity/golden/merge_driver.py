@@ -27,6 +27,7 @@ so git finds it without an activated virtual environment) and makes sure
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import sys
@@ -122,10 +123,12 @@ def merge_entries(base: dict, ours: dict, theirs: dict) -> tuple[dict, list[str]
     return out, conflicts
 
 
-def merge_files(base: str, ours: str, theirs: str, path: str | None = None) -> tuple[str, list[str]]:
-    """Merge three shard files; writes the result over ``ours``. Returns (family, conflicting keys)."""
+def merge_files(base: str, ours: str, theirs: str, path: str | None = None,
+                ours_from: str | None = None) -> tuple[str, list[str]]:
+    """Merge three shard files; writes the result over ``ours``. Returns (family, conflicting keys).
+    ``ours_from``: read our side from this file instead (the work tree's, :func:`moved_work_tree`)."""
     fo, eo = read_side(base, "base")
-    fa, ea = read_side(ours, "ours")
+    fa, ea = read_side(ours_from or ours, "ours")
     fb, eb = read_side(theirs, "theirs")
     fams = {f for f in (fo, fa, fb) if f is not None}
     if not fams:  # before: "the sides hold different families (none)" for three missing files
@@ -151,6 +154,34 @@ def _write_in_place(ours: str | Path, data: bytes) -> None:
         fh.write(data)
 
 
+def moved_work_tree(ours: str, path: str | None) -> bool:
+    """True when git's driver run finds the work tree file ``%P`` no longer holding ``%A``
+    (ours as git read it; asked only of a driver run by git): git checked the work tree clean
+    before it ran the driver, and a
+    writer (``parity write``) replaced the file while the driver waited for the golden lock;
+    git would write the merge result over that change (issue 39, found by ``parity fuzz
+    --gate``'s concurrent_git_merge_write: 3 of 4 cases). Line ends are compared as LF
+    (``text eol=lf``). False when not run by git on a work tree file (``ours`` is ``path``, no
+    ``path``, or it does not exist)."""
+    if not path:
+        return False
+    try:
+        if os.path.samefile(ours, path):
+            return False
+        with open(path, "rb") as fh:
+            now = fh.read(G.MAX_SHARD_BYTES + 1)
+        with open(ours, "rb") as fh:
+            given = fh.read(G.MAX_SHARD_BYTES + 1)
+    except (OSError, ValueError):  # ValueError: a NUL in a path (merge_conflict_hostile_path)
+        return False
+    return now.replace(b"\r\n", b"\n") != given.replace(b"\r\n", b"\n")
+
+
+#: What the driver says when :func:`moved_work_tree`: the merge is left as a conflict.
+MOVED = ("changed in the work tree while git merged (a `parity write` beside it?): merged from the work "
+         "tree's version and left as a conflict, so the merge commits nothing it did not see")
+
+
 def golden_lock_dir(path: str | None) -> Path | None:
     """The golden directory whose lock the driver takes: ``%P``'s directory (git runs the
     driver at the work tree's top, so ``golden/x.json`` -> ``golden``), when it exists."""
@@ -158,6 +189,21 @@ def golden_lock_dir(path: str | None) -> Path | None:
         return None
     d = Path(path).parent
     return d if d.is_dir() else None
+
+
+def _golden_lock(lock_dir: Path, git: int | None):
+    """The golden lock for this run: run by the git process ``git``, held until that git
+    command has ended (git writes the result over the work tree after the driver exits;
+    parity/golden/git_hold.py), or nothing to take when an earlier driver of the same git
+    command holds it; run by hand (``git`` None), held for the run."""
+    from contextlib import nullcontext
+
+    from parity.golden import git_hold
+    if git is None:
+        return G.lock(lock_dir)
+    if git_hold.held_for(lock_dir, git):
+        return nullcontext()
+    return git_hold.lock_for_git(lock_dir, git)
 
 
 def install(repo: Path | None = None) -> list[str]:
@@ -202,12 +248,17 @@ def cmd_merge_golden(args) -> int:
         return 2
     name = shown(args.path or args.ours)
     lock_dir = golden_lock_dir(args.path)
+    moved = False
     try:
         if lock_dir is None:
             fam, conflicts = merge_files(args.base, args.ours, args.theirs, args.path)
         else:
-            with G.lock(lock_dir):  # the one golden lock: never between `parity write`'s read and replace
-                fam, conflicts = merge_files(args.base, args.ours, args.theirs, args.path)
+            from parity.golden import git_hold
+            git = git_hold.git_ancestor()  # run by git (None: by hand, %P need not be %A's file)
+            with _golden_lock(lock_dir, git):  # the one golden lock: never between `parity write`'s read and replace
+                moved = git is not None and moved_work_tree(args.ours, args.path)
+                fam, conflicts = merge_files(args.base, args.ours, args.theirs, args.path,
+                                             ours_from=args.path if moved else None)
     except G.GoldenError as exc:
         print(f"error: parity merge-golden: {one_line(exc)}", file=sys.stderr)
         return 2
@@ -216,9 +267,11 @@ def cmd_merge_golden(args) -> int:
         print(f"error: parity merge-golden: {one_line(why)}; run `parity write` after the merge to regenerate {name} "
               f"({RESOLVE_FIRST})", file=sys.stderr)
         return 2
+    if moved:
+        print(f"parity merge-golden: {name}: {MOVED}; check it, then `git add {name}`", file=sys.stderr)
     if conflicts:
         print(f"parity merge-golden: {name}: {len(conflicts)} key(s) changed differently on both sides "
               f"({shown(', '.join(conflicts[:5]))}{' ...' if len(conflicts) > 5 else ''}); "
               f"{RESOLVE_FIRST}, then run `parity write --only {shown(fam)}` and `git add {name}`", file=sys.stderr)
         return 1
-    return 0
+    return 1 if moved else 0

@@ -378,8 +378,9 @@ def remove_stale_temp_files(golden_dir: Path) -> list[Path]:
     gone = []
     for p in stale_temp_files(golden_dir):
         try:
-            if p.name.endswith(".json.new.tmp") and time.time() - p.stat().st_mtime < PENDING_TMP_AGE:
-                continue  # a check running now may be writing it (check takes no lock)
+            if (p.name.endswith(".json.new.tmp") or p.name.startswith(PROBE_PREFIX)) \
+                    and time.time() - p.stat().st_mtime < PENDING_TMP_AGE:
+                continue  # a check running now may be writing it, a write probing (neither takes the lock)
             if p.is_file() and not p.is_symlink():
                 p.unlink()
                 gone.append(p)
@@ -462,15 +463,22 @@ def remove_shard(golden_dir: Path, family: str) -> None:
         raise GoldenError(f"{shown(path)}: cannot remove: {_why(exc)}") from None
 
 
+#: The file ``parity write`` creates and removes to ask whether golden/ is writable (outside the lock).
+PROBE_PREFIX = ".parity-write-probe."
+
+
 def check_dir_writable(golden_dir: Path) -> None:
     """GoldenError unless a file can be created in ``golden_dir`` (created when missing):
     ``parity write`` asks before its run, so a read-only or full directory costs no engine time."""
     d = Path(golden_dir)
     try:
         d.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".parity-write-probe.", suffix=".json.tmp", dir=d)
+        fd, tmp = tempfile.mkstemp(prefix=PROBE_PREFIX, suffix=".json.tmp", dir=d)
         os.close(fd)
-        os.unlink(tmp)
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:  # created, so writable (issue 39: another write's clean-up removed it,
+            pass                   # "not writable: No such file or directory", concurrent_write_write)
     except OSError as exc:
         raise GoldenError(f"{shown(d)}: golden directory not writable: {_why(exc)}") from None
 
