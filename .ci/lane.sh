@@ -10,7 +10,7 @@ _lane_t0=$SECONDS
 _lane_summary() {
   local rc=$?
   echo
-  echo "CI lanes (wall seconds; load at the end: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores)"
+  echo "CI lanes${_lane_shard:+ of shard $_lane_shard} (wall seconds; load at the end: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores)"
   printf '  %-28s %6s  %s\n' lane seconds status
   local r
   for r in "${_lane_rows[@]}"; do printf '  %s\n' "$r"; done
@@ -22,9 +22,29 @@ _lane_summary() {
   exit $rc
 }
 trap _lane_summary EXIT
+# Sharding (.ci/run --shard I/N): _lane_shard is "I/N" and _lane_mine the lanes of shard I
+# (.ci/shard.py); a lane of another shard prints one line and is skipped, a lane missing from
+# .ci/lane_costs.tsv is an error (it would run on no shard or on all).
+_lane_shard=""
+_lane_mine=""
+lane_shard() {
+  _lane_mine=$(python3 "$(dirname "${BASH_SOURCE[0]}")/shard.py" "$1") || exit 2
+  _lane_shard=$1
+}
 lane() {
   local name=$1 t=$SECONDS rc=0
   shift
+  if [ -n "$_lane_shard" ]; then
+    if ! grep -q "^$name	" "$(dirname "${BASH_SOURCE[0]}")/lane_costs.tsv"; then
+      echo "error: lane $name has no row in .ci/lane_costs.tsv (needed to place it on a shard)" >&2
+      exit 2
+    fi
+    if ! printf '%s\n' "$_lane_mine" | grep -qx -- "$name"; then
+      echo "lane $name: on another shard (shard $_lane_shard runs: $(printf '%s' "$_lane_mine" | tr '\n' ' '))"
+      _lane_rows+=("$(printf '%-28s %6s  other shard' "$name" -)")
+      return 0
+    fi
+  fi
   echo "lane $name: start ($(date -u +%H:%M:%S), load $(cut -d' ' -f1 /proc/loadavg))"
   "$@" || rc=$?
   local dt=$((SECONDS - t))

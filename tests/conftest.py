@@ -8,6 +8,14 @@ import pytest
 ENGINE_MODULES = {"python": "python_engine", "cpp": "cpp_engine"}
 
 
+def pytest_configure(config):
+    """Files longest first by measured seconds, ``PARITY_TEST_SHARD=I/N`` shards
+    (tests/durations_plugin.py, docs/ci.md "Sharding")."""
+    import durations_plugin
+    if not config.pluginmanager.is_registered(durations_plugin):
+        config.pluginmanager.register(durations_plugin, "parity_durations")
+
+
 def pytest_sessionstart(session):
     """Rebuild/check cpp_engine once (parity/base/stale.py): a stale library fails the
     session in one line; worker processes then skip the import-time rebuild."""

@@ -4,8 +4,9 @@ skeleton it writes is registered and builds in both engines.
 One module-scoped fixture copies the checkout (tracked files and new ones git
 does not ignore) to a temporary directory, runs ``parity new-family demo_ir
 --like ir_core`` and ``parity new-family demo_text --like conv_abi`` there,
-builds the copy's C++ engine with CMake into a temporary build directory (the
-one slow step: about a minute and a half on two cores) and runs the copy's own
+builds the copy's C++ engine with CMake (the one slow step: about a minute and a
+half on two cores when compiled from scratch; see :func:`_build_like_the_checkout`
+for how a compiler cache makes it a few seconds) and runs the copy's own
 python_engine, cpp_engine and parity in child processes: a ``sitecustomize``
 shim on ``PYTHONPATH`` takes the editable install's redirecting finder out of
 ``sys.meta_path``, so the copy's packages are imported, and the copy's
@@ -76,6 +77,32 @@ class Copy:
         return self.run("-m", "parity", *args, check=check)
 
 
+def _build_like_the_checkout(root: Path) -> tuple:
+    """``(build dir, CMake options, environment)`` for the copy's C++ build. With ccache (the
+    checkout's editable build or the environment names it as the compiler launcher, and it is
+    on PATH): the editable build's compilers, generator and Release flags, a build directory
+    at the editable build's depth (``<copy>/build/<its name>``) and ``CCACHE_BASEDIR`` = the
+    copy, so every translation unit the scaffold leaves alone has the command line the
+    bootstrap compiled and is a cache hit (CI: .ci/run's cache, filled by the set-up lane;
+    docs/ci.md). Without it: ``-O1`` in a plain build directory (the cheapest cold compile)."""
+    caches = sorted(REPO.glob("build/*/CMakeCache.txt"))
+    cache = caches[0].read_text() if caches else ""
+    val = {}
+    for line in cache.splitlines():   # NAME:TYPE=VALUE
+        key, eq, v = line.partition("=")
+        if eq and not line.startswith(("#", "//")):
+            val[key.split(":")[0]] = v
+    launcher = os.environ.get("CMAKE_CXX_COMPILER_LAUNCHER") or val.get("CMAKE_CXX_COMPILER_LAUNCHER", "")
+    if caches and Path(launcher).name == "ccache" and shutil.which(launcher):
+        opts = [f"-DCMAKE_{lang}_COMPILER_LAUNCHER={launcher}" for lang in ("C", "CXX")]
+        opts += [f"-D{k}={val[k]}" for k in ("CMAKE_C_COMPILER", "CMAKE_CXX_COMPILER") if Path(val.get(k, "")).exists()]
+        if val.get("CMAKE_GENERATOR") == "Ninja" and Path(NINJA).exists():
+            opts += ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={NINJA}"]
+        return root / "build" / caches[0].parent.name, opts, {"CCACHE_BASEDIR": str(root)}
+    gen = ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={NINJA}"] if Path(NINJA).exists() else []
+    return root.parent / "build", [*gen, "-DCMAKE_CXX_FLAGS_RELEASE=-O1"], {}
+
+
 @pytest.fixture(scope="module")
 def copy(tmp_path_factory) -> Copy:
     base = tmp_path_factory.mktemp("new_family")
@@ -85,13 +112,13 @@ def copy(tmp_path_factory) -> Copy:
     c = Copy(_copy_checkout(base / "repo"), shim)
     for name, like in FAMILIES.items():
         c.scaffold[name] = c.parity("new-family", name, "--like", like, "--no-tests", check=True)
-    build, prefix = base / "build", base / "prefix"
-    gen = ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={NINJA}"] if Path(NINJA).exists() else []
-    for cmd in ([CMAKE, "-S", str(c.root), "-B", str(build), *gen, "-DCMAKE_BUILD_TYPE=Release",
-                 "-DCMAKE_CXX_FLAGS_RELEASE=-O1", "-DCMAKE_INSTALL_LIBDIR=lib"],
+    build, opts, env = _build_like_the_checkout(c.root)
+    prefix = base / "prefix"
+    for cmd in ([CMAKE, "-S", str(c.root), "-B", str(build), *opts, "-DCMAKE_BUILD_TYPE=Release",
+                 "-DCMAKE_INSTALL_LIBDIR=lib"],
                 [CMAKE, "--build", str(build), "-j", "2"],
                 [CMAKE, "--install", str(build), "--prefix", str(prefix)]):
-        r = subprocess.run(cmd, capture_output=True, text=True)
+        r = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **env})
         assert r.returncode == 0, f"{' '.join(cmd)}\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}"
     lib = prefix / "lib" / "libcpp_engine.so.0.1"
     assert lib.exists(), sorted(p.name for p in (prefix / "lib").iterdir())
@@ -155,7 +182,8 @@ def test_check_reports_missing_then_write_blesses_and_check_is_green(gate):
 
 
 def test_the_registry_completeness_test_passes_in_the_copy(copy, gate):
-    r = copy.run("-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_family_registry.py")
+    # one file: serial (-n 0), not two xdist workers each importing both engines for it
+    r = copy.run("-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", "tests/test_family_registry.py")
     assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-2000:]
 
 

@@ -29,6 +29,7 @@ from parity.sim.errors import SimError
 from parity.sim.kernel import Kernel
 from parity.sim.plans import PLANS, check_families
 from parity.sim import cover
+from parity.sim import result_cache as RC
 from parity.sim.schedule import longest_first
 
 FLAVOR = "llvm23"
@@ -49,6 +50,7 @@ class Outcome:
     classes: dict = None      # tile class -> hit (coverage runs only; parity/sim/cover.py)
     skipped: list = field(default_factory=list)   # Skipped problems (not admitted by the launch plan)
     opt: dict = None          # the opt lane's cost (parity/sim/optimised.py Stats) when it ran
+    cached: bool = False      # read from the result cache (parity/sim/result_cache.py), not emulated
 
 
 #: families whose output plans launches or degrees -> the kernel families whose launches
@@ -218,9 +220,19 @@ def accepted_configs(only=None, flavor: str = FLAVOR, families=None) -> list:
 def _worker(item):
     fam, name, spec, arch = item
     lw = _worker_lowerer()
+    key = None
+    if _CACHE is not None and lw.opt_lane is None:   # parity/sim/result_cache.py (not the opt lane)
+        from parity.sim import hw_facts as HF
+        key = RC.config_key(fam, name, _with_defaults(fam, spec), arch, _COVERAGE, HF.assumed())
+        hit = RC.load(_CACHE, key, Outcome)
+        if hit is not None:
+            hit.cached = True
+            return hit
     if lw.opt_lane is not None:
         lw.opt_lane.reset()
     o = run_config(fam, name, spec, arch, lw)
+    if key is not None:
+        RC.store(_CACHE, key, o)
     if lw.opt_lane is not None:   # the opt lane's order-sensitive problems (parity/sim/optimised.py)
         lw.opt_lane.run_order_cases(o, fam, _with_defaults(fam, spec), arch, lw, sys.modules[__name__])
         o.opt = lw.opt_lane.stats.as_dict()
@@ -235,6 +247,7 @@ def _indexed_worker(job):
 _LOWERER = None
 _COVERAGE = False   # set by run_all before the worker processes fork
 _OPT = False        # likewise: the opt lane (parity/sim/optimised.py)
+_CACHE = None       # likewise: the result cache's directory (parity/sim/result_cache.py), None: off
 
 
 def _worker_lowerer():
@@ -277,7 +290,7 @@ def _run_on(cluster, items: list, coverage: bool, opt: bool, progress) -> list:
 
 
 def run_all(only=None, jobs: int = 1, progress=None, families=None, select=None, coverage: bool = False,
-            opt: bool = False, cluster=None) -> list:
+            opt: bool = False, cluster=None, cache=None) -> list:
     """Run every accepted config (:func:`accepted_configs`) in ``jobs`` processes;
     ``progress(outcome, done, total)`` after each config (in the order they
     finish; the list returned is in catalog order). ``select``, a set of
@@ -287,10 +300,13 @@ def run_all(only=None, jobs: int = 1, progress=None, families=None, select=None,
     every case on the modules after ``opt -O3`` and require bit-identical buffers
     (parity/sim/optimised.py; its cost in ``Outcome.opt``). ``cluster``
     (parity/gate/executor.py, ``--scheduler``): the configs run there, longest first,
-    the outcomes in catalog order."""
-    global _COVERAGE, _OPT
+    the outcomes in catalog order. ``cache``: the result cache's directory
+    (parity/sim/result_cache.py; not with ``opt`` or ``cluster``): a config whose key is
+    there is not emulated (``Outcome.cached``), a passing outcome is stored."""
+    global _COVERAGE, _OPT, _CACHE
     _COVERAGE = coverage
     _OPT = opt
+    _CACHE = cache if not opt and cluster is None else None
     items = accepted_configs(only, families=families)
     if select is not None:
         items = [it for it in items if (it[0], it[1]) in select]

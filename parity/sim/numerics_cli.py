@@ -25,6 +25,7 @@ from parity.sim import coverage as COV
 from parity.sim import hw_facts as HF
 from parity.sim import invariants as INV
 from parity.sim import numerics as N
+from parity.sim import result_cache as RC
 
 
 def add_command(sub) -> None:
@@ -65,24 +66,31 @@ def cmd_numerics(args) -> int:
     except (ConfigError, ValueError) as exc:
         return die(str(exc))
     jobs = jobs_of(args)
+    cache = RC.cache_dir()   # $PARITY_NUMERICS_CACHE (parity/sim/result_cache.py), None: off
     t0 = time.perf_counter()
     lines = _ConfigLines(args, families, _catalog_places(only, families))
     with progress("numerics") as bar:
         lines.bar = bar
         try:
             with X.cluster_for(X.scheduler_address(args.scheduler)) as cluster:
+                remote = cluster is not None
                 res = N.run_all(only, jobs, lines, families=families, coverage=args.coverage, opt=args.opt,
-                                cluster=cluster)
+                                cluster=cluster, cache=cache)
         except X.SchedulerError as exc:
             return die(str(exc))
     wall = time.perf_counter() - t0
     green, per_family = _family_summary(args, res, only, lines.cov_fail)
     _trailer(args, res, only, families)
     instr = sum(o.instructions for o in res)
+    if cache is not None:
+        used = "not used (--opt and --scheduler runs emulate every config)" if args.opt or remote else \
+            f"{sum(o.cached for o in res)} of {len(res)} configs reused, not emulated"
+        print(f"numerics cache ({cache}, {RC.ENV}): {used}")
     print(f"{instr} wave-instructions in {wall:.1f}s wall ({jobs} jobs)")
     print(f"RESULT: {'GREEN' if green else 'RED'}")
     sys.stdout.flush()
     payload = {"flavor": N.FLAVOR, "assume": HF.assumed(), "jobs": jobs, "seconds": round(wall, 3), "wave_instructions": instr,
+               "cached": sum(o.cached for o in res),
                **({"opt": _opt_total(res)} if args.opt else {}),
                "families": per_family,
                "configs": [_config_json(o, lines.cov_fail.get((o.family, o.config))) for o in res]}
@@ -128,8 +136,8 @@ class _ConfigLines:
         if args.verbose or not o.ok or fails:
             print(f"{self.place[(o.family, o.config)]} {'PASS' if o.ok and not fails else 'FAIL'} "
                   f"{o.family}/{shown(o.config)}: {o.cases} cases, "
-                  f"{o.launches} launches x 2 orders, {o.instructions} wave-instructions, {o.seconds:.2f}s",
-                  flush=True)
+                  f"{o.launches} launches x 2 orders, {o.instructions} wave-instructions, {o.seconds:.2f}s"
+                  + (" (from the numerics cache)" if o.cached else ""), flush=True)
         if args.coverage and o.coverage is not None and (args.verbose or fails):
             print(f"    coverage: {_coverage_line(o)}", flush=True)
         if o.opt is not None and args.verbose:
