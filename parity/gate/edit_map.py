@@ -37,6 +37,7 @@ import sys
 import time
 from pathlib import Path
 
+from parity.base.json_guard import load_json
 from parity.gate import edit_units as U
 
 VERSION = 4
@@ -265,8 +266,8 @@ def build(root: Path, out: Path | None = None, families=None, timeout: float = 9
 def load(path: Path) -> dict | None:
     """The map at ``path``, or None when missing, unreadable or of another version."""
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        doc = load_json(Path(path).read_bytes(), str(path))  # size, UTF-8 and depth caps first
+    except (OSError, ValueError):  # JsonInputError is a ValueError: a corrupt map is re-recorded
         return None
     return doc if isinstance(doc, dict) and doc.get("version") == VERSION else None
 
