@@ -33,10 +33,12 @@ __all__ = ["ABI_VARIANTS", "CLUSTER_SIZES", "CONV_LAUNCH_SPEC_FIELDS", "ConvProb
 #: the kernel-argument layout variants of the conv kernels (conv_abi)
 ABI_VARIANTS = _conv_abi.VARIANTS
 
-#: the conv kernel's geometry the oracles need (field list, vector widths, pixel slots, two-deep rule)
+#: the conv kernel's geometry the oracles need (field list, vector widths, pixel slots, two-deep rule,
+#: which kernels carry the uniform-tap loop)
 conv_kernel = SimpleNamespace(FAMILY=_cig.FAMILY, FIELDS=_cig.FIELDS, PIXEL_VECTORS=_cig.PIXEL_VECTORS,
                               pixel_slot=_cig.pixel_slot, D_VEC=_cig.D_VEC, OUT_VEC=_cig.OUT_VEC,
-                              two_deep=_cig.two_deep)
+                              two_deep=_cig.two_deep, tap_loop_kernel=_cig.tap_loop_kernel, CHUNK=_cig.CHUNK,
+                              WAVE=_cig.WAVE)
 
 #: the conv_launch family's name, fields and ``split_k = -1`` resolution
 conv_launch = SimpleNamespace(FAMILY=_conv_launch.FAMILY, FIELDS=_conv_launch.FIELDS, resolve=_conv_launch.resolve)

@@ -77,6 +77,44 @@ def test_tap_loop_body(spec):
 
 
 
+BESIDE = [{"tile_k": 64}, {"tile_k": 64, "split_k": 4, "split_k_cluster": 0, "dtype": "fp16"},
+          {"tile_k": 64, "split_k": 8, "split_k_cluster": 8, "epilogue": "cshuffle"}]
+
+
+@pytest.mark.parametrize("spec", BESIDE, ids=["plain", "spk", "cluster"])
+def test_tap_loop_beside_the_one_tile_loop(spec):
+    """64x64x64 w2x2 (tap_beside): the one-tile K walk (``kloop`` with the dynamic buffer
+    ``%buf``) and the uniform-tap loop beside it, the branch ``tp_uni`` with the walk on
+    its false side; the tap loop's body: per half one load-counter wait, the held
+    tile's 8 LDS stores, 8 loads A, B, ... (4 slots a side), 8 WMMAs, the barrier."""
+    full = normalize(CIG.FAMILY, CIG.FIELDS, spec)
+    assert not CIG.two_deep(full) and CIG.tap_beside(full) and CIG.tap_loop_kernel(full)
+    _, text = lower(spec)
+    blocks = _blocks(text)
+    assert {"tap_pro", "tap_loop", "kwalk", "kloop"} <= set(blocks)
+    assert any(ln.startswith("%buf") for ln in blocks["kloop"])
+    br = [ln for ln in blocks["prologue"] if ln.startswith("br i1 %tp_uni")]
+    assert len(br) == 1 and re.search(r"label %tap_pro\d+, label %kwalk\d+$", br[0]), br
+    body = blocks["tap_loop"]
+    half = ["wait", "lds_store"] + ["load_x", "load_w"] * 4 + ["wmma", "barrier"]
+    assert _kinds(body) == half + half
+    assert sum("@llvm.amdgcn.wmma" in ln for ln in body) == 16
+
+
+@pytest.mark.parametrize("spec,waves", [
+    ({"tile_k": 64}, "7"), ({"tile_k": 64, "epilogue": "cshuffle"}, "6"),
+    ({"tile_k": 64, "epilogue": "cshuffle", "split_k": 4, "split_k_cluster": 0}, "7"),
+    ({"tile_k": 64, "split_k": 8, "split_k_cluster": 8}, "7"),
+    ({}, None), ({"tile_k": 64, "waves_m": 4, "waves_n": 1}, None), ({"tile_k": 64, "pipeline": "wavelet"}, None)])
+def test_waves_per_eu_only_beside(spec, waves):
+    """``amdgpu-waves-per-eu`` is emitted only on tap_beside kernels: the occupancy of
+    their one-tile kernel before the tap loop (7; the plain cshuffle form 6)."""
+    _, text = lower(spec)
+    got = re.findall(r'"amdgpu-waves-per-eu"="(\d+)"', text)
+    assert got == ([waves] if waves else [])
+    assert CIG.tap_beside(normalize(CIG.FAMILY, CIG.FIELDS, spec)) is (waves is not None)
+
+
 @pytest.mark.parametrize("spec", [{}, {"split_k": 4, "split_k_cluster": 0, "epilogue": "cshuffle"}], ids=["plain", "spk"])
 def test_tap_loop_barriers_are_bracketed_by_scheduling_barriers(spec):
     """Each of the tap loop's two workgroup barriers (release fence, s.barrier, acquire

@@ -80,3 +80,36 @@ def test_mainloop_goals_skip_when_not_measured():
                   scratch_bytes=None)
     assert {n: g[n].status for n in ("mca_no_barrier", "prefetch", "occupancy", "spills", "scratch")} == \
         dict.fromkeys(("mca_no_barrier", "prefetch", "occupancy", "spills", "scratch"), T.SKIP)
+
+
+def _class_goal(**kw):
+    from parity.perf.mix import CLASSES, Mix
+    ms = _measures({})
+    m = ms[T.target_keys()[1]]   # 64x64x64 two-stage
+    counts = dict.fromkeys(CLASSES, 0)
+    counts["wmma"] = 16
+    base = dict(mix=Mix(total=145, counts=counts), k_tiles_per_iteration=2.0,
+                mca={"no_barrier": {"cycles_per_iteration": 972.0}}, prefetch_tiles=1.0, occupancy=7,
+                vgpr_spills=0, sgpr_spills=0, scratch_bytes=0)
+    for k, v in {**base, **kw}.items():
+        setattr(m, k, v)
+    return _goal(T.goals(ms), "class_64x64x64_two-stage")
+
+
+def test_class_goal_met_and_its_figures():
+    g = _class_goal()
+    assert g.status == T.PASS, g.line()
+    assert g.detail == ("64x64x64 two-stage: 8.06 non-WMMA per WMMA (<= 12); 486 llvm-mca cycles per K tile "
+                        "without barriers (<= 692); prefetch 1.00 K tiles (>= 1); 7 waves per SIMD (>= 7); "
+                        "0 spills; 0 scratch bytes")
+
+
+def test_class_goal_names_each_unmet_check():
+    g = _class_goal(mca={"no_barrier": {"cycles_per_iteration": 2770.0}}, occupancy=6, vgpr_spills=4)
+    assert g.status == T.FAIL
+    assert g.detail == ("64x64x64 two-stage: 1385 llvm-mca cycles per K tile without barriers (<= 692); "
+                        "6 waves per SIMD (>= 7); 4 spills")
+
+
+def test_class_goal_skipped_when_not_measured():
+    assert _class_goal(mca=None).status == T.SKIP

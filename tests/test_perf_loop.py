@@ -9,6 +9,7 @@ import re
 import pytest
 
 import python_engine as E
+from python_engine.kernels import conv_implicit_gemm as CIG
 from parity.perf.build import with_defaults
 from parity.perf.compile_job import compile_asm
 from parity.perf.loop import LoopError, find_loops, kernel_blocks, main_loop
@@ -55,12 +56,15 @@ def test_main_loop_wmma_count_is_the_specs(family, spec):
     m = mix(ml.body)
     assert m.wmma == expected_wmma(spec) * tiles_per_iteration(spec)
     assert wmma_per_k_tile(with_defaults(family, spec)) == expected_wmma(spec)
-    # every WMMA of the kernel is in the main loop, or (two-deep kernels) in the K walk
-    # beside it, which holds as many: the main loop is then the uniform-tap loop
-    loops = 2 if tiles_per_iteration(spec) == 2 else 1
-    assert sum(1 for line in ml.before + ml.body + ml.after if line.startswith("v_wmma")) == m.wmma * loops
+    # every WMMA of the kernel is in the main loop, or (kernels with the uniform-tap loop,
+    # which is then the main loop) in the K walk beside it: as many beside the two-deep
+    # walk, one K tile's beside the one-tile walk (64x64x64, tap_beside)
+    full = with_defaults(family, spec)
+    tap = family == CIG.FAMILY and CIG.tap_loop_kernel(full)
+    walk = (m.wmma if CIG.two_deep(full) else m.wmma // 2) if tap else 0
+    assert sum(1 for line in ml.before + ml.body + ml.after if line.startswith("v_wmma")) == m.wmma + walk
     head = next(b for b in kernel_blocks(asm, kernel) if b.label == ml.loop.header)
-    assert any(c.startswith("%tap_loop") for c in head.comments) == (loops == 2), head.comments
+    assert any(c.startswith("%tap_loop") for c in head.comments) == tap, head.comments
     assert ml.loop.source == "llvm-loop-info" and ml.problems == []
     # the backedge: the loop's last branch goes back to its header
     branches = [s for s in ml.body if re.match(r"s_c?branch", s)]

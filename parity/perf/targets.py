@@ -41,6 +41,13 @@ first):
 * ``spills``: no VGPR or SGPR spills;
 * ``scratch``: no scratch memory.
 
+Issue 40's goals per tile class that runs the uniform-tap loop beside its own K
+walk (``CLASS_LIMITS``; one goal ``class_<label>`` per class, met when every check
+is): at most NON_WMMA_LIMIT non-WMMA instructions per WMMA (the class has at least 2
+WMMAs per wave and K tile), llvm-mca cycles per K tile without barriers at most half
+the class's figure before the tap loop, prefetch at least PREFETCH_TILES, occupancy
+not lower than before, no spills and no scratch.
+
 A goal is met, not met or skipped (not measurable in this run); only a goal
 not met fails ``--check-goals`` (the constants PASS, FAIL and SKIP hold
 those three words).
@@ -63,6 +70,10 @@ MCA_NB_LIMIT = 450
 PREFETCH_TILES = 1
 OCCUPANCY_MIN = 9
 CYCLES_RATIO = 0.5
+#: issue 40's tile classes: label -> (llvm-mca no-barrier limit per K tile, least occupancy):
+#: half the class's figure and its occupancy before the tap loop (parity perf, main 2048e3b:
+#: 64x64x64 two-stage 1385 cycles per K tile, 7 waves)
+CLASS_LIMITS = {"64x64x64 two-stage": (692, 7)}
 
 PASS, FAIL, SKIP = "met", "not met", "skipped"
 
@@ -121,6 +132,7 @@ def goals(measures: dict, base: dict | None = None) -> list[Goal]:
         out.append(Goal("non_wmma", PASS if v <= NON_WMMA_LIMIT else FAIL,
                         f"{TARGETS[0][0]}: {v:.2f} non-WMMA instructions per WMMA, limit {NON_WMMA_LIMIT}"))
     out += mainloop_goals(first)
+    out += class_goals(measures)
     if not present:
         out.append(Goal("epilogue_16b", SKIP, "no target measured"))
     else:
@@ -194,6 +206,33 @@ def mainloop_goals(m) -> list[Goal]:
         _limit_goal("spills", spills, lambda v: v == 0, f"{spills} VGPR+SGPR spills, limit 0"),
         _limit_goal("scratch", m.scratch_bytes, lambda v: v == 0, f"{m.scratch_bytes} scratch bytes, limit 0"),
     ]
+
+
+def class_goals(measures: dict) -> list[Goal]:
+    """One goal per CLASS_LIMITS class (module doc), judged on its target's Measure in
+    ``measures``; skipped when the target was not measured."""
+    out = []
+    for label, cfg in TARGETS:
+        if label not in CLASS_LIMITS:
+            continue
+        name = "class_" + label.replace(" ", "_")
+        nb_limit, occ_min = CLASS_LIMITS[label]
+        m = measures.get(f"{FAMILY}/{cfg}")
+        nb = m.cycles("no_barrier") if m is not None and m.ok else None
+        if nb is None or m.non_wmma_per_wmma is None or m.occupancy is None:
+            out.append(Goal(name, SKIP, f"{label}: not measured"))
+            continue
+        nb /= m.k_tiles_per_iteration or 1
+        spills = (m.vgpr_spills or 0) + (m.sgpr_spills or 0)
+        nw, pf, scr = m.non_wmma_per_wmma, m.prefetch_tiles or 0, m.scratch_bytes or 0
+        checks = ((nw <= NON_WMMA_LIMIT, f"{nw:.2f} non-WMMA per WMMA (<= {NON_WMMA_LIMIT})"),
+                  (nb <= nb_limit, f"{nb:.0f} llvm-mca cycles per K tile without barriers (<= {nb_limit})"),
+                  (pf >= PREFETCH_TILES, f"prefetch {pf:.2f} K tiles (>= {PREFETCH_TILES})"),
+                  (m.occupancy >= occ_min, f"{m.occupancy} waves per SIMD (>= {occ_min})"),
+                  (spills == 0, f"{spills} spills"), (scr == 0, f"{scr} scratch bytes"))
+        bad = [t for ok, t in checks if not ok]
+        out.append(Goal(name, FAIL if bad else PASS, f"{label}: " + "; ".join(bad or [t for _, t in checks])))
+    return out
 
 
 def _widths(st: dict) -> str:

@@ -111,7 +111,7 @@ def conv_cover_problems(full: dict) -> tuple:
       an input row mask one long reads data, not zero; image 0's last two output rows
       (tile_m rows) give every A row slot such a tap;
     * ``cover_rows`` (split forms): M = tile_m + 2, kpg 8, the shortest reduction;
-    * ``cover_taps`` (kernels with the uniform-tap K loop, ``C.two_deep``): a 2x2
+    * ``cover_taps`` (kernels with the uniform-tap K loop, ``C.tap_loop_kernel``): a 2x2
       filter, padding 1 on every side, cpg = 4*d*tile_k (d: 1 plain, 2 two-stage,
       S cluster), so every slice is 16 K tiles starting on a tile pair and takes the
       uniform-tap loop (the fixed problems take the K walk: the run-time branch goes
@@ -123,6 +123,15 @@ def conv_cover_problems(full: dict) -> tuple:
       row's pixel 0, image 1's row 0), so a pixel test one long reads data, not
       zero; the left and top padding make each test go both ways in the prologue
       and the loop; kpg = tile_n + 4 makes each B slot's row test go both ways.
+    * ``cover_taps_slots`` (with ``cover_taps``, when an A slot holds fewer than
+      tile_m/2 rows: 64x64x64, 4 slots of R = 16 rows): tile_m/R + 1 images of
+      1 x (R/2 - 1), 2x2, padding 1, so each A slot's rows of M tile 0 are one image's
+      2 x R/2 output pixels, with a right and a bottom padding tap on the next image's
+      data; ``cover_taps_slots_pro`` the same for the prologue's pairs (a slice's
+      first tap): a 1x1 filter with padding 1 on tile_m/R + 1 images of 1 x (R/3 - 2)
+      (3 x R/3 output pixels each), so the right (wi == W) and bottom (hi == H)
+      padding pixels of each slot's rows read the next image (drawn by `parity
+      mutate` against the 64x64x64 prologue's `tp_wok` / `tp_hok` survivors).
     * ``cover_taps_x3`` (with ``cover_taps``): a 3x3 filter, padding 1, on one 3x3
       image, cpg = 2*d*tile_k: Kgemm = 18*d*tile_k, so each of the d slices is 18 K
       tiles (9 pairs, the uniform-tap loop) and a tap holds d pairs: the slice starts
@@ -152,7 +161,7 @@ def conv_cover_problems(full: dict) -> tuple:
         out.append(prob("cover_odd_slab", odd, tm + 5, tn + 3))
     if conv_split(full):
         out.append(prob("cover_rows", small, tm + 2, C.OUT_VEC * 2))
-    if C.two_deep(full):
+    if C.tap_loop_kernel(full):
         out += _tap_loop_problems(full)
     if conv_split(full) and not S and not pix:
         out += _kwalk_problems(full)
@@ -196,7 +205,25 @@ def _tap_loop_problems(full: dict) -> list:
         # wrap there (three pairs a tap), and a channel and x wrap there (one pair a tap, X 2)
         ("cover_taps_first", 1, 6 * tk, d, 1, 8, d, 1, (1, 1), (0, 0), (1, 1), 1),
         ("cover_taps_xwrap", 1, 2 * tk, 2 * d, 2, 8, 2 * d, 2, (1, 1), (0, 0), (1, 1), 1),
-    ]
+    ] + _tap_slot_problems(full, d)
+
+
+def _tap_slot_problems(full: dict, d: int) -> list:
+    """A slot j holds tile rows [j*R, (j+1)*R); cover_taps reaches every slot only for
+    R >= tile_m/2 (2 slots): with more (64x64x64: 4 slots of 16 rows) each slot's rows get
+    their own image of 2 x R/2 output pixels (1 x (R/2 - 1) input, 2x2, padding 1),
+    tile_m/R + 1 images, so that every slot of M tile 0 holds a right (wi == W) and a
+    bottom (hi == H) padding tap that lies on data (the next image). The prologue's pairs
+    sit on every slice's first tap; ``cover_taps_slots_pro``: a 1x1 filter with padding 1
+    puts right and bottom padding pixels (3 x (W+2) output a 1 x W image, W = R/3 - 2)
+    into every slot's rows there."""
+    tm, tn, tk = full["tile_m"], full["tile_n"], full["tile_k"]
+    rows = tm // -(-tm * tk // C.CHUNK // (C.WAVE * full["waves_m"] * full["waves_n"]))
+    if rows >= tm // 2:
+        return []
+    return [("cover_taps_slots", tm // rows + 1, 4 * d * tk, 1, rows // 2 - 1, tn + 4, 2, 2, (1, 1), (1, 1), (1, 1), 1),
+            ("cover_taps_slots_pro", tm // rows + 1, 4 * d * tk, 1, rows // 3 - 2, tn + 4, 1, 1, (1, 1), (1, 1),
+             (1, 1), 1)]
 
 
 def _kwalk_problems(full: dict) -> list:

@@ -8,6 +8,7 @@ from ..ir.function import Function, Module, Param
 KERNEL_ATTR_ORDER = (
     "amdgpu-flat-work-group-size",
     "amdgpu-cluster-dims",
+    "amdgpu-waves-per-eu",
     "uniform-work-group-size",
 )
 
@@ -18,15 +19,20 @@ MODULE_FLAGS = (
 )
 
 
-def kernel_attrs(threads: int, cluster_dims: tuple | None = None) -> tuple:
+def kernel_attrs(threads: int, cluster_dims: tuple | None = None, waves_per_eu: int | None = None) -> tuple:
     """Ordered kernel attribute pairs: the exact flat work-group size
-    ``threads,threads`` and, when given, ``amdgpu-cluster-dims`` ``x,y,z``."""
+    ``threads,threads``; when given, ``amdgpu-cluster-dims`` ``x,y,z`` and
+    ``amdgpu-waves-per-eu`` ``n`` (at least n waves per SIMD: LLVM limits the
+    registers to that occupancy; AMDGPUUsage "LLVM IR Attributes"; the emulator's
+    promise checker holds it to the launch's workgroup)."""
     vals = {
         "amdgpu-flat-work-group-size": f"{threads},{threads}",
         "uniform-work-group-size": "true",
     }
     if cluster_dims:
         vals["amdgpu-cluster-dims"] = ",".join(str(d) for d in cluster_dims)
+    if waves_per_eu:
+        vals["amdgpu-waves-per-eu"] = str(waves_per_eu)
     return tuple((k, vals[k]) for k in KERNEL_ATTR_ORDER if k in vals)
 
 

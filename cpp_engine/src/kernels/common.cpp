@@ -5,9 +5,10 @@
 
 namespace cpe::kernels {
 
-const char *const kKernelAttrOrder[3] = {
+const char *const kKernelAttrOrder[4] = {
     "amdgpu-flat-work-group-size",
     "amdgpu-cluster-dims",
+    "amdgpu-waves-per-eu",
     "uniform-work-group-size",
 };
 
@@ -16,7 +17,8 @@ const char *const kModuleFlags[2] = {
     "!0 = !{i32 1, !\"amdhsa_code_object_version\", i32 600}",
 };
 
-ir::Function::Attrs kernel_attrs(int64_t threads, const std::optional<ClusterDims> &cluster_dims) {
+ir::Function::Attrs kernel_attrs(int64_t threads, const std::optional<ClusterDims> &cluster_dims,
+                                 const std::optional<int64_t> &waves_per_eu) {
     ir::Function::Attrs out;
     for (const char *key : kKernelAttrOrder) {
         const std::string k = key;
@@ -27,6 +29,8 @@ ir::Function::Attrs kernel_attrs(int64_t threads, const std::optional<ClusterDim
                 const ClusterDims &d = *cluster_dims;
                 out.emplace_back(k, ir::dec(d[0]) + "," + ir::dec(d[1]) + "," + ir::dec(d[2]));
             }
+        } else if (k == "amdgpu-waves-per-eu") {
+            if (waves_per_eu) out.emplace_back(k, ir::dec(*waves_per_eu));
         } else if (k == "uniform-work-group-size") {
             out.emplace_back(k, "true");
         }

@@ -19,7 +19,7 @@ from ..common import kernel_attrs, new_module
 from .cluster_fold import ClusterFold
 from .epilogue import Epilogue
 from .lds import PAD_C, PIXEL_VECTORS, lds_layout, lds_parts, pixel_slot, swizzle
-from .mainloop import MainLoop
+from .mainloop import MainLoop, tap_beside_waves
 from .slots import Slots
 from .taploop import TapLoop
 from .spec import DTYPES, WAVE, WMMA_M, WMMA_N, kernel_name, threads
@@ -30,7 +30,7 @@ def build(spec: dict, arch, flavor):
     name = kernel_name(spec, arch, flavor)
     variant = conv_abi.variant_of(spec["split_k"], spec["split_k_cluster"])
     s = spec["split_k_cluster"]
-    attrs = kernel_attrs(threads(spec), (1, 1, s) if s else None)
+    attrs = kernel_attrs(threads(spec), (1, 1, s) if s else None, tap_beside_waves(spec))
     m, fn = new_module(flavor, arch, name, conv_abi.params(variant), attrs)
     b = IRBuilder(m, fn)
     Kernel(b, spec).emit()

@@ -31,6 +31,50 @@ def two_deep(spec: dict) -> bool:
             and slots <= PIPELINE_HELD_SLOTS)
 
 
+# The tile (tile_m, tile_n, tile_k, waves_m, waves_n) whose one-tile K loop has the
+# uniform-tap loop beside it, and the waves per SIMD its kernel asks LLVM for: the
+# occupancy of its one-tile kernel before the tap loop (LLVM 22.1, parity perf: 7;
+# the plain cshuffle form 6).
+TAP_BESIDE_TILE = (64, 64, 64, 2, 2)
+TAP_BESIDE_WAVES_PER_EU = 7
+TAP_BESIDE_WAVES_PER_EU_PLAIN_CSHUFFLE = 6
+
+
+def tap_beside(spec: dict) -> bool:
+    """Whether a (valid, defaults filled) spec's one-tile K loop
+    (:meth:`MainLoop.double_buffer_loop`) has the uniform-tap loop beside it: the mem
+    pipeline with 16-byte A and B slots on the 64x64x64 w2x2 tile
+    (:data:`TAP_BESIDE_TILE`; plain, fused, two-stage and cluster). Its kernel asks
+    for :func:`tap_beside_waves` waves per SIMD (``amdgpu-waves-per-eu``). Measured
+    with llc-22 -O3 (bench/mainloop.py, docs/conv_implicit_gemm.md "Uniform-tap
+    loop"): the two-deep K walk would cost a wave (146 VGPRs alone, 160 beside the
+    tap loop: 6 waves, not 7) and more cycles than the one-tile loop (2490 vs 1366
+    llvm-mca cycles per K tile)."""
+    return (spec["pipeline"] == "mem" and spec["vector_a"] == spec["vector_b"] == CHUNK
+            and tuple(spec[k] for k in ("tile_m", "tile_n", "tile_k", "waves_m", "waves_n")) == TAP_BESIDE_TILE)
+
+
+def tap_beside_waves(spec: dict) -> int | None:
+    """The ``amdgpu-waves-per-eu`` of a (valid, defaults filled) spec's kernel: for
+    :func:`tap_beside` kernels the occupancy their one-tile kernel had before the tap
+    loop (:data:`TAP_BESIDE_WAVES_PER_EU`, the plain cshuffle form
+    :data:`TAP_BESIDE_WAVES_PER_EU_PLAIN_CSHUFFLE`), which LLVM 22.1 then meets with
+    no spill (without it LLVM allocates 150 to 162 VGPRs: a wave fewer); else None."""
+    if not tap_beside(spec):
+        return None
+    plain = spec["split_k"] == 1 and spec["split_k_cluster"] == 0
+    if plain and spec["epilogue"] == "cshuffle":
+        return TAP_BESIDE_WAVES_PER_EU_PLAIN_CSHUFFLE
+    return TAP_BESIDE_WAVES_PER_EU
+
+
+def tap_loop_kernel(spec: dict) -> bool:
+    """Whether a (valid, defaults filled) spec's kernel carries the uniform-tap K loop:
+    :func:`two_deep` (beside the two-deep K walk) or :func:`tap_beside` (beside the
+    one-tile K walk)."""
+    return two_deep(spec) or tap_beside(spec)
+
+
 class MainLoop:
     """Phase methods of :class:`.emitter.Kernel`: WMMA and the main loop."""
 
@@ -58,9 +102,21 @@ class MainLoop:
         bbase = b.mul(buf, i32(self.tn * self.tk), "c_bbuf")
         accs = list(accs)
         key = WMMA_KEY[self.s["dtype"]]
+        if tap_beside(self.s):
+            # fragment rows 16 apart share the swizzle phase (its period, rows_per_phase *
+            # period of lds.swizzle, is 16 rows at tile_k 64), so row i's fragment is row
+            # 0's at a constant element offset, which LLVM folds into the ds_load offset
+            # (8 fewer address VGPRs: the kernel fits TAP_BESIDE_WAVES_PER_EU unspilled)
+            ra = [b.add(abase, i32(i * WMMA_M * self.tk), "c_arow") if i else abase for i in range(self.fm)]
+            rb = [b.add(bbase, i32(j * WMMA_N * self.tk), "c_brow") if j else bbase for j in range(self.fn)]
+            rows = ([self.a_rows[0]] * self.fm, [self.b_rows[0]] * self.fn)
+        else:
+            ra, rb, rows = [abase] * self.fm, [bbase] * self.fn, (self.a_rows, self.b_rows)
         for kk in range(self.tk // WMMA_K):
-            fa = [self.fragment(self.lds_a, abase, self.a_rows[i], kk, "fa_p") for i in range(self.fm)]
-            fb = [self.fragment(self.lds_b, bbase, self.b_rows[j], kk, "fb_p") for j in range(self.fn)]
+            if kk and tap_beside(self.s):   # one K step's fragments live at a time
+                b.call("sched_barrier", [i32(0)])
+            fa = [self.fragment(self.lds_a, ra[i], rows[0][i], kk, "fa_p") for i in range(self.fm)]
+            fb = [self.fragment(self.lds_b, rb[j], rows[1][j], kk, "fb_p") for j in range(self.fn)]
             for i in range(self.fm):
                 for j in range(self.fn):
                     k = i * self.fn + j
@@ -213,6 +269,7 @@ class MainLoop:
         b.cond_br(any_tile, pro, done)
         # Prologue: tile 0 -> buffer 0, barrier.
         b.position(pro)
+        tap_exits = []
         if self.wavelet:
             pl = b.new_block("pro_load")
             pj = b.new_block("pro_join")
@@ -222,6 +279,8 @@ class MainLoop:
             b.br(pj)
             b.position(pj)
         else:
+            if tap_beside(self.s):
+                tap_exits = self.tap_loop(nacc, zero, done)
             self.store_tile(self.load_tile(self.k_begin, self.a_states), i32(0))
         st1 = self.advance(self.a_states)
         # Loop: iteration t computes buffer t&1 while tile t+1 goes to buffer (t+1)&1.
@@ -279,7 +338,7 @@ class MainLoop:
             self.store_tile(vals, nbuf)
         self.barrier()
         loop_end = self.close_loop(loop, done, pro_end, (t, t1), (acc_phis, zero, new), (st_phis, st1, nxt))
-        return done, [(new, loop_end)]
+        return done, tap_exits + [(new, loop_end)]
 
     def close_loop(self, loop, done, pro_end, tt, acc, st):
         """The back-edge of a K loop: branch to ``loop`` while ``t_next < ntiles``, else

@@ -106,12 +106,18 @@ class TapLoop:
             cr = b.binop("or", cr, kr, "tp_r")
             odd = b.binop("and", self.ntiles, i32(1), "tp_odd")
             cr = b.binop("or", cr, odd, "tp_r")
-        # the K walk is the branch's true side: LLVM 22 then allocates 108 VGPRs at
-        # 64x64x32, not 118 (occupancy 9, not 8)
-        gen = b.icmp("ne", cr, i32(0), "tp_gen")
+        two_deep = self.pipelines_two_deep()
+        # beside the two-deep loop the K walk is the branch's true side: LLVM 22 then
+        # allocates 108 VGPRs at 64x64x32, not 118 (occupancy 9, not 8); beside the
+        # one-tile loop it is the false side: LLVM's structurizer then places the walk
+        # first, so the tap loop does not hold the walk's values (tap_beside)
+        cond = b.icmp("ne", cr, i32(0), "tp_gen") if two_deep else b.icmp("eq", cr, i32(0), "tp_uni")
         walk = b.new_block("kwalk")
         tpro = b.new_block("tap_pro")
-        b.cond_br(gen, walk, tpro)
+        if two_deep:
+            b.cond_br(cond, walk, tpro)
+        else:
+            b.cond_br(cond, tpro, walk)
         b.position(tpro)
         return walk
 

@@ -176,7 +176,7 @@ std::pair<std::string, std::unique_ptr<ir::Module>> build(const ConvSpec &spec, 
     const int64_t s = spec.split_k_cluster;
     std::optional<ClusterDims> dims;
     if (s) dims = ClusterDims{1, 1, s};
-    auto attrs = kernel_attrs(threads(spec), dims);
+    auto attrs = kernel_attrs(threads(spec), dims, tap_beside_waves(spec));
     auto m = new_module(flavor, arch, name, conv_abi::params(variant), std::move(attrs));
     IRBuilder b(*m);
     Kernel k(b, spec);

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -109,6 +110,27 @@ inline constexpr int64_t kPipelineWmmasMax = 4;
 // The most load slots per thread (A + B) the pipelined loop holds in registers
 // across a half (4 VGPRs each).
 inline constexpr size_t kPipelineHeldSlots = 4;
+// The tile (tile_m, tile_n, tile_k, waves_m, waves_n) whose one-tile K loop has the
+// uniform-tap loop beside it, and the waves per SIMD its kernel asks LLVM for: the
+// occupancy of its one-tile kernel before the tap loop (LLVM 22.1, parity perf: 7;
+// the plain cshuffle form 6). Twin: TAP_BESIDE_TILE, TAP_BESIDE_WAVES_PER_EU*.
+inline constexpr int64_t kTapBesideTile[5] = {64, 64, 64, 2, 2};
+inline constexpr int64_t kTapBesideWavesPerEu = 7;
+inline constexpr int64_t kTapBesideWavesPerEuPlainCshuffle = 6;
+
+// Whether a valid spec's one-tile K loop (double_buffer_loop) has the uniform-tap
+// loop beside it: the mem pipeline with 16-byte A and B slots on kTapBesideTile
+// (plain, fused, two-stage and cluster). Measured with llc-22 -O3 (bench/mainloop.py,
+// docs/conv_implicit_gemm.md "Uniform-tap loop"): the two-deep K walk would cost a
+// wave (146 VGPRs alone, 160 beside the tap loop: 6 waves, not 7) and more cycles
+// than the one-tile loop (2490 vs 1366 llvm-mca cycles per K tile). Twin: tap_beside.
+bool tap_beside(const ConvSpec &spec);
+// The amdgpu-waves-per-eu of a valid spec's kernel: for tap_beside kernels the
+// occupancy their one-tile kernel had before the tap loop (kTapBesideWavesPerEu, the
+// plain cshuffle form kTapBesideWavesPerEuPlainCshuffle), which LLVM 22.1 then meets
+// with no spill (without it LLVM allocates 150 to 162 VGPRs: a wave fewer); else
+// nullopt. Twin: tap_beside_waves.
+std::optional<int64_t> tap_beside_waves(const ConvSpec &spec);
 
 // Emits one kernel. Its methods are defined in the .cpp file of their phase
 // (the twin module has the same name: emitter.py, slots.py, ...); within each file

@@ -35,10 +35,24 @@ std::vector<Value> Kernel::compute(const Value &buf, std::vector<Value> accs) {
     const Value abase = b_.mul(buf, ci32(tm_ * tk_), "c_abuf");
     const Value bbase = b_.mul(buf, ci32(tn_ * tk_), "c_bbuf");
     const std::string key = wmma_key(*s_.dtype);
+    const bool beside = tap_beside(s_);
+    std::vector<Value> ra(static_cast<size_t>(fm_), abase), rb(static_cast<size_t>(fn_), bbase);
+    std::vector<Value> rows_a = a_rows_, rows_b = b_rows_;
+    if (beside) {
+        // fragment rows 16 apart share the swizzle phase (its period, rows_per_phase *
+        // period of swizzle(), is 16 rows at tile_k 64), so row i's fragment is row
+        // 0's at a constant element offset, which LLVM folds into the ds_load offset
+        // (8 fewer address VGPRs: the kernel fits tap_beside_waves unspilled)
+        for (int64_t i = 1; i < fm_; ++i) ra[static_cast<size_t>(i)] = b_.add(abase, ci32(i * kWmmaM * tk_), "c_arow");
+        for (int64_t j = 1; j < fn_; ++j) rb[static_cast<size_t>(j)] = b_.add(bbase, ci32(j * kWmmaN * tk_), "c_brow");
+        rows_a.assign(static_cast<size_t>(fm_), a_rows_[0]);
+        rows_b.assign(static_cast<size_t>(fn_), b_rows_[0]);
+    }
     for (int64_t kk = 0; kk < tk_ / kWmmaK; ++kk) {
+        if (kk && beside) b_.call_void("sched_barrier", {ci32(0)});  // one K step's fragments live at a time
         std::vector<Value> fa, fb;
-        for (int64_t i = 0; i < fm_; ++i) fa.push_back(fragment(lds_a_, abase, a_rows_[i], kk, "fa_p"));
-        for (int64_t j = 0; j < fn_; ++j) fb.push_back(fragment(lds_b_, bbase, b_rows_[j], kk, "fb_p"));
+        for (int64_t i = 0; i < fm_; ++i) fa.push_back(fragment(lds_a_, ra[i], rows_a[i], kk, "fa_p"));
+        for (int64_t j = 0; j < fn_; ++j) fb.push_back(fragment(lds_b_, rb[j], rows_b[j], kk, "fb_p"));
         for (int64_t i = 0; i < fm_; ++i) {
             for (int64_t j = 0; j < fn_; ++j) {
                 const size_t k = static_cast<size_t>(i * fn_ + j);
@@ -99,6 +113,18 @@ bool Kernel::pipelines_two_deep() const {
     const int64_t wmmas = fm_ * fn_ * (tk_ / kWmmaK);
     return !wavelet_ && wmmas >= kPipelineWmmasMin && wmmas <= kPipelineWmmasMax && pix_ == 0 &&
            slot_a_ == kChunk && slot_b_ == kChunk && a_slots_.size() + b_slots_.size() <= kPipelineHeldSlots;
+}
+
+bool tap_beside(const ConvSpec &spec) {
+    return *spec.pipeline == "mem" && spec.vector_a == kChunk && spec.vector_b == kChunk &&
+           spec.tile_m == kTapBesideTile[0] && spec.tile_n == kTapBesideTile[1] && spec.tile_k == kTapBesideTile[2] &&
+           spec.waves_m == kTapBesideTile[3] && spec.waves_n == kTapBesideTile[4];
+}
+
+std::optional<int64_t> tap_beside_waves(const ConvSpec &spec) {
+    if (!tap_beside(spec)) return std::nullopt;
+    const bool plain = spec.split_k == 1 && spec.split_k_cluster == 0;
+    return plain && *spec.epilogue == "cshuffle" ? kTapBesideWavesPerEuPlainCshuffle : kTapBesideWavesPerEu;
 }
 
 // End the prologue (barrier, branch into `loop`) and open `loop` with the phis of
@@ -275,6 +301,7 @@ Block &Kernel::double_buffer_loop(const Value &any_tile, Block &pro, size_t nacc
         b_.br(pj);
         b_.position(pj);
     } else {
+        if (tap_beside(s_)) tap_loop(nacc, zero, done, exits);
         const TileVals v0 = load_tile(k_begin_, a_states_);
         store_tile(v0, ci32(0));
     }

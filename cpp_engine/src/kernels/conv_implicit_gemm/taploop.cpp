@@ -102,12 +102,19 @@ Block &Kernel::tap_branch() {
         const Value odd = b_.binop("and", ntiles_, ci32(1), "tp_odd");
         cr = b_.binop("or", cr, odd, "tp_r");
     }
-    // the K walk is the branch's true side: LLVM 22 then allocates 108 VGPRs at
-    // 64x64x32, not 118 (occupancy 9, not 8)
-    const Value gen = b_.icmp("ne", cr, ci32(0), "tp_gen");
+    const bool two_deep = pipelines_two_deep();
+    // beside the two-deep loop the K walk is the branch's true side: LLVM 22 then
+    // allocates 108 VGPRs at 64x64x32, not 118 (occupancy 9, not 8); beside the
+    // one-tile loop it is the false side: LLVM's structurizer then places the walk
+    // first, so the tap loop does not hold the walk's values (tap_beside)
+    const Value cond = two_deep ? b_.icmp("ne", cr, ci32(0), "tp_gen") : b_.icmp("eq", cr, ci32(0), "tp_uni");
     Block &walk = b_.new_block("kwalk");
     Block &tpro = b_.new_block("tap_pro");
-    b_.cond_br(gen, walk, tpro);
+    if (two_deep) {
+        b_.cond_br(cond, walk, tpro);
+    } else {
+        b_.cond_br(cond, tpro, walk);
+    }
     b_.position(tpro);
     return walk;
 }
