@@ -46,6 +46,8 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from parity.cli.common import Parser, at_least_one  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from scratch_edit import Scratch  # noqa: E402  (bench/scratch_edit.py)
 from parity.base.outputs import run_quietly_on_broken_pipe  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,20 +81,6 @@ def run(*args: str) -> tuple[float, float, str]:
     if r.returncode != 0:
         raise SystemExit(f"error: parity {' '.join(args)} exited {r.returncode}: {out.strip().splitlines()[-1:]}")
     return wall, cpu, out
-
-
-class Scratch:
-    """Edits files and restores their exact bytes on exit."""
-
-    def __init__(self, *paths: Path):
-        self.saved = {p: p.read_bytes() for p in paths}
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        for p, data in self.saved.items():
-            p.write_bytes(data)
 
 
 def _insert(path: Path, anchor: str, line: str) -> None:

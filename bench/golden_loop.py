@@ -28,6 +28,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from scratch_edit import Scratch  # noqa: E402  (bench/scratch_edit.py)
+
 ROOT = Path(__file__).resolve().parents[1]
 PY = ROOT / "python_engine/kernels/conv_fwd_split_k_reduce.py"
 CPP = ROOT / "cpp_engine/src/kernels/conv_fwd_split_k_reduce.cpp"
@@ -38,20 +41,6 @@ def parity(*args: str) -> tuple[int, str, float]:
     t0 = time.perf_counter()
     r = subprocess.run([sys.executable, "-m", "parity", *args], cwd=ROOT, capture_output=True, text=True)
     return r.returncode, r.stdout + r.stderr, time.perf_counter() - t0
-
-
-class Scratch:
-    """Edits files and restores their exact bytes on exit."""
-
-    def __init__(self, *paths: Path):
-        self.saved = {p: p.read_bytes() for p in paths}
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        for p, data in self.saved.items():
-            p.write_bytes(data)
 
 
 def bench_write() -> None:

@@ -51,7 +51,7 @@ def test_integer_list_parses_comma_separated_integers_and_names_the_flag():
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 #: sim_rate.py is bench/sim.py's worker (positional arguments from its parent), not a command
-SCRIPTS = sorted(p.stem for p in BENCH.glob("*.py") if p.stem != "sim_rate")
+SCRIPTS = sorted(p.stem for p in BENCH.glob("*.py") if p.stem not in ("sim_rate", "scratch_edit"))  # a worker, a helper module
 
 
 class _Parsed(Exception):
