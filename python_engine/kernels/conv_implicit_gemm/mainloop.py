@@ -293,36 +293,7 @@ class MainLoop:
         t1 = b.add(t.result, i32(1), "t_next", ("nuw", "nsw"))
         knext = b.add(self.k_begin, b.mul(t1, i32(self.tk), "k_step"), "k_next")
         if self.wavelet:
-            ld = b.new_block("wl_load")
-            cp = b.new_block("wl_compute")
-            jn = b.new_block("wl_join")
-            b.cond_br(self.is_loader, ld, cp)
-            b.position(ld)
-            self.store_tile(self.load_tile(knext, cur), nbuf)
-            nxt = self.advance(cur)
-            b.br(jn)
-            b.position(cp)
-            new = self.compute(buf, accs)
-            cp_end = b.block
-            b.br(jn)
-            b.position(jn)
-            merged = []
-            for old, nw in zip(accs, new):
-                ph = b.phi(T.vec(8, T.FLOAT), "acc_j")
-                ph.add_incoming(old, ld)
-                ph.add_incoming(nw, cp_end)
-                merged.append(ph.result)
-            new = merged
-            jst = []
-            for s1, s0 in zip(nxt, cur):
-                d = dict(s1)
-                for f in self.CARRIED:
-                    ph = b.phi(T.I32, "k_j" + f)
-                    ph.add_incoming(s1[f], ld)
-                    ph.add_incoming(s0[f], cp_end)
-                    d[f] = ph.result
-                jst.append(d)
-            nxt = jst
+            new, nxt = self.wavelet_step(buf, nbuf, knext, accs, cur)
         else:
             # Software pipeline: tile t+1's global loads are issued first and fenced
             # from the WMMAs by a scheduling barrier (mask 0: nothing crosses), so the
@@ -339,6 +310,41 @@ class MainLoop:
         self.barrier()
         loop_end = self.close_loop(loop, done, pro_end, (t, t1), (acc_phis, zero, new), (st_phis, st1, nxt))
         return done, tap_exits + [(new, loop_end)]
+
+    def wavelet_step(self, buf, nbuf, knext, accs, cur):
+        """One wavelet-pipeline iteration (twin: Kernel::wavelet_step, mainloop.cpp): the loader
+        waves store tile t+1 to buffer ``nbuf`` while the compute waves run the WMMAs on
+        ``buf``; both paths join with phis. Returns ``(accumulators, next K states)``."""
+        b = self.b
+        ld = b.new_block("wl_load")
+        cp = b.new_block("wl_compute")
+        jn = b.new_block("wl_join")
+        b.cond_br(self.is_loader, ld, cp)
+        b.position(ld)
+        self.store_tile(self.load_tile(knext, cur), nbuf)
+        nxt = self.advance(cur)
+        b.br(jn)
+        b.position(cp)
+        new = self.compute(buf, accs)
+        cp_end = b.block
+        b.br(jn)
+        b.position(jn)
+        merged = []
+        for old, nw in zip(accs, new):
+            ph = b.phi(T.vec(8, T.FLOAT), "acc_j")
+            ph.add_incoming(old, ld)
+            ph.add_incoming(nw, cp_end)
+            merged.append(ph.result)
+        jst = []
+        for s1, s0 in zip(nxt, cur):
+            d = dict(s1)
+            for f in self.CARRIED:
+                ph = b.phi(T.I32, "k_j" + f)
+                ph.add_incoming(s1[f], ld)
+                ph.add_incoming(s0[f], cp_end)
+                d[f] = ph.result
+            jst.append(d)
+        return merged, jst
 
     def close_loop(self, loop, done, pro_end, tt, acc, st):
         """The back-edge of a K loop: branch to ``loop`` while ``t_next < ntiles``, else
