@@ -174,12 +174,17 @@ def test_exact_udiv_of_the_tap_by_x_is_killed_by_a_3x3_on_the_tap_loop():
 
 @pytest.mark.parametrize("operand, problem", [
     ("%a_hi656", "cover_diff_hok"),    # K walk, first half, A slot 1 (row base %a_hb of rows 32..63)
-    ("%tp_wi207", "cover_diff_wok"),   # tap prologue, first tile pair, A slot 0
+    ("%tp_wi207", "cover_tap_wok"),    # tap prologue, first tile pair, A slot 0
+    ("%tp_wi214", "cover_tap_wok"),    # first tile pair, A slot 1 (rows 32..63)
+    ("%tp_wi253", "cover_tap_wok"),    # second tile pair, A slot 0
+    ("%tp_wi260", "cover_tap_wok"),    # second tile pair, A slot 1
 ])
 def test_differential_problems_kill_the_spk2_kloop_survivors(operand, problem):
     """The K-loop survivors of spk2 64x64 the differential run found real (docs/sim.md,
-    "Today's K-loop survivors"): ``a_hok`` / ``tp_wok`` (``icmp ult``) made ``ule`` fail
-    the problem the run drew; the honest kernel passes it."""
+    "spk2 64x64's K-loop mutants"): ``a_hok`` / ``tp_wok`` (``icmp ult``) made ``ule`` fail
+    the problem the run drew (``cover_tap_wok``: the drawn one widened so that both A
+    slots and both tile pairs of the tap prologue meet a right padding tap at wi == W);
+    the honest kernel passes it."""
     from parity.sim import cover
     fam, name, spec, arch = _cfg("conv_implicit_gemm", "spk2_mem_default_64x64_bf16")
     full = N._with_defaults(fam, spec)
@@ -189,6 +194,31 @@ def test_differential_problems_kill_the_spk2_kloop_survivors(operand, problem):
                 and f"icmp ult i32 {operand}," in lines[s[0]])
     job = R.Job(fam, name, full, arch, t, OPS.apply(t, "kloop_cmp", site))
     prob = next(p for p in cover.conv_cover_problems(full) if p[0] == problem)
+    for lw, bad in ((R.mutant_lowerer(job), True), (N._Lowerer(), False)):
+        case = next(c for c in CONV_PLAN.conv_cases(full, arch, lw, problems=(prob,)) if isinstance(c, N.Case))
+        probs, _ = N.run_case(case, lw, case.orders)
+        assert (bool(probs) and "outside the tolerance" in probs[0]) if bad else probs == [], probs
+
+
+
+@pytest.mark.parametrize("slot", range(4))
+def test_cover_pad_deep_kills_the_padded_pixel_kloop_row_masks(slot):
+    """spk4 va3 cshuffle's K-loop ``a_hok = icmp ult %a_hi, %H`` made ``ule`` survived
+    (the wider sample, docs/sim.md): ``cover_pad_images`` has one K tile a slice there.
+    ``cover_pad_deep`` (4 images of 4x4, an 8x8 filter, padding 4) gives every slice
+    K-loop tiles whose bottom padding tap at hi == H lies on the next image: each of the
+    four A slots' masks one long fails it; the honest kernel passes it."""
+    from parity.sim import cover
+    fam, name, spec, arch = _cfg("conv_implicit_gemm", "spk4_mem_cshuffle_va3_vb3_bf16")
+    full = N._with_defaults(fam, spec)
+    t = api.lower(fam, full, arch, "llvm23").text
+    lines = t.split("\n")
+    loop = next(i for i, ln in enumerate(lines) if ln.startswith("kloop"))
+    sites = [s for s in OPS.sites(t, "cmp_boundary") if s[0] > loop and " = icmp ult i32 %a_hi" in lines[s[0]]
+             and lines[s[0]].lstrip().startswith("%a_hok")]
+    assert len(sites) == 4, sites
+    job = R.Job(fam, name, full, arch, t, OPS.apply(t, "cmp_boundary", sites[slot]))
+    prob = next(p for p in cover.conv_cover_problems(full) if p[0] == "cover_pad_deep")
     for lw, bad in ((R.mutant_lowerer(job), True), (N._Lowerer(), False)):
         case = next(c for c in CONV_PLAN.conv_cases(full, arch, lw, problems=(prob,)) if isinstance(c, N.Case))
         probs, _ = N.run_case(case, lw, case.orders)

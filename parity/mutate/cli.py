@@ -1,10 +1,11 @@
 """``parity mutate``: the mutation lane (docs/sim.md, "Mutation lane").
 
-``parity mutate [--only F] [--seconds N] [--max-mutants N] [--seed S] [--per-kind K] [--differential N] [-j N] [--json PATH]``
+``parity mutate [--only F] [--seconds N] [--max-mutants N] [--seed S] [--per-kind K] [--match RE] [--differential N] [-j N] [--json PATH]``
 lowers every accepted llvm23 config of conv_implicit_gemm and
 conv_fwd_split_k_reduce (or the ``--only`` selection), draws up to K sites per
 mutation kind and config (seeded), runs the oracles of parity/mutate/run.py on
-each mutant (the first ``--max-mutants`` of the seeded order: a count bound gives
+each mutant (``--match``: only the sites whose honest line matches a regular
+expression; the first ``--max-mutants`` of the seeded order: a count bound gives
 the same judged set on every run) until done or ``--seconds`` have passed, and prints per kind killed
 / survived / equivalent, the oracles that killed, the kill rate, and every
 survivor with its diff. Exit 0 when the kill rate is at least ``--goal``
@@ -43,6 +44,28 @@ def percent(flag: str):
     return parse
 
 
+def regex(flag: str):
+    """argparse type for ``flag``: a Python regular expression (compiled), refused with
+    the compiler's reason."""
+    def parse(text: str):
+        try:
+            return re.compile(text)
+        except re.error as e:
+            raise argparse.ArgumentTypeError(f"{flag}: not a regular expression ({e}): '{shown(text)}'")
+    return parse
+
+
+def site_line(site) -> str:
+    """The honest IR line a planned :class:`parity.mutate.run.Site` changes (its key's line
+    index), or the key's text for a site that is not a line (``launch_plan`` fields)."""
+    key = site.site
+    i = key[0] if isinstance(key, tuple) and key and isinstance(key[0], int) else None
+    if i is None:
+        return str(key)
+    lines = site.original.split("\n")
+    return lines[i] if 0 <= i < len(lines) else str(key)
+
+
 def add_command(sub) -> None:
     p = sub.add_parser("mutate", help="IR mutants of accepted kernels through the oracles: the kill rate")
     add_options(p, only="configs", flavor=False, jobs=True, json=True, timeout=False, engines=False)
@@ -56,6 +79,9 @@ def add_command(sub) -> None:
                    help="sites drawn per mutation kind and config (default 2; 0 = every site)")
     p.add_argument("--kinds", default=None, help=f"comma-separated mutation kinds (default all: {', '.join(OPS.KINDS)})")
     p.add_argument("--goal", type=percent("--goal"), default=95.0, help="the kill rate in %% that passes (default 95)")
+    p.add_argument("--match", type=regex("--match"), default=None, metavar="RE",
+                   help="judge only the planned sites whose honest IR line matches this Python regular expression "
+                        "(re.search; e.g. '%%(a_rok|again)[0-9]* = icmp' for named survivors)")
     p.add_argument("--differential", type=integer("--differential", lo=1), default=None, metavar="N",
                    help="then run every conv survivor and every mutant argued equivalent against its honest "
                         "kernel on N random admitted problems, D bit for bit (docs/sim.md)")
@@ -100,11 +126,14 @@ def _mutate(args, cluster) -> int:
     except MemoryError:
         return die(f"out of memory while planning the mutants of {len(configs)} config(s) "
                    f"(--per-kind {args.per_kind}); bound the plan with --only, --kinds or --per-kind")
+    if args.match is not None:
+        jobs = [j for j in jobs if args.match.search(site_line(j))]
     planned = len(jobs)
     if args.max_mutants is not None:
         jobs = jobs[:args.max_mutants]
     print(f"mutate: {planned} mutants of {len(configs)} config(s), seed {args.seed}, "
           + (f"{args.per_kind} site(s)" if args.per_kind else "every site") + " per kind and config"
+          + (f", matching /{shown(args.match.pattern)}/" if args.match is not None else "")
           + (f", the first {len(jobs)} judged" if args.max_mutants is not None else "")
           + (f", at most {args.seconds:g}s" if args.seconds is not None else ""), flush=True)
     try:
@@ -141,7 +170,13 @@ def _differentials(jobs, verdicts, n: int, seed: int, n_jobs: int = 1) -> list:
         argued = v.status == "equivalent" and v.reason.startswith("argued:")
         if (v.status == "survived" or argued) and v.family == "conv_implicit_gemm":
             picked.append((site, v))
-    res = D.differential_many([site.job() for site, _ in picked], n, seed, n_jobs)
+    t0 = time.perf_counter()
+
+    def progress(config, done, parts, counts):
+        print(f"differential {config}: part {done} of {parts} ({time.perf_counter() - t0:.0f}s): "
+              + ", ".join(f"{eq + dif} run / {dif} differ" for eq, dif in counts), flush=True)
+    res = D.differential_many([site.job() for site, _ in picked], n, seed, n_jobs,
+                              chunks=max(n_jobs, min(20, n // 25)), progress=progress)
     out = []
     for (site, v), (eq, dif, first, secs) in zip(picked, res):
         print(f"differential {v.family}/{v.config} {v.kind} `{v.what}` ({v.status}): {eq} equal, {dif} differ "

@@ -107,14 +107,17 @@ def _group(args) -> list:
     return out
 
 
-def differential_many(jobs: list, n: int, seed: int = 0, n_jobs: int = 1) -> list:
+def differential_many(jobs: list, n: int, seed: int = 0, n_jobs: int = 1, chunks: int = 0,
+                      progress=None) -> list:
     """``[(equal, differ, first difference or error text, seconds)]`` per mutant of ``jobs``
     (each against its honest kernel over the same ``n`` admitted random problems of its
     config, drawn with ``seed``). The mutants of one config share each problem's honest
-    run; the problems are dealt to ``n_jobs`` worker processes (the seconds are the
-    config's wall time, shared by its mutants). A mutant that raises where the honest
-    kernel runs counts as differing. ``ValueError`` for a family other than
-    conv_implicit_gemm."""
+    run; the problems are dealt in ``chunks`` parts (default ``n_jobs``; problem a goes to
+    part a mod chunks) to ``n_jobs`` worker processes (the seconds are the config's wall
+    time, shared by its mutants). ``progress(config, parts done, parts, [(equal, differ)
+    per mutant so far])`` is called as each part ends, so a long run reports its counts
+    before it is over. A mutant that raises where the honest kernel runs counts as
+    differing. ``ValueError`` for a family other than conv_implicit_gemm."""
     import multiprocessing as mp
     for j in jobs:
         if j.family != "conv_implicit_gemm":
@@ -123,22 +126,31 @@ def differential_many(jobs: list, n: int, seed: int = 0, n_jobs: int = 1) -> lis
     for i, j in enumerate(jobs):
         groups.setdefault(j.config, []).append(i)
     res = [None] * len(jobs)
+    J = max(1, chunks or n_jobs)
     for idx in groups.values():
         js = [jobs[i] for i in idx]
         t0 = time.perf_counter()
-        work = [(js, n, seed, k, n_jobs) for k in range(n_jobs)]
+        work = [(js, n, seed, k, J) for k in range(J)]
+        parts = []
+
+        def done(part, js=js):
+            parts.append(part)
+            if progress is not None:
+                progress(js[0].config, len(parts), J,
+                         [(sum(p[m][0] for p in parts), sum(p[m][1] for p in parts)) for m in range(len(js))])
         if n_jobs > 1:
             with mp.get_context("fork").Pool(n_jobs) as pool:
-                parts = pool.map(_group, work, chunksize=1)
+                for part in pool.imap_unordered(_group, work, chunksize=1):
+                    done(part)
         else:
-            parts = [_group(work[0])]
+            for w in work:
+                done(_group(w))
         secs = time.perf_counter() - t0
         for m, i in enumerate(idx):
             firsts = [p[m][2] for p in parts if p[m][2] is not None]
             first = min(firsts)[1] if firsts else ""
             res[i] = (sum(p[m][0] for p in parts), sum(p[m][1] for p in parts), first, secs)
     return res
-
 
 
 def _mutant_output(job, mut, prob) -> bytes:

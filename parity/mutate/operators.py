@@ -448,6 +448,10 @@ def equivalent_reason(original: str, m: Mutant) -> str:
         return "a two-term fadd is commutative"
     if m.kind == "promise_lie" and m.what.startswith("exact_shift:") and _shift_of_multiple(m.text, m.line - 1):
         return "exact holds: the shifted operand is a product by a multiple of 2^shift (no set bit shifted out)"
+    if m.kind in ("const_inc", "const_dec") and _times_zero(original, m.text, m.line - 1):
+        return "a product with a literal 0 operand: 0 whatever the other operand"
+    if m.kind in ("const_inc", "const_dec") and _same_literal_value(original, m.text, m.line - 1):
+        return "an operation of two literals whose value does not change"
     if m.kind in ("cmp_boundary", "kloop_cmp") and m.what.startswith(("cmp_boundary", "ult", "ule", "ugt", "uge",
                                                                          "slt", "sle", "sgt", "sge")) \
             and _min_max_idiom(m.text, m.line - 1):
@@ -472,6 +476,41 @@ def _shift_of_multiple(text: str, i: int) -> bool:
         return int(mm.group(1) or mm.group(2)) % (1 << sh) == 0
     ms = re.match(r"^  %[\w.]+ = shl(?: nuw| nsw)* i\d+ %[\w.]+, (\d+)$", d)
     return bool(ms) and int(ms.group(1)) >= sh
+
+
+def _times_zero(original: str, text: str, i: int) -> bool:
+    """Line ``i`` is ``mul iN a, b`` with a literal 0 operand both in ``original`` and in
+    the mutant ``text`` (a constant of the product changed, the 0 kept): both are 0."""
+    pat = r"^  %[\w.]+ = mul(?: nuw| nsw)* i\d+ (%[\w.]+|-?\d+), (%[\w.]+|-?\d+)$"
+    a = re.match(pat, original.split("\n")[i])
+    b = re.match(pat, text.split("\n")[i])
+    return bool(a and b) and "0" in a.groups() and "0" in b.groups()
+
+
+_LIT_OPS = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+            "udiv": lambda a, b: a // b if b else None, "urem": lambda a, b: a % b if b else None,
+            "shl": lambda a, b: a << b, "lshr": lambda a, b: a >> b,
+            "and": lambda a, b: a & b, "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b}
+
+
+def _same_literal_value(original: str, text: str, i: int) -> bool:
+    """Line ``i`` is ``OP iN a, b`` with two non-negative literal operands (no flags), in
+    ``original`` and in the mutant, and both evaluate (modulo 2^N, shift amounts below
+    N, divisors non-zero) to the same value: e.g. ``udiv i32 32, 8`` -> ``udiv i32 33, 8``."""
+    pat = r"^  %[\w.]+ = (\w+) i(\d+) (\d+), (\d+)$"
+    vals = []
+    for t in (original, text):
+        m = re.match(pat, t.split("\n")[i])
+        if not m or m.group(1) not in _LIT_OPS:
+            return False
+        n, a, b = int(m.group(2)), int(m.group(3)), int(m.group(4))
+        if a >= 1 << n or b >= 1 << n or (m.group(1) in ("shl", "lshr") and b >= n):
+            return False
+        v = _LIT_OPS[m.group(1)](a, b)
+        if v is None:
+            return False
+        vals.append(v % (1 << n))
+    return vals[0] == vals[1]
 
 
 def _min_max_idiom(text: str, i: int) -> bool:

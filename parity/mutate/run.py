@@ -349,6 +349,101 @@ def _finite_nnan(job: Job) -> bool:
     return job.mutant.kind == "promise_lie" and job.mutant.what.startswith("fmf_nnan:")
 
 
+def _float_min_max(job: Job) -> bool:
+    """A float min/max (``%c = fcmp ogt a, b`` whose only use is ``select %c, b, a`` or
+    ``select %c, a, b``: the clamp epilogue's ``above`` / ``below``) with its ordered
+    predicate made strict or non-strict: at ``a oeq b`` both arms are the same number
+    (they can differ only as +0 and -0, the same value: *relu at zero*); a NaN operand
+    makes the ordered compare false either way. The integer form is proved by rule
+    (``operators._min_max_idiom``); floats are argued because of the signed zero."""
+    m = job.mutant
+    return m.kind == "cmp_boundary" and m.what.split(" ")[0] in ("olt", "ole", "ogt", "oge") and \
+        OPS._min_max_idiom(m.text, m.line - 1)
+
+
+def _one_wave_index(job: Job) -> bool:
+    """A workgroup of one wave (``amdgpu-flat-work-group-size`` 32, checked against the
+    plan's block by the promise oracle): ``wave = readfirstlane(tid >> 5)`` is 0, so
+    ``wave_m = udiv %wave, C`` / ``wave_n = urem %wave, C`` with C changed to another
+    divisor C' >= 1 is still 0 (a divisor 0 is poison: the emulator kills it)."""
+    ln = _changed_line(job)
+    d = re.search(r"= (?:udiv|urem) i32 %wave\d+, (-?\d+)$", ln)
+    return job.family == "conv_implicit_gemm" and job.mutant.kind in ("const_inc", "const_dec") and \
+        '"amdgpu-flat-work-group-size"="32,32"' in job.original and d is not None and int(d.group(1)) >= 1
+
+
+def _channel_quotient(job: Job) -> bool:
+    """``udiv i32 C, %cpg`` (``k_sa``: the K step's whole pixels, C = tile_k or the slot)
+    made ``udiv i32 C + 1, %cpg``: the quotient changes only when cpg divides C + 1;
+    every admitted cpg is a multiple of vector_a and of vector_b (conv_launch refuses
+    the rest: python_engine/kernels/conv_launch.py), so when lcm(vector_a, vector_b)
+    does not divide C + 1 no admitted cpg does."""
+    ln = _changed_line(job)
+    d = re.search(r"= udiv i32 (\d+), %cpg$", ln)
+    if job.family != "conv_implicit_gemm" or job.mutant.kind != "const_inc" or d is None:
+        return False
+    va, vb = job.spec["vector_a"], job.spec["vector_b"]
+    return int(d.group(1)) % (va * vb // math.gcd(va, vb)) != 0
+
+
+def _block_at(text: str, i: int) -> str:
+    """The hint of the block holding line index ``i``."""
+    lines = text.split("\n")
+    return next((mm.group(1) for ln in reversed(lines[:i + 1]) if (mm := OPS._LABEL.match(ln))), "")
+
+
+def _pixel_carry_value(job: Job) -> bool:
+    """Padded-pixel widths: the K walk's channel offset ``k_c`` starts at ``a_ck`` = 0 and
+    steps by ``k_sb = tile_k urem slot`` = 0 (K offsets are whole slots), so the honest
+    ``k_cn = k_c + k_sb`` is 0 and the carry ``k_cyc = k_cn >= slot`` never fires
+    (*pixel carry*). Then ``k_cw = select k_cyc, slot, 0`` with the true arm changed
+    selects 0 as before; ``k_c = sub k_cn, k_cw`` swapped is 0 - 0; and the prologue's
+    false arm 0 made -1 starts ``k_c`` at 1, which the loop carries unchanged (``k_cn``
+    = 1 < slot, the carry still never fires). ``k_c`` feeds only ``k_cn``, so the
+    addresses are the honest ones. (The loop's false arm made -1 adds 1 a trip and is
+    not covered: after ``slot`` trips the carry fires.)"""
+    if job.family != "conv_implicit_gemm" or job.spec["vector_a"] not in cover.C.PIXEL_VECTORS:
+        return False
+    k, ln = job.mutant.kind, _changed_line(job)
+    h = _hint_of(ln)
+    if h == "k_c" and k == "swap_operands":
+        return re.search(r"= sub i32 %k_cw\d+, %k_cn\d+$", ln) is not None
+    if h != "k_cw" or k not in ("const_inc", "const_dec"):
+        return False
+    arms = re.search(r"= select i1 %k_cyc\d+, i32 (-?\d+), i32 (-?\d+)$", ln)
+    slot = cover.C.pixel_slot(job.spec["vector_a"])
+    if arms is None:
+        return False
+    if int(arms.group(2)) == 0:
+        return True  # the true arm changed: never selected
+    return arms.group(1) == str(slot) and arms.group(2) == "-1" and \
+        _block_at(job.mutant.text, job.mutant.line - 1) == "prologue"
+
+
+def _pad_lane_partner(job: Job) -> bool:
+    """A WMMA fragment ``shufflevector`` of two 8-element LDS chunks (K chunks starting
+    at multiples of 8) with one mask index changed (``const_inc`` / ``const_dec``) at
+    fragment position p: on padded-pixel widths with vector_a = vector_b = v, position p
+    holds K offset p mod slot within a pixel slot, a padding channel when p mod slot >=
+    v, which the padded-pixel loads zero in A and in B (``zext`` of the last channel
+    pair, ``insertelement`` into zero). The partner fragment's element p is then +0, so
+    WMMA adds x * 0 = +-0 whatever the mutant reads (inputs finite: *masked partner*)."""
+    va, vb = job.spec.get("vector_a"), job.spec.get("vector_b")
+    if job.family != "conv_implicit_gemm" or job.mutant.kind not in ("const_inc", "const_dec") or \
+            va != vb or va not in cover.C.PIXEL_VECTORS:
+        return False
+    i = job.mutant.line - 1
+    pat = r"^  %frag\d+ = shufflevector <8 x \w+> %f_lo\d+, <8 x \w+> %f_hi\d+, <16 x i32> <(.*)>$"
+    a = re.match(pat, job.original.split("\n")[i])
+    b = re.match(pat, job.mutant.text.split("\n")[i])
+    if not a or not b:
+        return False
+    ia, ib = a.group(1).split(", "), b.group(1).split(", ")
+    diff = [p for p, (x, y) in enumerate(zip(ia, ib)) if x != y]
+    slot = cover.C.pixel_slot(va)
+    return len(ia) == len(ib) == 16 and len(diff) == 1 and diff[0] % slot >= va
+
+
 #: survivors argued equivalent (docs/sim.md, "Mutation lane"): (name, predicate(job)); a
 #: survivor one of them matches is counted equivalent with the argument as its reason
 ARGUED = (("surplus tail iteration", _surplus_tail), ("wave path boundary", _wave_path_boundary),
@@ -358,7 +453,9 @@ ARGUED = (("surplus tail iteration", _surplus_tail), ("wave path boundary", _wav
           ("masked partner", _masked_partner), ("non-empty reduction", _nonempty_reduction),
           ("pixel carry", _pixel_carry), ("relu at zero", _relu_at_zero), ("row sentinel", _row_sentinel),
           ("K span one long", _span_one_long), ("one-trip tail swap", _one_trip_swap),
-          ("finite sums (nnan holds)", _finite_nnan))
+          ("finite sums (nnan holds)", _finite_nnan), ("float min/max at the bound", _float_min_max),
+          ("one-wave index", _one_wave_index), ("channel quotient", _channel_quotient),
+          ("pixel carry value", _pixel_carry_value), ("padding-lane partner", _pad_lane_partner))
 
 
 def judge(job: Job | Site) -> Verdict:

@@ -81,68 +81,74 @@ def reduce_required(spec: dict) -> tuple:
 
 # -- conv_implicit_gemm ----------------------------------------------------------------------
 
+# The problems of conv_cover_problems, and why each is there:
+#
+# * ``cover_full_tile``: a full M tile and one of 7 rows (M = tile_m + 7; cluster:
+#   M = tile_m, the full tile only), one
+#   full N tile (kpg = tile_n), a reduction that gives each slice two K tiles
+#   with the last one partial (padded-pixel widths: 5x5, padding 2, cpg =
+#   vector_a); 1x1: plain four (cpg = 3*tile_k + 8), two-stage at degree 2 a
+#   first slice of four and a second of three (cpg = 6*tile_k + 8), cluster
+#   slices of at least four (cpg = 4*S*tile_k + 8): the two-deep pipelined K
+#   loop's halves load tiles t+2 and t+3 of their slice, so the second half's
+#   loads hold data, and the loop branches back, only from a fourth tile on;
+#   so every
+#   A/B load slot holds data in the prologue and the K loop, every row mask
+#   goes both ways, and every fold row of every cluster rank holds data;
+# * ``cover_narrow``: a full N tile and a 4-column one (kpg = tile_n + 4: the
+#   narrow D / slab stores on a full tile), M = tile_m + 1 (a one-row tile: every
+#   A row slot's mask goes false), the shortest
+#   reduction (1x1, cpg 8, or cpg = vector_a: shorter than one K tile);
+# * ``cover_odd_slab`` (split forms that admit an odd K: the default epilogue,
+#   no cluster): M = tile_m + 5, K = tile_n + 3, both odd, so slab 1 starts at
+#   an odd element, and the scalar D / slab stores run on a full tile;
+# * ``cover_pad_images``: 2 images of 1 x (tile_m/2 - 2), 3x3 padding 2, 8 output
+#   channels (cpg 8, or vector_a): the bottom padding taps at ``hi == H`` (filter
+#   rows 1 and 2: in the first K tile and in the K loop) lie on image 1's row 0, so
+#   an input row mask one long reads data, not zero; image 0's last two output rows
+#   (tile_m rows) give every A row slot such a tap;
+# * ``cover_rows`` (split forms): M = tile_m + 2, kpg 8, the shortest reduction;
+# * ``cover_taps`` (kernels with the uniform-tap K loop, ``C.tap_loop_kernel``): a 2x2
+#   filter, padding 1 on every side, cpg = 4*d*tile_k (d: 1 plain, 2 two-stage,
+#   S cluster), so every slice is 16 K tiles starting on a tile pair and takes the
+#   uniform-tap loop (the fixed problems take the K walk: the run-time branch goes
+#   both ways); a tap holds 2*d pairs, so the channel wrap goes both ways, and
+#   the x wrap too. 2 images of 1 x w (w = tile_m/4 + 4, output 2 x (w+1): M =
+#   4*(w+1), a partial M tile): each A slot's rows (tile rows [0, 32) and
+#   [32, 64) at 64x64) hold an output pixel of image 0 whose right padding tap
+#   (wi == W) and one whose bottom padding tap (hi == H) lie on data (the next
+#   row's pixel 0, image 1's row 0), so a pixel test one long reads data, not
+#   zero; the left and top padding make each test go both ways in the prologue
+#   and the loop; kpg = tile_n + 4 makes each B slot's row test go both ways.
+# * ``cover_taps_slots`` (with ``cover_taps``, when an A slot holds fewer than
+#   tile_m/2 rows: 64x64x64, 4 slots of R = 16 rows): tile_m/R + 1 images of
+#   1 x (R/2 - 1), 2x2, padding 1, so each A slot's rows of M tile 0 are one image's
+#   2 x R/2 output pixels, with a right and a bottom padding tap on the next image's
+#   data; ``cover_taps_slots_pro`` the same for the prologue's pairs (a slice's
+#   first tap): a 1x1 filter with padding 1 on tile_m/R + 1 images of 1 x (R/3 - 2)
+#   (3 x R/3 output pixels each), so the right (wi == W) and bottom (hi == H)
+#   padding pixels of each slot's rows read the next image (drawn by `parity
+#   mutate` against the 64x64x64 prologue's `tp_wok` / `tp_hok` survivors).
+# * ``cover_pad_deep`` (padded-pixel widths): 4 images of 4x4, an 8x8 filter with
+#   padding 4, C = vector_a, K 8: a slice's K-loop tiles (past its first) meet a
+#   bottom padding tap at ``hi == H`` on every A slot with the next image behind.
+# * ``cover_taps_x3`` (with ``cover_taps``): a 3x3 filter, padding 1, on one 3x3
+#   image, cpg = 2*d*tile_k: Kgemm = 18*d*tile_k, so each of the d slices is 18 K
+#   tiles (9 pairs, the uniform-tap loop) and a tap holds d pairs: the slice starts
+#   and the second pair's tap (``tp_tap`` at ``k_begin`` and ``k_begin + 2*tile_k``)
+#   are not multiples of X = 3 (plain: tap 1; degree 2: slice 1 starts inside tap
+#   4), so ``tp_y = tp_tap / X`` has a remainder (``cover_taps``'s 2x2 taps always
+#   divide) and the loop's x wrap at X*dil_w runs with X > 2, moving y.
+# With the fixed problems the last M tile ends at every row phase M % 8 (a
+# lane's WMMA rows are 8h + e): a row mask off by one stores row M, which in a
+# workspace is the next slab's row 0 (a race the shadow detector names).
+# The fixed problems supply partial M and N tiles with several rows and columns.
 def conv_cover_problems(full: dict) -> tuple:
     """Problems (the CONV_PROBLEMS tuple layout) derived from one conv spec; with
     :func:`problem_degree` (two-stage binaries run them at degree 2: the ``_spk``
     binary is the same for every degree, and 2 gives a first slice of two K tiles):
 
-    * ``cover_full_tile``: a full M tile and one of 7 rows (M = tile_m + 7; cluster:
-      M = tile_m, the full tile only), one
-      full N tile (kpg = tile_n), a reduction that gives each slice two K tiles
-      with the last one partial (padded-pixel widths: 5x5, padding 2, cpg =
-      vector_a); 1x1: plain four (cpg = 3*tile_k + 8), two-stage at degree 2 a
-      first slice of four and a second of three (cpg = 6*tile_k + 8), cluster
-      slices of at least four (cpg = 4*S*tile_k + 8): the two-deep pipelined K
-      loop's halves load tiles t+2 and t+3 of their slice, so the second half's
-      loads hold data, and the loop branches back, only from a fourth tile on;
-      so every
-      A/B load slot holds data in the prologue and the K loop, every row mask
-      goes both ways, and every fold row of every cluster rank holds data;
-    * ``cover_narrow``: a full N tile and a 4-column one (kpg = tile_n + 4: the
-      narrow D / slab stores on a full tile), M = tile_m + 1 (a one-row tile: every
-      A row slot's mask goes false), the shortest
-      reduction (1x1, cpg 8, or cpg = vector_a: shorter than one K tile);
-    * ``cover_odd_slab`` (split forms that admit an odd K: the default epilogue,
-      no cluster): M = tile_m + 5, K = tile_n + 3, both odd, so slab 1 starts at
-      an odd element, and the scalar D / slab stores run on a full tile;
-    * ``cover_pad_images``: 2 images of 1 x (tile_m/2 - 2), 3x3 padding 2, 8 output
-      channels (cpg 8, or vector_a): the bottom padding taps at ``hi == H`` (filter
-      rows 1 and 2: in the first K tile and in the K loop) lie on image 1's row 0, so
-      an input row mask one long reads data, not zero; image 0's last two output rows
-      (tile_m rows) give every A row slot such a tap;
-    * ``cover_rows`` (split forms): M = tile_m + 2, kpg 8, the shortest reduction;
-    * ``cover_taps`` (kernels with the uniform-tap K loop, ``C.tap_loop_kernel``): a 2x2
-      filter, padding 1 on every side, cpg = 4*d*tile_k (d: 1 plain, 2 two-stage,
-      S cluster), so every slice is 16 K tiles starting on a tile pair and takes the
-      uniform-tap loop (the fixed problems take the K walk: the run-time branch goes
-      both ways); a tap holds 2*d pairs, so the channel wrap goes both ways, and
-      the x wrap too. 2 images of 1 x w (w = tile_m/4 + 4, output 2 x (w+1): M =
-      4*(w+1), a partial M tile): each A slot's rows (tile rows [0, 32) and
-      [32, 64) at 64x64) hold an output pixel of image 0 whose right padding tap
-      (wi == W) and one whose bottom padding tap (hi == H) lie on data (the next
-      row's pixel 0, image 1's row 0), so a pixel test one long reads data, not
-      zero; the left and top padding make each test go both ways in the prologue
-      and the loop; kpg = tile_n + 4 makes each B slot's row test go both ways.
-    * ``cover_taps_slots`` (with ``cover_taps``, when an A slot holds fewer than
-      tile_m/2 rows: 64x64x64, 4 slots of R = 16 rows): tile_m/R + 1 images of
-      1 x (R/2 - 1), 2x2, padding 1, so each A slot's rows of M tile 0 are one image's
-      2 x R/2 output pixels, with a right and a bottom padding tap on the next image's
-      data; ``cover_taps_slots_pro`` the same for the prologue's pairs (a slice's
-      first tap): a 1x1 filter with padding 1 on tile_m/R + 1 images of 1 x (R/3 - 2)
-      (3 x R/3 output pixels each), so the right (wi == W) and bottom (hi == H)
-      padding pixels of each slot's rows read the next image (drawn by `parity
-      mutate` against the 64x64x64 prologue's `tp_wok` / `tp_hok` survivors).
-    * ``cover_taps_x3`` (with ``cover_taps``): a 3x3 filter, padding 1, on one 3x3
-      image, cpg = 2*d*tile_k: Kgemm = 18*d*tile_k, so each of the d slices is 18 K
-      tiles (9 pairs, the uniform-tap loop) and a tap holds d pairs: the slice starts
-      and the second pair's tap (``tp_tap`` at ``k_begin`` and ``k_begin + 2*tile_k``)
-      are not multiples of X = 3 (plain: tap 1; degree 2: slice 1 starts inside tap
-      4), so ``tp_y = tp_tap / X`` has a remainder (``cover_taps``'s 2x2 taps always
-      divide) and the loop's x wrap at X*dil_w runs with X > 2, moving y.
-    With the fixed problems the last M tile ends at every row phase M % 8 (a
-    lane's WMMA rows are 8h + e): a row mask off by one stores row M, which in a
-    workspace is the next slab's row 0 (a race the shadow detector names).
-    The fixed problems supply partial M and N tiles with several rows and columns."""
+    Each problem's reason is in the comment block above this function."""
     tm, tn, va = full["tile_m"], full["tile_n"], full["vector_a"]
     S = full["split_k_cluster"]
     pix = va in C.PIXEL_VECTORS
@@ -157,6 +163,8 @@ def conv_cover_problems(full: dict) -> tuple:
     # image 1's row 0 (the next row's pixel 0), not zero, when an input mask is one long
     out.append(("cover_pad_images", 2, small["C"] if pix else 8, 1, tm // 2 - 2, 8, 3, 3, (1, 1), (2, 2), (1, 1),
                 1))
+    if pix:
+        out.append(_pad_deep_problem(full))
     if conv_split(full) and not S and full["epilogue"] == "default":
         out.append(prob("cover_odd_slab", odd, tm + 5, tn + 3))
     if conv_split(full):
@@ -168,6 +176,14 @@ def conv_cover_problems(full: dict) -> tuple:
     if conv_split(full) and not S:
         out += [prob(f"cover_bound_m{r}", _bound_geometry(full, odd), r, k) for r, k in boundary_phases(full)]
     return tuple(out)
+
+
+def _pad_deep_problem(full: dict) -> tuple:
+    """``cover_pad_deep``, the padded-pixel K loop: an 8x8 filter, padding 4, on 4 images of
+    4x4 (K tiles of tile_k / slot taps: every slice has K-loop tiles, also at degree 4), so
+    the K loop's filter rows reach a bottom padding tap at hi == H on every A slot's rows
+    with the next image's row 0 behind (an `a_hok` one long reads data, not zero)."""
+    return ("cover_pad_deep", 4, full["vector_a"], 4, 4, 8, 8, 8, (1, 1), (4, 4), (1, 1), 1)
 
 
 def _bound_geometry(full: dict, odd: dict) -> dict:
@@ -237,9 +253,15 @@ def _kwalk_problems(full: dict) -> list:
         ("cover_kwalk_mid", 1, 24, 5, 5, tn + 4, 5, 5, (1, 1), (2, 2), (1, 1), 1),
         # drawn by `parity mutate --differential` (seed 0) against the K-loop survivors of
         # spk2 64x64 (docs/sim.md): a bottom padding tap at hi == H on A slot 1's rows (the
-        # K walk's `a_hok`), and a right padding tap at wi == W in the tap prologue (`tp_wok`)
+        # K walk's `a_hok`)
         ("cover_diff_hok", 2, 56, 12, 10, 5, 4, 7, (2, 1), (3, 6), (1, 1), 1),
-        ("cover_diff_wok", 2, 64, 5, 6, 18, 5, 6, (2, 2), (3, 5), (2, 1), 1),
+        # a right padding tap at wi == W in the tap prologue (`tp_wok`) on both A slots and
+        # both tile pairs: the drawn (2, 2)-stride, pad-(3, 5) problem with stride_w 1 and
+        # pad_w 4 (Wo 9, M 36: slot 1 holds image 1's pixels wo 5..8 of row ho 1; at degree
+        # 2, cpg 64, slice 1 starts at tap 15 = (y 2, x 3), its second pair is x 4, so
+        # wo 7 and wo 6 reach wi == W on a valid row hi 3 with the next row's data behind;
+        # K 20, not 18: the cshuffle epilogue admits it too)
+        ("cover_tap_wok", 2, 64, 5, 6, 20, 5, 6, (2, 1), (3, 4), (2, 1), 1),
     ]
 
 

@@ -1,0 +1,111 @@
+"""The equivalence rules and arguments for the wider sample's survivors (docs/sim.md,
+"Mutation survivors"): each matches the survivor it was written for and refuses its
+non-equivalent neighbours (the same instruction changed another way, or the same change
+where the argument's premise fails); ``parity mutate --match`` selects sites by their
+honest line."""
+from __future__ import annotations
+
+import json
+import re
+
+import python_engine.api as api
+from parity.app.main import main as parity_main
+from parity.mutate import cli as MCLI
+from parity.mutate import operators as OPS
+from parity.mutate import run as R
+from parity.sim import numerics as N
+
+FAM = "conv_implicit_gemm"
+
+
+def _jobs(cfg: str, kind: str, pattern: str) -> list:
+    """Every ``kind`` mutant of ``cfg`` whose honest line matches ``pattern``."""
+    _, _, spec, arch = next(c for c in N.accepted_configs() if c[0] == FAM and c[1] == cfg)
+    full = N._with_defaults(FAM, spec)
+    t = api.lower(FAM, full, arch, "llvm23").text
+    lines = t.split("\n")
+    return [R.Job(FAM, cfg, full, arch, t, OPS.apply(t, kind, s)) for s in OPS.sites(t, kind)
+            if re.search(pattern, lines[s[0]])]
+
+
+def _why(job) -> str:
+    return OPS.equivalent_reason(job.original, job.mutant) or next((n for n, p in R.ARGUED if p(job)), "")
+
+
+def _by_what(jobs) -> dict:
+    return {j.mutant.what: _why(j) for j in jobs}
+
+
+def test_a_product_with_a_literal_zero_is_proved_equivalent():
+    got = _by_what(_jobs("fused_spk4_scale_mem_default_64x64_bf16", "const_inc", r"%b_buf\d+ = mul i32 0, 2048$"))
+    assert got["mul operand 2048 -> 2049"].startswith("a product with a literal 0 operand")
+    assert got["mul operand 0 -> 1"] == ""   # 1 * 2048: a different LDS buffer
+
+
+def test_two_literal_operands_of_the_same_value_are_proved_equivalent():
+    got = _by_what(_jobs("plain_mem_cshuffle_va5_vb5_bf16", "const_inc", r"%k_sa\d+ = udiv i32 32, 8$"))
+    assert got["udiv operand 32 -> 33"] == "an operation of two literals whose value does not change"
+    assert got["udiv operand 8 -> 9"] == ""   # 32 / 9 = 3, not 4
+
+
+def test_float_clamp_at_its_bound_is_argued():
+    for cfg in ("fused_clamp_wavelet1_default_64x64_bf16", "fused_clamp_wavelet1_cshuffle_64x64_bf16"):
+        jobs = _jobs(cfg, "cmp_boundary", r"%(above|below)\d+ = fcmp")
+        assert jobs and all(_why(j) == "float min/max at the bound" for j in jobs), cfg
+    # the integer min/max stays proved by rule, not argued
+    assert not R._float_min_max(_jobs("plain_mem_default_va3_vb3_bf16", "cmp_boundary", r"%a_hok\d+ = icmp")[0])
+
+
+def test_one_wave_index_divisor_changes_are_argued_only_on_one_wave_workgroups():
+    got = _by_what(_jobs("plain_mem_cshuffle_32x32x32_w1x1_bf16", "const_inc", r"%wave_[mn]\d+ = u"))
+    assert set(got.values()) == {"one-wave index"} and len(got) == 2
+    assert not any(_by_what(_jobs("plain_mem_cshuffle_32x32x32_w1x1_bf16", "const_dec", r"%wave_[mn]\d+ = u"))
+                   .values())   # a divisor 0
+    assert not any(_by_what(_jobs("spk2_mem_default_64x64_bf16", "const_inc", r"%wave_[mn]\d+ = u")).values())
+
+
+def test_channel_quotient_is_argued_when_no_admitted_cpg_divides_the_new_constant():
+    inc = _by_what(_jobs("plain_mem_cshuffle_32x32x32_w1x1_fp16", "const_inc", r"%k_sa\d+ = udiv i32 32, %cpg$"))
+    assert inc and set(inc.values()) == {"channel quotient"}   # cpg a multiple of 8 never divides 33
+    dec = _by_what(_jobs("plain_mem_cshuffle_32x32x32_w1x1_fp16", "const_dec", r"%k_sa\d+ = udiv i32 32, %cpg$"))
+    assert dec and not any(dec.values())                          # cpg 8 divides 32: 31 / 8 = 3, not 4
+    va1 = [j for j in _jobs("plain_mem_default_va1_vb1_bf16", "const_inc", r"%k_sa\d+ = udiv i32 32, %cpg$")]
+    assert va1 and not any(R._channel_quotient(j) for j in va1)   # cpg 3 divides 33
+
+
+def test_pixel_carry_value_covers_the_prologue_not_the_loop():
+    dec = [(j.mutant.what, R._block_at(j.original, j.mutant.line - 1), _why(j))
+           for j in _jobs("plain_mem_cshuffle_va5_vb5_bf16", "const_dec", r"%k_cw\d+ = select")]
+    assert ("i32 0 -> i32 -1", "prologue", "pixel carry value") in dec
+    assert ("i32 0 -> i32 -1", "kloop", "") in dec                # +1 a trip: the carry fires after 8
+    assert all(w == "pixel carry value" for what, _, w in dec if what == "i32 8 -> i32 7")
+    inc = _by_what(_jobs("plain_mem_cshuffle_va5_vb5_bf16", "const_inc", r"%k_cw\d+ = select"))
+    assert inc["i32 0 -> i32 1"] == ""                             # k_c = -1: the carry fires at once
+    swap = _jobs("plain_mem_cshuffle_va5_vb5_bf16", "swap_operands", r"%k_c\d+ = sub")
+    assert len(swap) == 2 and all(_why(j) == "pixel carry value" for j in swap)
+    assert not any(R._pixel_carry_value(j) for j in _jobs("spk2_mem_default_64x64_bf16", "swap_operands",
+                                                          r"%k_c\d+ = sub"))
+
+
+def test_padding_lane_partner_only_at_padding_positions():
+    va3 = _jobs("spk4_mem_cshuffle_va3_vb3_bf16", "const_inc", r"%frag\d+ = shufflevector")
+    argued = {j.mutant.what for j in va3 if R._pad_lane_partner(j)}
+    assert argued == {"i32 3 -> i32 4", "i32 7 -> i32 8", "i32 11 -> i32 12", "i32 15 -> i32 16"}
+    va5 = _jobs("plain_mem_cshuffle_va5_vb5_bf16", "const_inc", r"%frag\d+ = shufflevector")
+    assert {j.mutant.what for j in va5 if R._pad_lane_partner(j)} == {
+        f"i32 {p} -> i32 {p + 1}" for p in (5, 6, 7, 13, 14, 15)}
+    assert not any(R._pad_lane_partner(j) for j in _jobs("spk2_mem_default_64x64_bf16", "const_inc",
+                                                         r"%frag\d+ = shufflevector"))
+
+
+def test_match_selects_planned_sites_by_their_honest_line(tmp_path, capsys):
+    out = tmp_path / "m.json"
+    rc = parity_main(["mutate", "--only", "conv_fwd_split_k_reduce/bf16_v2_t64_d4", "--per-kind", "0",
+                      "--kinds", "cmp_negate", "--match", r"%live\d+ = icmp", "-j", "1", "--json", str(out)])
+    text = capsys.readouterr().out
+    doc = json.loads(out.read_text())
+    assert rc == 0 and doc["planned"] == 1 and doc["killed"] == 1, text
+    assert "every site per kind and config, matching /%live" in text
+    site = R.plan([next(c for c in N.accepted_configs() if c[1] == "bf16_v2_t64_d4")], 0, per_kind=None,
+                  kinds=("cmp_negate",))[0]
+    assert MCLI.site_line(site).startswith("  %")
