@@ -4,6 +4,7 @@ lowering ran them (parity/gate/edit_units.py, edit_map.py, changed.py; docs/gate
 the engines and assert which configs would be checked."""
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -229,6 +230,10 @@ def test_a_change_since_the_map_was_recorded_is_checked_too(scratch, emap):
     (["check", "--since", "nosuchref"], "--since: 'nosuchref' names no commit"),
 ])
 def test_changed_bad_input_is_one_error_line_exit_2(argv, needle):
-    r = subprocess.run([sys.executable, "-m", "parity", *argv], capture_output=True, text=True, cwd=REPO)
+    # Without CI in the environment: under CI, `parity write` refuses before it reads its flags
+    # (tests/test_cli_exit_help_color.py checks that refusal).
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    r = subprocess.run([sys.executable, "-m", "parity", *argv], capture_output=True, text=True, cwd=REPO,
+                       env=env)
     err = r.stderr.strip().splitlines()
     assert r.returncode == 2 and len(err) == 1 and err[0].startswith("error:") and needle in err[0], r.stderr
