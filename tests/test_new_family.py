@@ -268,3 +268,10 @@ def test_done_runs_write_then_every_family_sensitive_test(tmp_path, monkeypatch,
     ran.clear()
     assert NFD.run_done(REPO, "toy", run=lambda argv, cwd: ran.append(argv) or Done(3)) == 1
     assert len(ran) == 1 and "not done: `python -m parity write --only toy` failed (exit 3)" in capsys.readouterr().out
+
+
+def test_the_report_counts_an_entry_added_inside_a_line():
+    # registry.py's FAMILY_MODULES gains an entry on an existing line: +1 -1, not "+0 lines"
+    assert NF._line_delta("a = (x, y)\n", "a = (x, y, z)\n") == "+1 -1 lines"
+    assert NF._line_delta("a\nb\n", "a\nnew\nb\n") == "+1 -0 lines"
+    assert NF._line_delta("a\nb\n", "a\nb\n") == "+0 -0 lines"

@@ -37,6 +37,7 @@ together; a failure removes them and restores the edited files.
 """
 from __future__ import annotations
 
+import difflib
 import keyword
 import os
 import re
@@ -302,13 +303,22 @@ def write(root: Path, p: Plan) -> None:
         raise
 
 
+def _line_delta(old: str, new: str) -> str:
+    """``+A -R lines`` between two texts (a line edited in place counts once each way),
+    so an entry added inside an existing line reads ``+1 -1``, not ``+0``."""
+    diff = difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=0)
+    body = [d for d in diff if not d.startswith(("---", "+++", "@@"))]
+    added = sum(1 for d in body if d.startswith("+"))
+    return f"+{added} -{len(body) - added} lines"
+
+
 def report(root: Path, p: Plan) -> str:
     lines = [f"new family {p.name} ({'LLVM IR' if p.kind == 'ir' else 'text'}, like {p.like}; "
              + (f"the spec fields of {p.like})" if not p.note else f"minimal spec: {p.note})")]
     for rel, text in p.new.items():
         lines.append(f"  wrote  {rel} ({text.count(chr(10))} lines)")
     for rel, (old, new) in p.edited.items():
-        lines.append(f"  edited {rel} (+{new.count(chr(10)) - old.count(chr(10))} lines)")
+        lines.append(f"  edited {rel} ({_line_delta(old, new)})")
     lines += ["next steps (docs/contributing.md):",
               "  1. fill in every TODO(" + p.name + ") in both engines and its numerics plan (`grep -rn 'TODO(" + p.name + ")'`)",
               "  2. bash scripts/bootstrap.sh       # only if the package map is stale (a new folder); "
