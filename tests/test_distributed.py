@@ -118,6 +118,38 @@ def test_repeated_crash_is_the_lanes_crash_result(cluster, tmp_path):
     assert out[1][0] == "crash" and out[1][1].startswith("ValueError: invalid literal")
 
 
+def _square_or_hang(i):
+    """Square ``i``; job 1 hangs (far past the test's job_timeout)."""
+    if i == 1:
+        import time
+        time.sleep(120)
+    return i * i
+
+
+def test_a_job_past_its_timeout_is_the_crash_result_and_its_worker_restarts(cluster):
+    import time
+    t0 = time.monotonic()
+    got = []
+    out = cluster.map(_square_or_hang, list(range(6)), name="test", job_timeout=3,
+                      on_crash=lambda job, msg: ("crash", msg), on_result=lambda i, v: got.append(i))
+    assert time.monotonic() - t0 < 60  # not the 120 s of the hung job
+    assert out[1][0] == "crash" and out[1][1].startswith("JobTimeout: timeout: no result after 3s"), out[1]
+    assert "worker restarted" in out[1][1]
+    assert [out[i] for i in (0, 2, 3, 4, 5)] == [0, 4, 9, 16, 25]  # the others, in job order
+    assert sorted(got) == list(range(6))  # each counted once (a job rerun after the restart too)
+    cluster.client.wait_for_workers(2, timeout=60)  # the nanny started a fresh worker
+    assert cluster.map(_square_or_hang, [5], name="test", job_timeout=3, on_crash=lambda j, m: m) == [25]
+
+
+def test_guarded_timeout_outside_a_worker_leaves_the_process_alone():
+    import time
+    with pytest.raises(X.JobTimeout, match=r"no result after 0.2s .*worker left running"):
+        X._guarded(X.fingerprint(), time.sleep, 5, 0.2)
+    assert X._guarded(X.fingerprint(), abs, -3, 5) == 3
+    with pytest.raises(ValueError, match="invalid literal"):
+        X._guarded(X.fingerprint(), int, "x", 5)  # the job's own exception, not a timeout
+
+
 def test_fuzz_and_verify_match_local(address, tmp_path, capsys):
     base = ["fuzz", "--specs", "24", "--seed", "5", "--only", "conv_fwd_split_k_reduce"]
     assert parity_main(base + ["--jobs", "2", "--out", str(tmp_path / "a")]) == 0

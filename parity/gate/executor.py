@@ -17,7 +17,11 @@ same job list to :meth:`Cluster.map`, which
   3 + 1) gets the lane's crash result, like a crash in the local pool;
 * runs every job through :func:`_guarded`, which refuses a worker whose
   checkout differs from the client's (the engines are imported from the
-  checkout: the workers must be started with this checkout's ``.venv``).
+  checkout: the workers must be started with this checkout's ``.venv``), and
+  bounds the job's time when the lane gives a ``job_timeout`` (the local pool's
+  ``--timeout``): a job past it gets the lane's crash result ("timeout: ...")
+  and its worker process ends, so the nanny starts a fresh one (the jobs that
+  process was running are rerun by the scheduler, each counted once).
 
 Dask is the optional extra ``splitk-parity[distributed]``; without it, or with
 an unreachable scheduler, :func:`open_cluster` raises :class:`SchedulerError`
@@ -30,6 +34,7 @@ import importlib.util
 import os
 import socket
 import sys
+import threading
 import time
 import uuid
 from contextlib import contextmanager
@@ -40,6 +45,13 @@ EXTRA = "distributed"
 #: seconds to reach the scheduler before ``error:`` (assumption: a scheduler on the
 #: same network answers within a second; 10 s covers a loaded machine).
 CONNECT_TIMEOUT = 10.0
+#: seconds a worker process lives on after a job timed out, so the job's timeout result
+#: reaches the scheduler before the process ends (assumption: the worker's batched stream
+#: sends a finished task within ~100 ms; 2 s covers a loaded machine; a result that misses
+#: it is rerun and times out again, ending as the lane's crash result either way)
+RETIRE_DELAY = 2.0
+#: exit status of a worker process ended after a timed-out job (its nanny restarts it)
+RETIRE_STATUS = 70
 #: a result slot of a job that did not run (``map``'s ``deadline`` passed first)
 NOT_RUN = object()
 
@@ -100,14 +112,55 @@ class ForeignWorker(RuntimeError):
     """Raised on a worker whose :func:`fingerprint` is not the client's."""
 
 
-def _guarded(expected: tuple, fn: Callable, item: Any) -> Any:
-    """On a worker: ``fn(item)`` after checking the worker runs the client's checkout."""
+class JobTimeout(Exception):
+    """Raised on a worker for a job that ran past the lane's ``job_timeout``."""
+
+
+def _guarded(expected: tuple, fn: Callable, item: Any, timeout: float | None = None) -> Any:
+    """On a worker: ``fn(item)`` after checking the worker runs the client's checkout.
+    With ``timeout`` (seconds), a job still running after it raises :class:`JobTimeout`
+    and its worker process is retired (:func:`_retire_worker`): a Python thread cannot
+    be stopped, so the process that holds the hung thread ends instead."""
     mine = fingerprint()
     if mine != expected:
         raise ForeignWorker(f"Dask worker on {socket.gethostname()} (pid {os.getpid()}) runs parity from "
                             f"{mine[1]} with python {mine[0]}, not this checkout's {expected[1]} with "
                             f"{expected[0]}: start the workers with this checkout's .venv (docs/scale.md)")
-    return fn(item)
+    if timeout is None:
+        return fn(item)
+    box: dict = {}
+
+    def run() -> None:
+        try:
+            box["value"] = fn(item)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the worker's thread below
+            box["error"] = exc
+    t = threading.Thread(target=run, name="parity-job", daemon=True)
+    t.start()
+    t.join(timeout)
+    if t.is_alive():
+        restarted = _retire_worker()
+        raise JobTimeout(f"timeout: no result after {timeout:g}s on Dask worker {socket.gethostname()} "
+                         f"(pid {os.getpid()}{', worker restarted' if restarted else ', worker left running'})")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def _retire_worker() -> bool:
+    """End this worker process :data:`RETIRE_DELAY` seconds from now if a nanny will
+    start a fresh one (``dask worker`` and ``LocalCluster(processes=True)`` run one);
+    True if it will. A worker without a nanny (``processes=False``: the client's own
+    process) is left running with the hung thread (False)."""
+    try:
+        from distributed import get_worker
+        nanny = getattr(get_worker(), "nanny", None)
+    except Exception:  # noqa: BLE001 - not inside a Dask worker (a direct call in a test)
+        return False
+    if not nanny:
+        return False
+    threading.Timer(RETIRE_DELAY, os._exit, (RETIRE_STATUS,)).start()
+    return True
 
 
 def _first_line(exc: BaseException) -> str:
@@ -138,7 +191,7 @@ class Cluster:
 
     def map(self, fn: Callable, items: Sequence, *, name: str, on_crash: Callable[[Any, str], Any],
             on_result: Callable[[int, Any], None] | None = None, deadline: float | None = None,
-            window: int | None = None) -> list:
+            window: int | None = None, job_timeout: float | None = None) -> list:
         """``[fn(item) for item in items]`` on the cluster, in job order.
 
         ``fn`` must be importable on the workers (a module-level function of this
@@ -146,7 +199,9 @@ class Cluster:
         ``on_crash(item, message)``. ``on_result(index, value)`` in completion order.
         ``deadline`` (time.monotonic()): submit no job after it and cancel the
         unfinished ones (their slots hold :data:`NOT_RUN`). At most ``window`` jobs
-        in flight (default 4 per worker thread, at least 8)."""
+        in flight (default 4 per worker thread, at least 8). ``job_timeout`` (seconds of
+        one job's run on its worker; None: unbounded): a job past it gets
+        ``on_crash(item, "JobTimeout: timeout: ...")`` and its worker is restarted."""
         from distributed import as_completed
         token = uuid.uuid4().hex[:12]
         n = len(items)
@@ -162,8 +217,8 @@ class Cluster:
         def submit_more() -> None:
             nonlocal nxt
             while nxt < n and len(index) < window and (deadline is None or time.monotonic() < deadline):
-                f = self.client.submit(_guarded, self.expected, fn, items[nxt], key=f"{name}-{token}-{nxt}",
-                                       pure=False)
+                f = self.client.submit(_guarded, self.expected, fn, items[nxt], job_timeout,
+                                       key=f"{name}-{token}-{nxt}", pure=False)
                 index[f.key] = (nxt, f)
                 ac.add(f)
                 nxt += 1
@@ -202,11 +257,13 @@ class Cluster:
         return on_crash(item, _first_line(exc))
 
     def run_gate_jobs(self, jobs: Sequence, on_crash: Callable[[Any, str, str], Any],
-                      on_result: Callable[[int, Any], None] | None = None) -> list:
+                      on_result: Callable[[int, Any], None] | None = None,
+                      job_timeout: float | None = None) -> list:
         """parity.gate.pool.WorkerPool's ``run`` here: the gate's jobs, results in job order,
-        a job that raised or whose workers died given ``on_crash(job, message, "")``."""
+        a job that raised, timed out (``job_timeout`` s) or whose workers died given
+        ``on_crash(job, message, "")``."""
         return self.map(_gate_job, list(jobs), name="gate", on_crash=lambda j, m: on_crash(j, m, ""),
-                        on_result=on_result)
+                        on_result=on_result, job_timeout=job_timeout)
 
     def close(self) -> None:
         try:

@@ -177,7 +177,7 @@ class WorkerPool:
         if n == 0:
             return []
         if self.cluster is not None:  # --scheduler: the same jobs on Dask (parity/gate/executor.py)
-            return self.cluster.run_gate_jobs(jobs, on_crash, on_result)
+            return self.cluster.run_gate_jobs(jobs, on_crash, on_result, job_timeout=self.timeout)
         if chunk_size is None:
             chunk_size = max(1, min(16, n // (size * 4) or 1))
         r = _Run(self, jobs, on_crash, on_result, chunk_size)

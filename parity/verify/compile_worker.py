@@ -389,8 +389,10 @@ class CompileWorkers:
             return results
         if self.cluster is not None:  # a lost worker's job reruns; one dying every time is an abort
             return self.cluster.map(handle_remote, list(jobs), name="verify", on_result=on_result,
-                                    on_crash=lambda job, msg: {"ok": False, "crashed": True, "stage": "abort",
-                                                               "error": msg})
+                                    job_timeout=self.timeout,
+                                    on_crash=lambda job, msg: {"ok": False, "crashed": True, "error": msg,
+                                                               "stage": "timeout" if msg.startswith("JobTimeout")
+                                                               else "abort"})
         q: Queue = Queue()
         for i in range(len(jobs)):
             q.put(i)
