@@ -46,3 +46,46 @@ def test_model_adds_the_exposed_latency_to_the_no_barrier_cycles():
     assert m["exposed"] == 500 - w
     assert m["cycles_per_iteration"] == round(100.0 + 500 - w, 2)
     assert m["sensitivity"] == {"0": 100.0, "2000": round(100.0 + 2000 - w, 2)}
+
+
+def test_cover_at_the_boundary():
+    # two gaps of 100 and 300 cycles of work: 400 + 200 = 600 exposed at L = 500; one wave
+    # issues 100 cycles and takes 400 alone per iteration of 2 K tiles
+    c = BAR.cover([100.0, 300.0], no_barrier=400.0, issue=100.0, waves=10, k_tiles=2.0)
+    assert (c["exposed"], c["spare"], c["other_issue"], c["stalls"]) == (600.0, 600.0, 900.0, 300.0)
+    assert (c["needed"], c["available"], c["hidden"], c["hidden_up_to"]) == (300.0, 300.0, True, 500.0)
+    assert c["per_gap"] == [{"work": 100.0, "exposed": {"0": 0.0, "500": 400.0, "2000": 1900.0}},
+                            {"work": 300.0, "exposed": {"0": 0.0, "500": 200.0, "2000": 1700.0}}]
+    c = BAR.cover([100.0, 300.0], no_barrier=400.0, issue=100.0, waves=9, k_tiles=2.0)
+    assert (c["spare"], c["needed"], c["available"], c["hidden"]) == (500.0, 300.0, 250.0, False)
+    assert c["hidden_up_to"] == 450.0     # 2 L - 400 = 500
+
+
+def test_cover_without_spare_issue_or_without_barrier():
+    # the 64x64x32 plain figures (docs/perf.md): 9 x 87 = 783 issue cycles < 865, two empty gaps
+    c = BAR.cover([0.0, 0.0], no_barrier=865.03, issue=87.0, waves=9, k_tiles=2.0)
+    assert (c["spare"], c["needed"], c["available"], c["hidden"], c["hidden_up_to"]) == (0.0, 500.0, 0.0, False, 0.0)
+    assert c["stalls"] == 778.03 and c["other_issue"] == 696.0
+    c = BAR.cover([], no_barrier=822.03, issue=71.0, waves=16, k_tiles=1.0)
+    assert (c["exposed"], c["spare"], c["hidden"], c["hidden_up_to"]) == (0.0, 313.97, True, None)
+
+
+def test_hidden_up_to_one_gap_is_its_work_plus_the_spare():
+    assert BAR.hidden_up_to([19.0], 0.0) == 19.0
+    assert BAR.hidden_up_to([19.0], 100.0) == 119.0
+    assert BAR.hidden_up_to([0.0, 50.0, 400.0], 150.0) == 100.0     # (150 + 0 + 50) / 2 <= 400
+
+
+def test_lines_of_the_barrier_section():
+    c = BAR.cover([100.0, 300.0], no_barrier=400.0, issue=100.0, waves=9, k_tiles=2.0)
+    assert BAR.lines("t", c) == [
+        "t: 2 barrier gap(s) per iteration (2 K tile(s)), 9 waves per SIMD, llvm-mca 100 issue / 400 "
+        "no-barrier cycles per iteration",
+        "  gap 1: 100 cycles of work between signal and wait; exposed L=0 0, L=500 400, L=2000 1900",
+        "  gap 2: 300 cycles of work between signal and wait; exposed L=0 0, L=500 200, L=2000 1700",
+        "  cover: 9 x 100 = 900 issue cycles of the SIMD's waves - 400 = 500 spare per iteration ((n-1) I = 800 "
+        "of the other waves less 300 latency stalls); exposed at L=500: 600 -> not hidden (300 per K tile "
+        "needed, 250 available; hidden up to L=450)"]
+    c = BAR.cover([], no_barrier=822.03, issue=71.0, waves=16, k_tiles=1.0)
+    assert BAR.lines("x", c)[0].startswith("x: no barrier per iteration (1 K tile(s)), 16 waves per SIMD")
+    assert BAR.lines("x", c)[-1].endswith("-> hidden (0 per K tile needed, 314 available; hidden up to any L)")

@@ -113,3 +113,45 @@ def test_class_goal_names_each_unmet_check():
 
 def test_class_goal_skipped_when_not_measured():
     assert _class_goal(mca=None).status == T.SKIP
+
+
+def _barrier(waves: dict, gaps=(100.0, 300.0)) -> T.Goal:
+    """barrier_hidden on targets measured with two gaps (100 and 300 work cycles: 600 exposed
+    at L = 500), 100 issue and 400 no-barrier cycles per iteration of 2 K tiles; ``waves``
+    {target index: waves per SIMD} (the other targets not measured by llvm-mca)."""
+    ms = _measures({})
+    keys = T.target_keys()
+    for i, n in waves.items():
+        m = ms[keys[i]]
+        m.occupancy, m.k_tiles_per_iteration = n, 2.0
+        m.mca = {"no_barrier": {"cycles_per_iteration": 400.0, "block_rthroughput": 100.0},
+                 "barrier_model": {"gaps": list(gaps)}}
+    return _goal(T.goals(ms), "barrier_hidden")
+
+
+def test_barrier_goal_met_when_the_spare_issue_covers_the_exposed_cycles():
+    # 10 waves x 100 - 400 = 600 spare per iteration = the 600 exposed: 300 per K tile each
+    g = _barrier({0: 10, 3: 16})
+    assert g.status == T.PASS, g.line()
+    assert g.detail == (
+        "L = 500 cycles (assumed): 64x64x32 plain met: 300 cycles of work per K tile needed (2 gap(s) of 100/300 "
+        "work cycles), 300 available (10 waves x 100 issue - 400 no-barrier cycles per 2 K tile(s)); "
+        "16x16 AOT tile met: 300 cycles of work per K tile needed (2 gap(s) of 100/300 work cycles), 600 "
+        "available (16 waves x 100 issue - 400 no-barrier cycles per 2 K tile(s)); "
+        "not measured: 64x64x64 two-stage, 128x128x64 cluster S=15")
+
+
+def test_barrier_goal_not_met_one_wave_short():
+    g = _barrier({0: 9, 3: 16})
+    assert g.status == T.FAIL
+    assert "64x64x32 plain not met: 300 cycles of work per K tile needed (2 gap(s) of 100/300 work cycles), " \
+           "250 available (9 waves x 100 issue" in g.detail
+    assert "16x16 AOT tile met" in g.detail
+
+
+def test_barrier_goal_without_barriers_and_skipped():
+    g = _barrier({1: 4}, gaps=())
+    assert g.status == T.PASS and "64x64x64 two-stage met: 0 cycles of work per K tile needed (no barrier), " \
+                                  "0 available (4 waves x 100 issue" in g.detail
+    assert _barrier({}).status == T.SKIP
+    assert "cycles_halved" not in {g.name for g in T.goals(_measures({}))}

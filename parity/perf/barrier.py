@@ -24,6 +24,19 @@ and at several waves per workgroup would replace it.
 
 The loop body is cyclic: a signal near the end of the body and the wait near
 its start enclose the tail and the head.
+
+Whether the other waves hide it (:func:`cover`, the ``barrier_hidden`` goal of
+parity/perf/targets.py): ``n`` waves resident on a SIMD (LLVM's occupancy) issue
+one instruction at a time between them; one iteration of one wave needs ``I``
+issue cycles (llvm-mca's Block RThroughput of the body without barriers) and
+takes ``C`` cycles alone (llvm-mca's no-barrier cycles: its issue plus its
+latency stalls) plus ``E`` exposed barrier cycles. In steady state an iteration
+takes ``max(n I, C + E)``: the barrier costs nothing while ``E <= max(0, n I - C)``,
+the SIMD's spare issue, i.e. the ``(n - 1) I`` issue cycles of the other waves
+less the ``C - I`` latency stall cycles of this wave they already fill. The
+other waves on the SIMD are taken to be of other workgroups (a 4-wave workgroup
+puts one wave on each of the WGP's 4 SIMDs), so they do not wait on the same
+barrier.
 """
 from __future__ import annotations
 
@@ -88,3 +101,56 @@ def model(body: list[str], no_barrier_cycles: float, tool: str | None, timeout: 
     return {"latency": BARRIER_LATENCY, "gaps": work, "exposed": e,
             "cycles_per_iteration": round(no_barrier_cycles + e, 2),
             "sensitivity": {str(b): round(no_barrier_cycles + exposed(work, b), 2) for b in SENSITIVITY}}
+
+
+def hidden_up_to(gap_work: list[float], spare: float) -> float | None:
+    """The largest barrier latency ``L`` whose exposed cycles ``exposed(gap_work, L)``
+    ``spare`` issue cycles still cover (None: no barrier, any ``L``)."""
+    ws = sorted(gap_work)
+    for k in range(1, len(ws) + 1):
+        lat = (spare + sum(ws[:k])) / k      # the k smallest gaps exposed: k L - sum(W) = spare
+        if k == len(ws) or lat <= ws[k]:
+            return round(lat, 2)
+    return None
+
+
+def cover(gap_work: list[float], no_barrier: float, issue: float, waves: int, k_tiles: float,
+          latency: float = BARRIER_LATENCY) -> dict:
+    """The barrier_hidden figures of one loop (module docstring): ``gap_work`` W per barrier,
+    ``no_barrier`` C and ``issue`` I (llvm-mca, cycles per iteration), ``waves`` n per SIMD,
+    ``k_tiles`` per iteration. ``needed`` / ``available`` are per K tile."""
+    kt = k_tiles or 1
+    other = (waves - 1) * issue
+    stalls = max(0.0, no_barrier - issue)
+    spare = max(0.0, waves * issue - no_barrier)
+    e = exposed(gap_work, latency)
+    return {"latency": latency, "gaps": list(gap_work), "waves": waves, "issue": issue, "no_barrier": no_barrier,
+            "k_tiles": kt, "other_issue": round(other, 2), "stalls": round(stalls, 2), "spare": round(spare, 2),
+            "exposed": e, "needed": round(e / kt, 2), "available": round(spare / kt, 2),
+            "hidden": e <= spare, "hidden_up_to": hidden_up_to(gap_work, spare),
+            "per_gap": [{"work": w, "exposed": {_n(b): max(0.0, b - w) for b in sorted({*SENSITIVITY, latency})}}
+                        for w in gap_work]}
+
+
+def _n(v: float) -> str:
+    return f"{v:.1f}".rstrip("0").rstrip(".")
+
+
+def lines(label: str, c: dict) -> list[str]:
+    """The report's barrier section of one target from its :func:`cover` figures."""
+    lat = _n(c["latency"])
+    gaps = f"{len(c['gaps'])} barrier gap(s)" if c["gaps"] else "no barrier"
+    out = [f"{label}: {gaps} per iteration ({_n(c['k_tiles'])} K tile(s)), "
+           f"{c['waves']} waves per SIMD, llvm-mca {_n(c['issue'])} issue / {_n(c['no_barrier'])} no-barrier "
+           f"cycles per iteration"]
+    for i, g in enumerate(c["per_gap"], 1):
+        ex = ", ".join(f"L={k} {_n(v)}" for k, v in g["exposed"].items())
+        out.append(f"  gap {i}: {_n(g['work'])} cycles of work between signal and wait; exposed {ex}")
+    up = c["hidden_up_to"]
+    out.append(f"  cover: {c['waves']} x {_n(c['issue'])} = {_n(c['waves'] * c['issue'])} issue cycles of the SIMD's "
+               f"waves - {_n(c['no_barrier'])} = {_n(c['spare'])} spare per iteration ((n-1) I = "
+               f"{_n(c['other_issue'])} of the other waves less {_n(c['stalls'])} latency stalls); exposed at "
+               f"L={lat}: {_n(c['exposed'])} -> {'hidden' if c['hidden'] else 'not hidden'} "
+               f"({_n(c['needed'])} per K tile needed, {_n(c['available'])} available; hidden up to "
+               + ("any L" if up is None else f"L={_n(up)}") + ")")
+    return out

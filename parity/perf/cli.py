@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 
 from parity.cli.common import add_compile_cache_option, add_options, die, finish, jobs_of, progress
-from . import banks as BK, build as B, layers as L, mca as MCA, run as R, targets as T
+from . import banks as BK, barrier as BAR, build as B, layers as L, mca as MCA, run as R, targets as T
 from .measure import attach_bank_conflicts
 from .table import COMPARE_HEAD, compare_rows, render, report_rows
 from parity.config import ConfigError
@@ -90,7 +90,7 @@ def cmd_perf(args) -> int:
         return die(str(exc))
     keys = [u.key for u in run.units]
     tkeys = [k for k in T.target_keys() if k in run.side.measures]
-    goals = T.goals(run.side.measures, run.base.measures if run.base else None)
+    goals = T.goals(run.side.measures)
     _print_report(args, run, keys, tkeys, goals)
     secs = time.perf_counter() - t0
     side, base = run.side, run.base
@@ -158,6 +158,7 @@ def _print_report(args, run: _Run, keys: list, tkeys: list, goals: list) -> None
         print("targets:")
         for line in render(report_rows(tkeys, side.measures)):
             print("  " + line)
+        _print_barriers(tkeys, side.measures)
     if run.bank_reports:
         print("LDS bank conflicts (emulator; conflict cycles / wave-instructions, one launch):")
         for k, r in run.bank_reports.items():
@@ -182,13 +183,27 @@ def _print_report(args, run: _Run, keys: list, tkeys: list, goals: list) -> None
             print(f"problem ({s.label}): {p}")
 
 
+def _print_barriers(tkeys: list, measures: dict) -> None:
+    """Per target, the barrier model's gaps and cover (parity/perf/barrier.py)."""
+    covers = [(k, T.barrier_cover(measures[k])) for k in tkeys]
+    if not any(c for _, c in covers):
+        return
+    print(f"barrier model (L = {BAR.BARRIER_LATENCY} cycles, an ASSUMPTION: docs/perf_model.md, \"Barrier "
+          f"model\"; per iteration unless said):")
+    for k, c in covers:
+        if c is not None:
+            for line in BAR.lines(T.label_of(k), c):
+                print("  " + line)
+
+
 def _payload(args, run: _Run, keys: list, tkeys: list, goals: list, secs: float) -> dict:
     """The ``--json`` report (docs/perf.md)."""
     side, base = run.side, run.base
     return {
         "flavor": run.flavor, "arch": B.ARCH, "mca_tool": run.tool, "mca_iterations": MCA.ITERATIONS,
         "configs": {k: side.measures[k].to_json() for k in keys},
-        "targets": [{"label": T.label_of(k), "config": k} for k in tkeys],
+        "targets": [{"label": T.label_of(k), "config": k, "barrier": T.barrier_cover(side.measures[k])}
+                    for k in tkeys],
         "goals": [g.to_json() for g in goals], "problems": side.problems, "seconds": round(secs, 2),
         "kernels": side.kernels,
         "bank_conflicts": {k: {"main_loop_conflict_cycles": run.bank_counts[k], **r}
