@@ -196,3 +196,71 @@ def test_one_edit_in_an_unrolled_sum_is_one_group_over_degrees_and_widths():
     # another edit of the same loop (an fadd flag) is another group
     work["f/bf16_v4_d4@llvm23"]["text"] = work["f/bf16_v4_d4@llvm23"]["text"].replace("fadd", "fadd nnan")
     assert len(D.compare(work, ref, ["f"], ["f"])["f"].groups) == 2
+
+
+# -- one grouping for `parity review --list` / `diff --base` and the git diff driver -------
+
+def _sha(text):
+    import hashlib
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _golden_pair():
+    """(old, new) golden flavors of family f and the IR of every sha256: one edit that changes a
+    store (a@3 flavors), adds config n, removes config gone, makes rj rejected, makes back lower
+    again and changes why's rejection reason; each flavor prints its own text (bytes, sha differ)."""
+    old, new, texts = {}, {}, {}
+
+    def ok(kernel, text):
+        texts[_sha(text)] = text
+        return {"bytes": len(text.encode()), "kernel": kernel, "sha256": _sha(text)}
+    for fl in ("llvm20", "llvm22", "llvm23"):
+        o, n = old.setdefault(fl, {}), new.setdefault(fl, {})
+        o["a"], n["a"] = ok("k_a", STORE + f"; {fl}\n"), ok("k_a", STORE.replace("align 16", "align 2") + f"; {fl}\n")
+        n["n"] = ok("k_n", f"define void @k_n() ; {fl}\n")
+        o["gone"] = ok("k_gone", f"define void @k_gone() ; {fl}\n")
+        o["rj"], n["rj"] = ok("k_rj", f"define void @k_rj() ; {fl}\n"), {"rejected": "tile too large"}
+        o["back"], n["back"] = {"rejected": "no cluster"}, ok("k_back", f"define void @k_back() ; {fl}\n")
+        o["why"], n["why"] = {"rejected": "old reason"}, {"rejected": "new reason"}
+        o["same"] = n["same"] = ok("k_same", f"define void @k_same() ; {fl}\n")
+    return old, new, texts
+
+
+def _as_units(flavors, texts):
+    """The golden entries as `parity diff --base` / `review` outcomes (parity/golden/ir_diff.py)."""
+    return {f"f/{cfg}@{fl}": ({"status": "rejected", "reason": e["rejected"]} if "rejected" in e else
+                              {"status": "ok", "kernel": e["kernel"], "sha256": e["sha256"],
+                               "text": texts[e["sha256"]]})
+            for fl, es in flavors.items() for cfg, e in es.items()}
+
+
+class _Cache:
+    def __init__(self, texts):
+        self.texts = texts
+
+    def get(self, sha):
+        return self.texts.get(sha)
+
+
+def test_review_and_the_git_diff_driver_group_one_change_alike(tmp_path):
+    # before: 6 groups in review --list / diff --base, 14 in `git diff golden/` (the driver keyed an
+    # added, removed or newly rejected entry by its bytes and sha256: one group per flavor)
+    from parity.golden import ext_diff as E
+    from parity.golden import review as RV
+    from parity.golden import shards as G
+    old, new, texts = _golden_pair()
+    groups = D.compare(_as_units(new, texts), _as_units(old, texts), ["f"], ["f"])["f"].groups
+    lines = E.grouped("golden/f.json", G.render_shard("f", old).encode(), G.render_shard("f", new).encode(),
+                      tmp_path, _Cache(texts))
+    assert lines[3].startswith("# f: 18 entries changed in 6 change group(s) ")
+    heads = [x for x in lines if x.startswith("  @@ group ")]
+    assert heads == [f"  @@ group {i}/6 [{g.gid}] {g.title()}" for i, g in enumerate(groups, 1)]
+    assert [h.split("] ", 1)[1] for h in heads] == [
+        "IR change: 3 entries: a@{llvm20,llvm22,llvm23}",
+        "added: lowers (k_back), at base rejected 'no cluster': 3 entries: back@{llvm20,llvm22,llvm23}",
+        "added: lowers (k_n): 3 entries: n@{llvm20,llvm22,llvm23}",
+        "removed: lowers (k_gone): 3 entries: gone@{llvm20,llvm22,llvm23}",
+        "removed: lowers (k_rj), now rejected 'tile too large': 3 entries: rj@{llvm20,llvm22,llvm23}",
+        "outcome: rejected 'old reason' -> rejected 'new reason': 3 entries: why@{llvm20,llvm22,llvm23}"]
+    # `review --list` prints the same groups, ids and first lines
+    assert [x.split()[0] for x in RV.list_lines(groups)] == [h.split("[")[1].split("]")[0] for h in heads]

@@ -219,3 +219,43 @@ def test_bias_group_drops_the_group_base_of_the_fold_bias():
     assert sites
     m = OPS.apply(text, "bias_group", sites[0])
     assert "= add i32 0, %f_n" in m.text and m.what.startswith("bias channel without the group base %kbase")
+
+
+CLAMP = "conv_implicit_gemm/fused_clamp_wavelet1_default_64x64_bf16"
+CLAMP_EQUIVALENT = ["mutate", "--only", CLAMP, "--per-kind", "0", "--kinds", "cmp_boundary",
+                    "--match", "%(above886|below884) = fcmp", "-j", "1"]
+
+
+@pytest.mark.parametrize("differ", [None, 0, 7])
+def test_a_run_whose_mutants_are_all_equivalent_is_not_a_failure(tmp_path, capsys, monkeypatch, differ):
+    # before: "kill rate n/a" and RESULT: RED, exit 1, with nothing to kill; now GREEN unless the
+    # differential (--differential N, stubbed here: the real one takes minutes) finds a difference
+    from parity.mutate import cli as MC
+    handed = []
+
+    def differential(jobs, verdicts, n, seed, n_jobs=1):
+        handed.extend((v.status, v.reason.split(":")[0]) for v in verdicts)
+        return [{"config": CLAMP, "equal": n - differ, "differ": differ}]
+    monkeypatch.setattr(MC, "_differentials", differential)
+    out = tmp_path / "m.json"
+    extra = [] if differ is None else ["--differential", "20"]
+    rc = parity_main([*CLAMP_EQUIVALENT, *extra, "--json", str(out)])
+    lines = capsys.readouterr().out.splitlines()
+    doc = json.loads(out.read_text())
+    assert (doc["mutants"], doc["equivalent"], doc["killed"], doc["survived"]) == (2, 2, 0, 0)
+    assert doc["kill_rate"] is None
+    says = "(2; nothing to kill)" if differ is None else "(2; nothing to kill, the differential decides)"
+    assert f"kill rate n/a: every mutant equivalent {says}" in lines
+    assert handed == ([] if differ is None else [("equivalent", "argued")] * 2)
+    if differ:
+        assert rc == 1 and lines[-1] == "RESULT: RED" and doc["result"] == "RED"
+        assert "a mutant argued equivalent or surviving differs from its honest kernel (differential)" in lines
+    else:
+        assert rc == 0 and lines[-1] == "RESULT: GREEN" and doc["result"] == "GREEN"
+
+
+def test_a_run_that_judged_no_mutant_stays_red(capsys):
+    # nothing judged is no evidence either way: RED as before (the all-equivalent GREEN needs a mutant)
+    rc = parity_main([*CLAMP_EQUIVALENT[:-4], "--match", "no such line", "-j", "1"])
+    lines = capsys.readouterr().out.splitlines()
+    assert rc == 1 and lines[-1] == "RESULT: RED" and "0 of 0 mutants judged" in lines[-2]

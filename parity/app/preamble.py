@@ -2,20 +2,22 @@
 or flavor, stop on a stale C++ build (parity/base/stale.py), stop ``check``,
 ``write`` and ``diff`` when the engines are not the checkout's
 (parity/gate/provenance.py ``foreign_engines``; ``--allow-foreign-engines``), print
-the provenance line (parity/gate/provenance.py). Shared by ``parity`` (parity/app/main.py) and
+the provenance line (parity/gate/provenance.py; held until the command's first
+output that is not an ``error:`` line, so a refused input prints that line
+alone). Shared by ``parity`` (parity/app/main.py) and
 ``python -m parity.check_byte_identity``, below both.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from parity.base import stale
 from parity.base.engine_import import EngineImportError, import_engine
 from parity.cli.common import check_only
 from parity.config import CANONICAL_FLAVORS
-from parity.base.outputs import print_first_on_stdout
+from parity.base.outputs import print_first_on_stderr, print_first_on_stdout
+from parity.cli.parser import ERROR_PREFIX
 from parity.base.escape import shown
 from parity.base.project import ProjectError, resolve_golden_dir
 from parity.gate.provenance import foreign_engines, provenance_line
@@ -90,8 +92,8 @@ def preamble(args) -> int | None:
                                                            or getattr(args, "format", "text") == "markdown"))
     text_out = text_out or (command == "review" and getattr(args, "json", None) == "-")  # JSON on stdout
     line = provenance_line(gdir, names or ("python", "cpp"))
-    if text_out:
-        print(line, file=sys.stderr, flush=True)
+    if text_out:  # held until the command prints: an input error is its one `error:` line alone
+        print_first_on_stderr(line, ERROR_PREFIX)
     else:  # first on stdout, and only once the command prints: an input error leaves stdout empty
         print_first_on_stdout(line)
     return None

@@ -213,6 +213,57 @@ def print_first_on_stdout(line: str) -> None:
     sys.stdout = _FirstLine(sys.stdout, line)
 
 
+class _HeldLine:
+    """``line`` held for ``target`` until :meth:`release` (once)."""
+
+    def __init__(self, target, line: str):
+        self.target, self.line = target, line
+
+    def release(self):
+        if self.line is not None:
+            line, self.line = self.line, None
+            self.target.write(line + "\n")
+            self.target.flush()
+
+
+class _Releases:
+    """A stream proxy that releases a :class:`_HeldLine` before its first output, except
+    output on a line that starts with ``skip`` (an ``error: `` line passes and keeps it held)."""
+
+    def __init__(self, stream, held: _HeldLine, skip: str | None = None):
+        self._stream, self._held, self._skip = stream, held, skip
+        self._line_start, self._skipping = True, False
+
+    def write(self, text):
+        if text and self._held.line is not None:
+            if self._line_start:
+                self._skipping = self._skip is not None and text.startswith(self._skip)
+            if not self._skipping:
+                self._held.release()
+            self._line_start = text.endswith("\n")
+        return self._stream.write(text)
+
+    def flush(self):
+        self._stream.flush()
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def print_first_on_stderr(line: str, error_prefix: str) -> None:
+    """Print ``line`` on stderr just before the command's first output on stdout or its first
+    stderr line that does not start with ``error_prefix``: a command that stops on bad input
+    prints its one ``error:`` line alone, one that runs prints ``line`` first on stderr (for
+    commands whose stdout is the result: IR, a patch, JSON). A proxy a previous in-process
+    run left installed is replaced, not wrapped (its held line would print twice)."""
+    out, err = sys.stdout, sys.stderr
+    out = out._stream if isinstance(out, (_Releases, _FirstLine)) else out
+    err = err._stream if isinstance(err, _Releases) else err
+    held = _HeldLine(err, line)
+    sys.stdout = _Releases(out, held)
+    sys.stderr = _Releases(err, held, error_prefix)
+
+
 def keep_going_on_broken_pipe() -> None:
     """Make a closed stdout pipe harmless for the rest of the process: output is
     dropped, work goes on (for commands that write files; exit status is the

@@ -22,7 +22,9 @@ is what changed, without context lines:
 Entries with equal keys form one :class:`ChangeGroup`, shown once with the
 hunks of its first entry and all its entries. Entries that are added,
 removed, whose rejection changed, or that differ only in value numbering are
-grouped by that description.
+grouped by that description (:func:`add_change`: the one classification both
+``parity diff --base`` / ``parity review`` and the git diff driver
+parity/golden/ext_diff.py use).
 
 A group's id (:attr:`ChangeGroup.gid`) is ``FAMILY:`` and the first 8 hex
 digits of the sha256 of its kind and key: stable across runs for the same
@@ -276,6 +278,46 @@ class Grouper:
         """Text changes first (most entries first), then the other kinds in :data:`KINDS` order."""
         return sorted(self._groups.values(),
                       key=lambda g: (KINDS.index(g.kind), -len(g.entries), g.gid))
+
+
+def describe_outcome(o: dict | None) -> str:
+    """A lowering outcome (``{"status": "ok" | "rejected" | "crash", ...}``, None: absent) as
+    a group's description."""
+    if o is None:
+        return "absent"
+    if o["status"] == "ok":
+        return f"lowers ({o.get('kernel')})"
+    if o["status"] == "rejected":
+        return f"rejected {o['reason']!r}"
+    return f"crash {o.get('error')!r}"
+
+
+def add_change(g: Grouper, cfg: str, fl: str, old: dict | None, new: dict | None) -> str:
+    """Put one entry's change from outcome ``old`` to ``new`` (None: absent; an ``ok`` outcome
+    holds ``kernel``, ``sha256`` and ``text``) into ``g``; how it counts: ``added``,
+    ``removed``, ``changed`` or ``unchanged``. The one grouping of ``parity diff --base`` and
+    ``parity review`` (parity/golden/ir_diff.py ``compare``) and of the git diff driver
+    (parity/golden/ext_diff.py, golden entries read as outcomes), so one change reads as the
+    same groups in both: an entry lowered now and absent or rejected before is added, the
+    reverse removed, each grouped by its kernel name and old / new outcome, never by its bytes
+    or sha256 (those differ per flavor and config)."""
+    if old is None or (old["status"] != "ok" and new is not None and new["status"] == "ok"):
+        g.add_other(ADDED, describe_outcome(new) + ("" if old is None else f", at base {describe_outcome(old)}"),
+                    cfg, fl)
+        return "added"
+    if new is None or (new["status"] != "ok" and old["status"] == "ok"):
+        g.add_other(REMOVED, describe_outcome(old) + ("" if new is None else f", now {describe_outcome(new)}"),
+                    cfg, fl)
+        return "removed"
+    if new["status"] == old["status"] == "ok":
+        if new["sha256"] == old["sha256"]:
+            return "unchanged"
+        g.add_text(cfg, fl, old["text"], new["text"])
+        return "changed"
+    if (new["status"], new.get("reason"), new.get("error")) == (old["status"], old.get("reason"), old.get("error")):
+        return "unchanged"
+    g.add_other(OUTCOME, f"{describe_outcome(old)} -> {describe_outcome(new)}", cfg, fl)
+    return "changed"
 
 
 # -- naming many entries ------------------------------------------------------------

@@ -26,7 +26,7 @@ from pathlib import Path
 from parity.base.escape import shown
 from parity.base.json_guard import load_json
 from parity.golden import shards as G
-from parity.golden.change_groups import ADDED, OUTCOME, REMOVED, Grouper, group_lines
+from parity.golden.change_groups import OUTCOME, Grouper, add_change, group_lines
 
 NULL = "/dev/null"
 
@@ -53,6 +53,16 @@ def _entries(flavors) -> dict[str, dict]:
     return {f"{cfg}@{fl}": e for fl, es in (flavors or {}).items() for cfg, e in es.items()}
 
 
+def outcome(e: dict | None, cache) -> dict | None:
+    """A golden entry as the lowering outcome :func:`parity.golden.change_groups.add_change`
+    groups (the form of ``parity diff --base``): its kernel, sha256 and IR text, or its rejection."""
+    if e is None:
+        return None
+    if "rejected" in e:
+        return {"status": "rejected", "reason": e["rejected"]}
+    return {"status": "ok", "kernel": e["kernel"], "sha256": e["sha256"], "text": cache.get(e["sha256"])}
+
+
 def grouped(path: str, old: bytes, new: bytes, root: Path, cache) -> list[str]:
     """The grouped diff lines of one shard's two sides (module docstring)."""
     fo = G.parse_shard(old, f"a/{path}") if old else {}
@@ -66,19 +76,13 @@ def grouped(path: str, old: bytes, new: bytes, root: Path, cache) -> list[str]:
     for k in changed:
         cfg, fl = k.rsplit("@", 1)
         a, b = eo.get(k), en.get(k)
-        if a is None:
-            g.add_other(ADDED, G.describe_entry(b), cfg, fl)
-        elif b is None:
-            g.add_other(REMOVED, G.describe_entry(a), cfg, fl)
-        elif "sha256" in a and "sha256" in b and not (G.is_conflict(a) or G.is_conflict(b)):
-            ta, tb = cache.get(a["sha256"]), cache.get(b["sha256"])
-            if ta is None or tb is None:
-                g.add_other(OUTCOME, "IR not available (no engine gave its sha256): "
-                            + G.describe_change(a, b).split(", sha256")[0], cfg, fl)
-            else:
-                g.add_text(cfg, fl, ta, tb)
-        else:
+        if G.is_conflict(a) or G.is_conflict(b):  # only a golden entry is a merge conflict
             g.add_other(OUTCOME, G.describe_change(a, b), cfg, fl)
+        elif a and b and "sha256" in a and "sha256" in b and None in (cache.get(a["sha256"]), cache.get(b["sha256"])):
+            g.add_other(OUTCOME, "IR not available (no engine gave its sha256): "
+                        + G.describe_change(a, b).split(", sha256")[0], cfg, fl)
+        else:  # the grouping of `parity diff --base` and `parity review` (one change, the same groups)
+            add_change(g, cfg, fl, outcome(a, cache), outcome(b, cache))
     groups = g.groups()
     n = sum(len(x.entries) for x in groups)
     out = [f"diff --parity a/{path} b/{path}", f"--- a/{path}", f"+++ b/{path}",

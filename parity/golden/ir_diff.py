@@ -31,8 +31,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from parity.golden.change_groups import (ADDED, OUTCOME, REMOVED, ChangeGroup, Grouper, drop_ssa_numbers,  # noqa: F401
-                                   Paint, group_lines, hunks)
+from parity.golden.change_groups import (ChangeGroup, Grouper, add_change, drop_ssa_numbers,  # noqa: F401
+                                         Paint, group_lines, hunks)
 from parity.cli.color import enabled as color_enabled
 from parity.cli.common import parse_only, select_configs
 from parity.golden.diff_page import group_verdicts, markdown_page, verdict_text
@@ -97,16 +97,6 @@ def lower_ref(root: Path, commit: str, only, flavors, want: dict[str, str], ref:
 
 # -- comparison ------------------------------------------------------------------
 
-def _describe(o: dict | None) -> str:
-    if o is None:
-        return "absent"
-    if o["status"] == "ok":
-        return f"lowers ({o.get('kernel')})"
-    if o["status"] == "rejected":
-        return f"rejected {o['reason']!r}"
-    return f"crash {o.get('error')!r}"
-
-
 @dataclass
 class FamilyDiff:
     family: str
@@ -146,25 +136,7 @@ def compare(work: dict[str, dict], ref: dict[str, dict], ref_families: list[str]
     for key in sorted(set(work) | set(ref)):
         fam, rest = key.split("/", 1)
         cfg, fl = rest.rsplit("@", 1)
-        d, g = out[fam], grouper[fam]
-        w, r = work.get(key), ref.get(key)
-        if r is None or (r["status"] != "ok" and w is not None and w["status"] == "ok"):
-            d.count(fl, "added")
-            g.add_other(ADDED, _describe(w) + ("" if r is None else f", at base {_describe(r)}"), cfg, fl)
-        elif w is None or (w["status"] != "ok" and r["status"] == "ok"):
-            d.count(fl, "removed")
-            g.add_other(REMOVED, _describe(r) + ("" if w is None else f", now {_describe(w)}"), cfg, fl)
-        elif w["status"] == r["status"] == "ok":
-            if w["sha256"] == r["sha256"]:
-                d.count(fl, "unchanged")
-                continue
-            d.count(fl, "changed")
-            g.add_text(cfg, fl, r["text"], w["text"])
-        elif (w["status"], w.get("reason"), w.get("error")) == (r["status"], r.get("reason"), r.get("error")):
-            d.count(fl, "unchanged")
-        else:
-            d.count(fl, "changed")
-            g.add_other(OUTCOME, f"{_describe(r)} -> {_describe(w)}", cfg, fl)
+        out[fam].count(fl, add_change(grouper[fam], cfg, fl, ref.get(key), work.get(key)))
     for name, d in out.items():
         d.groups = grouper[name].groups()
     return out

@@ -145,8 +145,13 @@ def _mutate(args, cluster) -> int:
     print(R.render(rep))
     wall = time.perf_counter() - t0
     rate = rep.kill_rate
-    green = rate is not None and 100 * rate >= args.goal
+    # nothing to kill (every judged mutant equivalent) is not a failure: the differential, if any, decides
+    all_equivalent = rate is None and rep.equivalent > 0
+    green = all_equivalent or (rate is not None and 100 * rate >= args.goal)
     print(f"{len(verdicts)} of {planned} mutants judged in {wall:.1f}s; goal {args.goal:g} %")
+    if all_equivalent:
+        print(f"kill rate n/a: every mutant equivalent ({rep.equivalent}; nothing to kill"
+              + (", the differential decides)" if args.differential else ")"))
     diffs = _differentials(jobs, verdicts, args.differential, args.seed, jobs_of(args)) \
         if args.differential else []
     if any(d["differ"] for d in diffs):

@@ -10,6 +10,7 @@ text of FILE in place of the config's own lowering (docs/sim.md).
 """
 from __future__ import annotations
 
+import re
 import sys
 import time
 
@@ -258,6 +259,11 @@ def _config_json(o, cov_fails) -> dict:
     return d
 
 
+#: ``--ir FILE`` is LLVM IR when a line starts with ``define`` (the kernel); otherwise it is an input
+#: error (exit 2). A module the emulator cannot parse past that stays a failure (RED, docs/sim.md).
+_DEFINE = re.compile(r"^define\b", re.M)
+
+
 def _cmd_ir(args, families) -> int:
     path, ref = args.ir
     try:
@@ -270,6 +276,9 @@ def _cmd_ir(args, families) -> int:
         return die(f"--ir: cannot read {exc}")
     except ValueError as exc:
         return die(f"--ir: {exc}")
+    if not _DEFINE.search(text):  # not a failure of the kernel: there is no kernel to judge
+        return die(f"--ir: {shown(path)}: not LLVM IR (no line starts with `define`: FILE must hold the "
+                   f"config's kernel module, e.g. `parity show {shown(ref)} > FILE`)")
     lw = N.TextLowerer(fam, spec, arch, text, coverage=args.coverage)
     if args.opt:   # the opt lane on FILE's text (and on the engines' other kernels the cases need)
         from parity.sim import optimised
