@@ -42,6 +42,10 @@ CONFIGS = {
     "64x64x32 plain": {},
     "64x64x32 K walk": {},
     "16x16x32 w1x1 (AOT)": {"tile_m": 16, "tile_n": 16, "waves_m": 1, "waves_n": 1},
+    "32x32x32 w1x1 (AOT)": {"tile_m": 32, "tile_n": 32, "waves_m": 1, "waves_n": 1, "split_k": 2,
+                            "split_k_cluster": 0},
+    "32x32x32 K walk": {"tile_m": 32, "tile_n": 32, "waves_m": 1, "waves_n": 1, "split_k": 2,
+                        "split_k_cluster": 0},
     "128x128x64 plain": {"tile_m": 128, "tile_n": 128, "tile_k": 64},
     "64x64x64 two-stage": {"tile_k": 64, "split_k": 4, "split_k_cluster": 0, "epilogue": "cshuffle"},
     "64x64x64 K walk": {"tile_k": 64, "split_k": 4, "split_k_cluster": 0, "epilogue": "cshuffle"},
@@ -59,7 +63,9 @@ GOAL_CONFIG = "64x64x32 plain"
 # Since issue 40 the 64x64x64 tile runs the uniform-tap loop beside its one-tile K walk
 # (tap_beside): its row measures the tap loop (a tree without it: the smallest loop,
 # its K walk) and the "K walk" row the walk beside it.
-LOOP_BLOCK = {"64x64x32 K walk": "kloop", "64x64x64 two-stage": "tap_loop", "64x64x64 K walk": "kloop"}
+# Issue 40 then put it beside the one-wave 32x32x32 tile's walk too (its rows likewise).
+LOOP_BLOCK = {"64x64x32 K walk": "kloop", "64x64x64 two-stage": "tap_loop", "64x64x64 K walk": "kloop",
+              "32x32x32 w1x1 (AOT)": "tap_loop", "32x32x32 K walk": "kloop"}
 
 _LOWER = r"""
 import json, sys
@@ -105,6 +111,12 @@ def main_loop(asm: str, block: str | None = None) -> list[str]:
     """Instructions of the K loop: from a block label to the last backward branch to it,
     the smallest such range that holds a WMMA; with ``block``, only a range whose label
     LLVM annotates with that IR block name (``.LBB0_3: ; %kloop172``)."""
+    return main_loop_marks(asm, block)[0]
+
+
+def main_loop_marks(asm: str, block: str | None = None) -> tuple[list[str], list[int]]:
+    """:func:`main_loop` and the body indices a ``; wave barrier`` comment stands before
+    (a one-wave workgroup's barrier: no instruction; parity/perf/prefetch.py)."""
     lines = asm.splitlines()
     labels = {}
     best = None
@@ -121,8 +133,14 @@ def main_loop(asm: str, block: str | None = None) -> list[str]:
                 best = body
     if best is None:
         raise SystemExit("no K loop with WMMA found")
-    return [x.strip() for x in best
-            if x.strip() and not x.strip().startswith((".", ";")) and not _LABEL.match(x)]
+    body, marks = [], []
+    for x in best:
+        t = x.strip()
+        if t == "; wave barrier":
+            marks.append(len(body))
+        elif t and not t.startswith((".", ";")) and not _LABEL.match(x):
+            body.append(t)
+    return body, marks
 
 
 def classify(ins: str) -> str:
@@ -165,11 +183,11 @@ def measure(text: str, spec: dict, block: str | None = None) -> dict:
     from parity.perf.prefetch import prefetch, tiles
     asm = compile_asm(text)
     try:
-        body = main_loop(asm, block)
+        body, marks = main_loop_marks(asm, block)
     except SystemExit:   # a tree without that loop: its smallest K loop
         if block is None:
             raise
-        body = main_loop(asm)
+        body, marks = main_loop_marks(asm)
     mix = {k: 0 for k in ("wmma", "valu", "salu", "lds", "global", "wait", "hint")}
     for ins in body:
         mix[classify(ins)] += 1
@@ -184,7 +202,7 @@ def measure(text: str, spec: dict, block: str | None = None) -> dict:
                 cycles_nobar=mca_cycles(nobar) / kt, vgprs=_resource(asm, r"; NumVgprs: (\d+)"),
                 occupancy=_resource(asm, r"; Occupancy: (\d+)"), scratch=_resource(asm, r"; ScratchSize: (\d+)"),
                 spills=sum(int(x) for x in re.findall(r"\.[vs]gpr_spill_count:\s+(\d+)", asm)),
-                prefetch=tiles(prefetch(body), per, ds_loads / kt))
+                prefetch=tiles(prefetch(body, marks), per, ds_loads / kt))
 
 
 def row(name: str, tag: str, r: dict) -> str:

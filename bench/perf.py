@@ -1,8 +1,8 @@
-"""The before/after table of issue 16's four perf targets, and the report's wall time.
+"""The before/after table of the perf targets (parity/perf/targets.py), and the report's wall time.
 
     python bench/perf.py [--base REF] [--jobs N]
 
-Runs ``parity perf --only <the four targets> --base REF`` (default REF:
+Runs ``parity perf --only <the targets> --base REF`` (default REF:
 ``HEAD``, i.e. the last commit against the working tree; give the commit
 before a kernel change to see that change) and prints its before -> after
 table of the targets, the goal lines, and the wall time of the report. Then

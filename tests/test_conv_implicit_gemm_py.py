@@ -609,10 +609,16 @@ def test_main_loop_pipeline_order():
 def test_which_tiles_pipeline_two_deep(spec, pipelined):
     """2 to 4 WMMAs per wave and K tile, 16-byte A and B slots, at most 4 of them per
     thread (the one-wave 32x32 tile has 8), mem pipeline: the unrolled two-deep loop (its barriers' fences LDS-only, the odd half's block
-    absent: one block per iteration); else the one-tile double-buffered loop."""
+    absent: one block per iteration); else the one-tile double-buffered loop. The LDS-only
+    fences are the two-deep loop's and the uniform-tap loop's (beside the 32x32x32 w1x1
+    one-tile loop too: tap_beside)."""
     _, text = lower(spec)
-    assert (", !mmra !1" in text) == pipelined
-    assert ('!1 = !{!"amdgpu-synchronize-as", !"local"}' in text.split("\n")) == pipelined
+    full = normalize(CIG.FAMILY, CIG.FIELDS, spec)
+    assert CIG.two_deep(full) is pipelined
+    tap = CIG.tap_loop_kernel(full)
+    assert tap == (pipelined or spec == {"tile_m": 32, "tile_n": 32, "waves_m": 1, "waves_n": 1})
+    assert (", !mmra !1" in text) == tap
+    assert ('!1 = !{!"amdgpu-synchronize-as", !"local"}' in text.split("\n")) == tap
     assert ("%buf" in text) != pipelined   # the dynamic buffer index t&1 of the one-tile loop
 
 

@@ -17,7 +17,7 @@ from test_conv_implicit_gemm_py import _blocks, _line_kind, lower
 TWO_DEEP = [
     ({}, True), ({"split_k": 4, "split_k_cluster": 0}, True), ({"epilogue": "cshuffle", "dtype": "fp16"}, True),
     ({"tile_k": 64, "waves_m": 4, "waves_n": 1}, False),
-    ({"tile_m": 32, "tile_n": 32, "waves_m": 1, "waves_n": 1}, False),
+    ({"tile_m": 32, "tile_n": 32, "waves_m": 2, "waves_n": 2}, False),
     ({"tile_m": 16, "tile_n": 16, "waves_m": 1, "waves_n": 1}, False),
     ({"tile_m": 128, "tile_n": 128, "tile_k": 64}, False),
     ({"vector_a": 4}, False), ({"vector_a": 3, "vector_b": 3}, False), ({"pipeline": "wavelet"}, False)]
@@ -101,14 +101,59 @@ def test_tap_loop_beside_the_one_tile_loop(spec):
     assert sum("@llvm.amdgcn.wmma" in ln for ln in body) == 16
 
 
+W1 = {"tile_m": 32, "tile_n": 32, "tile_k": 32, "waves_m": 1, "waves_n": 1}
+
+
+@pytest.mark.parametrize("spec", [W1, {**W1, "split_k": 2, "split_k_cluster": 0, "epilogue": "cshuffle"}],
+                         ids=["plain", "spk"])
+def test_tap_loop_beside_the_one_wave_tile(spec):
+    """32x32x32 w1x1 (tap_beside, row_slots): the one-tile walk and the tap loop beside it;
+    a thread's 4 A slots are the 4 chunks of its row, so the tap loop tests one pixel a
+    pair (one ``tp_hok``, ``tp_wok``, one A voffset phi) and loads chunk j at that voffset
+    + 16*j (``add nuw``: LLVM's immediate offset); per half 4 A and 4 B loads, 4 WMMAs."""
+    full = normalize(CIG.FAMILY, CIG.FIELDS, spec)
+    assert CIG.tap_beside(full) and CIG.row_slots(full) and not CIG.two_deep(full)
+    _, text = lower(spec)
+    blocks = _blocks(text)
+    br = [ln for ln in blocks["prologue"] if ln.startswith("br i1 %tp_uni")]
+    assert len(br) == 1 and re.search(r"label %tap_pro\d+, label %kwalk\d+$", br[0]), br
+    body = blocks["tap_loop"]
+    half = ["wait", "lds_store"] + ["load_x", "load_w"] * 4 + ["wmma", "barrier"]
+    assert _kinds(body) == half + half
+    assert sum("@llvm.amdgcn.wmma" in ln for ln in body) == 8
+    assert [ln.split(" = ")[0][1:-3] for ln in body if re.match(r"%tp_[hw]ok", ln)] == ["tp_hok", "tp_wok"]
+    assert sum(ln.startswith("%tp_voff") for ln in body) == 1
+    offs = [re.search(r"= add nuw i32 %tp_voff\d+, (\d+)$", ln) for ln in body if ln.startswith("%tp_aoffj")]
+    assert [int(m.group(1)) for m in offs] == [16, 32, 48] * 2
+    a = [re.search(r"%rsrc_x\d+, i32 %(\w+?)\d+, ", ln).group(1) for ln in body if "%rsrc_x" in ln and "load" in ln]
+    assert a == ["tp_voff", "tp_aoffj", "tp_aoffj", "tp_aoffj"] * 2
+    # the slots' one pixel: one row decode, four uniform K states (literal offsets 0, 8, 16, 24)
+    pro = blocks["entry"] + blocks["prologue"]
+    assert sum(ln.startswith("%a_mok") for ln in pro) == 1
+    assert not [ln for ln in pro if ln.startswith(("%a_row", "%a_kv", "%a_slot"))]
+    assert [re.search(r"= add i32 (?:%k_begin\d+|0), (\d+)$", ln).group(1) for ln in pro if ln.startswith("%a_rk")] == \
+        ["8", "16", "24"]
+
+
+def test_row_slots_only_on_the_one_wave_tile():
+    for spec, rows in ((W1, True), ({**W1, "split_k": 4, "split_k_cluster": 0}, True), ({"tile_k": 64}, False),
+                       ({}, False), ({**W1, "pipeline": "wavelet"}, False), ({**W1, "vector_a": 2}, False)):
+        assert CIG.row_slots(normalize(CIG.FAMILY, CIG.FIELDS, spec)) is rows, spec
+
+
 @pytest.mark.parametrize("spec,waves", [
     ({"tile_k": 64}, "7"), ({"tile_k": 64, "epilogue": "cshuffle"}, "6"),
     ({"tile_k": 64, "epilogue": "cshuffle", "split_k": 4, "split_k_cluster": 0}, "7"),
     ({"tile_k": 64, "split_k": 8, "split_k_cluster": 8}, "7"),
-    ({}, None), ({"tile_k": 64, "waves_m": 4, "waves_n": 1}, None), ({"tile_k": 64, "pipeline": "wavelet"}, None)])
+    ({}, None), ({"tile_k": 64, "waves_m": 4, "waves_n": 1}, None), ({"tile_k": 64, "pipeline": "wavelet"}, None),
+    ({**W1, "split_k": 2, "split_k_cluster": 0}, "8"), (W1, "8"), ({**W1, "epilogue": "cshuffle"}, "7"),
+    ({**W1, "epilogue": "cshuffle", "split_k": 2, "split_k_cluster": 0}, "7"), ({**W1, "acc_epilogue": "relu"}, "8"),
+    ({**W1, "pipeline": "wavelet"}, None), ({**W1, "vector_a": 4, "vector_b": 4}, None),
+    ({"tile_m": 32, "tile_n": 32, "waves_m": 2, "waves_n": 2}, None)])
 def test_waves_per_eu_only_beside(spec, waves):
     """``amdgpu-waves-per-eu`` is emitted only on tap_beside kernels: the occupancy of
-    their one-tile kernel before the tap loop (7; the plain cshuffle form 6)."""
+    their one-tile kernel before the tap loop (64x64x64: 7, the plain cshuffle form 6;
+    32x32x32 w1x1: 8, the cshuffle forms 7)."""
     _, text = lower(spec)
     got = re.findall(r'"amdgpu-waves-per-eu"="(\d+)"', text)
     assert got == ([waves] if waves else [])

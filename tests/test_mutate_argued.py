@@ -109,3 +109,46 @@ def test_match_selects_planned_sites_by_their_honest_line(tmp_path, capsys):
     site = R.plan([next(c for c in N.accepted_configs() if c[1] == "bf16_v2_t64_d4")], 0, per_kind=None,
                   kinds=("cmp_negate",))[0]
     assert MCLI.site_line(site).startswith("  %")
+
+
+def test_channel_zero_carry_only_for_a_state_starting_at_channel_0():
+    # plain 32x32x32 w1x1 (row slots): state 0 starts at element 0; states 1..3 at 8, 16, 24
+    jobs = _jobs("plain_mem_cshuffle_32x32x32_w1x1_bf16", "cmp_boundary", r"%k_cyc\d+ = icmp uge")
+    got = [(R._block_at(j.original, j.mutant.line - 1), _why(j)) for j in jobs]
+    assert got.count(("kwalk", "channel-0 carry")) == 1, got
+    assert len(got) == 8 and all(w == "" for b, w in got if (b, w) != ("kwalk", "channel-0 carry"))
+    # the two-stage form's state 0 starts at k_begin: not argued
+    spk = _jobs("aot_spk2_mem_default_32x32x32_w1x1_bf16", "cmp_boundary", r"%k_cyc\d+ = icmp uge")
+    assert spk and not any(R._channel_zero_carry(j) for j in spk)
+
+
+def test_tap_branch_disjoint_is_argued_on_the_odd_tile_bit_only():
+    jobs = _jobs("aot_spk2_mem_default_32x32x32_w1x1_bf16", "promise_lie", r"%tp_r\d+ = or i32 ")
+    got = {R._changed_line(j).split(" = ")[1]: _why(j) for j in jobs if j.mutant.what.startswith("disjoint_or:")}
+    # cr (a multiple of 8) | kr (of 32) may share bits; their or | odd (ntiles & 1) may not
+    assert sorted(got.values()) == ["", "tap branch disjoint"], got
+    assert all(("%tp_odd" in k) == (w == "tap branch disjoint") for k, w in got.items()), got
+
+
+def test_nuw_on_the_walk_wraps_and_guarded_k_limits_is_argued_not_elsewhere():
+    jobs = [j for j in _jobs("plain_mem_cshuffle_32x32x32_w1x1_fp16", "promise_lie", r" = sub i32 ")
+            if j.mutant.what.startswith("nuw_sub:")]
+    got = {R._changed_line(j).split(" = ")[0].strip().rstrip("0123456789"): _why(j) for j in jobs}
+    assert got["%k_xd"] == got["%k_c"] == "carry wrap sub"          # x - (x >= L ? L : 0)
+    assert got["%a_klim"] == got["%b_klim"] == "guarded K limit"    # select (koff < k_end), k_end - koff, 0
+    # the K step's byte carries (dw*pixb - 2*cpg, ...) may be negative: not argued
+    assert got["%k_dcy"] == got["%k_dcx"] == "", got
+
+
+def test_exact_on_a_literal_zero_dividend_is_proved_and_k_limit_past_the_end_argued():
+    cfg = "fused_relu_mem_default_32x32x32_w1x1_fp16"
+    exact = [j for j in _jobs(cfg, "promise_lie", r" = udiv i32 ") if j.mutant.what.startswith("exact_div:")]
+    got = {R._changed_line(j).split(" = ")[1]: _why(j) for j in exact}
+    assert got["udiv exact i32 0, %cpg"] == "exact holds: a literal 0 dividend is a multiple of every divisor"
+    assert all(w == "" for k, w in got.items() if " 0, " not in k), got   # k_begin + 8 may not divide
+    arms = _jobs(cfg, "const_inc", r"%a_klim\d+ = select ") + _jobs(cfg, "const_dec", r"%a_klim\d+ = select ")
+    by = {(j.mutant.kind, j.mutant.what): _why(j) for j in arms}
+    assert by[("const_inc", "i32 0 -> i32 1")] == by[("const_dec", "i32 0 -> i32 -1")] == "K limit past the end"
+    # the K limit's subtrahend changed is not argued (a tile's elements past k_end read or skipped)
+    subs = _jobs(cfg, "const_inc", r"%a_klim\d+ = sub ")
+    assert subs and all(_why(j) == "" for j in subs)

@@ -138,7 +138,7 @@ def test_barrier_goal_met_when_the_spare_issue_covers_the_exposed_cycles():
         "work cycles), 300 available (10 waves x 100 issue - 400 no-barrier cycles per 2 K tile(s)); "
         "16x16 AOT tile met: 300 cycles of work per K tile needed (2 gap(s) of 100/300 work cycles), 600 "
         "available (16 waves x 100 issue - 400 no-barrier cycles per 2 K tile(s)); "
-        "not measured: 64x64x64 two-stage, 128x128x64 cluster S=15")
+        "not measured: 64x64x64 two-stage, 128x128x64 cluster S=15, 32x32x32 AOT tile")
 
 
 def test_barrier_goal_not_met_one_wave_short():
@@ -155,3 +155,24 @@ def test_barrier_goal_without_barriers_and_skipped():
                                   "0 available (4 waves x 100 issue" in g.detail
     assert _barrier({}).status == T.SKIP
     assert "cycles_halved" not in {g.name for g in T.goals(_measures({}))}
+
+
+def test_one_wave_class_goal_judges_its_own_limits():
+    from parity.perf.mix import CLASSES, Mix
+    ms = _measures({})
+    key = dict((label, f"{T.FAMILY}/{c}") for label, c in T.TARGETS)["32x32x32 AOT tile"]
+    assert T.CLASS_LIMITS["32x32x32 AOT tile"] == (649, 8)   # 1299 cycles per K tile and 8 waves at main
+    counts = dict.fromkeys(CLASSES, 0)
+    counts["wmma"] = 8
+    m = ms[key]
+    for k, v in dict(mix=Mix(total=93, counts=counts), k_tiles_per_iteration=2.0,
+                     mca={"no_barrier": {"cycles_per_iteration": 832.0}}, prefetch_tiles=1.0, occupancy=8,
+                     vgpr_spills=0, sgpr_spills=0, scratch_bytes=0).items():
+        setattr(m, k, v)
+    g = _goal(T.goals(ms), "class_32x32x32_AOT_tile")
+    assert g.status == T.PASS and g.detail.startswith("32x32x32 AOT tile: 10.62 non-WMMA per WMMA (<= 12); "
+                                                      "416 llvm-mca cycles per K tile without barriers (<= 649)")
+    m.occupancy, m.prefetch_tiles = 7, 0.0
+    g = _goal(T.goals(ms), "class_32x32x32_AOT_tile")
+    assert g.status == T.FAIL and g.detail == ("32x32x32 AOT tile: prefetch 0.00 K tiles (>= 1); "
+                                               "7 waves per SIMD (>= 8)")

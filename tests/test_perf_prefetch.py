@@ -64,3 +64,35 @@ def test_partial_register_overlap_counts_as_a_use():
 def test_a_body_without_read_loads_has_no_figure():
     assert prefetch(["ds_load_b128 v[0:3], v4", "s_cbranch_scc1 .LBB0_2"]) is None
     assert tiles(None, 4, 8) is None
+
+
+# A one-wave workgroup: LLVM lowers the K tile's workgroup barrier to a "; wave barrier"
+# comment (no instruction); its place in the body (a mark) is the K-tile boundary.
+ONE_WAVE = [x for x in PIPELINED if not x.startswith("s_barrier")]
+
+
+def test_one_wave_loop_crosses_its_wave_barrier_marks():
+    # without marks the loads look consumed in their own K tile
+    assert prefetch(ONE_WAVE)["barriers"] == 0
+    assert tiles(prefetch(ONE_WAVE), 1, 2) == 0.0
+    # the comments stood before the second half's store (index 5) and before the branch (10)
+    assert ONE_WAVE[5] == "ds_store_b128 v66, v[84:87]" and ONE_WAVE[10].startswith("s_cbranch")
+    fig = prefetch(ONE_WAVE, [5, 10])
+    assert fig == {"barriers": 1, "wmmas": 1, "lds_loads": 2, "loads": 2}
+    assert tiles(fig, 1, 2) == 1.0
+
+
+def test_main_loop_records_wave_barrier_marks():
+    from parity.perf.loop import main_loop
+    asm = "\n".join([
+        "k:", "; %bb.0:", "\ts_mov_b32 s0, 0",
+        ".LBB0_1:                                ; =>This Inner Loop Header: Depth=1",
+        "\tbuffer_load_b128 v[4:7], v1, s[0:3], null offen",
+        "\tv_wmma_f32_16x16x32_bf16 v[8:15], v[16:23], v[24:31], v[8:15]",
+        "\t; wave barrier",
+        "\tds_store_b128 v2, v[4:7]",
+        "\ts_cbranch_scc1 .LBB0_1",
+        "; %bb.2:", "\ts_endpgm", ".Lfunc_end0:"])
+    ml = main_loop(asm, "k")
+    assert ml.body[2] == "ds_store_b128 v2, v[4:7]" and ml.marks == [2]
+    assert prefetch(ml.body, ml.marks) == {"barriers": 1, "wmmas": 1, "lds_loads": 0, "loads": 1}

@@ -306,6 +306,21 @@ CONFIGS += [
     Config("plain_mem_default_va7_vb7_bf16", arch="gfx1250", spec={"vector_a": 7, "vector_b": 7}),
 ]
 
+# -- issue 40's 32x32x32 w1x1 tile class (parity/perf/targets.py): the AOT grid's one-wave
+# two-stage job of that tile (mem, default epilogue, 16-byte vectors), the uniform-tap loop
+# beside its one-tile K walk -------------------------------------------------------------------
+_W1X1 = {"tile_m": 32, "tile_n": 32, "tile_k": 32, "waves_m": 1, "waves_n": 1}
+CONFIGS += [
+    Config("aot_spk2_mem_default_32x32x32_w1x1_bf16", arch="gfx1250",
+           spec={"split_k": 2, "split_k_cluster": 0, **_W1X1}),
+    # the class's other forms (no AOT job): the cluster fold and a fused epilogue
+    Config("skc4_mem_cshuffle_32x32x32_w1x1_bf16", arch="gfx1250",
+           spec={"split_k": 4, "split_k_cluster": 4, "epilogue": "cshuffle", **_W1X1},
+           per_flavor=reject_before_llvm23(_CLUSTER_FLAVOR)),
+    Config("fused_relu_mem_default_32x32x32_w1x1_fp16", arch="gfx1250",
+           spec={"dtype": "fp16", "acc_epilogue": "relu", **_W1X1}),
+]
+
 # -- branches and selects no admitted problem can send both ways (parity numerics --coverage,
 # docs/sim.md "Coverage"): declared per config from its spec ---------------------------------
 _ONE_SLICE_LIVE = ("the launch plan gives every slice data (plain: one slice over Kgemm >= 1; two-stage: "
@@ -321,6 +336,20 @@ _LOOKAHEAD_LAST = ("the K loop's last trip: its look-ahead {} tile (t+1 .. t+3, 
                    "is false there and the K limit `{}_klim` is at most ntiles*tile_k, so the K-range test "
                    "`{}_rok` fails in every lane and `{}_off` picks the out-of-range offset")
 
+_ROW_SLOTS_FIRST = ("row slots (plain 32x32x32 w1x1, the uniform-tap tile of one wave: A slot j is chunk j of "
+                    "the thread's row, docs/conv_implicit_gemm.md): A K state 0 starts at element 0 (channel 0) "
+                    "and one K tile's step from there (channel tile_k % cpg < cpg) never wraps, so the K walk's "
+                    "first advance (block kwalk) never carries state 0's `{}`")
+
+
+def _row_slots_plain(s: dict) -> bool:
+    """The plain (split_k 1) kernels with row slots (python_engine's ``row_slots``: the
+    mem pipeline, 16-byte slots, 32x32x32 at 1x1 waves)."""
+    tile = tuple(s.get(k, d) for k, d in (("tile_m", 64), ("tile_n", 64), ("tile_k", 32), ("waves_m", 2),
+                                          ("waves_n", 2)))
+    return (tile == (32, 32, 32, 1, 1) and s.get("pipeline", "mem") == "mem" and s.get("split_k", 1) == 1
+            and s.get("vector_a", 8) == s.get("vector_b", 8) == 8)
+
 
 def _uncovered(c: Config) -> Config:
     s = c.spec
@@ -332,6 +361,9 @@ def _uncovered(c: Config) -> Config:
         out["any_tile"] = _ONE_SLICE_LIVE.format("any_tile")
     if s.get("split_k_cluster") and s.get("epilogue", "default") == "default":
         out["ws_wide"] = out["slab_narrow"] = _CLUSTER_SLAB
+    if _row_slots_plain(s):
+        for h in ("k_cw", "k_xs", "k_xw", "k_ys", "k_ks", "k_kw"):
+            out[h] = _ROW_SLOTS_FIRST.format(h)
     if s.get("vector_a") in (3, 5, 6, 7):
         slot = 4 if s["vector_a"] == 3 else 8
         for h in ("k_cw", "k_xs", "k_ks"):

@@ -448,6 +448,9 @@ def equivalent_reason(original: str, m: Mutant) -> str:
         return "a two-term fadd is commutative"
     if m.kind == "promise_lie" and m.what.startswith("exact_shift:") and _shift_of_multiple(m.text, m.line - 1):
         return "exact holds: the shifted operand is a product by a multiple of 2^shift (no set bit shifted out)"
+    if m.kind == "promise_lie" and m.what.startswith(("exact_div:", "exact_shift:")) and \
+            re.match(r"^  %[\w.]+ = (?:udiv|sdiv|lshr|ashr) exact i\d+ 0, ", m.text.split("\n")[m.line - 1]):
+        return "exact holds: a literal 0 dividend is a multiple of every divisor"
     if m.kind in ("const_inc", "const_dec") and _times_zero(original, m.text, m.line - 1):
         return "a product with a literal 0 operand: 0 whatever the other operand"
     if m.kind in ("const_inc", "const_dec") and _same_literal_value(original, m.text, m.line - 1):

@@ -444,6 +444,83 @@ def _pad_lane_partner(job: Job) -> bool:
     return len(ia) == len(ib) == 16 and len(diff) == 1 and diff[0] % slot >= va
 
 
+def _channel_zero_carry(job: Job) -> bool:
+    """The K walk's first channel carry of a K state that starts at channel 0 (``a_ck =
+    urem i32 0, %cpg``: the plain row-slot kernels' state 0, docs/conv_implicit_gemm.md)
+    strict or not: ``k_cn = a_ck + k_sb`` is ``tile_k urem cpg`` < cpg, so ``k_cyc``
+    (``k_cn >= cpg``) is false either way (the declared reason of that kwalk advance)."""
+    if not _conv_boundary(job, "k_cyc"):
+        return False
+    lines = job.original.split("\n")
+    cmp = re.search(r"= icmp \w+ i32 %(k_cn\d+), %cpg$", lines[job.mutant.line - 1])
+    cn = cmp and next((ln for ln in lines if ln.startswith(f"  %{cmp.group(1)} = ")), "")
+    ck = cn and re.search(r"= add i32 %(a_ck\d+), %k_sb\d+$", cn)
+    return bool(ck) and f"  %{ck.group(1)} = urem i32 0, %cpg" in lines
+
+
+def _tap_branch_disjoint(job: Job) -> bool:
+    """``promise_lie`` ``disjoint`` on the uniform-tap branch's ``tp_r = or %tp_r,
+    %tp_odd``: the left side ``cpg urem 2*tile_k | k_begin urem 2*tile_k`` is even (cpg
+    a multiple of vector_a and vector_b, conv_launch's admission; k_begin a multiple of
+    tile_k, its slicing rule) and ``tp_odd = ntiles & 1`` is 0 or 1, so no bit is set on
+    both sides: the flag is a true promise."""
+    va, vb = job.spec.get("vector_a"), job.spec.get("vector_b")
+    return job.family == "conv_implicit_gemm" and job.mutant.kind == "promise_lie" and \
+        job.mutant.what.startswith("disjoint_or:") and (va * vb // math.gcd(va, vb)) % 2 == 0 and \
+        re.search(r"= or disjoint i32 %tp_r\d+, %tp_odd\d+$", _changed_line(job)) is not None
+
+
+def _def_of(lines: list, name: str) -> str:
+    """The line of ``lines`` that defines ``%name`` (empty when none does)."""
+    return next((ln for ln in lines if ln.startswith(f"  %{name} = ")), "")
+
+
+def _nuw_sub(job: Job):
+    """The operands of a conv ``promise_lie`` ``nuw`` on a ``sub`` (a match of
+    ``%r = sub nuw i32 a, b``), else None."""
+    if job.family != "conv_implicit_gemm" or job.mutant.kind != "promise_lie" or \
+            not job.mutant.what.startswith("nuw_sub:"):
+        return None
+    return re.search(r"^  %([\w.]+) = sub nuw i32 (%?[\w.]+), (%?[\w.]+)$", _changed_line(job))
+
+
+def _carry_wrap_sub(job: Job) -> bool:
+    """``promise_lie`` ``nuw`` on a K-walk wrap ``sub %x, %w`` with ``w = select (x uge L),
+    L, 0`` (``k_c`` / ``k_xd``: the channel and x carries): L is subtracted only when x >= L,
+    else 0, so the sub never wraps: the flag is a true promise."""
+    m = _nuw_sub(job)
+    lines = job.original.split("\n")
+    w = m and re.search(r"= select i1 %([\w.]+), i32 (%[\w.]+), i32 0$", _def_of(lines, m.group(3)[1:]))
+    c = w and re.search(r"= icmp uge i32 (%[\w.]+), (%[\w.]+)$", _def_of(lines, w.group(1)))
+    return bool(c) and c.group(1) == m.group(2) and c.group(2) == w.group(2)
+
+
+def _guarded_k_limit(job: Job) -> bool:
+    """``promise_lie`` ``nuw`` on a K limit ``klim = sub k_end, koff`` whose one use is
+    ``select (koff ult k_end), klim, 0``: the sub wraps only where the select takes 0, and
+    the poison of a select's unchosen arm does not reach its result (LangRef ``select``)."""
+    m = _nuw_sub(job)
+    if not m:
+        return False
+    lines = job.original.split("\n")
+    ref = re.compile(rf"%{re.escape(m.group(1))}\b")
+    uses = [ln for ln in lines if ref.search(ln) and not ln.startswith(f"  %{m.group(1)} = ")]
+    sel = len(uses) == 1 and re.search(rf"= select i1 %([\w.]+), i32 %{re.escape(m.group(1))}, i32 0$", uses[0])
+    kin = sel and _def_of(lines, sel.group(1))
+    return bool(kin) and kin.endswith(f"= icmp ult i32 {m.group(3)}, {m.group(2)}")
+
+
+def _k_limit_past_end(job: Job) -> bool:
+    """Conv ``klim = select (koff ult k_end), k_end - koff, 0`` (``a_klim`` / ``b_klim``)
+    with the false arm 0 made +-1: taken only when the slot's K offset is at or past
+    ``k_end``, where every element the slot then loads lies at a K index >= k_end, whose
+    partner on the other side is masked to zero by its own K limit (*masked partner*)."""
+    ln = _changed_line(job)
+    return job.family == "conv_implicit_gemm" and job.mutant.kind in ("const_inc", "const_dec") and \
+        _hint_of(ln) in ("a_klim", "b_klim") and \
+        re.search(r"= select i1 %[ab]_kin\d+, i32 %[ab]_klim\d+, i32 -?1$", ln) is not None
+
+
 #: survivors argued equivalent (docs/sim.md, "Mutation lane"): (name, predicate(job)); a
 #: survivor one of them matches is counted equivalent with the argument as its reason
 ARGUED = (("surplus tail iteration", _surplus_tail), ("wave path boundary", _wave_path_boundary),
@@ -455,7 +532,10 @@ ARGUED = (("surplus tail iteration", _surplus_tail), ("wave path boundary", _wav
           ("K span one long", _span_one_long), ("one-trip tail swap", _one_trip_swap),
           ("finite sums (nnan holds)", _finite_nnan), ("float min/max at the bound", _float_min_max),
           ("one-wave index", _one_wave_index), ("channel quotient", _channel_quotient),
-          ("pixel carry value", _pixel_carry_value), ("padding-lane partner", _pad_lane_partner))
+          ("pixel carry value", _pixel_carry_value), ("padding-lane partner", _pad_lane_partner),
+          ("channel-0 carry", _channel_zero_carry), ("tap branch disjoint", _tap_branch_disjoint),
+          ("carry wrap sub", _carry_wrap_sub), ("guarded K limit", _guarded_k_limit),
+          ("K limit past the end", _k_limit_past_end))
 
 
 def judge(job: Job | Site) -> Verdict:

@@ -4,7 +4,9 @@ A kernel's text (between its ``<kernel>:`` label and ``.Lfunc_end``) is cut
 into basic blocks: a block starts at a ``.LBB<f>_<n>:`` label or at a
 ``; %bb.<n>:`` comment (a fall-through block that no branch names, which
 verbose assembly prints as a comment). Each block keeps its instruction lines
-(comments, directives and labels dropped) and its comment lines.
+(comments, directives and labels dropped), its comment lines, and where a
+``; wave barrier`` comment stands among them (``marks``: a workgroup barrier of
+a one-wave workgroup, which LLVM lowers to that comment and no instruction).
 
 How a loop is identified, in this order:
 
@@ -55,6 +57,8 @@ _HEADER = re.compile(r"=>\s*This (?:Inner )?Loop Header: Depth=(\d+)")
 _IN_LOOP = re.compile(r"in Loop: Header=(BB\d+_\d+) Depth=(\d+)")
 _PARENT = re.compile(r"Parent Loop (BB\d+_\d+) Depth=(\d+)")
 _BRANCH = re.compile(r"^s_(?:c?branch\w*)\s+(\.LBB\d+_\d+)")
+#: the comment LLVM prints for a workgroup barrier of a one-wave workgroup (no instruction)
+WAVE_BARRIER = "wave barrier"
 
 
 class LoopError(ValueError):
@@ -67,6 +71,7 @@ class Block:
     label: str
     instructions: list[str] = field(default_factory=list)
     comments: list[str] = field(default_factory=list)
+    marks: list[int] = field(default_factory=list)   # a "; wave barrier" before instructions[i]
 
     def branch_targets(self) -> list[str]:
         out = []
@@ -97,6 +102,7 @@ class MainLoop:
     loops: int                  # loops found in the kernel
     problems: list[str] = field(default_factory=list)
     outside: list[str] = field(default_factory=list)   # kernel instructions in no loop at all
+    marks: list[int] = field(default_factory=list)     # body indices a "; wave barrier" stands before
 
 
 def _strip(line: str) -> str:
@@ -132,6 +138,8 @@ def kernel_blocks(asm: str, kernel: str) -> list[Block]:
         if not s:
             if raw.strip().startswith(";") and cur is not None:
                 cur.comments.append(raw.strip()[1:].strip())
+                if cur.comments[-1] == WAVE_BARRIER:
+                    cur.marks.append(len(cur.instructions))
             continue
         if s.startswith(".") or s.endswith(":"):
             continue
@@ -283,4 +291,8 @@ def main_loop(asm: str, kernel: str) -> MainLoop:
     after = [s for i in range(last + 1, len(blocks)) for s in blocks[i].instructions]
     in_any = {i for lp in loops for i in lp.blocks}
     outside = [s for i, b in enumerate(blocks) if i not in in_any for s in b.instructions]
-    return MainLoop(best, body(best), before, after, len(loops), problems, outside)
+    marks, n = [], 0
+    for i in best.blocks:
+        marks += [n + j for j in blocks[i].marks]
+        n += len(blocks[i].instructions)
+    return MainLoop(best, body(best), before, after, len(loops), problems, outside, marks)

@@ -122,9 +122,10 @@ def measure(asm: str, kernel: str, isa: dict, spec: dict, *, mca_tool: str | Non
     if m.wg_size:
         m.waves_lds = occupancy_gfx1250(0, m.lds_bytes or 0, m.wg_size)
     whole = False
+    marks = []
     try:
         ml = main_loop(asm, kernel)
-        body, after = ml.body, ml.after
+        body, after, marks = ml.body, ml.after, ml.marks
         m.loop_header, m.loop_source, m.loop_blocks, m.loops = (ml.loop.header, ml.loop.source,
                                                               len(ml.loop.blocks), ml.loops)
         m.problems += ml.problems
@@ -146,7 +147,7 @@ def measure(asm: str, kernel: str, isa: dict, spec: dict, *, mca_tool: str | Non
     if per and m.mix.wmma:
         m.k_tiles_per_iteration = m.mix.wmma / per
         if not whole:
-            m.prefetch = PF.prefetch(body)
+            m.prefetch = PF.prefetch(body, marks)
             ds_loads = sum(1 for x in body if x.split(None, 1)[0].startswith("ds_load"))
             m.prefetch_tiles = PF.tiles(m.prefetch, per, ds_loads / m.k_tiles_per_iteration)
     m.epilogue_stores = store_widths(after)

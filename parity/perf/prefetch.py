@@ -7,8 +7,10 @@ back-edge into the next iteration -- that reads one of them (a store's every
 operand is read; any other instruction reads its operands after the first).
 Between the load and that first use the report counts
 
-* ``barriers``: workgroup barriers (``s_barrier_wait``), i.e. K-tile
-  boundaries of the loop the value crosses in flight;
+* ``barriers``: workgroup barriers (``s_barrier_wait``; in a one-wave
+  workgroup, where LLVM lowers a barrier to a ``; wave barrier`` comment and
+  no instruction, the marks of those comments), i.e. K-tile boundaries of
+  the loop the value crosses in flight;
 * ``wmmas`` and ``lds_loads``: WMMAs and LDS loads (``ds_load*``) issued in
   the meantime, the work that hides the load's latency.
 
@@ -50,11 +52,13 @@ def _reads(line: str) -> set[int]:
     return _regs(",".join(src))
 
 
-def prefetch(body: list[str]) -> dict | None:
+def prefetch(body: list[str], marks=()) -> dict | None:
     """``{"barriers", "wmmas", "lds_loads", "loads"}`` of the least hidden global load
     of ``body`` (instruction lines of one loop iteration, layout order), or None
-    when the body has no global load whose value it reads."""
+    when the body has no global load whose value it reads. ``marks``: indices of
+    ``body`` a one-wave workgroup's barrier (``; wave barrier``) stands before."""
     n = len(body)
+    marks = set(marks)
     best = None
     loads = 0
     for i, line in enumerate(body):
@@ -68,6 +72,8 @@ def prefetch(body: list[str]) -> dict | None:
         for step in range(1, 2 * n + 1):
             other = body[(i + step) % n]
             mn = mnemonic(other)
+            if (i + step) % n in marks:
+                bars += 1
             if _reads(other) & dst:
                 loads += 1
                 fig = {"barriers": bars, "wmmas": wm, "lds_loads": ld}

@@ -31,41 +31,57 @@ def two_deep(spec: dict) -> bool:
             and slots <= PIPELINE_HELD_SLOTS)
 
 
-# The tile (tile_m, tile_n, tile_k, waves_m, waves_n) whose one-tile K loop has the
-# uniform-tap loop beside it, and the waves per SIMD its kernel asks LLVM for: the
-# occupancy of its one-tile kernel before the tap loop (LLVM 22.1, parity perf: 7;
-# the plain cshuffle form 6).
-TAP_BESIDE_TILE = (64, 64, 64, 2, 2)
-TAP_BESIDE_WAVES_PER_EU = 7
-TAP_BESIDE_WAVES_PER_EU_PLAIN_CSHUFFLE = 6
+# The tiles (tile_m, tile_n, tile_k, waves_m, waves_n) whose one-tile K loop has the
+# uniform-tap loop beside it -> the waves per SIMD their kernel asks LLVM for: the
+# occupancy of the class's one-tile kernel before the tap loop (LLVM 22.1, parity perf),
+# (default epilogue, split-K cshuffle, plain cshuffle). 64x64x64 w2x2 (issue 40): 7, 7, 6;
+# 32x32x32 w1x1 (issue 40, the AOT grid's one-wave two-stage tile): 8, 7, 7.
+TAP_BESIDE_WAVES = {(64, 64, 64, 2, 2): (7, 7, 6), (32, 32, 32, 1, 1): (8, 7, 7)}
+
+
+def _tile(spec: dict) -> tuple:
+    return tuple(spec[k] for k in ("tile_m", "tile_n", "tile_k", "waves_m", "waves_n"))
 
 
 def tap_beside(spec: dict) -> bool:
     """Whether a (valid, defaults filled) spec's one-tile K loop
     (:meth:`MainLoop.double_buffer_loop`) has the uniform-tap loop beside it: the mem
-    pipeline with 16-byte A and B slots on the 64x64x64 w2x2 tile
-    (:data:`TAP_BESIDE_TILE`; plain, fused, two-stage and cluster). Its kernel asks
-    for :func:`tap_beside_waves` waves per SIMD (``amdgpu-waves-per-eu``). Measured
-    with llc-22 -O3 (bench/mainloop.py, docs/conv_implicit_gemm.md "Uniform-tap
-    loop"): the two-deep K walk would cost a wave (146 VGPRs alone, 160 beside the
-    tap loop: 6 waves, not 7) and more cycles than the one-tile loop (2490 vs 1366
-    llvm-mca cycles per K tile)."""
+    pipeline with 16-byte A and B slots on a tile of :data:`TAP_BESIDE_WAVES`
+    (64x64x64 w2x2 and 32x32x32 w1x1; plain, fused, two-stage and cluster). Its kernel
+    asks for :func:`tap_beside_waves` waves per SIMD (``amdgpu-waves-per-eu``).
+    Measured with llc-22 -O3 (bench/mainloop.py, docs/conv_implicit_gemm.md
+    "Uniform-tap loop"): at 64x64x64 the two-deep K walk would cost a wave (146 VGPRs
+    alone, 160 beside the tap loop: 6 waves, not 7) and more cycles than the one-tile
+    loop (2490 vs 1366 llvm-mca cycles per K tile); 32x32x32 w1x1 holds 8 load slots a
+    thread, past the two-deep loop's PIPELINE_HELD_SLOTS."""
     return (spec["pipeline"] == "mem" and spec["vector_a"] == spec["vector_b"] == CHUNK
-            and tuple(spec[k] for k in ("tile_m", "tile_n", "tile_k", "waves_m", "waves_n")) == TAP_BESIDE_TILE)
+            and _tile(spec) in TAP_BESIDE_WAVES)
 
 
 def tap_beside_waves(spec: dict) -> int | None:
     """The ``amdgpu-waves-per-eu`` of a (valid, defaults filled) spec's kernel: for
     :func:`tap_beside` kernels the occupancy their one-tile kernel had before the tap
-    loop (:data:`TAP_BESIDE_WAVES_PER_EU`, the plain cshuffle form
-    :data:`TAP_BESIDE_WAVES_PER_EU_PLAIN_CSHUFFLE`), which LLVM 22.1 then meets with
-    no spill (without it LLVM allocates 150 to 162 VGPRs: a wave fewer); else None."""
+    loop (:data:`TAP_BESIDE_WAVES`: by epilogue, and for cshuffle plain or split-K),
+    which LLVM 22.1 then meets with no spill (without it LLVM allocates 150 to 162
+    VGPRs at 64x64x64, 138 at 32x32x32: a wave fewer); else None."""
     if not tap_beside(spec):
         return None
+    default, split_cshuffle, plain_cshuffle = TAP_BESIDE_WAVES[_tile(spec)]
+    if spec["epilogue"] != "cshuffle":
+        return default
     plain = spec["split_k"] == 1 and spec["split_k_cluster"] == 0
-    if plain and spec["epilogue"] == "cshuffle":
-        return TAP_BESIDE_WAVES_PER_EU_PLAIN_CSHUFFLE
-    return TAP_BESIDE_WAVES_PER_EU
+    return plain_cshuffle if plain else split_cshuffle
+
+
+def row_slots(spec: dict) -> bool:
+    """Whether a (valid, defaults filled) spec's A load slots are rows: a
+    :func:`tap_beside` kernel with one load thread per tile row (32x32x32 w1x1: 32
+    threads, 32 rows), whose A slot ``j`` is chunk ``j`` of the thread's row (vector
+    ``ltid*tile_k/8 + j``), not vector ``ltid + j*threads``: the slots share one
+    pixel, so the uniform-tap loop tests one pixel per thread and pair (one voffset,
+    chunk ``j`` at the load's immediate offset ``16*j``), and their K states are
+    uniform (chunk ``j`` of every row)."""
+    return tap_beside(spec) and threads(spec) == spec["tile_m"]
 
 
 def tap_loop_kernel(spec: dict) -> bool:
@@ -104,9 +120,9 @@ class MainLoop:
         key = WMMA_KEY[self.s["dtype"]]
         if tap_beside(self.s):
             # fragment rows 16 apart share the swizzle phase (its period, rows_per_phase *
-            # period of lds.swizzle, is 16 rows at tile_k 64), so row i's fragment is row
+            # period of lds.swizzle, is 16 rows at tile_k 64 and 32), so row i's fragment is row
             # 0's at a constant element offset, which LLVM folds into the ds_load offset
-            # (8 fewer address VGPRs: the kernel fits TAP_BESIDE_WAVES_PER_EU unspilled)
+            # (8 fewer address VGPRs at 64x64x64: the kernel fits tap_beside_waves unspilled)
             ra = [b.add(abase, i32(i * WMMA_M * self.tk), "c_arow") if i else abase for i in range(self.fm)]
             rb = [b.add(bbase, i32(j * WMMA_N * self.tk), "c_brow") if j else bbase for j in range(self.fn)]
             rows = ([self.a_rows[0]] * self.fm, [self.b_rows[0]] * self.fn)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from ...ir import types as T
 from ...ir.values import i32, zeroinit
 from .lds import CHUNK, LOAD_KEY, PIXEL_VECTORS, pixel_pieces, pixel_slot, raw_type
+from .mainloop import row_slots
 
 
 class Slots:
@@ -57,44 +58,60 @@ class Slots:
         self.c2, self.rowb = c2, rowb
 
     def a_slot_setup(self):
-        """The A (image) load slots: per slot its K state, pixel base, bounds and LDS offset."""
+        """The A (image) load slots: per slot its K state, pixel base, bounds and LDS offset.
+        With :func:`.mainloop.row_slots` slot ``j`` is chunk ``j`` of the thread's row
+        ``ltid``: one pixel for every slot, and K state ``j`` (element ``k_begin + 8*j``)."""
         b = self.b
         self.a_states, self.a_slots = [], []
         va = self.slot_a
         per_row = self.tk // va
         count = self.tm * per_row
         lt = self.load_threads
+        rows = row_slots(self.s)
+        pix = None
         for j in range((count + lt - 1) // lt):
-            v = b.add(self.ltid, i32(j * lt), "a_slot")
-            clamped = (j + 1) * lt > count
-            if clamped:
-                v = self.umin_const(v, count - 1, "a_slotc")
-            row = b.binop("udiv", v, i32(per_row), "a_row")
-            if j == 0 or clamped or lt % per_row:
-                kv = b.binop("urem", v, i32(per_row), "a_kv")
-                self.a_states.append(self.k_state(kv, va, "a"))
+            if rows:
+                row = self.ltid
+                self.a_states.append(self.k_state(j, va, "a"))
+            else:
+                v = b.add(self.ltid, i32(j * lt), "a_slot")
+                clamped = (j + 1) * lt > count
+                if clamped:
+                    v = self.umin_const(v, count - 1, "a_slotc")
+                row = b.binop("udiv", v, i32(per_row), "a_row")
+                if j == 0 or clamped or lt % per_row:
+                    kv = b.binop("urem", v, i32(per_row), "a_kv")
+                    self.a_states.append(self.k_state(kv, va, "a"))
             st = len(self.a_states) - 1
             koff = self.a_states[st]["koff"]
-            m = b.add(self.m0, row, "a_m")
-            mok = b.icmp("ult", m, self.p("M"), "a_mok")
-            hw = b.mul(self.p("Ho"), self.p("Wo"), "a_hw")
-            img = b.binop("udiv", m, hw, "a_img")
-            rem = b.binop("urem", m, hw, "a_pix")
-            ho = b.binop("udiv", rem, self.p("Wo"), "a_ho")
-            wo = b.binop("urem", rem, self.p("Wo"), "a_wo")
-            hs = b.mul(ho, self.p("stride_h"), "a_hs")
-            hbase = b.sub(hs, self.p("pad_h"), "a_hbase")
-            ws = b.mul(wo, self.p("stride_w"), "a_ws")
-            wbase = b.sub(ws, self.p("pad_w"), "a_wbase")
-            nh = b.mul(img, self.p("H"), "a_nh")
-            # Byte offset of (img, hbase, wbase, channel g*cpg): the slot's pixel base;
-            # a row past M gets hbase 2^30 so that its hi check always fails.
-            pw = b.add(b.mul(b.add(nh, hbase, "a_nhb"), self.p("W"), "a_nhw"), wbase, "a_pw")
-            pc = b.add(b.mul(pw, self.p("C"), "a_pwc"), self.cbase, "a_pe")
-            pbase = b.mul(pc, i32(2), "a_pbase")
-            hb = b.select(mok, hbase, i32(1 << 30), "a_hb")
+            if pix is None or not rows:
+                pix = self.a_pixel(row)
             lds_off = self.slot_lds(row, koff, va, "a")
-            self.a_slots.append(dict(st=st, hb=hb, wb=wbase, pbase=pbase, lds=lds_off))
+            self.a_slots.append(dict(st=st, hb=pix[0], wb=pix[1], pbase=pix[2], lds=lds_off))
+
+    def a_pixel(self, row):
+        """``(hb, wbase, pbase)`` of tile row ``row``: its output pixel's input window
+        origin (``hb`` 2^30 for a row past M) and byte offset."""
+        b = self.b
+        m = b.add(self.m0, row, "a_m")
+        mok = b.icmp("ult", m, self.p("M"), "a_mok")
+        hw = b.mul(self.p("Ho"), self.p("Wo"), "a_hw")
+        img = b.binop("udiv", m, hw, "a_img")
+        rem = b.binop("urem", m, hw, "a_pix")
+        ho = b.binop("udiv", rem, self.p("Wo"), "a_ho")
+        wo = b.binop("urem", rem, self.p("Wo"), "a_wo")
+        hs = b.mul(ho, self.p("stride_h"), "a_hs")
+        hbase = b.sub(hs, self.p("pad_h"), "a_hbase")
+        ws = b.mul(wo, self.p("stride_w"), "a_ws")
+        wbase = b.sub(ws, self.p("pad_w"), "a_wbase")
+        nh = b.mul(img, self.p("H"), "a_nh")
+        # Byte offset of (img, hbase, wbase, channel g*cpg): the slot's pixel base;
+        # a row past M gets hbase 2^30 so that its hi check always fails.
+        pw = b.add(b.mul(b.add(nh, hbase, "a_nhb"), self.p("W"), "a_nhw"), wbase, "a_pw")
+        pc = b.add(b.mul(pw, self.p("C"), "a_pwc"), self.cbase, "a_pe")
+        pbase = b.mul(pc, i32(2), "a_pbase")
+        hb = b.select(mok, hbase, i32(1 << 30), "a_hb")
+        return hb, wbase, pbase
 
     def b_slot_setup(self):
         """The B (filter) load slots: per slot its K state, filter byte, bound and LDS offset."""
@@ -160,10 +177,16 @@ class Slots:
         return b.select(kin, kl, i32(0), hint + "_klim")
 
     def k_state(self, kv, va, hint):
-        """The K state of element ``r = k_begin + kv*va`` (divisions, once per workgroup)."""
+        """The K state of element ``r = k_begin + kv*va`` (divisions, once per workgroup);
+        ``kv`` an int (:func:`.mainloop.row_slots`' uniform states): the literal offset
+        ``kv*va``, and for ``kv`` 0 ``r = k_begin`` with the K limit ``k_end`` itself."""
         b = self.b
-        koff = b.mul(kv, i32(va), hint + "_koff")
-        r0 = b.add(self.k_begin, koff, hint + "_rk")
+        if isinstance(kv, int):
+            koff = i32(kv * va)
+            r0 = b.add(self.k_begin, koff, hint + "_rk") if kv else self.k_begin
+        else:
+            koff = b.mul(kv, i32(va), hint + "_koff")
+            r0 = b.add(self.k_begin, koff, hint + "_rk")
         c = b.binop("urem", r0, self.kcpg, hint + "_ck")
         q = b.binop("udiv", r0, self.kcpg, hint + "_qk")
         x = b.binop("urem", q, self.p("X"), hint + "_xk")
@@ -172,7 +195,8 @@ class Slots:
         yd = b.mul(y, self.p("dil_h"), hint + "_ydk")
         ko = b.add(b.add(b.mul(yd, self.rowb, hint + "_kyb"), b.mul(xd, self.c2, hint + "_kxb"), hint + "_kxy"),
                    b.mul(c, i32(2), hint + "_kcb"), hint + "_ko")
-        return dict(koff=koff, klim=self.k_limit(koff, hint), c=c, xd=xd, yd=yd, ko=ko)
+        klim = self.k_end if isinstance(kv, int) and not kv else self.k_limit(koff, hint)
+        return dict(koff=koff, klim=klim, c=c, xd=xd, yd=yd, ko=ko)
 
     def advance(self, states, carry_steps: bool = False):
         """The K states of the next tile: ``c += sb`` with one wrap (carry into x),

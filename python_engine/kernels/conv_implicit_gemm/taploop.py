@@ -9,6 +9,7 @@ from __future__ import annotations
 from ...ir import types as T
 from ...ir.values import const_int, i32
 from .lds import CHUNK, LOAD_KEY
+from .mainloop import row_slots
 
 
 class TapLoop:
@@ -156,8 +157,11 @@ class TapLoop:
         b = self.b
         self.tap_cpgb = b.mul(self.p("cpg"), i32(2), "tp_cpgb")
         self.tap_dwb = b.mul(self.p("dil_w"), self.c2, "tp_dwb")
-        kb = [b.mul(s["koff"], i32(2), "tp_koffb") for s in self.a_states]
-        self.a_tap = [b.add(sl["pbase"], kb[sl["st"]], "tp_abase") for sl in self.a_slots]
+        if row_slots(self.s):   # one pixel a thread: slot 0's (chunk 0) base; chunk j at +16*j
+            self.a_tap = [self.a_slots[0]["pbase"]]
+        else:
+            kb = [b.mul(s["koff"], i32(2), "tp_koffb") for s in self.a_states]
+            self.a_tap = [b.add(sl["pbase"], kb[sl["st"]], "tp_abase") for sl in self.a_slots]
         self.b_voff = [b.select(sl["nok"], sl["wbyte"], self.oob_w, "tp_bvoff") for sl in self.b_slots]
 
     def tap_state(self, k):
@@ -184,7 +188,7 @@ class TapLoop:
         ``x_bytes`` (out of range)."""
         b = self.b
         out = []
-        for sl, base in zip(self.a_slots, self.a_tap):
+        for sl, base in zip(self.a_slots, self.a_tap):   # row_slots: one (the slots' one pixel)
             hi = b.add(sl["hb"], st["yd"], "tp_hi")
             wi = b.add(sl["wb"], st["xd"], "tp_wi")
             hok = b.icmp("ult", hi, self.p("H"), "tp_hok")
@@ -226,6 +230,10 @@ class TapLoop:
         d = 2 * h * self.tk
         sa = b.add(st["cb"], i32(d), "tp_as") if d else st["cb"]
         sb = b.add(st["kb"], i32(d), "tp_bs") if d else st["kb"]
+        if len(voffs) < len(self.a_slots):   # row_slots: chunk j at the immediate offset 16*j
+            # (nuw: a voffset is below 2^31, so LLVM folds the constant into the load)
+            voffs = voffs + [b.add(voffs[0], i32(2 * CHUNK * j), "tp_aoffj", ("nuw",))
+                             for j in range(1, len(self.a_slots))]
         a, bv = [], []
         for j in range(max(len(voffs), len(self.b_voff))):
             if j < len(voffs):

@@ -110,27 +110,42 @@ inline constexpr int64_t kPipelineWmmasMax = 4;
 // The most load slots per thread (A + B) the pipelined loop holds in registers
 // across a half (4 VGPRs each).
 inline constexpr size_t kPipelineHeldSlots = 4;
-// The tile (tile_m, tile_n, tile_k, waves_m, waves_n) whose one-tile K loop has the
-// uniform-tap loop beside it, and the waves per SIMD its kernel asks LLVM for: the
-// occupancy of its one-tile kernel before the tap loop (LLVM 22.1, parity perf: 7;
-// the plain cshuffle form 6). Twin: TAP_BESIDE_TILE, TAP_BESIDE_WAVES_PER_EU*.
-inline constexpr int64_t kTapBesideTile[5] = {64, 64, 64, 2, 2};
-inline constexpr int64_t kTapBesideWavesPerEu = 7;
-inline constexpr int64_t kTapBesideWavesPerEuPlainCshuffle = 6;
+// The tiles (tile_m, tile_n, tile_k, waves_m, waves_n) whose one-tile K loop has the
+// uniform-tap loop beside it, and the waves per SIMD their kernel asks LLVM for: the
+// occupancy of the class's one-tile kernel before the tap loop (LLVM 22.1, parity
+// perf), by form (default epilogue, split-K cshuffle, plain cshuffle). 64x64x64 w2x2
+// (issue 40): 7, 7, 6; 32x32x32 w1x1 (issue 40, the AOT grid's one-wave two-stage
+// tile): 8, 7, 7. Twin: TAP_BESIDE_WAVES.
+struct TapBesideTile {
+    int64_t tile[5];
+    int64_t waves_default, waves_split_cshuffle, waves_plain_cshuffle;
+};
+inline constexpr TapBesideTile kTapBesideTiles[2] = {
+    {{64, 64, 64, 2, 2}, 7, 7, 6},
+    {{32, 32, 32, 1, 1}, 8, 7, 7},
+};
 
 // Whether a valid spec's one-tile K loop (double_buffer_loop) has the uniform-tap
-// loop beside it: the mem pipeline with 16-byte A and B slots on kTapBesideTile
-// (plain, fused, two-stage and cluster). Measured with llc-22 -O3 (bench/mainloop.py,
-// docs/conv_implicit_gemm.md "Uniform-tap loop"): the two-deep K walk would cost a
-// wave (146 VGPRs alone, 160 beside the tap loop: 6 waves, not 7) and more cycles
-// than the one-tile loop (2490 vs 1366 llvm-mca cycles per K tile). Twin: tap_beside.
+// loop beside it: the mem pipeline with 16-byte A and B slots on a tile of
+// kTapBesideTiles (64x64x64 w2x2 and 32x32x32 w1x1; plain, fused, two-stage and
+// cluster). Measured with llc-22 -O3 (bench/mainloop.py, docs/conv_implicit_gemm.md
+// "Uniform-tap loop"): at 64x64x64 the two-deep K walk would cost a wave (146 VGPRs
+// alone, 160 beside the tap loop: 6 waves, not 7) and more cycles than the one-tile
+// loop (2490 vs 1366 llvm-mca cycles per K tile); 32x32x32 w1x1 holds 8 load slots a
+// thread, past the two-deep loop's kPipelineHeldSlots. Twin: tap_beside.
 bool tap_beside(const ConvSpec &spec);
 // The amdgpu-waves-per-eu of a valid spec's kernel: for tap_beside kernels the
-// occupancy their one-tile kernel had before the tap loop (kTapBesideWavesPerEu, the
-// plain cshuffle form kTapBesideWavesPerEuPlainCshuffle), which LLVM 22.1 then meets
-// with no spill (without it LLVM allocates 150 to 162 VGPRs: a wave fewer); else
-// nullopt. Twin: tap_beside_waves.
+// occupancy their one-tile kernel had before the tap loop (kTapBesideTiles: by
+// epilogue, and for cshuffle plain or split-K), which LLVM 22.1 then meets with no
+// spill (without it LLVM allocates 150 to 162 VGPRs at 64x64x64, 138 at 32x32x32: a
+// wave fewer); else nullopt. Twin: tap_beside_waves.
 std::optional<int64_t> tap_beside_waves(const ConvSpec &spec);
+// Whether a valid spec's A load slots are rows: a tap_beside kernel with one load
+// thread per tile row (32x32x32 w1x1), whose A slot j is chunk j of the thread's row
+// (vector ltid*tile_k/8 + j), not vector ltid + j*threads: the slots share one pixel,
+// so the uniform-tap loop tests one pixel per thread and pair (one voffset, chunk j at
+// the load's immediate offset 16*j), and their K states are uniform. Twin: row_slots.
+bool row_slots(const ConvSpec &spec);
 
 // Emits one kernel. Its methods are defined in the .cpp file of their phase
 // (the twin module has the same name: emitter.py, slots.py, ...); within each file
@@ -155,10 +170,13 @@ private:
     void k_step_setup();
     void a_slot_setup();
     void b_slot_setup();
+    std::array<ir::Value, 3> a_pixel(const ir::Value &row);
     ir::Value swz_index(const ir::Value &row, const ir::Value &ch, const ir::Value *within, const std::string &hint);
     ir::Value slot_lds(const ir::Value &row, const ir::Value &koff, int64_t vec, const std::string &hint);
     ir::Value k_limit(const ir::Value &koff, const std::string &hint);
     KState k_state(const ir::Value &kv, int64_t va, const std::string &hint);
+    KState k_state(int64_t kv, int64_t va, const std::string &hint);
+    KState k_state_of(const ir::Value &koff, const ir::Value &r0, bool at_begin, const std::string &hint);
     std::vector<KState> advance(const std::vector<KState> &states, bool carry_steps = false);
     TileVals load_tile(const ir::Value &k0, const std::vector<KState> &states);
     ir::Value load_slot(const ir::Value &rsrc, const ir::Value &off, int64_t v, const std::string &hint);
@@ -196,7 +214,7 @@ private:
     TapState tap_state(const ir::Value *k);
     std::vector<ir::Value> tap_offsets(const TapState &st);
     TapState tap_step(const TapState &st);
-    TileVals tap_tile(const std::vector<ir::Value> &voffs, const TapState &st, int64_t h);
+    TileVals tap_tile(std::vector<ir::Value> voffs, const TapState &st, int64_t h);
 
     // -- epilogue.cpp (twin epilogue.py, mixin Epilogue): the epilogues
     ir::Value acc_epi(const ir::Value &x, const ir::Value &n_elem, int64_t width);

@@ -3,6 +3,9 @@
 // MainLoop).
 #include "kernels/conv_implicit_gemm/emitter.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include "ir/constants.h"
 #include "ir/values.h"
 
@@ -40,9 +43,9 @@ std::vector<Value> Kernel::compute(const Value &buf, std::vector<Value> accs) {
     std::vector<Value> rows_a = a_rows_, rows_b = b_rows_;
     if (beside) {
         // fragment rows 16 apart share the swizzle phase (its period, rows_per_phase *
-        // period of swizzle(), is 16 rows at tile_k 64), so row i's fragment is row
+        // period of swizzle(), is 16 rows at tile_k 64 and 32), so row i's fragment is row
         // 0's at a constant element offset, which LLVM folds into the ds_load offset
-        // (8 fewer address VGPRs: the kernel fits tap_beside_waves unspilled)
+        // (8 fewer address VGPRs at 64x64x64: the kernel fits tap_beside_waves unspilled)
         for (int64_t i = 1; i < fm_; ++i) ra[static_cast<size_t>(i)] = b_.add(abase, ci32(i * kWmmaM * tk_), "c_arow");
         for (int64_t j = 1; j < fn_; ++j) rb[static_cast<size_t>(j)] = b_.add(bbase, ci32(j * kWmmaN * tk_), "c_brow");
         rows_a.assign(static_cast<size_t>(fm_), a_rows_[0]);
@@ -115,17 +118,30 @@ bool Kernel::pipelines_two_deep() const {
            slot_a_ == kChunk && slot_b_ == kChunk && a_slots_.size() + b_slots_.size() <= kPipelineHeldSlots;
 }
 
+namespace {
+const TapBesideTile *tap_beside_tile(const ConvSpec &spec) {
+    const int64_t t[5] = {spec.tile_m, spec.tile_n, spec.tile_k, spec.waves_m, spec.waves_n};
+    for (const TapBesideTile &c : kTapBesideTiles) {
+        if (std::equal(std::begin(t), std::end(t), std::begin(c.tile))) return &c;
+    }
+    return nullptr;
+}
+}  // namespace
+
 bool tap_beside(const ConvSpec &spec) {
     return *spec.pipeline == "mem" && spec.vector_a == kChunk && spec.vector_b == kChunk &&
-           spec.tile_m == kTapBesideTile[0] && spec.tile_n == kTapBesideTile[1] && spec.tile_k == kTapBesideTile[2] &&
-           spec.waves_m == kTapBesideTile[3] && spec.waves_n == kTapBesideTile[4];
+           tap_beside_tile(spec) != nullptr;
 }
 
 std::optional<int64_t> tap_beside_waves(const ConvSpec &spec) {
     if (!tap_beside(spec)) return std::nullopt;
+    const TapBesideTile &c = *tap_beside_tile(spec);
+    if (*spec.epilogue != "cshuffle") return c.waves_default;
     const bool plain = spec.split_k == 1 && spec.split_k_cluster == 0;
-    return plain && *spec.epilogue == "cshuffle" ? kTapBesideWavesPerEuPlainCshuffle : kTapBesideWavesPerEu;
+    return plain ? c.waves_plain_cshuffle : c.waves_split_cshuffle;
 }
+
+bool row_slots(const ConvSpec &spec) { return tap_beside(spec) && threads(spec) == spec.tile_m; }
 
 // End the prologue (barrier, branch into `loop`) and open `loop` with the phis of
 // the tile index t and the `nacc` accumulators.

@@ -60,47 +60,63 @@ void Kernel::k_step_setup() {
 }
 
 // The A (image) load slots: per slot its K state, pixel base, bounds and LDS
-// offset. Twin: Slots.a_slot_setup.
+// offset. With row_slots slot j is chunk j of the thread's row ltid: one pixel for
+// every slot, and K state j (element k_begin + 8*j). Twin: Slots.a_slot_setup.
 void Kernel::a_slot_setup() {
     const int64_t lt = load_threads_;
     const int64_t va = slot_a_;
     const int64_t per_row = tk_ / va;
     const int64_t count = tm_ * per_row;
+    const bool rows = row_slots(s_);
+    std::vector<Value> pix;  // (hb, wbase, pbase) of the last slot's row
     for (int64_t j = 0; j < (count + lt - 1) / lt; ++j) {
-        Value v = b_.add(ltid_, ci32(j * lt), "a_slot");
-        const bool clamped = (j + 1) * lt > count;
+        Value v = ltid_;
+        const bool clamped = !rows && (j + 1) * lt > count;
+        if (!rows) v = b_.add(ltid_, ci32(j * lt), "a_slot");
         if (clamped) v = umin_const(v, count - 1, "a_slotc");
-        const Value row = b_.binop("udiv", v, ci32(per_row), "a_row");
-        if (j == 0 || clamped || lt % per_row) {
+        const Value row = rows ? ltid_ : b_.binop("udiv", v, ci32(per_row), "a_row");
+        if (rows) {
+            a_states_.push_back(k_state(j, va, "a"));
+        } else if (j == 0 || clamped || lt % per_row) {
             const Value kv = b_.binop("urem", v, ci32(per_row), "a_kv");
             a_states_.push_back(k_state(kv, va, "a"));
         }
         const size_t st = a_states_.size() - 1;
         const Value koff = a_states_[st].koff;
-        const Value m = b_.add(m0_, row, "a_m");
-        const Value mok = b_.icmp("ult", m, p("M"), "a_mok");
-        const Value hw = b_.mul(p("Ho"), p("Wo"), "a_hw");
-        const Value img = b_.binop("udiv", m, hw, "a_img");
-        const Value rem = b_.binop("urem", m, hw, "a_pix");
-        const Value ho = b_.binop("udiv", rem, p("Wo"), "a_ho");
-        const Value wo = b_.binop("urem", rem, p("Wo"), "a_wo");
-        const Value hs = b_.mul(ho, p("stride_h"), "a_hs");
-        const Value hbase = b_.sub(hs, p("pad_h"), "a_hbase");
-        const Value ws = b_.mul(wo, p("stride_w"), "a_ws");
-        const Value wbase = b_.sub(ws, p("pad_w"), "a_wbase");
-        const Value nh = b_.mul(img, p("H"), "a_nh");
-        // Byte offset of (img, hbase, wbase, channel g*cpg): the slot's pixel base;
-        // a row past M gets hbase 2^30 so that its hi check always fails.
-        const Value nhb = b_.add(nh, hbase, "a_nhb");
-        const Value nhw = b_.mul(nhb, p("W"), "a_nhw");
-        const Value pw = b_.add(nhw, wbase, "a_pw");
-        const Value pwc = b_.mul(pw, p("C"), "a_pwc");
-        const Value pc = b_.add(pwc, cbase_, "a_pe");
-        const Value pbase = b_.mul(pc, ci32(2), "a_pbase");
-        const Value hb = b_.select(mok, hbase, ci32(int64_t(1) << 30), "a_hb");
+        if (pix.empty() || !rows) {
+            const std::array<Value, 3> px = a_pixel(row);
+            pix.assign(px.begin(), px.end());
+        }
         const Value lds_off = slot_lds(row, koff, va, "a");
-        a_slots_.push_back(ASlot{st, hb, wbase, pbase, lds_off});
+        a_slots_.push_back(ASlot{st, pix[0], pix[1], pix[2], lds_off});
     }
+}
+
+// (hb, wbase, pbase) of tile row `row`: its output pixel's input window origin (hb
+// 2^30 for a row past M) and byte offset. Twin: Slots.a_pixel.
+std::array<Value, 3> Kernel::a_pixel(const Value &row) {
+    const Value m = b_.add(m0_, row, "a_m");
+    const Value mok = b_.icmp("ult", m, p("M"), "a_mok");
+    const Value hw = b_.mul(p("Ho"), p("Wo"), "a_hw");
+    const Value img = b_.binop("udiv", m, hw, "a_img");
+    const Value rem = b_.binop("urem", m, hw, "a_pix");
+    const Value ho = b_.binop("udiv", rem, p("Wo"), "a_ho");
+    const Value wo = b_.binop("urem", rem, p("Wo"), "a_wo");
+    const Value hs = b_.mul(ho, p("stride_h"), "a_hs");
+    const Value hbase = b_.sub(hs, p("pad_h"), "a_hbase");
+    const Value ws = b_.mul(wo, p("stride_w"), "a_ws");
+    const Value wbase = b_.sub(ws, p("pad_w"), "a_wbase");
+    const Value nh = b_.mul(img, p("H"), "a_nh");
+    // Byte offset of (img, hbase, wbase, channel g*cpg): the slot's pixel base;
+    // a row past M gets hbase 2^30 so that its hi check always fails.
+    const Value nhb = b_.add(nh, hbase, "a_nhb");
+    const Value nhw = b_.mul(nhb, p("W"), "a_nhw");
+    const Value pw = b_.add(nhw, wbase, "a_pw");
+    const Value pwc = b_.mul(pw, p("C"), "a_pwc");
+    const Value pc = b_.add(pwc, cbase_, "a_pe");
+    const Value pbase = b_.mul(pc, ci32(2), "a_pbase");
+    const Value hb = b_.select(mok, hbase, ci32(int64_t(1) << 30), "a_hb");
+    return {hb, wbase, pbase};
 }
 
 // The B (filter) load slots: per slot its K state, filter byte, bound and LDS
@@ -178,6 +194,21 @@ Value Kernel::k_limit(const Value &koff, const std::string &hint) {
 KState Kernel::k_state(const Value &kv, int64_t va, const std::string &hint) {
     const Value koff = b_.mul(kv, ci32(va), hint + "_koff");
     const Value r0 = b_.add(k_begin_, koff, hint + "_rk");
+    return k_state_of(koff, r0, false, hint);
+}
+
+// The K state at the literal vector index kv (row_slots' uniform states): koff =
+// kv*va; kv 0: element k_begin itself and the K limit k_end. Twin: Slots.k_state
+// with an int kv.
+KState Kernel::k_state(int64_t kv, int64_t va, const std::string &hint) {
+    const Value koff = ci32(kv * va);
+    const Value r0 = kv ? b_.add(k_begin_, koff, hint + "_rk") : k_begin_;
+    return k_state_of(koff, r0, kv == 0, hint);
+}
+
+// The divisions of k_state for element r0 = k_begin + koff; `at_begin`: koff is 0,
+// the K limit is k_end.
+KState Kernel::k_state_of(const Value &koff, const Value &r0, bool at_begin, const std::string &hint) {
     const Value c = b_.binop("urem", r0, kcpg_, hint + "_ck");
     const Value q = b_.binop("udiv", r0, kcpg_, hint + "_qk");
     const Value x = b_.binop("urem", q, p("X"), hint + "_xk");
@@ -189,7 +220,7 @@ KState Kernel::k_state(const Value &kv, int64_t va, const std::string &hint) {
     const Value kxy = b_.add(kyb, kxb, hint + "_kxy");
     const Value kcb = b_.mul(c, ci32(2), hint + "_kcb");
     const Value ko = b_.add(kxy, kcb, hint + "_ko");
-    const Value klim = k_limit(koff, hint);
+    const Value klim = at_begin ? k_end_ : k_limit(koff, hint);
     return KState{koff, klim, c, xd, yd, ko};
 }
 

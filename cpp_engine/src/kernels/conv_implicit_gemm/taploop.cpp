@@ -155,9 +155,13 @@ std::vector<Value> Kernel::tap_pair(TileVals &vals, const std::vector<Value> &vo
 void Kernel::tap_invariants() {
     tap_cpgb_ = b_.mul(p("cpg"), ci32(2), "tp_cpgb");
     tap_dwb_ = b_.mul(p("dil_w"), c2_, "tp_dwb");
-    std::vector<Value> kb;
-    for (const KState &s : a_states_) kb.push_back(b_.mul(s.koff, ci32(2), "tp_koffb"));
-    for (const ASlot &sl : a_slots_) a_tap_.push_back(b_.add(sl.pbase, kb[sl.st], "tp_abase"));
+    if (row_slots(s_)) {  // one pixel a thread: slot 0's (chunk 0) base; chunk j at +16*j
+        a_tap_.push_back(a_slots_[0].pbase);
+    } else {
+        std::vector<Value> kb;
+        for (const KState &s : a_states_) kb.push_back(b_.mul(s.koff, ci32(2), "tp_koffb"));
+        for (const ASlot &sl : a_slots_) a_tap_.push_back(b_.add(sl.pbase, kb[sl.st], "tp_abase"));
+    }
     for (const BSlot &sl : b_slots_) b_voff_.push_back(b_.select(sl.nok, sl.wbyte, oob_w_, "tp_bvoff"));
 }
 
@@ -188,7 +192,7 @@ TapState Kernel::tap_state(const Value *k) {
 // pixel (hb + yd, wb + xd) lies in the image (unsigned compares), else x_bytes.
 std::vector<Value> Kernel::tap_offsets(const TapState &st) {
     std::vector<Value> out;
-    for (size_t j = 0; j < a_slots_.size(); ++j) {
+    for (size_t j = 0; j < a_tap_.size(); ++j) {  // row_slots: one (the slots' one pixel)
         const ASlot &sl = a_slots_[j];
         const Value hi = b_.add(sl.hb, st.yd, "tp_hi");
         const Value wi = b_.add(sl.wb, st.xd, "tp_wi");
@@ -228,11 +232,18 @@ TapState Kernel::tap_step(const TapState &st) {
 // voffset voffs[j] with soffset cb + 2*h*tile_k, per B slot at b_voff[j] with soffset
 // kb + 2*h*tile_k (bytes), issued A, B, A, B with a scheduling barrier between any
 // two, so that no two loads of one resource are adjacent (no hard clause).
-TileVals Kernel::tap_tile(const std::vector<Value> &voffs, const TapState &st, int64_t h) {
+TileVals Kernel::tap_tile(std::vector<Value> voffs, const TapState &st, int64_t h) {
     const std::string key = load_key(2 * kChunk);
     const int64_t d = 2 * h * tk_;
     const Value sa = d ? b_.add(st.cb, ci32(d), "tp_as") : st.cb;
     const Value sb = d ? b_.add(st.kb, ci32(d), "tp_bs") : st.kb;
+    if (voffs.size() < a_slots_.size()) {  // row_slots: chunk j at the immediate offset 16*j
+        // (nuw: a voffset is below 2^31, so LLVM folds the constant into the load)
+        const Value v0 = voffs[0];
+        for (size_t j = 1; j < a_slots_.size(); ++j) {
+            voffs.push_back(b_.add(v0, ci32(2 * kChunk * static_cast<int64_t>(j)), "tp_aoffj", {"nuw"}));
+        }
+    }
     TileVals out;
     const size_t n = std::max(voffs.size(), b_voff_.size());
     for (size_t j = 0; j < n; ++j) {
