@@ -149,6 +149,23 @@ def test_exact_on_a_literal_zero_dividend_is_proved_and_k_limit_past_the_end_arg
     arms = _jobs(cfg, "const_inc", r"%a_klim\d+ = select ") + _jobs(cfg, "const_dec", r"%a_klim\d+ = select ")
     by = {(j.mutant.kind, j.mutant.what): _why(j) for j in arms}
     assert by[("const_inc", "i32 0 -> i32 1")] == by[("const_dec", "i32 0 -> i32 -1")] == "K limit past the end"
-    # the K limit's subtrahend changed is not argued (a tile's elements past k_end read or skipped)
-    subs = _jobs(cfg, "const_inc", r"%a_klim\d+ = sub ")
-    assert subs and all(_why(j) == "" for j in subs)
+    # the K limit's literal subtrahend C -> C +- 1 (vector 8): argued (chunk granularity / masked partner)
+    subs = _jobs(cfg, "const_inc", r"%a_klim\d+ = sub ") + _jobs(cfg, "const_dec", r"%a_klim\d+ = sub ")
+    assert sorted(j.mutant.what for j in subs) == ["sub operand 16 -> 15", "sub operand 16 -> 17",
+                                                    "sub operand 24 -> 23", "sub operand 24 -> 25",
+                                                    "sub operand 8 -> 7", "sub operand 8 -> 9"]
+    assert {_why(j) for j in subs} == {"K limit offset"}
+
+
+def test_k_limit_offset_is_argued_only_on_a_literal_offset_at_a_power_of_two_width():
+    cfg = "aot_spk2_mem_default_32x32x32_w1x1_bf16"   # the slice's %k_end as the minuend
+    subs = _jobs(cfg, "const_inc", r"%a_klim\d+ = sub i32 %k_end")
+    assert len(subs) == 3 and {_why(j) for j in subs} == {"K limit offset"}
+    # the slot's in-range test and B's K limit (a variable offset) are not this rule's
+    kin = _jobs(cfg, "const_inc", r"%a_kin\d+ = icmp ult i32 8, ")
+    assert kin and all(_why(j) != "K limit offset" for j in kin)
+    # a width that does not divide the tile start (a padded-pixel 3) or of 1: not argued
+    job = subs[0]
+    for v in (1, 3):
+        odd = R.Job(job.family, job.config, {**job.spec, "vector_a": v}, job.arch, job.original, job.mutant)
+        assert not R._k_limit_offset(odd), v

@@ -521,6 +521,30 @@ def _k_limit_past_end(job: Job) -> bool:
         re.search(r"= select i1 %[ab]_kin\d+, i32 %[ab]_klim\d+, i32 -?1$", ln) is not None
 
 
+def _k_limit_offset(job: Job) -> bool:
+    """A row-slot K limit ``klim = sub i32 k_end, C`` (``a_klim`` / ``b_klim``; C the slot's
+    literal K offset, k_end ``%Kgemm`` or the slice's ``%k_end``) with C made C +- 1, on a
+    power-of-two vector width v >= 2 that divides C. Its uses compare a K tile start k (a
+    multiple of tile_k, so of v) with it: ``k ult klim``. k_end is a multiple of v (cpg and
+    slice ends are: conv_launch's admission, the slicing rule), so C + 1 changes the compare
+    only at k = k_end - C - 1, which is -1 mod v: never (*chunk granularity*); C - 1 admits
+    the slot's chunk at k = k_end - C, whose K indices all lie at or past k_end, where the
+    partner on the other side is zero by its own K limit (*masked partner*: x * 0 adds +-0
+    for finite x)."""
+    if job.family != "conv_implicit_gemm" or job.mutant.kind not in ("const_inc", "const_dec"):
+        return False
+    ln, honest = _changed_line(job), _line(job.original, job.mutant.line)
+    hint = _hint_of(honest)
+    if hint not in ("a_klim", "b_klim"):
+        return False
+    pat = r"= sub i32 %(Kgemm|k_end\d+), (-?\d+)$"
+    m, h = re.search(pat, ln), re.search(pat, honest)
+    v = job.spec.get("vector_a" if hint == "a_klim" else "vector_b") or 0
+    tk = job.spec.get("tile_k") or 0
+    return bool(m and h) and m.group(1) == h.group(1) and abs(int(m.group(2)) - int(h.group(2))) == 1 and \
+        v >= 2 and v & (v - 1) == 0 and int(h.group(2)) % v == 0 and tk % v == 0
+
+
 #: survivors argued equivalent (docs/sim.md, "Mutation lane"): (name, predicate(job)); a
 #: survivor one of them matches is counted equivalent with the argument as its reason
 ARGUED = (("surplus tail iteration", _surplus_tail), ("wave path boundary", _wave_path_boundary),
@@ -535,7 +559,7 @@ ARGUED = (("surplus tail iteration", _surplus_tail), ("wave path boundary", _wav
           ("pixel carry value", _pixel_carry_value), ("padding-lane partner", _pad_lane_partner),
           ("channel-0 carry", _channel_zero_carry), ("tap branch disjoint", _tap_branch_disjoint),
           ("carry wrap sub", _carry_wrap_sub), ("guarded K limit", _guarded_k_limit),
-          ("K limit past the end", _k_limit_past_end))
+          ("K limit past the end", _k_limit_past_end), ("K limit offset", _k_limit_offset))
 
 
 def judge(job: Job | Site) -> Verdict:
