@@ -169,3 +169,11 @@ def test_k_limit_offset_is_argued_only_on_a_literal_offset_at_a_power_of_two_wid
     for v in (1, 3):
         odd = R.Job(job.family, job.config, {**job.spec, "vector_a": v}, job.arch, job.original, job.mutant)
         assert not R._k_limit_offset(odd), v
+
+
+def test_swapped_operands_of_a_symmetric_compare_are_proved_not_of_an_ordered_one():
+    cfg = "plain_mem_default_32x32x32_w1x1_bf16"
+    eq = _jobs(cfg, "swap_operands", r"%tp_uni\d+ = icmp eq ")
+    assert eq and {_why(j) for j in eq} == {"icmp eq is symmetric in its operands"}
+    ult = _jobs(cfg, "swap_operands", r"%a_hok\d+ = icmp ult ")
+    assert ult and all(_why(j) == "" for j in ult)   # a < b is not b < a

@@ -63,6 +63,9 @@ NEGATE = {"eq": "ne", "ne": "eq", "ult": "uge", "uge": "ult", "ugt": "ule", "ule
 BOUNDARY = {"ult": "ule", "ule": "ult", "ugt": "uge", "uge": "ugt", "slt": "sle", "sle": "slt", "sgt": "sge",
             "sge": "sgt", "olt": "ole", "ole": "olt", "ogt": "oge", "oge": "ogt"}
 COMMUTATIVE = {"add", "mul", "and", "or", "xor", "fadd", "fmul"}
+#: compare predicates whose result does not change when the operands swap (LangRef icmp / fcmp)
+SYMMETRIC_CMPS = {"icmp eq", "icmp ne", "fcmp oeq", "fcmp one", "fcmp ueq", "fcmp une", "fcmp ord", "fcmp uno",
+                  "fcmp true", "fcmp false"}
 BINOPS = COMMUTATIVE | {"sub", "udiv", "sdiv", "urem", "srem", "shl", "lshr", "ashr", "fsub", "fdiv"}
 
 _INS = re.compile(r"^  (?:(%[\w.]+) = )?(\w+)")
@@ -444,6 +447,8 @@ def equivalent_reason(original: str, m: Mutant) -> str:
         return "the text does not change"
     if m.kind == "swap_operands" and m.what.split(" ")[0] in COMMUTATIVE:
         return f"{m.what.split(' ')[0]} is commutative"
+    if m.kind == "swap_operands" and " ".join(m.what.split(" ")[:2]) in SYMMETRIC_CMPS:
+        return f"{' '.join(m.what.split(' ')[:2])} is symmetric in its operands"
     if m.kind == "slab_reverse" and m.what.startswith("fadd chain of 2 "):
         return "a two-term fadd is commutative"
     if m.kind == "promise_lie" and m.what.startswith("exact_shift:") and _shift_of_multiple(m.text, m.line - 1):
