@@ -132,6 +132,10 @@ def reduce_required(spec: dict) -> tuple:
 # * ``cover_pad_deep`` (padded-pixel widths): 4 images of 4x4, an 8x8 filter with
 #   padding 4, C = vector_a, K 8: a slice's K-loop tiles (past its first) meet a
 #   bottom padding tap at ``hi == H`` on every A slot with the next image behind.
+# * ``cover_rows_first``, ``cover_rows_tap`` (row-slot kernels, ``C.row_slots``): a 1x1
+#   filter with padding 1 on 2 images of 2 x 3: the first K tile's four slots (and the
+#   tap prologue's and loop's) on the last output row / column's padding pixels with
+#   data behind (:func:`_row_slot_problems`).
 # * ``cover_taps_x3`` (with ``cover_taps``): a 3x3 filter, padding 1, on one 3x3
 #   image, cpg = 2*d*tile_k: Kgemm = 18*d*tile_k, so each of the d slices is 18 K
 #   tiles (9 pairs, the uniform-tap loop) and a tap holds d pairs: the slice starts
@@ -171,6 +175,8 @@ def conv_cover_problems(full: dict) -> tuple:
         out.append(prob("cover_rows", small, tm + 2, C.OUT_VEC * 2))
     if C.tap_loop_kernel(full):
         out += _tap_loop_problems(full)
+    if C.row_slots(full):
+        out += _row_slot_problems(full)
     if conv_split(full) and not S and not pix:
         out += _kwalk_problems(full)
     if conv_split(full) and not S:
@@ -235,11 +241,29 @@ def _tap_slot_problems(full: dict, d: int) -> list:
     into every slot's rows there."""
     tm, tn, tk = full["tile_m"], full["tile_n"], full["tile_k"]
     rows = tm // -(-tm * tk // C.CHUNK // (C.WAVE * full["waves_m"] * full["waves_n"]))
-    if rows >= tm // 2:
+    if rows >= tm // 2 or C.row_slots(full):  # row slots share one pixel: _row_slot_problems
         return []
     return [("cover_taps_slots", tm // rows + 1, 4 * d * tk, 1, rows // 2 - 1, tn + 4, 2, 2, (1, 1), (1, 1), (1, 1), 1),
             ("cover_taps_slots_pro", tm // rows + 1, 4 * d * tk, 1, rows // 3 - 2, tn + 4, 1, 1, (1, 1), (1, 1),
              (1, 1), 1)]
+
+
+def _row_slot_problems(full: dict) -> list:
+    """Row-slot kernels (32x32x32 w1x1: a thread's four A slots are the four chunks of
+    its own tile row, one pixel): a 1x1 filter with padding 1 on 2 images of 2 x 3, so
+    every chunk of a row lies on the same tap and the last output row (``hi == H``: image
+    1's row 0 behind) and column (``wi == W``: the next row's pixel 0 behind) are padding
+    pixels on data: a pixel test one long reads data, not zero. ``cover_rows_first``:
+    cpg = (2d - 1) tile_k (an odd number of K tiles: the K walk) puts those pixels into
+    the first K tile's four slots (the other problems' first tile holds filter row 0 on
+    slots 0-2, which never meets the bottom padding); ``cover_rows_tap``: cpg = 4 d
+    tile_k, the tap prologue's pair and a trip of the uniform-tap loop on the same
+    pixels (drawn by `parity mutate --per-kind 0` against the class's `a_hok`, `a_wok`,
+    `tp_hok`, `tp_wok` survivors, docs/sim.md)."""
+    tk, S = full["tile_k"], full["split_k_cluster"]
+    d = S or (2 if conv_split(full) else 1)
+    return [("cover_rows_first", 2, (2 * d - 1) * tk, 2, 3, 8, 1, 1, (1, 1), (1, 1), (1, 1), 1),
+            ("cover_rows_tap", 2, 4 * d * tk, 2, 3, 8, 1, 1, (1, 1), (1, 1), (1, 1), 1)]
 
 
 def _kwalk_problems(full: dict) -> list:
