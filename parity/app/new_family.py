@@ -201,6 +201,10 @@ def c_identifiers(root: Path) -> set:
     return ids
 
 
+#: The longest family name: it is a file name in both engines and the C prefix ``cpe_NAME_spec_default``.
+MAX_NAME = 64
+
+
 def family_paths(name: str) -> list:
     """Every path a family called ``name`` would own, in either layer."""
     return [f"python_engine/kernels/{name}.py", f"python_engine/kernels/{name}",
@@ -209,6 +213,8 @@ def family_paths(name: str) -> list:
             f"cpp_engine/src/kernels/{name}", f"cpp_engine/src/families/{name}.h",
             f"cpp_engine/src/families/{name}.cpp", f"cpp_engine/src/families/{name}",
             f"cpp_engine/include/cpp_engine/{name}.h", f"cpp_engine/src/api/{name}.cpp",
+            # the api folder's own headers (c_api.h, conv_spec_c.h): NAME.cpp would sit beside them
+            f"cpp_engine/src/api/{name}.h",
             f"parity/configs/{name}.py", f"parity/sim/plans/{name}.py", f"golden/{name}.json"]
 
 
@@ -217,6 +223,9 @@ def plan(root: Path, name: str, like: str) -> Plan:
     if not NAME_RE.match(name or ""):
         raise ScaffoldError(f"family name {name!r} is not a lowercase identifier "
                             "(a-z first, then a-z, 0-9 and single underscores)")
+    if len(name) > MAX_NAME:  # before: "[Errno 36] File name too long: '.../NAME.py'" once it wrote
+        raise ScaffoldError(f"family name is {len(name)} characters long, at most {MAX_NAME} "
+                            "(it names files, a C prefix and kernels)")
     if keyword.iskeyword(name) or name in RESERVED:
         raise ScaffoldError(f"family name {name!r} is reserved in C, C++ or Python")
     if like not in BY_NAME:

@@ -72,6 +72,8 @@ def preamble(args) -> int | None:
     try:
         gdir = resolve_golden_dir(getattr(args, "golden_dir", None))
     except ProjectError as exc:
+        if command == "review" and getattr(args, "golden_dir", None) is not None:
+            return die(str(exc))  # DIR is what is wrong (before: "needs a git checkout", inside one)
         if command == "review" or (command == "diff" and getattr(args, "base", None) is not None):
             # the old IR comes from a git ref of the checkout: --golden-dir (which `diff` does not
             # even take) cannot stand in for one, so the line does not offer it

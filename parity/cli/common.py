@@ -155,6 +155,8 @@ def check_writable(path: str | Path, flag: str = "--json") -> None:
     regular file is replaced only when it is empty or an earlier report of this
     tool (its ``"tool": "splitk-parity"`` field): a golden shard, a catalog or any
     other file named by mistake is refused, never overwritten."""
+    if isinstance(path, str) and not path:  # Path("") is ".", which read as "is a directory"
+        raise ValueError(f"{flag} '': empty path (give a file name)")
     try:
         _check_writable(Path(path), path, flag)
     except OSError as exc:  # a name too long, a symlink loop, ...

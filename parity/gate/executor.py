@@ -75,12 +75,17 @@ class SchedulerError(Exception):
     another checkout."""
 
 
+class FromEnv(str):
+    """A scheduler address read from ``$PARITY_SCHEDULER``: its refusal names the variable
+    (:func:`cluster_for`), not a ``--scheduler`` the user never typed."""
+
+
 def scheduler_address(flag: str | None) -> str | None:
     """The scheduler to use: ``--scheduler`` if given, else ``$PARITY_SCHEDULER``, else
     None (the local process pool). An empty value means local."""
     if flag is not None:
         return flag.strip() or None
-    return os.environ.get(ENV, "").strip() or None
+    return FromEnv(os.environ.get(ENV, "").strip()) or None
 
 
 def add_argument(parser) -> None:
@@ -352,7 +357,13 @@ def cluster_for(address: str | None) -> Iterator[Cluster | None]:
     if not address:
         yield None
         return
-    c = open_cluster(address)
+    try:
+        c = open_cluster(address)
+    except SchedulerError as exc:
+        if not isinstance(address, FromEnv):
+            raise
+        raise SchedulerError(str(exc).replace(f"--scheduler {address}:", f"{ENV}={address} (from the environment; "
+                                              "--scheduler overrides it):", 1)) from None
     try:
         yield c
     finally:

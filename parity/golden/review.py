@@ -46,6 +46,7 @@ from parity.gate.pool import PoolError
 from parity.base.project import ProjectError, find_project_root, resolve_golden_dir
 from parity.golden.ref_tree import BaseError, resolve_ref
 from parity.gate.report import add_common_options, die, parse_engines, progress, split_csv, write_json
+from parity.cli.common import json_path
 from parity.gate.runner import Report, resolve_flavors, run_gate
 from parity.gate.provenance import ALLOW_FOREIGN
 
@@ -240,7 +241,28 @@ def list_json(groups: list[ChangeGroup], base: str, commit: str, verdicts: dict 
             d["oracles"] = verdicts[g.gid]
         out.append(d)
     return {"base": base, "commit": commit, "groups": out,
-            "entries": sum(len(g.entries) for g in groups)}
+            "entries": sum(len(g.entries) for g in groups), "tool": "splitk-parity"}
+
+
+def review_json_path(text: str) -> str:
+    """argparse type of ``review --json``: ``-`` (stdout) or a file path ``--json PATH`` of every
+    other command accepts (parity/cli/common.py ``check_writable``: checked before the work, never
+    a golden shard or another file that is not a report of this tool). Before, PATH was not
+    checked: a directory or a missing directory was a traceback after the work, and
+    ``--json golden/conv_abi.json`` replaced that shard with the review's JSON."""
+    return text if text == "-" else json_path(text)
+
+
+def _emit_json(path: str, doc: dict) -> int:
+    """The review's JSON on stdout (``-``) or to ``path``; 0, or one ``error:`` line (exit 2)."""
+    if path == "-":
+        print(json.dumps(doc, indent=1, sort_keys=True))
+        return 0
+    try:
+        write_json(path, doc)
+    except OSError as exc:  # full disk, a path gone since the check
+        return die(f"--json {shown(path)}: cannot write: {shown(exc.strerror or exc)}")
+    return 0
 
 
 class _ChosenReport(Report):
@@ -321,10 +343,10 @@ def _nothing_pending(args, to_stdout: bool) -> int:
     """Nothing to review: 0, but a group named by --accept/--reject is bad input (ReviewError:
     before, `--accept ID` with nothing pending exited 0 as if ID had been written)."""
     find_groups([], list(args.accept or []) + list(args.reject or []))
-    if to_stdout:
-        print(json.dumps({"base": args.base, "commit": None, "groups": [], "entries": 0}, indent=1))
-    else:
+    if not to_stdout:
         print("review: nothing pending (a RED `parity check` leaves the entries to review)")
+    if args.list and args.json is not None:  # to PATH too (before, only `--json -` had the document)
+        return _emit_json(args.json, list_json([], args.base, None, None))
     return 0
 
 
@@ -378,12 +400,7 @@ def cmd_review(args) -> int:
             verdicts = group_verdicts(families, groups, workers=args.jobs, progress=cb)
     if args.list:
         if args.json is not None:
-            doc = list_json(groups, args.base, commit, verdicts)
-            if args.json == "-":
-                print(json.dumps(doc, indent=1, sort_keys=True))
-            else:
-                write_json(args.json, doc)
-            return 0
+            return _emit_json(args.json, list_json(groups, args.base, commit, verdicts))
         for line in list_lines(groups):
             print(line)
         print(f"groups: {len(groups)}, entries: {total} (`parity review` walks them with their IR)")
@@ -405,7 +422,7 @@ def add_command(sub) -> None:
                        description=__doc__.split("\n\n")[0].replace("``", ""))
     r.add_argument("--list", action="store_true",
                    help="one line per pending change group: id, entries, family, first changed line")
-    r.add_argument("--json", nargs="?", const="-", metavar="PATH",
+    r.add_argument("--json", nargs="?", const="-", metavar="PATH", type=review_json_path,
                    help="with --list: the groups as JSON on stdout (or to PATH)")
     # extend: `--accept A --accept B` accepts both (the default "store" kept B alone, dropping A unseen)
     r.add_argument("--accept", nargs="+", action="extend", metavar="GROUP",

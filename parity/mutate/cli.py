@@ -45,14 +45,23 @@ def percent(flag: str):
 
 
 def regex(flag: str):
-    """argparse type for ``flag``: a Python regular expression (compiled), refused with
-    the compiler's reason."""
+    """argparse type for ``flag``: a non-empty Python regular expression (compiled), refused with
+    the compiler's reason. An empty one would match every line (omit the flag instead); a
+    repetition count past the compiler's limit (``a{99999999999}``) raises OverflowError,
+    not re.error: before, a traceback."""
     def parse(text: str):
+        if not text:
+            raise argparse.ArgumentTypeError(f"{flag}: empty (it would match every site; omit {flag} instead)")
         try:
             return re.compile(text)
-        except re.error as e:
+        except (re.error, OverflowError, RecursionError) as e:
             raise argparse.ArgumentTypeError(f"{flag}: not a regular expression ({e}): '{shown(text)}'")
     return parse
+
+
+#: ``--differential N`` at most: about 0.2 CPU-s a problem and kernel (docs/sim.md), so 100,000 is
+#: hours per mutant already; a bigger N (a typo, ``100000000000``) ran on with no end in sight.
+MAX_DIFFERENTIAL = 100_000
 
 
 def site_line(site) -> str:
@@ -82,9 +91,9 @@ def add_command(sub) -> None:
     p.add_argument("--match", type=regex("--match"), default=None, metavar="RE",
                    help="judge only the planned sites whose honest IR line matches this Python regular expression "
                         "(re.search; e.g. '%%(a_rok|again)[0-9]* = icmp' for named survivors)")
-    p.add_argument("--differential", type=integer("--differential", lo=1), default=None, metavar="N",
+    p.add_argument("--differential", type=integer("--differential", lo=1, hi=MAX_DIFFERENTIAL), default=None, metavar="N",
                    help="then run every conv survivor and every mutant argued equivalent against its honest "
-                        "kernel on N random admitted problems, D bit for bit (docs/sim.md)")
+                        "kernel on N random admitted problems (at most 100000), D bit for bit (docs/sim.md)")
     X.add_argument(p)
     p.set_defaults(func=cmd_mutate)
 

@@ -262,6 +262,8 @@ def _config_json(o, cov_fails) -> dict:
 #: ``--ir FILE`` is LLVM IR when a line starts with ``define`` (the kernel); otherwise it is an input
 #: error (exit 2). A module the emulator cannot parse past that stays a failure (RED, docs/sim.md).
 _DEFINE = re.compile(r"^define\b", re.M)
+#: The names its ``define`` lines give (``@name`` or ``@"quoted name"``): one must be the config's kernel.
+_DEFINED = re.compile(r'^define\b[^\n@]*@("[^"\n]*"|[-\w.$]+)', re.M)
 
 
 def _cmd_ir(args, families) -> int:
@@ -280,6 +282,12 @@ def _cmd_ir(args, families) -> int:
         return die(f"--ir: {shown(path)}: not LLVM IR (no line starts with `define`: FILE must hold the "
                    f"config's kernel module, e.g. `parity show {shown(ref)} > FILE`)")
     lw = N.TextLowerer(fam, spec, arch, text, coverage=args.coverage)
+    want = lw.E.lower(fam, N._with_defaults(fam, spec), arch, N.FLAVOR).kernel
+    defined = [d.strip('"') for d in _DEFINED.findall(text)]
+    if want not in defined:  # another config's kernel: its plan's launches would all fail, and not on FILE's merits
+        return die(f"--ir: {shown(path)}: defines {', '.join('@' + shown(d) for d in defined[:3]) or 'no named function'}"
+                   f"{' ...' if len(defined) > 3 else ''}, not {shown(ref)}'s kernel @{want} (FILE must hold that "
+                   f"config's kernel module, e.g. `parity show {shown(ref)} > FILE`)")
     if args.opt:   # the opt lane on FILE's text (and on the engines' other kernels the cases need)
         from parity.sim import optimised
         optimised.Lane(N.TextLowerer, fam, spec, arch, text).attach(lw)
