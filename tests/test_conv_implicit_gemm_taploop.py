@@ -89,16 +89,23 @@ def test_tap_loop_beside_the_one_tile_loop(spec):
     tile's 8 LDS stores, 8 loads A, B, ... (4 slots a side), 8 WMMAs, the barrier."""
     full = normalize(CIG.FAMILY, CIG.FIELDS, spec)
     assert not CIG.two_deep(full) and CIG.tap_beside(full) and CIG.tap_loop_kernel(full)
-    _, text = lower(spec)
-    blocks = _blocks(text)
+    blocks = _blocks(lower(spec)[1])
     assert {"tap_pro", "tap_loop", "kwalk", "kloop"} <= set(blocks)
     assert any(ln.startswith("%buf") for ln in blocks["kloop"])
+    body = _beside_body(blocks)
+    assert sum("@llvm.amdgcn.wmma" in ln for ln in body) == 16
+
+
+def _beside_body(blocks: dict) -> list:
+    """The tap loop's body of a tap_beside kernel, after checking the prologue's branch
+    (``tp_uni``: the tap loop, else the walk) and the body's per-half order: one
+    load-counter wait, the held tile's LDS stores, 4 A and 4 B loads, WMMAs, the barrier."""
     br = [ln for ln in blocks["prologue"] if ln.startswith("br i1 %tp_uni")]
     assert len(br) == 1 and re.search(r"label %tap_pro\d+, label %kwalk\d+$", br[0]), br
     body = blocks["tap_loop"]
     half = ["wait", "lds_store"] + ["load_x", "load_w"] * 4 + ["wmma", "barrier"]
     assert _kinds(body) == half + half
-    assert sum("@llvm.amdgcn.wmma" in ln for ln in body) == 16
+    return body
 
 
 W1 = {"tile_m": 32, "tile_n": 32, "tile_k": 32, "waves_m": 1, "waves_n": 1}
@@ -115,11 +122,7 @@ def test_tap_loop_beside_the_one_wave_tile(spec):
     assert CIG.tap_beside(full) and CIG.row_slots(full) and not CIG.two_deep(full)
     _, text = lower(spec)
     blocks = _blocks(text)
-    br = [ln for ln in blocks["prologue"] if ln.startswith("br i1 %tp_uni")]
-    assert len(br) == 1 and re.search(r"label %tap_pro\d+, label %kwalk\d+$", br[0]), br
-    body = blocks["tap_loop"]
-    half = ["wait", "lds_store"] + ["load_x", "load_w"] * 4 + ["wmma", "barrier"]
-    assert _kinds(body) == half + half
+    body = _beside_body(blocks)
     assert sum("@llvm.amdgcn.wmma" in ln for ln in body) == 8
     assert [ln.split(" = ")[0][1:-3] for ln in body if re.match(r"%tp_[hw]ok", ln)] == ["tp_hok", "tp_wok"]
     assert sum(ln.startswith("%tp_voff") for ln in body) == 1
