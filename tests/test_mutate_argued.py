@@ -12,6 +12,7 @@ import python_engine.api as api
 from parity.app.main import main as parity_main
 from parity.mutate import cli as MCLI
 from parity.mutate import operators as OPS
+from parity.mutate import argued as AR
 from parity.mutate import run as R
 from parity.sim import numerics as N
 
@@ -29,7 +30,7 @@ def _jobs(cfg: str, kind: str, pattern: str) -> list:
 
 
 def _why(job) -> str:
-    return OPS.equivalent_reason(job.original, job.mutant) or next((n for n, p in R.ARGUED if p(job)), "")
+    return OPS.equivalent_reason(job.original, job.mutant) or next((n for n, p in AR.ARGUED if p(job)), "")
 
 
 def _by_what(jobs) -> dict:
@@ -53,7 +54,7 @@ def test_float_clamp_at_its_bound_is_argued():
         jobs = _jobs(cfg, "cmp_boundary", r"%(above|below)\d+ = fcmp")
         assert jobs and all(_why(j) == "float min/max at the bound" for j in jobs), cfg
     # the integer min/max stays proved by rule, not argued
-    assert not R._float_min_max(_jobs("plain_mem_default_va3_vb3_bf16", "cmp_boundary", r"%a_hok\d+ = icmp")[0])
+    assert not AR._float_min_max(_jobs("plain_mem_default_va3_vb3_bf16", "cmp_boundary", r"%a_hok\d+ = icmp")[0])
 
 
 def test_one_wave_index_divisor_changes_are_argued_only_on_one_wave_workgroups():
@@ -70,11 +71,11 @@ def test_channel_quotient_is_argued_when_no_admitted_cpg_divides_the_new_constan
     dec = _by_what(_jobs("plain_mem_cshuffle_32x32x32_w1x1_fp16", "const_dec", r"%k_sa\d+ = udiv i32 32, %cpg$"))
     assert dec and not any(dec.values())                          # cpg 8 divides 32: 31 / 8 = 3, not 4
     va1 = [j for j in _jobs("plain_mem_default_va1_vb1_bf16", "const_inc", r"%k_sa\d+ = udiv i32 32, %cpg$")]
-    assert va1 and not any(R._channel_quotient(j) for j in va1)   # cpg 3 divides 33
+    assert va1 and not any(AR._channel_quotient(j) for j in va1)   # cpg 3 divides 33
 
 
 def test_pixel_carry_value_covers_the_prologue_not_the_loop():
-    dec = [(j.mutant.what, R._block_at(j.original, j.mutant.line - 1), _why(j))
+    dec = [(j.mutant.what, AR._block_at(j.original, j.mutant.line - 1), _why(j))
            for j in _jobs("plain_mem_cshuffle_va5_vb5_bf16", "const_dec", r"%k_cw\d+ = select")]
     assert ("i32 0 -> i32 -1", "prologue", "pixel carry value") in dec
     assert ("i32 0 -> i32 -1", "kloop", "") in dec                # +1 a trip: the carry fires after 8
@@ -83,18 +84,18 @@ def test_pixel_carry_value_covers_the_prologue_not_the_loop():
     assert inc["i32 0 -> i32 1"] == ""                             # k_c = -1: the carry fires at once
     swap = _jobs("plain_mem_cshuffle_va5_vb5_bf16", "swap_operands", r"%k_c\d+ = sub")
     assert len(swap) == 2 and all(_why(j) == "pixel carry value" for j in swap)
-    assert not any(R._pixel_carry_value(j) for j in _jobs("spk2_mem_default_64x64_bf16", "swap_operands",
+    assert not any(AR._pixel_carry_value(j) for j in _jobs("spk2_mem_default_64x64_bf16", "swap_operands",
                                                           r"%k_c\d+ = sub"))
 
 
 def test_padding_lane_partner_only_at_padding_positions():
     va3 = _jobs("spk4_mem_cshuffle_va3_vb3_bf16", "const_inc", r"%frag\d+ = shufflevector")
-    argued = {j.mutant.what for j in va3 if R._pad_lane_partner(j)}
+    argued = {j.mutant.what for j in va3 if AR._pad_lane_partner(j)}
     assert argued == {"i32 3 -> i32 4", "i32 7 -> i32 8", "i32 11 -> i32 12", "i32 15 -> i32 16"}
     va5 = _jobs("plain_mem_cshuffle_va5_vb5_bf16", "const_inc", r"%frag\d+ = shufflevector")
-    assert {j.mutant.what for j in va5 if R._pad_lane_partner(j)} == {
+    assert {j.mutant.what for j in va5 if AR._pad_lane_partner(j)} == {
         f"i32 {p} -> i32 {p + 1}" for p in (5, 6, 7, 13, 14, 15)}
-    assert not any(R._pad_lane_partner(j) for j in _jobs("spk2_mem_default_64x64_bf16", "const_inc",
+    assert not any(AR._pad_lane_partner(j) for j in _jobs("spk2_mem_default_64x64_bf16", "const_inc",
                                                          r"%frag\d+ = shufflevector"))
 
 
@@ -114,17 +115,17 @@ def test_match_selects_planned_sites_by_their_honest_line(tmp_path, capsys):
 def test_channel_zero_carry_only_for_a_state_starting_at_channel_0():
     # plain 32x32x32 w1x1 (row slots): state 0 starts at element 0; states 1..3 at 8, 16, 24
     jobs = _jobs("plain_mem_cshuffle_32x32x32_w1x1_bf16", "cmp_boundary", r"%k_cyc\d+ = icmp uge")
-    got = [(R._block_at(j.original, j.mutant.line - 1), _why(j)) for j in jobs]
+    got = [(AR._block_at(j.original, j.mutant.line - 1), _why(j)) for j in jobs]
     assert got.count(("kwalk", "channel-0 carry")) == 1, got
     assert len(got) == 8 and all(w == "" for b, w in got if (b, w) != ("kwalk", "channel-0 carry"))
     # the two-stage form's state 0 starts at k_begin: not argued
     spk = _jobs("aot_spk2_mem_default_32x32x32_w1x1_bf16", "cmp_boundary", r"%k_cyc\d+ = icmp uge")
-    assert spk and not any(R._channel_zero_carry(j) for j in spk)
+    assert spk and not any(AR._channel_zero_carry(j) for j in spk)
 
 
 def test_tap_branch_disjoint_is_argued_on_the_odd_tile_bit_only():
     jobs = _jobs("aot_spk2_mem_default_32x32x32_w1x1_bf16", "promise_lie", r"%tp_r\d+ = or i32 ")
-    got = {R._changed_line(j).split(" = ")[1]: _why(j) for j in jobs if j.mutant.what.startswith("disjoint_or:")}
+    got = {AR._changed_line(j).split(" = ")[1]: _why(j) for j in jobs if j.mutant.what.startswith("disjoint_or:")}
     # cr (a multiple of 8) | kr (of 32) may share bits; their or | odd (ntiles & 1) may not
     assert sorted(got.values()) == ["", "tap branch disjoint"], got
     assert all(("%tp_odd" in k) == (w == "tap branch disjoint") for k, w in got.items()), got
@@ -133,7 +134,7 @@ def test_tap_branch_disjoint_is_argued_on_the_odd_tile_bit_only():
 def test_nuw_on_the_walk_wraps_and_guarded_k_limits_is_argued_not_elsewhere():
     jobs = [j for j in _jobs("plain_mem_cshuffle_32x32x32_w1x1_fp16", "promise_lie", r" = sub i32 ")
             if j.mutant.what.startswith("nuw_sub:")]
-    got = {R._changed_line(j).split(" = ")[0].strip().rstrip("0123456789"): _why(j) for j in jobs}
+    got = {AR._changed_line(j).split(" = ")[0].strip().rstrip("0123456789"): _why(j) for j in jobs}
     assert got["%k_xd"] == got["%k_c"] == "carry wrap sub"          # x - (x >= L ? L : 0)
     assert got["%a_klim"] == got["%b_klim"] == "guarded K limit"    # select (koff < k_end), k_end - koff, 0
     # the K step's byte carries (dw*pixb - 2*cpg, ...) may be negative: not argued
@@ -143,7 +144,7 @@ def test_nuw_on_the_walk_wraps_and_guarded_k_limits_is_argued_not_elsewhere():
 def test_exact_on_a_literal_zero_dividend_is_proved_and_k_limit_past_the_end_argued():
     cfg = "fused_relu_mem_default_32x32x32_w1x1_fp16"
     exact = [j for j in _jobs(cfg, "promise_lie", r" = udiv i32 ") if j.mutant.what.startswith("exact_div:")]
-    got = {R._changed_line(j).split(" = ")[1]: _why(j) for j in exact}
+    got = {AR._changed_line(j).split(" = ")[1]: _why(j) for j in exact}
     assert got["udiv exact i32 0, %cpg"] == "exact holds: a literal 0 dividend is a multiple of every divisor"
     assert all(w == "" for k, w in got.items() if " 0, " not in k), got   # k_begin + 8 may not divide
     arms = _jobs(cfg, "const_inc", r"%a_klim\d+ = select ") + _jobs(cfg, "const_dec", r"%a_klim\d+ = select ")
@@ -168,7 +169,7 @@ def test_k_limit_offset_is_argued_only_on_a_literal_offset_at_a_power_of_two_wid
     job = subs[0]
     for v in (1, 3):
         odd = R.Job(job.family, job.config, {**job.spec, "vector_a": v}, job.arch, job.original, job.mutant)
-        assert not R._k_limit_offset(odd), v
+        assert not AR._k_limit_offset(odd), v
 
 
 def test_swapped_operands_of_a_symmetric_compare_are_proved_not_of_an_ordered_one():
@@ -177,3 +178,19 @@ def test_swapped_operands_of_a_symmetric_compare_are_proved_not_of_an_ordered_on
     assert eq and {_why(j) for j in eq} == {"icmp eq is symmetric in its operands"}
     ult = _jobs(cfg, "swap_operands", r"%a_hok\d+ = icmp ult ")
     assert ult and all(_why(j) == "" for j in ult)   # a < b is not b < a
+
+
+def test_the_row_slot_class_every_site_arguments_match_their_survivors_only():
+    """The every-site run of plain 32x32x32 w1x1 (docs/sim.md): swapped K limits, the K
+    span's rounding, a K-limit literal one short; each refuses its neighbours."""
+    cfg = "plain_mem_default_32x32x32_w1x1_bf16"
+    swapped = _jobs(cfg, "swap_operands", r"%[ab]_klim\d+ = sub i32 %Kgemm")
+    assert len(swapped) == 4 and all(AR._swapped_k_limit(j) for j in swapped)
+    other = _jobs(cfg, "swap_operands", r"%k_dcy\d+ = sub")
+    assert other and not any(AR._swapped_k_limit(j) for j in other)
+    span = {j.mutant.what: AR._span_rounding(j) for j in _jobs(cfg, "const_inc", r"%k_span\d+ = sub")
+            + _jobs(cfg, "const_dec", r"%k_span_up\d+ = add") + _jobs(cfg, "const_inc", r"%k_span_up\d+ = add")}
+    assert span == {"sub operand 0 -> 1": True, "add operand 31 -> 30": True, "add operand 31 -> 32": False}
+    kin = {(j.mutant.kind, AR._zero_k_limit(j)) for j in _jobs(cfg, "const_dec", r"%a_kin\d+ = icmp ult i32 8,")
+           + _jobs(cfg, "const_inc", r"%a_kin\d+ = icmp ult i32 8,")}
+    assert kin == {("const_dec", True), ("const_inc", False)}

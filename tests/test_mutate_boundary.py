@@ -12,6 +12,7 @@ import pytest
 import python_engine.api as api
 from parity.app.main import main as parity_main
 from parity.mutate import operators as OPS
+from parity.mutate import argued as AR
 from parity.mutate import run as R
 from parity.sim import Kernel
 from parity.sim import cover
@@ -78,7 +79,7 @@ def _job(name, hint, nth=0):
     full = N._with_defaults(fam, spec)
     text = api.lower(fam, full, arch, "llvm23").text
     lines = text.split("\n")
-    sites = [s for s in OPS.sites(text, "cmp_boundary") if R._hint_of(lines[s[0]]) == hint]
+    sites = [s for s in OPS.sites(text, "cmp_boundary") if AR._hint_of(lines[s[0]]) == hint]
     return R.Job(fam, cfg, full, arch, text, OPS.apply(text, "cmp_boundary", sites[nth]))
 
 
@@ -88,7 +89,7 @@ def _job(name, hint, nth=0):
     ("spk8_mem_cshuffle_64x64_bf16", "cs_mok", 1)])    # a cshuffle store slot's (rows 8..15)
 def test_epilogue_row_mask_one_long_is_killed_by_a_boundary_problem(name, hint, nth):
     job = _job(name, hint, nth)
-    assert " ule " in R._line(job.mutant.text, job.mutant.line)
+    assert " ule " in AR._line(job.mutant.text, job.mutant.line)
     v = R.judge(job)
     assert v.status == "killed" and v.oracle == "numerics", v
     # the first problem whose M leaves a partial row tile kills it: tall_dil_pad (issue 34's K-deep
@@ -106,12 +107,12 @@ def test_every_epilogue_row_compare_reaches_its_boundary():
 
 
 def test_argued_conv_mask_equivalences():
-    assert R._d_row_past_end(_job("defaults", "e_mok", 3))           # plain: D's num_records
-    assert not R._d_row_past_end(_job("spk2_mem_default_64x64_bf16", "e_mok", 3))  # two-stage: a slab
-    assert R._unstored_accumulator(_job("defaults", "b_nok"))
-    assert R._zero_k_limit(_job("defaults", "b_kin"))
-    assert R._masked_partner(_job("defaults", "a_rok"))
-    assert not R._masked_partner(_job("defaults", "a_hok"))  # a padding tap: killed by cover_pad_images
+    assert AR._d_row_past_end(_job("defaults", "e_mok", 3))           # plain: D's num_records
+    assert not AR._d_row_past_end(_job("spk2_mem_default_64x64_bf16", "e_mok", 3))  # two-stage: a slab
+    assert AR._unstored_accumulator(_job("defaults", "b_nok"))
+    assert AR._zero_k_limit(_job("defaults", "b_kin"))
+    assert AR._masked_partner(_job("defaults", "a_rok"))
+    assert not AR._masked_partner(_job("defaults", "a_hok"))  # a padding tap: killed by cover_pad_images
 
 
 def test_max_mutants_judges_the_first_n_of_the_seeded_order(tmp_path, capsys):

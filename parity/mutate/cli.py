@@ -174,14 +174,16 @@ def _mutate(args, cluster) -> int:
 
 
 def _differentials(jobs, verdicts, n: int, seed: int, n_jobs: int = 1) -> list:
-    """``--differential N``: every conv survivor and argued-equivalent mutant against its
+    """``--differential N``: every conv survivor and argued- or abstract-proved-equivalent mutant against its
     honest kernel on N random admitted problems (parity/mutate/differential.py; the
     mutants of one config share the problems and each problem's honest run, which
     ``n_jobs`` workers share out)."""
     from parity.mutate import differential as D
     picked = []
     for site, v in zip(jobs, verdicts):
-        argued = v.status == "equivalent" and v.reason.startswith("argued:")
+        # argued mutants, and those proved with the proof's abstract values (parity/mutate/proved.py:
+        # young rules, so a requested differential checks them too)
+        argued = v.status == "equivalent" and v.reason.startswith(("argued:", "proved:"))
         if (v.status == "survived" or argued) and v.family == "conv_implicit_gemm":
             picked.append((site, v))
     t0 = time.perf_counter()

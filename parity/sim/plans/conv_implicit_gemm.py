@@ -55,6 +55,15 @@ CONV_PROBLEMS = (
     # over 2 images: a bottom padding tap at hi == H in the K loop with image 1 behind it
     # (the differential run of the kloop `a_hok` survivor drew it, docs/sim.md)
     ("tall_dil_pad", 2, 8, 11, 5, 56, 7, 5, (2, 1), (1, 2), (1, 2), 1),
+    # K = kpg = 9: (K | kpg) & 7 == 1, so a 16-byte D test that admits K = 1 mod 8 (`d_klow`
+    # and 7 -> 6, `d_wide` == 1) stores 8 columns past a 9-wide row (drawn by the every-site run
+    # of plain 32x32x32, docs/sim.md)
+    ("odd_k9", 1, 8, 3, 3, 9, 1, 1, (1, 1), (0, 0), (1, 1), 1),
+    # a 3x1 filter with dilation (1, 2^28) (admitted: a 1-wide filter fits any padded width):
+    # the K walk's byte steps dil_w * C * 2 wrap modulo 2^32 (the honest kernel's offsets stay
+    # right modulo 2^32), so a `nuw` promised on `k_dcy = dil_w*C*2 - cpg*2` is broken at the
+    # first channel carry (cpg 24: tile_k does not divide it)
+    ("dil_wrap", 1, 24, 2, 2, 8, 3, 1, (1, 1), (1, 0), (1, 1 << 28), 1),
 )
 
 

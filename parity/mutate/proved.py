@@ -1,0 +1,320 @@
+"""Mutants proved equivalent from the IR itself (docs/sim.md, "Mutation lane": *proved*
+reasons), besides the literal rules of parity/mutate/operators.py:
+
+* :func:`dead_reason` (before any oracle runs): the mutated instruction's value reaches
+  no store, call, load, branch or return (LLVM's dead-code elimination removes it), and
+  the instruction cannot trap (a division only by a non-zero literal);
+* :func:`abstract_reason` (on a survivor): the proof's abstract interpreter
+  (parity/proof/interpret.py: known low bits and an unsigned interval per integer
+  value, to a fixpoint over the whole kernel) run on the honest kernel, with the
+  launch facts of :data:`ADMISSION`, shows that the mutated instruction gives the
+  honest value for every value its operands can take: both the same constant; a
+  compare that agrees at every admissible operand value; a ``select`` arm that is
+  never chosen; a flag (``nuw``, ``nsw``, ``exact``, ``disjoint``) that the operands
+  justify.
+
+Why the honest kernel's abstract values suffice: up to the first instruction where the
+two kernels differ, both executions are the same, so the mutated instruction sees
+operand values the honest kernel's analysis covers; if it then gives the honest value,
+the executions never differ (induction over the execution).
+"""
+from __future__ import annotations
+
+import math
+import re
+from functools import lru_cache
+
+from parity.proof import domain as D
+from parity.proof import interpret as PI
+
+_DEF = re.compile(r"^  %([\w.$-]+) = (\w+)")
+_NAME = re.compile(r"%([\w.$-]+)")
+#: defining instructions kept as roots: they touch memory or the machine (a call may
+#: have effects; a dead load may still fault)
+_ROOT_OPS = {"call", "load", "atomicrmw", "cmpxchg"}
+_DIVS = {"udiv", "sdiv", "urem", "srem"}
+
+
+@lru_cache(maxsize=8)
+def live_names(text: str) -> frozenset:
+    """SSA names (without ``%``) whose value reaches a side effect of the kernel in
+    ``text``: operands of every instruction without a result (store, br, ret, fence,
+    void call) and of every call / load / atomic, closed under "is an operand of"."""
+    defs, work = {}, []
+    for ln in text.split("\n"):
+        if not ln.startswith("  ") or ln.startswith("  ;"):
+            continue
+        m = _DEF.match(ln)
+        rhs = ln.partition(" = ")[2] if m else ln
+        names = _NAME.findall(rhs)
+        if m and m.group(2) not in _ROOT_OPS:
+            defs[m.group(1)] = names
+        else:
+            work += names
+    live = set()
+    while work:
+        n = work.pop()
+        if n not in live:
+            live.add(n)
+            work += defs.get(n, ())
+    return frozenset(live)
+
+
+def _mutated_def(text: str, line: int) -> tuple[str, str, str]:
+    """(name, op, line) of the instruction a mutant changes (after an inserted ``%mut_*``
+    line, the one it feeds); ('', '', line) when the line defines nothing."""
+    lines = text.split("\n")
+    i = line - 1
+    if lines[i].startswith("  %mut_") and i + 1 < len(lines):
+        i += 1
+    m = _DEF.match(lines[i])
+    return (m.group(1), m.group(2), lines[i]) if m else ("", "", lines[i])
+
+
+def dead_reason(original: str, kind: str, text: str, line: int) -> str:
+    """Why the mutant (``text``, changed at 1-based ``line``) is equivalent because the
+    changed value is dead in ``original``, or ''."""
+    if kind in ("launch_plan", "drop_sync"):
+        return ""
+    name, op, ln = _mutated_def(text, line)
+    if not name or name.startswith("mut_") or op in _ROOT_OPS:
+        return ""
+    if op in _DIVS and not re.search(r", [1-9]\d*$", ln):
+        return ""  # a division by a value that may be 0 is UB even when its result is dead
+    if name in live_names(original):
+        return ""
+    return f"dead value: %{name} reaches no store, load, call, branch or return (dead-code elimination)"
+
+
+# -- the abstract values ---------------------------------------------------------------
+
+#: launch facts of conv_implicit_gemm admitted problems (python_engine/kernels/conv_launch.py
+#: ``validate``, twin cpp_engine/src/kernels/conv_launch.cpp): vector_a and vector_b divide
+#: cpg (so cpg >= lcm and Kgemm = Y*X*cpg is a multiple of it); every filter, stride and
+#: dilation extent is at least 1 (``problem_reason``). Padded-pixel vector_a (3, 5, 6, 7)
+#: admit only cpg = vector_a and are left out (Kgemm is then Y*X*slot).
+ADMISSION = "conv_launch admission: lcm(vector_a, vector_b) divides cpg; Y, X, strides, dilations >= 1"
+
+
+def _arg_facts(family: str, spec: dict) -> dict:
+    """{argument: (low zero bits, lower bound)} of :data:`ADMISSION` for ``spec``."""
+    if family != "conv_implicit_gemm":
+        return {}
+    facts = {n: (0, 1) for n in ("Y", "X", "stride_h", "stride_w", "dil_h", "dil_w", "groups")}
+    va, vb = spec.get("vector_a") or 1, spec.get("vector_b") or 1
+    if va in (3, 5, 6, 7):
+        return facts
+    lcm = va * vb // math.gcd(va, vb)
+    bits = D.tz(lcm, 32)
+    facts.update(cpg=(bits, lcm), Kgemm=(bits, lcm))
+    return facts
+
+
+@lru_cache(maxsize=8)
+def _honest(original: str, family: str, facts: tuple):
+    """The proof's interpreter run on the honest kernel with ``facts`` seeded (None when
+    the proof cannot read the kernel)."""
+    from parity.proof.assumptions import PTR_ARG_ALIGN
+    try:
+        mod = PI.read(original)
+        it = PI.Interp(mod, {}, PTR_ARG_ALIGN)
+        for name, (bits, lo) in facts:
+            v = it.env.get(name)
+            if isinstance(v, tuple):
+                it.env[name] = (v[0], max(v[1], bits), 0, lo, D.MASK[v[0]])
+        it.run()
+    except (PI.ProofParseError, RecursionError):
+        return None
+    return it
+
+
+def _admits(v, x: int) -> bool:
+    w, k, r, lo, hi = v
+    return lo <= x <= hi and (x & D.MASK[k]) == r
+
+
+def _admitted_near(v, points: list) -> list:
+    """The values ``v`` stands for in a window around ``points``, and one on each side of
+    the window (the nearest admitted value), where a compare against literals in
+    ``points`` is constant."""
+    w, k, r, lo, hi = v
+    step = 1 << k
+    wins = sorted({(max(0, p % (1 << w) - 2), min(D.MASK[w], p % (1 << w) + 2)) for p in points})
+    out = [x for a, b in wins for x in range(a, b + 1) if _admits(v, x)]
+    edges = [0] + [e for a, b in wins for e in (a, b + 1)] + [D.MASK[w] + 1]
+    for a, b in zip(edges[0::2], edges[1::2]):   # the gaps between windows: one value each
+        x = max(a, lo)
+        x += (r - x) % step
+        if x < b and _admits(v, x):
+            out.append(x)
+    return out
+
+
+_PRED = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "ult": lambda a, b: a < b,
+         "ule": lambda a, b: a <= b, "ugt": lambda a, b: a > b, "uge": lambda a, b: a >= b}
+_CMP = re.compile(r"^  %[\w.$-]+ = icmp (\w+) (i\d+) (%[\w.$-]+|-?\d+), (%[\w.$-]+|-?\d+)$")
+
+
+def _cmp_values(it, line: str):
+    """(predicate, width, left, right) of an ``icmp`` line over unsigned integers, the
+    operands as abstract values; None when not one."""
+    m = _CMP.match(line)
+    if not m or m.group(1) not in _PRED:
+        return None
+    w = int(m.group(2)[1:])
+    vals = [it.val(t, w) for t in (m.group(3), m.group(4))]
+    if any(not isinstance(v, tuple) for v in vals):
+        return None
+    return m.group(1), w, vals[0], vals[1]
+
+
+def _cmp_table(it, line: str):
+    """{x: result} of a compare with one literal operand, over the admitted values of the
+    other near the literal (and one beyond on each side); None when not of that shape."""
+    c = _cmp_values(it, line)
+    if c is None:
+        return None
+    p, w, a, b = c
+    if D.is_const(a) == D.is_const(b):
+        return None
+    x_left = not D.is_const(a)
+    v, lit = (a, b[2]) if x_left else (b, a[2])
+    return lambda pts: {x: _PRED[p](x, lit) if x_left else _PRED[p](lit, x)
+                        for x in _admitted_near(v, pts + [lit])}, (v, lit)
+
+
+def _same_compare(it, honest: str, mutant: str) -> str:
+    """A compare whose mutant agrees with it for every admitted operand value."""
+    h, m = _cmp_table(it, honest), _cmp_table(it, mutant)
+    if h and m and h[1][0] == m[1][0]:
+        pts = [h[1][1], m[1][1]]
+        th, tm = h[0](pts), m[0](pts)
+        if th and th == tm:
+            return "the compare gives the honest result for every admitted value of its operand"
+    ch, cm = _cmp_values(it, honest), _cmp_values(it, mutant)
+    if ch and cm and ch[2:] == cm[2:] and not D.is_const(ch[2]) and not D.is_const(ch[3]):
+        p, q = ch[0], cm[0]
+        strict = {frozenset(("ult", "ule")), frozenset(("ugt", "uge"))}
+        if frozenset((p, q)) in strict and _never_equal(ch[2], ch[3]):
+            return "the predicates differ only at equal operands, which never occur"
+    return ""
+
+
+def _never_equal(a, b) -> bool:
+    """No value both abstract values stand for: disjoint intervals or known low bits."""
+    k = min(a[1], b[1])
+    return a[4] < b[3] or b[4] < a[3] or (a[2] & D.MASK[k]) != (b[2] & D.MASK[k])
+
+
+def _cond_value(it, lines: list, cond: str):
+    """True / False when the i1 ``cond`` (an icmp against a literal) is constant over
+    every admitted value, else None."""
+    d = next((ln for ln in lines if ln.startswith(f"  {cond} = icmp ")), None)
+    t = d and _cmp_table(it, d)
+    if not t:
+        return None
+    vals = set(t[0]([t[1][1]]).values())
+    return vals.pop() if len(vals) == 1 else None
+
+
+_SEL = re.compile(r"^  %[\w.$-]+ = select i1 (%[\w.$-]+), (i\d+) (\S+), (i\d+) (\S+)$")
+
+
+def _unchosen_arm(it, original: str, honest: str, mutant: str) -> str:
+    """A ``select`` whose changed arm is never chosen (its condition is constant)."""
+    h, m = _SEL.match(honest), _SEL.match(mutant)
+    if not (h and m) or h.group(1) != m.group(1):
+        return ""
+    c = _cond_value(it, original.split("\n"), h.group(1))
+    if c is True and h.group(3) == m.group(3):
+        return "the select's false arm is never chosen (its condition holds for every admitted value)"
+    if c is False and h.group(5) == m.group(5):
+        return "the select's true arm is never chosen (its condition fails for every admitted value)"
+    return ""
+
+
+def _value(it, line: str, ln: int):
+    """The abstract value of an integer binary instruction ``line`` over the honest
+    operands (flags not trusted), or None."""
+    try:
+        x = PI._decode(line, ln)
+    except PI.ProofParseError:
+        return None
+    if x is None or x[2] not in PI.INT_BIN:
+        return None
+    _, _, op, _, (flags, w, a, b) = x
+    A, B = it.val(a, w), it.val(b, w)
+    if not isinstance(A, tuple) or not isinstance(B, tuple):
+        return None
+    return PI._BINOPS[op](A, B, False, False), op, flags, A, B
+
+
+def _same_constant(it, honest: str, mutant: str, ln: int) -> str:
+    h, m = _value(it, honest, ln), _value(it, mutant, ln)
+    if h and m and h[0][3] == h[0][4] == m[0][3] == m[0][4]:
+        return f"the same constant {h[0][3]} on every admitted launch"
+    return ""
+
+
+def _flag_holds(it, mutant: str, ln: int) -> str:
+    """A flag the promise lie adds that the operands' abstract values justify."""
+    v = _value(it, mutant, ln)
+    if not v:
+        return ""
+    _, op, flags, A, B = v
+    w = A[0]
+    ok = {"nuw": {"add": lambda: A[4] + B[4] <= D.MASK[w], "sub": lambda: A[3] >= B[4],
+                  "mul": lambda: A[4] * B[4] <= D.MASK[w],
+                  "shl": lambda: D.is_const(B) and A[4] << B[2] <= D.MASK[w]},
+          "exact": {"udiv": lambda: _divides(B, A), "lshr": lambda: D.is_const(B) and D.align_bits(A) >= B[2]},
+          "disjoint": {"or": lambda: D.disjoint(A, B)}}
+    for f in flags:
+        test = ok.get(f, {}).get(op)
+        if test is not None and test():
+            return f"`{f}` holds: the operands' known bits and intervals rule out {_BROKEN[f]}"
+    return ""
+
+
+_BROKEN = {"nuw": "unsigned wrap", "exact": "a remainder", "disjoint": "a common set bit"}
+
+
+def _divides(B, A) -> bool:
+    """The divisor ``B`` leaves no remainder of any value ``A`` stands for: ``A`` is 0 (a
+    divisor 0 is UB in the honest kernel too), or ``B`` a literal that divides ``A``."""
+    if A[4] == 0:
+        return True
+    if not D.is_const(B) or B[2] == 0:
+        return False
+    d = B[2]
+    if A[3] == A[4]:
+        return A[3] % d == 0
+    return d & (d - 1) == 0 and D.align_bits(A) >= d.bit_length() - 1
+
+
+def compare_never_true(job) -> bool:
+    """The mutant's changed line is an ``icmp`` against a literal that is false for every
+    admitted value of its other operand (the honest kernel's abstract values)."""
+    facts = tuple(sorted(_arg_facts(job.family, job.spec).items()))
+    it = _honest(job.original, job.family, facts)
+    t = it and _cmp_table(it, job.mutant.text.split("\n")[job.mutant.line - 1])
+    return bool(t) and not any(t[0]([t[1][1]]).values())
+
+
+def abstract_reason(job) -> str:
+    """Why the surviving mutant of ``job`` (parity/mutate/run.py ``Job``) gives the honest
+    value on every admitted launch, proved with the proof's abstract values; '' when not."""
+    m = job.mutant
+    if m.kind == "launch_plan":
+        return ""
+    facts = tuple(sorted(_arg_facts(job.family, job.spec).items()))
+    it = _honest(job.original, job.family, facts)
+    if it is None:
+        return ""
+    ln = m.line
+    hl, ml = job.original.split("\n")[ln - 1], m.text.split("\n")[ln - 1]
+    if ml.startswith("  %mut_") or hl.split(" = ")[0] != ml.split(" = ")[0]:
+        return ""
+    if m.kind == "promise_lie":
+        return _flag_holds(it, ml, ln)
+    return (_same_compare(it, hl, ml) or _unchosen_arm(it, job.original, hl, ml)
+            or _same_constant(it, hl, ml, ln))

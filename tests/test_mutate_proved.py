@@ -1,0 +1,127 @@
+"""Mutants proved equivalent from the IR (parity/mutate/proved.py): dead values, and the
+proof's abstract values (same constant, a compare that agrees on every admitted value, a
+select arm never chosen, a flag the operands justify). Each rule is shown on the
+survivor of the every-site run it was written for (plain 32x32x32 w1x1, docs/sim.md)
+and refused on a neighbour where its premise fails."""
+from __future__ import annotations
+
+import re
+
+import python_engine.api as api
+from parity.mutate import argued as AR
+from parity.mutate import operators as OPS
+from parity.mutate import proved as P
+from parity.mutate import run as R
+from parity.sim import numerics as N
+
+FAM = "conv_implicit_gemm"
+CFG = "plain_mem_default_32x32x32_w1x1_bf16"
+
+
+def _jobs(kind: str, pattern: str, cfg: str = CFG) -> list:
+    """Every ``kind`` mutant of ``cfg`` whose honest line matches ``pattern``."""
+    _, _, spec, arch = next(c for c in N.accepted_configs() if c[0] == FAM and c[1] == cfg)
+    full = N._with_defaults(FAM, spec)
+    t = api.lower(FAM, full, arch, "llvm23").text
+    lines = t.split("\n")
+    return [R.Job(FAM, cfg, full, arch, t, OPS.apply(t, kind, s)) for s in OPS.sites(t, kind)
+            if re.search(pattern, lines[s[0]])]
+
+
+def _dead(job) -> str:
+    return P.dead_reason(job.original, job.mutant.kind, job.mutant.text, job.mutant.line)
+
+
+TINY = """define amdgpu_kernel void @k(ptr addrspace(1) %p, i32 %a, i32 %b) {
+entry:
+  %x = add i32 %a, 1
+  %y = mul i32 %x, 2
+  %z = add i32 %b, 3
+  %q = udiv i32 %z, %b
+  %c = icmp ult i32 %y, 9
+  br i1 %c, label %s, label %e
+s:
+  %i = phi i32 [ 0, %entry ], [ %n, %s ]
+  %n = add i32 %i, 1
+  %v = load i32, ptr addrspace(1) %p, align 4
+  store i32 %n, ptr addrspace(1) %p, align 4
+  br label %e
+e:
+  ret void
+}"""
+
+
+def test_live_names_follow_operands_from_stores_branches_and_loads():
+    live = P.live_names(TINY)
+    assert {"x", "y", "c", "i", "n", "p"} <= live
+    assert "z" not in live and "q" not in live and "v" not in live  # v: a load (a root) nobody reads
+
+
+def test_a_dead_value_is_proved_and_a_live_one_or_a_division_is_not():
+    lines = TINY.split("\n")
+    z = next(k for k, ln in enumerate(lines) if ln.startswith("  %z = "))
+    mutant = "\n".join(lines[:z] + ["  %z = add i32 %b, 4"] + lines[z + 1:])
+    assert P.dead_reason(TINY, "const_inc", mutant, z + 1).startswith("dead value: %z")
+    q = z + 1   # a dead udiv by a non-literal may divide by 0: UB, not dead
+    mutant = "\n".join(lines[:q] + ["  %q = udiv i32 %b, %z"] + lines[q + 1:])
+    assert P.dead_reason(TINY, "swap_operands", mutant, q + 1) == ""
+    y = next(k for k, ln in enumerate(lines) if ln.startswith("  %y = "))
+    mutant = "\n".join(lines[:y] + ["  %y = mul i32 %x, 3"] + lines[y + 1:])
+    assert P.dead_reason(TINY, "const_inc", mutant, y + 1) == ""
+
+
+def test_the_epilogue_dead_column_offsets_are_dead_and_the_stored_ones_are_not():
+    # the 16-byte D path computes e_c (the narrow path's column) and never uses it; the
+    # narrow path's e_c reaches its stores
+    got = [bool(_dead(j)) for j in _jobs("const_inc", r"%e_c\d+ = add i32 %wn_org")]
+    assert got == [True] * 4 + [False] * 4
+
+
+def test_admitted_values_near_a_literal_respect_known_bits_and_bounds():
+    kgemm = (32, 3, 0, 8, (1 << 32) - 1)           # a multiple of 8, at least 8
+    near = P._admitted_near(kgemm, [1])
+    assert 8 in near and not any(x % 8 or x < 8 for x in near)
+    assert P._admitted_near((32, 0, 0, 0, 3), [100]) == [0]     # one value below the window
+
+
+def test_one_wave_constants_are_the_same_constant():
+    for pat in (r"%wm_org\d+ = mul", r"%wn_org\d+ = mul", r"%dt_base\d+ = mul", r"%a_kcb58 = mul i32 %a_ck"):
+        js = _jobs("const_inc", pat) + _jobs("const_dec", pat)
+        assert js and all(P.abstract_reason(j).startswith("the same constant 0") for j in js), pat
+    other = _jobs("const_inc", r"%a_kcb96 = mul i32 %a_ck")      # a_ck = 8 urem cpg: not a constant
+    assert other and P.abstract_reason(other[0]) == ""
+    shift = _jobs("const_inc", r"%wave_v\d+ = lshr") + _jobs("const_dec", r"%wave_v\d+ = lshr")
+    got = {j.mutant.what: P.abstract_reason(j) for j in shift}
+    assert got["lshr operand 5 -> 6"].startswith("the same constant 0")
+    assert got["lshr operand 5 -> 4"] == ""                   # tid >> 4 is 0 or 1: not a constant
+    four = next(j for j in shift if j.mutant.what.endswith("-> 4"))
+    assert AR._lane0_shift(four, AR._changed_line(four))      # argued: readfirstlane reads lane 0
+
+
+def test_compares_against_kgemm_agree_only_where_no_admitted_value_lies_between():
+    got = {(j.mutant.line, j.mutant.what): P.abstract_reason(j)
+           for j in _jobs("const_inc", r"= icmp ult i32 (8|0), %Kgemm") + _jobs("const_dec", r"= icmp ult i32 8, %Kgemm")}
+    ok = {w for (_, w), r in got.items() if r}
+    assert ok == {"i32 8 -> i32 9", "i32 0 -> i32 1"}        # 9 and 1 are not multiples of 8
+    assert any(w == "i32 8 -> i32 7" and not r for (_, w), r in got.items())  # Kgemm == 8 differs
+    live = _jobs("const_inc", r"%k_live\d+ = icmp ugt i32 %Kgemm, 0")
+    assert live and P.abstract_reason(live[0]).startswith("the compare gives the honest result")
+
+
+def test_a_select_arm_never_chosen_and_flags_the_operands_justify():
+    arm = _jobs("const_dec", r"%k_span_nz\d+ = select")
+    assert arm and P.abstract_reason(arm[0]).startswith("the select's false arm is never chosen")
+    lies = {R.Job(j.family, j.config, j.spec, j.arch, j.original, j.mutant).mutant.what: P.abstract_reason(j)
+            for j in _jobs("promise_lie", r"%(k_span|wave_m|a_yk|k_dcy)\d+ = ")}
+    assert lies["nuw_sub: `nuw` on sub %Kgemm, 0"].startswith("`nuw` holds")
+    assert next(r for w, r in lies.items() if "udiv %wave" in w).startswith("`exact` holds")
+    assert next(r for w, r in lies.items() if "udiv %a_qk" in w).startswith("`exact` holds")   # 0 / X
+    assert next(r for w, r in lies.items() if "%k_dwb" in w) == ""   # dil_w*C*2 may wrap: killed by dil_wrap
+
+
+def test_the_general_path_argument_needs_a_test_that_is_never_true():
+    got = {j.mutant.what: AR._general_path(j) for j in _jobs("const_inc", r"%d_wide\d+ = icmp")
+           + _jobs("const_dec", r"%d_wide\d+ = icmp") + _jobs("const_inc", r"%tp_uni\d+ = icmp")}
+    assert got["icmp operand 0 -> -1"] is True
+    assert list(got.values()).count(True) == 2     # d_wide == -1 and tp_uni == 1 (cpg = 0 mod 8)
+    assert not AR._general_path(_jobs("const_inc", r"%d_wide\d+ = icmp")[0])   # K = 1 mod 8: odd_k9
