@@ -125,3 +125,17 @@ def test_the_general_path_argument_needs_a_test_that_is_never_true():
     assert got["icmp operand 0 -> -1"] is True
     assert list(got.values()).count(True) == 2     # d_wide == -1 and tp_uni == 1 (cpg = 0 mod 8)
     assert not AR._general_path(_jobs("const_inc", r"%d_wide\d+ = icmp")[0])   # K = 1 mod 8: odd_k9
+
+
+def test_a_killed_mutant_the_proof_calls_equivalent_is_a_contradiction(monkeypatch):
+    """The abstract proof is cross-checked on every kill: a claim of equivalence there is a
+    proof bug, printed as PROOF CONTRADICTION (and `parity mutate` is RED)."""
+    job = next(j for j in _jobs("const_inc", r"%d_wide\d+ = icmp") if j.mutant.what == "icmp operand 0 -> 1")
+    v = R.judge(job)
+    assert v.status == "killed" and v.reason.startswith("odd_k9") and v.contradiction == ""
+    monkeypatch.setattr(P, "abstract_reason", lambda j: "a planted false proof")
+    v = R.judge(job)
+    assert v.status == "killed" and v.contradiction == "a planted false proof"
+    rep = R.report([v])
+    assert rep.contradictions == [v] and "PROOF CONTRADICTION" in R.render(rep)
+    assert R.to_json(rep, 0, 1.0)["contradictions"] == 1

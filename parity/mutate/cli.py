@@ -163,6 +163,10 @@ def _mutate(args, cluster) -> int:
               + (", the differential decides)" if args.differential else ")"))
     diffs = _differentials(jobs, verdicts, args.differential, args.seed, jobs_of(args)) \
         if args.differential else []
+    if rep.contradictions:
+        green = False
+        print(f"{len(rep.contradictions)} killed mutant(s) the abstract proof claims equivalent "
+              f"(parity/mutate/proved.py is wrong: PROOF CONTRADICTION above)")
     if any(d["differ"] for d in diffs):
         green = False
         print("a mutant argued equivalent or surviving differs from its honest kernel (differential)")

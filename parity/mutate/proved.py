@@ -246,6 +246,8 @@ def _value(it, line: str, ln: int):
     A, B = it.val(a, w), it.val(b, w)
     if not isinstance(A, tuple) or not isinstance(B, tuple):
         return None
+    if (op in _DIVS and B[3] == 0) or (op in ("shl", "lshr", "ashr") and B[4] >= w):
+        return None   # a divisor that may be 0, a shift by the width or more: UB / poison
     return PI._BINOPS[op](A, B, False, False), op, flags, A, B
 
 

@@ -84,6 +84,7 @@ class Verdict:
     reason: str = ""            # its first failure, or why equivalent
     diff: str = ""              # survivors: the unified diff
     seconds: float = 0.0
+    contradiction: str = ""     # killed, yet parity/mutate/proved.py claims it equivalent: a proof bug
 
 
 ORACLES: list = []
@@ -164,7 +165,9 @@ _register_proof()
 def judge(job: Job | Site) -> Verdict:
     """Run ``job``'s mutant through :data:`ORACLES` (after the equivalence rules); a
     :class:`Site` is applied first (its mutant text lives until the verdict is made).
-    A :class:`MemoryError` is not a kill: it propagates (the command reports it)."""
+    A killed mutant the abstract proof (parity/mutate/proved.py) claims equivalent is
+    a *contradiction* (a proof bug: the run is RED). A :class:`MemoryError` is not a
+    kill: it propagates (the command reports it)."""
     if isinstance(job, Site):
         job = job.job()
     m = job.mutant
@@ -183,27 +186,36 @@ def judge(job: Job | Site) -> Verdict:
             fails = [f"{type(e).__name__}: {e}"]
         if fails:
             v.status, v.oracle, v.reason = "killed", name, fails[0].split("\n")[0][:300]
+            v.contradiction = PROVED.abstract_reason(_view(job))
             break
     else:
-        view = job
-        if m.kind == "kloop_cmp":  # the arguments are about the mutation, not the kind's name
-            sub = m.what.split(":")[0]
-            view = Job(job.family, job.config, job.spec, job.arch, job.original,
-                       OPS.Mutant(sub, m.line, m.what.split(": ", 1)[1], m.text))
-        proved = PROVED.abstract_reason(view)
-        if proved:
-            v.status, v.reason = "equivalent", f"proved: {proved}"
-            v.seconds = time.perf_counter() - t0
-            return v
-        why = next((n for n, pred in ARGUED if pred(view)), None)
-        if why is not None:
-            v.status, v.reason = "equivalent", f"argued: {why} (docs/sim.md)"
-            v.seconds = time.perf_counter() - t0
-            return v
-        v.diff = "".join(difflib.unified_diff(job.original.splitlines(True), m.text.splitlines(True),
-                                              f"{job.config}.ll", f"{job.config}.mutant.ll", n=2))
+        _equivalent_or_diff(job, v)
     v.seconds = time.perf_counter() - t0
     return v
+
+
+def _view(job: Job) -> Job:
+    """``job`` as the arguments and proofs see it: a ``kloop_cmp`` mutant as the mutation it
+    applies (the arguments are about the mutation, not the kind's name)."""
+    m = job.mutant
+    if m.kind != "kloop_cmp":
+        return job
+    return Job(job.family, job.config, job.spec, job.arch, job.original,
+               OPS.Mutant(m.what.split(":")[0], m.line, m.what.split(": ", 1)[1], m.text))
+
+
+def _equivalent_or_diff(job: Job, v: Verdict) -> None:
+    """A survivor: equivalent when proved (abstract values) or argued, else its diff."""
+    view, m = _view(job), job.mutant
+    proved = PROVED.abstract_reason(view)
+    why = next((n for n, pred in ARGUED if pred(view)), None)
+    if proved:
+        v.status, v.reason = "equivalent", f"proved: {proved}"
+    elif why is not None:
+        v.status, v.reason = "equivalent", f"argued: {why} (docs/sim.md)"
+    else:
+        v.diff = "".join(difflib.unified_diff(job.original.splitlines(True), m.text.splitlines(True),
+                                              f"{job.config}.ll", f"{job.config}.mutant.ll", n=2))
 
 
 def plan(configs: list, seed: int, per_kind: int | None = None, kinds=OPS.KINDS, lowerer=None) -> list:
@@ -336,6 +348,11 @@ class Report:
         return sum(1 for v in self.verdicts if v.status == "equivalent")
 
     @property
+    def contradictions(self) -> list:
+        """Killed mutants the abstract proof claimed equivalent (each a proof bug)."""
+        return [v for v in self.verdicts if v.contradiction]
+
+    @property
     def kill_rate(self) -> float | None:
         n = self.killed + self.survived
         return None if n == 0 else self.killed / n
@@ -364,6 +381,9 @@ def render(r: Report) -> str:
     rate = "n/a (no non-equivalent mutant ran)" if r.kill_rate is None else f"{100 * r.kill_rate:.1f} %"
     lines.append(f"{len(r.verdicts)} mutants: {r.killed} killed ({by}), {r.survived} survived, "
                  f"{r.equivalent} equivalent; kill rate {rate}")
+    for v in r.contradictions:
+        lines.append(f"PROOF CONTRADICTION {v.family}/{v.config} {v.kind} line {v.line}: {v.what}: "
+                     f"proved '{v.contradiction}', yet {v.oracle} killed it: {v.reason}")
     for v in r.verdicts:
         if v.status == "survived":
             lines.append(f"SURVIVED {v.family}/{v.config} {v.kind} line {v.line}: {v.what}")
@@ -374,7 +394,8 @@ def render(r: Report) -> str:
 def to_json(r: Report, seed: int, seconds) -> dict:
     return {"seed": seed, "seconds": seconds, "mutants": len(r.verdicts), "killed": r.killed,
             "survived": r.survived, "equivalent": r.equivalent, "kill_rate": r.kill_rate,
-            "killed_by": r.killed_by, "per_kind": r.per_kind,
+            "killed_by": r.killed_by, "per_kind": r.per_kind, "contradictions": len(r.contradictions),
             "verdicts": [{"family": v.family, "config": v.config, "kind": v.kind, "line": v.line, "what": v.what,
-                          "status": v.status, "oracle": v.oracle, "reason": v.reason, "diff": v.diff}
+                          "status": v.status, "oracle": v.oracle, "reason": v.reason, "diff": v.diff,
+                          **({"contradiction": v.contradiction} if v.contradiction else {})}
                          for v in r.verdicts]}
