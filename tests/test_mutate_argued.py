@@ -6,27 +6,20 @@ honest line."""
 from __future__ import annotations
 
 import json
-import re
 
-import python_engine.api as api
 from parity.app.main import main as parity_main
 from parity.mutate import cli as MCLI
 from parity.mutate import operators as OPS
 from parity.mutate import argued as AR
 from parity.mutate import run as R
 from parity.sim import numerics as N
+from mutant_helpers import conv_jobs
 
 FAM = "conv_implicit_gemm"
 
 
 def _jobs(cfg: str, kind: str, pattern: str) -> list:
-    """Every ``kind`` mutant of ``cfg`` whose honest line matches ``pattern``."""
-    _, _, spec, arch = next(c for c in N.accepted_configs() if c[0] == FAM and c[1] == cfg)
-    full = N._with_defaults(FAM, spec)
-    t = api.lower(FAM, full, arch, "llvm23").text
-    lines = t.split("\n")
-    return [R.Job(FAM, cfg, full, arch, t, OPS.apply(t, kind, s)) for s in OPS.sites(t, kind)
-            if re.search(pattern, lines[s[0]])]
+    return conv_jobs(cfg, kind, pattern)
 
 
 def _why(job) -> str:

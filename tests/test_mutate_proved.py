@@ -5,27 +5,17 @@ survivor of the every-site run it was written for (plain 32x32x32 w1x1, docs/sim
 and refused on a neighbour where its premise fails."""
 from __future__ import annotations
 
-import re
-
-import python_engine.api as api
 from parity.mutate import argued as AR
 from parity.mutate import operators as OPS
 from parity.mutate import proved as P
 from parity.mutate import run as R
-from parity.sim import numerics as N
+from mutant_helpers import conv_jobs
 
-FAM = "conv_implicit_gemm"
 CFG = "plain_mem_default_32x32x32_w1x1_bf16"
 
 
 def _jobs(kind: str, pattern: str, cfg: str = CFG) -> list:
-    """Every ``kind`` mutant of ``cfg`` whose honest line matches ``pattern``."""
-    _, _, spec, arch = next(c for c in N.accepted_configs() if c[0] == FAM and c[1] == cfg)
-    full = N._with_defaults(FAM, spec)
-    t = api.lower(FAM, full, arch, "llvm23").text
-    lines = t.split("\n")
-    return [R.Job(FAM, cfg, full, arch, t, OPS.apply(t, kind, s)) for s in OPS.sites(t, kind)
-            if re.search(pattern, lines[s[0]])]
+    return conv_jobs(cfg, kind, pattern)
 
 
 def _dead(job) -> str:

@@ -152,12 +152,22 @@ def _swapped_k_limit(job) -> bool:
     m = re.search(r"^  %([\w.]+) = sub i32 (%?[\w.]+), %(Kgemm|k_end\d+)$", ln)
     if not m or _hint_of(ln) not in ("a_klim", "b_klim"):
         return False
-    lines = job.original.split("\n")
-    ref = re.compile(rf"%{re.escape(m.group(1))}\b")
-    uses = [x for x in lines if ref.search(x) and not x.startswith(f"  %{m.group(1)} = ")]
-    sel = len(uses) == 1 and re.search(rf"= select i1 %([\w.]+), i32 %{re.escape(m.group(1))}, i32 0$", uses[0])
+    return _guarded_limit(job.original.split("\n"), m.group(1), m.group(2), "%" + m.group(3))
+
+
+def _uses(lines: list, name: str) -> list:
+    """The lines of ``lines`` that use ``%name`` (its definition left out)."""
+    ref = re.compile(rf"%{re.escape(name)}\b")
+    return [x for x in lines if ref.search(x) and not x.startswith(f"  %{name} = ")]
+
+
+def _guarded_limit(lines: list, name: str, koff: str, kend: str) -> bool:
+    """``%name``'s one use is ``select (koff ult kend), %name, 0`` (a K limit chosen only
+    while the slot's K offset is inside the slice)."""
+    uses = _uses(lines, name)
+    sel = len(uses) == 1 and re.search(rf"= select i1 %([\w.]+), i32 %{re.escape(name)}, i32 0$", uses[0])
     kin = sel and _def_of(lines, sel.group(1))
-    return bool(kin) and kin.endswith(f"= icmp ult i32 {m.group(2)}, %{m.group(3)}")
+    return bool(kin) and kin.endswith(f"= icmp ult i32 {koff}, {kend}")
 
 
 def _masked_partner(job) -> bool:
@@ -289,8 +299,7 @@ def _lane0_shift(job, ln: str) -> bool:
     m = re.search(r"^  %(wave_v\d+) = lshr i32 %tid\d+, (\d+)$", ln)
     if not m:
         return False
-    ref = re.compile(rf"%{m.group(1)}\b")
-    uses = [x for x in job.original.split("\n") if ref.search(x) and not x.startswith(f"  %{m.group(1)} = ")]
+    uses = _uses(job.original.split("\n"), m.group(1))
     return len(uses) == 1 and "@llvm.amdgcn.readfirstlane.i32(i32 %" + m.group(1) + ")" in uses[0]
 
 
@@ -424,12 +433,7 @@ def _guarded_k_limit(job) -> bool:
     m = _nuw_sub(job)
     if not m:
         return False
-    lines = job.original.split("\n")
-    ref = re.compile(rf"%{re.escape(m.group(1))}\b")
-    uses = [ln for ln in lines if ref.search(ln) and not ln.startswith(f"  %{m.group(1)} = ")]
-    sel = len(uses) == 1 and re.search(rf"= select i1 %([\w.]+), i32 %{re.escape(m.group(1))}, i32 0$", uses[0])
-    kin = sel and _def_of(lines, sel.group(1))
-    return bool(kin) and kin.endswith(f"= icmp ult i32 {m.group(3)}, {m.group(2)}")
+    return _guarded_limit(job.original.split("\n"), m.group(1), m.group(3), m.group(2))
 
 
 def _k_limit_past_end(job) -> bool:
