@@ -103,6 +103,11 @@ def test_match_selects_planned_sites_by_their_honest_line(tmp_path, capsys):
     site = R.plan([next(c for c in N.accepted_configs() if c[1] == "bf16_v2_t64_d4")], 0, per_kind=None,
                   kinds=("cmp_negate",))[0]
     assert MCLI.site_line(site).startswith("  %")
+    # a pattern that selects no planned site is a usage error (it used to judge nothing, exit 1)
+    rc = parity_main(["mutate", "--only", "conv_fwd_split_k_reduce/bf16_v2_t64_d4", "--per-kind", "0",
+                      "--kinds", "cmp_negate", "--match", r"%no_such_name\d+ = "])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.startswith("error: --match: /%no_such_name") and "matches no honest line of the 4 planned site(s)" in err
 
 
 def test_channel_zero_carry_only_for_a_state_starting_at_channel_0():

@@ -136,7 +136,11 @@ def _mutate(args, cluster) -> int:
         return die(f"out of memory while planning the mutants of {len(configs)} config(s) "
                    f"(--per-kind {args.per_kind}); bound the plan with --only, --kinds or --per-kind")
     if args.match is not None:
+        n = len(jobs)
         jobs = [j for j in jobs if args.match.search(site_line(j))]
+        if n and not jobs:
+            return die(f"--match: /{shown(args.match.pattern)}/ matches no honest line of the {n} planned "
+                       f"site(s) (the pattern is searched in each site's IR line, e.g. '%k_cyc[0-9]* = icmp')")
     planned = len(jobs)
     if args.max_mutants is not None:
         jobs = jobs[:args.max_mutants]
