@@ -85,12 +85,12 @@ def test_json_empty_path_is_named_as_such(in_repo, capsys):
 
 @pytest.mark.parametrize("extra, says", [
     (["--match", "a{99999999999}"],   # before: OverflowError traceback
-     "error: parity mutate: argument --match: --match: not a regular expression (the repetition number is "
+     "error: parity mutate: argument --match: not a regular expression (the repetition number is "
      "too large): 'a{99999999999}'"),
     (["--match", "(" * 1500 + ")" * 1500],  # before: RecursionError traceback
-     "error: parity mutate: argument --match: --match: not a regular expression (maximum recursion depth"),
+     "error: parity mutate: argument --match: not a regular expression (maximum recursion depth"),
     (["--match", ""],   # before: matched every site (234 mutants judged, RED)
-     "error: parity mutate: argument --match: --match: empty (it would match every site; omit --match instead)"),
+     "error: parity mutate: argument --match: empty (it would match every site; omit --match instead)"),
     (["--match", "no such line", "--differential", "100001"],  # before: accepted (1e11 ran on without end)
      "error: parity mutate: argument --differential: --differential must be at most 100000, got 100001"),
 ])

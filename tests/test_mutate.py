@@ -254,8 +254,13 @@ def test_a_run_whose_mutants_are_all_equivalent_is_not_a_failure(tmp_path, capsy
         assert rc == 0 and lines[-1] == "RESULT: GREEN" and doc["result"] == "GREEN"
 
 
-def test_a_run_that_judged_no_mutant_stays_red(capsys):
+def test_a_run_that_judged_no_mutant_stays_red(capsys, monkeypatch):
     # nothing judged is no evidence either way: RED as before (the all-equivalent GREEN needs a mutant)
-    rc = parity_main([*CLAMP_EQUIVALENT[:-4], "--match", "no such line", "-j", "1"])
+    import parity.mutate.run as MR
+    monkeypatch.setattr(MR, "run", lambda jobs, *a, **k: [])   # a time bound ending before the first mutant
+    rc = parity_main([*CLAMP_EQUIVALENT[:-4], "-j", "1"])
     lines = capsys.readouterr().out.splitlines()
-    assert rc == 1 and lines[-1] == "RESULT: RED" and "0 of 0 mutants judged" in lines[-2]
+    assert rc == 1 and lines[-1] == "RESULT: RED" and "0 of 234 mutants judged" in lines[-2]
+    # a --match that selects no site is a usage error, not an empty run
+    rc = parity_main([*CLAMP_EQUIVALENT[:-4], "--match", "no such line", "-j", "1"])
+    assert rc == 2 and capsys.readouterr().err.startswith("error: --match: /no such line/ matches no honest line")

@@ -48,14 +48,14 @@ def regex(flag: str):
     """argparse type for ``flag``: a non-empty Python regular expression (compiled), refused with
     the compiler's reason. An empty one would match every line (omit the flag instead); a
     repetition count past the compiler's limit (``a{99999999999}``) raises OverflowError,
-    not re.error: before, a traceback."""
+    not re.error: before, a traceback. argparse names the flag (``argument --match: ...``)."""
     def parse(text: str):
         if not text:
-            raise argparse.ArgumentTypeError(f"{flag}: empty (it would match every site; omit {flag} instead)")
+            raise argparse.ArgumentTypeError(f"empty (it would match every site; omit {flag} instead)")
         try:
             return re.compile(text)
         except (re.error, OverflowError, RecursionError) as e:
-            raise argparse.ArgumentTypeError(f"{flag}: not a regular expression ({e}): '{shown(text)}'")
+            raise argparse.ArgumentTypeError(f"not a regular expression ({e}): '{shown(text)}'")
     return parse
 
 
