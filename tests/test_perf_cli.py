@@ -168,3 +168,13 @@ def test_missing_llvm_mca_is_one_error_line(monkeypatch, tmp_path, capsys):
     assert rc == 2
     assert err.strip().splitlines() == ["error: llvm-mca-22 not found on PATH (Debian/Ubuntu package llvm-22; "
                                         "scripts/bootstrap.sh installs it)"]
+
+
+def test_check_goals_with_no_goal_judged_is_not_a_pass(capsys):
+    # a reduce config holds no goal's target: every goal is skipped, which --check-goals refuses
+    rc, out, err = call(["perf", "--only", "conv_fwd_split_k_reduce/bf16_v1_t64_d0", "-j", "1", "--check-goals"],
+                        capsys)
+    assert rc == 1 and "goals: 0 met, 0 not met, 11 skipped" in out
+    assert "--check-goals: no goal was judged" in out
+    rc, out, err = call(["perf", "--only", "conv_fwd_split_k_reduce/bf16_v1_t64_d0", "-j", "1"], capsys)
+    assert rc == 0   # without --check-goals the report is not a gate

@@ -2,7 +2,7 @@
 the static performance report of the compiled conv kernels (docs/perf.md).
 
 Exit status: 0 the report ran (whatever it measured); 1 only with
-``--check-goals`` when a goal is not met; 2 bad input (unknown family or
+``--check-goals`` when a goal is not met or none was judged; 2 bad input (unknown family or
 config, a family the report does not measure, a bad ``--base`` ref,
 ``llvm-mca-22`` missing): one ``error:`` line, nothing run or written.
 """
@@ -101,7 +101,10 @@ def cmd_perf(args) -> int:
     print(f"goals: {met} met, {len(failed)} not met"
           + (f" ({', '.join(g.name for g in failed)})" if failed else "")
           + f", {len(goals) - met - len(failed)} skipped")
-    ok = not (args.check_goals and failed)
+    if args.check_goals and met + len(failed) == 0:
+        print("--check-goals: no goal was judged (the selection holds no goal's target: docs/perf.md "
+              "'Goals'); nothing checked is not a pass")
+    ok = not (args.check_goals and (failed or met + len(failed) == 0))
     return finish(args, "perf", ok, _payload(args, run, keys, tkeys, goals, secs))
 
 
