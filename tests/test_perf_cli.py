@@ -143,6 +143,10 @@ def test_layers_with_a_bad_catalog_is_one_error_line(tmp_path, capsys):
     rc, out, err = call(["perf", "--only", SMALL, "--layers", bad], capsys)
     assert rc == 2 and err.startswith(f"error: --layers {bad}: ") and len(err.splitlines()) == 1, err
     assert out == ""
+    # an explicit empty path is not the shipped catalog (bare --layers is)
+    rc, out, err = call(["perf", "--only", SMALL, "--layers", ""], capsys)
+    assert rc == 2 and err == "error: --layers: an empty catalog path (give a file, or --layers alone for the " \
+        "shipped catalog)\n" and out == ""
 
 
 @pytest.mark.parametrize("argv,needle", [

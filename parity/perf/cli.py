@@ -24,6 +24,9 @@ from parity.gate.pool import PoolError
 from parity.base.project import ProjectError, find_project_root
 from parity.gate.report import select
 
+#: ``--layers`` given without a path: the shipped catalog (an explicit empty path is an error)
+_SHIPPED = object()
+
 #: The families the report measures (--only may narrow to these or their configs).
 FAMILIES = ("conv_implicit_gemm", "conv_fwd_split_k_reduce")
 DEFAULT_FLAVOR = "llvm23"
@@ -35,11 +38,11 @@ def add_command(sub) -> None:
     add_options(p, only="configs", flavor=True, flavor_default=DEFAULT_FLAVOR)
     p.add_argument("--base", metavar="REF", default=None,
                    help="also measure git REF's kernels (its own Python engine) and print before/after tables")
-    p.add_argument("--layers", nargs="?", const="", default=None, metavar="CATALOG",
+    p.add_argument("--layers", nargs="?", const=_SHIPPED, default=None, metavar="CATALOG",
                    help="also predict every layer of CATALOG (default: the shipped catalog) with the perf "
                         "model: each admitted candidate, the choice, the runner-up, the seed's choice")
     p.add_argument("--check-goals", action="store_true",
-                   help="exit 1 when a goal is not met (default: report only, exit 0)")
+                   help="exit 1 when a goal is not met or none was judged (default: report only, exit 0)")
     add_compile_cache_option(p)
     p.set_defaults(func=cmd_perf)
 
@@ -121,7 +124,10 @@ def _measure(args, jobs: int) -> _Run:
         resolve_ref(root, args.base)
     layers, catalog = None, ""
     if args.layers is not None:
-        catalog = args.layers or default_catalog()
+        if args.layers == "":
+            raise ValueError("--layers: an empty catalog path (give a file, or --layers alone for the shipped "
+                             "catalog)")
+        catalog = default_catalog() if args.layers is _SHIPPED else args.layers
         try:
             layers = L.predict(catalog, flavor)
         except (OSError, ProblemInputError, UnicodeDecodeError) as exc:
