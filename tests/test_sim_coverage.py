@@ -95,15 +95,18 @@ def test_conv_classes_and_requirements():
     plain = N._with_defaults("conv_implicit_gemm", {})
     # W: cover_full_tile, cover_narrow, cover_pad_images (1 x (tile_m / 2 - 2), two images),
     # cover_taps (the uniform-tap loop of the two-deep 64x64x32 kernel: 1 x (tile_m/4 + 4), two images),
-    # cover_taps_x3 (3 x 3), cover_taps_first (1 x 1 at d 1), cover_taps_xwrap (2d x 2)
-    assert [p[4] for p in cover.conv_cover_problems(plain)] == [71, 65, 30, 20, 3, 1, 2]
+    # cover_taps_x3 (3 x 3), cover_taps_first (1 x 1 at d 1), cover_taps_xwrap (2d x 2),
+    # cover_taps_slots / _pro (a slot of 32 rows: 1 x 15, 1 x 8), the K walk's cover_kwalk_mid,
+    # cover_diff_hok, cover_tap_wok (plain too since the every-site run of 64x64x32),
+    # cover_first_hok (tile_m / 8), cover_n_tiles (8 pixels, kpg = 3 tile_n)
+    assert [p[4] for p in cover.conv_cover_problems(plain)] == [71, 65, 30, 20, 3, 1, 2, 15, 8, 5, 10, 6, 8, 8]
+    assert cover.conv_cover_problems(plain)[-1][5] == 3 * plain["tile_n"]
     # the tap loop's first trip (docs/sim.md, per K-loop iteration class): cpg 6*tile_k with a
     # d x 1 filter, cpg 2*tile_k with a 2d x 2 filter; two-stage at degree 2 also the K walk's middle trips
     two = {p[0]: p for p in cover.conv_cover_problems(N._with_defaults("conv_implicit_gemm", {"split_k": 4}))}
     assert two["cover_taps_first"][2:8] == (192, 2, 1, 8, 2, 1)
     assert two["cover_taps_xwrap"][2:8] == (64, 4, 2, 8, 4, 2)
-    assert two["cover_kwalk_mid"][2:8] == (24, 5, 5, 68, 5, 5) and "cover_kwalk_mid" not in {
-        p[0] for p in cover.conv_cover_problems(plain)}
+    assert two["cover_kwalk_mid"][2:8] == (24, 5, 5, 68, 5, 5) and "cover_kwalk_mid" not in probs  # cluster
     assert "cover_taps" not in probs   # 128x128x64: no uniform-tap loop
     # cover_taps: cpg = 4*d*tile_k (d = 1 plain, 2 two-stage, S cluster), a 2x2 filter, padding 1
     for spec, cpg in (({}, 128), ({"split_k": 4, "split_k_cluster": 0}, 256), ({"split_k": 4, "split_k_cluster": 4}, 512)):

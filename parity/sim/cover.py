@@ -177,11 +177,28 @@ def conv_cover_problems(full: dict) -> tuple:
         out += _tap_loop_problems(full)
     if C.row_slots(full):
         out += _row_slot_problems(full)
-    if conv_split(full) and not S and not pix:
+    if not S and not pix:
         out += _kwalk_problems(full)
+    if not pix and not C.row_slots(full):
+        out.append(_first_tile_hok_problem(full))
+    # three full N tiles (kpg = 3 tile_n) on one M tile: an N tile origin `by * tile_n` made
+    # `by * (tile_n - 1)` recomputes overlapping columns identically with two tiles, but leaves
+    # the last two columns of the third unwritten (drawn by the every-site run of plain 64x64x32)
+    out.append(("cover_n_tiles", 1, small["C"] if pix else 8, 1, 8, 3 * tn, 1, 1, (1, 1), (0, 0), (1, 1), 1))
     if conv_split(full) and not S:
         out += [prob(f"cover_bound_m{r}", _bound_geometry(full, odd), r, k) for r, k in boundary_phases(full)]
     return tuple(out)
+
+
+def _first_tile_hok_problem(full: dict) -> tuple:
+    """``cover_first_hok``: 2 images of 8 x tile_m/8 (image 0 is M tile 0; its last output
+    row lies in the tile's bottom rows, the highest A row slot), a 3x1 filter with padding
+    (1, 0), cpg 8: the first K tile (the K walk's prologue) puts filter row 2 at K offset 16
+    on those rows, a bottom padding tap at ``hi == H`` with image 1's row 0 behind, so a
+    first-tile pixel test one long (``a_hok`` ult -> ule) reads data, not zero (drawn by
+    the every-site run of plain 64x64x32, docs/sim.md)."""
+    tm = full["tile_m"]
+    return ("cover_first_hok", 2, 8, 8, max(1, tm // 8), 8, 3, 1, (1, 1), (1, 0), (1, 1), 1)
 
 
 def _pad_deep_problem(full: dict) -> tuple:
@@ -241,7 +258,7 @@ def _tap_slot_problems(full: dict, d: int) -> list:
     into every slot's rows there."""
     tm, tn, tk = full["tile_m"], full["tile_n"], full["tile_k"]
     rows = tm // -(-tm * tk // C.CHUNK // (C.WAVE * full["waves_m"] * full["waves_n"]))
-    if rows >= tm // 2 or C.row_slots(full):  # row slots share one pixel: _row_slot_problems
+    if C.row_slots(full):  # row slots share one pixel: _row_slot_problems
         return []
     return [("cover_taps_slots", tm // rows + 1, 4 * d * tk, 1, rows // 2 - 1, tn + 4, 2, 2, (1, 1), (1, 1), (1, 1), 1),
             ("cover_taps_slots_pro", tm // rows + 1, 4 * d * tk, 1, rows // 3 - 2, tn + 4, 1, 1, (1, 1), (1, 1),
