@@ -120,8 +120,9 @@ def reduce_required(spec: dict) -> tuple:
 #   row's pixel 0, image 1's row 0), so a pixel test one long reads data, not
 #   zero; the left and top padding make each test go both ways in the prologue
 #   and the loop; kpg = tile_n + 4 makes each B slot's row test go both ways.
-# * ``cover_taps_slots`` (with ``cover_taps``, when an A slot holds fewer than
-#   tile_m/2 rows: 64x64x64, 4 slots of R = 16 rows): tile_m/R + 1 images of
+# * ``cover_taps_slots`` (with ``cover_taps``, every tap-loop kernel but the row-slot ones;
+#   drawn first for 64x64x64, 4 slots of R = 16 rows, then for 64x64x32's 2 slots of 32 rows by
+#   its every-site run: cover_taps left both slots' tap tests one long alive): tile_m/R + 1 images of
 #   1 x (R/2 - 1), 2x2, padding 1, so each A slot's rows of M tile 0 are one image's
 #   2 x R/2 output pixels, with a right and a bottom padding tap on the next image's
 #   data; ``cover_taps_slots_pro`` the same for the prologue's pairs (a slice's
@@ -248,8 +249,9 @@ def _tap_loop_problems(full: dict) -> list:
 
 
 def _tap_slot_problems(full: dict, d: int) -> list:
-    """A slot j holds tile rows [j*R, (j+1)*R); cover_taps reaches every slot only for
-    R >= tile_m/2 (2 slots): with more (64x64x64: 4 slots of 16 rows) each slot's rows get
+    """A slot j holds tile rows [j*R, (j+1)*R); cover_taps does not put a padding tap with
+    data behind into every slot's rows (64x64x64: 4 slots of 16 rows; 64x64x32: 2 of 32, by
+    the every-site run of plain 64x64x32), so each slot's rows get
     their own image of 2 x R/2 output pixels (1 x (R/2 - 1) input, 2x2, padding 1),
     tile_m/R + 1 images, so that every slot of M tile 0 holds a right (wi == W) and a
     bottom (hi == H) padding tap that lies on data (the next image). The prologue's pairs
