@@ -192,3 +192,15 @@ def test_the_row_slot_class_every_site_arguments_match_their_survivors_only():
     kin = {(j.mutant.kind, AR._zero_k_limit(j)) for j in _jobs(cfg, "const_dec", r"%a_kin\d+ = icmp ult i32 8,")
            + _jobs(cfg, "const_inc", r"%a_kin\d+ = icmp ult i32 8,")}
     assert kin == {("const_dec", True), ("const_inc", False)}
+
+
+def test_first_step_channel_offset_and_slot0_x_carry_refuse_the_loop_and_other_slots():
+    """The K walk's first step (block kwalk): its channel wrap's 0 made -1 leaves k_c one high
+    for good (argued; the K loop's makes it drift: killed by cover_kwalk_drift); slot 0's x
+    carry (tap 0, channel 0) never meets k_xlim (argued; slots 1-3 killed by cover_kwalk_x*)."""
+    cfg = "plain_mem_default_32x32x32_w1x1_bf16"
+    cw = [(AR._block_at(j.original, j.mutant.line - 1), AR._first_step_channel_offset(j))
+          for j in _jobs(cfg, "const_dec", r"%k_cw\d+ = select")]
+    assert sorted({(b.rstrip("0123456789"), ok) for b, ok in cw}) == [("kloop", False), ("kwalk", True)]
+    xs = [AR._channel_zero_x_carry(j) for j in _jobs(cfg, "cmp_boundary", r"%k_cyx\d+ = icmp")]
+    assert xs.count(True) == 1 and len(xs) == 8   # kwalk slot 0 only (4 kwalk + 4 kloop slots)

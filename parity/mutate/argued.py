@@ -389,6 +389,38 @@ def _channel_zero_carry(job) -> bool:
     return bool(ck) and f"  %{ck.group(1)} = urem i32 0, %cpg" in lines
 
 
+def _channel_zero_x_carry(job) -> bool:
+    """The first x carry of the K state that starts at tap 0, channel 0 (``a_xdk = (udiv 0,
+    %cpg) urem X * dil_w`` = 0), strict or not: its channel carry never fires (*channel-0
+    carry*), so ``k_xdn = 0 + k_axd = (k_sa urem X) * dil_w`` < X * dil_w = ``k_xlim``: the
+    operands are never equal and ``k_cyx`` is false either way."""
+    if not _conv_boundary(job, "k_cyx"):
+        return False
+    lines = job.original.split("\n")
+    cmp = re.search(r"= icmp \w+ i32 %(k_xdn\d+), %k_xlim\d+$", lines[job.mutant.line - 1])
+    xdn = cmp and re.search(r"= add i32 %(a_xdk\d+), %k_xs\d+$", _def_of(lines, cmp.group(1)))
+    xdk = xdn and re.search(r"= mul i32 %(a_xk\d+), %dil_w$", _def_of(lines, xdn.group(1)))
+    xk = xdk and re.search(r"= urem i32 %(a_qk\d+), %X$", _def_of(lines, xdk.group(1)))
+    return bool(xk) and _def_of(lines, xk.group(1)).endswith("= udiv i32 0, %cpg")
+
+
+def _first_step_channel_offset(job) -> bool:
+    """The K walk's first step (block ``kwalk``) channel wrap ``k_cw = select %k_cyc, %cpg,
+    0`` with the 0 made -1: that state's ``k_c`` is one high from then on (the K loop's own
+    wraps subtract cpg or 0, so the offset neither grows nor vanishes), and ``k_c`` feeds
+    only the carry tests ``k_c + k_sb >= cpg``, whose terms are multiples of v =
+    lcm(vector_a, vector_b) >= 2 (K offsets of 8-element chunks, tile_k, cpg: conv_launch's
+    admission), where x + 1 >= cpg exactly when x >= cpg: no carry changes. (The K loop's
+    own wrap made -1 adds one a trip: killed by ``cover_kwalk_drift``.)"""
+    ln = _changed_line(job)
+    va, vb = job.spec.get("vector_a") or 1, job.spec.get("vector_b") or 1
+    if job.family != "conv_implicit_gemm" or job.mutant.kind != "const_dec" or _hint_of(ln) != "k_cw" or \
+            va in cover.C.PIXEL_VECTORS or va * vb // math.gcd(va, vb) < 2:
+        return False
+    return re.search(r"= select i1 %k_cyc\d+, i32 %cpg, i32 -1$", ln) is not None and \
+        _block_at(job.original, job.mutant.line - 1).startswith("kwalk")
+
+
 def _tap_branch_disjoint(job) -> bool:
     """``promise_lie`` ``disjoint`` on the uniform-tap branch's ``tp_r = or %tp_r,
     %tp_odd``: the left side ``cpg urem 2*tile_k | k_begin urem 2*tile_k`` is even (cpg
@@ -487,4 +519,5 @@ ARGUED = (("surplus tail iteration", _surplus_tail), ("wave path boundary", _wav
           ("carry wrap sub", _carry_wrap_sub), ("guarded K limit", _guarded_k_limit),
           ("K limit past the end", _k_limit_past_end), ("K limit offset", _k_limit_offset),
           ("swapped K limit", _swapped_k_limit), ("K span rounding", _span_rounding),
-          ("general path", _general_path))
+          ("general path", _general_path), ("channel-0 x carry", _channel_zero_x_carry),
+          ("first-step channel offset", _first_step_channel_offset))

@@ -34,6 +34,8 @@ plan's seeded generator.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from python_engine.facts import conv_kernel as C
@@ -144,6 +146,36 @@ def reduce_required(spec: dict) -> tuple:
 #   are not multiples of X = 3 (plain: tap 1; degree 2: slice 1 starts inside tap
 #   4), so ``tp_y = tp_tap / X`` has a remainder (``cover_taps``'s 2x2 taps always
 #   divide) and the loop's x wrap at X*dil_w runs with X > 2, moving y.
+# * ``cover_kwalk_drift`` (channel vectors, plain and cluster; two-stage has
+#   ``cover_diff_hok``'s slices of 25 tiles): cpg 8 on a Y x 5 filter, at least 12 K tiles
+#   in slice 0: no tile carries a channel (tile_k mod 8 = 0), so a channel wrap that leaves
+#   ``k_c`` one high on every tile without a carry (``k_cw``'s 0 made -1 in the K loop)
+#   reaches cpg on tile 10 or 11 and carries a tap early (:func:`_kwalk_carry_problems`).
+# * ``cover_kwalk_c<j>``, ``cover_kwalk_x<j>`` (row-slot kernels, j = 1 .. tile_k/8 - 1):
+#   the first K step (block kwalk) of slot j (K offset 8j) meets its channel carry with
+#   ``k_cn == cpg`` (cpg = tile_k + 8j, a d x 2 filter with right padding: a missed carry
+#   keeps x, so a padding pixel reads data) and its x carry with ``k_xdn == X`` (cpg 8,
+#   X = tile_k/8 + j, full padding: a missed x wrap reads X pixels on, not the next row);
+#   drawn by `parity mutate --per-kind 0` against the 32x32x32 w1x1 kwalk's `k_cyc`
+#   (slots 1, 3) and `k_cyx` (slot 1) ``uge -> ugt`` survivors.
+# * ``cover_taps_cr<r>`` (tap-loop kernels, r = 2 tile_k -+ 1): cpg = lcm(8, r) (504, 520 at
+#   tile_k 32), a Y x 1 filter, Y the least that gives a slice the tap loop's other entry
+#   conditions with a tap boundary inside a tile pair (:func:`tap_test_rows`; plain Y 2,
+#   degree 2 Y 2 and 9, S 4 Y 2 and 17, S 8 Y 2 and 33): the uniform-tap test ``cpg urem
+#   2*tile_k`` made ``urem r`` takes the tap loop there, wrong. A tile count ``ntiles =
+#   (span + tile_k - 1) udiv tile_k`` made ``udiv tile_k + 1`` is one short on a slice of q
+#   K tiles whose last tile holds s <= q K indices (span = (q-1) tile_k + s): plain these
+#   two (q 32 and 33, s 16) and ``cover_kwalk_drift`` (q 17, s 8; at every degree its Y
+#   is grown until a slice has one, :func:`short_last_tile`) give one.
+# * ``cover_taps_odd`` (tap-loop kernels at degree d > 1): cpg = 2 tile_k on a
+#   (5d/2) x 1 filter: slices of five K tiles, on tile pairs in a tap-loop cpg, so the
+#   tap loop's odd-count test ``tp_odd = ntiles & 1`` sends them to the K walk; made
+#   ``& 0`` or ``& 2`` (5 & 2 == 0), or a tile count ``udiv tile_k - 1`` (six tiles), the
+#   tap loop runs a tile pair past the slice end (no K mask there): drawn against
+#   spk2 64x64's survivors. ``cover_taps_empty`` (cluster, S >= 3): one tile pair (cpg
+#   2 tile_k, 1x1): slices 0 and 1 of one K tile, slice 2 empty at k_begin = 2 tile_k,
+#   where the prologue's ``any_tile = ntiles > 0`` made ``>=`` enters the tap loop (ntiles
+#   0 is even) and reads past Kgemm (skc4 32x32x32's survivor).
 # With the fixed problems the last M tile ends at every row phase M % 8 (a
 # lane's WMMA rows are 8h + e): a row mask off by one stores row M, which in a
 # workspace is the next slab's row 0 (a race the shadow detector names).
@@ -186,6 +218,10 @@ def conv_cover_problems(full: dict) -> tuple:
     # `by * (tile_n - 1)` recomputes overlapping columns identically with two tiles, but leaves
     # the last two columns of the third unwritten (drawn by the every-site run of plain 64x64x32)
     out.append(("cover_n_tiles", 1, small["C"] if pix else 8, 1, 8, 3 * tn, 1, 1, (1, 1), (0, 0), (1, 1), 1))
+    if not pix:
+        out += _kwalk_carry_problems(full)
+    if C.tap_loop_kernel(full):
+        out += _tap_test_problems(full)
     if conv_split(full) and not S:
         out += [prob(f"cover_bound_m{r}", _bound_geometry(full, odd), r, k) for r, k in boundary_phases(full)]
     return tuple(out)
@@ -306,6 +342,104 @@ def _kwalk_problems(full: dict) -> list:
         # K 20, not 18: the cshuffle epilogue admits it too)
         ("cover_tap_wok", 2, 64, 5, 6, 20, 5, 6, (2, 1), (3, 4), (2, 1), 1),
     ]
+
+
+def _kwalk_carry_problems(full: dict) -> list:
+    """The K walk's carries (channel ``k_cyc``, x ``k_cyx``, ``k_cw`` the channel wrap) of
+    :func:`conv_cover_problems` (channel vectors: plain, two-stage at degree 2, cluster at S;
+    d = 1, 2, S). ``cover_kwalk_drift`` (plain, cluster): cpg 8 (sb = tile_k mod cpg = 0: no tile carries a
+    channel) on a Y x 5 filter, padding 0, Y the least with Kgemm = 40 Y > 11 d tile_k and
+    a slice whose last K tile is short (:func:`short_last_tile`), so slice 0 is at least 12
+    K tiles: a wrap that leaves k_c one high on each tile without a carry (``k_cw``'s 0
+    made -1) reaches cpg after 8 K-loop steps and carries a tap early (tile 10 of the
+    one-tile walk, 11 of the two-deep walk, whose kwalk steps tiles 1 and 2). A side x side
+    output (side = isqrt(tile_m - 1): one M tile) of a (Y + side - 1) x (side + 8) image,
+    dilation (1, 2): every tap on data, so the early tap and a missing last tile show in D,
+    and the carry's byte step ``k_dcy = dil_w*C*2 - cpg*2`` is not 0 (a ``k_ks`` select with
+    its arms swapped adds it on every tile). Row-slot
+    kernels (slot j at K offset 8j of every row: one K state per slot for all threads) also
+    the first step's (kwalk) carries exactly at the limit, with right padding so that a
+    missed carry (x one short, same byte offset at dilation 1) reads data, not zero:
+    ``cover_kwalk_c<j>`` cpg = tile_k + 8j (slot j's k_cn = 8j + tile_k == cpg), a d x 2
+    filter, padding (0, 1); ``cover_kwalk_x<j>`` cpg 8 (slot j on tap j, a K tile sa =
+    tile_k / 8 taps) on a 2d x (sa + j) filter, full padding, a 2 x 3 image: slot j's x
+    steps from j to sa + j == X (a missed x wrap reads the pixel X to the right, W != X,
+    not the next row's). Slot 0 starts at (c 0, x 0) and never carries in the first step
+    (x + tile_k / cpg mod X < X): its strict and non-strict compares agree there."""
+    tm, tk, S = full["tile_m"], full["tile_k"], full["split_k_cluster"]
+    d = S or (2 if conv_split(full) else 1)
+    Y = -(-(11 * d * tk + 1) // (8 * 5))  # Y x 5 taps of 8 channels: 11 d tile_k < Kgemm
+    while not short_last_tile(40 * Y, d, tk):
+        Y += 1
+    side = math.isqrt(tm - 1)
+    out = []
+    if S or not conv_split(full):  # two-stage: cover_kwalk_mid, cover_diff_hok (slices of 25 tiles)
+        out.append(("cover_kwalk_drift", 1, 8, Y + side - 1, side + 8, 8, Y, 5, (1, 1), (0, 0), (1, 2), 1))
+    if C.row_slots(full):
+        out += [(f"cover_kwalk_c{j}", 1, tk + 8 * j, d + 1, 3, 8, d, 2, (1, 1), (0, 1), (1, 1), 1)
+                for j in range(1, tk // 8)]
+        sa = tk // 8  # taps a K tile steps at cpg 8
+        out += [(f"cover_kwalk_x{j}", 1, 8, 2, 3, 8, 2 * d, sa + j, (1, 1), (2 * d - 1, sa + j - 1), (1, 1), 1)
+                for j in range(1, tk // 8)]
+    return out
+
+
+def _tap_test_problems(full: dict) -> list:
+    """The uniform-tap loop's entry test ``tp_cr = cpg urem 2*tile_k`` (kernels with the
+    tap loop): ``cover_taps_cr<r>`` for r = 2 tile_k - 1 and 2 tile_k + 1, cpg = lcm(8, r)
+    (504 and 520 at tile_k 32: not multiples of 2 tile_k, so a tile pair crosses a tap
+    boundary) on the shortest Y x 1 filter (:func:`tap_test_rows`) that gives a slice the
+    loop's other entry conditions (a slice start on a tile pair, an even tile count at
+    degree > 1) with a tap boundary inside: a test by r takes the uniform-tap loop there,
+    wrong. ``cover_taps_odd`` (degree > 1, the comment block above). One image of Y x 7,
+    padding 0 (every tap on data). Their slices of q K tiles
+    with a last tile of s <= q K indices (plain: q 32 and 33, s 16) also make a tile count
+    ``(span + tile_k - 1) / (tile_k + 1)`` one short."""
+    tk, S = full["tile_k"], full["split_k_cluster"]
+    d = S or (2 if conv_split(full) else 1)
+    out = []
+    for r in (2 * tk - 1, 2 * tk + 1):
+        cpg = 8 * r // math.gcd(8, r)
+        Y = tap_test_rows(tk, d, cpg)
+        if Y:
+            out.append((f"cover_taps_cr{r}", 1, cpg, Y, 7, 8, Y, 1, (1, 1), (0, 0), (1, 1), 1))
+    if d > 1:  # slices of five K tiles: odd (the K walk), 5 & 2 == 0
+        Y = 5 * d // 2
+        out.append(("cover_taps_odd", 1, 2 * tk, Y, 7, 8, Y, 1, (1, 1), (0, 0), (1, 1), 1))
+    if S >= 3:  # one tile pair: slices 0 and 1 of one K tile, slice 2 empty at k_begin 2 tile_k
+        out.append(("cover_taps_empty", 1, 2 * tk, 2, 7, 8, 1, 1, (1, 1), (0, 0), (1, 1), 1))
+    return out
+
+
+def short_last_tile(kg: int, d: int, tk: int) -> bool:
+    """Whether a reduction of ``kg`` sliced by the rule ks = ceil(ceil(kg / d) / tk) * tk
+    has a slice of q K tiles, q odd, whose last tile holds s <= q K indices: there a tile
+    count ``(span + tk - 1) udiv (tk + 1)`` is q - 1, one short (span + tk - 1 = tk q + s -
+    1), and even, so a two-deep loop (two tiles a trip) also runs one trip fewer."""
+    ks = -(-(-(-kg // d)) // tk) * tk
+    for kb in range(0, kg, ks):
+        span = min(ks, kg - kb)
+        q = -(-span // tk)
+        if q % 2 and span - (q - 1) * tk <= q:
+            return True
+    return False
+
+
+def tap_test_rows(tk: int, d: int, cpg: int, most: int = 40):
+    """The least Y in [2, most] such that a Y x 1 filter at ``cpg`` (cpg mod 2*tk != 0),
+    sliced by the rule ks = ceil(ceil(Y*cpg / d) / tk) * tk, has a slice with data that
+    starts on a tile pair, holds an even number of K tiles (degree > 1) and has a tap
+    boundary that is not on a tile pair strictly inside; None when none does."""
+    for Y in range(2, most + 1):
+        kg = Y * cpg
+        ks = -(-(-(-kg // d)) // tk) * tk
+        for s in range(d):
+            kb, ke = s * ks, min(kg, (s + 1) * ks)
+            if kb >= ke or (d > 1 and (kb % (2 * tk) or -(-(ke - kb) // tk) % 2)):
+                continue
+            if any(kb < t * cpg < ke and t * cpg % (2 * tk) for t in range(1, Y)):
+                return Y
+    return None
 
 
 def boundary_phases(full: dict) -> tuple:
