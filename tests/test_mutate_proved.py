@@ -129,3 +129,11 @@ def test_a_killed_mutant_the_proof_calls_equivalent_is_a_contradiction(monkeypat
     rep = R.report([v])
     assert rep.contradictions == [v] and "PROOF CONTRADICTION" in R.render(rep)
     assert R.to_json(rep, 0, 1.0)["contradictions"] == 1
+
+
+def test_the_general_path_argument_reads_the_two_deep_kernels_negated_test():
+    # 64x64x32: `tp_gen = (cpg urem 64) != 0` takes the K walk when true; != 1 or != -1 always is
+    cfg = "plain_mem_default_64x64x32_w2x2_bf16"
+    js = _jobs("const_inc", r"%tp_gen\d+ = icmp", cfg) + _jobs("const_dec", r"%tp_gen\d+ = icmp", cfg)
+    assert len(js) == 2 and all(AR._general_path(j) for j in js)
+    assert all(P.compare_constant(j) is True for j in js)

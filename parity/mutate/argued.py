@@ -216,17 +216,20 @@ def _row_sentinel(job) -> bool:
 
 
 def _general_path(job) -> bool:
-    """A fast-path test made never true: the uniform-tap test ``tp_uni = (cpg urem
-    2*tile_k) == 0`` or the 16-byte D test ``d_wide = ((K | kpg) & 7) == 0`` with its 0
-    made a value the left side never takes (the proof's abstract values, with cpg a
+    """A fast-path test made to fail always: the uniform-tap test ``tp_uni = (cpg urem
+    2*tile_k) == 0`` (or its negation ``tp_gen = ... != 0``, the two-deep kernels' general
+    path test) or the 16-byte D test ``d_wide = ((K | kpg) & 7) == 0`` with its 0 made a
+    value the left side never takes (the proof's abstract values, with cpg a
     multiple of lcm(vector_a, vector_b)): the kernel then always takes the general path
     (the K walk; the narrow D stores), which computes the same D for every problem (the
     fast path exists for speed: the same WMMA sequence on the same K order; the same
     bf16 values stored element by element)."""
     ln = _changed_line(job)
-    return job.family == "conv_implicit_gemm" and job.mutant.kind in ("const_inc", "const_dec") and \
-        _hint_of(ln) in ("tp_uni", "d_wide") and re.search(r"= icmp eq i32 %[\w.]+, -?\d+$", ln) is not None \
-        and PROVED.compare_never_true(job)
+    m = re.search(r"= icmp (eq|ne) i32 %[\w.]+, -?\d+$", ln)
+    if job.family != "conv_implicit_gemm" or job.mutant.kind not in ("const_inc", "const_dec") or not m:
+        return False
+    fast = {"tp_uni": "eq", "d_wide": "eq", "tp_gen": "ne"}.get(_hint_of(ln))   # the test's fast-path sense
+    return fast == m.group(1) and PROVED.compare_constant(job) is (fast == "ne")
 
 
 def _span_rounding(job) -> bool:

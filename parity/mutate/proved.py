@@ -293,13 +293,15 @@ def _divides(B, A) -> bool:
     return d & (d - 1) == 0 and D.align_bits(A) >= d.bit_length() - 1
 
 
-def compare_never_true(job) -> bool:
-    """The mutant's changed line is an ``icmp`` against a literal that is false for every
-    admitted value of its other operand (the honest kernel's abstract values)."""
+def compare_constant(job):
+    """True / False when the mutant's changed line is an ``icmp`` against a literal that
+    has that value for every admitted value of its other operand (the honest kernel's
+    abstract values), else None."""
     facts = tuple(sorted(_arg_facts(job.family, job.spec).items()))
     it = _honest(job.original, job.family, facts)
     t = it and _cmp_table(it, job.mutant.text.split("\n")[job.mutant.line - 1])
-    return bool(t) and not any(t[0]([t[1][1]]).values())
+    vals = set(t[0]([t[1][1]]).values()) if t else set()
+    return vals.pop() if len(vals) == 1 else None
 
 
 def abstract_reason(job) -> str:
