@@ -6,7 +6,6 @@ and refused on a neighbour where its premise fails."""
 from __future__ import annotations
 
 from parity.mutate import argued as AR
-from parity.mutate import operators as OPS
 from parity.mutate import proved as P
 from parity.mutate import run as R
 from mutant_helpers import conv_jobs
@@ -101,8 +100,7 @@ def test_compares_against_kgemm_agree_only_where_no_admitted_value_lies_between(
 def test_a_select_arm_never_chosen_and_flags_the_operands_justify():
     arm = _jobs("const_dec", r"%k_span_nz\d+ = select")
     assert arm and P.abstract_reason(arm[0]).startswith("the select's false arm is never chosen")
-    lies = {R.Job(j.family, j.config, j.spec, j.arch, j.original, j.mutant).mutant.what: P.abstract_reason(j)
-            for j in _jobs("promise_lie", r"%(k_span|wave_m|a_yk|k_dcy)\d+ = ")}
+    lies = {j.mutant.what: P.abstract_reason(j) for j in _jobs("promise_lie", r"%(k_span|wave_m|a_yk|k_dcy)\d+ = ")}
     assert lies["nuw_sub: `nuw` on sub %Kgemm, 0"].startswith("`nuw` holds")
     assert next(r for w, r in lies.items() if "udiv %wave" in w).startswith("`exact` holds")
     assert next(r for w, r in lies.items() if "udiv %a_qk" in w).startswith("`exact` holds")   # 0 / X

@@ -26,6 +26,7 @@ from functools import lru_cache
 
 from parity.proof import domain as D
 from parity.proof import interpret as PI
+from parity.proof.assumptions import PTR_ARG_ALIGN
 
 _DEF = re.compile(r"^  %([\w.$-]+) = (\w+)")
 _NAME = re.compile(r"%([\w.$-]+)")
@@ -110,11 +111,15 @@ def _arg_facts(family: str, spec: dict) -> dict:
     return facts
 
 
+def _interp(job):
+    """The proof's interpreter run on ``job``'s honest kernel with its admission facts."""
+    return _honest(job.original, tuple(sorted(_arg_facts(job.family, job.spec).items())))
+
+
 @lru_cache(maxsize=8)
-def _honest(original: str, family: str, facts: tuple):
+def _honest(original: str, facts: tuple):
     """The proof's interpreter run on the honest kernel with ``facts`` seeded (None when
     the proof cannot read the kernel)."""
-    from parity.proof.assumptions import PTR_ARG_ALIGN
     try:
         mod = PI.read(original)
         it = PI.Interp(mod, {}, PTR_ARG_ALIGN)
@@ -168,27 +173,41 @@ def _cmp_values(it, line: str):
     return m.group(1), w, vals[0], vals[1]
 
 
-def _cmp_table(it, line: str):
-    """{x: result} of a compare with one literal operand, over the admitted values of the
-    other near the literal (and one beyond on each side); None when not of that shape."""
+def _literal_compare(it, line: str):
+    """``(v, lit, f)`` of a compare with one literal operand ``lit``: ``v`` the other
+    operand's abstract value, ``f(x)`` the compare's result at x; None when not of that shape."""
     c = _cmp_values(it, line)
     if c is None:
         return None
     p, w, a, b = c
     if D.is_const(a) == D.is_const(b):
         return None
-    x_left = not D.is_const(a)
-    v, lit = (a, b[2]) if x_left else (b, a[2])
-    return lambda pts: {x: _PRED[p](x, lit) if x_left else _PRED[p](lit, x)
-                        for x in _admitted_near(v, pts + [lit])}, (v, lit)
+    if D.is_const(b):
+        return a, b[2], lambda x: _PRED[p](x, b[2])
+    return b, a[2], lambda x: _PRED[p](a[2], x)
+
+
+def _results(lc, points: list) -> dict:
+    """{x: f(x)} of :func:`_literal_compare`'s ``lc`` over the admitted values near
+    ``points`` and its own literal (and one in each gap between those windows)."""
+    v, lit, f = lc
+    return {x: f(x) for x in _admitted_near(v, points + [lit])}
+
+
+def _constant(it, line: str):
+    """True / False when the literal compare ``line`` has that result for every admitted
+    value of its other operand, else None."""
+    lc = _literal_compare(it, line)
+    vals = set(_results(lc, []).values()) if lc else set()
+    return vals.pop() if len(vals) == 1 else None
 
 
 def _same_compare(it, honest: str, mutant: str) -> str:
     """A compare whose mutant agrees with it for every admitted operand value."""
-    h, m = _cmp_table(it, honest), _cmp_table(it, mutant)
-    if h and m and h[1][0] == m[1][0]:
-        pts = [h[1][1], m[1][1]]
-        th, tm = h[0](pts), m[0](pts)
+    h, m = _literal_compare(it, honest), _literal_compare(it, mutant)
+    if h and m and h[0] == m[0]:
+        pts = [h[1], m[1]]
+        th, tm = _results(h, pts), _results(m, pts)
         if th and th == tm:
             return "the compare gives the honest result for every admitted value of its operand"
     ch, cm = _cmp_values(it, honest), _cmp_values(it, mutant)
@@ -210,11 +229,7 @@ def _cond_value(it, lines: list, cond: str):
     """True / False when the i1 ``cond`` (an icmp against a literal) is constant over
     every admitted value, else None."""
     d = next((ln for ln in lines if ln.startswith(f"  {cond} = icmp ")), None)
-    t = d and _cmp_table(it, d)
-    if not t:
-        return None
-    vals = set(t[0]([t[1][1]]).values())
-    return vals.pop() if len(vals) == 1 else None
+    return _constant(it, d) if d else None
 
 
 _SEL = re.compile(r"^  %[\w.$-]+ = select i1 (%[\w.$-]+), (i\d+) (\S+), (i\d+) (\S+)$")
@@ -297,11 +312,8 @@ def compare_constant(job):
     """True / False when the mutant's changed line is an ``icmp`` against a literal that
     has that value for every admitted value of its other operand (the honest kernel's
     abstract values), else None."""
-    facts = tuple(sorted(_arg_facts(job.family, job.spec).items()))
-    it = _honest(job.original, job.family, facts)
-    t = it and _cmp_table(it, job.mutant.text.split("\n")[job.mutant.line - 1])
-    vals = set(t[0]([t[1][1]]).values()) if t else set()
-    return vals.pop() if len(vals) == 1 else None
+    it = _interp(job)
+    return _constant(it, job.mutant.text.split("\n")[job.mutant.line - 1]) if it else None
 
 
 def abstract_reason(job) -> str:
@@ -310,8 +322,7 @@ def abstract_reason(job) -> str:
     m = job.mutant
     if m.kind == "launch_plan":
         return ""
-    facts = tuple(sorted(_arg_facts(job.family, job.spec).items()))
-    it = _honest(job.original, job.family, facts)
+    it = _interp(job)
     if it is None:
         return ""
     ln = m.line
