@@ -108,6 +108,9 @@ def test_match_selects_planned_sites_by_their_honest_line(tmp_path, capsys):
                       "--kinds", "cmp_negate", "--match", r"%no_such_name\d+ = "])
     err = capsys.readouterr().err
     assert rc == 2 and err.startswith("error: --match: /%no_such_name") and "matches no honest line of the 4 planned site(s)" in err
+    rc = parity_main(["mutate", "--only", "conv_fwd_split_k_reduce/bf16_v2_t64_d4", "--per-kind", "1",
+                      "--kinds", "cmp_negate", "--match", r"%no_such_name\d+ = "])
+    assert rc == 2 and "--per-kind 1 samples sites, --per-kind 0 plans every one" in capsys.readouterr().err
 
 
 def test_channel_zero_carry_only_for_a_state_starting_at_channel_0():

@@ -139,8 +139,10 @@ def _mutate(args, cluster) -> int:
         n = len(jobs)
         jobs = [j for j in jobs if args.match.search(site_line(j))]
         if n and not jobs:
+            sampled = f"; --per-kind {args.per_kind} samples sites, --per-kind 0 plans every one" \
+                if args.per_kind else ""
             return die(f"--match: /{shown(args.match.pattern)}/ matches no honest line of the {n} planned "
-                       f"site(s) (the pattern is searched in each site's IR line, e.g. '%k_cyc[0-9]* = icmp')")
+                       f"site(s) (searched in each site's IR line, e.g. '%name[0-9]* = icmp'{sampled})")
     planned = len(jobs)
     if args.max_mutants is not None:
         jobs = jobs[:args.max_mutants]
