@@ -252,7 +252,7 @@ def _value(it, line: str, ln: int):
     """The abstract value of an integer binary instruction ``line`` over the honest
     operands (flags not trusted), or None."""
     try:
-        x = PI._decode(line, ln)
+        x = PI.decode_instruction(line, ln)
     except PI.ProofParseError:
         return None
     if x is None or x[2] not in PI.INT_BIN:
@@ -263,7 +263,7 @@ def _value(it, line: str, ln: int):
         return None
     if (op in _DIVS and B[3] == 0) or (op in ("shl", "lshr", "ashr") and B[4] >= w):
         return None   # a divisor that may be 0, a shift by the width or more: UB / poison
-    return PI._BINOPS[op](A, B, False, False), op, flags, A, B
+    return PI.eval_binop(op, A, B), op, flags, A, B
 
 
 def _same_constant(it, honest: str, mutant: str, ln: int) -> str:

@@ -173,7 +173,7 @@ def read(text: str) -> Module:
             continue
         if cur is None:
             raise ProofParseError(f"line {i}: instruction outside a function: {raw}")
-        ins = _decode(raw, i)
+        ins = decode_instruction(raw, i)
         if ins is not None:
             cur.append(ins)
     if kernel is None:
@@ -207,7 +207,13 @@ def _param(piece: str, ln: int) -> tuple:
     return m.group(1), m.group(2)
 
 
-def _decode(raw: str, ln: int):
+def decode_instruction(raw: str, ln: int):
+    """One IR instruction line ``raw`` (1-based line ``ln``) as the proof reads it:
+    ``(ln, text, op, dst, operands)``, or None for a line without a result the proof
+    skips. An integer binary op's operands are ``(flags, width in bits, a, b)``.
+
+    Raises ProofParseError naming the line when the proof cannot read the
+    instruction (fail closed: the caller must not treat it as harmless)."""
     m = _LINE.match(raw)
     if not m:
         raise ProofParseError(f"line {ln}: unreadable instruction: {raw.strip()}")
@@ -579,6 +585,13 @@ _BINOPS = {
     "sdiv": lambda a, b, nuw, disj: D.udiv(a, b) if D.nonneg(a) and D.nonneg(b) else D.top(a[0]),
     "srem": lambda a, b, nuw, disj: D.urem(a, b) if D.nonneg(a) and D.nonneg(b) else D.top(a[0]),
 }
+
+
+def eval_binop(op: str, a: tuple, b: tuple) -> tuple:
+    """The abstract value (parity/proof/domain.py) of integer binary op ``op`` (a key of
+    INT_BIN) on abstract operands ``a`` and ``b``, no flag trusted (nuw and disjoint are
+    not assumed: a caller judging a flag compares the result against the flag's rule)."""
+    return _BINOPS[op](a, b, False, False)
 
 
 def analyse(text: str, arg_bits: dict, ptr_align: int) -> tuple[Module, list[Access], list[str]]:
