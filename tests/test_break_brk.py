@@ -91,6 +91,12 @@ def test_json_empty_path_is_named_as_such(in_repo, capsys):
      "error: parity mutate: argument --match: not a regular expression (maximum recursion depth"),
     (["--match", ""],   # before: matched every site (234 mutants judged, RED)
      "error: parity mutate: argument --match: empty (it would match every site; omit --match instead)"),
+    (["--match", "^"],   # before: matched every site, as the empty pattern did
+     "error: parity mutate: argument --match: '^' matches the empty string, so every site (omit --match instead)"),
+    (["--match", "x*"],
+     "error: parity mutate: argument --match: 'x*' matches the empty string, so every site (omit --match instead)"),
+    (["--kinds", "cmp_boundary,cmp_boundary"],   # before: planned twice, --per-kind 2 drew 4 sites of it
+     "error: --kinds: cmp_boundary given twice (each kind once)"),
     (["--match", "no such line", "--differential", "100001"],  # before: accepted (1e11 ran on without end)
      "error: parity mutate: argument --differential: --differential must be at most 100000, got 100001"),
 ])

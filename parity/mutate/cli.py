@@ -46,16 +46,21 @@ def percent(flag: str):
 
 def regex(flag: str):
     """argparse type for ``flag``: a non-empty Python regular expression (compiled), refused with
-    the compiler's reason. An empty one would match every line (omit the flag instead); a
+    the compiler's reason. An empty one, or one matching the empty string (``^``, ``a*``), would
+    match every line (omit the flag instead); a
     repetition count past the compiler's limit (``a{99999999999}``) raises OverflowError,
     not re.error: before, a traceback. argparse names the flag (``argument --match: ...``)."""
     def parse(text: str):
         if not text:
             raise argparse.ArgumentTypeError(f"empty (it would match every site; omit {flag} instead)")
         try:
-            return re.compile(text)
+            rx = re.compile(text)
         except (re.error, OverflowError, RecursionError) as e:
             raise argparse.ArgumentTypeError(f"not a regular expression ({e}): '{shown(text)}'")
+        if rx.search("") is not None:   # '^', 'a*', '$': it matches every line, like an empty one
+            raise argparse.ArgumentTypeError(f"'{shown(text)}' matches the empty string, so every site "
+                                             f"(omit {flag} instead)")
+        return rx
     return parse
 
 
@@ -119,6 +124,9 @@ def _mutate(args, cluster) -> int:
         kinds = tuple(args.kinds.split(",")) if args.kinds is not None else OPS.KINDS
         if not all(kinds):
             raise ValueError(f"--kinds: an empty kind in '{shown(args.kinds)}' (kinds: {', '.join(OPS.KINDS)})")
+        twice = sorted({k for k in kinds if kinds.count(k) > 1})
+        if twice:   # before: planned twice, so --per-kind K drew 2K sites of it
+            raise ValueError(f"--kinds: {', '.join(shown(k) for k in twice)} given twice (each kind once)")
         unknown = [k for k in kinds if k not in OPS.KINDS]
         if unknown:
             raise ValueError(f"--kinds: unknown mutation kind {', '.join(shown(u) for u in unknown)} "
