@@ -32,6 +32,7 @@ from parity.llvm.compile import CompileError, parse_verify
 from parity.mutate import lies as LIES
 from parity.mutate import operators as OPS
 from parity.mutate.argued import ARGUED
+from parity.mutate import prioritise as PRI
 from parity.mutate import proved as PROVED
 from parity.sim import launch_route as LR
 from parity.sim import numerics as N
@@ -47,6 +48,8 @@ class Job:
     arch: str
     original: str
     mutant: OPS.Mutant
+    #: run the numerics cases that enter the changed block first (parity/mutate/prioritise.py)
+    ordered: bool = False
 
 
 @dataclass
@@ -65,11 +68,12 @@ class Site:
     original: str
     kind: str
     site: tuple
+    ordered: bool = False   # see Job.ordered
 
     def job(self) -> Job:
         """The :class:`Job` of this site: the mutant text made now."""
         return Job(self.family, self.config, self.spec, self.arch, self.original,
-                   OPS.apply(self.original, self.kind, self.site))
+                   OPS.apply(self.original, self.kind, self.site), self.ordered)
 
 
 @dataclass
@@ -135,7 +139,8 @@ def _numerics_oracle(job: Job) -> list:
             finally:
                 LR.KA.variant_layout = base
     lw = mutant_lowerer(job)
-    return N.run_config(job.family, job.config, job.spec, job.arch, lw, first_failure=True).problems
+    order = PRI.case_order(job) if job.ordered else None
+    return N.run_config(job.family, job.config, job.spec, job.arch, lw, first_failure=True, order=order).problems
 
 
 def mutant_lowerer(job: Job):
@@ -222,7 +227,8 @@ def plan(configs: list, seed: int, per_kind: int | None = None, kinds=OPS.KINDS,
     """:class:`Site` s for ``configs`` ((family, name, spec, arch)): per config and kind up to
     ``per_kind`` sites (all when None), drawn with a generator seeded by ``seed``
     and the config name; then shuffled (seeded) so a time-bounded run samples
-    every kind and config; cheaper kernels first, the families interleaved.
+    every kind and config; cheaper kernels first, the families interleaved. A conv config
+    with at least ``prioritise.MIN_SITES`` sites has its cases ordered by coverage (``ordered``).
     No mutant text is made here (:meth:`Site.job` makes it when judged): the
     whole catalog at every site plans in well under a GB (docs/sim.md)."""
     lw = lowerer or N._Lowerer()
@@ -239,6 +245,11 @@ def plan(configs: list, seed: int, per_kind: int | None = None, kinds=OPS.KINDS,
             if per_kind is not None and len(ss) > per_kind:
                 ss = sorted(rng.sample(ss, per_kind))
             jobs += [Site(fam, name, full, arch, text, k, s) for s in ss]
+    per_config = {}
+    for j in jobs:
+        per_config[(j.family, j.config)] = per_config.get((j.family, j.config), 0) + 1
+    for j in jobs:   # a config judged many times: its cases ordered by coverage (prioritise.py)
+        j.ordered = j.family == "conv_implicit_gemm" and per_config[(j.family, j.config)] >= PRI.MIN_SITES
     random.Random(seed).shuffle(jobs)
     # cheap kernels first (a time-bounded run judges more mutants and overruns less: a
     # surviving mutant runs its config's whole plan), the families interleaved

@@ -405,7 +405,7 @@ def parse(text: str) -> Module:
                     continue
                 if cur is None:
                     raise ParseError(f"line {ln}: instruction before the first block label")
-                cur.ins.append(parse_instruction(raw.strip(), cur.name, ln))
+                cur.ins.append(_parse_cached(raw.strip(), cur.name, ln))
             else:
                 raise ParseError("unterminated define")
             continue
@@ -467,6 +467,20 @@ def _params(s: str, ln: int) -> list:
     if not c.done():
         c.fail("trailing text in the parameter list")
     return out
+
+
+#: (text, block, line) -> Ins: a mutant differs from its honest kernel in a line or two (parity
+#: mutate); handed out copied with its own ``ops`` (:func:`_expand_const_geps` rewrites it)
+_INS_CACHE: dict = {}
+
+
+def _parse_cached(s: str, block: str, ln: int) -> Ins:
+    ins = _INS_CACHE.get((s, block, ln))
+    if ins is None:
+        if len(_INS_CACHE) >= 100_000:
+            _INS_CACHE.clear()
+        ins = _INS_CACHE[(s, block, ln)] = parse_instruction(s, block, ln)
+    return Ins(ins.op, ins.dst, ins.ty, list(ins.ops), ins.text, ins.block, ins.line, ins.extra)
 
 
 def parse_instruction(s: str, block: str, ln: int) -> Ins:

@@ -140,10 +140,11 @@ def run_case(case: Case, lowerer, orders=("forward", "reverse")) -> tuple:
     return case.check(bufs), n
 
 
-def run_config(family: str, cfg_name: str, spec: dict, arch: str, lowerer=None, first_failure: bool = False
-               ) -> Outcome:
+def run_config(family: str, cfg_name: str, spec: dict, arch: str, lowerer=None, first_failure: bool = False,
+               order=None) -> Outcome:
     """Run every case of one config; ``first_failure``: stop at the first failing case
-    (``parity mutate``: a mutant is killed by one)."""
+    (``parity mutate``: a mutant is killed by one); ``order``: a function reordering the
+    plan's cases (parity/mutate/prioritise.py; every case still runs unless one fails)."""
     lowerer = lowerer or _Lowerer()
     o = Outcome(family, cfg_name, True)
     t0 = time.perf_counter()
@@ -155,6 +156,8 @@ def run_config(family: str, cfg_name: str, spec: dict, arch: str, lowerer=None, 
             own = lowerer.kernel(family, spec, arch)
             own.coverage.reset()
         cases = plan(spec, arch, lowerer)
+        if order is not None:
+            cases = order(cases)
         hit = set().union(*(c.classes for c in cases if isinstance(c, Case)))
         o.skipped = [c for c in cases if isinstance(c, Skipped)]
         wrap = getattr(lowerer, "wrap_case", None)   # the opt lane (parity/sim/optimised.py)
