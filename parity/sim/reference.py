@@ -115,10 +115,13 @@ def round_bf16(a: np.ndarray) -> np.ndarray:
 
 
 def split_k_sum(ws: np.ndarray) -> np.ndarray:
-    """Sequential fp32 sum over slabs in slab order from slab 0 (the reduce kernel's order)."""
+    """Sequential fp32 sum over slabs in slab order from slab 0 (the reduce kernel's order).
+    An overflow is inf and inf - inf NaN, as the kernel's fadd gives them (IEEE 754; a
+    mutant's workspace reaches them), not a warning."""
     acc = ws[0].astype(np.float32).copy()
-    for s in range(1, ws.shape[0]):
-        acc = (acc + ws[s]).astype(np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for s in range(1, ws.shape[0]):
+            acc = (acc + ws[s]).astype(np.float32)
     return acc
 
 
