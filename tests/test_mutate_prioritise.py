@@ -91,3 +91,4 @@ def test_parse_cache_hands_out_copies_equal_to_a_fresh_parse(jobs):
     assert len(fresh) > 500
     assert a.blocks[0].ins[0] is not b.blocks[0].ins[0]
     assert a.blocks[0].ins[0].ops is not b.blocks[0].ins[0].ops   # _expand_const_geps rewrites ops in place
+    assert a.blocks[0].ins[0].extra is not b.blocks[0].ins[0].extra

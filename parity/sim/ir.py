@@ -470,7 +470,7 @@ def _params(s: str, ln: int) -> list:
 
 
 #: (text, block, line) -> Ins: a mutant differs from its honest kernel in a line or two (parity
-#: mutate); handed out copied with its own ``ops`` (:func:`_expand_const_geps` rewrites it)
+#: mutate); handed out copied with its own ``ops`` and ``extra`` (_expand_const_geps rewrites ops)
 _INS_CACHE: dict = {}
 
 
@@ -480,7 +480,7 @@ def _parse_cached(s: str, block: str, ln: int) -> Ins:
         if len(_INS_CACHE) >= 100_000:
             _INS_CACHE.clear()
         ins = _INS_CACHE[(s, block, ln)] = parse_instruction(s, block, ln)
-    return Ins(ins.op, ins.dst, ins.ty, list(ins.ops), ins.text, ins.block, ins.line, ins.extra)
+    return Ins(ins.op, ins.dst, ins.ty, list(ins.ops), ins.text, ins.block, ins.line, dict(ins.extra))
 
 
 def parse_instruction(s: str, block: str, ln: int) -> Ins:
