@@ -90,14 +90,25 @@ def _alignment_holds(job) -> bool:
     return int(m.group(4)) <= min(16, size * math.gcd(v, s))
 
 
+def _block_of(text: str, n: int) -> str:
+    """The label of the block holding line ``n`` (1-based) of ``text``."""
+    for ln in reversed(text.split("\n")[:n]):
+        if ln.endswith(":") and not ln.startswith(" "):
+            return ln[:-1]
+    return ""
+
+
 def _extra_k_tile(job) -> bool:
-    """Conv K loop: the back-edge bound ``t_next < ntiles`` loosened: the extra K tile
+    """Conv K walk: the back-edge bound ``t_next < ntiles`` loosened: the extra K tile
     lies past the slice end, where every A and B load is masked (``k < k_end`` fails:
     the out-of-range buffer offset reads zero), so WMMA adds exact zeros to the
-    accumulator."""
+    accumulator. Not the uniform-tap loop's back edge (block ``tap_loop``): its loads
+    have no K mask, so its extra tile pair reads the next slice's data (killed by
+    ``cover_taps``)."""
     ln = _changed_line(job)
     return job.family == "conv_implicit_gemm" and job.mutant.kind in ("loop_bound", "cmp_boundary") and \
-        _hint_of(ln) == "again" and re.search(r"%ntiles\d+$|%mut_bound\d+$", ln) is not None
+        _hint_of(ln) == "again" and re.search(r"%ntiles\d+$|%mut_bound\d+$", ln) is not None and \
+        not _block_of(job.mutant.text, job.mutant.line).startswith("tap_loop")
 
 
 def _one_wave_sync(job) -> bool:
@@ -218,17 +229,18 @@ def _row_sentinel(job) -> bool:
 def _general_path(job) -> bool:
     """A fast-path test made to fail always: the uniform-tap test ``tp_uni = (cpg urem
     2*tile_k) == 0`` (or its negation ``tp_gen = ... != 0``, the two-deep kernels' general
-    path test) or the 16-byte D test ``d_wide = ((K | kpg) & 7) == 0`` with its 0 made a
+    path test), the 16-byte D test ``d_wide = ((K | kpg) & 7) == 0`` or the 16-byte slab
+    test ``ws_wide = ((K | kpg) & 3) == 0`` (two-stage Stage 1) with its 0 made a
     value the left side never takes (the proof's abstract values, with cpg a
     multiple of lcm(vector_a, vector_b)): the kernel then always takes the general path
-    (the K walk; the narrow D stores), which computes the same D for every problem (the
-    fast path exists for speed: the same WMMA sequence on the same K order; the same
-    bf16 values stored element by element)."""
+    (the K walk; the narrow D or slab stores), which computes the same D for every problem
+    (the fast path exists for speed: the same WMMA sequence on the same K order; the same
+    bf16 or fp32 values stored element by element)."""
     ln = _changed_line(job)
     m = re.search(r"= icmp (eq|ne) i32 %[\w.]+, -?\d+$", ln)
     if job.family != "conv_implicit_gemm" or job.mutant.kind not in ("const_inc", "const_dec") or not m:
         return False
-    fast = {"tp_uni": "eq", "d_wide": "eq", "tp_gen": "ne"}.get(_hint_of(ln))   # the test's fast-path sense
+    fast = {"tp_uni": "eq", "d_wide": "eq", "ws_wide": "eq", "tp_gen": "ne"}.get(_hint_of(ln))   # fast-path sense
     return fast == m.group(1) and PROVED.compare_constant(job) is (fast == "ne")
 
 
@@ -249,10 +261,13 @@ def _span_rounding(job) -> bool:
 def _span_one_long(job) -> bool:
     """Plain conv ``k_span = Kgemm - 0`` made ``Kgemm + 1``: the K loop runs one more
     tile only when tile_k divides Kgemm, and that tile lies past Kgemm, where every A
-    and B load is masked (the *extra K tile* argument)."""
+    and B load is masked (the *extra K tile* argument). Not in a kernel with the
+    uniform-tap loop: the extra tile can make the tile count even and send the slice
+    there, whose loads have no K mask (killed by ``cover_taps_x3`` on plain 64x64x32)."""
     ln = _line(job.mutant.text, job.mutant.line)
     return job.family == "conv_implicit_gemm" and job.mutant.kind == "const_dec" and \
-        _hint_of(ln) == "k_span" and re.search(r"= sub i32 %Kgemm, -1$", ln) is not None
+        _hint_of(ln) == "k_span" and re.search(r"= sub i32 %Kgemm, -1$", ln) is not None and \
+        re.search(r"\ntap_loop\d+:\n", job.original) is None
 
 
 def _one_trip_swap(job) -> bool:
@@ -506,6 +521,45 @@ def _k_limit_offset(job) -> bool:
         v >= 2 and v & (v - 1) == 0 and int(h.group(2)) % v == 0 and tk % v == 0
 
 
+def _nonempty_slice(job) -> bool:
+    """Two-stage conv: a launched slice is never empty. The plan launches ks_count = the
+    slices with data (python_engine/kernels/conv_launch.py, slicing rule), so k_begin =
+    slice*ks < Kgemm and k_end > k_begin: ``k_span_nz = select k_live, k_span, 0`` never
+    takes its 0 arm (made +-1), and ``nuw`` on ``k_span = sub k_end, k_begin`` holds
+    (cluster binaries, whose trailing slices are empty, excluded; plain: k_begin = 0, the
+    proof's abstract values)."""
+    if job.family != "conv_implicit_gemm" or job.spec["split_k_cluster"] or job.spec["split_k"] < 2:
+        return False
+    ln, k = _changed_line(job), job.mutant.kind
+    if k in ("const_inc", "const_dec"):
+        return _hint_of(ln) == "k_span_nz" and \
+            re.search(r"= select i1 %k_live\d+, i32 %k_span\d+, i32 -?1$", ln) is not None
+    return k == "promise_lie" and _hint_of(ln) == "k_span" and \
+        re.search(r"= sub nuw i32 %k_end\d+, %k_begin\d+$", ln) is not None
+
+
+def _tap_pair_start(job) -> bool:
+    """The uniform-tap test's slice-start term ``tp_kr = k_begin urem 2*tile_k`` with the
+    modulus made 2*tile_k +- 1, in a kernel that also tests ``tp_odd = ntiles & 1``
+    (the prologue runs only for a slice with data: ``any_tile``). k_begin = slice*ks, ks a
+    multiple of tile_k (the plan's slicing rule), so the true term is 0 or tile_k. Where it
+    is tile_k and cpg is a multiple of 2*tile_k (else ``tp_cr`` sends the slice to the K
+    walk either way), Kgemm = Y*X*cpg is a multiple of 2*tile_k, so the slice's span (ks,
+    or Kgemm - k_begin for the last) is an odd multiple of tile_k: ``tp_odd`` sends it to
+    the K walk whatever the term. Where the true term is 0 and the mutant's is not, the
+    slice takes the K walk instead of the tap loop: the *general path*, the same D."""
+    ln, tk = _changed_line(job), job.spec.get("tile_k") or 0
+    m = re.search(r"= urem i32 %k_begin\d+, (\d+)$", ln)
+    return job.family == "conv_implicit_gemm" and job.mutant.kind in ("const_inc", "const_dec") and \
+        _hint_of(ln) == "tp_kr" and m is not None and int(m.group(1)) in (2 * tk - 1, 2 * tk + 1) and \
+        re.search(r"%tp_odd\d+ = and i32 %ntiles\d+, 1\n", job.original) is not None
+
+
+#: arguments whose mutant creates poison that a select never chooses (equivalent under LangRef
+#: 'select'): the emulator reports poison where it is made, so a kill by ``Poison:`` there is
+#: consistent with them (parity/mutate/run.py's cross-check of kills against the arguments)
+POISON_DISCARDED = frozenset({"guarded K limit"})
+
 #: survivors argued equivalent (docs/sim.md, "Mutation lane"): (name, predicate(job)); a
 #: survivor one of them matches is counted equivalent with the argument as its reason
 ARGUED = (("surplus tail iteration", _surplus_tail), ("wave path boundary", _wave_path_boundary),
@@ -523,4 +577,5 @@ ARGUED = (("surplus tail iteration", _surplus_tail), ("wave path boundary", _wav
           ("K limit past the end", _k_limit_past_end), ("K limit offset", _k_limit_offset),
           ("swapped K limit", _swapped_k_limit), ("K span rounding", _span_rounding),
           ("general path", _general_path), ("channel-0 x carry", _channel_zero_x_carry),
-          ("first-step channel offset", _first_step_channel_offset))
+          ("first-step channel offset", _first_step_channel_offset), ("non-empty slice", _nonempty_slice),
+          ("tap pair start", _tap_pair_start))

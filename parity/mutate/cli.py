@@ -179,8 +179,8 @@ def _mutate(args, cluster) -> int:
         if args.differential else []
     if rep.contradictions:
         green = False
-        print(f"{len(rep.contradictions)} killed mutant(s) the abstract proof claims equivalent "
-              f"(parity/mutate/proved.py is wrong: PROOF CONTRADICTION above)")
+        print(f"{len(rep.contradictions)} killed mutant(s) the abstract proof or an argument claims "
+              f"equivalent (parity/mutate/proved.py or argued.py is wrong: CONTRADICTION above)")
     if any(d["differ"] for d in diffs):
         green = False
         print("a mutant argued equivalent or surviving differs from its honest kernel (differential)")

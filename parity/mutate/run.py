@@ -31,7 +31,7 @@ from parity.gate.executor import NOT_RUN, progress_tick
 from parity.llvm.compile import CompileError, parse_verify
 from parity.mutate import lies as LIES
 from parity.mutate import operators as OPS
-from parity.mutate.argued import ARGUED
+from parity.mutate.argued import ARGUED, POISON_DISCARDED
 from parity.mutate import prioritise as PRI
 from parity.mutate import proved as PROVED
 from parity.sim import launch_route as LR
@@ -88,7 +88,7 @@ class Verdict:
     reason: str = ""            # its first failure, or why equivalent
     diff: str = ""              # survivors: the unified diff
     seconds: float = 0.0
-    contradiction: str = ""     # killed, yet parity/mutate/proved.py claims it equivalent: a proof bug
+    contradiction: str = ""     # killed, yet proved.py (or argued.py: "argued: NAME") claims it equivalent
 
 
 ORACLES: list = []
@@ -191,12 +191,24 @@ def judge(job: Job | Site) -> Verdict:
             fails = [f"{type(e).__name__}: {e}"]
         if fails:
             v.status, v.oracle, v.reason = "killed", name, fails[0].split("\n")[0][:300]
-            v.contradiction = PROVED.abstract_reason(_view(job))
+            v.contradiction = PROVED.abstract_reason(_view(job)) or _argued_contradiction(job, v)
             break
     else:
         _equivalent_or_diff(job, v)
     v.seconds = time.perf_counter() - t0
     return v
+
+
+def _argued_contradiction(job: Job, v: Verdict) -> str:
+    """``argued: NAME`` when an argument of parity/mutate/argued.py matches a killed mutant:
+    its predicate is broader than its reasoning (the arguments are consulted on survivors
+    only, so a run would not otherwise notice). An argument of :data:`POISON_DISCARDED`
+    (a wrapped value whose poison a select never chooses: equivalent under LangRef) with a
+    kill by the emulator's eager ``Poison:`` report at that flag is consistent, not one."""
+    name = next((n for n, pred in ARGUED if pred(_view(job))), None)
+    if name is None or (name in POISON_DISCARDED and ": Poison: " in f": {v.reason}"):
+        return ""
+    return f"argued: {name}"
 
 
 def _view(job: Job) -> Job:
@@ -393,8 +405,9 @@ def render(r: Report) -> str:
     lines.append(f"{len(r.verdicts)} mutants: {r.killed} killed ({by}), {r.survived} survived, "
                  f"{r.equivalent} equivalent; kill rate {rate}")
     for v in r.contradictions:
-        lines.append(f"PROOF CONTRADICTION {v.family}/{v.config} {v.kind} line {v.line}: {v.what}: "
-                     f"proved '{v.contradiction}', yet {v.oracle} killed it: {v.reason}")
+        what = ("ARGUMENT", "argued") if v.contradiction.startswith("argued: ") else ("PROOF", "proved")
+        lines.append(f"{what[0]} CONTRADICTION {v.family}/{v.config} {v.kind} line {v.line}: {v.what}: "
+                     f"{what[1]} '{v.contradiction.removeprefix('argued: ')}', yet {v.oracle} killed it: {v.reason}")
     for v in r.verdicts:
         if v.status == "survived":
             lines.append(f"SURVIVED {v.family}/{v.config} {v.kind} line {v.line}: {v.what}")

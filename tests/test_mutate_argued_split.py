@@ -1,0 +1,74 @@
+"""The arguments drawn by the every-site run of the two-stage class (spk2 64x64, docs/sim.md
+"Every-site runs"), each shown on its survivor and refused where its premise fails, and
+the cross-check of every kill against the arguments (an argument that matches a killed
+mutant is an ARGUMENT CONTRADICTION: its predicate is broader than its reasoning)."""
+from __future__ import annotations
+
+from parity.mutate import argued as AR
+from parity.mutate import run as R
+from mutant_helpers import conv_jobs
+
+SPK2 = "spk2_mem_default_64x64_bf16"
+SKC4 = "skc4_mem_default_64x64_bf16"
+P64 = "plain_mem_default_64x64x32_w2x2_bf16"
+
+
+def _argued(cfg: str, kind: str, pattern: str) -> dict:
+    return {j.mutant.what: next((n for n, p in AR.ARGUED if p(R._view(j))), None)
+            for j in conv_jobs(cfg, kind, pattern)}
+
+
+def test_non_empty_slice_on_two_stage_not_on_the_cluster():
+    assert _argued(SPK2, "const_inc", r"%k_span_nz\d+ = select") == {"i32 0 -> i32 1": "non-empty slice"}
+    assert _argued(SPK2, "const_dec", r"%k_span_nz\d+ = select") == {"i32 0 -> i32 -1": "non-empty slice"}
+    lie = "nuw_sub: `nuw` on sub %k_end13, %k_begin10"
+    assert _argued(SPK2, "promise_lie", r"%k_span\d+ = sub") == {lie: "non-empty slice"}
+    # a cluster binary launches S slices, the trailing ones empty: k_begin >= k_end there
+    assert _argued(SKC4, "promise_lie", r"%k_span\d+ = sub") == {lie: None}
+    assert set(_argued(SKC4, "const_inc", r"%k_span_nz\d+ = select").values()) == {None}
+
+
+def test_tap_pair_start_only_on_the_slice_start_term():
+    got = _argued(SPK2, "const_inc", r"%tp_kr\d+ = urem") | _argued(SPK2, "const_dec", r"%tp_kr\d+ = urem")
+    assert got == {"urem operand 64 -> 65": "tap pair start", "urem operand 64 -> 63": "tap pair start"}
+    # the channel term tp_cr = cpg urem 64 made 63: cover_taps_cr63 takes the tap loop there, wrong
+    assert set(_argued(SPK2, "const_dec", r"%tp_cr\d+ = urem").values()) == {None}
+
+
+def test_general_path_covers_the_slab_stores_wide_test():
+    got = _argued(SPK2, "const_dec", r"%ws_wide\d+ = icmp") | _argued(SPK2, "const_inc", r"%ws_wide\d+ = icmp")
+    # (K | kpg) & 3 is never -1: always the narrow slab stores; it is 1 when K = 1 mod 4
+    assert got == {"icmp operand 0 -> -1": "general path", "icmp operand 0 -> 1": None}
+
+
+def test_extra_k_tile_and_k_span_one_long_refuse_the_tap_loop():
+    js = {(j.mutant.line, j.mutant.what): j for j in conv_jobs(SPK2, "kloop_cmp", r"%again\d+ = icmp")}
+    walk, tap = sorted({ln for ln, _ in js})
+    assert AR._block_of(js[(walk, "cmp_boundary: ult -> ule")].original, walk).startswith("kloop")
+    assert AR._extra_k_tile(R._view(js[(walk, "cmp_boundary: ult -> ule")]))
+    assert not AR._extra_k_tile(R._view(js[(tap, "cmp_boundary: ult -> ule")]))   # no K mask in the tap loop
+    one_long = [j for j in conv_jobs(P64, "const_dec", r"%k_span\d+ = sub i32 %Kgemm, 0$")]
+    assert len(one_long) == 1 and not AR._span_one_long(one_long[0])    # cover_taps_x3 kills it
+
+
+def test_an_argument_matching_a_killed_mutant_is_a_contradiction(monkeypatch):
+    job = next(j for j in conv_jobs(SPK2, "const_dec", r"%ws_wide\d+ = icmp"))
+    killed = R.Verdict(job.family, job.config, "const_dec", job.mutant.line, job.mutant.what, "killed",
+                       "numerics", "cover_odd_slab_ks32x2: D[0, 0, 0, 1] = 1.0, want 2.0")
+    assert R._argued_contradiction(job, killed) == "argued: general path"
+    rep = R.report([killed])
+    killed.contradiction = R._argued_contradiction(job, killed)
+    assert rep.contradictions == [killed]
+    assert "ARGUMENT CONTRADICTION conv_implicit_gemm/spk2_mem_default_64x64_bf16 const_dec" in R.render(rep)
+    assert "argued 'general path', yet numerics killed it" in R.render(rep)
+    # guarded K limit: the sub's wrap is poison a select never chooses (LangRef); the
+    # emulator reports poison where it is made, so a Poison kill there is consistent
+    lie = next(j for j in conv_jobs(SPK2, "promise_lie", r"%a_klim\d+ = sub"))
+    assert R._view(lie) is lie and AR._guarded_k_limit(lie)
+    poison = R.Verdict(lie.family, lie.config, "promise_lie", lie.mutant.line, lie.mutant.what, "killed",
+                       "numerics", "odd_k9_ks32x1: Poison: sub nuw overflows i32 in lane 2 (8, 16)")
+    assert R._argued_contradiction(lie, poison) == ""
+    poison.reason = "odd_k9_ks32x1: D[0, 0, 0, 0] = 1.0, want 2.0"
+    assert R._argued_contradiction(lie, poison) == "argued: guarded K limit"
+    monkeypatch.setattr(R, "ARGUED", ())
+    assert R._argued_contradiction(job, killed) == ""
