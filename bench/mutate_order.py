@@ -11,7 +11,6 @@ printed on its own: a run pays it once per config and worker.
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import sys
 import time
@@ -20,20 +19,29 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from parity.base.outputs import run_quietly_on_broken_pipe  # noqa: E402
+from parity.cli.common import Parser, at_least_one  # noqa: E402
+from parity.mutate import operators as OPS  # noqa: E402
 from parity.mutate import prioritise as PRI  # noqa: E402
 from parity.mutate import run as R  # noqa: E402
 from parity.sim import numerics as N  # noqa: E402
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", default="plain_mem_default_64x64x32_w2x2_bf16", help="a conv_implicit_gemm config")
-    ap.add_argument("--kinds", default="const_inc,cmp_boundary,kloop_cmp", help="mutation kinds")
-    ap.add_argument("-n", type=int, default=80, help="mutants (the first N of the seeded every-site plan)")
+    ap = Parser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", default="plain_mem_default_64x64x32_w2x2_bf16",
+                    help="a conv_implicit_gemm config name (default plain_mem_default_64x64x32_w2x2_bf16)")
+    ap.add_argument("--kinds", default="const_inc,cmp_boundary,kloop_cmp",
+                    help="comma-separated mutation kinds (default const_inc,cmp_boundary,kloop_cmp)")
+    ap.add_argument("-n", type=at_least_one("-n"), default=80,
+                    help="mutants: the first N of the seeded every-site plan (default 80)")
     a = ap.parse_args(argv)
     configs = [c for c in N.accepted_configs(["conv_implicit_gemm"]) if c[1] == a.only]
     if not configs:
-        ap.error(f"--only: no accepted conv_implicit_gemm config named {a.only!r}")
+        ap.error(f"--only: no accepted conv_implicit_gemm config named '{a.only}'")
+    bad = [k for k in a.kinds.split(",") if k not in OPS.KINDS]
+    if bad:
+        ap.error(f"--kinds: unknown mutation kind {', '.join(bad)} (kinds: {', '.join(OPS.KINDS)})")
     sites = R.plan(configs, 0, per_kind=None, kinds=tuple(a.kinds.split(",")))[:a.n]
     t0 = time.process_time()
     PRI.profile(dataclasses.replace(sites[0], ordered=True).job())
@@ -52,4 +60,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(run_quietly_on_broken_pipe(main))  # Ctrl-C: one error line, exit 130
