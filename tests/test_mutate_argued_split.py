@@ -72,3 +72,30 @@ def test_an_argument_matching_a_killed_mutant_is_a_contradiction(monkeypatch):
     assert R._argued_contradiction(lie, poison) == "argued: guarded K limit"
     monkeypatch.setattr(R, "ARGUED", ())
     assert R._argued_contradiction(job, killed) == ""
+
+
+def test_a_block_no_admitted_problem_enters_is_proved_from_the_cluster_admission():
+    # the cluster form admits K and kpg multiples of 4: `ws_wide = ((K | kpg) & 3) == 0` is
+    # always true, so nothing in slab_narrow runs (55 of the skc4 every-site survivors)
+    from parity.mutate import proved as P
+    narrow = conv_jobs(SKC4, "const_inc", r"%ws_byte\d+ = mul")
+    got = {AR._block_of(j.original, j.mutant.line): P.abstract_reason(j) for j in narrow}
+    assert got["slab_narrow939"].startswith("block %slab_narrow939 is never entered for an admitted problem "
+                                            "(`br i1 %ws_wide937, label %slab_wide938, label %slab_narrow939` "
+                                            "always goes to %slab_wide938")
+    assert got["slab_wide938"] == ""                      # the taken side is not
+    # two-stage admits any K: its slab_narrow runs (cover_odd_slab)
+    assert {P.abstract_reason(j) for j in conv_jobs(SPK2, "const_inc", r"%ws_byte\d+ = mul")} == {""}
+
+
+def test_the_cluster_fold_row_test_is_proved_from_ks_count_equal_to_s():
+    # f_rok = f_row < 64, f_row = slice*16 + tid/16 with slice < ks_count = S: at S = 4 at most 55
+    from parity.mutate import proved as P
+    j4 = conv_jobs(SKC4, "cmp_boundary", r"%f_rok\d+ = icmp ult")
+    assert j4 and {P.abstract_reason(j) for j in j4} == {
+        "the compare gives the honest result for every admitted value of its operand"}
+    j8 = conv_jobs("skc8_mem_default_64x64_bf16", "cmp_boundary", r"%f_rok\d+ = icmp ult")
+    got = {AR._block_of(j.original, j.mutant.line)[:9]: P.abstract_reason(j) for j in j8}
+    # S = 8: the wide fold's slot walk reaches row 64 (f_slotc / 8 over several passes), so
+    # its test matters; the narrow fold's slice*8 + tid/16 stays at most 63
+    assert got["fold_wide"] == "" and got["fold_narr"].startswith("the compare gives the honest result")

@@ -94,20 +94,26 @@ def dead_reason(original: str, kind: str, text: str, line: int) -> str:
 #: cpg (so cpg >= lcm and Kgemm = Y*X*cpg is a multiple of it); every filter, stride and
 #: dilation extent is at least 1 (``problem_reason``). Padded-pixel vector_a (3, 5, 6, 7)
 #: admit only cpg = vector_a and are left out (Kgemm is then Y*X*slot).
-ADMISSION = "conv_launch admission: lcm(vector_a, vector_b) divides cpg; Y, X, strides, dilations >= 1"
+ADMISSION = ("conv_launch admission: lcm(vector_a, vector_b) divides cpg; Y, X, strides, dilations >= 1; "
+             "a cluster binary (split_k_cluster S) launches ks_count = S slices and admits K and kpg "
+             "multiples of 4 only (python_engine/kernels/conv_launch.py)")
 
 
 def _arg_facts(family: str, spec: dict) -> dict:
-    """{argument: (low zero bits, lower bound)} of :data:`ADMISSION` for ``spec``."""
+    """{argument: (low zero bits, lower bound, upper bound or None)} of :data:`ADMISSION`
+    for ``spec``."""
     if family != "conv_implicit_gemm":
         return {}
-    facts = {n: (0, 1) for n in ("Y", "X", "stride_h", "stride_w", "dil_h", "dil_w", "groups")}
+    facts = {n: (0, 1, None) for n in ("Y", "X", "stride_h", "stride_w", "dil_h", "dil_w", "groups")}
+    S = spec.get("split_k_cluster") or 0
+    if S:
+        facts.update(ks_count=(0, S, S), K=(2, 4, None), kpg=(2, 4, None))
     va, vb = spec.get("vector_a") or 1, spec.get("vector_b") or 1
     if va in (3, 5, 6, 7):
         return facts
     lcm = va * vb // math.gcd(va, vb)
     bits = D.tz(lcm, 32)
-    facts.update(cpg=(bits, lcm), Kgemm=(bits, lcm))
+    facts.update(cpg=(bits, lcm, None), Kgemm=(bits, lcm, None))
     return facts
 
 
@@ -123,10 +129,10 @@ def _honest(original: str, facts: tuple):
     try:
         mod = PI.read(original)
         it = PI.Interp(mod, {}, PTR_ARG_ALIGN)
-        for name, (bits, lo) in facts:
+        for name, (bits, lo, hi) in facts:
             v = it.env.get(name)
             if isinstance(v, tuple):
-                it.env[name] = (v[0], max(v[1], bits), 0, lo, D.MASK[v[0]])
+                it.env[name] = (v[0], max(v[1], bits), 0, lo, D.MASK[v[0]] if hi is None else hi)
         it.run()
     except (PI.ProofParseError, RecursionError):
         return None
@@ -196,7 +202,10 @@ def _results(lc, points: list) -> dict:
 
 def _constant(it, line: str):
     """True / False when the literal compare ``line`` has that result for every admitted
-    value of its other operand, else None."""
+    value of its other operand (or both operands are constants), else None."""
+    c = _cmp_values(it, line)
+    if c is not None and D.is_const(c[2]) and D.is_const(c[3]):
+        return bool(_PRED[c[0]](c[2][2], c[3][2]))
     lc = _literal_compare(it, line)
     vals = set(_results(lc, []).values()) if lc else set()
     return vals.pop() if len(vals) == 1 else None
@@ -316,6 +325,52 @@ def compare_constant(job):
     return _constant(it, job.mutant.text.split("\n")[job.mutant.line - 1]) if it else None
 
 
+_BR2 = re.compile(r"^  br i1 (%[\w.$-]+), label %([\w.$-]+), label %([\w.$-]+)$")
+_BR1 = re.compile(r"^  br label %([\w.$-]+)$")
+
+
+def _unreached_block(it, original: str, ln: int) -> str:
+    """Why honest line ``ln`` never runs: its block is not reachable from the entry when a
+    conditional branch whose condition is constant over every admitted value
+    (:func:`_cond_value`) follows only its taken edge; '' when it may run. A mutant there
+    never executes its change, so the two executions are the same."""
+    lines = original.split("\n")
+    start = next((i for i, s in enumerate(lines) if s.startswith("define ")), None)
+    if start is None or not 0 < ln <= len(lines):
+        return ""
+    label_of, edges, cur, why = {}, {}, None, {}
+    for i in range(start + 1, len(lines)):
+        s = lines[i]
+        if s == "}":
+            break
+        if s.endswith(":") and not s.startswith(" "):
+            cur = s[:-1]
+            edges.setdefault(cur, [])
+            continue
+        label_of[i + 1] = cur
+        b2, b1 = _BR2.match(s), _BR1.match(s)
+        if b2:
+            c = _cond_value(it, lines, b2.group(1))
+            edges[cur] = [b2.group(2)] if c is True else [b2.group(3)] if c is False else [b2.group(2), b2.group(3)]
+            if c is not None:
+                why[cur] = f"`{s.strip()}` always goes to %{edges[cur][0]}"
+        elif b1:
+            edges[cur] = [b1.group(1)]
+    if label_of.get(ln) is None or not edges:
+        return ""
+    seen, todo = set(), [next(iter(edges))]
+    while todo:
+        b = todo.pop()
+        if b not in seen:
+            seen.add(b)
+            todo += edges.get(b, [])
+    block = label_of[ln]
+    if block in seen:
+        return ""
+    return (f"block %{block} is never entered for an admitted problem ("
+            f"{'; '.join(why.values()) or 'no edge reaches it'})")
+
+
 def abstract_reason(job) -> str:
     """Why the surviving mutant of ``job`` (parity/mutate/run.py ``Job``) gives the honest
     value on every admitted launch, proved with the proof's abstract values; '' when not."""
@@ -326,6 +381,9 @@ def abstract_reason(job) -> str:
     if it is None:
         return ""
     ln = m.line
+    unreached = _unreached_block(it, job.original, ln)
+    if unreached:
+        return unreached
     hl, ml = job.original.split("\n")[ln - 1], m.text.split("\n")[ln - 1]
     if ml.startswith("  %mut_") or hl.split(" = ")[0] != ml.split(" = ")[0]:
         return ""
