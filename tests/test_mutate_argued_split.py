@@ -99,3 +99,11 @@ def test_the_cluster_fold_row_test_is_proved_from_ks_count_equal_to_s():
     # S = 8: the wide fold's slot walk reaches row 64 (f_slotc / 8 over several passes), so
     # its test matters; the narrow fold's slice*8 + tid/16 stays at most 63
     assert got["fold_wide"] == "" and got["fold_narr"].startswith("the compare gives the honest result")
+
+
+def test_finite_sums_argues_nnan_on_conv_folds_not_on_the_reduce():
+    import dataclasses
+    lies = [j for j in conv_jobs(SKC4, "promise_lie", r"= fadd ") if j.mutant.what.startswith("fmf_nnan:")]
+    assert lies and all(AR._finite_nnan(j) for j in lies)
+    # the reduce's plans put NaN and infinities in slab 0: nnan on its slab sums is a lie
+    assert not any(AR._finite_nnan(dataclasses.replace(j, family="conv_fwd_split_k_reduce")) for j in lies)
