@@ -99,9 +99,11 @@ def test_conv_classes_and_requirements():
     # cover_taps_slots / _pro (a slot of 32 rows: 1 x 15, 1 x 8), the K walk's cover_kwalk_mid,
     # cover_diff_hok, cover_tap_wok (plain too since the every-site run of 64x64x32),
     # cover_first_hok (tile_m / 8), cover_n_tiles (8 pixels, kpg = 3 tile_n), cover_kwalk_drift
-    # (7 x 7 output of a 13 x 5 filter, dilation (1, 2): W 15), cover_taps_cr63 / cr65 (Y x 7)
+    # (7 x 7 output of a 13 x 5 filter, dilation (1, 2): W 15), cover_taps_cr63 / cr65 (Y x 7),
+    # cover_unit_first / cover_unit_loop (1 x 1 images)
     probs_plain = cover.conv_cover_problems(plain)
-    assert [p[4] for p in probs_plain] == [71, 65, 30, 20, 3, 1, 2, 15, 8, 5, 10, 6, 8, 8, 15, 7, 7]
+    assert [p[4] for p in probs_plain] == [71, 65, 30, 20, 3, 1, 2, 15, 8, 5, 10, 6, 8, 8, 15, 7, 7, 1, 1]
+    assert [p[:3] for p in probs_plain[-2:]] == [("cover_unit_first", 17, 8), ("cover_unit_loop", 64, 80)]
     assert probs_plain[13][0] == "cover_n_tiles" and probs_plain[13][5] == 3 * plain["tile_n"]
     # the tap loop's first trip (docs/sim.md, per K-loop iteration class): cpg 6*tile_k with a
     # d x 1 filter, cpg 2*tile_k with a 2d x 2 filter; two-stage at degree 2 also the K walk's middle trips

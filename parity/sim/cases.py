@@ -63,6 +63,29 @@ REDUCE_KS_DEGREE0 = (1, 2, 5)
 REDUCE_SPECIALS = np.array([1 + 2 ** -8, 1 + 3 * 2 ** -8, 1 + 2 ** -11, 1 + 3 * 2 ** -11, 65520.0, 65519.0,
                             -65520.0, 3.3961776e38, 1e-40, -1e-40, 2 ** -25, 3 * 2 ** -26, -0.0, np.inf,
                             -np.inf, np.nan], dtype=np.float32)
+#: elements a reduce wave takes (parity/sim/plans/conv_fwd_split_k_reduce.py: wave32 lanes
+#: of ``vector`` elements each); the elements past the last full wave run the scalar tail
+REDUCE_WAVE = 32
+
+
+def place_specials(ws: np.ndarray, vector: int, reserve: int) -> None:
+    """Write :data:`REDUCE_SPECIALS` into slab 0 of a ``[ks][M*K]`` fp32 workspace (in
+    place; the other slabs 0 there): at the first elements (the vector path when M*K
+    holds a full wave of ``vector``-element lanes) and, reversed so that NaN and the
+    infinities come first, at the first elements of the scalar tail (the elements past
+    the last full wave), leaving the last ``reserve`` elements (an order or
+    cancellation probe's) alone. Without the tail copy, a fast-math flag ``nnan`` or
+    ``ninf`` on the tail's slab sum met no NaN or infinity (CI's mutate-new survivor on
+    fused_scale_bf16_v1_t64_d4)."""
+    mk = ws.shape[1]
+    ns = min(mk, REDUCE_SPECIALS.size)
+    ws[0, :ns] = REDUCE_SPECIALS[:ns]
+    ws[1:, :ns] = 0.0
+    tail0 = mk // (REDUCE_WAVE * vector) * (REDUCE_WAVE * vector)
+    n = min(REDUCE_SPECIALS.size, mk - reserve - tail0)
+    if tail0 > 0 and n > 0:
+        ws[0, tail0:tail0 + n] = REDUCE_SPECIALS[::-1][:n]
+        ws[1:, tail0:tail0 + n] = 0.0
 
 
 @dataclass

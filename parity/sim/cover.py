@@ -38,6 +38,7 @@ import math
 
 import numpy as np
 
+from parity.sim.cover_unit import unit_problems
 from python_engine.facts import conv_kernel as C
 
 WAVE = 32
@@ -176,6 +177,10 @@ def reduce_required(spec: dict) -> tuple:
 #   2 tile_k, 1x1): slices 0 and 1 of one K tile, slice 2 empty at k_begin = 2 tile_k,
 #   where the prologue's ``any_tile = ntiles > 0`` made ``>=`` enters the tap loop (ntiles
 #   0 is even) and reads past Kgemm (skc4 32x32x32's survivor).
+# * ``cover_kwalk_dil`` (two-stage, channel vectors): ``cover_kwalk_mid`` at dilation (1, 2), so
+#   the carry's byte step k_dcy is not 0 in the two-stage K walk (spk4 64x64x64's `k_ks` survivor).
+# * ``cover_unit_first``, ``cover_unit_loop``: 1 x 1 images, every A slot's pixel tests one long in
+#   the first K tile and in the K loop (:mod:`parity.sim.cover_unit`).
 # With the fixed problems the last M tile ends at every row phase M % 8 (a
 # lane's WMMA rows are 8h + e): a row mask off by one stores row M, which in a
 # workspace is the next slab's row 0 (a race the shadow detector names).
@@ -224,6 +229,8 @@ def conv_cover_problems(full: dict) -> tuple:
         out += _tap_test_problems(full)
     if conv_split(full) and not S:
         out += [prob(f"cover_bound_m{r}", _bound_geometry(full, odd), r, k) for r, k in boundary_phases(full)]
+    # every A slot's pixel tests one long, first K tile and K loop (parity/sim/cover_unit.py)
+    out += unit_problems(full, S or (2 if conv_split(full) else 1))
     return tuple(out)
 
 
@@ -341,7 +348,11 @@ def _kwalk_problems(full: dict) -> list:
         # wo 7 and wo 6 reach wi == W on a valid row hi 3 with the next row's data behind;
         # K 20, not 18: the cshuffle epilogue admits it too)
         ("cover_tap_wok", 2, 64, 5, 6, 20, 5, 6, (2, 1), (3, 4), (2, 1), 1),
-    ]
+        # (two-stage) cover_kwalk_mid at dilation (1, 2): the channel carry's byte step k_dcy =
+        # dil_w*C*2 - cpg*2 is not 0, so a `k_ks = select k_cyc, k_kstepc, k_kstep` with its arms
+        # swapped walks the wrong pixels (drawn against spk4 64x64x64's kloop_cmp survivor; plain
+        # has cover_kwalk_drift at dilation (1, 2))
+    ] + ([("cover_kwalk_dil", 1, 24, 5, 9, tn + 4, 5, 5, (1, 1), (2, 2), (1, 2), 1)] if conv_split(full) else [])
 
 
 def _kwalk_carry_problems(full: dict) -> list:

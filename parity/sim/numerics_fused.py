@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from parity.sim import reference as ref
-from parity.sim.cases import REDUCE_PROBLEMS, REDUCE_SPECIALS, ReduceProblem
+from parity.sim.cases import REDUCE_PROBLEMS, ReduceProblem, place_specials
 
 #: the values the plans pass for the epilogue scalars (the conv plan's CONV_CALLER)
 CALLER = {"scale": 0.75, "clamp_lo": -0.5, "clamp_hi": 0.5}
@@ -107,9 +107,7 @@ def reduce_problem(spec: dict, rng, pi: int, M: int, K: int, ks: int) -> ReduceP
     dt, acc = spec["dtype"], spec["acc_epilogue"]
     mk = M * K
     ws = _mixed_slabs(rng, ks, mk)
-    ns = min(mk, REDUCE_SPECIALS.size)
-    ws[0, :ns] = REDUCE_SPECIALS[:ns]
-    ws[1:, :ns] = 0.0
+    place_specials(ws, spec["vector"], K)   # the cancellation probe keeps row M-1
     _cancel_probe(ws, M, K)
     short = ref.epilogue_has(acc, "bias") and pi == len(REDUCE_PROBLEMS) - 1 and K > 1
     bias = rng.uniform(0.25, 1.75, K).astype(np.float32) * rng.choice([-1, 1], K).astype(np.float32)

@@ -15,7 +15,8 @@ from parity.sim import cover
 from parity.sim import invariants as INV
 from parity.sim import numerics_fused
 from parity.sim import reference as ref
-from parity.sim.cases import REDUCE_KS_DEGREE0, REDUCE_PROBLEMS, REDUCE_SPECIALS, and_then as _and_then
+from parity.sim.cases import REDUCE_KS_DEGREE0, REDUCE_PROBLEMS, REDUCE_SPECIALS, and_then as _and_then, \
+    place_specials
 from parity.sim.cases import Buf, Case, Launch, ReduceProblem
 from parity.sim.errors import SimError
 
@@ -38,21 +39,20 @@ def reduce_cases(spec: dict, arch: str) -> list:
     for pi, (M, K) in enumerate(REDUCE_PROBLEMS + cover.reduce_cover_problems(spec)):
         for ks in kss:
             prob = numerics_fused.reduce_problem(spec, rng, pi, M, K, ks) if fused else \
-                _identity_reduce_problem(rng, dt, M, K, ks)
+                _identity_reduce_problem(rng, dt, M, K, ks, v)
             out.append(_reduce_case(spec, arch, prob, M, K, ks))
     return out if fused else out + [_reduce_exact_case(spec, arch, rng)]
 
 
-def _identity_reduce_problem(rng, dt: str, M: int, K: int, ks: int) -> ReduceProblem:
-    """Slabs of mixed magnitudes (1, 300, 1e-3), the specials in slab 0 and the
-    order probe; D = RNE(sequential fp32 sum)."""
+def _identity_reduce_problem(rng, dt: str, M: int, K: int, ks: int, vector: int) -> ReduceProblem:
+    """Slabs of mixed magnitudes (1, 300, 1e-3), the specials in slab 0 on the vector
+    path and the tail (:func:`parity.sim.cases.place_specials`) and the order probe;
+    D = RNE(sequential fp32 sum)."""
     mk = M * K
     scale = rng.choice([1.0, 300.0, 1e-3], size=(ks, mk)).astype(np.float32)
     ws = (rng.standard_normal((ks, mk)).astype(np.float32) * scale).astype(np.float32)
-    ns = min(mk, REDUCE_SPECIALS.size)
-    ws[0, :ns] = REDUCE_SPECIALS[:ns]
-    ws[1:, :ns] = 0.0
-    cover.reduce_order_probe(ws, ns)
+    place_specials(ws, vector, 8)   # the order probe keeps the last 8
+    cover.reduce_order_probe(ws, min(mk, REDUCE_SPECIALS.size))
     return ReduceProblem(ws, ref.ref_cast_bits(ref.split_k_sum(ws.reshape(ks, M, K)).ravel(), dt), {}, {})
 
 

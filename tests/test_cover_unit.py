@@ -1,0 +1,146 @@
+"""The unit-image probes (parity/sim/cover_unit.py), the two-stage K walk at dilation 2
+(``cover_kwalk_dil``) and the reduce tail's specials: each kills the survivors of the
+every-site runs it was drawn against (docs/sim.md, "Every-site runs"), and the honest
+kernels pass it."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import python_engine.api as api
+from parity.mutate import operators as OPS
+from parity.mutate import run as R
+from parity.sim import cases as CS
+from parity.sim import cover
+from parity.sim import cover_unit as CU
+from parity.sim import numerics as N
+from parity.sim.plans import conv_implicit_gemm as CONV_PLAN
+
+
+def _brute_cpg(tk, d, two_deep):
+    """unit_loop_cpg by its definition, tile by tile."""
+    for cpg in range(8, 4097, 8):
+        if cpg % (2 * tk) == 0:
+            continue
+        kg = 9 * cpg
+        ks = -(-(-(-kg // d)) // tk) * tk
+        ok = True
+        for tap in CU.PROBE_TAPS:
+            idx = [(t - kb) // tk for kb in range(0, kg, ks) for t in range(kb, min(kb + ks, kg), tk)
+                   if tap * cpg <= t and t + tk <= (tap + 1) * cpg]
+            if two_deep:
+                ok &= any(i >= 2 and i % 2 == 0 for i in idx) and any(i >= 3 and i % 2 == 1 for i in idx)
+            else:
+                ok &= any(i >= 1 for i in idx)
+        if ok:
+            return cpg
+    return None
+
+
+def test_probe_tile_indices_by_hand():
+    """cpg 112 at S = 4, tile_k 32: Kgemm 1008, ks 256; tap 7 = K [784, 896) holds slice 3's
+    tiles 800, 832, 864 (indices 1, 2, 3), tap 5 = [560, 672) slice 2's 576, 608, 640 (2, 3, 4)."""
+    assert CU.probe_tile_indices(112, 7, 4, 32) == {1, 2, 3}
+    assert CU.probe_tile_indices(112, 5, 4, 32) == {2, 3, 4}
+    assert CU.slice_starts(1008, 4, 32) == (256, range(0, 1008, 256))
+
+
+@pytest.mark.parametrize("tk,d,two_deep,want", [(32, 1, True, 80), (32, 1, False, 32), (64, 1, False, 64),
+                                                (32, 2, True, 96), (64, 2, False, 96), (32, 4, True, 112),
+                                                (32, 15, True, 168), (64, 15, False, 112)])
+def test_unit_loop_cpg(tk, d, two_deep, want):
+    assert CU.unit_loop_cpg(tk, d, two_deep) == want == _brute_cpg(tk, d, two_deep)
+
+
+def _pixel_test_jobs(name, block, after=None):
+    """cmp_boundary mutants of every ``a_hok`` / ``a_wok`` pixel test in ``block`` (a label
+    prefix) of a conv config: (full, arch, [Job])."""
+    fam, _, spec, arch = next(c for c in N.accepted_configs(["conv_implicit_gemm"]) if c[1] == name)
+    full = N._with_defaults(fam, spec)
+    t = api.lower(fam, full, arch, "llvm23").text
+    lines = t.split("\n")
+    start = next(i for i, ln in enumerate(lines) if ln.startswith(block))
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].endswith(":"))
+    sites = [s for s in OPS.sites(t, "cmp_boundary") if start < s[0] < end and (after is None or s[0] > after(lines))
+             and lines[s[0]].lstrip().startswith(("%a_hok", "%a_wok"))]
+    return full, arch, [R.Job(fam, name, full, arch, t, OPS.apply(t, "cmp_boundary", s)) for s in sites]
+
+
+def _kills(full, arch, jobs, pname):
+    prob = next(p for p in cover.conv_cover_problems(full) if p[0] == pname)
+    honest = N._Lowerer()
+    case = next(c for c in CONV_PLAN.conv_cases(full, arch, honest, problems=(prob,)) if isinstance(c, N.Case))
+    assert N.run_case(case, honest, case.orders)[0] == []
+    alive = []
+    for job in jobs:
+        lw = R.mutant_lowerer(job)
+        case = next(c for c in CONV_PLAN.conv_cases(full, arch, lw, problems=(prob,)) if isinstance(c, N.Case))
+        if not N.run_case(case, lw, case.orders)[0]:
+            alive.append(job.mutant.line)
+    return alive
+
+
+def test_unit_first_kills_every_prologue_pixel_test_of_va1():
+    """plain va1/vb2 loads one element a slot (16 row slots): the prologue's a_hok / a_wok
+    one long survived on six and three slots; cover_unit_first kills all 32."""
+    full, arch, jobs = _pixel_test_jobs("plain_mem_default_va1_vb2_bf16", "prologue")
+    assert len(jobs) == 32
+    assert _kills(full, arch, jobs, "cover_unit_first") == []
+
+
+def test_unit_loop_kills_every_kloop_pixel_test_of_skc4():
+    """skc4 64x64's two-deep loop: the second half's a_hok (the k_pre rows of tile t + 3)
+    survived every other problem; cover_unit_loop (cpg 112) kills all 8 K-loop pixel tests."""
+    full, arch, jobs = _pixel_test_jobs("skc4_mem_default_64x64_bf16", "kloop")
+    assert len(jobs) == 8
+    assert _kills(full, arch, jobs, "cover_unit_loop") == []
+
+
+def test_unit_loop_kills_every_kloop_pixel_test_of_va1():
+    """plain va1/vb2's K loop: `a_wok` one long survived on one slot; cover_unit_loop
+    (cpg 32: taps 5 and 7 fill K tiles 5 and 7) kills all 32 K-loop pixel tests."""
+    full, arch, jobs = _pixel_test_jobs("plain_mem_default_va1_vb2_bf16", "kloop")
+    assert len(jobs) == 32
+    assert _kills(full, arch, jobs, "cover_unit_loop") == []
+
+
+def test_kwalk_dil_kills_the_swapped_carry_step():
+    """spk4 64x64x64: ``k_ks = select k_cyc, k_kstepc, k_kstep`` with its arms swapped in the
+    K loop only differs where k_dcy = (dil_w - 1)*cpg*2 is not 0."""
+    fam, name = "conv_implicit_gemm", "spk4_mem_default_64x64x64_fp16"
+    _, _, spec, arch = next(c for c in N.accepted_configs([fam]) if c[1] == name)
+    full = N._with_defaults(fam, spec)
+    t = api.lower(fam, full, arch, "llvm23").text
+    lines = t.split("\n")
+    loop = next(i for i, ln in enumerate(lines) if ln.startswith("kloop"))
+    site = next(s for s in OPS.sites(t, "select_swap") if s[0] > loop and "%k_kstepc" in lines[s[0]])
+    job = R.Job(fam, name, full, arch, t, OPS.apply(t, "select_swap", site))
+    assert _kills(full, arch, [job], "cover_kwalk_dil") == []
+
+
+def test_place_specials_reaches_the_tail():
+    """M*K = 63 at vector 1 (one full wave of 32, a 31-element tail): the specials at 0..15
+    and, NaN first, at 32..47; the last ``reserve`` elements untouched."""
+    ws = np.ones((3, 63), np.float32)
+    CS.place_specials(ws, 1, 9)
+    assert np.array_equal(ws[0, :16], CS.REDUCE_SPECIALS, equal_nan=True)
+    assert np.isnan(ws[0, 32]) and ws[0, 33] == -np.inf and ws[0, 34] == np.inf
+    assert (ws[1:, 32:48] == 0).all() and (ws[:, 48:] == 1).all()
+    one = np.ones((2, 1), np.float32)   # M*K = 1: no full wave, the head copy only
+    CS.place_specials(one, 1, 1)
+    assert one[0, 0] == CS.REDUCE_SPECIALS[0] and one[1, 0] == 0
+
+
+def test_nnan_on_the_reduce_tail_is_killed():
+    """CI's mutate-new survivor: ``nnan`` on the scalar tail's slab sum of a fused reduce."""
+    fam, name = "conv_fwd_split_k_reduce", "fused_scale_bf16_v1_t64_d4"
+    _, _, spec, arch = next(c for c in N.accepted_configs([fam]) if c[1] == name)
+    full = N._with_defaults(fam, spec)
+    t = api.lower(fam, full, arch, "llvm23").text
+    lines = t.split("\n")
+    tail = next(i for i, ln in enumerate(lines) if ln.startswith("tail_elem"))
+    site = next(s for s in OPS.sites(t, "promise_lie") if s[0] > tail and "= fadd float %slab" in lines[s[0]]
+                and "nnan" in OPS.apply(t, "promise_lie", s).what)
+    job = R.Job(fam, name, full, arch, t, OPS.apply(t, "promise_lie", site))
+    out = N.run_config(fam, name, full, arch, R.mutant_lowerer(job), first_failure=True)
+    assert out.problems and "nnan" in out.problems[0], out.problems
