@@ -5,6 +5,7 @@ mutant is an ARGUMENT CONTRADICTION: its predicate is broader than its reasoning
 from __future__ import annotations
 
 from parity.mutate import argued as AR
+from parity.mutate import proved as PROVED
 from parity.mutate import run as R
 from mutant_helpers import conv_jobs
 
@@ -44,7 +45,7 @@ def test_general_path_covers_the_slab_stores_wide_test():
 def test_extra_k_tile_and_k_span_one_long_refuse_the_tap_loop():
     js = {(j.mutant.line, j.mutant.what): j for j in conv_jobs(SPK2, "kloop_cmp", r"%again\d+ = icmp")}
     walk, tap = sorted({ln for ln, _ in js})
-    assert AR._block_of(js[(walk, "cmp_boundary: ult -> ule")].original, walk).startswith("kloop")
+    assert PROVED.block_labels(js[(walk, "cmp_boundary: ult -> ule")].original)[walk].startswith("kloop")
     assert AR._extra_k_tile(R._view(js[(walk, "cmp_boundary: ult -> ule")]))
     assert not AR._extra_k_tile(R._view(js[(tap, "cmp_boundary: ult -> ule")]))   # no K mask in the tap loop
     one_long = [j for j in conv_jobs(P64, "const_dec", r"%k_span\d+ = sub i32 %Kgemm, 0$")]
@@ -79,7 +80,7 @@ def test_a_block_no_admitted_problem_enters_is_proved_from_the_cluster_admission
     # always true, so nothing in slab_narrow runs (55 of the skc4 every-site survivors)
     from parity.mutate import proved as P
     narrow = conv_jobs(SKC4, "const_inc", r"%ws_byte\d+ = mul")
-    got = {AR._block_of(j.original, j.mutant.line): P.abstract_reason(j) for j in narrow}
+    got = {P.block_labels(j.original).get(j.mutant.line, ""): P.abstract_reason(j) for j in narrow}
     assert got["slab_narrow939"].startswith("block %slab_narrow939 is never entered for an admitted problem "
                                             "(`br i1 %ws_wide937, label %slab_wide938, label %slab_narrow939` "
                                             "always goes to %slab_wide938")
@@ -95,7 +96,7 @@ def test_the_cluster_fold_row_test_is_proved_from_ks_count_equal_to_s():
     assert j4 and {P.abstract_reason(j) for j in j4} == {
         "the compare gives the honest result for every admitted value of its operand"}
     j8 = conv_jobs("skc8_mem_default_64x64_bf16", "cmp_boundary", r"%f_rok\d+ = icmp ult")
-    got = {AR._block_of(j.original, j.mutant.line)[:9]: P.abstract_reason(j) for j in j8}
+    got = {P.block_labels(j.original).get(j.mutant.line, "")[:9]: P.abstract_reason(j) for j in j8}
     # S = 8: the wide fold's slot walk reaches row 64 (f_slotc / 8 over several passes), so
     # its test matters; the narrow fold's slice*8 + tid/16 stays at most 63
     assert got["fold_wide"] == "" and got["fold_narr"].startswith("the compare gives the honest result")

@@ -24,7 +24,7 @@ def jobs():
 def test_profile_gives_each_case_its_cost_and_the_blocks_it_entered(jobs):
     p = PRI.profile(jobs[0])
     names = [c.name for c in p.cases]
-    assert names[0] == "pad_stride_ks96x1" and len(names) == 34
+    assert names[0] == "pad_stride_ks96x1" and len(names) == 36   # with cover_unit_first / _loop
     byname = {c.name: c for c in p.cases}
     # the uniform-tap loop runs only where cpg is a multiple of 2 tile_k: cover_taps, not pad_stride
     assert "tap_loop311" in byname["cover_taps_ks512x1"].blocks
@@ -92,3 +92,10 @@ def test_parse_cache_hands_out_copies_equal_to_a_fresh_parse(jobs):
     assert a.blocks[0].ins[0] is not b.blocks[0].ins[0]
     assert a.blocks[0].ins[0].ops is not b.blocks[0].ins[0].ops   # _expand_const_geps rewrites ops in place
     assert a.blocks[0].ins[0].extra is not b.blocks[0].ins[0].extra
+
+
+def test_block_labels_by_hand():
+    """The one block map of parity/mutate: instruction lines inside a body, by label."""
+    from parity.mutate import proved as PROVED
+    text = "; m\ndefine void @k() {\nentry0:\n  %a = add i32 1, 2\n  br label %b1\n\nb1:\n  ret void\n}\n"
+    assert PROVED.block_labels(text) == {4: "entry0", 5: "entry0", 8: "b1"}

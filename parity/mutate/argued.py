@@ -90,14 +90,6 @@ def _alignment_holds(job) -> bool:
     return int(m.group(4)) <= min(16, size * math.gcd(v, s))
 
 
-def _block_of(text: str, n: int) -> str:
-    """The label of the block holding line ``n`` (1-based) of ``text``."""
-    for ln in reversed(text.split("\n")[:n]):
-        if ln.endswith(":") and not ln.startswith(" "):
-            return ln[:-1]
-    return ""
-
-
 def _extra_k_tile(job) -> bool:
     """Conv K walk: the back-edge bound ``t_next < ntiles`` loosened: the extra K tile
     lies past the slice end, where every A and B load is masked (``k < k_end`` fails:
@@ -108,7 +100,7 @@ def _extra_k_tile(job) -> bool:
     ln = _changed_line(job)
     return job.family == "conv_implicit_gemm" and job.mutant.kind in ("loop_bound", "cmp_boundary") and \
         _hint_of(ln) == "again" and re.search(r"%ntiles\d+$|%mut_bound\d+$", ln) is not None and \
-        not _block_of(job.mutant.text, job.mutant.line).startswith("tap_loop")
+        not PROVED.block_labels(job.mutant.text).get(job.mutant.line, "").startswith("tap_loop")
 
 
 def _one_wave_sync(job) -> bool:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from parity.mutate import proved as PROVED
 from parity.sim import numerics as N
 from parity.sim.errors import SimError
 
@@ -96,8 +97,7 @@ def profile(job) -> Profile:
                 out.append(CaseProfile(case.name, 0, None))
         if len(_PROFILES) >= _KEEP:
             _PROFILES.clear()
-        block_of = {i.line: b.name for b in own.module.blocks for i in b.ins}
-        _PROFILES[key] = Profile(tuple(out), block_of)
+        _PROFILES[key] = Profile(tuple(out), PROVED.block_labels(job.original))
     return _PROFILES[key]
 
 

@@ -329,6 +329,23 @@ _BR2 = re.compile(r"^  br i1 (%[\w.$-]+), label %([\w.$-]+), label %([\w.$-]+)$"
 _BR1 = re.compile(r"^  br label %([\w.$-]+)$")
 
 
+def block_labels(text: str) -> dict:
+    """Line number (1-based) -> the label of its block, for every instruction line (two-space
+    indented) inside a ``define ... {`` ... ``}`` body of the module ``text``; the entry block
+    without a label is ''. The one block map of parity/mutate (argued, proved, prioritise)."""
+    out, cur, inside = {}, None, False
+    for i, s in enumerate(text.split("\n"), 1):
+        if s.startswith("define "):
+            inside, cur = True, ""
+        elif s == "}":
+            inside = False
+        elif inside and s.endswith(":") and not s.startswith(" "):
+            cur = s[:-1]
+        elif inside and s.startswith("  ") and s.strip():
+            out[i] = cur
+    return out
+
+
 def _unreached_block(it, original: str, ln: int) -> str:
     """Why honest line ``ln`` never runs: its block is not reachable from the entry when a
     conditional branch whose condition is constant over every admitted value
@@ -338,16 +355,15 @@ def _unreached_block(it, original: str, ln: int) -> str:
     start = next((i for i, s in enumerate(lines) if s.startswith("define ")), None)
     if start is None or not 0 < ln <= len(lines):
         return ""
-    label_of, edges, cur, why = {}, {}, None, {}
+    label_of, edges, why = block_labels(original), {}, {}
     for i in range(start + 1, len(lines)):
         s = lines[i]
         if s == "}":
             break
         if s.endswith(":") and not s.startswith(" "):
-            cur = s[:-1]
-            edges.setdefault(cur, [])
+            edges.setdefault(s[:-1], [])
             continue
-        label_of[i + 1] = cur
+        cur = label_of.get(i + 1)
         b2, b1 = _BR2.match(s), _BR1.match(s)
         if b2:
             c = _cond_value(it, lines, b2.group(1))
