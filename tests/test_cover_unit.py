@@ -52,16 +52,30 @@ def test_unit_loop_cpg(tk, d, two_deep, want):
     assert CU.unit_loop_cpg(tk, d, two_deep) == want == _brute_cpg(tk, d, two_deep)
 
 
-def _pixel_test_jobs(name, block, after=None):
-    """cmp_boundary mutants of every ``a_hok`` / ``a_wok`` pixel test in ``block`` (a label
-    prefix) of a conv config: (full, arch, [Job])."""
-    fam, _, spec, arch = next(c for c in N.accepted_configs(["conv_implicit_gemm"]) if c[1] == name)
+def _lowered(fam, name, block):
+    """(full, arch, text, lines, index of the line of the first label starting ``block``)."""
+    _, _, spec, arch = next(c for c in N.accepted_configs([fam]) if c[1] == name)
     full = N._with_defaults(fam, spec)
     t = api.lower(fam, full, arch, "llvm23").text
     lines = t.split("\n")
-    start = next(i for i, ln in enumerate(lines) if ln.startswith(block))
+    return full, arch, t, lines, next(i for i, ln in enumerate(lines) if ln.startswith(block))
+
+
+def _job_after(fam, name, block, kind, pick):
+    """The ``kind`` mutant at the first site past ``block``'s label whose line (and mutant)
+    ``pick(line, mutant)`` accepts: (full, arch, Job)."""
+    full, arch, t, lines, start = _lowered(fam, name, block)
+    site = next(s for s in OPS.sites(t, kind) if s[0] > start and pick(lines[s[0]], OPS.apply(t, kind, s)))
+    return full, arch, R.Job(fam, name, full, arch, t, OPS.apply(t, kind, site))
+
+
+def _pixel_test_jobs(name, block):
+    """cmp_boundary mutants of every ``a_hok`` / ``a_wok`` pixel test in ``block`` (a label
+    prefix) of a conv config: (full, arch, [Job])."""
+    fam = "conv_implicit_gemm"
+    full, arch, t, lines, start = _lowered(fam, name, block)
     end = next(i for i in range(start + 1, len(lines)) if lines[i].endswith(":"))
-    sites = [s for s in OPS.sites(t, "cmp_boundary") if start < s[0] < end and (after is None or s[0] > after(lines))
+    sites = [s for s in OPS.sites(t, "cmp_boundary") if start < s[0] < end
              and lines[s[0]].lstrip().startswith(("%a_hok", "%a_wok"))]
     return full, arch, [R.Job(fam, name, full, arch, t, OPS.apply(t, "cmp_boundary", s)) for s in sites]
 
@@ -107,14 +121,8 @@ def test_unit_loop_kills_every_kloop_pixel_test_of_va1():
 def test_kwalk_dil_kills_the_swapped_carry_step():
     """spk4 64x64x64: ``k_ks = select k_cyc, k_kstepc, k_kstep`` with its arms swapped in the
     K loop only differs where k_dcy = (dil_w - 1)*cpg*2 is not 0."""
-    fam, name = "conv_implicit_gemm", "spk4_mem_default_64x64x64_fp16"
-    _, _, spec, arch = next(c for c in N.accepted_configs([fam]) if c[1] == name)
-    full = N._with_defaults(fam, spec)
-    t = api.lower(fam, full, arch, "llvm23").text
-    lines = t.split("\n")
-    loop = next(i for i, ln in enumerate(lines) if ln.startswith("kloop"))
-    site = next(s for s in OPS.sites(t, "select_swap") if s[0] > loop and "%k_kstepc" in lines[s[0]])
-    job = R.Job(fam, name, full, arch, t, OPS.apply(t, "select_swap", site))
+    full, arch, job = _job_after("conv_implicit_gemm", "spk4_mem_default_64x64x64_fp16", "kloop", "select_swap",
+                                 lambda ln, m: "%k_kstepc" in ln)
     assert _kills(full, arch, [job], "cover_kwalk_dil") == []
 
 
@@ -134,13 +142,7 @@ def test_place_specials_reaches_the_tail():
 def test_nnan_on_the_reduce_tail_is_killed():
     """CI's mutate-new survivor: ``nnan`` on the scalar tail's slab sum of a fused reduce."""
     fam, name = "conv_fwd_split_k_reduce", "fused_scale_bf16_v1_t64_d4"
-    _, _, spec, arch = next(c for c in N.accepted_configs([fam]) if c[1] == name)
-    full = N._with_defaults(fam, spec)
-    t = api.lower(fam, full, arch, "llvm23").text
-    lines = t.split("\n")
-    tail = next(i for i, ln in enumerate(lines) if ln.startswith("tail_elem"))
-    site = next(s for s in OPS.sites(t, "promise_lie") if s[0] > tail and "= fadd float %slab" in lines[s[0]]
-                and "nnan" in OPS.apply(t, "promise_lie", s).what)
-    job = R.Job(fam, name, full, arch, t, OPS.apply(t, "promise_lie", site))
+    full, arch, job = _job_after(fam, name, "tail_elem", "promise_lie",
+                                 lambda ln, m: "= fadd float %slab" in ln and "nnan" in m.what)
     out = N.run_config(fam, name, full, arch, R.mutant_lowerer(job), first_failure=True)
     assert out.problems and "nnan" in out.problems[0], out.problems
