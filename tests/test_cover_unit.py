@@ -134,6 +134,12 @@ def test_place_specials_reaches_the_tail():
     assert np.array_equal(ws[0, :16], CS.REDUCE_SPECIALS, equal_nan=True)
     assert np.isnan(ws[0, 32]) and ws[0, 33] == -np.inf and ws[0, 34] == np.inf
     assert (ws[1:, 32:48] == 0).all() and (ws[:, 48:] == 1).all()
+    # the -0.0 special (index 12; 35 in the reversed tail copy) is -0.0 in every slab: its sum is -0.0
+    assert np.signbit(ws[:, 12]).all() and np.signbit(ws[:, 35]).all() and not np.signbit(ws[1:, 11]).any()
+    probed = np.ones((3, 63), np.float32)   # the order probe after each copy, short of the reserve
+    CS.place_specials(probed, 1, 9, order_probe=True)
+    assert (probed[0, 16:24] == 2.0 ** 20).all() and (probed[1, 16:24] == -2.0 ** 20).all()
+    assert (probed[0, 48:54] == 2.0 ** 20).all() and (probed[0, 54:] == 1).all()
     one = np.ones((2, 1), np.float32)   # M*K = 1: no full wave, the head copy only
     CS.place_specials(one, 1, 1)
     assert one[0, 0] == CS.REDUCE_SPECIALS[0] and one[1, 0] == 0

@@ -37,12 +37,15 @@ def _surplus_tail(job) -> bool:
     vector 1, changed at all: the loop runs once either way): the extra iteration's
     element is clamped (``jc = select inside, j, last``) to a neighbour's or the last
     element, whose value it recomputes identically and re-stores unchanged; at vector
-    1 the step ``inext = i + 1`` changed likewise ends the one-trip loop."""
+    1 the step ``inext = i + 1`` changed likewise ends the one-trip loop. Only the tail
+    loop's back edge (``again = icmp ult i64 %inext, vector``): a degree-0 kernel's slab
+    loop ``again = icmp slt i32 %snext, %ks_count`` one long reads a slab past the
+    workspace (killed: ``OutOfBounds`` on ws_ptr)."""
     if job.family != "conv_fwd_split_k_reduce" or "= select i1 %inside" not in job.original:
         return False
     ln, k = _changed_line(job), job.mutant.kind
     loose = k in ("loop_bound", "cmp_boundary", "const_inc") or (k == "const_dec" and job.spec["vector"] == 1)
-    return (_hint_of(ln) == "again" and loose) or (
+    return (_hint_of(ln) == "again" and loose and _tail_edge(job)) or (
         _hint_of(ln) == "inext" and job.spec["vector"] == 1 and k == "const_inc")
 
 
@@ -264,9 +267,16 @@ def _span_one_long(job) -> bool:
 
 def _one_trip_swap(job) -> bool:
     """Reduce at vector 1: ``again = inext < 1`` swapped to ``1 < inext``: inext is 1
-    (one element per thread), both false: the tail loop runs once either way."""
+    (one element per thread), both false: the tail loop runs once either way. Not the
+    degree-0 slab loop's ``again = snext < ks_count`` (swapped, it stops after one slab)."""
     return job.family == "conv_fwd_split_k_reduce" and job.spec["vector"] == 1 and \
-        job.mutant.kind == "swap_operands" and _hint_of(_line(job.mutant.text, job.mutant.line)) == "again"
+        job.mutant.kind == "swap_operands" and _tail_edge(job)
+
+
+def _tail_edge(job) -> bool:
+    """Whether ``job``'s honest line is the reduce tail loop's back edge ``again = icmp
+    ult i64 %inext, vector`` (a degree-0 kernel also has the slab loop's ``again``)."""
+    return re.match(r"^  %again\d+ = icmp \w+ i64 %inext\d+, ", _line(job.original, job.mutant.line)) is not None
 
 
 def _finite_nnan(job) -> bool:
@@ -285,12 +295,26 @@ def _float_min_max(job) -> bool:
     """A float min/max (``%c = fcmp ogt a, b`` whose only use is ``select %c, b, a`` or
     ``select %c, a, b``: the clamp epilogue's ``above`` / ``below``) with its ordered
     predicate made strict or non-strict: at ``a oeq b`` both arms are the same number
-    (they can differ only as +0 and -0, the same value: *relu at zero*); a NaN operand
-    makes the ordered compare false either way. The integer form is proved by rule
-    (``operators._min_max_idiom``); floats are argued because of the signed zero."""
+    (they can differ only as +0 and -0); a NaN operand makes the ordered compare false
+    either way. Not a bound that is the literal 0.0 (relu's ``s < 0``): there -0.0 meets
+    it and the arms differ in D's sign bit (the cross-check killed one on a degree-0 fused
+    relu reduce). For the clamp, whose bounds are caller values, the same holds for a
+    bound of +-0 meeting the other zero: ASSUMPTION, no plan passes such a bound (the
+    plans' caller bounds are -0.5 and 0.5; a zero-bound clamp case would kill these
+    mutants). The integer form is proved by rule (``operators._min_max_idiom``)."""
     m = job.mutant
+    ln = _line(job.original, m.line)
+    bound = re.search(r"^  %[\w.]+ = fcmp \w+ (?:<\d+ x float>|float) %[\w.]+, (.*)$", ln)
+    zero = bound is not None and _all_zero_literals(bound.group(1))
     return m.kind == "cmp_boundary" and m.what.split(" ")[0] in ("olt", "ole", "ogt", "oge") and \
-        OPS._min_max_idiom(m.text, m.line - 1)
+        not zero and OPS._min_max_idiom(m.text, m.line - 1)
+
+
+def _all_zero_literals(operand: str) -> bool:
+    """Whether an fcmp operand is the literal +-0.0, or a vector constant of them."""
+    vals = re.findall(r"(?:float )?(0x[0-9A-Fa-f]+|-?[\d.]+(?:e[+-]?\d+)?)", operand)
+    return bool(vals) and not operand.startswith("%") and all(
+        int(v, 16) & ~(1 << 63) == 0 if v.startswith("0x") else float(v) == 0 for v in vals)
 
 
 def _one_wave_index(job) -> bool:
@@ -555,6 +579,12 @@ def _tap_pair_start(job) -> bool:
 #: 'select'): the emulator reports poison where it is made, so a kill by ``Poison:`` there is
 #: consistent with them (parity/mutate/run.py's cross-check of kills against the arguments)
 POISON_DISCARDED = frozenset({"guarded K limit"})
+
+#: arguments about a promise that holds at run time but that the static proof (parity/proof)
+#: cannot derive: a kill by the ``proof`` oracle ("declared align 8, proved align 4": the
+#: proof's known bits do not see that ``elem + mk + mk`` is ``elem + 2 mk``) is the policy
+#: "a promise only where an oracle checks it", consistent with the argument
+PROOF_UNDERIVED = frozenset({"alignment holds"})
 
 #: survivors argued equivalent (docs/sim.md, "Mutation lane"): (name, predicate(job)); a
 #: survivor one of them matches is counted equivalent with the argument as its reason

@@ -31,7 +31,7 @@ from parity.gate.executor import NOT_RUN, progress_tick
 from parity.llvm.compile import CompileError, parse_verify
 from parity.mutate import lies as LIES
 from parity.mutate import operators as OPS
-from parity.mutate.argued import ARGUED, POISON_DISCARDED
+from parity.mutate.argued import ARGUED, POISON_DISCARDED, PROOF_UNDERIVED
 from parity.mutate import prioritise as PRI
 from parity.mutate import proved as PROVED
 from parity.sim import launch_route as LR
@@ -204,9 +204,12 @@ def _argued_contradiction(job: Job, v: Verdict) -> str:
     its predicate is broader than its reasoning (the arguments are consulted on survivors
     only, so a run would not otherwise notice). An argument of :data:`POISON_DISCARDED`
     (a wrapped value whose poison a select never chooses: equivalent under LangRef) with a
-    kill by the emulator's eager ``Poison:`` report at that flag is consistent, not one."""
+    kill by the emulator's eager ``Poison:`` report at that flag is consistent, not one; so
+    is a :data:`PROOF_UNDERIVED` argument with a kill by the ``proof`` oracle (a true promise
+    the static proof cannot derive is refused by policy)."""
     name = next((n for n, pred in ARGUED if pred(_view(job))), None)
-    if name is None or (name in POISON_DISCARDED and ": Poison: " in f": {v.reason}"):
+    if name is None or (name in POISON_DISCARDED and ": Poison: " in f": {v.reason}") or \
+            (name in PROOF_UNDERIVED and v.oracle == "proof"):
         return ""
     return f"argued: {name}"
 

@@ -68,24 +68,36 @@ REDUCE_SPECIALS = np.array([1 + 2 ** -8, 1 + 3 * 2 ** -8, 1 + 2 ** -11, 1 + 3 * 
 REDUCE_WAVE = 32
 
 
-def place_specials(ws: np.ndarray, vector: int, reserve: int) -> None:
+def place_specials(ws: np.ndarray, vector: int, reserve: int, order_probe: bool = False) -> None:
     """Write :data:`REDUCE_SPECIALS` into slab 0 of a ``[ks][M*K]`` fp32 workspace (in
-    place; the other slabs 0 there): at the first elements (the vector path when M*K
-    holds a full wave of ``vector``-element lanes) and, reversed so that NaN and the
-    infinities come first, at the first elements of the scalar tail (the elements past
-    the last full wave), leaving the last ``reserve`` elements (an order or
-    cancellation probe's) alone. Without the tail copy, a fast-math flag ``nnan`` or
-    ``ninf`` on the tail's slab sum met no NaN or infinity (CI's mutate-new survivor on
-    fused_scale_bf16_v1_t64_d4)."""
+    place; the other slabs 0 there, but -0.0 under the -0.0 special, so that element
+    sums to -0.0 at every ks): at the first elements (the vector path when M*K holds a
+    full wave of ``vector``-element lanes) and, reversed so that NaN and the infinities
+    come first, at the first elements of the scalar tail (the elements past the last
+    full wave), leaving the last ``reserve`` elements (an order or cancellation probe's)
+    alone. Without the tail copy, a fast-math flag ``nnan`` or ``ninf`` on the tail's
+    slab sum met no NaN or infinity (CI's mutate-new survivor on
+    fused_scale_bf16_v1_t64_d4); without the -0.0 column, relu's ``s < 0`` made ``s <= 0``
+    met no -0.0 sum. ``order_probe`` (ks >= 3): the 8 elements after each copy (as far
+    as ``reserve`` allows) hold +2^20 in slab 0, -2^20 in slab 1 and the others' values scaled
+    into (-0.1, 0.1), so only the
+    documented fold order (from slab 0) gives the reference bits
+    (:func:`parity.sim.cover.reduce_order_probe`)."""
     mk = ws.shape[1]
     ns = min(mk, REDUCE_SPECIALS.size)
-    ws[0, :ns] = REDUCE_SPECIALS[:ns]
-    ws[1:, :ns] = 0.0
     tail0 = mk // (REDUCE_WAVE * vector) * (REDUCE_WAVE * vector)
-    n = min(REDUCE_SPECIALS.size, mk - reserve - tail0)
-    if tail0 > 0 and n > 0:
-        ws[0, tail0:tail0 + n] = REDUCE_SPECIALS[::-1][:n]
-        ws[1:, tail0:tail0 + n] = 0.0
+    n = min(REDUCE_SPECIALS.size, mk - reserve - tail0) if tail0 > 0 else 0
+    for at, vals in ((0, REDUCE_SPECIALS[:ns]), (tail0, REDUCE_SPECIALS[::-1][:max(n, 0)])):
+        if vals.size == 0:
+            continue
+        span = slice(at, at + vals.size)
+        ws[0, span] = vals
+        ws[1:, span] = np.where(np.signbit(vals) & (vals == 0), np.float32(-0.0), np.float32(0.0))
+        if order_probe and ws.shape[0] >= 3:
+            probe = slice(at + vals.size, min(at + vals.size + 8, mk - reserve))
+            ws[0, probe] = 2.0 ** 20
+            ws[1, probe] = -2.0 ** 20
+            ws[2:, probe] = np.fmod(ws[2:, probe], 1.0) * np.float32(0.1)
 
 
 @dataclass

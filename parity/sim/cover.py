@@ -588,13 +588,17 @@ def order_probe(xs, ws_, dt: str, groups: int, ks: int):
 def reduce_order_probe(ws, ns: int) -> None:
     """Make the 8 elements after the first ``ns`` and the last 8 of a ``[ks][M*K]``
     workspace order-sensitive (in place; ks >= 3): slab 0 holds +2^20, slab 1 -2^20, the
-    other slabs their random values: summed from slab 0 the two cancel exactly first,
-    in another order the others' low bits are absorbed, so only that order gives the
-    reference bits."""
+    other slabs their random values scaled into (-0.1, 0.1): summed from slab 0 the two
+    cancel exactly first, in another order the others' sum is rounded to a multiple of
+    1/8 (fp32's ulp at 2^20), so only that order gives the reference bits. The others
+    are small: a sum of sixteen slabs near 1000 hides the absorbed eighth in the bf16
+    rounding (a reversed 16-slab tail survived that way), and equal ones (0.1 each) sum
+    to multiples of 1/8 too often (a reversed 7-slab fold survived that way)."""
     if ws.shape[0] >= 3 and ws.shape[1] >= ns + 16:
         for sl in (slice(ns, ns + 8), slice(ws.shape[1] - 8, None)):  # the vector path and the tail
             ws[0, sl] = 2.0 ** 20
             ws[1, sl] = -2.0 ** 20
+            ws[2:, sl] = np.fmod(ws[2:, sl], 1.0) * np.float32(0.1)
 
 
 # -- K-deep problems and bit-exact data (issue 34, items 3 and 5) ----------------------------
