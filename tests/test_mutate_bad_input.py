@@ -148,6 +148,10 @@ def test_selection_without_an_accepted_config_is_an_input_error(capsys):
     rc, out, err = run(capsys, "mutate", "--only", "conv_fwd_split_k_reduce/reject_vector3", "-j", "1")
     one_error(rc, out, err, "error: --only conv_fwd_split_k_reduce/reject_vector3: no accepted llvm23 config "
                             "is selected, so no mutant is planned")
+    # numerics alike (before: "0/0 configs pass" and RESULT: RED, exit 1)
+    rc, out, err = run(capsys, "numerics", "--only", "conv_fwd_split_k_reduce/reject_vector3", "-j", "1")
+    one_error(rc, out, err, "error: --only conv_fwd_split_k_reduce/reject_vector3: no accepted llvm23 config "
+                            "is selected (each selected one is expected to be rejected at llvm23), so nothing would run")
 
 
 # -- --only tokens and arches keep the families with a plan (item 10) ----------------------

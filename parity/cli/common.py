@@ -269,7 +269,7 @@ def add_options(p: argparse.ArgumentParser, *, only: str | None = "configs", fla
                        + "aliases such as llvm24 resolve to their canonical flavor)")
     if jobs:
         p.add_argument("--jobs", "-j", type=positive_int, default=None, metavar="N", action=Once,
-                       help="worker processes, >= 1 (default: the CPU count)")
+                       help="worker processes, 1 to 1024 (default: the CPU count)")
     if json:
         p.add_argument("--json", metavar="PATH", type=json_path, action=Once,
                        help="also write the result as JSON to PATH (schema: docs/cli.md)")

@@ -110,6 +110,9 @@ def _selection(args) -> tuple:
     HF.assume(HF.parse(args.assume))  # hardware_facts.md readings (--assume), for the workers too
     if args.ir and args.only is not None:  # it was ignored: the --ir CONFIG ran whatever --only said
         raise ValueError("--only goes without --ir (--ir FILE FAMILY/NAME names its one config)")
+    if args.only is not None and not N.accepted_configs(fams, families=families):   # before: 0/0 pass, RED
+        raise ValueError(f"--only {shown(args.only)}: no accepted llvm23 config is selected (each selected one "
+                         f"is expected to be rejected at llvm23), so nothing would run")
     return fams, families
 
 
