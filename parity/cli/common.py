@@ -23,7 +23,7 @@ The shared rules:
   Unknown names are an input error (exit 2) that lists the known ones.
 * ``--flavor F``: a canonical flavor or an alias (``llvm24`` -> ``llvm23``);
   an unknown flavor is an input error.
-* ``--jobs/-j N``: an integer >= 1 (default: the CPU count); ``0`` is refused.
+* ``--jobs/-j N``: an integer from 1 to 1024 (default: the CPU count); ``0`` is refused.
 * ``--json PATH``: checked writable before the run; written once at the end
   with :func:`report_doc`'s envelope.
 * exit status: :data:`EXIT_GREEN` 0, :data:`EXIT_RED` 1, :data:`EXIT_USAGE` 2
@@ -143,8 +143,11 @@ def finite_seconds(flag: str):
     return parse
 
 
-#: argparse type of --jobs: an integer >= 1.
-positive_int = at_least_one("--jobs")
+#: ``--jobs`` at most: the pools start no more workers than they have work items, but a
+#: typo (``-j 99999999``) forked past the machine's process limit (a fork storm, then a hang).
+MAX_JOBS = 1024
+#: argparse type of --jobs: an integer from 1 to :data:`MAX_JOBS`.
+positive_int = integer("--jobs", lo=1, hi=MAX_JOBS)
 #: argparse type of --timeout: a finite number of seconds > 0.
 positive_seconds = finite_seconds("--timeout")
 
@@ -266,7 +269,7 @@ def add_options(p: argparse.ArgumentParser, *, only: str | None = "configs", fla
                        + "aliases such as llvm24 resolve to their canonical flavor)")
     if jobs:
         p.add_argument("--jobs", "-j", type=positive_int, default=None, metavar="N", action=Once,
-                       help="worker processes, >= 1 (default: the CPU count)")
+                       help="worker processes, 1 to 1024 (default: the CPU count)")
     if json:
         p.add_argument("--json", metavar="PATH", type=json_path, action=Once,
                        help="also write the result as JSON to PATH (schema: docs/cli.md)")

@@ -14,7 +14,7 @@ import secrets
 import sys
 from pathlib import Path
 
-from parity.cli.common import at_least_one as _at_least_one, finite_seconds, integer
+from parity.cli.common import at_least_one as _at_least_one, finite_seconds, integer, positive_int
 from parity.base.outputs import OutputError, check_dir_to_be
 
 from parity.gate import executor as X
@@ -33,8 +33,8 @@ def add_command(sub) -> None:
                    help="stop after this many specs")
     f.add_argument("--seed", type=integer("--seed"), default=None,
                    help="generation seed (default: a fresh random seed, printed on the summary line)")
-    f.add_argument("--jobs", "-j", type=_at_least_one("--jobs"), default=None,
-                   help="worker processes (default: CPUs)")
+    f.add_argument("--jobs", "-j", type=positive_int, default=None,
+                   help="worker processes, 1 to 1024 (default: CPUs)")
     f.add_argument("--out", metavar="DIR", default="fuzz-out", help="reproducer directory (default fuzz-out)")
     f.add_argument("--timeout", type=finite_seconds("--timeout"), default=30.0, help="per-spec timeout in seconds")
     f.add_argument("--gate", action="store_true",

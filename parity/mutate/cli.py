@@ -19,15 +19,15 @@ import argparse
 import re
 import time
 
-from parity.cli.common import (add_options, die, finish, finite_seconds, integer, jobs_of, parse_only,
-                               select_configs)
+from parity.cli.common import add_options, die, finish, finite_seconds, integer, jobs_of, select_configs
 from parity.config import ConfigError, load_families
 from parity.gate import executor as X
 from parity.base.escape import shown
-from parity.base.suggest import did_you_mean
 from parity.mutate import operators as OPS
 from parity.mutate import run as R
+from parity.mutate.match import matched, regex, site_line  # noqa: F401 (site_line: the tests' view of a site)
 from parity.sim import numerics as N
+from parity.sim.numerics_cli import plan_only
 
 FAMILIES = ("conv_implicit_gemm", "conv_fwd_split_k_reduce")
 
@@ -44,40 +44,9 @@ def percent(flag: str):
     return parse
 
 
-def regex(flag: str):
-    """argparse type for ``flag``: a non-empty Python regular expression (compiled), refused with
-    the compiler's reason. An empty one, or one matching the empty string (``^``, ``a*``), would
-    match every line (omit the flag instead); a
-    repetition count past the compiler's limit (``a{99999999999}``) raises OverflowError,
-    not re.error: before, a traceback. argparse names the flag (``argument --match: ...``)."""
-    def parse(text: str):
-        if not text:
-            raise argparse.ArgumentTypeError(f"empty (it would match every site; omit {flag} instead)")
-        try:
-            rx = re.compile(text)
-        except (re.error, OverflowError, RecursionError) as e:
-            raise argparse.ArgumentTypeError(f"not a regular expression ({e}): '{shown(text)}'")
-        if rx.search("") is not None:   # '^', 'a*', '$': it matches every line, like an empty one
-            raise argparse.ArgumentTypeError(f"'{shown(text)}' matches the empty string, so every site "
-                                             f"(omit {flag} instead)")
-        return rx
-    return parse
-
-
 #: ``--differential N`` at most: about 0.2 CPU-s a problem and kernel (docs/sim.md), so 100,000 is
 #: hours per mutant already; a bigger N (a typo, ``100000000000``) ran on with no end in sight.
 MAX_DIFFERENTIAL = 100_000
-
-
-def site_line(site) -> str:
-    """The honest IR line a planned :class:`parity.mutate.run.Site` changes (its key's line
-    index), or the key's text for a site that is not a line (``launch_plan`` fields)."""
-    key = site.site
-    i = key[0] if isinstance(key, tuple) and key and isinstance(key[0], int) else None
-    if i is None:
-        return str(key)
-    lines = site.original.split("\n")
-    return lines[i] if 0 <= i < len(lines) else str(key)
 
 
 def add_command(sub) -> None:
@@ -113,44 +82,60 @@ def cmd_mutate(args) -> int:
         return die(str(exc))
 
 
+def _selection(args) -> tuple:
+    """(the selected families, the mutation kinds) after the argument checks; ValueError /
+    ConfigError naming the option. ``--only`` keeps the families with a numerics plan
+    (parity/sim/numerics_cli.py ``plan_only``)."""
+    fams, names = plan_only(args.only)
+    fams = fams or list(FAMILIES)
+    kinds = tuple(args.kinds.split(",")) if args.kinds is not None else OPS.KINDS
+    if not all(kinds):
+        raise ValueError(f"--kinds: an empty kind in '{shown(args.kinds)}' (kinds: {', '.join(OPS.KINDS)})")
+    twice = sorted({k for k in kinds if kinds.count(k) > 1})
+    if twice:   # before: planned twice, so --per-kind K drew 2K sites of it
+        raise ValueError(f"--kinds: {', '.join(shown(k) for k in twice)} given twice (each kind once)")
+    unknown = [k for k in kinds if k not in OPS.KINDS]
+    if unknown:
+        raise ValueError(f"--kinds: unknown mutation kind {', '.join(shown(u) for u in unknown)} "
+                         f"(kinds: {', '.join(OPS.KINDS)})")
+    if args.per_kind < 0:
+        raise ValueError(f"--per-kind must be 0 (every site) or more, got {args.per_kind}")
+    return fams, select_configs(load_families(only=fams), names), kinds
+
+
+def _planned(args, configs: list, kinds: tuple) -> list:
+    """The planned sites (narrowed by ``--match``); ValueError when the selection plans none
+    (an input error naming the options that selected nothing, not a RED run of 0 mutants)
+    or ``--match`` is refused (parity/mutate/match.py), MemoryError from the plan."""
+    given = [f"--only {shown(args.only)}" if args.only is not None else "",
+             f"--kinds {shown(args.kinds)}" if args.kinds is not None else ""]
+    chose = " with ".join(g for g in given if g) or "the default selection"
+    if not configs:
+        raise ValueError(f"{chose}: no accepted llvm23 config is selected, so no mutant is planned "
+                         f"(select configs that lower)")
+    jobs = R.plan(configs, args.seed, per_kind=args.per_kind or None, kinds=kinds)
+    if not jobs:
+        raise ValueError(f"{chose}: no mutant is planned: the {len(configs)} selected config(s) have no site "
+                         f"of the kind(s) {', '.join(kinds)} (select other kinds or configs)")
+    if args.match is not None:
+        jobs = matched(args.match, jobs, args.per_kind)
+    return jobs
+
+
 def _mutate(args, cluster) -> int:
     try:
-        fams, names = parse_only(args.only)
-        fams = fams or list(FAMILIES)
-        bad = [f for f in fams if f not in N.PLANS]
-        if bad:
-            raise ValueError(f"--only: no numerics plan for {', '.join(shown(b) for b in bad)}"
-                             f"{did_you_mean(bad[0], N.PLANS) if len(bad) == 1 else ''} (plans: {', '.join(N.PLANS)})")
-        kinds = tuple(args.kinds.split(",")) if args.kinds is not None else OPS.KINDS
-        if not all(kinds):
-            raise ValueError(f"--kinds: an empty kind in '{shown(args.kinds)}' (kinds: {', '.join(OPS.KINDS)})")
-        twice = sorted({k for k in kinds if kinds.count(k) > 1})
-        if twice:   # before: planned twice, so --per-kind K drew 2K sites of it
-            raise ValueError(f"--kinds: {', '.join(shown(k) for k in twice)} given twice (each kind once)")
-        unknown = [k for k in kinds if k not in OPS.KINDS]
-        if unknown:
-            raise ValueError(f"--kinds: unknown mutation kind {', '.join(shown(u) for u in unknown)} "
-                             f"(kinds: {', '.join(OPS.KINDS)})")
-        if args.per_kind < 0:
-            raise ValueError(f"--per-kind must be 0 (every site) or more, got {args.per_kind}")
-        families = select_configs(load_families(only=fams), names)
+        fams, families, kinds = _selection(args)
     except (ConfigError, ValueError) as exc:
         return die(str(exc))
     configs = N.accepted_configs(fams, families=families)
     t0 = time.perf_counter()
     try:
-        jobs = R.plan(configs, args.seed, per_kind=args.per_kind or None, kinds=kinds)
+        jobs = _planned(args, configs, kinds)
+    except ValueError as exc:
+        return die(str(exc))
     except MemoryError:
         return die(f"out of memory while planning the mutants of {len(configs)} config(s) "
                    f"(--per-kind {args.per_kind}); bound the plan with --only, --kinds or --per-kind")
-    if args.match is not None:
-        n = len(jobs)
-        jobs = [j for j in jobs if args.match.search(site_line(j))]
-        if n and not jobs:
-            sampled = f"; --per-kind {args.per_kind} samples sites, --per-kind 0 plans every one" \
-                if args.per_kind else ""
-            return die(f"--match: /{shown(args.match.pattern)}/ matches no honest line of the {n} planned "
-                       f"site(s) (searched in each site's IR line, e.g. '%name[0-9]* = icmp'{sampled})")
     planned = len(jobs)
     if args.max_mutants is not None:
         jobs = jobs[:args.max_mutants]

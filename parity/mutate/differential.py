@@ -22,6 +22,7 @@ import time
 
 import numpy as np
 
+from parity.cli.interrupt import leave_sigint_to_parent
 from parity.sim import numerics as N
 from parity.sim.plans import conv_implicit_gemm as CONV_PLAN
 
@@ -126,7 +127,10 @@ def differential_many(jobs: list, n: int, seed: int = 0, n_jobs: int = 1, chunks
     for i, j in enumerate(jobs):
         groups.setdefault(j.config, []).append(i)
     res = [None] * len(jobs)
-    J = max(1, chunks or n_jobs)
+    # no more parts than problems (each part draws the whole seeded sequence to find its own
+    # problems), no more workers than parts (as the gate's pool starts them)
+    J = max(1, min(chunks or n_jobs, n))
+    n_jobs = min(n_jobs, J)
     for idx in groups.values():
         js = [jobs[i] for i in idx]
         t0 = time.perf_counter()
@@ -139,7 +143,7 @@ def differential_many(jobs: list, n: int, seed: int = 0, n_jobs: int = 1, chunks
                 progress(js[0].config, len(parts), J,
                          [(sum(p[m][0] for p in parts), sum(p[m][1] for p in parts)) for m in range(len(js))])
         if n_jobs > 1:
-            with mp.get_context("fork").Pool(n_jobs) as pool:
+            with mp.get_context("fork").Pool(n_jobs, initializer=leave_sigint_to_parent) as pool:
                 for part in pool.imap_unordered(_group, work, chunksize=1):
                     done(part)
         else:

@@ -317,6 +317,7 @@ def run(jobs: list, seconds: float | None = None, n_jobs: int = 1, progress=None
         return _run_on(cluster, jobs, seconds, progress)
     t_end = None if seconds is None else time.perf_counter() + seconds
     out = []
+    n_jobs = min(n_jobs, len(jobs))   # no more workers than mutants (as the gate's pool starts them)
     if n_jobs <= 1:
         for j in jobs:
             if t_end is not None and time.perf_counter() >= t_end:

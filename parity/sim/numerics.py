@@ -316,6 +316,7 @@ def run_all(only=None, jobs: int = 1, progress=None, families=None, select=None,
     total = len(items)
     if cluster is not None:
         return _run_on(cluster, items, coverage, opt, progress)
+    jobs = min(jobs, total)   # no more workers than configs (as the gate's pool starts them)
     if jobs <= 1:
         out = []
         for it in items:

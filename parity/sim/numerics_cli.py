@@ -15,7 +15,7 @@ import sys
 import time
 
 from parity.cli.common import (add_options, die, finish, jobs_of, note_outside_checkout, parse_only, progress,
-                               select_configs)
+                               select_configs, split_csv)
 from parity.config import ConfigError, load_families
 from parity.base.escape import shown
 from parity.base.suggest import did_you_mean
@@ -104,19 +104,38 @@ def _selection(args) -> tuple:
     if canonical_flavor(args.flavor) != N.FLAVOR:
         raise ValueError(f"--flavor: numerics runs the {N.FLAVOR} text (the emulator reads that flavor's IR, "
                          f"docs/sim.md), got {shown(args.flavor)}")
-    fams, names = parse_only(args.only)
-    if fams:
-        unknown = [f for f in fams if f not in N.PLANS]
-        if unknown:
-            raise ValueError(f"--only: no numerics plan for {', '.join(shown(u) for u in unknown)}"
-                             f"{did_you_mean(unknown[0], N.PLANS) if len(unknown) == 1 else ''} "
-                             f"(plans: {', '.join(N.PLANS)})")
+    fams, names = plan_only(args.only)
     families = select_configs(load_families(only=fams), names)
     N.check_families(families)  # neither a plan nor NUMERICS_OPT_OUT: one error line (parity/sim/plans)
     HF.assume(HF.parse(args.assume))  # hardware_facts.md readings (--assume), for the workers too
     if args.ir and args.only is not None:  # it was ignored: the --ir CONFIG ran whatever --only said
         raise ValueError("--only goes without --ir (--ir FILE FAMILY/NAME names its one config)")
+    if args.only is not None and not N.accepted_configs(fams, families=families):   # before: 0/0 pass, RED
+        raise ValueError(f"--only {shown(args.only)}: no accepted llvm23 config is selected (each selected one "
+                         f"is expected to be rejected at llvm23), so nothing would run")
     return fams, families
+
+
+def plan_only(text: str | None) -> tuple:
+    """``--only`` of ``parity numerics`` and ``parity mutate``: (the selected families that have
+    a numerics plan, or None for all; {family: config names}). A family named outright (``ir_core``,
+    ``FAMILY/NAME``) without a plan is refused; a family token or an arch (``conv``, ``gfx1250``)
+    keeps the families of its selection that have one, and is refused when none has. ValueError /
+    ConfigError naming --only and the plans."""
+    fams, names = parse_only(text)
+    if not fams:
+        return fams, names
+    named = {it.partition("/")[0] for it in split_csv(text)}
+    unknown = [f for f in fams if f not in N.PLANS and f in named]
+    if unknown:
+        raise ValueError(f"--only: no numerics plan for {', '.join(shown(u) for u in unknown)}"
+                         f"{did_you_mean(unknown[0], N.PLANS) if len(unknown) == 1 else ''} "
+                         f"(plans: {', '.join(N.PLANS)})")
+    kept = [f for f in fams if f in N.PLANS]
+    if not kept:
+        raise ValueError(f"--only {shown(text)}: none of the families it selects ({', '.join(fams)}) has a "
+                         f"numerics plan (plans: {', '.join(N.PLANS)})")
+    return kept, {f: n for f, n in names.items() if f in kept}
 
 
 class _ConfigLines:
