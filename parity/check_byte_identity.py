@@ -26,7 +26,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script path
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from parity.cli.common import Parser, add_version, finish  # noqa: E402
+from parity.cli.common import Parser, add_version, finish, json_on_stdout  # noqa: E402
 from parity.cli.help import add_color  # noqa: E402
 from parity.cli.color import set_choice, verdict  # noqa: E402
 from parity.config import ConfigError  # noqa: E402
@@ -61,6 +61,11 @@ def main(argv: list[str] | None = None) -> int:
         return parity_main(["write", *(a for a in argv if a != "--write")])
     args = build_parser().parse_args(argv)
     set_choice(args.color)
+    with json_on_stdout(args):  # --json -: the report alone on stdout
+        return _main(args)
+
+
+def _main(args) -> int:
     stop = preamble(args)
     if stop is not None:
         return stop

@@ -227,7 +227,8 @@ def test_a_change_since_the_map_was_recorded_is_checked_too(scratch, emap):
 @pytest.mark.parametrize("argv,needle", [
     (["check", "--changed", "--only", "ir_core"], "--only cannot be combined"),
     (["write", "--changed", "--only", "ir_core"], "--only cannot be combined"),
-    (["check", "--since", "nosuchref"], "--since: 'nosuchref' names no commit"),
+    (["check", "--changed", "--since", "nosuchref"], "--since: 'nosuchref' names no commit"),
+    (["check", "--since", "HEAD"], "--since REV goes with --changed"),   # before: a full check, --since unseen
 ])
 def test_changed_bad_input_is_one_error_line_exit_2(argv, needle):
     # Without CI in the environment: under CI, `parity write` refuses before it reads its flags

@@ -169,7 +169,8 @@ def test_env_variable_and_flag(monkeypatch):
     monkeypatch.setenv(X.ENV, "tcp://from-env:8786")
     assert X.scheduler_address(None) == "tcp://from-env:8786"
     assert X.scheduler_address("tcp://flag:1") == "tcp://flag:1"  # the flag wins
-    assert X.scheduler_address("") is None  # an empty flag: the local pool
+    assert X.scheduler_address("local") is None  # --scheduler local: the local pool
+    assert X.scheduler_address("") is None  # (an empty flag is refused by the parser)
     monkeypatch.delenv(X.ENV)
     assert X.scheduler_address(None) is None
 

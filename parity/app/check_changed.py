@@ -14,6 +14,7 @@ from pathlib import Path
 
 from parity.base.escape import shown
 from parity.base.project import find_project_root
+from parity.cli.common import nonempty
 from parity.config import load_families
 from parity.gate import changed as CH
 from parity.gate import edit_map as M
@@ -27,7 +28,7 @@ def add_options(c) -> None:
                    help="run only the configs whose lowering ran a function the edit changed (files that "
                         "differ from HEAD, or from --since REV), found through the edit map; an edit that "
                         "cannot be mapped (module level, a header, the gate) checks everything")
-    c.add_argument("--since", metavar="REV", default=None,
+    c.add_argument("--since", metavar="REV", default=None, type=nonempty("--since", "a git revision"),
                    help="with --changed: the git revision the edit is measured from (default HEAD)")
 
 

@@ -43,35 +43,34 @@ def annotations_arg(text: str) -> tuple[str, str | None]:
     if kind == "gitlab":
         if sep and not path:
             raise argparse.ArgumentTypeError("gitlab=FILE needs a file name")
-        return kind, _output_file("--annotations", lambda head: head.lstrip().startswith(b"["))(
+        return kind, _output_file("--annotations", lambda fh: fh.read(4096).lstrip().startswith(b"["))(
             path or GITLAB_DEFAULT)
     raise argparse.ArgumentTypeError(f"want github, gitlab or gitlab=FILE, got '{shown(text)}'")
 
 
 def _output_file(flag: str, ours):
-    """argparse check of a file ``flag`` writes: its directory exists and is writable; an
-    existing file is replaced only when empty or when ``ours(head)`` says this tool wrote it
-    (a golden shard or any other file is never overwritten)."""
+    """argparse check of a file ``flag`` writes (parity/cli/common.py ``check_writable``, as
+    --json and --record-costs): its directory exists and is writable, it is in no golden
+    directory, an existing file is replaced only when empty or when ``ours(fh)`` says this
+    tool wrote it (a golden shard or any other file is never overwritten), a FIFO with no
+    reader is refused."""
     def check(text: str) -> str:
-        p = Path(text)
-        if p.is_dir():
-            raise argparse.ArgumentTypeError(f"{shown(text)}: is a directory")
-        parent = p.resolve().parent
-        if not parent.is_dir() or not os.access(parent, os.W_OK):
-            raise argparse.ArgumentTypeError(f"{shown(text)}: directory {shown(str(parent))} is missing or "
-                                             "not writable")
-        if p.is_file() and p.stat().st_size:
-            with open(p, "rb") as fh:
-                head = fh.read(4096)
-            if not ours(head):
-                raise argparse.ArgumentTypeError(f"{shown(text)}: exists and is not a report of this tool "
-                                                 "(never overwritten)")
+        from parity.cli.common import check_writable
+        try:
+            check_writable(text, flag, ours)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)[len(flag) + 1:]) from None  # argparse names the flag
         return text
     return check
 
 
+def _is_junit(fh) -> bool:
+    head = fh.read(4096)
+    return head.startswith(b"<?xml") and b'name="parity check' in head
+
+
 #: argparse type of --junit: a file path (an earlier JUnit report of `parity check` is replaced).
-junit_path = _output_file("--junit", lambda head: head.startswith(b"<?xml") and b'name="parity check' in head)
+junit_path = _output_file("--junit", _is_junit)
 
 
 @dataclass

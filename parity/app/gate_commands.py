@@ -21,7 +21,7 @@ from parity.app import check_shard as S
 from parity.app import ci_output as CI
 from parity.golden.bless import write
 from parity.golden.verdict import CheckVerdict, assess
-from parity.cli.common import Once, add_compile_cache_option, finish, finite_seconds, note_outside_checkout, only_names
+from parity.cli.common import Once, add_compile_cache_option, configured_families, finish, finite_seconds, note_outside_checkout, only_names
 from parity.base.escape import shown
 from parity.golden.ir_diff import add_base_options, cmd_diff_base
 from parity.config import CANONICAL_FLAVORS, ConfigError, load_families
@@ -43,7 +43,7 @@ from parity.gate.runner import engine_module, lower_text, run_gate, resolve_flav
 def golden_dir(args) -> Path:
     """--golden-dir, else the golden/ of the checkout holding the working
     directory (parity.base.project); ProjectError outside any checkout."""
-    return resolve_golden_dir(getattr(args, "golden_dir", None))
+    return resolve_golden_dir(getattr(args, "golden_dir", None), families=configured_families(args))
 
 
 def _resolver(engine: str, timeout: float):
@@ -156,6 +156,9 @@ def _narrow_changed(args, command: str) -> int | None:
     reached (parity/app/check_changed.py); an exit status when there is nothing to run."""
     if not (args.changed or args.since is not None):
         return None
+    if not args.changed:  # before: `check --since HEAD` alone ran the full check, the option unseen
+        return die(f"parity {command}: --since REV goes with --changed (the revision the edit is measured "
+                   "from); add --changed, or drop --since")
     if args.only or getattr(args, "shard", None) is not None:
         return die(f"parity {command} --changed: {'--only' if args.only else '--shard'} cannot be combined "
                    "with it (--changed picks the configs)")

@@ -49,7 +49,7 @@ from parity.cli import color
 
 from parity import _early_sigint
 from parity.llvm import compile_cache
-from parity.cli.common import Parser, add_version, die
+from parity.cli.common import Parser, add_version, die, json_on_stdout
 from parity.cli.help import add_color, document
 from parity.base.outputs import (interrupted, keep_going_on_broken_pipe, reopen_closed_std_streams,
                                  run_quietly_on_broken_pipe)
@@ -219,11 +219,12 @@ def _main(argv: list[str] | None) -> int:
     def run(_):
         if args.command in FILE_WRITING_COMMANDS:
             keep_going_on_broken_pipe()  # `parity write | head -1` still writes its shards
-        if args.command in GATE_COMMANDS:
-            stop = preamble(args)
-            if stop is not None:
-                return stop
-        return args.func(args)
+        with json_on_stdout(args):  # --json -: the report alone on stdout, the text on stderr
+            if args.command in GATE_COMMANDS:
+                stop = preamble(args)
+                if stop is not None:
+                    return stop
+            return args.func(args)
     return run_quietly_on_broken_pipe(run)  # `parity list | head -1` ends quietly
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from parity.base import stale
 from parity.base.engine_import import EngineImportError, import_engine
-from parity.cli.common import check_only
+from parity.cli.common import check_only, configured_families
 from parity.config import CANONICAL_FLAVORS
 from parity.base.outputs import print_first_on_stderr, print_first_on_stdout
 from parity.cli.parser import ERROR_PREFIX
@@ -70,7 +70,7 @@ def preamble(args) -> int | None:
             return die(msg)
         stale.mark_checked()  # workers skip the import-time rebuild
     try:
-        gdir = resolve_golden_dir(getattr(args, "golden_dir", None))
+        gdir = resolve_golden_dir(getattr(args, "golden_dir", None), families=configured_families(args))
     except ProjectError as exc:
         if command == "review" and getattr(args, "golden_dir", None) is not None:
             return die(str(exc))  # DIR is what is wrong (before: "needs a git checkout", inside one)

@@ -9,6 +9,7 @@ import errno
 import os
 from pathlib import Path
 import signal
+import stat
 import sys
 import tempfile
 import threading
@@ -104,14 +105,57 @@ def written_in_place(path) -> bool:
     return (p.exists() and not p.is_file()) or os.path.abspath(p).startswith(("/dev/", "/proc/"))
 
 
+#: ``--json -``: the report goes to stdout (parity/cli/common.py ``json_on_stdout``).
+STDOUT = "-"
+
+#: FIFOs opened for writing when their option was checked ({absolute path: descriptor}):
+#: kept open until the report is written, so their reader sees no end of file in between.
+_HELD_FIFOS: dict[str, int] = {}
+
+
+def open_fifo(path) -> int:
+    """The FIFO ``path`` opened for writing without blocking (then made blocking), or the one
+    already opened; OSError ENXIO when it has no reader (a plain open would block until one
+    comes: after a run, for ever). The descriptor is kept for :func:`write_report`."""
+    key = os.path.abspath(path)
+    if key not in _HELD_FIFOS:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+        os.set_blocking(fd, True)
+        _HELD_FIFOS[key] = fd
+    return _HELD_FIFOS[key]
+
+
+def _to_stdout(data: bytes) -> None:
+    """``data`` to file descriptor 1 itself (its offset and O_APPEND kept: reopening
+    /dev/stdout for writing would truncate a file stdout is redirected to with ``>>``)."""
+    for stream in (sys.stdout, sys.__stdout__):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
+    view = memoryview(data)
+    while view:
+        view = view[os.write(1, view):]
+
+
 def write_report(path, text: str) -> None:
     """Write a report (``--json PATH``, ``parity aot merge --out PATH``) of ``text`` (UTF-8, LF):
     to a regular file atomically (:func:`write_bytes_atomic`; through a symlink, the file it
     names, so the link stays); to a path :func:`written_in_place` says, directly. Before, the
     rename replaced such a path with a regular file (run as root, ``--json /dev/stdout`` or
-    ``/dev/full`` replaced the device node). OSError when it cannot be written."""
+    ``/dev/full`` replaced the device node); ``-`` (:data:`STDOUT`) to stdout. OSError when
+    it cannot be written."""
+    if path == STDOUT:
+        _to_stdout(text.encode("utf-8"))
+        return
     if written_in_place(path):
-        with open(path, "w", encoding="utf-8", newline="\n") as f:
+        fifo = os.path.exists(path) and stat.S_ISFIFO(os.stat(path).st_mode)
+        if fifo:  # never block on a FIFO nobody reads: ENXIO, one error line
+            open_fifo(path)
+        fd = _HELD_FIFOS.pop(os.path.abspath(path), None)
+        with (os.fdopen(fd, "w", encoding="utf-8", newline="\n") if fd is not None
+              else open(path, "w", encoding="utf-8", newline="\n")) as f:
             f.write(text)
         return
     write_bytes_atomic(os.path.realpath(path), text.encode("utf-8"), fsync=False)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from parity.base.escape import shown
 
+import os
 import re
 from pathlib import Path
 
@@ -84,10 +85,36 @@ def holds_golden_shards(directory: Path) -> bool:
     return any(q.name.endswith((".json", ".json.new")) and is_golden_shard(q) for q in directory.iterdir())
 
 
-def resolve_golden_dir(explicit: str | Path | None = None, start: Path | str | None = None) -> Path:
+def golden_dir_holding(path: Path) -> Path | None:
+    """The nearest directory at or above ``path``'s directory that holds golden shards
+    (:func:`holds_golden_shards`), or None: a file written there, or in a directory
+    below it, would land in a golden directory (a new ``FAMILY.json`` read as a shard,
+    an untracked file in ``golden/``). A directory that cannot be listed is passed over."""
+    up = Path(os.path.abspath(path)).parent
+    for d in (up, *up.parents):
+        try:
+            if d.is_dir() and holds_golden_shards(d):
+                return d
+        except OSError:
+            continue
+    return None
+
+
+def _names_shard(name: str, families) -> bool:
+    """``name`` is ``F.json`` or ``F.json.new`` for a family ``F`` of ``families``."""
+    stem = name[:-len(".new")] if name.endswith(".json.new") else name
+    return stem.endswith(".json") and stem[:-len(".json")] in families
+
+
+def resolve_golden_dir(explicit: str | Path | None = None, start: Path | str | None = None,
+                       families=None) -> Path:
     """The golden shard directory the gate uses.
 
-    ``explicit`` (``--golden-dir``) wins and must be an existing directory;
+    ``explicit`` (``--golden-dir``) wins and must be an existing directory that is
+    empty (a first write) or holds a golden shard: a file :func:`is_golden_shard`
+    accepts, or one named ``F.json`` / ``F.json.new`` for a family ``F`` of
+    ``families`` (a callable giving the configured family names, called only when
+    needed), so a corrupt shard of a configured family is still reported as one;
     otherwise ``<project root>/golden``. Raises ProjectError with a one-line
     message when neither exists.
     """
@@ -98,14 +125,14 @@ def resolve_golden_dir(explicit: str | Path | None = None, start: Path | str | N
                 raise ProjectError(f"--golden-dir {shown(explicit)}: not a directory")
             # a check writes pending .json.new files there: only into a golden
             # directory (one holding shards) or an empty one (a first write)
-            # by name: a corrupt shard there must still be reported as one
-            names = [q.name for q in p.iterdir()]
+            entries = list(p.iterdir())
         except OSError as exc:
             raise ProjectError(f"--golden-dir {shown(explicit)}: cannot be read "
                                f"({shown(exc.strerror or exc)})") from None
-        if names and not any(n.endswith((".json", ".json.new")) for n in names):
-            raise ProjectError(f"--golden-dir {shown(explicit)}: holds no golden shard (FAMILY.json) and is "
-                               f"not empty: not a golden directory")
+        if entries and not _holds_a_shard(entries, families):
+            raise ProjectError(f"--golden-dir {shown(explicit)}: holds no golden shard (a FAMILY.json that starts "
+                               f'{{"family": "FAMILY", or is named for a configured family) and is not empty: '
+                               f"not a golden directory")
         return p.resolve()
     root = find_project_root(start)
     if root is None:
@@ -113,6 +140,17 @@ def resolve_golden_dir(explicit: str | Path | None = None, start: Path | str | N
         raise ProjectError(f"no {PROJECT_NAME} checkout at or above {shown(where)} (looked for pyproject.toml "
                            f"and golden/); run inside a checkout or pass --golden-dir DIR")
     return root / "golden"
+
+
+def _holds_a_shard(entries: list[Path], families) -> bool:
+    """One of ``entries`` is a golden shard, or named as one of a configured family."""
+    named = [q for q in entries if q.name.endswith((".json", ".json.new"))]
+    if any(is_golden_shard(q) for q in named):
+        return True
+    if not named or families is None:
+        return False
+    known = set(families() if callable(families) else families)
+    return any(_names_shard(q.name, known) for q in named)
 
 
 def checkout_configs_dir(start: Path | str | None = None) -> Path | None:

@@ -33,14 +33,16 @@ The shared rules:
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import math
 import os
+import stat
 import re
 import subprocess
 import tempfile
 import sys
-from contextlib import contextmanager
+from contextlib import contextmanager, redirect_stdout
 from pathlib import Path
 from typing import Iterator
 from dataclasses import replace
@@ -49,11 +51,11 @@ from parity.cli.color import enabled as color_enabled
 from parity.llvm import compile_cache
 from parity.config import DEFAULT_ENGINES, DEFAULT_TIMEOUT, ConfigError, DEFAULT_PACKAGE, load_families
 from parity.base.escape import shown
-from parity.base.project import holds_golden_shards, outside_checkout_note
-from parity.base.outputs import write_report, written_in_place
+from parity.base.project import golden_dir_holding, outside_checkout_note
+from parity.base.outputs import STDOUT, open_fifo, write_report, written_in_place
 from parity.base.suggest import did_you_mean
 from parity.base.engine_import import EngineImportError, engine_import_error, import_engine
-from parity.cli.parser import ERROR_PREFIX, EXIT_GREEN, EXIT_RED, EXIT_USAGE, Parser, one_line  # noqa: F401
+from parity.cli.parser import ERROR_PREFIX, EXIT_GREEN, EXIT_RED, EXIT_USAGE, Once, Parser, one_line  # noqa: F401
 
 #: The JSON report envelope (docs/cli.md#json). Bump SCHEMA_VERSION when a key
 #: of the envelope or of a command's documented payload changes meaning or goes away.
@@ -85,6 +87,11 @@ def plain(text: str) -> str:
 _ASCII_INT = re.compile(r"[+-]?[0-9]{1,18}")
 
 
+#: The largest integer an option takes (18 digits); a longer one is out of range.
+INT_MAX = 10 ** 18 - 1
+_LONG_INT = re.compile(r"[+-]?[0-9]{19,}")
+
+
 def ascii_int_value(text: str) -> int | None:
     """The integer ``text`` spells in ASCII decimal (optional sign, at most 18
     digits, nothing else), or None. Python's ``int()`` also takes non-ASCII
@@ -98,6 +105,10 @@ def integer(flag: str, lo: int | None = None, hi: int | None = None):
     the flag and shows the text escaped (parity.base.escape.shown)."""
     def parse(text: str) -> int:
         v = ascii_int_value(text)
+        if v is None and _LONG_INT.fullmatch(text):  # 19 digits or more: the range, not "an integer"
+            low = lo if lo is not None else -INT_MAX
+            raise argparse.ArgumentTypeError(f"{flag} must be from {low} to {hi if hi is not None else INT_MAX}, "
+                                             f"got '{shown(text, limit=40)}' ({len(text.lstrip('+-'))} digits)")
         if v is None:
             raise argparse.ArgumentTypeError(f"{flag} wants an integer, got '{shown(text)}' "
                                              "(ASCII digits, optional sign)")
@@ -122,6 +133,20 @@ def integer_list(flag: str, lo: int | None = 1):
     return parse
 
 
+def nonempty(flag: str, what: str, items: bool = False):
+    """argparse type for ``flag``: a text that is not empty or blank (``what`` says what to
+    give); with ``items``, a comma list none of whose items is empty (``--assume a=b,,``).
+    An empty value was taken as no value at all (``--since ''`` measured from HEAD,
+    ``--assume ''`` assumed nothing)."""
+    def parse(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"empty (give {what})")
+        if items and any(not t.strip() for t in text.split(",")):
+            raise argparse.ArgumentTypeError(f"an empty item in '{shown(text)}' (give {what})")
+        return text
+    return parse
+
+
 def at_least_one(flag: str):
     """argparse type for ``flag``: an integer >= 1 in ASCII digits (the error names the flag)."""
     return integer(flag, lo=1)
@@ -132,12 +157,22 @@ def at_least_one(flag: str):
 _ASCII_DECIMAL = re.compile(r"[+-]?(?:[0-9]{1,18}(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?")
 
 
+#: The most seconds a seconds option takes (about 11.6 days): a wait past it cannot be meant,
+#: and the waits below overflow soon after (``poll`` takes an int of milliseconds, about
+#: 2.1e6 s; ``--timeout 1e9`` was "OverflowError: timeout is too large").
+MAX_SECONDS = 10 ** 6
+
+
 def finite_seconds(flag: str):
-    """argparse type for ``flag``: a finite number of seconds > 0 in ASCII decimal (the error names the flag)."""
+    """argparse type for ``flag``: a finite number of seconds > 0 and at most
+    :data:`MAX_SECONDS`, in ASCII decimal (the error names the flag and the rule)."""
     def parse(text: str) -> float:
         v = float(text) if _ASCII_DECIMAL.fullmatch(text) else math.nan
         if not math.isfinite(v) or v <= 0:
             raise argparse.ArgumentTypeError(f"{flag} must be a finite number of seconds > 0 (ASCII decimal), "
+                                             f"got '{shown(text)}'")
+        if v > MAX_SECONDS:
+            raise argparse.ArgumentTypeError(f"{flag} must be at most {MAX_SECONDS} seconds (1e6), "
                                              f"got '{shown(text)}'")
         return v
     return parse
@@ -152,38 +187,71 @@ positive_int = integer("--jobs", lo=1, hi=MAX_JOBS)
 positive_seconds = finite_seconds("--timeout")
 
 
-def check_writable(path: str | Path, flag: str = "--json") -> None:
+def check_writable(path: str | Path, flag: str = "--json", ours=None) -> None:
     """ValueError (naming ``flag``) unless ``path`` can be written as a file (checked
     before a long run, so a bad --json path does not waste the run). An existing
     regular file is replaced only when it is empty or an earlier report of this
-    tool (its ``"tool": "splitk-parity"`` field): a golden shard, a catalog or any
-    other file named by mistake is refused, never overwritten."""
+    tool (``ours(fh)`` of the file open for reading; default: its ``"tool": "splitk-parity"``
+    field): a golden shard, a catalog or any other file named by mistake is refused,
+    never overwritten. Nothing is written in or below a golden directory; an existing
+    FIFO with no reader (the write would block after the run), a socket or a block
+    device is refused too. Every report option (--json, --junit, --annotations,
+    --record-costs) is checked here."""
     if isinstance(path, str) and not path:  # Path("") is ".", which read as "is a directory"
         raise ValueError(f"{flag} '': empty path (give a file name)")
+    if path == STDOUT:  # `--json -`: stdout (json_on_stdout), never a file named "-"
+        if flag == "--json":
+            return
+        raise ValueError(f"{flag} -: stdout carries the command's text (only --json - goes there); "
+                         "give a file name")
     try:
-        _check_writable(Path(path), path, flag)
+        _check_writable(Path(path), shown(str(path)), flag, ours or _is_report)
     except OSError as exc:  # a name too long, a symlink loop, ...
-        raise ValueError(f"{flag} {path}: cannot be used ({exc.strerror or exc})") from None
+        raise ValueError(f"{flag} {shown(str(path))}: cannot be used ({exc.strerror or exc})") from None
 
 
 REPORT_MARK = '"tool": "splitk-parity"'
 
 
-def _is_report_or_empty(p: Path) -> bool:
-    """``p`` (an existing regular file) is empty or a JSON report this tool wrote."""
+def _is_report(fh) -> bool:
+    """The file open as ``fh`` (binary) is a JSON report this tool wrote."""
+    head = fh.read(1)
+    return head == b"{" and REPORT_MARK.encode() in head + fh.read()
+
+
+def _is_ours_or_empty(p: Path, ours) -> bool:
+    """``p`` (an existing regular file) is empty or ``ours(fh)`` says this tool wrote it."""
     if p.stat().st_size == 0:
         return True
     with open(p, "rb") as fh:
-        head = fh.read(1)
-        if head != b"{":
-            return False
-        return REPORT_MARK.encode() in head + fh.read()
+        return bool(ours(fh))
 
 
-def _check_writable(p: Path, path, flag: str) -> None:
+def _special_file_error(p: Path) -> str | None:
+    """Why the existing non-regular file ``p`` cannot take a report, or None (a character
+    device such as /dev/null or a terminal; a FIFO with a reader)."""
+    mode = p.stat().st_mode
+    if stat.S_ISSOCK(mode):
+        return "is a socket, not a file"
+    if stat.S_ISBLK(mode):
+        return "is a block device, not a file (never written)"
+    if stat.S_ISFIFO(mode):
+        try:  # no reader: ENXIO now, where the real open would block after the run; else held open
+            open_fifo(p)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:
+                return "is a named pipe (FIFO) with no reader (the write would block); start the reader first"
+            raise
+    return None
+
+
+def _check_writable(p: Path, path: str, flag: str, ours) -> None:
     if p.is_dir():
         raise ValueError(f"{flag} {path}: is a directory")
     if written_in_place(p):  # /dev/stdout, /dev/null, a FIFO: written in place (write_report)
+        why = _special_file_error(p) if p.exists() else None
+        if why:
+            raise ValueError(f"{flag} {path}: {why}")
         if not os.access(p, os.W_OK):
             raise ValueError(f"{flag} {path}: not writable")
         return
@@ -191,9 +259,10 @@ def _check_writable(p: Path, path, flag: str) -> None:
     if not p.parent.is_dir():
         what = "is not a directory" if p.parent.exists() else "does not exist"
         raise ValueError(f"{flag} {path}: directory {p.parent} {what}")
-    if holds_golden_shards(p.parent):   # a new FAMILY.json there would be read as a shard
-        raise ValueError(f"{flag} {path}: is in a golden directory ({p.parent}); reports go elsewhere")
-    if p.is_file() and not _is_report_or_empty(p):
+    gold = golden_dir_holding(p)
+    if gold is not None:   # a new FAMILY.json there would be read as a shard; nothing goes into golden/
+        raise ValueError(f"{flag} {path}: is in a golden directory ({gold}); reports go elsewhere")
+    if p.is_file() and not _is_ours_or_empty(p, ours):
         raise ValueError(f"{flag} {path}: exists and is not a splitk-parity report "
                          f"(a golden shard, catalog or other file is never overwritten)")
     if not os.access(p.parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
@@ -222,6 +291,34 @@ def writable_file(flag: str):
 json_path = writable_file("--json")
 
 
+def configured_families(args):
+    """A callable giving the names of the families ``args.configs`` (default: the shipped
+    configs) holds, for :func:`parity.base.project.resolve_golden_dir` (a corrupt shard of
+    one of them still makes a golden directory); no names when the configs do not load
+    (the command reports that itself)."""
+    def names() -> list[str]:
+        try:
+            return [f.name for f in load_families(getattr(args, "configs", None) or DEFAULT_PACKAGE)]
+        except (ConfigError, ImportError, OSError, ValueError, SyntaxError):
+            return []
+    return names
+
+
+@contextmanager
+def json_on_stdout(args) -> Iterator[None]:
+    """Run a command whose ``--json`` is ``-``: the JSON report goes to stdout alone
+    (:func:`parity.base.outputs.write_report` writes ``-`` there), the command's text
+    (the provenance line too) to stderr. ``parity review`` keeps its own ``--json -``
+    (parity/golden/review.py); any other value changes nothing. Before, ``--json -``
+    wrote a file named ``-`` in the working directory."""
+    if getattr(args, "json", None) != STDOUT or getattr(args, "command", None) == "review":
+        yield
+        return
+    sys.stdout.flush()
+    with redirect_stdout(sys.stderr):
+        yield
+
+
 def jobs_of(args) -> int:
     """The worker count of ``args.jobs`` (None: the CPU count)."""
     return getattr(args, "jobs", None) or os.cpu_count() or 1
@@ -234,20 +331,6 @@ ONLY_HELP = {
     "layers": "only these layers of the catalog (comma-separated names)",
     "jobs": "only these families or FAMILY/LABEL jobs of the grid (comma-separated)",
 }
-
-
-class Once(argparse.Action):
-    """An option that may be given once: a second ``--flavor`` or ``--only`` is an
-    argparse error naming both values (it silently replaced the first: ``--flavor
-    llvm23 --flavor llvm22`` ran llvm22 only); also --json, --jobs, --golden-dir."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        seen = getattr(namespace, "_given", set())
-        if self.dest in seen:
-            raise argparse.ArgumentError(self, f"given twice ({getattr(namespace, self.dest)!s} and {values!s}); "
-                                               f"give it once")
-        namespace._given = seen | {self.dest}
-        setattr(namespace, self.dest, values)
 
 
 def add_options(p: argparse.ArgumentParser, *, only: str | None = "configs", flavor: bool = True,

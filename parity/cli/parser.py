@@ -16,10 +16,41 @@ EXIT_GREEN, EXIT_RED, EXIT_USAGE = 0, 1, 2
 ERROR_PREFIX = "error: "
 
 
+class Once(argparse._StoreAction):
+    """An option that may be given once: a second ``--seed`` or ``--only`` is an argparse
+    error naming both values (the last one silently won: ``--flavor llvm23 --flavor
+    llvm22`` ran llvm22 only, ``mutate --seed 1 --seed 2`` seed 2). Every ``Parser`` makes
+    it the action of each single-valued option (``action`` unset or ``"store"``)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        seen = getattr(namespace, "_given", set())
+        if option_string is not None and self.dest in seen:
+            raise argparse.ArgumentError(self, f"given twice ({_text(getattr(namespace, self.dest))} and "
+                                               f"{_text(values)}); give it once")
+        namespace._given = seen | {self.dest}
+        setattr(namespace, self.dest, values)
+
+
+def _text(value) -> str:
+    """An option's parsed value as the user wrote it, near enough: a compiled regular
+    expression as its pattern, a tuple (``--annotations gitlab=FILE``) its parts."""
+    if hasattr(value, "pattern"):
+        return str(value.pattern)
+    if isinstance(value, (tuple, list)):  # a tuple is KIND=FILE, a list an option's nargs values
+        return ("=" if isinstance(value, tuple) else " ").join(_text(v) for v in value if v is not None)
+    return str(value)
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with the project's conventions: a usage error is one line
-    ``error: <prog>: <message>`` on stderr and exit 2; subcommand parsers made
-    with ``add_subparsers().add_parser`` are Parsers too."""
+    ``error: <prog>: <message>`` on stderr and exit 2; an option that takes one value
+    may be given once (:class:`Once`); subcommand parsers made with
+    ``add_subparsers().add_parser`` are Parsers too."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.register("action", None, Once)     # argument groups share this registry
+        self.register("action", "store", Once)
 
     def error(self, message):  # noqa: D102 - argparse API
         self.exit(EXIT_USAGE, f"{ERROR_PREFIX}{self.prog}: {one_line(message)} (see `{self.prog} --help`)\n")

@@ -29,6 +29,7 @@ an unreachable scheduler, :func:`open_cluster` raises :class:`SchedulerError`
 """
 from __future__ import annotations
 
+import argparse
 import functools
 import importlib.util
 import os
@@ -80,19 +81,32 @@ class FromEnv(str):
     (:func:`cluster_for`), not a ``--scheduler`` the user never typed."""
 
 
+#: ``--scheduler local``: this machine's process pool, whatever ``$PARITY_SCHEDULER`` says.
+LOCAL = "local"
+
+
 def scheduler_address(flag: str | None) -> str | None:
     """The scheduler to use: ``--scheduler`` if given, else ``$PARITY_SCHEDULER``, else
-    None (the local process pool). An empty value means local."""
+    None (the local process pool). ``local`` (or an empty value, which the parser
+    refuses on the command line) means local."""
     if flag is not None:
-        return flag.strip() or None
+        return None if flag.strip() in ("", LOCAL) else flag.strip()
     return FromEnv(os.environ.get(ENV, "").strip()) or None
+
+
+def _address(text: str) -> str:
+    """argparse type of ``--scheduler``: a non-empty address, or ``local``."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"empty (give tcp://HOST:PORT, or {LOCAL} for this machine's pool)")
+    return text
 
 
 def add_argument(parser) -> None:
     """Add ``--scheduler ADDRESS`` to a lane's subcommand parser."""
-    parser.add_argument("--scheduler", metavar="ADDRESS", default=None,
+    parser.add_argument("--scheduler", metavar="ADDRESS", default=None, type=_address,
                         help=f"run the jobs on this Dask scheduler (tcp://host:8786; default ${ENV}, "
-                             f"else the local process pool; needs splitk-parity[{EXTRA}]; docs/scale.md)")
+                             f"else the local process pool; {LOCAL}: the local pool whatever ${ENV} says; "
+                             f"needs splitk-parity[{EXTRA}]; docs/scale.md)")
 
 
 def _location(module: str) -> str | None:

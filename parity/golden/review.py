@@ -46,7 +46,7 @@ from parity.gate.pool import PoolError
 from parity.base.project import ProjectError, find_project_root, resolve_golden_dir
 from parity.golden.ref_tree import BaseError, resolve_ref
 from parity.gate.report import add_common_options, die, parse_engines, progress, split_csv, write_json
-from parity.cli.common import json_path
+from parity.cli.common import configured_families, json_path
 from parity.gate.runner import Report, resolve_flavors, run_gate
 from parity.gate.provenance import ALLOW_FOREIGN
 
@@ -363,7 +363,7 @@ def cmd_review(args) -> int:
         root = find_project_root()
         if root is None:
             raise ProjectError("parity review needs a splitk-parity git checkout (the old IR comes from --base)")
-        gdir = resolve_golden_dir(args.golden_dir)
+        gdir = resolve_golden_dir(args.golden_dir, families=configured_families(args))
         only = split_csv(args.only)
         cache: dict[str, str | None] = {f: f for f in CANONICAL_FLAVORS}
 

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from parity.base.outputs import write_bytes_atomic
+from parity.base.project import golden_dir_holding
 
 ENV = "PARITY_COMPILE_CACHE"
 ENV_CAP = "PARITY_COMPILE_CACHE_MB"
@@ -138,6 +139,9 @@ def _settings_error() -> str | None:
     if d.exists() and not d.is_dir():
         return (f"{ENV}: {d} exists and is not a directory "
                 f"(a directory to create or reuse, or off to disable the cache)")
+    gold = golden_dir_holding(d / "entry")
+    if gold is not None:  # entries would be written into golden/
+        return f"{ENV}: {d} is in a golden directory ({gold}); the cache goes elsewhere"
     up = d
     while not up.exists() and up != up.parent:
         up = up.parent

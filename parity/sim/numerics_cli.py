@@ -14,8 +14,8 @@ import re
 import sys
 import time
 
-from parity.cli.common import (add_options, die, finish, jobs_of, note_outside_checkout, parse_only, progress,
-                               select_configs, split_csv)
+from parity.cli.common import (add_options, die, finish, jobs_of, nonempty, note_outside_checkout, parse_only,
+                               progress, select_configs, split_csv)
 from parity.config import ConfigError, load_families
 from parity.base.escape import shown
 from parity.base.suggest import did_you_mean
@@ -40,7 +40,7 @@ def add_command(sub) -> None:
     p.add_argument("--no-iterations", action="store_true",
                    help="with --coverage: do not judge per K-loop iteration class (first, middle, last) the "
                         "loop sites that went both ways over the run (judged by default; docs/sim.md, 'Coverage')")
-    p.add_argument("--assume", action="append", metavar="NAME=VALUE",
+    p.add_argument("--assume", action="append", metavar="NAME=VALUE", type=nonempty("--assume", "NAME=VALUE", items=True),
                    help="run the emulator under another reading of a hardware fact (docs/hardware_facts.md; "
                         "rows with readings: " + ", ".join(HF.FACTS) + ")")
     p.add_argument("--opt", action="store_true",
@@ -60,6 +60,9 @@ def cmd_numerics(args) -> int:
     """``parity numerics``: every accepted config (or ``--ir FILE CONFIG``'s one) through the
     emulator; the exit status (2 for a bad argument, one ``error:`` line)."""
     note_outside_checkout()
+    bad = _setting_error(args)
+    if bad is not None:
+        return die(bad)
     try:
         only, families = _selection(args)
         if args.ir:
@@ -96,6 +99,13 @@ def cmd_numerics(args) -> int:
                "families": per_family,
                "configs": [_config_json(o, lines.cov_fail.get((o.family, o.config))) for o in res]}
     return finish(args, "numerics", green, payload)
+
+
+def _setting_error(args) -> str | None:
+    """An option without its partner, or an unusable $PARITY_NUMERICS_CACHE, as one line."""
+    if args.no_iterations and not args.coverage:  # before: accepted, and nothing judged differently
+        return "--no-iterations goes with --coverage (it turns off the per-iteration coverage judgement)"
+    return RC.settings_error()
 
 
 def _selection(args) -> tuple:

@@ -41,6 +41,7 @@ from pathlib import Path
 
 from parity.base.json_guard import load_json
 from parity.base.outputs import write_bytes_atomic
+from parity.base.project import golden_dir_holding
 from parity.sim.cases import Skipped
 
 ENV = "PARITY_NUMERICS_CACHE"
@@ -57,6 +58,27 @@ def cache_dir() -> Path | None:
     if v.lower() in OFF:
         return None
     return Path(os.path.abspath(os.path.expanduser(v)))
+
+
+def settings_error() -> str | None:
+    """What is wrong with ``$PARITY_NUMERICS_CACHE``, as one line, or None (also when the
+    cache is off): a path that exists and is not a directory (the cache was turned off in
+    silence), or a golden directory or one below it (entries were written into golden/).
+    ``parity numerics`` refuses the run with it (exit 2) before any work."""
+    d = cache_dir()
+    if d is None:
+        return None
+    try:
+        if d.exists() and not d.is_dir():
+            return (f"{ENV}: {d} exists and is not a directory (a directory to create or reuse, "
+                    f"or off to disable the cache)")
+        gold = golden_dir_holding(d / "entry")
+    except OSError as exc:  # a name too long, a symlink loop, ...
+        return f"{ENV}: the numerics cache directory {d} cannot be used ({exc.strerror or exc})"
+    if gold is not None:
+        return (f"{ENV}: {d} is in a golden directory ({gold}); the cache goes elsewhere "
+                f"(e.g. build/numerics-cache)")
+    return None
 
 
 def oracle_version() -> str:

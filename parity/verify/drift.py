@@ -21,6 +21,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from parity.base.outputs import write_report
 from parity.config import CANONICAL_FLAVORS, load_families
 from parity.verify import intrinsics_check as IC
 from parity.verify import lanes as L
@@ -184,8 +185,6 @@ def cmd_intrinsics(args) -> int:
     rep = run_drift(engine=args.engine, workers=args.jobs)
     for line in report_lines(rep):
         print(line)
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(rep, f, indent=1, sort_keys=True)
-            f.write("\n")
+    if args.json:  # `-` to stdout, a device in place, a file atomically (parity/base/outputs.py)
+        write_report(args.json, json.dumps(rep, indent=1, sort_keys=True) + "\n")
     return 0
