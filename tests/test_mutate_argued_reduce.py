@@ -64,3 +64,21 @@ def test_alignment_argument_is_consistent_with_a_proof_kill():
     assert R._argued_contradiction(js[0], v) == ""
     v.oracle = "numerics"
     assert R._argued_contradiction(js[0], v) == "argued: alignment holds"
+
+
+def test_padding_lane_partner_needs_an_index_llvm_parses():
+    """va3's WMMA fragment mask ``15 -> 16`` names no element of the two 8-element operands
+    (LLVM refuses it: killed by the llvm oracle), so *padding-lane partner* must not claim
+    it; a padding position changed within 0..15 is still argued."""
+    fam, name = "conv_implicit_gemm", "plain_mem_default_va3_vb3_bf16"
+    _, _, spec, arch = next(c for c in N.accepted_configs([fam]) if c[1] == name)
+    full = N._with_defaults(fam, spec)
+    t = api.lower(fam, full, arch, "llvm23").text
+    lines = t.split("\n")
+    js = [R.Job(fam, name, full, arch, t, OPS.apply(t, "const_inc", s)) for s in OPS.sites(t, "const_inc")
+          if "= shufflevector <8 x bfloat> %f_lo" in lines[s[0]]]
+    past = [j for j in js if j.mutant.what == "i32 15 -> i32 16"]
+    inside = [j for j in js if j.mutant.what == "i32 11 -> i32 12"]
+    assert past and inside
+    assert {_argued(j) for j in past} == {None}
+    assert {_argued(j) for j in inside} == {"padding-lane partner"}

@@ -396,7 +396,9 @@ def _pad_lane_partner(job) -> bool:
     holds K offset p mod slot within a pixel slot, a padding channel when p mod slot >=
     v, which the padded-pixel loads zero in A and in B (``zext`` of the last channel
     pair, ``insertelement`` into zero). The partner fragment's element p is then +0, so
-    WMMA adds x * 0 = +-0 whatever the mutant reads (inputs finite: *masked partner*)."""
+    WMMA adds x * 0 = +-0 whatever the mutant reads (inputs finite: *masked partner*).
+    The new index must still name an element of the two 8-element operands (0..15): 15
+    made 16 is not a mask LLVM parses (the cross-check found four such llvm kills)."""
     va, vb = job.spec.get("vector_a"), job.spec.get("vector_b")
     if job.family != "conv_implicit_gemm" or job.mutant.kind not in ("const_inc", "const_dec") or \
             va != vb or va not in cover.C.PIXEL_VECTORS:
@@ -410,7 +412,8 @@ def _pad_lane_partner(job) -> bool:
     ia, ib = a.group(1).split(", "), b.group(1).split(", ")
     diff = [p for p, (x, y) in enumerate(zip(ia, ib)) if x != y]
     slot = cover.C.pixel_slot(va)
-    return len(ia) == len(ib) == 16 and len(diff) == 1 and diff[0] % slot >= va
+    return len(ia) == len(ib) == 16 and len(diff) == 1 and diff[0] % slot >= va and \
+        re.fullmatch(r"i32 (\d+)", ib[diff[0]]) is not None and int(ib[diff[0]][4:]) < 16
 
 
 def _channel_zero_carry(job) -> bool:
