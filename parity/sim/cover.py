@@ -207,6 +207,10 @@ def conv_cover_problems(full: dict) -> tuple:
                 1))
     if pix:
         out.append(_pad_deep_problem(full))
+        # kpg 16: the 16-byte D chunk at columns 16..23 starts at kpg, so its column mask
+        # `e_nok = e_n < kpg` one long writes the next row's columns 0..7 (the padded-pixel
+        # class's every-site run: no other problem of it has kpg = 16 mod 32 on the wide path)
+        out.append(("cover_wide_n16", 1, va, 8, 8, 16, 3, 3, (1, 1), (1, 1), (1, 1), 1))
     if conv_split(full) and not S and full["epilogue"] == "default":
         out.append(prob("cover_odd_slab", odd, tm + 5, tn + 3))
     if conv_split(full):
