@@ -135,3 +135,18 @@ def test_the_general_path_argument_reads_the_two_deep_kernels_negated_test():
     js = _jobs("const_inc", r"%tp_gen\d+ = icmp", cfg) + _jobs("const_dec", r"%tp_gen\d+ = icmp", cfg)
     assert len(js) == 2 and all(AR._general_path(j) for j in js)
     assert all(P.compare_constant(j) is True for j in js)
+
+
+def test_compare_of_two_constants():
+    """va3's first K step: ``k_cyc = icmp uge %k_cn, 4`` where the slot (4) divides tile_k, so
+    ``k_cn = 0 + (32 urem 4)`` is the constant 0: the literal 4 made 3 or 5 still compares
+    false (the padded-pixel class's every-site survivors); made 0, true: not proved."""
+    pat = r"%k_cyc\d+ = icmp uge i32 %k_cn\d+, 4$"
+    js = [j for k in ("const_inc", "const_dec") for j in _jobs(k, pat, "plain_mem_default_va3_vb3_bf16")]
+    first = min(j.mutant.line for j in js)
+    same = [j for j in js if j.mutant.line == first]
+    assert sorted(j.mutant.what for j in same) == ["icmp operand 4 -> 3", "icmp operand 4 -> 5"]
+    assert {P.abstract_reason(j).split(",")[0] for j in same} == \
+        {"both compares have constant operands on every admitted launch"}
+    assert P._same_compare(P._interp(same[0]), "  %k_cyc405 = icmp uge i32 %k_cn404, 4",
+                           "  %k_cyc405 = icmp uge i32 %k_cn404, 0") == ""

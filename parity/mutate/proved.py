@@ -220,6 +220,9 @@ def _same_compare(it, honest: str, mutant: str) -> str:
         if th and th == tm:
             return "the compare gives the honest result for every admitted value of its operand"
     ch, cm = _cmp_values(it, honest), _cmp_values(it, mutant)
+    if ch and cm and all(D.is_const(v) for v in ch[2:] + cm[2:]) and \
+            _PRED[ch[0]](ch[2][2], ch[3][2]) == _PRED[cm[0]](cm[2][2], cm[3][2]):
+        return "both compares have constant operands on every admitted launch, with the same result"
     if ch and cm and ch[2:] == cm[2:] and not D.is_const(ch[2]) and not D.is_const(ch[3]):
         p, q = ch[0], cm[0]
         strict = {frozenset(("ult", "ule")), frozenset(("ugt", "uge"))}
