@@ -51,6 +51,7 @@ def test_relu_zero_bound_is_not_a_min_max_bound():
     assert clamp and "float min/max at the bound" in {_argued(j) for j in clamp}
     assert AR._all_zero_literals("<float 0x0000000000000000, float 0x8000000000000000>")
     assert not AR._all_zero_literals("%clamp_hi") and not AR._all_zero_literals("0x3FE0000000000000")
+    assert AR._all_zero_literals("zeroinitializer")
 
 
 def test_alignment_argument_is_consistent_with_a_proof_kill():
@@ -63,6 +64,8 @@ def test_alignment_argument_is_consistent_with_a_proof_kill():
                   "declared align 8, proved align 4")
     assert R._argued_contradiction(js[0], v) == ""
     v.oracle = "numerics"
+    assert R._argued_contradiction(js[0], v) == "argued: alignment holds"
+    v.oracle, v.reason = "proof", "an access past the buffer end"   # not the failure the argument excuses
     assert R._argued_contradiction(js[0], v) == "argued: alignment holds"
 
 

@@ -99,3 +99,5 @@ def test_block_labels_by_hand():
     from parity.mutate import proved as PROVED
     text = "; m\ndefine void @k() {\nentry0:\n  %a = add i32 1, 2\n  br label %b1\n\nb1:\n  ret void\n}\n"
     assert PROVED.block_labels(text) == {4: "entry0", 5: "entry0", 8: "b1"}
+    assert PROVED.block_labels(text.replace("b1:\n", "b1:                ; preds = %entry0\n")) == \
+        {4: "entry0", 5: "entry0", 8: "b1"}

@@ -304,14 +304,17 @@ def _float_min_max(job) -> bool:
     mutants). The integer form is proved by rule (``operators._min_max_idiom``)."""
     m = job.mutant
     ln = _line(job.original, m.line)
-    bound = re.search(r"^  %[\w.]+ = fcmp \w+ (?:<\d+ x float>|float) %[\w.]+, (.*)$", ln)
-    zero = bound is not None and _all_zero_literals(bound.group(1))
+    ops = re.search(r"^  %[\w.]+ = fcmp \w+ (?:<\d+ x float>|float) (<[^>]*>|[^,]+), (.*)$", ln)
+    zero = ops is not None and (_all_zero_literals(ops.group(1)) or _all_zero_literals(ops.group(2)))
     return m.kind == "cmp_boundary" and m.what.split(" ")[0] in ("olt", "ole", "ogt", "oge") and \
         not zero and OPS._min_max_idiom(m.text, m.line - 1)
 
 
 def _all_zero_literals(operand: str) -> bool:
-    """Whether an fcmp operand is the literal +-0.0, or a vector constant of them."""
+    """Whether an fcmp operand is the literal +-0.0, ``zeroinitializer``, or a vector
+    constant of zeros."""
+    if operand.strip() == "zeroinitializer":
+        return True
     vals = re.findall(r"(?:float )?(0x[0-9A-Fa-f]+|-?[\d.]+(?:e[+-]?\d+)?)", operand)
     return bool(vals) and not operand.startswith("%") and all(
         int(v, 16) & ~(1 << 63) == 0 if v.startswith("0x") else float(v) == 0 for v in vals)
@@ -584,10 +587,11 @@ def _tap_pair_start(job) -> bool:
 POISON_DISCARDED = frozenset({"guarded K limit"})
 
 #: arguments about a promise that holds at run time but that the static proof (parity/proof)
-#: cannot derive: a kill by the ``proof`` oracle ("declared align 8, proved align 4": the
+#: cannot derive, with the text of the one proof failure each excuses: a kill by the ``proof``
+#: oracle naming it ("declared align 8, proved align 4": the
 #: proof's known bits do not see that ``elem + mk + mk`` is ``elem + 2 mk``) is the policy
 #: "a promise only where an oracle checks it", consistent with the argument
-PROOF_UNDERIVED = frozenset({"alignment holds"})
+PROOF_UNDERIVED = {"alignment holds": "proved align"}   # name -> the proof failure it excuses
 
 #: survivors argued equivalent (docs/sim.md, "Mutation lane"): (name, predicate(job)); a
 #: survivor one of them matches is counted equivalent with the argument as its reason

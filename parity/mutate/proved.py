@@ -342,8 +342,8 @@ def block_labels(text: str) -> dict:
             inside, cur = True, ""
         elif s == "}":
             inside = False
-        elif inside and s.endswith(":") and not s.startswith(" "):
-            cur = s[:-1]
+        elif inside and s.split(";")[0].rstrip().endswith(":") and not s.startswith(" "):
+            cur = s.split(";")[0].rstrip()[:-1]   # a label, with or without LLVM's `; preds = ...`
         elif inside and s.startswith("  ") and s.strip():
             out[i] = cur
     return out

@@ -209,7 +209,7 @@ def _argued_contradiction(job: Job, v: Verdict) -> str:
     the static proof cannot derive is refused by policy)."""
     name = next((n for n, pred in ARGUED if pred(_view(job))), None)
     if name is None or (name in POISON_DISCARDED and ": Poison: " in f": {v.reason}") or \
-            (name in PROOF_UNDERIVED and v.oracle == "proof"):
+            (name in PROOF_UNDERIVED and v.oracle == "proof" and PROOF_UNDERIVED[name] in v.reason):
         return ""
     return f"argued: {name}"
 

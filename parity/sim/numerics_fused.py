@@ -111,7 +111,7 @@ def reduce_problem(spec: dict, rng, pi: int, M: int, K: int, ks: int) -> ReduceP
     _cancel_probe(ws, M, K)
     short = ref.epilogue_has(acc, "bias") and pi == len(REDUCE_PROBLEMS) - 1 and K > 1
     bias = rng.uniform(0.25, 1.75, K).astype(np.float32) * rng.choice([-1, 1], K).astype(np.float32)
-    neg_zero = np.flatnonzero(np.signbit(ws).all(axis=0) & (ws[0] == 0))   # sums to -0.0 (place_specials)
+    neg_zero = np.flatnonzero(((ws == 0) & np.signbit(ws)).all(axis=0))   # -0.0 in every slab (place_specials)
     if K > 2:   # their channels' bias -0.0 (vector path and tail): bias then relu sees -0.0 + -0.0
         bias[np.unique(neg_zero % K)[:2]] = np.float32(-0.0)
     nbias = K - 1 if short else K
