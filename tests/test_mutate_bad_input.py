@@ -113,10 +113,16 @@ def test_ctrl_c_still_ends_a_backtracking_match():
     sites = R.plan([(fam, name, spec, arch)], 0, per_kind=1, kinds=("const_inc",))
     # Ctrl-C from outside (a terminal's, here another process's): the search holds the GIL,
     # so a thread of this process could not send it
-    kill = subprocess.Popen(["sh", "-c", f"sleep 0.5; kill -INT {os.getpid()}"])
-    t0 = time.monotonic()
-    with pytest.raises(KeyboardInterrupt):
-        M.matched(M.regex("--match")("(.*)*!"), sites, seconds=30.0)
+    # (an xdist worker ignores SIGINT: give this test Python's own handler, as a terminal's
+    # `parity mutate` has it)
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        kill = subprocess.Popen(["sh", "-c", f"sleep 0.5; kill -INT {os.getpid()}"])
+        t0 = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            M.matched(M.regex("--match")("(.*)*!"), sites, seconds=30.0)
+    finally:
+        signal.signal(signal.SIGINT, old)
     assert time.monotonic() - t0 < 10 and kill.wait(10) == 0
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
 
