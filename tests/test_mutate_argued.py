@@ -84,10 +84,11 @@ def test_pixel_carry_value_covers_the_prologue_not_the_loop():
 def test_padding_lane_partner_only_at_padding_positions():
     va3 = _jobs("spk4_mem_cshuffle_va3_vb3_bf16", "const_inc", r"%frag\d+ = shufflevector")
     argued = {j.mutant.what for j in va3 if AR._pad_lane_partner(j)}
-    assert argued == {"i32 3 -> i32 4", "i32 7 -> i32 8", "i32 11 -> i32 12", "i32 15 -> i32 16"}
+    # 15 -> 16 names no element of the two 8-element operands: LLVM refuses it (killed), not argued
+    assert argued == {"i32 3 -> i32 4", "i32 7 -> i32 8", "i32 11 -> i32 12"}
     va5 = _jobs("plain_mem_cshuffle_va5_vb5_bf16", "const_inc", r"%frag\d+ = shufflevector")
     assert {j.mutant.what for j in va5 if AR._pad_lane_partner(j)} == {
-        f"i32 {p} -> i32 {p + 1}" for p in (5, 6, 7, 13, 14, 15)}
+        f"i32 {p} -> i32 {p + 1}" for p in (5, 6, 7, 13, 14)}
     assert not any(AR._pad_lane_partner(j) for j in _jobs("spk2_mem_default_64x64_bf16", "const_inc",
                                                          r"%frag\d+ = shufflevector"))
 
