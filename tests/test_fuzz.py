@@ -147,3 +147,33 @@ def test_fuzz_bad_arguments(argv, needle, capsys):
     err = capsys.readouterr().err
     assert rc == 2
     assert needle in err
+
+
+def test_workers_do_not_rebuild_the_cpp_engine(tmp_path):
+    # findings2 item 5: each worker's import of cpp_engine ran scikit-build-core's `cmake --build`
+    # (editable.rebuild); workers killed while waiting for the build lock left it running as an
+    # orphan, printing after the command exited. The parent now builds and checks once, before
+    # any worker starts. SKBUILD_EDITABLE_VERBOSE makes every import-time rebuild print a line.
+    import os
+    from parity.base.stale import CHECKED_ENV
+    env = {k: v for k, v in os.environ.items() if k != CHECKED_ENV}
+    env["SKBUILD_EDITABLE_VERBOSE"] = "1"
+    r = subprocess.run([sys.executable, "-m", "parity", "fuzz", "--only", "ir_core", "--specs", "75", "-j", "3",
+                        "--seed", "1", "--out", str(tmp_path / "out")],
+                       capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stderr
+    assert "RESULT: GREEN" in r.stdout
+    # the parent's check rebuilds at most once (none when its stamp is trusted); the 3 workers never
+    assert (r.stdout + r.stderr).count("Running cmake --build") <= 1, r.stdout + r.stderr
+
+
+def test_a_build_that_fails_is_one_error_line_before_any_worker(tmp_path, capsys, monkeypatch):
+    from parity.base import stale
+    from parity.fuzz import cli as FC
+    started = []
+    monkeypatch.setattr(stale, "check_cpp_build", lambda: "cpp_engine failed to build: src/x.cpp:3: oops")
+    monkeypatch.setattr(FC, "run_fuzz", lambda *a, **k: started.append(1))
+    rc = parity_main(["fuzz", "--specs", "5", "--out", str(tmp_path / "out")])
+    out, err = capsys.readouterr()
+    assert rc == 2 and out == "" and started == []
+    assert err == "error: cpp_engine failed to build: src/x.cpp:3: oops\n"

@@ -105,6 +105,24 @@ def test_backtracking_match_is_stopped_at_the_limit(capsys, monkeypatch):
     assert signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, None)
 
 
+def test_empty_string_probe_runs_under_the_limit(capsys, monkeypatch):
+    # findings2 item 1: the parse-time probe rx.search("") ran outside the limit (3^20 ways: a hang)
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("SIGALRM bounds the search in the main thread only")
+    monkeypatch.setattr(M, "MATCH_SECONDS", 0.3)
+    pattern = "(?:$|^|\\Z)" * 20 + "(?!)"
+    t0 = time.monotonic()
+    rc, out, err = run(capsys, "mutate", "--only", REDUCE, "--match", pattern, "-j", "1")
+    assert time.monotonic() - t0 < 5
+    one_error(rc, out, err, "error: parity mutate: argument --match: '(?:$|^|\\\\Z)(?:$|^|")
+    assert "took more than the limit of 0.3s to search the empty string" in err
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    assert signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, None)
+    # a pattern that matches the empty string quickly is still refused as before
+    rc, out, err = run(capsys, "mutate", "--only", REDUCE, "--match", "a*", "-j", "1")
+    one_error(rc, out, err, "error: parity mutate: argument --match: 'a*' matches the empty string, so every site")
+
+
 def test_ctrl_c_still_ends_a_backtracking_match():
     if threading.current_thread() is not threading.main_thread():
         pytest.skip("SIGALRM bounds the search in the main thread only")
@@ -159,6 +177,20 @@ def test_selection_without_an_accepted_config_is_an_input_error(capsys):
     rc, out, err = run(capsys, "numerics", "--only", "conv_fwd_split_k_reduce/reject_vector3", "-j", "1")
     one_error(rc, out, err, "error: --only conv_fwd_split_k_reduce/reject_vector3: no accepted llvm23 config "
                             "is selected (each selected one is expected to be rejected at llvm23), so nothing would run")
+
+
+@pytest.mark.parametrize("only", ["gfx942", "conv_fwd_split_k_reduce/reject_vector3,ir_core/casts_gfx1100"])
+def test_numerics_family_without_a_selected_config_is_not_in_the_verdict(capsys, only):
+    # findings2 item 6: before, "conv_*: 0/0 configs pass" and RESULT: RED, exit 1
+    rc, out, err = run(capsys, "numerics", "--only", only, "-j", "1")
+    assert rc == 0 and err == "", err
+    lines = out.splitlines()
+    assert "conv_fwd_split_k_reduce: no accepted llvm23 config selected (none run; not in the verdict)" in lines
+    assert ("conv_implicit_gemm: no accepted llvm23 config selected (none run; not in the verdict)" in lines) \
+        == (only == "gfx942")
+    assert any(ln.startswith("ir_core: 1/1 configs pass, ") for ln in lines), out
+    assert not any("0/0 configs pass" in ln for ln in lines), out
+    assert lines[-1] == "RESULT: GREEN"
 
 
 # -- --only tokens and arches keep the families with a plan (item 10) ----------------------

@@ -14,7 +14,8 @@ import secrets
 import sys
 from pathlib import Path
 
-from parity.cli.common import at_least_one as _at_least_one, finite_seconds, integer, positive_int
+from parity.base import stale
+from parity.cli.common import at_least_one as _at_least_one, die, finite_seconds, integer, positive_int
 from parity.base.outputs import OutputError, check_dir_to_be
 
 from parity.gate import executor as X
@@ -44,6 +45,19 @@ def add_command(sub) -> None:
     f.set_defaults(func=cmd_fuzz)
 
 
+def _build_once() -> str | None:
+    """Rebuild and check cpp_engine here, once, before any worker starts (parity/base/stale.py),
+    and tell the workers to skip scikit-build-core's import-time rebuild. Before, each of
+    ``-j N`` workers ran its own ``cmake --build`` on import (one after another, under the
+    build's file lock); the workers still waiting when the run ended were killed and their
+    ``cmake --build`` went on as orphans, printing after the command had exited. The
+    failure line of a build that does not compile or load, else None."""
+    msg = stale.check_cpp_build()
+    if msg is None:
+        stale.mark_checked()
+    return msg
+
+
 def cmd_fuzz(args) -> int:
     if getattr(args, "gate", False):
         from .gate_report import cmd_fuzz_gate  # the gate lane: its kinds load only when asked for
@@ -70,6 +84,9 @@ def cmd_fuzz(args) -> int:
             print(f"\r{rep.specs} specs, {rep.failed} failing, {rep.seconds:.0f}s", end="", file=sys.stderr)
 
     seed = args.seed if args.seed is not None else secrets.randbits(32)
+    bad_build = _build_once()
+    if bad_build:
+        return die(bad_build)
     try:
         with X.cluster_for(X.scheduler_address(getattr(args, "scheduler", None))) as cluster:
             rep = run_fuzz(fams, seed=seed, seconds=seconds, specs=args.specs, jobs=args.jobs,

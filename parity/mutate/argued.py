@@ -581,6 +581,63 @@ def _tap_pair_start(job) -> bool:
         re.search(r"%tp_odd\d+ = and i32 %ntiles\d+, 1\n", job.original) is not None
 
 
+#: byte sizes of the scalar types an ir_core constant-offset access uses (:func:`_constant_offset_align`)
+_SIZES = {"i8": 1, "i16": 2, "i32": 4, "i64": 8, "half": 2, "bfloat": 2, "float": 4, "double": 8}
+
+
+def _constant_offset_align(job) -> bool:
+    """ir_core: a doubled ``align`` on a load/store through ``gep inbounds T, %ARG, i64 C``
+    (``%ARG`` a kernel parameter, ``C`` a literal) whose byte offset ``C * size(T)`` is a
+    multiple of the new alignment, at most 16: the argument points at the start of its
+    buffer (buffer bases at least 16-byte aligned, the ABI assumption the static proof
+    states; hipMalloc gives 256), so the promise holds (``store i8 -128`` at ``%out + 0``
+    made ``align 2``; ``store half`` at element 6 made ``align 4``)."""
+    if job.family != "ir_core" or job.mutant.kind != "align_double":
+        return False
+    ln = _line(job.mutant.text, job.mutant.line)
+    m = re.search(r"(?:load|store) \w+.* (%[\w.]+), align (\d+)$", ln)
+    if not m:
+        return False
+    defs = {d.group(1): d.group(2) for d in re.finditer(r"^  (%[\w.]+) = (.*)$", job.original, re.M)}
+    gep = re.match(r"getelementptr inbounds (\w+), ptr addrspace\(1\) %([A-Za-z_]+), i64 (\d+)$",
+                   defs.get(m.group(1), ""))
+    head = next((x for x in job.original.split("\n") if x.startswith("define ")), "")
+    if not gep or gep.group(1) not in _SIZES or f" %{gep.group(2)}," not in head.replace(")", ","):
+        return False
+    a = int(m.group(2))
+    return a <= 16 and (int(gep.group(3)) * _SIZES[gep.group(1)]) % a == 0
+
+
+_PREDS = {"eq": lambda x, c: x == c, "ne": lambda x, c: x != c, "ult": lambda x, c: x < c,
+          "ule": lambda x, c: x <= c, "ugt": lambda x, c: x > c, "uge": lambda x, c: x >= c}
+
+
+def _storing_wave(job) -> bool:
+    """ir_core workgroup_ids: the wave test (``wave = lshr tid, 5``, ``first = icmp eq wave,
+    0``) changed so that other waves, or more of them, store. Every wave computes the same
+    linear id from the workgroup ids alone and stores it at the same address, so any
+    non-empty set of storing waves leaves the same bytes (identical re-stores: accepted by
+    the race shadow by design). Checked: the mutant changes only those two lines, the test
+    stays wave-uniform (``lshr 4`` splits a wave: a divergent branch, killed) and some wave
+    of the ``amdgpu-flat-work-group-size`` block still stores (``eq`` made ``ne`` in a
+    one-wave block stores nothing: killed)."""
+    if job.family != "ir_core" or job.spec.get("kernel") != "workgroup_ids":
+        return False
+    old, new = job.original.split("\n"), job.mutant.text.split("\n")
+    if len(old) != len(new):
+        return False
+    changed = {_hint_of(b) for a, b in zip(old, new) if a != b}
+    sh = re.search(r"^  %wave\d+ = lshr i32 %tid\d+, (\d+)$", job.mutant.text, re.M)
+    cmp = re.search(r"^  %first\d+ = icmp (\w+) i32 %wave\d+, (\d+)$", job.mutant.text, re.M)
+    fwgs = re.search(r'"amdgpu-flat-work-group-size"="(\d+),\d+"', job.mutant.text)
+    if not changed or not changed <= {"wave", "first"} or not (sh and cmp and fwgs) or cmp.group(1) not in _PREDS:
+        return False
+    shift, pred, c = int(sh.group(1)), _PREDS[cmp.group(1)], int(cmp.group(2))
+    stores = [pred(t >> shift, c) for t in range(int(fwgs.group(1)))]
+    uniform = all(len(set(stores[w:w + 32])) == 1 for w in range(0, len(stores), 32))   # lshr 4: divergent
+    return uniform and any(stores)
+
+
 #: arguments whose mutant creates poison that a select never chooses (equivalent under LangRef
 #: 'select'): the emulator reports poison where it is made, so a kill by ``Poison:`` there is
 #: consistent with them (parity/mutate/run.py's cross-check of kills against the arguments)
@@ -611,4 +668,5 @@ ARGUED = (("surplus tail iteration", _surplus_tail), ("wave path boundary", _wav
           ("swapped K limit", _swapped_k_limit), ("K span rounding", _span_rounding),
           ("general path", _general_path), ("channel-0 x carry", _channel_zero_x_carry),
           ("first-step channel offset", _first_step_channel_offset), ("non-empty slice", _nonempty_slice),
-          ("tap pair start", _tap_pair_start))
+          ("tap pair start", _tap_pair_start), ("constant-offset alignment", _constant_offset_align),
+          ("any storing wave", _storing_wave))

@@ -217,6 +217,24 @@ def plan_sites(text: str) -> list:
     return out
 
 
+#: The families whose numerics plans launch through the product's kernarg route
+#: (``Launch.variant``: the runtime packs the segment from the conv_abi list, the emulator
+#: reads each parameter back at LLVM's offset; parity/sim/launch_route.py). Only their
+#: kernels get ``kernarg:NAME`` sites: ir_core's plan passes its arguments by name
+#: (docs/sim.md), so a slip of the runtime's layout reaches no oracle there (before: every
+#: ir_core ``kernarg:`` mutant survived, ``parity mutate --only ir_core`` RED).
+#: tests/test_mutate_bad_input.py checks this against the plans' launches.
+KERNARG_ROUTED = ("conv_fwd_split_k_reduce", "conv_implicit_gemm")
+
+
+def judged_plan_sites(family: str, sites: list) -> list:
+    """The ``launch_plan`` ``sites`` of a ``family`` kernel that an oracle judges: no
+    ``kernarg:NAME`` site outside :data:`KERNARG_ROUTED`."""
+    if family in KERNARG_ROUTED:
+        return sites
+    return [s for s in sites if not str(s[1]).startswith("kernarg:")]
+
+
 _UNIT = {"x_bytes": 2, "w_bytes": 2, "d_bytes": 2, "ws_bytes": 4}
 
 

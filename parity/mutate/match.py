@@ -34,7 +34,8 @@ MATCH_SECONDS = 10.0
 def regex(flag: str):
     """argparse type for ``flag``: a non-empty Python regular expression (compiled), refused with
     the compiler's reason. An empty one, or one matching the empty string (``^``, ``a*``), would
-    match every line (omit the flag instead); a
+    match every line (omit the flag instead); that probe runs under :data:`MATCH_SECONDS` like
+    the search (a pattern whose backtracking on ``""`` has no end is refused at that limit); a
     repetition count past the compiler's limit (``a{99999999999}``) raises OverflowError,
     not re.error: before, a traceback. argparse names the flag (``argument --match: ...``)."""
     def parse(text: str):
@@ -44,7 +45,14 @@ def regex(flag: str):
             rx = re.compile(text)
         except (re.error, OverflowError, RecursionError) as e:
             raise argparse.ArgumentTypeError(f"not a regular expression ({e}): '{shown(text)}'")
-        if rx.search("") is not None:   # '^', 'a*', '$': it matches every line, like an empty one
+        try:   # under the search's limit: '(?:$|^|\\Z)'*20 + '(?!)' backtracks 3^20 ways on ""
+            with time_limit(MATCH_SECONDS):
+                empty = rx.search("") is not None
+        except MatchTimeout:
+            raise argparse.ArgumentTypeError(f"'{shown(text)}' took more than the limit of {MATCH_SECONDS:g}s "
+                                             f"to search the empty string (a nested or repeated alternative "
+                                             f"backtracks without end; simplify the pattern)") from None
+        if empty:   # '^', 'a*', '$': it matches every line, like an empty one
             raise argparse.ArgumentTypeError(f"'{shown(text)}' matches the empty string, so every site "
                                              f"(omit {flag} instead)")
         return rx

@@ -257,6 +257,8 @@ def plan(configs: list, seed: int, per_kind: int | None = None, kinds=OPS.KINDS,
             if k == "kloop_cmp" and (fam, name) not in reps:
                 continue
             ss = OPS.sites(text, k)
+            if k == "launch_plan":   # only the slips an oracle sees (lies.py KERNARG_ROUTED)
+                ss = LIES.judged_plan_sites(fam, ss)
             if per_kind is not None and len(ss) > per_kind:
                 ss = sorted(rng.sample(ss, per_kind))
             jobs += [Site(fam, name, full, arch, text, k, s) for s in ss]

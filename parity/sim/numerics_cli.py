@@ -83,7 +83,7 @@ def cmd_numerics(args) -> int:
         except X.SchedulerError as exc:
             return die(str(exc))
     wall = time.perf_counter() - t0
-    green, per_family = _family_summary(args, res, only, lines.cov_fail)
+    green, per_family = _family_summary(args, res, only, lines.cov_fail, {f for f, _ in lines.place})
     _trailer(args, res, only, families)
     instr = sum(o.instructions for o in res)
     if cache is not None:
@@ -190,9 +190,15 @@ class _ConfigLines:
         return fails, declared
 
 
-def _family_summary(args, res: list, only, cov_fail: dict) -> tuple[bool, dict]:
-    """Print each family's summary line(s); (GREEN?, the JSON's ``families``)."""
-    fams_run = sorted({o.family for o in res} | set(only or []))
+def _family_summary(args, res: list, only, cov_fail: dict, selected: set) -> tuple[bool, dict]:
+    """Print each family's summary line(s); (GREEN?, the JSON's ``families``). ``selected``: the
+    families with an accepted config selected (each must have results). A family of ``--only``
+    without one (``--only gfx942``: no conv config on that arch) is one line and not in the
+    verdict (before: ``0/0 configs pass`` and RED); a selection with none at all is refused
+    earlier (:func:`_selection`)."""
+    fams_run = sorted({o.family for o in res} | set(selected))
+    for f in sorted(set(only or []) - set(fams_run)):
+        print(f"{f}: no accepted llvm23 config selected (none run; not in the verdict)")
     green = bool(res)
     per_family = {}
     for f in fams_run:

@@ -36,7 +36,12 @@ def ir_core_cases(spec: dict, arch: str) -> list:
     fn = _KIND_CASES.get("constants_float" if kind in _FLOAT_CONSTANTS else kind)
     if fn is None:
         raise SimError(f"ir_core kernel {kind!r} has no numerics plan")
-    return fn(spec, kern, spec["threads"], spec["cluster"] or 1, np.random.default_rng(7))
+    out = fn(spec, kern, spec["threads"], spec["cluster"] or 1, np.random.default_rng(7))
+    if spec["cluster"]:   # the launcher's cluster is the config's, not read back from the kernel's
+        for case in out:  # attribute: a kernel whose amdgpu-cluster-dims says otherwise is refused
+            for la in case.launches:   # (parity/sim/promises.py check_launch)
+                la.cluster = (1, 1, spec["cluster"])
+    return out
 
 
 _FLOAT_CONSTANTS = ("constants_f32", "constants_f16", "constants_bf16")
