@@ -12,6 +12,7 @@ Bad input: one `error:` line, exit 2. Standard library only (runs before the ven
 """
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -45,14 +46,21 @@ def read_table(path: Path = TABLE) -> dict:
     return out
 
 
+#: The most shards (the same bound as `parity check --shard`, parity/aot/shard.py MAX_SHARDS).
+MAX_SHARDS = 1000
+
+
 def parse_shard(text: str) -> tuple:
-    """``"I/N"`` -> ``(I, N)`` with 1 <= I <= N."""
-    try:
-        i, n = (int(p) for p in text.split("/"))
-    except ValueError:
-        raise ShardError(f"--shard: expected I/N (e.g. 1/2), got {text!r}") from None
-    if not 1 <= i <= n:
-        raise ShardError(f"--shard: I/N needs 1 <= I <= N, got {text!r}")
+    """``"I/N"`` -> ``(I, N)`` with ``1 <= I <= N <= 1000``: the rules of ``parity check --shard``
+    (parity/aot/shard.py): ASCII digits, no spaces or signs, at most 18 digits each."""
+    m = re.fullmatch(r"([0-9]{1,18})/([0-9]{1,18})", text)
+    if not m:
+        raise ShardError(f"--shard: expected I/N in ASCII digits (e.g. 1/2), got {ascii(text)}")
+    i, n = int(m.group(1)), int(m.group(2))
+    if n < 1 or not 1 <= i <= n:
+        raise ShardError(f"--shard: I/N needs 1 <= I <= N, got {ascii(text)}")
+    if n > MAX_SHARDS:  # 1/99999999 planned 10**8 loads (a hang), 1/10**23 an OverflowError
+        raise ShardError(f"--shard: I/N needs N <= {MAX_SHARDS}, got {ascii(text)}")
     return i, n
 
 
@@ -85,7 +93,10 @@ def main(argv: list) -> int:
     try:
         table = read_table()
         if len(argv) == 2 and argv[0] == "--plan":
-            n = parse_shard(f"1/{argv[1]}")[1]
+            try:
+                n = parse_shard(f"1/{argv[1]}")[1]
+            except ShardError:
+                raise ShardError(f"--plan N needs N from 1 to {MAX_SHARDS} in ASCII digits, got {ascii(argv[1])}") from None
             for k, (lanes, secs) in enumerate(plan(table, n), 1):
                 print(f"shard {k}/{n}: {secs:.0f} s planned: {' '.join(lanes)}")
             return 0

@@ -54,8 +54,8 @@ def in_repo(monkeypatch):
 @pytest.mark.parametrize("argv,flag,path", [
     (["--annotations", "gitlab=golden/q.json"], "--annotations", "golden/q.json"),
     (["--junit", "golden/x.xml"], "--junit", "golden/x.xml"),
-    (["--json", "golden/r.json"], "--json", None),
-    (["--record-costs", "golden/c.json"], "--record-costs", None),
+    (["--json", "golden/r.json"], "--json", "golden/r.json"),
+    (["--record-costs", "golden/c.json"], "--record-costs", "golden/c.json"),
 ])
 def test_report_options_refuse_a_golden_directory(in_repo, capsys, argv, flag, path):
     rc, out, err = run(capsys, "check", "--only", "ir_core", *argv)
@@ -121,7 +121,8 @@ def test_the_bound_itself_is_taken():
 
 def test_huge_shard_count_is_one_line(in_repo, capsys):
     rc, out, err = run(capsys, "check", "--shard", "1/99999999999")
-    one_error(rc, out, err, "error: --shard I/N needs N <= 1000, got '1/99999999999'")
+    one_error(rc, out, err, "error: parity check: argument --shard: I/N needs N <= 1000, got '1/99999999999' "
+                            "(see `parity check --help`)")
 
 
 def test_shard_bound_is_shared_with_aot():
@@ -162,7 +163,7 @@ def test_a_shard_or_a_corrupt_shard_of_a_family_makes_a_golden_dir(tmp_path, nam
 def test_check_writes_nothing_into_a_report_directory(in_repo, tmp_path, capsys):
     (tmp_path / "r.json").write_text('{"tool": "splitk-parity"}\n')
     rc, out, err = run(capsys, "check", "--only", "ir_core", "--golden-dir", tmp_path)
-    one_error(rc, out, err, ("error: --golden-dir ", "not a golden directory"))
+    one_error(rc, out, err, ("error: parity check: argument --golden-dir: ", "not a golden directory"))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
 
 

@@ -163,4 +163,5 @@ def test_a_shard_beyond_its_count_is_the_checks_own_error(tmp_path, capsys):
     status, errors = run_lint(capsys, bad)
     assert status == 1 and len(errors) == 1, errors  # reported once, for the first variant with it (3/2)
     assert errors[0].startswith(f"error: {bad}:{line}: parity-command: ")
-    assert errors[0].endswith("parity check: --shard I/N needs 1 <= I <= N, got '3/2'")
+    assert errors[0].endswith("parity check: argument --shard: I/N needs 1 <= I <= N, got '3/2' "
+                              "(see `parity check --help`)")

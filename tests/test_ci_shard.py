@@ -53,11 +53,35 @@ def test_two_shards_halve_the_planned_seconds_within_the_biggest_lane():
     assert max(a, b) < 0.6 * whole, (a, b, whole)
 
 
-@pytest.mark.parametrize("arg, says", [("0/2", "1 <= I <= N"), ("2", "expected I/N"), ("a/b", "expected I/N")])
+@pytest.mark.parametrize("arg, says", [("0/2", "1 <= I <= N"), ("2", "expected I/N"), ("a/b", "expected I/N"),
+                                       ("1/99999999", "N <= 1000"), ("1/1001", "N <= 1000"),
+                                       ("1/99999999999999999999999", "expected I/N in ASCII digits"),
+                                       (" 1/2", "expected I/N"), ("1/1 ", "expected I/N"),
+                                       ("1/\u0662", "ASCII digits")])
 def test_a_bad_shard_is_one_error_line_exit_2(arg, says):
     r = subprocess.run(["bash", str(ROOT / ".ci" / "run"), "--shard", arg], capture_output=True, text=True)
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.count("\n") == 1 and r.stderr.startswith("error: --shard: ") and says in r.stderr, r.stderr
+
+
+def test_the_shard_rules_are_parity_check_s():
+    from parity.aot.shard import MAX_SHARDS
+    assert SH.MAX_SHARDS == MAX_SHARDS == 1000
+    assert SH.parse_shard("1000/1000") == (1000, 1000)
+
+
+def test_ci_run_refuses_shard_given_twice():
+    for argv in (["--shard", "1/2", "--shard", "2/2"], ["--shard=1/2", "--shard=2/2"]):
+        r = subprocess.run(["bash", str(ROOT / ".ci" / "run"), *argv], capture_output=True, text=True, timeout=30)
+        assert (r.returncode, r.stdout) == (2, "")
+        assert r.stderr == "error: .ci/run: --shard given twice (1/2 and 2/2); give it once\n"
+
+
+def test_plan_n_has_the_same_bound():
+    r = subprocess.run([sys.executable, str(ROOT / ".ci" / "shard.py"), "--plan", "1001"],
+                       capture_output=True, text=True, timeout=30)
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr == "error: --plan N needs N from 1 to 1000 in ASCII digits, got '1001'\n"
 
 
 def test_lane_skips_another_shards_lane_and_refuses_an_unknown_one(tmp_path):

@@ -4,6 +4,7 @@ subcommand's --help has a one-line description and its exit status; NO_COLOR
 and --color=auto|always|never are honoured; an unknown config or family name
 suggests the nearest ones."""
 
+import argparse
 import os
 import pty
 import subprocess
@@ -34,7 +35,7 @@ CONFIGS = [
 
 def subcommands():
     p = build_parser()
-    [sub] = [a for a in p._actions if a.__class__.__name__ == "_SubParsersAction"]
+    [sub] = [a for a in p._actions if isinstance(a, argparse._SubParsersAction)]
     return sorted(sub.choices)
 
 

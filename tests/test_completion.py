@@ -47,7 +47,7 @@ def scripts(tmp_path_factory):
 
 
 def subparsers(parser):
-    [sub] = [a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction"]
+    [sub] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     return sub.choices
 
 

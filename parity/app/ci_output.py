@@ -86,7 +86,11 @@ class Note:
 # -- locations -------------------------------------------------------------------------------
 
 def _root(gdir: Path) -> Path:
-    return Path(gdir).resolve().parent
+    """Where annotation paths start: the checkout holding the working directory (a CI
+    workspace), else the working directory; a file outside it is named by its absolute path
+    (``--golden-dir /tmp/g5``: ``/tmp/g5/ir_core.json``, not ``g5/ir_core.json``)."""
+    from parity.base.project import find_project_root
+    return find_project_root() or Path.cwd().resolve()
 
 
 def _rel(path: Path, root: Path) -> str:
@@ -309,6 +313,17 @@ def write_outputs(args, v, shard_label: str | None, locate_group) -> int | None:
     return None
 
 
+def shard_arg(text: str) -> str:
+    """argparse type of ``check --shard``: the text, once parity/aot/shard.py ``parse_shard`` takes it
+    (its error named by argparse: ``parity check: argument --shard: ...``)."""
+    from parity.aot.shard import ShardError, parse_shard
+    try:
+        parse_shard(text)
+    except ShardError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--shard ").removeprefix("--shard: ")) from None
+    return text
+
+
 def add_check_options(c) -> None:
     """``parity check``'s CI options (docs/ci.md)."""
     from parity.cli.common import Once, writable_file
@@ -317,7 +332,7 @@ def add_check_options(c) -> None:
     c.add_argument("--annotations", metavar="KIND", type=annotations_arg, action=Once,
                    help="github: print ::error annotations at the engine sources / configs / golden lines; "
                         f"gitlab[=FILE]: write a GitLab code-quality report (default {GITLAB_DEFAULT})")
-    c.add_argument("--shard", metavar="I/N", action=Once,
+    c.add_argument("--shard", metavar="I/N", action=Once, type=shard_arg,
                    help="run shard I of N only (deterministic, balanced by the measured cost of each config; "
                         "the N shards together are the full check)")
     c.add_argument("--record-costs", metavar="FILE", type=writable_file("--record-costs"), action=Once,

@@ -21,7 +21,8 @@ from parity.app import check_shard as S
 from parity.app import ci_output as CI
 from parity.golden.bless import write
 from parity.golden.verdict import CheckVerdict, assess
-from parity.cli.common import Once, add_compile_cache_option, configured_families, finish, finite_seconds, note_outside_checkout, only_names
+from parity.cli.common import (Once, add_compile_cache_option, configured_families, finish, finite_seconds, nonempty,
+                               note_outside_checkout, only_names)
 from parity.base.escape import shown
 from parity.golden.ir_diff import add_base_options, cmd_diff_base
 from parity.config import CANONICAL_FLAVORS, ConfigError, load_families
@@ -31,7 +32,7 @@ from parity.cli.color import paint, verdict
 from parity.base.suggest import did_you_mean
 from parity.gate.locate import located_lines, locate, locate_outcomes, run_origins
 from parity.gate.pool import PoolError, WorkerPool
-from parity.base.project import ProjectError, resolve_golden_dir
+from parity.base.project import ProjectError, golden_dir_error, resolve_golden_dir
 from parity.gate.provenance import ALLOW_FOREIGN
 from parity.gate.report import (add_common_options, canonical_flavor, die, parse_engines,
                            progress, select, summary_lines)
@@ -43,7 +44,11 @@ from parity.gate.runner import engine_module, lower_text, run_gate, resolve_flav
 def golden_dir(args) -> Path:
     """--golden-dir, else the golden/ of the checkout holding the working
     directory (parity.base.project); ProjectError outside any checkout."""
-    return resolve_golden_dir(getattr(args, "golden_dir", None), families=configured_families(args))
+    given = getattr(args, "golden_dir", None)
+    try:
+        return resolve_golden_dir(given, families=configured_families(args))
+    except ProjectError as exc:  # worded as argparse words --golden-dir's other errors
+        raise ProjectError(golden_dir_error(exc, args.command, given)) from None
 
 
 def _resolver(engine: str, timeout: float):
@@ -208,6 +213,7 @@ def _check(args, pool: WorkerPool | None) -> int:
                     orphan_shards[name] = {fl: e for fl, e in (s or {}).items()
                                            if fl in flavors or fl not in CANONICAL_FLAVORS}
         report = _run(families, flavors, engines, args, pool)
+        report.empty_shard = shard is not None and shard.empty
     except (ConfigError, ValueError, G.GoldenError, PoolError, ProjectError) as exc:
         return die(str(exc))
     v = assess(report, shards, flavors, orphan_shards, gdir, names=only_names(args), layouts=layouts,
@@ -407,7 +413,7 @@ def add_command(sub) -> None:
     c = sub.add_parser("check", help="byte identity and goldens in one verdict")
     add_common_options(c)
     _allow_foreign(c)
-    c.add_argument("--golden-dir", metavar="DIR", action=Once,
+    c.add_argument("--golden-dir", metavar="DIR", action=Once, type=nonempty("--golden-dir", "a directory"),
                    help="golden shard directory (default: golden/ of the checkout holding the working directory)")
     c.add_argument("--origin", action="store_true",
                    help="rerun each MISMATCH group's example with origin recording and name the builder call "
@@ -421,7 +427,7 @@ def add_command(sub) -> None:
     w = sub.add_parser("write", help="re-bless golden shards from what both engines agree on")
     add_common_options(w)
     _allow_foreign(w)
-    w.add_argument("--golden-dir", metavar="DIR", action=Once,
+    w.add_argument("--golden-dir", metavar="DIR", action=Once, type=nonempty("--golden-dir", "a directory"),
                    help="golden shard directory (default: golden/ of the checkout holding the working directory)")
     w.add_argument("--lock-timeout", type=finite_seconds("--lock-timeout"), default=G.LOCK_TIMEOUT,
                    metavar="S", help=f"seconds to wait for the golden lock (default {G.LOCK_TIMEOUT:g})")

@@ -49,7 +49,7 @@ from parity.cli import color
 
 from parity import _early_sigint
 from parity.llvm import compile_cache
-from parity.cli.common import Parser, add_version, die, json_on_stdout
+from parity.cli.common import Parser, add_version, die, json_on_stdout, report_paths_error
 from parity.cli.help import add_color, document
 from parity.base.outputs import (interrupted, keep_going_on_broken_pipe, reopen_closed_std_streams,
                                  run_quietly_on_broken_pipe)
@@ -115,26 +115,33 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     add_version(p)
     add_color(p)
     g = p.add_mutually_exclusive_group()  # rewritten by main() before parsing; here for --help and completion
-    g.add_argument("--write", action="store_true", help="the reference harness's spelling of `parity write` "
+    # dest apart from every command's own options (`aot --check`): a --write / --check left after
+    # reference_spelling() stood beside a command and is refused (spelling_error)
+    g.add_argument("--write", action="store_true", dest="spelling_write",
+                   help="the reference harness's spelling of `parity write` "
                    "(takes write's options: parity --write --only ir_core)")
-    g.add_argument("--check", action="store_true", help="the reference harness's spelling of `parity check`")
+    g.add_argument("--check", action="store_true", dest="spelling_check",
+                   help="the reference harness's spelling of `parity check`")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, commands in COMMAND_MODULES:
-        if command is None or command in commands:
-            try:
-                module = importlib.import_module(name)
-            except Exception as exc:  # noqa: BLE001 - SyntaxError too: a broken engine must not take --help down
-                why = engine_failure(exc)
-                if why is None:
-                    raise
-                if command is not None:  # the command to run needs the engine it cannot import
-                    raise EngineImportError(why) from None
-                for c in commands:  # `parity --help`: the command is listed, with why it cannot run now
-                    sub.add_parser(c, help="(unavailable: an engine does not import, see below)")
-                if why not in p.epilog:
-                    p.epilog = f"unavailable now: {why}. " + p.epilog
-                continue
-            module.add_command(sub)
+        if command is not None and command not in commands:
+            for c in commands:  # not imported: named, so a usage error lists every command
+                sub.add_parser(c, add_help=False)
+            continue
+        try:
+            module = importlib.import_module(name)
+        except Exception as exc:  # noqa: BLE001 - SyntaxError too: a broken engine must not take --help down
+            why = engine_failure(exc)
+            if why is None:
+                raise
+            if command is not None:  # the command to run needs the engine it cannot import
+                raise EngineImportError(why) from None
+            for c in commands:  # `parity --help`: the command is listed, with why it cannot run now
+                sub.add_parser(c, help="(unavailable: an engine does not import, see below)")
+            if why not in p.epilog:
+                p.epilog = f"unavailable now: {why}. " + p.epilog
+            continue
+        module.add_command(sub)
     # `parity run` is dispatched by main() to parity/runtime/cli.py (its own parser; parity.runtime
     # needs pyelftools + msgpack, so it is not imported here); listed for --help.
     sub.add_parser("run", add_help=False, help="run one conv layer on a gfx1250 and time it (docs/runtime.md)")
@@ -144,6 +151,18 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 # Commands whose work is files: a reader that closes stdout must not stop them half way.
 FILE_WRITING_COMMANDS = ("write", "review", "aot", "emit", "merge-golden")
+
+
+def spelling_error(args) -> str | None:
+    """The error of a top-level ``--check`` / ``--write`` beside a command (``parity --check aot``:
+    aot's own --check was read as unset, nothing checked), or None. The two are only the
+    reference's spellings of ``parity check`` / ``parity write`` (:func:`reference_spelling`)."""
+    flag = "--check" if getattr(args, "spelling_check", False) else \
+        "--write" if getattr(args, "spelling_write", False) else None
+    if flag is None:
+        return None
+    return (f"{flag} before a command is the reference's spelling of `parity {FLAG_COMMANDS[flag]}` and takes no "
+            f"command (got '{args.command}'); drop it, or give the command's own option after the command")
 
 
 def _never_unencodable() -> None:
@@ -156,15 +175,19 @@ def _never_unencodable() -> None:
             pass
 
 
+def _command_parser(parser, args):
+    """The subcommand's parser of ``args`` (its errors read ``error: parity check: ...``), else ``parser``."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return (subs[0].choices.get(getattr(args, "command", None)) if subs else None) or parser
+
+
 def _parse(parser, argv):
     """``parser.parse_args(argv)``, but an unrecognized argument is reported by the
     subcommand's parser (``error: parity emit: unrecognized arguments: -j (see `parity emit
     --help`)``): argparse reports it from the top-level parser, which pointed at `parity --help`."""
     args, extra = parser.parse_known_args(argv)
     if extra:
-        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-        sub = subs[0].choices.get(getattr(args, "command", None)) if subs else None
-        (sub or parser).error(f"unrecognized arguments: {' '.join(extra)}")
+        _command_parser(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     return args
 
 
@@ -204,7 +227,14 @@ def _main(argv: list[str] | None) -> int:
         return run_quietly_on_broken_pipe(run_main, argv[1:])
     argv = reference_spelling(argv)
     try:
-        args = _parse(build_parser(command_of(argv)), argv)
+        parser = build_parser(command_of(argv))
+        args = _parse(parser, argv)
+        why = spelling_error(args)
+        if why is not None:
+            parser.error(why)
+        why = report_paths_error(args)
+        if why is not None:
+            _command_parser(parser, args).error(why)
     except EngineImportError as exc:  # the command's module imports an engine that does not import
         return die(str(exc))
     except KeyboardInterrupt:  # Ctrl-C while the command's module imports, main() called in-process

@@ -19,7 +19,7 @@ from parity.config import CANONICAL_FLAVORS
 from parity.base.outputs import print_first_on_stderr, print_first_on_stdout
 from parity.cli.parser import ERROR_PREFIX
 from parity.base.escape import shown
-from parity.base.project import ProjectError, resolve_golden_dir
+from parity.base.project import ProjectError, golden_dir_error, resolve_golden_dir
 from parity.gate.provenance import foreign_engines, provenance_line
 from parity.gate.report import canonical_flavor, die, parse_engines
 
@@ -81,7 +81,7 @@ def preamble(args) -> int | None:
             return die(f"{what} needs a splitk-parity git checkout at or above {shown(Path.cwd())} "
                        "(the old IR comes from a git ref of it); run it inside a checkout")
         if command in ("check", "write") or getattr(args, "base", None) is not None:
-            return die(str(exc))
+            return die(golden_dir_error(exc, command, getattr(args, "golden_dir", None)))
         gdir = None
     if command in ("check", "write", "diff", "review") and not getattr(args, "allow_foreign_engines", False):
         msg = foreign_engines(gdir, names or ("python", "cpp"))

@@ -316,6 +316,10 @@ def keep_going_on_broken_pipe() -> None:
         sys.stdout = _KeepGoingStdout(sys.stdout)
 
 
+#: The standard streams :func:`reopen_closed_std_streams` found closed ("stdout", "stderr").
+CLOSED_STREAMS: set[str] = set()
+
+
 def reopen_closed_std_streams() -> None:
     """Give a closed stdout or stderr (``parity list >&-``: Python then has
     ``sys.stdout = None``) a /dev/null on its descriptor, so output is dropped
@@ -325,6 +329,7 @@ def reopen_closed_std_streams() -> None:
         try:
             os.fstat(fd)
         except OSError:
+            CLOSED_STREAMS.add(name)
             null = os.open(os.devnull, os.O_WRONLY)
             if null != fd:
                 os.dup2(null, fd)  # inheritable, as a standard stream is

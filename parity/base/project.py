@@ -142,6 +142,16 @@ def resolve_golden_dir(explicit: str | Path | None = None, start: Path | str | N
     return root / "golden"
 
 
+def golden_dir_error(exc: ProjectError, command: str, given) -> str:
+    """``exc``'s message worded as argparse words an option's errors when it is about the
+    ``--golden-dir`` given (``parity check: argument --golden-dir: DIR: not a directory``)."""
+    head = f"--golden-dir {shown(given)}: " if given is not None else None
+    msg = str(exc)
+    if head is None or not msg.startswith(head):
+        return msg
+    return f"parity {command}: argument --golden-dir: {shown(given)}: {msg[len(head):]}"
+
+
 def _holds_a_shard(entries: list[Path], families) -> bool:
     """One of ``entries`` is a golden shard, or named as one of a configured family."""
     named = [q for q in entries if q.name.endswith((".json", ".json.new"))]

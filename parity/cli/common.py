@@ -23,7 +23,8 @@ The shared rules:
   Unknown names are an input error (exit 2) that lists the known ones.
 * ``--flavor F``: a canonical flavor or an alias (``llvm24`` -> ``llvm23``);
   an unknown flavor is an input error.
-* ``--jobs/-j N``: an integer from 1 to 1024 (default: the CPU count); ``0`` is refused.
+* ``--jobs/-j N``: an integer from 1 to 1024 (default: the CPU count); ``0`` is refused; the
+  workers started are at most 4 per CPU (:func:`machine_jobs`) whatever N says.
 * ``--json PATH``: checked writable before the run; written once at the end
   with :func:`report_doc`'s envelope.
 * exit status: :data:`EXIT_GREEN` 0, :data:`EXIT_RED` 1, :data:`EXIT_USAGE` 2
@@ -55,6 +56,7 @@ from parity.base.project import golden_dir_holding, outside_checkout_note
 from parity.base.outputs import STDOUT, open_fifo, write_report, written_in_place
 from parity.base.suggest import did_you_mean
 from parity.base.engine_import import EngineImportError, engine_import_error, import_engine
+from parity.cli.report_paths import report_paths_error  # noqa: F401 - re-exported for parity/app/main.py
 from parity.cli.parser import ERROR_PREFIX, EXIT_GREEN, EXIT_RED, EXIT_USAGE, Once, Parser, one_line  # noqa: F401
 
 #: The JSON report envelope (docs/cli.md#json). Bump SCHEMA_VERSION when a key
@@ -181,8 +183,25 @@ def finite_seconds(flag: str):
 #: ``--jobs`` at most: the pools start no more workers than they have work items, but a
 #: typo (``-j 99999999``) forked past the machine's process limit (a fork storm, then a hang).
 MAX_JOBS = 1024
-#: argparse type of --jobs: an integer from 1 to :data:`MAX_JOBS`.
-positive_int = integer("--jobs", lo=1, hi=MAX_JOBS)
+#: The workers a command starts per CPU at most: ``--jobs`` above ``JOBS_PER_CPU x os.cpu_count()``
+#: starts that many (``-j 1024`` started 1024 workers of ~40 MB each, past the machine's memory).
+JOBS_PER_CPU = 4
+
+
+def machine_jobs() -> int:
+    """The most workers any pool starts on this machine: :data:`JOBS_PER_CPU` per CPU."""
+    return JOBS_PER_CPU * (os.cpu_count() or 1)
+
+
+_jobs_option = integer("--jobs", lo=1, hi=MAX_JOBS)
+
+
+def positive_int(text: str) -> int:
+    """argparse type of --jobs (every command's, the one place every pool's size comes from): an
+    integer from 1 to :data:`MAX_JOBS`, then capped by the machine (:func:`machine_jobs`)."""
+    return min(_jobs_option(text), machine_jobs())
+
+
 #: argparse type of --timeout: a finite number of seconds > 0.
 positive_seconds = finite_seconds("--timeout")
 
@@ -282,7 +301,7 @@ def writable_file(flag: str):
         try:
             check_writable(text, flag)
         except ValueError as e:
-            raise argparse.ArgumentTypeError(str(e).split(": ", 1)[1]) from None
+            raise argparse.ArgumentTypeError(str(e)[len(flag) + 1:]) from None  # argparse names the flag
         return text
     return parse
 
@@ -320,8 +339,8 @@ def json_on_stdout(args) -> Iterator[None]:
 
 
 def jobs_of(args) -> int:
-    """The worker count of ``args.jobs`` (None: the CPU count)."""
-    return getattr(args, "jobs", None) or os.cpu_count() or 1
+    """The worker count of ``args.jobs`` (None: the CPU count), at most :func:`machine_jobs`."""
+    return min(getattr(args, "jobs", None) or os.cpu_count() or 1, machine_jobs())
 
 
 ONLY_HELP = {
@@ -352,7 +371,7 @@ def add_options(p: argparse.ArgumentParser, *, only: str | None = "configs", fla
                        + "aliases such as llvm24 resolve to their canonical flavor)")
     if jobs:
         p.add_argument("--jobs", "-j", type=positive_int, default=None, metavar="N", action=Once,
-                       help="worker processes, 1 to 1024 (default: the CPU count)")
+                       help="worker processes, 1 to 1024, at most 4 per CPU started (default: the CPU count)")
     if json:
         p.add_argument("--json", metavar="PATH", type=json_path, action=Once,
                        help="also write the result as JSON to PATH (schema: docs/cli.md)")
@@ -632,6 +651,8 @@ def finish(args, command: str, result: str | bool, payload: dict | None = None) 
         try:
             write_json(path, report_doc(command, result, payload))
         except OSError as exc:  # full disk, file-size limit, a path gone since the check
+            if path == STDOUT and exc.errno == errno.EPIPE:  # `--json - | head -c 10`: as `parity list | head`
+                raise BrokenPipeError(errno.EPIPE, exc.strerror) from None  # run_quietly_on_broken_pipe: 141
             return die(f"--json {shown(path)}: cannot write: {shown(exc.strerror or exc)}")
     return EXIT_GREEN if result == "GREEN" else EXIT_RED
 

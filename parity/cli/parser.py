@@ -25,19 +25,47 @@ class Once(argparse._StoreAction):
     def __call__(self, parser, namespace, values, option_string=None):
         seen = getattr(namespace, "_given", set())
         if option_string is not None and self.dest in seen:
-            raise argparse.ArgumentError(self, f"given twice ({_text(getattr(namespace, self.dest))} and "
-                                               f"{_text(values)}); give it once")
+            raise argparse.ArgumentError(self, twice(getattr(namespace, self.dest), values))
         namespace._given = seen | {self.dest}
         setattr(namespace, self.dest, values)
 
 
-def _text(value) -> str:
+def twice(first, second) -> str:
+    """The message of an option given twice, with both values when they are text the user wrote
+    (``perf --layers --layers``: two defaults, shown as nothing rather than ``<object ...>``)."""
+    a, b = _text(first), _text(second)
+    return f"given twice ({a} and {b}); give it once" if a is not None and b is not None else \
+        "given twice; give it once"
+
+
+class _SubCommand(argparse._SubParsersAction):
+    """The subcommand action: an option given both before and after the subcommand
+    (``parity --color never check --color always``) is given twice too; argparse parses the
+    subcommand into a fresh namespace and copied it over the first value silently."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        seen, before = getattr(namespace, "_given", set()), dict(vars(namespace))
+        super().__call__(parser, namespace, values, option_string)
+        mine = getattr(namespace, "_given", set())
+        mine = set() if mine is seen else mine  # the subcommand's own set, when it was given any option
+        again = seen & mine
+        if again:
+            dest = sorted(again)[0]
+            action = next((a for a in parser._actions if a.dest == dest), None)
+            raise argparse.ArgumentError(action, twice(before.get(dest), getattr(namespace, dest, None)))
+        namespace._given = seen | mine
+
+
+def _text(value) -> str | None:
     """An option's parsed value as the user wrote it, near enough: a compiled regular
     expression as its pattern, a tuple (``--annotations gitlab=FILE``) its parts."""
     if hasattr(value, "pattern"):
         return str(value.pattern)
     if isinstance(value, (tuple, list)):  # a tuple is KIND=FILE, a list an option's nargs values
-        return ("=" if isinstance(value, tuple) else " ").join(_text(v) for v in value if v is not None)
+        parts = [_text(v) for v in value if v is not None]
+        return None if None in parts else ("=" if isinstance(value, tuple) else " ").join(parts)
+    if type(value) is object:  # a sentinel const (`--layers` without a value): nothing the user wrote
+        return None
     return str(value)
 
 
@@ -51,6 +79,7 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
         self.register("action", None, Once)     # argument groups share this registry
         self.register("action", "store", Once)
+        self.register("action", "parsers", _SubCommand)
 
     def error(self, message):  # noqa: D102 - argparse API
         self.exit(EXIT_USAGE, f"{ERROR_PREFIX}{self.prog}: {one_line(message)} (see `{self.prog} --help`)\n")
