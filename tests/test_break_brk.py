@@ -45,14 +45,14 @@ def test_review_json_never_replaces_a_golden_shard(in_repo, capsys):
     shard = REPO / "golden" / "conv_abi.json"
     before = shard.read_bytes()
     rc, out, err = run(capsys, "review", "--list", "--json", "golden/conv_abi.json")
-    one_error(rc, out, err, "error: parity review: argument --json: is in a golden directory (")
+    one_error(rc, out, err, "error: parity review: argument --json: golden/conv_abi.json: is in a golden directory (")
     assert shard.read_bytes() == before
 
 
 @pytest.mark.parametrize("path, says", [
-    ("/", "is a directory"),
-    ("/nonexistent-brk/x.json", "directory /nonexistent-brk does not exist"),
-    ("", "empty path (give a file name)"),
+    ("/", "/: is a directory"),   # the path named first (trial 2: every refusal names it)
+    ("/nonexistent-brk/x.json", "/nonexistent-brk/x.json: directory /nonexistent-brk does not exist"),
+    ("", "'': empty path (give a file name)"),
 ])
 def test_review_json_path_is_checked_before_the_work(in_repo, capsys, path, says):
     # before: a traceback (IsADirectoryError, FileNotFoundError) once the groups were built
@@ -78,7 +78,7 @@ def test_review_json_path_with_nothing_pending_is_written(in_repo, capsys, tmp_p
 def test_json_empty_path_is_named_as_such(in_repo, capsys):
     # before: "argument --json: is a directory" (Path("") is ".")
     rc, out, err = run(capsys, "check", "--json", "", "--only", "conv_abi")
-    one_error(rc, out, err, "error: parity check: argument --json: empty path (give a file name)")
+    one_error(rc, out, err, "error: parity check: argument --json: '': empty path (give a file name)")
 
 
 # -- mutate --match / --differential ----------------------------------------------------

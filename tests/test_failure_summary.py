@@ -118,9 +118,10 @@ def every_kind(tmp_path_factory):
 
 def test_every_red_kind_is_grouped_and_has_its_hint(every_kind, capsys, tmp_path):
     good, bad, cfg = every_kind
-    js = tmp_path / "r.json"
+    js = tmp_path / "r.json"   # beside the golden directory, not in it (a report there is refused)
+    (tmp_path / "golden").mkdir()
     rc = parity_main(["check", "--engines", f"{good},{bad}", "--configs", cfg, "--flavor", "llvm23",
-                      "--golden-dir", str(tmp_path), "--timeout", "20", "--json", str(js)])
+                      "--golden-dir", str(tmp_path / "golden"), "--timeout", "20", "--json", str(js)])
     lines = capsys.readouterr().out.splitlines()
     assert rc == 1
     heads = [ln for ln in lines if ln.startswith("fam_a: ")]
