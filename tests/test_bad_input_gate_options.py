@@ -12,21 +12,14 @@ from pathlib import Path
 import pytest
 
 from parity.aot.shard import MAX_SHARDS, ShardError, parse_shard
-from parity.app.main import main as parity_main
 from parity.base.project import ProjectError, resolve_golden_dir
 from parity.cli.common import MAX_SECONDS, check_writable, configured_families
+from cli_run import run
 
 REPO = Path(__file__).resolve().parents[1]
 GOLDEN = REPO / "golden"
 
 
-def run(capsys, *argv):
-    try:
-        rc = parity_main([str(a) for a in argv])
-    except SystemExit as e:  # argparse's own errors leave through the parser
-        rc = e.code
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 def one_error(rc, out, err, line):

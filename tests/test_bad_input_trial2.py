@@ -14,20 +14,14 @@ from pathlib import Path
 import pytest
 
 from parity.app import ci_output as CI
-from parity.app.main import build_parser, main as parity_main
+from parity.app.main import build_parser
 from parity.cli import common
+from cli_run import run
 
 REPO = Path(__file__).resolve().parents[1]
 GOLDEN = REPO / "golden"
 
 
-def run(capsys, *argv):
-    try:
-        rc = parity_main([str(a) for a in argv])
-    except SystemExit as e:  # argparse's own errors leave through the parser
-        rc = e.code
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 def one_error(rc, out, err, line):

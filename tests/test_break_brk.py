@@ -11,19 +11,13 @@ import pytest
 
 from parity.app import new_family as NF
 from parity.app.main import main as parity_main
+from cli_run import run
 
 REPO = Path(__file__).resolve().parents[1]
 CLAMP = "conv_implicit_gemm/fused_clamp_wavelet1_default_64x64_bf16"
 REDUCE = "conv_fwd_split_k_reduce/bf16_v1_t64_d0"
 
 
-def run(capsys, *argv):
-    try:
-        rc = parity_main([str(a) for a in argv])
-    except SystemExit as e:  # argparse's own errors leave through the parser (main() in a process)
-        rc = e.code
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 def one_error(rc, out, err, starts):

@@ -13,23 +13,16 @@ from types import SimpleNamespace
 
 import pytest
 
-from parity.app.main import main as parity_main
 from parity.mutate import differential as D
 from parity.mutate import match as M
 from parity.mutate import run as R
 from parity.sim import numerics as N
 from parity.sim.numerics_cli import plan_only
+from cli_run import run
 
 REDUCE = "conv_fwd_split_k_reduce/bf16_v1_t64_d1"   # 39 instruction lines: plans in about a second
 
 
-def run(capsys, *argv):
-    try:
-        rc = parity_main([str(a) for a in argv])
-    except SystemExit as e:  # argparse's own errors leave through the parser
-        rc = e.code
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 def one_error(rc, out, err, starts):
