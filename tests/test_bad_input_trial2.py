@@ -175,3 +175,31 @@ def test_an_option_before_the_command_lists_every_command(in_repo, capsys):
 def test_gitlab_default_report_is_gitignored():
     r = subprocess.run(["git", "check-ignore", "-q", CI.GITLAB_DEFAULT], cwd=REPO)
     assert r.returncode == 0
+
+
+# -- trial 3: output directories (emit --out, aot --emit / --build) -------------------------------
+
+def test_a_report_inside_the_output_directory_is_refused(capsys, tmp_path):
+    """`aot --emit D --json D/jobs.tsv` replaced the emitted job list with the report, exit 0."""
+    out = tmp_path / "em"
+    out.mkdir()
+    rc, o, err = run(capsys, "aot", "--emit", out, "--json", out / "jobs.tsv", "--only", "conv_fwd_split_k_reduce",
+                     "--flavor", "llvm23")
+    assert rc == 2 and o == "" and list(out.iterdir()) == [], err
+    assert err == (f"error: parity aot: --json {out / 'jobs.tsv'}: is inside the output directory of --emit ({out}); "
+                   "the report would replace or join the outputs: write it elsewhere (see `parity aot --help`)\n")
+
+
+@pytest.mark.parametrize("argv, flag", [(["aot", "--emit", "golden/em", "--only", "conv_fwd_split_k_reduce"], "--emit"),
+                                        (["emit", "--out", "golden/em2"], "--out")])
+def test_an_output_directory_in_golden_is_refused(capsys, monkeypatch, argv, flag):
+    """`parity aot --emit golden` and `parity emit --out golden/x` wrote into golden/, exit 0."""
+    from parity.base.project import find_project_root
+    root = find_project_root()
+    monkeypatch.chdir(root)
+    before = sorted(p.name for p in (root / "golden").iterdir())
+    rc, o, err = run(capsys, *argv)
+    assert rc == 2 and o == "", err
+    assert err.startswith(f"error: parity {argv[0]}: {flag} {argv[2]}: is in a golden directory (") and \
+        err.endswith("outputs go elsewhere (see `parity " + argv[0] + " --help`)\n"), err
+    assert sorted(p.name for p in (root / "golden").iterdir()) == before

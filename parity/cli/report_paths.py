@@ -6,7 +6,10 @@ alone.
 * a report inside the golden directory of this command (``--golden-dir D``, else the
   checkout's ``golden/``) even while D holds no shard yet (a first ``write``): the report
   became a ``FAMILY.json`` the next check read as a shard;
-* ``--json -`` with stdout closed (``>&-``): the report was lost, exit 0.
+* ``--json -`` with stdout closed (``>&-``): the report was lost, exit 0;
+* an output directory of the command (``emit --out``, ``aot --emit`` / ``--build``,
+  ``fuzz --out``) in a golden directory (``aot --emit golden`` left 253 files there), or a
+  report inside it (``aot --emit D --json D/jobs.tsv`` replaced the job list, exit 0).
 """
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ from pathlib import Path
 from parity.base import outputs
 from parity.base.escape import shown
 from parity.base.outputs import STDOUT, written_in_place
-from parity.base.project import find_project_root
+from parity.base.project import find_project_root, golden_dir_holding
 
 #: (option, attribute) of every report file option; ``--annotations`` holds (kind, path).
 REPORT_OPTIONS = (("--json", "json"), ("--junit", "junit"), ("--annotations", "annotations"),
@@ -44,9 +47,36 @@ def _golden_dir_of(args) -> Path | None:
     return Path(os.path.realpath(root / "golden")) if root is not None else None
 
 
+#: (command, option, attribute) of the directories a command writes its outputs into
+OUTPUT_DIRS = (("emit", "--out", "out"), ("aot", "--emit", "emit"), ("aot", "--build", "build"),
+               ("fuzz", "--out", "out"))
+
+
+def _output_dir_error(args, paths: list) -> str | None:
+    """An output directory in a golden directory, or a report inside an output directory."""
+    gold = _golden_dir_of(args)
+    for command, flag, attr in OUTPUT_DIRS:
+        value = getattr(args, attr, None) if getattr(args, "command", None) == command else None
+        if not value or not isinstance(value, (str, os.PathLike)):
+            continue
+        real = Path(os.path.realpath(value))
+        held = golden_dir_holding(real / "x")
+        if held is not None or (gold is not None and real.is_relative_to(gold)):
+            return (f"{flag} {shown(str(value))}: is in a golden directory ({shown(str(held or gold))}); "
+                    "outputs go elsewhere")
+        for rflag, path in paths:
+            if path != STDOUT and Path(os.path.realpath(path)).is_relative_to(real):
+                return (f"{rflag} {shown(path)}: is inside the output directory of {flag} ({shown(str(value))}); "
+                        "the report would replace or join the outputs: write it elsewhere")
+    return None
+
+
 def report_paths_error(args) -> str | None:
     """The one-line error of ``args``'s report options taken together, or None."""
     paths = report_paths(args)
+    why = _output_dir_error(args, paths)
+    if why is not None:
+        return why
     if any(p == STDOUT for f, p in paths if f == "--json") and "stdout" in outputs.CLOSED_STREAMS:
         return "--json -: stdout is closed (the report would be lost); give a file name"
     gold = _golden_dir_of(args)
