@@ -211,3 +211,17 @@ def test_only_without_any_planned_family_is_one_error_line(capsys, cmd):
                             "numerics plan (plans: conv_fwd_split_k_reduce, conv_implicit_gemm, ir_core)")
     rc, out, err = run(capsys, cmd, "--only", "ir_core,conv_abi", "-j", "1")   # named outright: refused
     one_error(rc, out, err, "error: --only: no numerics plan for conv_abi (plans: ")
+
+
+def test_a_missing_tool_is_an_error_not_a_kill(capsys, monkeypatch):
+    # an oracle that cannot import its tool (llvmlite not installed) has not noticed the
+    # mutant: counting it killed would report 100 % with no oracle run
+    def no_llvmlite(job):
+        raise ModuleNotFoundError("No module named 'llvmlite'")
+    monkeypatch.setattr(R, "ORACLES", [("llvm", no_llvmlite)] + [o for o in R.ORACLES if o[0] != "llvm"])
+    site = next(iter(R.plan([c for c in N.accepted_configs(["ir_core"]) if c[1] == "constants_int"], 0, 1)))
+    with pytest.raises(ModuleNotFoundError):
+        R.judge(site)
+    rc, out, err = run(capsys, "mutate", "--only", "ir_core/constants_int", "-j", "1", "--max-mutants", "3")
+    assert rc == 2 and "killed" not in out
+    assert err.strip().splitlines()[-1].startswith("error: an oracle cannot run: No module named 'llvmlite'")

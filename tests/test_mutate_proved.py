@@ -150,3 +150,41 @@ def test_compare_of_two_constants():
         {"both compares have constant operands on every admitted launch"}
     assert P._same_compare(P._interp(same[0]), "  %k_cyc405 = icmp uge i32 %k_cn404, 4",
                            "  %k_cyc405 = icmp uge i32 %k_cn404, 0") == ""
+
+
+VA3 = "plain_mem_default_va3_vb3_bf16"   # padded pixel: slot 4 = tile_k's divisor, k_c stays 0
+
+
+def test_padded_pixel_channel_state_is_constant_so_its_carry_arms_are_never_chosen():
+    # k_cpgb (slot * 2 bytes) feeds only k_dcy -> k_kstepc, chosen only when k_cyc fires,
+    # which it never does (k_cn = 0 + 0): reach.unchosen_only
+    js = _jobs("const_inc", r"%k_cpgb\d+ = mul i32 4, 2", VA3) + _jobs("swap_operands", r"%k_dcy\d+ = sub", VA3)
+    assert len(js) == 4   # the literal 4 -> 5 (two spellings), 2 -> 3, and k_dcy swapped
+    assert all("never chosen" in P.abstract_reason(j) for j in js)
+    # the K walk's carry compares are constants now: both the honest and the mutant are false
+    cyc = _jobs("const_inc", r"%k_cyc\d+ = icmp uge i32 %k_cn\d+, 4", VA3)
+    assert len(cyc) == 2 and all(P.abstract_reason(j) for j in cyc)
+
+
+def test_a_mask_bit_known_zero_and_an_offset_the_uses_drop():
+    # a_kin = and a_koff, 7 with a_koff = 4 * (slot % 8): bit 0 is known zero, so 7 -> 6 is the same
+    js = _jobs("const_dec", r"%a_kin\d+ = and i32 %a_koff\d+, 7", VA3)
+    assert js and all(P.abstract_reason(j).startswith("the mask bits the mutant changes (0x1)") for j in js)
+    # d_klow = and (K | kpg), 7: K is any admitted value, so 7 -> 6 is not proved (cover_odd_k9 kills it)
+    assert all(P.abstract_reason(j) == "" for j in _jobs("const_dec", r"%d_klow\d+ = and", VA3))
+    # k_next = 0 + 32 (t + 1) made 1 + ...: its compares against K limits that are multiples of
+    # 4 and its lshr by 2 drop the +1
+    nxt = _jobs("const_inc", r"%k_next\d+ = add i32 0, %k_step", VA3)
+    assert nxt and all("every use" in P.abstract_reason(j) for j in nxt)
+
+
+def test_offset_uses_refuses_a_compare_the_delta_can_flip():
+    from parity.mutate import reach
+    v, y = (32, 2, 0, 0, 1 << 20), (32, 2, 1, 0, 1 << 20)     # v = 0 mod 4, y = 1 mod 4
+    assert not reach._compare_holds(v, y, "ult", 1)           # y - v = 1: v < y but v + 1 == y
+    assert reach._compare_holds(v, (32, 2, 0, 0, 1 << 20), "ult", 1)
+    assert reach._compare_holds(v, (32, 2, 0, 0, 1 << 20), "ult", 3)
+    assert not reach._compare_holds(v, (32, 2, 0, 0, 1 << 20), "ult", 4)
+    assert reach.literal_delta("  %a = sub i32 %x, 0", "  %a = sub i32 %x, -1") == ("a", 32, 1)
+    assert reach.literal_delta("  %a = add i32 0, %s", "  %a = add i32 1, %s") == ("a", 32, 1)
+    assert reach.literal_delta("  %a = add nuw i32 0, %s", "  %a = add nuw i32 1, %s") is None

@@ -292,3 +292,63 @@ def test_unreadable_parameter_is_a_parse_error():
     bad = text.replace(define, define.replace(first, "", 1), 1)  # a parameter with no name
     r = prove_module(bad, "conv_implicit_gemm", c.name, dict(c.spec), c.arch, "llvm23")
     assert r.error and "unsupported kernel parameter" in r.error
+
+
+_PREDS = {"eq": lambda x, y: x == y, "ne": lambda x, y: x != y, "ult": lambda x, y: x < y,
+          "ule": lambda x, y: x <= y, "ugt": lambda x, y: x > y, "uge": lambda x, y: x >= y}
+
+
+@settings(max_examples=400, deadline=None)
+@given(pred=st.sampled_from(sorted(_PREDS)), xs=st.lists(st.integers(0, 40), min_size=1, max_size=4),
+       ys=st.lists(st.integers(0, 40), min_size=1, max_size=4), shift=st.integers(0, 4))
+def test_icmp_is_constant_only_where_every_value_pair_agrees(pred, xs, ys, shift):
+    xs = [x << shift for x in xs]
+    A, B = _abstract(32, xs), _abstract(32, ys)
+    r = D.icmp(pred, A, B)
+    assert r[0] == 1
+    got = {_PREDS[pred](x, y) for x in xs for y in ys}
+    if D.is_const(r):
+        assert got == {bool(r[2])}, (pred, A, B, r)
+    # signed predicates are decided on non-negative operands only, as the unsigned ones
+    s = D.icmp("s" + pred[1:], A, B) if pred[0] == "u" else r
+    assert s == r
+
+
+def test_icmp_decides_by_intervals_and_known_bits():
+    four_k = D.mul(D.top(32), D.const(32, 4))                  # a multiple of 4
+    assert D.icmp("eq", four_k, D.const(32, 6)) == D.const(1, 0)   # 6 is not a multiple of 4
+    assert D.icmp("ne", four_k, D.const(32, 6)) == D.const(1, 1)
+    assert not D.is_const(D.icmp("eq", four_k, D.const(32, 8)))
+    small = (32, 0, 0, 0, 3)
+    assert D.icmp("uge", small, D.const(32, 4)) == D.const(1, 0)
+    assert D.icmp("ult", small, D.const(32, 4)) == D.const(1, 1)
+    neg = D.const(32, -1)                                       # -1 signed: not decided
+    assert not D.is_const(D.icmp("slt", neg, D.const(32, 0)))
+
+
+SELECT = """
+define amdgpu_kernel void @k(ptr addrspace(1) %p, i32 %n) #0 {
+entry:
+  %tid = call i32 @llvm.amdgcn.workitem.id.x()
+  %lo = and i32 %tid, 3
+  %big = icmp uge i32 %lo, 4
+  %w = select i1 %big, i32 4, i32 0
+  %x = sub i32 %lo, %w
+  %c = icmp ult i32 %n, 7
+  %y = select i1 %c, i32 1, i32 2
+  ret void
+}
+
+attributes #0 = { "amdgpu-flat-work-group-size"="64,64" }
+"""
+
+
+def test_a_select_with_a_constant_condition_takes_its_arm():
+    from parity.proof import interpret as PI
+    it = PI.Interp(PI.read(SELECT), {}, 16)
+    it.run()
+    assert it.env["big"] == D.const(1, 0)          # tid & 3 <= 3 < 4
+    assert it.env["w"] == D.const(32, 0)           # the false arm, not the join of 4 and 0
+    assert (it.env["x"][3], it.env["x"][4]) == (0, 3)
+    assert not D.is_const(it.env["c"])             # %n unknown: both arms joined
+    assert (it.env["y"][3], it.env["y"][4]) == (1, 2)

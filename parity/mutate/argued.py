@@ -149,13 +149,14 @@ def _swapped_k_limit(job) -> bool:
     """Conv ``klim = sub k_end, koff`` (``a_klim`` / ``b_klim``) with its operands swapped,
     whose one use is ``select (koff ult k_end), klim, 0``: chosen only when koff < k_end,
     where ``koff - k_end`` wraps to at least 2^32 - 2^31 (k_end < 2^31: conv_launch's
-    byte limit), above every K tile start, so the slot's K mask passes everywhere: its
+    byte limit; the padded-pixel end ``k_padded`` = Y*X*slot < 2^31 too, as w_bytes =
+    2*K*Y*X*cpg < 2^31 with cpg = vector_a > slot/2), above every K tile start, so the slot's K mask passes everywhere: its
     loads past k_end read data (or the buffer's out-of-range zero) whose partner on the
     other side is masked to zero by its own K limit (*masked partner*)."""
     if job.family != "conv_implicit_gemm" or job.mutant.kind != "swap_operands":
         return False
     ln = _changed_line(job)
-    m = re.search(r"^  %([\w.]+) = sub i32 (%?[\w.]+), %(Kgemm|k_end\d+)$", ln)
+    m = re.search(r"^  %([\w.]+) = sub i32 (%?[\w.]+), %(Kgemm|k_end\d+|k_padded\d+)$", ln)
     if not m or _hint_of(ln) not in ("a_klim", "b_klim"):
         return False
     return _guarded_limit(job.original.split("\n"), m.group(1), m.group(2), "%" + m.group(3))
@@ -189,8 +190,14 @@ def _nonempty_reduction(job) -> bool:
     ``any_tile`` (``ntiles > 0``) made non-strict: every admitted problem has Kgemm =
     Y*X*cpg >= 1, and a plain or two-stage plan gives every slice data (ntiles >= 1;
     the declared reason of ``any_tile`` / ``k_span_nz``), so the operands are never
-    equal (cluster binaries, with empty trailing slices, excluded)."""
+    equal (cluster binaries, with empty trailing slices, excluded). Also a plain kernel's
+    ``k_span_nz = select k_live, k_span, 0`` with the 0 arm made +-1: k_live (Kgemm > 0,
+    or k_padded = Y*X*slot > 0 for a padded-pixel width) always holds, so that arm is
+    never chosen."""
     ln = _line(job.mutant.text, job.mutant.line)
+    if job.family == "conv_implicit_gemm" and job.spec["split_k"] == 1 and \
+            job.mutant.kind in ("const_inc", "const_dec") and _hint_of(ln) == "k_span_nz":
+        return re.search(r"= select i1 %k_live\d+, i32 %k_span\d+, i32 -?1$", ln) is not None
     return _conv_boundary(job, "k_live", "any_tile") and not job.spec["split_k_cluster"] and \
         re.search(r"icmp uge i32 %[\w.]+, (?:0|%k_begin\d+)$", ln) is not None
 
@@ -244,25 +251,38 @@ def _span_rounding(job) -> bool:
     ``k_span = Kgemm - 0`` made ``Kgemm - 1``, or ``k_span_up``'s ``tile_k - 1`` made
     ``tile_k - 2``): the quotient changes only when span = 1 mod tile_k; the span is a
     multiple of lcm(vector_a, vector_b) >= 2 (Kgemm = Y*X*cpg, conv_launch's admission),
-    so it never is (padded-pixel widths, whose Kgemm is Y*X*slot, excluded)."""
+    or for a padded-pixel width of the slot (k_padded = Y*X*slot, slot 4 or 8), so it
+    never is."""
     ln, k = _changed_line(job), job.mutant.kind
     va, vb, tk = job.spec.get("vector_a") or 1, job.spec.get("vector_b") or 1, job.spec.get("tile_k") or 0
-    if job.family != "conv_implicit_gemm" or va in cover.C.PIXEL_VECTORS or va * vb // math.gcd(va, vb) < 2:
+    step = cover.C.pixel_slot(va) if va in cover.C.PIXEL_VECTORS else va * vb // math.gcd(va, vb)
+    if job.family != "conv_implicit_gemm" or step < 2:
         return False
-    return (k == "const_inc" and _hint_of(ln) == "k_span" and re.search(r"= sub i32 %Kgemm, 1$", ln) is not None) \
+    return (k == "const_inc" and _hint_of(ln) == "k_span" and
+            re.search(r"= sub i32 %(?:Kgemm|k_padded\d+), 1$", ln) is not None) \
         or (k == "const_dec" and _hint_of(ln) == "k_span_up" and ln.endswith(f", {tk - 2}"))
 
 
 def _span_one_long(job) -> bool:
-    """Plain conv ``k_span = Kgemm - 0`` made ``Kgemm + 1``: the K loop runs one more
-    tile only when tile_k divides Kgemm, and that tile lies past Kgemm, where every A
-    and B load is masked (the *extra K tile* argument). Not in a kernel with the
-    uniform-tap loop: the extra tile can make the tile count even and send the slice
-    there, whose loads have no K mask (killed by ``cover_taps_x3`` on plain 64x64x32)."""
-    ln = _line(job.mutant.text, job.mutant.line)
-    return job.family == "conv_implicit_gemm" and job.mutant.kind == "const_dec" and \
-        _hint_of(ln) == "k_span" and re.search(r"= sub i32 %Kgemm, -1$", ln) is not None and \
-        re.search(r"\ntap_loop\d+:\n", job.original) is None
+    """Plain conv tile count made larger: ``k_span = Kgemm - 0`` (padded pixel: ``k_padded
+    - 0``) made ``+ 1``, ``k_span_up``'s ``tile_k - 1`` made ``tile_k``, or ``ntiles``'s
+    divisor ``tile_k`` made ``tile_k - 1``. Each count is at least the honest
+    ceil(span / tile_k), and the first tiles are the honest ones; every extra tile starts
+    at or past the span, where every A and B load is masked (the *extra K tile*
+    argument): WMMA adds products 0 * 0 = +0 to an accumulator that started at +0 and so
+    is never -0 (round to nearest even: x + -x and +0 + -0 are +0), which leaves its bits.
+    Not in a kernel with the uniform-tap loop: the extra tile can make the tile count even
+    and send the slice there, whose loads have no K mask (killed by ``cover_taps_x3`` on
+    plain 64x64x32)."""
+    ln, k = _line(job.mutant.text, job.mutant.line), job.mutant.kind
+    tk = job.spec.get("tile_k") or 0
+    if job.family != "conv_implicit_gemm" or job.spec["split_k"] != 1 or \
+            re.search(r"\ntap_loop\d+:\n", job.original) is not None:
+        return False
+    h = _hint_of(ln)
+    return (k == "const_dec" and h == "k_span" and re.search(r"= sub i32 %(?:Kgemm|k_padded\d+), -1$", ln) is not None) \
+        or (k == "const_inc" and h == "k_span_up" and re.search(rf"= add i32 %k_span_nz\d+, {tk}$", ln) is not None) \
+        or (k == "const_dec" and h == "ntiles" and re.search(rf"= udiv i32 %k_span_up\d+, {tk - 1}$", ln) is not None)
 
 
 def _one_trip_swap(job) -> bool:

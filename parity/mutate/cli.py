@@ -149,6 +149,9 @@ def _mutate(args, cluster) -> int:
     except MemoryError:
         return die(f"out of memory while judging {len(jobs)} mutant(s); bound the run with --max-mutants, "
                    f"--only or --kinds, or give it fewer -j jobs")
+    except ImportError as exc:
+        return die(f"an oracle cannot run: {exc} (install the project with `pip install -e .`; "
+                   f"a mutant is never counted killed by a missing tool)")
     rep = R.report(verdicts)
     print(R.render(rep))
     wall = time.perf_counter() - t0

@@ -27,6 +27,7 @@ from functools import lru_cache
 from parity.proof import domain as D
 from parity.proof import interpret as PI
 from parity.proof.assumptions import PTR_ARG_ALIGN
+from parity.mutate import reach as REACH
 
 _DEF = re.compile(r"^  %([\w.$-]+) = (\w+)")
 _NAME = re.compile(r"%([\w.$-]+)")
@@ -238,8 +239,11 @@ def _never_equal(a, b) -> bool:
 
 
 def _cond_value(it, lines: list, cond: str):
-    """True / False when the i1 ``cond`` (an icmp against a literal) is constant over
-    every admitted value, else None."""
+    """True / False when the i1 ``cond`` is constant over every admitted value (the
+    interpreter's own i1 value, or an icmp against a literal), else None."""
+    v = it.env.get(cond[1:])
+    if isinstance(v, tuple) and v[0] == 1 and D.is_const(v):
+        return bool(v[2])
     d = next((ln for ln in lines if ln.startswith(f"  {cond} = icmp ")), None)
     return _constant(it, d) if d else None
 
@@ -409,4 +413,44 @@ def abstract_reason(job) -> str:
     if m.kind == "promise_lie":
         return _flag_holds(it, ml, ln)
     return (_same_compare(it, hl, ml) or _unchosen_arm(it, job.original, hl, ml)
-            or _same_constant(it, hl, ml, ln))
+            or _same_constant(it, hl, ml, ln) or _masked_bits(it, hl, ml, ln)
+            or _offset_uses(it, job.original, hl, ml) or _only_unchosen(it, job, ml))
+
+
+_AND_LIT = re.compile(r"^  %[\w.$-]+ = and (i\d+) (%[\w.$-]+), (-?\d+)$")
+
+
+def _masked_bits(it, honest: str, mutant: str, ln: int) -> str:
+    """``and %x, c`` made ``and %x, c'`` where every bit of ``c xor c'`` is known zero in %x
+    (its known low bits, or above its interval's highest bit): the same result."""
+    h, m = _AND_LIT.match(honest), _AND_LIT.match(mutant)
+    if not h or not m or h.group(1, 2) != m.group(1, 2):
+        return ""
+    w = int(h.group(1)[1:])
+    x = it.val(h.group(2), w)
+    if not isinstance(x, tuple):
+        return ""
+    _, k, r, _, hi = x
+    maybe_set = (D.MASK[w] & ~D.MASK[k] | r) & D.MASK[hi.bit_length()]
+    diff = (int(h.group(3)) ^ int(m.group(3))) & D.MASK[w]
+    if diff & maybe_set:
+        return ""
+    return f"the mask bits the mutant changes ({diff:#x}) are known zero in {h.group(2)}"
+
+
+def _offset_uses(it, original: str, honest: str, mutant: str) -> str:
+    """An add/sub literal changed by delta whose every use drops the delta (parity/mutate/reach.py)."""
+    d = REACH.literal_delta(honest, mutant)
+    if d and REACH.offset_uses(it, original, d[0], d[2]):
+        return (f"%{d[0]} one {d[2]:+d} off: every use (compares whose other operand's known bits "
+                "or interval keep the result, shifts that drop it) gives the honest result")
+    return ""
+
+
+def _only_unchosen(it, job, mutant: str) -> str:
+    """The mutated value reaches effects only through never-chosen select arms (reach.py); the
+    instruction must not trap (a division only by a non-zero literal)."""
+    name, op, ln = _mutated_def(job.mutant.text, job.mutant.line)
+    if not name or op in _ROOT_OPS or (op in _DIVS and not re.search(r", [1-9]\d*$", ln)):
+        return ""
+    return REACH.unchosen_only(it, job.original, name)

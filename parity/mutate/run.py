@@ -171,8 +171,9 @@ def judge(job: Job | Site) -> Verdict:
     """Run ``job``'s mutant through :data:`ORACLES` (after the equivalence rules); a
     :class:`Site` is applied first (its mutant text lives until the verdict is made).
     A killed mutant the abstract proof (parity/mutate/proved.py) claims equivalent is
-    a *contradiction* (a proof bug: the run is RED). A :class:`MemoryError` is not a
-    kill: it propagates (the command reports it)."""
+    a *contradiction* (a proof bug: the run is RED). A :class:`MemoryError` or an
+    :class:`ImportError` (the machine's limit, a tool the oracle needs that is not
+    installed) is not a kill: it propagates (the command reports it, exit 2)."""
     if isinstance(job, Site):
         job = job.job()
     m = job.mutant
@@ -185,8 +186,8 @@ def judge(job: Job | Site) -> Verdict:
     for name, fn in ORACLES:
         try:
             fails = fn(job)
-        except MemoryError:
-            raise  # the machine's limit, not the mutant's fault
+        except (MemoryError, ImportError):
+            raise  # the machine's limit or a missing tool, not the mutant's fault
         except Exception as e:  # an oracle that crashes on a mutant has noticed it
             fails = [f"{type(e).__name__}: {e}"]
         if fails:

@@ -220,6 +220,32 @@ def urem(a, b):
     return _mk(w, 0, 0, 0, a[4] if b is None else min(a[4], max(b[4] - 1, 0)))
 
 
+_UNSIGNED = {"eq": "eq", "ne": "ne", "ult": "ult", "ule": "ule", "ugt": "ugt", "uge": "uge",
+             "slt": "ult", "sle": "ule", "sgt": "ugt", "sge": "uge"}
+
+
+def icmp(pred: str, a, b):
+    """``icmp pred a, b`` as an i1 value: the constant 1 / 0 where the operands' intervals
+    or known low bits decide it for every pair of values they stand for, else unknown. A
+    signed predicate is decided only when both operands are non-negative (then it is the
+    unsigned one). LangRef 'icmp' instruction."""
+    p = _UNSIGNED.get(pred)
+    if p is None or a is None or b is None or (p != pred and not (nonneg(a) and nonneg(b))):
+        return top(1)
+    if p in ("ugt", "uge"):
+        a, b, p = b, a, "ult" if p == "ugt" else "ule"
+    if p == "ult":
+        return const(1, 1) if a[4] < b[3] else const(1, 0) if a[3] >= b[4] else top(1)
+    if p == "ule":
+        return const(1, 1) if a[4] <= b[3] else const(1, 0) if a[3] > b[4] else top(1)
+    k = min(a[1], b[1])
+    differ = a[4] < b[3] or b[4] < a[3] or (a[2] ^ b[2]) & MASK[k] != 0
+    same = is_const(a) and is_const(b) and a[2] == b[2]
+    if differ or same:
+        return const(1, int(same == (p == "eq")))
+    return top(1)
+
+
 def nonneg(a) -> bool:
     """True when every value ``a`` stands for is non-negative as a signed integer."""
     return a[4] <= MASK[a[0]] >> 1

@@ -30,7 +30,8 @@ _TYPE = r"<\d+ x [a-z0-9]+>|\[\d+ x [^\]]+\]|ptr(?: addrspace\(\d+\))?|i\d+|half
 _VAL = r"<[^<>]*>|[^,\s]+"
 _LINE = re.compile(r"  (?:%([-\w.$]+) = )?([a-z]+) ?(.*)$")
 _BIN = re.compile(rf"((?:(?:nuw|nsw|exact|disjoint) )*)({_TYPE}) ({_VAL}), ({_VAL})$")
-_SEL = re.compile(rf"(?:<\d+ x i1>|i1) \S+, ({_TYPE}) ({_VAL}), ({_TYPE}) ({_VAL})$")
+_SEL = re.compile(rf"(<\d+ x i1>|i1) (\S+), ({_TYPE}) ({_VAL}), ({_TYPE}) ({_VAL})$")
+_ICMP = re.compile(rf"(eq|ne|[us](?:lt|le|gt|ge)) (i\d+) ({_VAL}), ({_VAL})$")
 _CAST = re.compile(rf"({_TYPE}) ({_VAL}) to ({_TYPE})$")
 _GEP = re.compile(rf"(?:(?:inbounds|nuw|nusw) )*({_TYPE}), ptr(?: addrspace\((\d+)\))? ([^,\s]+)((?:, i\d+ [^,\s]+)*)$")
 _IDX = re.compile(r", (i\d+) ([^,\s]+)")
@@ -226,6 +227,10 @@ def decode_instruction(raw: str, ln: int):
     if op in INT_BIN:
         b = _BIN.match(rest) or bad()
         return (ln, text, op, dst, (b.group(1).split(), int_width(b.group(2)), b.group(3), b.group(4)))
+    if op == "icmp" and dst:
+        g = _ICMP.match(rest)   # a scalar integer compare; vector and pointer compares are not tracked
+        if g:
+            return (ln, text, op, dst, (g.group(1), int_width(g.group(2)), g.group(3), g.group(4)))
     if op in _SKIP:
         return (ln, text, "unknown", dst, None) if dst else None
     if op == "getelementptr":
@@ -242,7 +247,7 @@ def decode_instruction(raw: str, ln: int):
         return (ln, text, "unknown", dst, None)
     if op == "select":
         g = _SEL.match(rest) or bad()
-        return (ln, text, op, dst, (g.group(1), g.group(2), g.group(4)))
+        return (ln, text, op, dst, (g.group(3), g.group(4), g.group(6), g.group(2) if g.group(1) == "i1" else None))
     if op in ("zext", "sext", "trunc"):
         g = _CAST.match(rest) or bad()
         return (ln, text, op, dst, (int_width(g.group(1)), g.group(2), int_width(g.group(3))))
@@ -438,13 +443,32 @@ class Interp:
         return _BOTTOM
 
     def _eval_select(self, x):
-        """select: the join of both arms (the condition is not tracked)."""
-        t, a, b = x[4]
+        """select: the arm a constant i1 condition chooses, else the join of both arms
+        (a vector condition is not tracked). LangRef 'select': the unchosen arm's value,
+        poison or not, does not reach the result."""
+        t, a, b, cond = x[4]
         w = int_width(t)
+        C = self.val(cond, 1) if cond is not None else None
+        if C is _BOTTOM:
+            return _BOTTOM
+        if isinstance(C, tuple) and D.is_const(C):
+            V = self.val(a if C[2] else b, w)
+            return V
         A, B = self.val(a, w), self.val(b, w)
         if A is _BOTTOM or B is _BOTTOM:
             return _BOTTOM
         return D.join_any(A, B)
+
+    def _eval_icmp(self, x):
+        """icmp of two scalar integers: an i1 constant where the operands decide it
+        (:func:`parity.proof.domain.icmp`), else unknown."""
+        pred, w, a, b = x[4]
+        A, B = self.val(a, w), self.val(b, w)
+        if A is _BOTTOM or B is _BOTTOM:
+            return _BOTTOM
+        if not isinstance(A, tuple) or not isinstance(B, tuple):
+            return D.top(1)
+        return D.icmp(pred, A, B)
 
     def _eval_cast(self, x):
         """zext / sext / trunc of an integer value."""
@@ -495,6 +519,7 @@ class Interp:
         return D.join_any(A, B)
 
     _EVAL = {"getelementptr": _eval_gep, "load": _eval_mem, "store": _eval_mem, "select": _eval_select,
+             "icmp": _eval_icmp,
              "zext": _eval_cast, "sext": _eval_cast, "trunc": _eval_cast, "phi": _eval_phi,
              "call": lambda self, x: self._call(x), "extractelement": _eval_extract,
              "insertelement": _eval_vector, "shufflevector": _eval_vector}

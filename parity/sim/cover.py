@@ -179,6 +179,7 @@ def reduce_required(spec: dict) -> tuple:
 #   0 is even) and reads past Kgemm (skc4 32x32x32's survivor).
 # * ``cover_kwalk_dil`` (two-stage, channel vectors): ``cover_kwalk_mid`` at dilation (1, 2), so
 #   the carry's byte step k_dcy is not 0 in the two-stage K walk (spk4 64x64x64's `k_ks` survivor).
+# * ``cover_odd_k9`` (padded pixel): K = kpg = 9, the 16-byte D test's K = 1 mod 8 edge.
 # * ``cover_unit_first``, ``cover_unit_loop``: 1 x 1 images, every A slot's pixel tests one long in
 #   the first K tile and in the K loop (:mod:`parity.sim.cover_unit`).
 # With the fixed problems the last M tile ends at every row phase M % 8 (a
@@ -211,6 +212,10 @@ def conv_cover_problems(full: dict) -> tuple:
         # `e_nok = e_n < kpg` one long writes the next row's columns 0..7 (the padded-pixel
         # class's every-site run: no other problem of it has kpg = 16 mod 32 on the wide path)
         out.append(("cover_wide_n16", 1, va, 8, 8, 16, 3, 3, (1, 1), (1, 1), (1, 1), 1))
+        # K = kpg = 9 at cpg = vector_a: (K | kpg) & 7 == 1, so a 16-byte D test that admits
+        # K = 1 mod 8 (`d_klow` and 7 -> 6, `d_wide` == 1) stores 8 columns past a 9-wide row
+        # (odd_k9's C = 8 is not admitted here: the padded-pixel class's every-site run)
+        out.append(("cover_odd_k9", 1, va, 3, 3, 9, 1, 1, (1, 1), (0, 0), (1, 1), 1))
     if conv_split(full) and not S and full["epilogue"] == "default":
         out.append(prob("cover_odd_slab", odd, tm + 5, tn + 3))
     if conv_split(full):
