@@ -77,3 +77,17 @@ def test_ir_core_arguments_and_their_kills(capsys, tmp_path):
     # a doubled align past the offset's alignment is killed (store i16 at byte 2 made align 4)
     wrong = [x for x in doc["verdicts"] if x["kind"] == "align_double" and x["status"] == "killed"]
     assert wrong and all(not x["reason"].startswith("argued") for x in wrong)
+
+
+def test_nnan_on_the_loop_sum_is_killed_and_the_cast_domain_is_argued(capsys, tmp_path):
+    rep = tmp_path / "m.json"
+    rc, out, err = _run(capsys, "mutate", "--only", "ir_core/loop_phi,ir_core/casts", "--kinds", "promise_lie",
+                        "--per-kind", "0", "-j", "1", "--match", "= fadd", "--json", rep)
+    doc = json.loads(rep.read_text())
+    got = {(x["config"], x["what"].split(":")[0]): (x["status"], x["reason"]) for x in doc["verdicts"]}
+    # the plan's `specials` case puts a NaN and both infinities in the summed rows
+    assert got[("loop_phi", "fmf_nnan")][0] == "killed" and "specials" in got[("loop_phi", "fmf_nnan")][1]
+    assert got[("loop_phi", "fmf_reassoc")][0] == "killed"   # refused statically (PromiseRefused)
+    # fptosi of the cast kernel's sum is poison unless it is finite: nnan holds where it is defined
+    assert got[("casts", "fmf_nnan")] == ("equivalent", "argued: cast domain (nnan holds) (docs/sim.md)")
+    assert rc == 0 and doc["survived"] == 0 and not doc["contradictions"]

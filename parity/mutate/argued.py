@@ -311,6 +311,21 @@ def _finite_nnan(job) -> bool:
         job.mutant.what.startswith("fmf_nnan:")
 
 
+def _cast_domain_nnan(job) -> bool:
+    """``promise_lie`` ``nnan`` on ir_core casts' one fadd, ``d = fadd (fpext (fptrunc x to
+    half)), (fpext (fptrunc x to bfloat))``, whose result reaches ``fptosi`` (of its absolute
+    value): LangRef makes fptosi of a NaN, an infinity or a value outside i32 poison, so the
+    kernel is defined only for inputs where d is finite (|x| < 65520: half's rounding
+    stays finite), and there neither rounded operand nor their sum is NaN: the promise
+    holds on every input the honest kernel is defined for. (Its plan's case is such an
+    input; a NaN input would make the honest kernel's own result poison.)"""
+    if job.family != "ir_core" or job.spec.get("kernel") != "casts" or job.mutant.kind != "promise_lie":
+        return False
+    return job.mutant.what == "fmf_nnan: `nnan` on fadd" and \
+        re.search(r"= fadd nnan float %\w+, %\w+$", _changed_line(job)) is not None and \
+        re.search(r"= fptosi float %\w+ to i32$", job.original, re.M) is not None
+
+
 def _float_min_max(job) -> bool:
     """A float min/max (``%c = fcmp ogt a, b`` whose only use is ``select %c, b, a`` or
     ``select %c, a, b``: the clamp epilogue's ``above`` / ``below``) with its ordered
@@ -689,4 +704,4 @@ ARGUED = (("surplus tail iteration", _surplus_tail), ("wave path boundary", _wav
           ("general path", _general_path), ("channel-0 x carry", _channel_zero_x_carry),
           ("first-step channel offset", _first_step_channel_offset), ("non-empty slice", _nonempty_slice),
           ("tap pair start", _tap_pair_start), ("constant-offset alignment", _constant_offset_align),
-          ("any storing wave", _storing_wave))
+          ("any storing wave", _storing_wave), ("cast domain (nnan holds)", _cast_domain_nnan))

@@ -96,14 +96,21 @@ def _lds_barrier(spec: dict, kern: dict, t: int, cz: int, rng) -> list:
 
 
 def _loop_phi(spec: dict, kern: dict, t: int, cz: int, rng) -> list:
-    """loop_phi: n = 0, 1, 5 rows summed in order (the loop-carried phi)."""
+    """loop_phi: n = 0, 1, 5 rows summed in order (the loop-carried phi); and 3 rows with
+    IEEE specials (``specials``): a quiet NaN in lane 0, +inf in lane 1 and -inf in lane 2
+    (never both infinities in one lane), so a ``nnan`` / ``ninf`` promised on the sum is
+    poison on data the kernel admits (LangRef fast-math flags)."""
     cases = []
-    for n in (0, 1, 5):
-        src = rng.standard_normal(max(n, 1) * t).astype(np.float32)
+    for n in (0, 1, 5, "specials"):
+        src = rng.standard_normal(max(n if isinstance(n, int) else 3, 1) * t).astype(np.float32)
+        if n == "specials":
+            src[t + 0], src[1], src[2 * t + 2] = np.float32("nan"), np.float32("inf"), np.float32("-inf")
+            n = 3
         acc = np.zeros(t, np.float32)
         for i in range(n):
             acc = (acc + src[i * t:(i + 1) * t]).astype(np.float32)
-        cases.append(Case(f"n{n}", kern, {"in": src, "out": np.full(t, 9.0, np.float32)},
+        name = "specials" if not np.isfinite(src).all() else f"n{n}"
+        cases.append(Case(name, kern, {"in": src, "out": np.full(t, 9.0, np.float32)},
                           [Launch("k", (1, 1, cz), t, {"in": Buf("in"), "out": Buf("out"), "n": n})],
                           _exact("out", acc)))
     return cases
