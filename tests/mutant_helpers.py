@@ -20,3 +20,11 @@ def conv_jobs(cfg: str, kind: str, pattern: str) -> list:
     lines = t.split("\n")
     return [R.Job(FAM, cfg, full, arch, t, OPS.apply(t, kind, s)) for s in OPS.sites(t, kind)
             if re.search(pattern, lines[s[0]])]
+
+
+def argued_names(cfg: str, kind: str, pattern: str) -> dict:
+    """{mutant description: the name of the first argument (parity/mutate/argued.py) that
+    matches it, or None} over :func:`conv_jobs` of ``cfg``."""
+    from parity.mutate import argued as AR
+    return {j.mutant.what: next((n for n, p in AR.ARGUED if p(R._view(j))), None)
+            for j in conv_jobs(cfg, kind, pattern)}

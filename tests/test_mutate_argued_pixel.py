@@ -4,18 +4,12 @@ reduction end ``k_padded`` = Y*X*slot as they read Kgemm, each shown on its surv
 refused where its premise fails (a tap-loop kernel, a two-stage kernel)."""
 from __future__ import annotations
 
-from parity.mutate import argued as AR
-from parity.mutate import run as R
-from mutant_helpers import conv_jobs
+from mutant_helpers import argued_names as _argued, conv_jobs
 
 VA3 = "plain_mem_default_va3_vb3_bf16"
 SPK4_VA3 = "spk4_mem_cshuffle_va3_vb3_bf16"
 P64 = "plain_mem_default_64x64x32_w2x2_bf16"
 
-
-def _argued(cfg: str, kind: str, pattern: str) -> dict:
-    return {j.mutant.what: next((n for n, p in AR.ARGUED if p(R._view(j))), None)
-            for j in conv_jobs(cfg, kind, pattern)}
 
 
 def test_k_span_arguments_read_k_padded():

@@ -7,16 +7,12 @@ from __future__ import annotations
 from parity.mutate import argued as AR
 from parity.mutate import proved as PROVED
 from parity.mutate import run as R
-from mutant_helpers import conv_jobs
+from mutant_helpers import argued_names as _argued, conv_jobs
 
 SPK2 = "spk2_mem_default_64x64_bf16"
 SKC4 = "skc4_mem_default_64x64_bf16"
 P64 = "plain_mem_default_64x64x32_w2x2_bf16"
 
-
-def _argued(cfg: str, kind: str, pattern: str) -> dict:
-    return {j.mutant.what: next((n for n, p in AR.ARGUED if p(R._view(j))), None)
-            for j in conv_jobs(cfg, kind, pattern)}
 
 
 def test_non_empty_slice_on_two_stage_not_on_the_cluster():
