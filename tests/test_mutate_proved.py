@@ -188,3 +188,40 @@ def test_offset_uses_refuses_a_compare_the_delta_can_flip():
     assert reach.literal_delta("  %a = sub i32 %x, 0", "  %a = sub i32 %x, -1") == ("a", 32, 1)
     assert reach.literal_delta("  %a = add i32 0, %s", "  %a = add i32 1, %s") == ("a", 32, 1)
     assert reach.literal_delta("  %a = add nuw i32 0, %s", "  %a = add nuw i32 1, %s") is None
+
+
+ATOMIC = """define amdgpu_kernel void @k(ptr addrspace(1) %p, i32 %a) #0 {
+entry:
+  %tid = call i32 @llvm.amdgcn.workitem.id.x()
+  %m = add i32 %a, 1
+  %never = icmp ugt i32 %tid, 100
+  %s = select i1 %never, i32 %m, i32 0
+  store i32 %s, ptr addrspace(1) %p, align 4
+  %r = call i32 @llvm.amdgcn.global.atomic.add(ptr addrspace(1) %p, i32 %m)
+  ret void
+}
+
+attributes #0 = { "amdgpu-flat-work-group-size"="64,64" }
+"""
+
+
+def test_a_tail_marked_call_is_a_call_not_a_pure_value():
+    # `%r = tail call ...` (LLVM's marker, as in the opt lane's IR) read as the op "tail" was
+    # a pure value: %m, which feeds an atomic, was "dead" and reached effects "only through
+    # a never-chosen select arm"
+    from parity.mutate import reach
+    from parity.proof import interpret as PI
+    it = PI.Interp(PI.read(ATOMIC), {}, 16)
+    it.run()
+    assert it.env["never"] == (1, 1, 0, 0, 0)                 # tid <= 63: the select takes 0
+    for marker in ("", "tail ", "notail ", "musttail "):
+        t = ATOMIC.replace("= call i32 @llvm.amdgcn.global", f"= {marker}call i32 @llvm.amdgcn.global")
+        mut = t.replace("%m = add i32 %a, 1", "%m = add i32 %a, 2")
+        assert reach.unchosen_only(it, t, "m") == "", marker
+        # without the select and store, the atomic is %m's one use: live, not dead
+        t, mut = (x.replace("  %s = select i1 %never, i32 %m, i32 0\n  store i32 %s, ptr addrspace(1) %p, align 4\n", "")
+                  for x in (t, mut))
+        assert "m" in P.live_names(t) and "s" not in P.live_names(t), marker
+        assert P.dead_reason(t, "const_inc", mut, 4) == "", marker
+    no_atomic = ATOMIC.replace("  %r = call i32 @llvm.amdgcn.global.atomic.add(ptr addrspace(1) %p, i32 %m)\n", "")
+    assert reach.unchosen_only(it, no_atomic, "m").startswith("%m reaches the kernel's effects only through 1 select")

@@ -29,7 +29,9 @@ from parity.proof import interpret as PI
 from parity.proof.assumptions import PTR_ARG_ALIGN
 from parity.mutate import reach as REACH
 
-_DEF = re.compile(r"^  %([\w.$-]+) = (\w+)")
+#: a defining line: name and op (a ``tail`` / ``notail`` / ``musttail`` marker skipped, so a
+#: marked call is a ``call``: a root, never a pure value)
+_DEF = re.compile(r"^  %([\w.$-]+) = (?:(?:tail|notail|musttail) )?(\w+)")
 _NAME = re.compile(r"%([\w.$-]+)")
 #: defining instructions kept as roots: they touch memory or the machine (a call may
 #: have effects; a dead load may still fault)

@@ -23,7 +23,7 @@ import re
 
 from parity.proof import domain as D
 
-_DEF = re.compile(r"^  %([\w.$-]+) = (\w+) ?(.*)$")
+_DEF = re.compile(r"^  %([\w.$-]+) = (?:(?:tail|notail|musttail) )?(\w+) ?(.*)$")   # a marked call is a call
 _NAME = re.compile(r"%([\w.$-]+)")
 #: instructions whose result is an effect or may trap: a use by one of these is a side effect
 _EFFECT_OPS = {"call", "load", "atomicrmw", "cmpxchg", "udiv", "sdiv", "urem", "srem"}
