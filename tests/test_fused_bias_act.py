@@ -11,7 +11,7 @@ import python_engine as E
 from parity.sim import numerics as N
 from parity.sim.plans import conv_fwd_split_k_reduce as REDUCE_PLAN
 from parity.sim import reference as ref
-from parity.sim.numerics_fused import CALLER, epilogue_f32
+from parity.sim.numerics_fused import CALLER, ZERO_BOUNDS, epilogue_f32
 
 ARCH = "gfx1250"
 
@@ -52,11 +52,13 @@ def test_fused_stage2_is_the_unfused_sum_then_numpy_epilogue_then_rne(acc, degre
     spec = {"dtype": "bf16", "vector": 4, "threads": 64, "degree": degree, "acc_epilogue": acc}
     cases = REDUCE_PLAN.reduce_cases(spec, ARCH)
     assert len(cases) >= 4
-    lo, hi = np.float32(CALLER["clamp_lo"]), np.float32(CALLER["clamp_hi"])
     changed = 0
     for case in cases:
         ws, bias = case.buffers["ws"], case.buffers["bias"]
         la = case.launches[0]
+        # the launch's caller scalars: CALLER, or a zero-bound case's (numerics_fused.ZERO_BOUNDS)
+        assert la.scalars in (CALLER, *ZERO_BOUNDS)
+        lo, hi = np.float32(la.scalars["clamp_lo"]), np.float32(la.scalars["clamp_hi"])
         K, ks = la.args["K"], la.args["ks_count"]
         assert (la.variant, la.acc_epilogue, la.args["bias_bytes"]) == ("reduce", acc, bias.nbytes)
         s = ws[0].astype(np.float32)

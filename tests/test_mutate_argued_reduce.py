@@ -43,15 +43,13 @@ def test_slab_loop_back_edge_is_not_the_tail_edge():
 
 def test_relu_zero_bound_is_not_a_min_max_bound():
     """relu ``s < 0`` made ``s <= 0``: -0.0 meets the bound and D's sign bit differs, scalar
-    and vector constants alike; the clamp's caller bounds stay argued."""
+    and vector constants alike; the clamp's caller bounds are not argued either (a bound of
+    +-0 meets the other zero: the zero-bound cases kill them)."""
     for name in ("fused_relu_bf16_v4_t64_d0", "fused_relu_bf16_v4_t64_d4"):
         js = [j for j in _jobs(name, "cmp_boundary", "fcmp olt") if j.mutant.what.startswith("olt -> ole")]
         assert js and {_argued(j) for j in js} == {None}, name
     clamp = _jobs("fused_clamp_bf16_v4_t64_d4", "cmp_boundary", "fcmp ogt")
-    assert clamp and "float min/max at the bound" in {_argued(j) for j in clamp}
-    assert AR._all_zero_literals("<float 0x0000000000000000, float 0x8000000000000000>")
-    assert not AR._all_zero_literals("%clamp_hi") and not AR._all_zero_literals("0x3FE0000000000000")
-    assert AR._all_zero_literals("zeroinitializer")
+    assert clamp and {_argued(j) for j in clamp} == {None}   # killed by the zero-bound cases
 
 
 def test_alignment_argument_is_consistent_with_a_proof_kill():

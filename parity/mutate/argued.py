@@ -326,35 +326,6 @@ def _cast_domain_nnan(job) -> bool:
         re.search(r"= fptosi float %\w+ to i32$", job.original, re.M) is not None
 
 
-def _float_min_max(job) -> bool:
-    """A float min/max (``%c = fcmp ogt a, b`` whose only use is ``select %c, b, a`` or
-    ``select %c, a, b``: the clamp epilogue's ``above`` / ``below``) with its ordered
-    predicate made strict or non-strict: at ``a oeq b`` both arms are the same number
-    (they can differ only as +0 and -0); a NaN operand makes the ordered compare false
-    either way. Not a bound that is the literal 0.0 (relu's ``s < 0``): there -0.0 meets
-    it and the arms differ in D's sign bit (the cross-check killed one on a degree-0 fused
-    relu reduce). For the clamp, whose bounds are caller values, the same holds for a
-    bound of +-0 meeting the other zero: ASSUMPTION, no plan passes such a bound (the
-    plans' caller bounds are -0.5 and 0.5; a zero-bound clamp case would kill these
-    mutants). The integer form is proved by rule (``operators._min_max_idiom``)."""
-    m = job.mutant
-    ln = _line(job.original, m.line)
-    ops = re.search(r"^  %[\w.]+ = fcmp \w+ (?:<\d+ x float>|float) (<[^>]*>|[^,]+), (.*)$", ln)
-    zero = ops is not None and (_all_zero_literals(ops.group(1)) or _all_zero_literals(ops.group(2)))
-    return m.kind == "cmp_boundary" and m.what.split(" ")[0] in ("olt", "ole", "ogt", "oge") and \
-        not zero and OPS._min_max_idiom(m.text, m.line - 1)
-
-
-def _all_zero_literals(operand: str) -> bool:
-    """Whether an fcmp operand is the literal +-0.0, ``zeroinitializer``, or a vector
-    constant of zeros."""
-    if operand.strip() == "zeroinitializer":
-        return True
-    vals = re.findall(r"(?:float )?(0x[0-9A-Fa-f]+|-?[\d.]+(?:e[+-]?\d+)?)", operand)
-    return bool(vals) and not operand.startswith("%") and all(
-        int(v, 16) & ~(1 << 63) == 0 if v.startswith("0x") else float(v) == 0 for v in vals)
-
-
 def _one_wave_index(job) -> bool:
     """A workgroup of one wave (``amdgpu-flat-work-group-size`` 32, checked against the
     plan's block by the promise oracle): ``wave = readfirstlane(tid >> 5)`` is 0, so
@@ -694,7 +665,7 @@ ARGUED = (("surplus tail iteration", _surplus_tail), ("wave path boundary", _wav
           ("masked partner", _masked_partner), ("non-empty reduction", _nonempty_reduction),
           ("pixel carry", _pixel_carry), ("relu at zero", _relu_at_zero), ("row sentinel", _row_sentinel),
           ("K span one long", _span_one_long), ("one-trip tail swap", _one_trip_swap),
-          ("finite sums (nnan holds)", _finite_nnan), ("float min/max at the bound", _float_min_max),
+          ("finite sums (nnan holds)", _finite_nnan),
           ("one-wave index", _one_wave_index), ("channel quotient", _channel_quotient),
           ("pixel carry value", _pixel_carry_value), ("padding-lane partner", _pad_lane_partner),
           ("channel-0 carry", _channel_zero_carry), ("tap branch disjoint", _tap_branch_disjoint),

@@ -105,12 +105,14 @@ class ReduceProblem:
     """One reduce problem's data (:func:`parity.sim.plans.conv_fwd_split_k_reduce.reduce_cases`): the fp32
     slabs ``ws`` [ks][M*K], the wanted D bits ``want`` [M*K], the epilogue's buffers
     (``bias``) and its plan argument texts (``buffer bias``, byte counts, ``caller``),
-    and the case name's suffix."""
+    and the case name's suffix; ``caller``: the values of the ``caller`` scalars (None:
+    :data:`parity.sim.numerics_fused.CALLER`)."""
     ws: np.ndarray
     want: np.ndarray
     bufs: dict
     plan_args: dict
     suffix: str = ""
+    caller: dict | None = None
 
 
 def and_then(first, second):

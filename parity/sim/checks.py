@@ -49,11 +49,23 @@ def conv_inputs(rng, dt: str, xshape: tuple, wshape: tuple, exact: bool) -> tupl
     return xs, ws_, rng.standard_normal(wshape[0]).astype(np.float32)
 
 
-def epilogue(r64, acc: str, bias, asum):
+#: the caller scalars of the conv zero-bound problems (``cover_clamp_zero*``): clamp bounds -0
+#: and -0 meet a +0 result (the zero-weight, zero-bias even channels), kept +0 by ``x < lo`` and
+#: ``x > hi``; either compare made non-strict stores -0
+CONV_ZERO_BOUNDS = {"scale": 0.75, "clamp_lo": -0.0, "clamp_hi": -0.0}
+
+
+def conv_caller(pname: str) -> dict:
+    """The caller scalars of conv problem ``pname``: :data:`CONV_ZERO_BOUNDS` for
+    ``cover_clamp_zero`` and ``cover_clamp_zero_narrow``, else :data:`CONV_CALLER`."""
+    return CONV_ZERO_BOUNDS if pname.startswith("cover_clamp_zero") else CONV_CALLER
+
+
+def epilogue(r64, acc: str, bias, asum, caller: dict = CONV_CALLER):
     """``(e, asum)``: the float64 result ``r64`` after epilogue ``acc`` with the conv
-    plan's caller scalars (:func:`parity.sim.reference.epilogue_f64`), and the
+    plan's caller scalars ``caller`` (:func:`parity.sim.reference.epilogue_f64`), and the
     absolute-sum bound scaled alike."""
-    return ref.epilogue_f64(acc, r64, bias, CONV_CALLER, asum)
+    return ref.epilogue_f64(acc, r64, bias, caller, asum)
 
 
 def tolerance_check(e, tol, dt: str):

@@ -232,6 +232,16 @@ def conv_cover_problems(full: dict) -> tuple:
     # `by * (tile_n - 1)` recomputes overlapping columns identically with two tiles, but leaves
     # the last two columns of the third unwritten (drawn by the every-site run of plain 64x64x32)
     out.append(("cover_n_tiles", 1, small["C"] if pix else 8, 1, 8, 3 * tn, 1, 1, (1, 1), (0, 0), (1, 1), 1))
+    if "clamp" in full["acc_epilogue"]:
+        # clamp bounds of -0 (checks.CONV_ZERO_BOUNDS) over zero-weight, zero-bias even
+        # channels, whose results are +0 exactly: a bound compare made non-strict stores -0
+        # there. M = tile_m + 1 and kpg = tile_n + 8 put such results on every row and every
+        # column fragment of the first tile, so every epilogue element's compare meets one
+        # (bit-exact data; the reduce's twin is numerics_fused.ZERO_BOUNDS)
+        out.append(prob("cover_clamp_zero", small, tm + 1, tn + 8))
+        # the same on the narrow D path ((K | kpg) & 7 != 0; not admitted where the cshuffle
+        # epilogue or the cluster fold needs kpg a multiple of 8 / 4)
+        out.append(prob("cover_clamp_zero_narrow", small, tm + 1, tn + 5))
     if not pix:
         out += _kwalk_carry_problems(full)
     if C.tap_loop_kernel(full):
@@ -674,8 +684,10 @@ def data_mode(name: str) -> str:
     order (:func:`exact_values`; checked bit for bit against the RNE of the exact
     result): the K-deep problems and the epilogue-path problems ``wide_groups``
     (16-byte D stores), ``odd_kpg`` (scalar D stores) and ``cover_narrow``
-    (narrow D stores on a full tile); ``gauss`` (standard normal, tolerance) for the others."""
-    return "exact" if name.startswith("deep_") or name in ("wide_groups", "odd_kpg", "cover_narrow") else "gauss"
+    (narrow D stores on a full tile), ``cover_clamp_zero*`` (a clamp at bounds of -0);
+    ``gauss`` (standard normal, tolerance) for the others."""
+    return "exact" if name.startswith(("deep_", "cover_clamp_zero")) or \
+        name in ("wide_groups", "odd_kpg", "cover_narrow") else "gauss"
 
 
 #: bit-exact data: x = i * 2^-5, w = j * 2^-4 (products on a 2^-9 grid), bias k * 2^-9

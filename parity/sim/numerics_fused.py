@@ -121,6 +121,36 @@ def reduce_problem(spec: dict, rng, pi: int, M: int, K: int, ks: int) -> ReduceP
     return ReduceProblem(ws, want, bufs, epilogue_plan_args(acc, 4 * nbias), "_short_bias" if short else "")
 
 
+#: clamp bounds of +-0 (the zero-bound cases, :func:`zero_bound_problem`): lo = +0 meets a
+#: -0 sum (kept: -0 < +0 is false), hi = -0 meets a +0 sum (kept: +0 > -0 is false), so a
+#: bound compare made non-strict (``ole`` / ``oge``) stores the bound's zero, the other sign
+ZERO_BOUNDS = ({"scale": 0.75, "clamp_lo": 0.0, "clamp_hi": 0.5},
+               {"scale": 0.75, "clamp_lo": -0.5, "clamp_hi": -0.0})
+
+
+def zero_bound_problem(spec: dict, rng, M: int, K: int, ks: int, caller: dict) -> ReduceProblem:
+    """A clamp epilogue's problem with a bound of +-0 (``caller``, one of
+    :data:`ZERO_BOUNDS`): channels 0 mod 4 hold -0.0 in every slab (and a -0.0 bias), 1 mod
+    4 hold +0.0 (and a +0.0 bias), so their sums (and scaled, biased values) are -0 and +0
+    exactly, on the vector path and the tail; the rest mixed-sign. D wanted =
+    RNE(epilogue(sequential fp32 sum)) with ``caller``'s bounds, sign of zero included."""
+    dt, acc = spec["dtype"], spec["acc_epilogue"]
+    mk = M * K
+    ws = _mixed_slabs(rng, ks, mk)
+    ch = np.arange(mk) % K
+    ws[:, ch % 4 == 0] = np.float32(-0.0)
+    ws[:, ch % 4 == 1] = np.float32(0.0)
+    bias = rng.uniform(0.25, 1.75, K).astype(np.float32) * rng.choice([-1, 1], K).astype(np.float32)
+    bias[np.arange(K) % 4 == 0] = np.float32(-0.0)
+    bias[np.arange(K) % 4 == 1] = np.float32(0.0)
+    s = ref.split_k_sum(ws.reshape(ks, M, K)).ravel()
+    want = ref.ref_cast_bits(epilogue_f32(acc, s, ch, bias, caller), dt)
+    bufs = {"bias": bias.copy()} if ref.epilogue_has(acc, "bias") else {}
+    lo, hi = caller["clamp_lo"], caller["clamp_hi"]
+    suffix = "_lo+0" if lo == 0 and not np.signbit(lo) else "_hi-0"
+    return ReduceProblem(ws, want, bufs, epilogue_plan_args(acc, 4 * K), "_zero_bound" + suffix, caller)
+
+
 def epilogue_plan_args(acc: str, bias_bytes: int) -> dict:
     """The reduce kernel's epilogue arguments as plan texts, its steps' in order
     (bias: ``buffer bias`` and ``bias_bytes``; scale and clamp bounds: ``caller``,
@@ -162,10 +192,12 @@ def cancel_probe_conv(full: dict, xs, ws_, groups: int, plan: dict):
     return xs, ws_
 
 
-def exact_after_fold(full: dict, plan: dict, dt: str, shape: tuple, d_name: str = "d", ws_name: str = "ws"):
+def exact_after_fold(full: dict, plan: dict, dt: str, shape: tuple, d_name: str = "d", ws_name: str = "ws",
+                     caller: dict = CALLER):
     """The check a fused split conv case adds, or None for identity / plain:
     D[m][k] == RNE(epilogue(sum over slabs of ws[s][m][k])) bit for bit, with the
-    workspace the launch left (raw fp32 partials) and the case's bias buffer."""
+    workspace the launch left (raw fp32 partials), the case's bias buffer and the
+    case's caller scalars ``caller``."""
     acc = full["acc_epilogue"]
     if acc == "identity" or not plan["workspace_bytes"]:
         return None
@@ -178,7 +210,7 @@ def exact_after_fold(full: dict, plan: dict, dt: str, shape: tuple, d_name: str 
         ws = b[ws_name].reshape(kc, M, K)
         s = ref.split_k_sum(ws)
         channel = np.broadcast_to(np.arange(K), (M, K))
-        want = ref.ref_cast_bits(epilogue_f32(acc, s, channel, b.get("bias")).ravel(), dt)
+        want = ref.ref_cast_bits(epilogue_f32(acc, s, channel, b.get("bias"), caller).ravel(), dt)
         okm = ref.same_bits_16(b[d_name], want, dt)
         if okm.all():
             return []

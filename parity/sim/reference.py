@@ -78,7 +78,9 @@ def epilogue_f64(acc: str, e: np.ndarray, bias, scal: dict, absum: np.ndarray | 
     """The float64 reference ``e`` (channels last) after epilogue ``acc``, its
     steps in order: bias adds ``bias`` (fp32[K], per output channel), scale
     multiplies by ``scal['scale']``, relu is ``max(e, 0)``, clamp clips to
-    ``scal['clamp_lo'], scal['clamp_hi']``. Returns ``(e, absum)`` with the
+    ``scal['clamp_lo'], scal['clamp_hi']`` as the kernels do (``e < lo`` selects lo,
+    then ``x > hi`` selects hi: a +-0 bound meeting the other zero keeps the value's
+    sign). Returns ``(e, absum)`` with the
     absolute-sum bound ``absum`` scaled alike (None stays None)."""
     for step in epilogue_steps(acc):
         if step == "bias":
@@ -88,8 +90,10 @@ def epilogue_f64(acc: str, e: np.ndarray, bias, scal: dict, absum: np.ndarray | 
             absum = None if absum is None else absum * abs(scal["scale"])
         elif step == "relu":
             e = np.maximum(e, 0.0)
-        else:
-            e = np.clip(e, scal["clamp_lo"], scal["clamp_hi"])
+        else:   # the kernels' select form: where(e < lo, lo, e), then where(x > hi, hi, x)
+            lo, hi = np.float64(scal["clamp_lo"]), np.float64(scal["clamp_hi"])
+            x = np.where(e < lo, lo, e)
+            e = np.where(x > hi, hi, x)
     return e, absum
 
 

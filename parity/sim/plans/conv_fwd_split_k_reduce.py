@@ -41,6 +41,10 @@ def reduce_cases(spec: dict, arch: str) -> list:
             prob = numerics_fused.reduce_problem(spec, rng, pi, M, K, ks) if fused else \
                 _identity_reduce_problem(rng, dt, M, K, ks, v)
             out.append(_reduce_case(spec, arch, prob, M, K, ks))
+    if ref.epilogue_has(spec.get("acc_epilogue", "identity"), "clamp"):
+        for caller in numerics_fused.ZERO_BOUNDS:   # a bound of +-0 meeting the other zero
+            prob = numerics_fused.zero_bound_problem(spec, rng, 33, 20, kss[-1], caller)
+            out.append(_reduce_case(spec, arch, prob, 33, 20, kss[-1]))
     return out if fused else out + [_reduce_exact_case(spec, arch, rng)]
 
 
@@ -73,13 +77,14 @@ def _reduce_case(spec: dict, arch: str, prob: ReduceProblem, M: int, K: int, ks:
         return [f"D[{k}] = {int(got[k]):#06x}, want {int(want[k]):#06x} "
                 f"({int((~okm).sum())} of {okm.size} elements differ)"]
     kern = {"reduce": ("conv_fwd_split_k_reduce", spec, arch)}
-    launches = [_reduce_launch("reduce", grid, t, spec, prob.ws, d, M, K, ks, "d", prob.plan_args)]
+    launches = [_reduce_launch("reduce", grid, t, spec, prob.ws, d, M, K, ks, "d", prob.plan_args, prob.caller)]
     bufs = {"ws": prob.ws, "d": d, **prob.bufs}
     if deg and mk >= 32 * v:  # invariant unrolled == loop, on the problems with a vector path
         twin = INV.loop_twin_spec(spec)
         kern["loop"] = ("conv_fwd_split_k_reduce", twin, arch)
         bufs["d2"] = d.copy()
-        launches.append(_reduce_launch("loop", grid, t, twin, prob.ws, d, M, K, ks, "d2", prob.plan_args))
+        launches.append(_reduce_launch("loop", grid, t, twin, prob.ws, d, M, K, ks, "d2", prob.plan_args,
+                                       prob.caller))
         check = _and_then(check, lambda b, d=deg: INV.same_bits(
             "unrolled == loop", b["d"], b["d2"], (f"degree {d}", f"degree 0, ks_count {d}")))
     return Case(f"M{M}_K{K}_ks{ks}" + prob.suffix, kern, bufs, launches, check,
@@ -87,17 +92,17 @@ def _reduce_case(spec: dict, arch: str, prob: ReduceProblem, M: int, K: int, ks:
 
 
 def _reduce_launch(key: str, grid, t: int, spec: dict, ws, d, M: int, K: int, ks: int, dname: str,
-                   epi_args: dict | None = None) -> Launch:
+                   epi_args: dict | None = None, caller: dict | None = None) -> Launch:
     """A reduce launch through the product's route: the runtime's pairing rule
     (parity/reduce_launch.py) and its packer (the ``reduce`` ABI of the spec's
     ``acc_epilogue``; ``epi_args``: the epilogue's plan texts, ``caller`` scalars
-    from :data:`parity.sim.numerics_fused.CALLER`)."""
+    from ``caller``, default :data:`parity.sim.numerics_fused.CALLER`)."""
     pargs = {"ws_ptr": "buffer ws", "ws_bytes": ws.nbytes, "d_ptr": f"buffer {dname}", "d_bytes": d.nbytes,
              "M": M, "K": K, "ks_count": ks, **(epi_args or {})}
     why = reduce_launch_reason(spec, pargs)
     if why:
         raise SimError(f"reduce launch refused by the pairing rule (parity/reduce_launch.py): {why}")
-    caller = numerics_fused.CALLER
+    caller = caller or numerics_fused.CALLER
     args = {n: (Buf(v.split(" ", 1)[1]) if v.startswith("buffer ") else caller[n]) if isinstance(v, str) else v
             for n, v in pargs.items()}
     return Launch(key, grid, t, args, variant="reduce", plan_args=pargs, scalars=caller,

@@ -182,16 +182,19 @@ def conv_cases(spec: dict, arch: str, lowerer, problems=None) -> list:
             xs, ws_ = cover.order_probe(xs, ws_, dt, G, plan["ks"])
         if _order_probed(pname) and Y == X == 1:  # a fused epilogue before the last slab shows in D
             xs, ws_ = numerics_fused.cancel_probe_conv(full, xs, ws_, G, plan)
+        caller = CK.conv_caller(pname)
+        if caller is not CONV_CALLER:   # zero-weight, zero-bias even channels: their results are +0 exactly
+            ws_[0::2], bias[0::2] = 0.0, 0.0
         kw = dict(groups=G, stride=st, padding=pd, dilation=dl)
         r64 = ref.conv_fwd(xs, ws_, **kw)
         asum = ref.conv_abs_fwd(xs, ws_, **kw)
         acc = full["acc_epilogue"]
-        e, easum = CK.epilogue(r64, acc, bias, asum)
+        e, easum = CK.epilogue(r64, acc, bias, asum, caller)
         tol = ref.conv_tolerance(dt, int(a["Kgemm"]), easum, e)
         bufs = {"x": ref.cast_bits(np.asarray(xs, np.float32), dt), "w": ref.cast_bits(np.asarray(ws_, np.float32), dt),
                 "bias": bias}
         kern, launches = {}, []
-        plan_launches(text, full, spec, arch, dt, bufs, kern, launches, "conv", {})
+        plan_launches(text, full, spec, arch, dt, bufs, kern, launches, "conv", {}, caller)
         if bufs["d"].nbytes != 2 * e.size:
             raise SimError(f"{pname}: conv_launch plan d_bytes = {a['d_bytes']}, the reference has {2 * e.size} bytes")
         check = CK.tolerance_check(e, tol, dt)
@@ -199,10 +202,10 @@ def conv_cases(spec: dict, arch: str, lowerer, problems=None) -> list:
             check = _and_then(check, CK.exact_check(pname, e, asum, dt))
         if plan["workspace_bytes"] and acc == "identity":  # fused: exact_after_fold below (order + epilogue)
             check = _and_then(check, CK.fold_model_check(plan, dt, "d", "ws"))
-        inv = _invariant_twin(full, pname, prob, degree, arch, lowerer, kern, bufs, launches, dt, tol)
+        inv = _invariant_twin(full, pname, prob, degree, arch, lowerer, kern, bufs, launches, dt, tol, caller)
         if inv is not None:
             check = _and_then(check, inv)
-        fused = numerics_fused.exact_after_fold(full, plan, dt, e.shape)  # None unless fused split
+        fused = numerics_fused.exact_after_fold(full, plan, dt, e.shape, caller=caller)  # None unless fused split
         if fused is not None:
             check = _and_then(check, fused)
         data = f"d{plan['data_slices']}" if "data_slices" in plan else ""  # cluster: the slices with data
@@ -235,14 +238,15 @@ def _check_problem_slicing(pname: str, plan: dict, full: dict, cl_probs) -> None
 
 
 def plan_launches(text: str, full: dict, spec: dict, arch: str, dt: str, bufs: dict, kern: dict, launches: list,
-                  key: str, ren: dict) -> dict:
+                  key: str, ren: dict, caller: dict = CONV_CALLER) -> dict:
     """Add a conv_launch plan's launches (Stage 1, and Stage 2 when the plan says
     ``needs_stage2``) to a case, through the product's route: device buffers
     sized by the plan (:func:`parity.launch.plan.buffer_bytes`; ``d`` NaN, the
     workspace NaN, so unwritten elements fail; names renamed by ``ren``), the
     runtime's Stage-2 spec, grid and pairing rule (parity/runtime/pipeline.py,
     parity/reduce_launch.py), arguments packed by the runtime (``Launch.variant``).
-    ``key``: the kernel key of Stage 1 in ``kern``. Returns the parsed plan."""
+    ``key``: the kernel key of Stage 1 in ``kern``; ``caller``: the values of the plan's
+    ``caller`` scalars. Returns the parsed plan."""
     rp = parse_plan(text)
     nan16 = 0x7FC0 if dt == "bf16" else 0x7E00
     for t, n in buffer_bytes(rp, ref.epilogue_has(full["acc_epilogue"], "bias")).items():
@@ -258,10 +262,10 @@ def plan_launches(text: str, full: dict, spec: dict, arch: str, dt: str, bufs: d
     kern[key] = ("conv_implicit_gemm", spec, arch)
     rargs = {n: (f"buffer {ren.get(v.split(' ', 1)[1], v.split(' ', 1)[1])}" if isinstance(v, str)
                  and v.startswith("buffer ") else v) for n, v in rp.args.items()}
-    launches.append(Launch(key, rp.grid, rp.block[0], _renamed(_plan_args(_texts(rp.args), CONV_CALLER), ren),
+    launches.append(Launch(key, rp.grid, rp.block[0], _renamed(_plan_args(_texts(rp.args), caller), ren),
                            cluster=rp.cluster or (1, 1, 1), kernel_name=rp.kernel,
                            lds_bytes=rp.lds_bytes if key == "conv" else None, variant=rp.variant,
-                           plan_args=rargs, scalars=CONV_CALLER, plan_cluster=rp.cluster))
+                           plan_args=rargs, scalars=caller, plan_cluster=rp.cluster))
     if rp.needs_stage2:
         rspec = reduce_spec(dt, full["acc_epilogue"])
         why = reduce_launch_reason(rspec, rp.stage2_args)
@@ -271,8 +275,8 @@ def plan_launches(text: str, full: dict, spec: dict, arch: str, dt: str, bufs: d
         sargs = {n: (f"buffer {ren.get(v.split(' ', 1)[1], v.split(' ', 1)[1])}" if isinstance(v, str)
                      and v.startswith("buffer ") else v) for n, v in rp.stage2_args.items()}
         launches.append(Launch("reduce", reduce_grid(rp, rspec), rspec["threads"],
-                               _renamed(_plan_args(_texts(rp.stage2_args), CONV_CALLER), ren), variant="reduce",
-                               plan_args=sargs, scalars=CONV_CALLER,
+                               _renamed(_plan_args(_texts(rp.stage2_args), caller), ren), variant="reduce",
+                               plan_args=sargs, scalars=caller,
                                acc_epilogue=rspec.get("acc_epilogue", "identity")))
     return rp
 
@@ -281,7 +285,7 @@ def _texts(args: dict) -> dict:
     return {n: str(v) for n, v in args.items()}
 
 
-def _invariant_twin(full, pname, prob, degree, arch, lowerer, kern, bufs, launches, dt, tol):
+def _invariant_twin(full, pname, prob, degree, arch, lowerer, kern, bufs, launches, dt, tol, caller=CONV_CALLER):
     """Add the launches of a cross-form invariant (parity/sim/invariants.py) to a
     conv case and return its check, or None: a cluster config's two-stage twin
     (``cluster == two-stage``, on the problems with every slice or every fold row
@@ -298,7 +302,7 @@ def _invariant_twin(full, pname, prob, degree, arch, lowerer, kern, bufs, launch
     if reason:
         raise SimError(f"{pname}: invariant {name!r}: the twin {_variant_name(twin)} is not admitted: {reason}")
     tfull = {f.name: twin.get(f.name, f.default) for f in C.FIELDS}
-    plan_launches(text, tfull, twin, arch, dt, bufs, kern, launches, "twin", {"d": "d2", "ws": "ws2"})
+    plan_launches(text, tfull, twin, arch, dt, bufs, kern, launches, "twin", {"d": "d2", "ws": "ws2"}, caller)
     labels = (_variant_name(full), _variant_name(twin))
     if name == "cluster == two-stage":
         return lambda b: INV.same_bits(name, b["d"], b["d2"], labels)
