@@ -225,3 +225,13 @@ def test_a_tail_marked_call_is_a_call_not_a_pure_value():
         assert P.dead_reason(t, "const_inc", mut, 4) == "", marker
     no_atomic = ATOMIC.replace("  %r = call i32 @llvm.amdgcn.global.atomic.add(ptr addrspace(1) %p, i32 %m)\n", "")
     assert reach.unchosen_only(it, no_atomic, "m").startswith("%m reaches the kernel's effects only through 1 select")
+
+
+def test_an_op_equal_at_every_value_its_operand_takes():
+    # va6: a_rk = 8 * (slot mod 4) takes 0, 8, 16, 24; udiv by 7 gives 0..3 as by 8 does, by 9 not (24 / 9 = 2)
+    va6 = "plain_mem_default_va6_vb6_fp16"
+    dec = _jobs("const_dec", r"%a_qk\d+ = udiv i32 %a_rk\d+, 8", va6)
+    assert dec and all(P.abstract_reason(j).startswith("the same result at each of the 4 values") for j in dec)
+    assert all(P.abstract_reason(j) == "" for j in _jobs("const_inc", r"%a_qk\d+ = udiv i32 %a_rk\d+, 8", va6))
+    assert P._values((32, 3, 0, 0, 24)) == [0, 8, 16, 24]
+    assert P._values((32, 0, 0, 0, 1 << 20)) is None            # too many to enumerate

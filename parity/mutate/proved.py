@@ -415,8 +415,59 @@ def abstract_reason(job) -> str:
     if m.kind == "promise_lie":
         return _flag_holds(it, ml, ln)
     return (_same_compare(it, hl, ml) or _unchosen_arm(it, job.original, hl, ml)
-            or _same_constant(it, hl, ml, ln) or _masked_bits(it, hl, ml, ln)
+            or _same_constant(it, hl, ml, ln) or _masked_bits(it, hl, ml, ln) or _same_on_every_value(it, hl, ml, ln)
             or _offset_uses(it, job.original, hl, ml) or _only_unchosen(it, job, ml))
+
+
+#: the most operand values :func:`_same_on_every_value` enumerates
+ENUMERATE_MAX = 256
+_LIT_OP = re.compile(r"^  %[\w.$-]+ = (\w+) (i\d+) (%[\w.$-]+|-?\d+), (%[\w.$-]+|-?\d+)$")
+
+
+def _values(v) -> list | None:
+    """Every value the abstract integer ``v`` stands for (its interval stepped by its known
+    low bits), or None when more than :data:`ENUMERATE_MAX`."""
+    w, k, r, lo, hi = v
+    step = 1 << k if k < w else 1
+    first = lo + ((r - lo) % step if k < w else 0)
+    if first > hi or (hi - first) // step + 1 > ENUMERATE_MAX:
+        return None if first <= hi else []
+    return list(range(first, hi + 1, step))
+
+
+def _same_on_every_value(it, honest: str, mutant: str, ln: int) -> str:
+    """An integer op of one SSA operand and one literal (no flags) whose literal the mutant
+    changes, equal to the honest result at every value the operand can take (at most
+    :data:`ENUMERATE_MAX` of them, enumerated): ``udiv %rk, 8`` -> ``7`` with rk in {0, 8,
+    16, 24}. A divisor or shift the mutant makes UB or poison is not equal."""
+    h, m = _LIT_OP.match(honest), _LIT_OP.match(mutant)
+    if not h or not m or h.group(1, 2) != m.group(1, 2) or h.group(1) not in PI.INT_BIN:
+        return ""
+    op, w = h.group(1), int(h.group(2)[1:])
+    if h.group(3) == m.group(3) and h.group(3).startswith("%") and not h.group(4).startswith("%"):
+        x, c, c2, left = h.group(3), int(h.group(4)), int(m.group(4)), True
+    elif h.group(4) == m.group(4) and h.group(4).startswith("%") and not h.group(3).startswith("%"):
+        x, c, c2, left = h.group(4), int(h.group(3)), int(m.group(3)), False
+    else:
+        return ""
+    v = it.val(x, w)
+    vals = _values(v) if isinstance(v, tuple) else None
+    if not vals:
+        return ""
+    mask = D.MASK[w]
+
+    def ev(a, b):
+        a, b = a & mask, b & mask
+        if op in _DIVS and b == 0 or op in ("shl", "lshr", "ashr") and b >= w or op in ("sdiv", "srem", "ashr"):
+            return None   # UB, poison, or a signed op this rule does not model
+        return {"add": a + b, "sub": a - b, "mul": a * b, "udiv": a // b if b else None, "urem": a % b if b else None,
+                "shl": a << b, "lshr": a >> b, "and": a & b, "or": a | b, "xor": a ^ b}[op] & mask
+    for a in vals:
+        hv = ev(a, c) if left else ev(c, a)
+        mv = ev(a, c2) if left else ev(c2, a)
+        if hv is None or mv is None or hv != mv:
+            return ""
+    return f"the same result at each of the {len(vals)} values {x} can take ({', '.join(map(str, vals[:4]))}{', ...' if len(vals) > 4 else ''})"
 
 
 _AND_LIT = re.compile(r"^  %[\w.$-]+ = and (i\d+) (%[\w.$-]+), (-?\d+)$")
