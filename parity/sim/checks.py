@@ -50,7 +50,7 @@ def conv_inputs(rng, dt: str, xshape: tuple, wshape: tuple, exact: bool) -> tupl
 
 
 #: the caller scalars of the conv zero-bound problems (``cover_clamp_zero*``): clamp bounds -0
-#: and -0 meet a +0 result (the zero-weight, zero-bias even channels), kept +0 by ``x < lo`` and
+#: and -0 meet a +0 result (zero weights and bias: every result), kept +0 by ``x < lo`` and
 #: ``x > hi``; either compare made non-strict stores -0
 CONV_ZERO_BOUNDS = {"scale": 0.75, "clamp_lo": -0.0, "clamp_hi": -0.0}
 

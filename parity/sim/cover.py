@@ -233,15 +233,16 @@ def conv_cover_problems(full: dict) -> tuple:
     # the last two columns of the third unwritten (drawn by the every-site run of plain 64x64x32)
     out.append(("cover_n_tiles", 1, small["C"] if pix else 8, 1, 8, 3 * tn, 1, 1, (1, 1), (0, 0), (1, 1), 1))
     if "clamp" in full["acc_epilogue"]:
-        # clamp bounds of -0 (checks.CONV_ZERO_BOUNDS) over zero-weight, zero-bias even
-        # channels, whose results are +0 exactly: a bound compare made non-strict stores -0
-        # there. M = tile_m + 1 and kpg = tile_n + 8 put such results on every row and every
-        # column fragment of the first tile, so every epilogue element's compare meets one
+        # clamp bounds of -0 (checks.CONV_ZERO_BOUNDS) over zero weights and bias: every
+        # result is +0 exactly, and a bound compare made non-strict stores -0. M = tile_m + 1
+        # and kpg = tile_n + 8 put such results on every row and every column of the first
+        # tile, so every epilogue element's compare meets one, whatever the epilogue's
+        # element-to-channel map (the cshuffle stores' 4-wide chunks too)
         # (bit-exact data; the reduce's twin is numerics_fused.ZERO_BOUNDS)
         out.append(prob("cover_clamp_zero", small, tm + 1, tn + 8))
-        # the same on the narrow D path ((K | kpg) & 7 != 0; not admitted where the cshuffle
-        # epilogue or the cluster fold needs kpg a multiple of 8 / 4)
-        out.append(prob("cover_clamp_zero_narrow", small, tm + 1, tn + 5))
+        # the same on the narrow D paths ((K | kpg) & 7 == 4: the default epilogue's scalar
+        # stores, the cshuffle epilogue's 4-wide stores; admitted where kpg must be a multiple of 4)
+        out.append(prob("cover_clamp_zero_narrow", small, tm + 1, tn + 4))
     if not pix:
         out += _kwalk_carry_problems(full)
     if C.tap_loop_kernel(full):
