@@ -11,14 +11,15 @@ from parity.sim import numerics as N
 FAM = "conv_implicit_gemm"
 
 
-def conv_jobs(cfg: str, kind: str, pattern: str) -> list:
-    """Every ``kind`` mutant (a parity/mutate/run.py ``Job``) of the conv config ``cfg``'s
-    llvm23 kernel whose honest line matches the regular expression ``pattern``."""
-    _, _, spec, arch = next(c for c in N.accepted_configs() if c[0] == FAM and c[1] == cfg)
-    full = N._with_defaults(FAM, spec)
-    t = api.lower(FAM, full, arch, "llvm23").text
+def conv_jobs(cfg: str, kind: str, pattern: str, fam: str = FAM) -> list:
+    """Every ``kind`` mutant (a parity/mutate/run.py ``Job``) of the ``fam`` config ``cfg``'s
+    llvm23 kernel (the conv family unless given) whose honest line matches the regular
+    expression ``pattern``."""
+    _, _, spec, arch = next(c for c in N.accepted_configs() if c[0] == fam and c[1] == cfg)
+    full = N._with_defaults(fam, spec)
+    t = api.lower(fam, full, arch, "llvm23").text
     lines = t.split("\n")
-    return [R.Job(FAM, cfg, full, arch, t, OPS.apply(t, kind, s)) for s in OPS.sites(t, kind)
+    return [R.Job(fam, cfg, full, arch, t, OPS.apply(t, kind, s)) for s in OPS.sites(t, kind)
             if re.search(pattern, lines[s[0]])]
 
 
