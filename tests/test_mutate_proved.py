@@ -252,3 +252,71 @@ def test_an_op_of_a_huge_literal_is_judged_without_evaluating_the_other_ops():
     assert P._same_on_every_value(it, "  %y = and i32 %x, -32", "  %y = and i32 %x, -31", 3) == ""
     assert P._same_on_every_value(it, "  %y = and i32 %x, -32", "  %y = and i32 %x, -16", 3) \
         .startswith("the same result at each of the 8 values %x can take")
+
+
+WL4 = "plain_wavelet4_cshuffle_va1_vb1_fp16"
+
+
+def test_a_value_used_only_behind_the_loader_guard_is_judged_for_the_loader_waves():
+    # the wavelet pipeline's loader slots: ltid = tid - 128 wraps for the compute waves, whose
+    # values reach no effect (every use behind `br i1 %is_loader`); for tid 128..255 slot j's
+    # row is 4j + ltid / 32, so swq = j: `and %swq, 3` -> 2 is equal where j & 1 == 0, -> 4 where
+    # j & 3 == j & 4 (j = 0, 8), `lshr %row, 2` -> 3 only at j = 0
+    dec = _jobs("const_dec", r"%a_swf\d+ = and i32 %a_swq\d+, 3$", WL4)
+    inc = _jobs("const_inc", r"%a_swf\d+ = and i32 %a_swq\d+, 3$", WL4)
+    shr = _jobs("const_inc", r"%a_swq\d+ = lshr i32 %a_row\d+, 2$", WL4)
+    assert len(dec) == len(inc) == len(shr) == 16
+    proved = [[bool(P.abstract_reason(j)) for j in js] for js in (dec, inc, shr)]
+    assert proved[0] == [j % 2 == 0 for j in range(16)]
+    assert proved[1] == [j in (0, 8) for j in range(16)]
+    assert proved[2] == [j == 0 for j in range(16)]
+    assert P.abstract_reason(dec[0]).startswith("for the work-items 128..255 that pass %is_loader")
+
+
+GUARDED = """define amdgpu_kernel void @k(ptr addrspace(1) %p, i32 %n) #0 {
+entry:
+  %tid = call i32 @llvm.amdgcn.workitem.id.x()
+  %wv = lshr i32 %tid, 5
+  %wave = call i32 @llvm.amdgcn.readfirstlane.i32(i32 %wv)
+  %ld = icmp uge i32 %wave, 4
+  %lt = sub i32 %tid, 128
+  %row = lshr i32 %lt, 7
+  %sw = and i32 %row, 3
+  br i1 %ld, label %load, label %done
+load:
+  %q = getelementptr inbounds i32, ptr addrspace(1) %p, i32 %sw
+  store i32 %n, ptr addrspace(1) %q, align 4
+  br label %done
+done:
+  ret void
+}
+attributes #0 = { "amdgpu-flat-work-group-size"="256,256" }"""
+
+
+def _guard_reason(text: str, honest: str, mutant: str) -> str:
+    from parity.mutate import guard as G
+    ln = text.split("\n").index(honest) + 1
+    job = R.Job("conv_implicit_gemm", "tiny", {}, "gfx1250", text,
+                type("M", (), {"kind": "const_dec", "line": ln, "what": "", "text": text.replace(honest, mutant)})())
+    return P._guarded(job, honest, mutant, ln), G
+
+
+def test_the_guard_rule_needs_every_effect_behind_a_wave_uniform_guard(monkeypatch):
+    monkeypatch.setattr(P, "_arg_facts", lambda fam, spec: {})
+    sw, sw2 = "  %sw = and i32 %row, 3", "  %sw = and i32 %row, 2"
+    why, G = _guard_reason(GUARDED, sw, sw2)
+    assert why == ("for the work-items 128..255 that pass %ld (behind which every effect of the value "
+                   "lies): the same constant 0 on every admitted launch")
+    # an effect outside the guarded block: the compute waves' wrapped row reaches memory
+    leak = GUARDED.replace("  br i1 %ld,", "  store i32 %sw, ptr addrspace(1) %p, align 4\n  br i1 %ld,")
+    assert _guard_reason(leak, sw, sw2)[0] == ""
+    # a guard on the lane's own id is not one value per wave
+    lane = GUARDED.replace("%ld = icmp uge i32 %wave, 4", "%ld = icmp uge i32 %wv, 4")
+    assert not G.wave_uniform(G.Body(lane), "ld") and G.wave_uniform(G.Body(GUARDED), "ld")
+    assert _guard_reason(lane, sw, sw2)[0] == ""
+    # the guarded block entered from elsewhere too: its work-items need not pass the guard
+    back = GUARDED.replace("  ret void", "  %again = icmp eq i32 %n, 7\n  br i1 %again, label %load, label %out\nout:\n  ret void")
+    assert G.guarded_blocks(G.Body(back), "ld") == set() and _guard_reason(back, sw, sw2)[0] == ""
+    # a mutant that may trap runs for every wave
+    div = GUARDED.replace(sw, "  %sw = udiv i32 %row, 3")
+    assert _guard_reason(div, "  %sw = udiv i32 %row, 3", "  %sw = udiv i32 %row, 0")[0] == ""

@@ -27,6 +27,7 @@ from functools import lru_cache
 from parity.proof import domain as D
 from parity.proof import interpret as PI
 from parity.proof.assumptions import PTR_ARG_ALIGN
+from parity.mutate import guard as GUARD
 from parity.mutate import reach as REACH
 
 #: a defining line: name and op (a ``tail`` / ``notail`` / ``musttail`` marker skipped, so a
@@ -75,16 +76,22 @@ def _mutated_def(text: str, line: int) -> tuple[str, str, str]:
     return (m.group(1), m.group(2), lines[i]) if m else ("", "", lines[i])
 
 
+def _may_trap(line: str) -> bool:
+    """The defining ``line`` touches memory or the machine (a root op), or divides by a value
+    that may be 0 (UB even when its result is dead)."""
+    m = _DEF.match(line)
+    op = m.group(2) if m else ""
+    return op in _ROOT_OPS or (op in _DIVS and not re.search(r", [1-9]\d*$", line))
+
+
 def dead_reason(original: str, kind: str, text: str, line: int) -> str:
     """Why the mutant (``text``, changed at 1-based ``line``) is equivalent because the
     changed value is dead in ``original``, or ''."""
     if kind in ("launch_plan", "drop_sync"):
         return ""
     name, op, ln = _mutated_def(text, line)
-    if not name or name.startswith("mut_") or op in _ROOT_OPS:
+    if not name or name.startswith("mut_") or _may_trap(ln):
         return ""
-    if op in _DIVS and not re.search(r", [1-9]\d*$", ln):
-        return ""  # a division by a value that may be 0 is UB even when its result is dead
     if name in live_names(original):
         return ""
     return f"dead value: %{name} reaches no store, load, call, branch or return (dead-code elimination)"
@@ -125,13 +132,14 @@ def _interp(job):
     return _honest(job.original, tuple(sorted(_arg_facts(job.family, job.spec).items())))
 
 
-@lru_cache(maxsize=8)
-def _honest(original: str, facts: tuple):
-    """The proof's interpreter run on the honest kernel with ``facts`` seeded (None when
-    the proof cannot read the kernel)."""
+@lru_cache(maxsize=32)
+def _honest(original: str, facts: tuple, tid: tuple | None = None):
+    """The proof's interpreter run on the honest kernel with ``facts`` seeded, and the
+    work-item id narrowed to ``tid`` (first, last) when given (None when the proof cannot
+    read the kernel)."""
     try:
         mod = PI.read(original)
-        it = PI.Interp(mod, {}, PTR_ARG_ALIGN)
+        it = PI.Interp(mod, {}, PTR_ARG_ALIGN, tid)
         for name, (bits, lo, hi) in facts:
             v = it.env.get(name)
             if isinstance(v, tuple):
@@ -414,9 +422,42 @@ def abstract_reason(job) -> str:
         return ""
     if m.kind == "promise_lie":
         return _flag_holds(it, ml, ln)
+    return _value_rules(it, job, hl, ml, ln) or _guarded(job, hl, ml, ln)
+
+
+def _value_rules(it, job, hl: str, ml: str, ln: int) -> str:
+    """The rules that show the mutated instruction gives the honest value, on ``it``."""
     return (_same_compare(it, hl, ml) or _unchosen_arm(it, job.original, hl, ml)
             or _same_constant(it, hl, ml, ln) or _masked_bits(it, hl, ml, ln) or _same_on_every_value(it, hl, ml, ln)
             or _offset_uses(it, job.original, hl, ml) or _only_unchosen(it, job, ml))
+
+
+@lru_cache(maxsize=8)
+def _wgs(original: str) -> int | None:
+    """The kernel's fixed flat work-group size (None when not fixed or not readable)."""
+    try:
+        return PI.read(original).wgs
+    except PI.ProofParseError:
+        return None
+
+
+def _guarded(job, hl: str, ml: str, ln: int) -> str:
+    """:func:`_value_rules` on the interpreter narrowed to the work-items that pass a guard
+    behind which every effect of the mutated value lies (parity/mutate/guard.py)."""
+    h, m = _DEF.match(hl), _DEF.match(ml)
+    wgs = _wgs(job.original) if h and m else None
+    if not wgs or wgs % GUARD.WAVE:
+        return ""
+    traps = any(_may_trap(line) for line in (hl, ml))
+    facts = tuple(sorted(_arg_facts(job.family, job.spec).items()))
+    for g in GUARD.guards(job.original, h.group(1), m.group(2), traps):
+        tids = GUARD.passing_tids(lambda t: _honest(job.original, facts, (t, t)), g, wgs)
+        it = _honest(job.original, facts, tids) if tids else None
+        why = _value_rules(it, job, hl, ml, ln) if it is not None else ""
+        if why:
+            return (f"for the work-items {tids[0]}..{tids[1]} that pass %{g} (behind which every "
+                    f"effect of the value lies): {why}")
+    return ""
 
 
 #: the most operand values :func:`_same_on_every_value` enumerates

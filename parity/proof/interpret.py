@@ -280,12 +280,14 @@ class Interp:
 
     ``arg_bits`` {argument name: low bits known zero} (the admission rules of
     parity/proof/assumptions.py); ``ptr_align`` the byte alignment of every
-    pointer argument."""
+    pointer argument; ``tid`` (first, last) narrows ``llvm.amdgcn.workitem.id.x``
+    from 0 .. wgs - 1 to those work-items (a constant when first == last)."""
 
     WIDEN_AFTER = 3
 
-    def __init__(self, mod: Module, arg_bits: dict, ptr_align: int):
+    def __init__(self, mod: Module, arg_bits: dict, ptr_align: int, tid: tuple | None = None):
         self.mod = mod
+        self.tid = tid   # (first, last) work-item id when narrowed (parity/mutate/guard.py), else 0 .. wgs - 1
         self.env: dict = {}
         self.changes: dict = {}
         self.accesses: dict = {}
@@ -528,6 +530,9 @@ class Interp:
         ln, text, op, dst, (rt, callee, args) = x
         w = int_width(rt)
         if callee == "llvm.amdgcn.workitem.id.x":
+            if self.tid is not None:
+                lo, hi = self.tid
+                return D.const(32, lo) if lo == hi else (32, 0, 0, lo, hi)
             n = self.mod.wgs
             return (32, 0, 0, 0, n - 1) if n else D.top(32)
         if callee.startswith("llvm.amdgcn.readfirstlane"):
