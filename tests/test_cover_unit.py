@@ -4,6 +4,8 @@ every-site runs it was drawn against (docs/sim.md, "Every-site runs"), and the h
 kernels pass it."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -169,3 +171,23 @@ def test_wide_n16_kills_the_padded_pixel_d_column_mask():
             and lines[s[0] - 4].endswith(", 16")]   # the chunk at wave columns 16..23
     assert len(jobs) == 2
     assert _kills(full, arch, jobs, "cover_wide_n16") == []
+
+
+def test_k1_kills_the_tile_count_edges_of_element_loads():
+    """wavelet4 va1/vb1 (element loads on both sides admit every cpg): `k_live = Kgemm > 0`
+    made `> 1`, `k_span = Kgemm - 0` made `- 1` and `k_span_up`'s 31 made 30 survived its
+    every-site run; Kgemm = 1 (cover_k1) leaves each with no K tile (D = 0), and Kgemm =
+    tile_k + 1 (cover_k_tile1) drops the one-index last tile of the latter two."""
+    fam, name = "conv_implicit_gemm", "plain_wavelet4_cshuffle_va1_vb1_fp16"
+    full, arch, t, lines, _ = _lowered(fam, name, "entry")
+    pick = {"const_inc": (r"%k_live\d+ = icmp ugt i32 %Kgemm, 1$", r"%k_span\d+ = sub i32 %Kgemm, 1$"),
+            "const_dec": (r"%k_span_up\d+ = add i32 %k_span_nz\d+, 30$",)}
+    jobs = [R.Job(fam, name, full, arch, t, m) for kind, pats in pick.items() for s in OPS.sites(t, kind)
+            for m in [OPS.apply(t, kind, s)] if any(re.search(p, m.text.split("\n")[s[0]]) for p in pats)]
+    assert len(jobs) == 3
+    assert _kills(full, arch, jobs, "cover_k1") == []
+    assert len(_kills(full, arch, jobs, "cover_k_tile1")) == 1    # k_live > 1 holds at Kgemm = 33
+    names = {p[0] for p in cover.conv_cover_problems(full)}
+    assert {"cover_k1", "cover_k_tile1"} <= names
+    assert not {"cover_k1", "cover_k_tile1"} & {p[0] for p in cover.conv_cover_problems(
+        N._with_defaults(fam, {"vector_a": 1, "vector_b": 2}))}

@@ -261,7 +261,7 @@ def test_a_value_used_only_behind_the_loader_guard_is_judged_for_the_loader_wave
     # the wavelet pipeline's loader slots: ltid = tid - 128 wraps for the compute waves, whose
     # values reach no effect (every use behind `br i1 %is_loader`); for tid 128..255 slot j's
     # row is 4j + ltid / 32, so swq = j: `and %swq, 3` -> 2 is equal where j & 1 == 0, -> 4 where
-    # j & 3 == j & 4 (j = 0, 8), `lshr %row, 2` -> 3 only at j = 0
+    # j & 3 == j & 4 (j = 0, 8), `lshr %row, 2` -> 3 at j = 0 (and where its `and 3` agrees)
     dec = _jobs("const_dec", r"%a_swf\d+ = and i32 %a_swq\d+, 3$", WL4)
     inc = _jobs("const_inc", r"%a_swf\d+ = and i32 %a_swq\d+, 3$", WL4)
     shr = _jobs("const_inc", r"%a_swq\d+ = lshr i32 %a_row\d+, 2$", WL4)
@@ -269,7 +269,7 @@ def test_a_value_used_only_behind_the_loader_guard_is_judged_for_the_loader_wave
     proved = [[bool(P.abstract_reason(j)) for j in js] for js in (dec, inc, shr)]
     assert proved[0] == [j % 2 == 0 for j in range(16)]
     assert proved[1] == [j in (0, 8) for j in range(16)]
-    assert proved[2] == [j == 0 for j in range(16)]
+    assert proved[2] == [j in (0, 7, 8, 15) for j in range(16)]   # j = 7, 8, 15: after the `and 3`
     assert P.abstract_reason(dec[0]).startswith("for the work-items 128..255 that pass %is_loader")
 
 
@@ -320,3 +320,37 @@ def test_the_guard_rule_needs_every_effect_behind_a_wave_uniform_guard(monkeypat
     # a mutant that may trap runs for every wave
     div = GUARDED.replace(sw, "  %sw = udiv i32 %row, 3")
     assert _guard_reason(div, "  %sw = udiv i32 %row, 3", "  %sw = udiv i32 %row, 0")[0] == ""
+
+
+def test_a_difference_the_one_mask_use_drops_and_a_swapped_literal_op():
+    # slot j's swq = 4j + ltid/32 >> 2 = j; made `lshr 3` it is j / 2, and its one use
+    # `swf = swq & 3` agrees where (j ^ j / 2) & 3 == 0 (j = 0, 7, 8, 15); swapped to `lshr 2, %row`
+    # it is 0 for rows 2 .. 31, agreeing with j & 3 == 0 at j = 4 (rows 16..19); from j = 8 the
+    # rows are 32 and more, a shift by the width or more: poison, never equal
+    shr = _jobs("const_inc", r"%a_swq\d+ = lshr i32 %a_row\d+, 2$", WL4)
+    swap = _jobs("swap_operands", r"%a_swq\d+ = lshr i32 %a_row\d+, 2$", WL4)
+    assert [j for j, job in enumerate(shr) if P.abstract_reason(job)] == [0, 7, 8, 15]
+    assert [j for j, job in enumerate(swap) if P.abstract_reason(job)] == [4]
+    assert "after its one use, `and` with 3" in P.abstract_reason(shr[7])
+    assert "after its one use" not in P.abstract_reason(shr[0])      # equal before the mask
+    # the mask is the value's only use: with a second use the difference may show
+    tiny = ("define amdgpu_kernel void @k(ptr addrspace(1) %p, i32 %a) {\nentry:\n  %x = and i32 %a, 7\n"
+            "  %y = lshr i32 %x, 1\n  %z = and i32 %y, 0\n  store i32 %z, ptr addrspace(1) %p, align 4\n"
+            "  ret void\n}")
+    it = P.PI.Interp(P.PI.read(tiny), {}, P.PTR_ARG_ALIGN)
+    it.run()
+    assert P._same_on_every_value(it, "  %y = lshr i32 %x, 1", "  %y = lshr i32 %x, 2", 4, tiny) \
+        .startswith("the same result after its one use, `and` with 0")
+    twice = tiny.replace("  ret void", "  store i32 %y, ptr addrspace(1) %p, align 4\n  ret void")
+    assert P._same_on_every_value(it, "  %y = lshr i32 %x, 1", "  %y = lshr i32 %x, 2", 4, twice) == ""
+
+
+def test_the_cshuffle_epilogue_admits_k_and_kpg_multiples_of_4():
+    # the 16-byte D test's `d_klow = (K | kpg) & 7` made `& 6`: bit 0 is known zero under the
+    # cshuffle admission (4 output channels per store), not under the default epilogue's
+    pat = r"%d_klow\d+ = and i32 %d_kk\d+, 7$"
+    cs = _jobs("const_dec", pat, WL4)
+    assert cs and all(P.abstract_reason(j).startswith("the mask bits the mutant changes (0x1) are known zero")
+                      for j in cs)
+    default = _jobs("const_dec", pat, "plain_mem_default_va1_vb1_bf16")
+    assert default and all(P.abstract_reason(j) == "" for j in default)

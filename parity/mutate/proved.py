@@ -105,8 +105,9 @@ def dead_reason(original: str, kind: str, text: str, line: int) -> str:
 #: dilation extent is at least 1 (``problem_reason``). Padded-pixel vector_a (3, 5, 6, 7)
 #: admit only cpg = vector_a and are left out (Kgemm is then Y*X*slot).
 ADMISSION = ("conv_launch admission: lcm(vector_a, vector_b) divides cpg; Y, X, strides, dilations >= 1; "
-             "a cluster binary (split_k_cluster S) launches ks_count = S slices and admits K and kpg "
-             "multiples of 4 only (python_engine/kernels/conv_launch.py)")
+             "a cluster binary (split_k_cluster S) launches ks_count = S slices; the cshuffle epilogue "
+             "and the cluster fold admit K and kpg multiples of 4 only (they store 4 output channels "
+             "per vector; python_engine/kernels/conv_launch.py)")
 
 
 def _arg_facts(family: str, spec: dict) -> dict:
@@ -117,7 +118,9 @@ def _arg_facts(family: str, spec: dict) -> dict:
     facts = {n: (0, 1, None) for n in ("Y", "X", "stride_h", "stride_w", "dil_h", "dil_w", "groups")}
     S = spec.get("split_k_cluster") or 0
     if S:
-        facts.update(ks_count=(0, S, S), K=(2, 4, None), kpg=(2, 4, None))
+        facts.update(ks_count=(0, S, S))
+    if S or spec.get("epilogue") == "cshuffle":
+        facts.update(K=(2, 4, None), kpg=(2, 4, None))
     va, vb = spec.get("vector_a") or 1, spec.get("vector_b") or 1
     if va in (3, 5, 6, 7):
         return facts
@@ -428,7 +431,8 @@ def abstract_reason(job) -> str:
 def _value_rules(it, job, hl: str, ml: str, ln: int) -> str:
     """The rules that show the mutated instruction gives the honest value, on ``it``."""
     return (_same_compare(it, hl, ml) or _unchosen_arm(it, job.original, hl, ml)
-            or _same_constant(it, hl, ml, ln) or _masked_bits(it, hl, ml, ln) or _same_on_every_value(it, hl, ml, ln)
+            or _same_constant(it, hl, ml, ln) or _masked_bits(it, hl, ml, ln)
+            or _same_on_every_value(it, hl, ml, ln, job.original)
             or _offset_uses(it, job.original, hl, ml) or _only_unchosen(it, job, ml))
 
 
@@ -482,41 +486,71 @@ _INT_OPS = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda 
             "xor": lambda a, b: a ^ b}
 
 
-def _same_on_every_value(it, honest: str, mutant: str, ln: int) -> str:
-    """An integer op of one SSA operand and one literal (no flags) whose literal the mutant
-    changes, equal to the honest result at every value the operand can take (at most
-    :data:`ENUMERATE_MAX` of them, enumerated): ``udiv %rk, 8`` -> ``7`` with rk in {0, 8,
-    16, 24}. A divisor or shift the mutant makes UB or poison is not equal."""
-    h, m = _LIT_OP.match(honest), _LIT_OP.match(mutant)
-    if not h or not m or h.group(1, 2) != m.group(1, 2) or h.group(1) not in PI.INT_BIN:
+def _lit_form(line: str):
+    """(op, width, SSA operand, literal, literal on the right) of an integer op of one SSA
+    operand and one literal without flags, else None."""
+    m = _LIT_OP.match(line)
+    if not m or m.group(1) not in PI.INT_BIN:
+        return None
+    a, b = m.group(3), m.group(4)
+    if a.startswith("%") and not b.startswith("%"):
+        return m.group(1), int(m.group(2)[1:]), a, int(b), True
+    if b.startswith("%") and not a.startswith("%"):
+        return m.group(1), int(m.group(2)[1:]), b, int(a), False
+    return None
+
+
+def _one_mask_use(original: str, name: str, w: int) -> int | None:
+    """The literal ``c`` when the only use of ``%name`` is ``and iW %name, c`` (either
+    operand order), else None."""
+    uses = REACH.uses_of(original).get(name, ())
+    if len(uses) != 1:
+        return None
+    m = re.match(rf"^i{w} (%[\w.$-]+|-?\d+), (%[\w.$-]+|-?\d+)$", uses[0][2]) if uses[0][1] == "and" else None
+    if not m or f"%{name}" not in m.group(1, 2):
+        return None
+    lit = m.group(2) if m.group(1) == f"%{name}" else m.group(1)
+    return int(lit) if re.match(r"^-?\d+$", lit) else None
+
+
+def _same_on_every_value(it, honest: str, mutant: str, ln: int, original: str = "") -> str:
+    """An integer op of one SSA operand and one literal (no flags) that the mutant changes
+    (the literal, or the operand order), equal to the honest result at every value the
+    operand can take (at most :data:`ENUMERATE_MAX` of them, enumerated): ``udiv %rk, 8``
+    -> ``7`` with rk in {0, 8, 16, 24}. With ``original`` (the honest kernel) the results
+    may differ where the value's one use, ``and`` with a literal, masks the difference
+    away: the wavelet loader's ``swq = lshr %row, 2`` -> ``3`` where ``swq & 3`` agrees.
+    A divisor or shift the mutant makes UB or poison is not equal."""
+    hf, mf = _lit_form(honest), _lit_form(mutant)
+    if not hf or not mf or hf[0] != mf[0] or hf[1] != mf[1] or hf[2] != mf[2]:
         return ""
-    op, w = h.group(1), int(h.group(2)[1:])
-    if h.group(3) == m.group(3) and h.group(3).startswith("%") and not h.group(4).startswith("%"):
-        x, c, c2, left = h.group(3), int(h.group(4)), int(m.group(4)), True
-    elif h.group(4) == m.group(4) and h.group(4).startswith("%") and not h.group(3).startswith("%"):
-        x, c, c2, left = h.group(4), int(h.group(3)), int(m.group(3)), False
-    else:
-        return ""
+    op, w, x = hf[0], hf[1], hf[2]
     v = it.val(x, w)
     vals = _values(v) if isinstance(v, tuple) else None
     if not vals:
         return ""
     mask = D.MASK[w]
 
-    def ev(a, b):
-        a, b = a & mask, b & mask
+    def ev(form, a):
+        _, _, _, c, right = form
+        a, b = (a & mask, c & mask) if right else (c & mask, a & mask)
         if op in _DIVS and b == 0 or op in ("shl", "lshr", "ashr") and b >= w or op in ("sdiv", "srem", "ashr"):
             return None   # UB, poison, or a signed op this rule does not model
         # only ``op`` is evaluated: an eager table computed ``a << b`` for an `and` with b = 2**32 - 32
         # (a MemoryError that failed CI's mutate lane in stop 49)
         fn = _INT_OPS.get(op)
         return None if fn is None else fn(a, b) & mask
-    for a in vals:
-        hv = ev(a, c) if left else ev(c, a)
-        mv = ev(a, c2) if left else ev(c2, a)
-        if hv is None or mv is None or hv != mv:
-            return ""
-    return f"the same result at each of the {len(vals)} values {x} can take ({', '.join(map(str, vals[:4]))}{', ...' if len(vals) > 4 else ''})"
+    pairs = [(ev(hf, a), ev(mf, a)) for a in vals]
+    if any(h is None or m is None for h, m in pairs):
+        return ""
+    shown = f"{x} can take ({', '.join(map(str, vals[:4]))}{', ...' if len(vals) > 4 else ''})"
+    if all(h == m for h, m in pairs):
+        return f"the same result at each of the {len(vals)} values {shown}"
+    dst = _DEF.match(honest)
+    keep = _one_mask_use(original, dst.group(1), w) if original and dst else None
+    if keep is not None and all((h ^ m) & keep == 0 for h, m in pairs):
+        return f"the same result after its one use, `and` with {keep}, at each of the {len(vals)} values {shown}"
+    return ""
 
 
 _AND_LIT = re.compile(r"^  %[\w.$-]+ = and (i\d+) (%[\w.$-]+), (-?\d+)$")

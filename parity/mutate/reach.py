@@ -20,6 +20,7 @@ the two executions agree up to the mutated instruction, and each use is shown to
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from parity.proof import domain as D
 
@@ -34,8 +35,10 @@ _SHIFT = re.compile(r"^(lshr|udiv)((?: exact)?) i(\d+) (%[\w.$-]+), (\d+)$")
 MAX_DEPTH = 8
 
 
-def _uses(text: str) -> dict:
-    """SSA name -> [(name defined or '', op, rest)] of every instruction line using it."""
+@lru_cache(maxsize=8)
+def uses_of(text: str) -> dict:
+    """SSA name -> [(name defined or '', op, rest)] of every instruction line using it
+    (kept for the next mutant of the same kernel: read-only)."""
     out: dict = {}
     for ln in text.split("\n"):
         if not ln.startswith("  ") or ln.startswith("  ;"):
@@ -57,7 +60,7 @@ def unchosen_only(it, original: str, name: str) -> str:
     """Why ``%name`` (a mutated, non-trapping instruction's result) reaches no side effect of
     ``original`` except through never-chosen select arms; '' when it may. The tainted set is
     grown to a fixpoint, so a select is cut only if its chosen arm stays untainted."""
-    uses = _uses(original)
+    uses = uses_of(original)
     tainted: set = {name}
     while True:
         cut, grown = 0, set()
@@ -137,7 +140,7 @@ def offset_uses(it, original: str, name: str, delta: int, depth: int = 0) -> boo
     v = it.env.get(name)
     if depth > MAX_DEPTH or not isinstance(v, tuple) or not delta or not _no_wrap(v, delta):
         return False
-    for dst, op, rest in _uses(original).get(name, ()):
+    for dst, op, rest in uses_of(original).get(name, ()):
         tok = f"%{name}"
         if op == "icmp":
             m = _ICMP.match(f"icmp {rest}")

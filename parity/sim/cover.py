@@ -180,6 +180,8 @@ def reduce_required(spec: dict) -> tuple:
 # * ``cover_kwalk_dil`` (two-stage, channel vectors): ``cover_kwalk_mid`` at dilation (1, 2), so
 #   the carry's byte step k_dcy is not 0 in the two-stage K walk (spk4 64x64x64's `k_ks` survivor).
 # * ``cover_odd_k9`` (padded pixel): K = kpg = 9, the 16-byte D test's K = 1 mod 8 edge.
+# * ``cover_k1``, ``cover_k_tile1`` (vector_a = vector_b = 1): Kgemm = 1 and tile_k + 1, the
+#   tile count's edges where the span is one K index past a tile boundary.
 # * ``cover_unit_first``, ``cover_unit_loop``: 1 x 1 images, every A slot's pixel tests one long in
 #   the first K tile and in the K loop (:mod:`parity.sim.cover_unit`).
 # With the fixed problems the last M tile ends at every row phase M % 8 (a
@@ -228,6 +230,14 @@ def conv_cover_problems(full: dict) -> tuple:
         out += _kwalk_problems(full)
     if not pix and not C.row_slots(full):
         out.append(_first_tile_hok_problem(full))
+    if not pix and full["vector_a"] == full["vector_b"] == 1:
+        # element loads on both sides admit every cpg, so Kgemm = Y*X*cpg takes every value:
+        # Kgemm = 1 (k_live = Kgemm > 0 made > 1 skips the only tile) and tile_k + 1 (the
+        # tile count's span one short, `k_span = Kgemm - 1` or `k_span_up`'s tile_k - 1 made
+        # tile_k - 2, drops the last tile, which holds one K index: wavelet4 va1's every-site
+        # survivors); K = 8 suits every epilogue
+        out.append(("cover_k1", 1, 1, 3, 3, 8, 1, 1, (1, 1), (0, 0), (1, 1), 1))
+        out.append(("cover_k_tile1", 1, full["tile_k"] + 1, 3, 3, 8, 1, 1, (1, 1), (0, 0), (1, 1), 1))
     # three full N tiles (kpg = 3 tile_n) on one M tile: an N tile origin `by * tile_n` made
     # `by * (tile_n - 1)` recomputes overlapping columns identically with two tiles, but leaves
     # the last two columns of the third unwritten (drawn by the every-site run of plain 64x64x32)
