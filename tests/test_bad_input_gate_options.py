@@ -271,3 +271,10 @@ def test_a_checked_fifo_is_held_open_for_its_reader(tmp_path):
         assert os.read(rd, 100) == b'{"a": 1}\n'
     finally:
         os.close(rd)
+
+
+@pytest.mark.parametrize("value", ["", "  "])
+def test_an_empty_golden_dir_is_named_as_empty_not_read_as_the_working_directory(value):
+    with pytest.raises(ProjectError) as ei:
+        resolve_golden_dir(value, families=_fams())
+    assert str(ei.value).endswith(": an empty path; give the golden directory's path")

@@ -152,10 +152,12 @@ def test_sentinel_values_are_not_shown(capsys):
                    "(see `parity perf --help`)\n")
 
 
-def test_empty_golden_dir_is_refused(in_repo, capsys):
-    rc, out, err = run(capsys, "check", "--only", "ir_core", "--golden-dir", "")
-    one_error(rc, out, err, "error: parity check: argument --golden-dir: empty (give a directory) "
-                            "(see `parity check --help`)")
+@pytest.mark.parametrize("cmd", [("check", "--only", "ir_core"), ("write", "--only", "ir_core"), ("review", "--list")])
+def test_empty_golden_dir_is_refused(in_repo, capsys, cmd):
+    # review read '' as the working directory (trial 3): every gate command refuses it alike
+    rc, out, err = run(capsys, *cmd, "--golden-dir", "")
+    one_error(rc, out, err, f"error: parity {cmd[0]}: argument --golden-dir: empty (give a directory) "
+                            f"(see `parity {cmd[0]} --help`)")
 
 
 def test_missing_golden_dir_has_the_argument_prefix(in_repo, tmp_path, capsys):

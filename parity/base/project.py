@@ -119,6 +119,8 @@ def resolve_golden_dir(explicit: str | Path | None = None, start: Path | str | N
     message when neither exists.
     """
     if explicit is not None:
+        if not str(explicit).strip():   # Path("") is ".": an empty value would name the working directory
+            raise ProjectError(f"--golden-dir {shown(explicit)}: an empty path; give the golden directory's path")
         p = Path(explicit)
         try:
             if not p.is_dir():

@@ -33,6 +33,7 @@ import os
 import sys
 
 from parity.cli import color
+from parity.cli.common import nonempty
 from parity.golden import shards as G
 from parity.golden import pending as P
 from parity.golden.bless import restrict_family, write
@@ -434,7 +435,7 @@ def add_command(sub) -> None:
                         "group's verdict (accepting runs them anyway)")
     r.add_argument("--base", metavar="REF", default="HEAD",
                    help="the git ref whose Python engine gives the old IR (default HEAD)")
-    r.add_argument("--golden-dir", metavar="DIR",
+    r.add_argument("--golden-dir", metavar="DIR", type=nonempty("--golden-dir", "a directory"),
                    help="golden shard directory (default: golden/ of the checkout holding the working directory)")
     r.add_argument(ALLOW_FOREIGN, action="store_true",
                    help="use the imported engines even when they are not this checkout's (docs/gate.md)")
