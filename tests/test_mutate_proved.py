@@ -5,6 +5,8 @@ survivor of the every-site run it was written for (plain 32x32x32 w1x1, docs/sim
 and refused on a neighbour where its premise fails."""
 from __future__ import annotations
 
+import pytest
+
 from parity.mutate import argued as AR
 from parity.mutate import proved as P
 from parity.mutate import run as R
@@ -354,3 +356,29 @@ def test_the_cshuffle_epilogue_admits_k_and_kpg_multiples_of_4():
                       for j in cs)
     default = _jobs("const_dec", pat, "plain_mem_default_va1_vb1_bf16")
     assert default and all(P.abstract_reason(j) == "" for j in default)
+
+
+@pytest.mark.parametrize("other_end", [
+    "br i1 true, label %load, label %done", "br label %load ; comment",
+    "br i1 %c, label %load, label %done, !prof !9", "br label %load, !dbgx !9", "br label %load "])
+def test_a_second_way_into_the_guarded_block_is_seen_in_any_branch_form(monkeypatch, other_end):
+    # trial 51: an edge the branch parser did not read (a constant condition, a comment,
+    # metadata, a trailing space) let the compute waves into %load unseen
+    monkeypatch.setattr(P, "_arg_facts", lambda fam, spec: {})
+    text = GUARDED.replace("br i1 %ld, label %load, label %done", "br i1 %ld, label %load, label %other\nother:\n"
+                           f"  %c = icmp eq i32 %n, 0\n  {other_end}")
+    assert _guard_reason(text, "  %sw = and i32 %row, 3", "  %sw = and i32 %row, 2")[0] == ""
+
+
+def test_the_work_group_size_is_the_kernels_own_and_one_kernel_a_module(monkeypatch):
+    monkeypatch.setattr(P, "_arg_facts", lambda fam, spec: {})
+    sw, sw2 = "  %sw = and i32 %row, 3", "  %sw = and i32 %row, 2"
+    # the kernel's group #1 allows 1..1024 work-items; an unused #0 says 256: not the kernel's
+    other = GUARDED.replace("%n) #0 {", "%n) #1 {") + '\nattributes #1 = { "amdgpu-flat-work-group-size"="1,1024" }'
+    assert P.PI.read(other).wgs is None and _guard_reason(other, sw, sw2)[0] == ""
+    assert P.PI.read(GUARDED.replace("%n) #0 {", "%n) {")).wgs is None
+    # a second kernel: the proof refuses the module (its blocks would merge with the first's)
+    two = GUARDED.replace("\nattributes", "\n" + GUARDED.split("\nattributes")[0].replace("@k(", "@k2(") + "\nattributes")
+    with pytest.raises(P.PI.ProofParseError, match="a second kernel define"):
+        P.PI.read(two)
+    assert _guard_reason(two, sw, sw2)[0] == ""

@@ -178,8 +178,10 @@ def test_conv_implicit_gemm_python_kernel_matches_reference():
             return Kernel(print_module(m))
     full = {f.name: f.default for f in C.FIELDS}
     full.update(split_k=2, split_k_cluster=0, epilogue="cshuffle")
-    o = N.run_config("conv_implicit_gemm", "spk2_cshuffle", full, "gfx1250", Lower())
-    assert o.ok, o.problems
+    # the plan's first three problems (K walk, every epilogue path of a small problem): the
+    # numerics lane runs every case of the same kernel through the engine API
+    o = N.run_config("conv_implicit_gemm", "spk2_cshuffle", full, "gfx1250", Lower(), order=lambda cs: cs[:3])
+    assert o.ok and o.cases == 3, o.problems
 
 
 def _copy_args(n_bytes=512):

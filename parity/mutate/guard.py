@@ -38,8 +38,9 @@ from functools import lru_cache
 
 _DEF = re.compile(r"^  %([\w.$-]+) = (?:(?:tail|notail|musttail) )?(\w+)")
 _NAME = re.compile(r"%([\w.$-]+)")
-_BR2 = re.compile(r"^  br i1 %([\w.$-]+), label %([\w.$-]+), label %([\w.$-]+)$")
-_BR1 = re.compile(r"^  br label %([\w.$-]+)$")
+#: every successor of a terminator: the engines' IR names a block only as ``label %X``
+_LABEL = re.compile(r"\blabel %([\w.$-]+)")
+_COND = re.compile(r"^  br i1 %([\w.$-]+), label %([\w.$-]+), label %([\w.$-]+)\b")
 _CALLEE = re.compile(r"@([\w.$-]+)\(")
 #: ops whose use of a slice value is an effect (may touch memory, trap, or has effects)
 _EFFECT_OPS = {"call", "load", "atomicrmw", "cmpxchg", "udiv", "sdiv", "urem", "srem", "fence"}
@@ -61,12 +62,15 @@ class Body:
         cur, inside = None, False
         for i, s in enumerate(text.split("\n"), 1):
             if s.startswith("define "):
+                if self.entry is not None or inside:   # one kernel a module (the engines' form)
+                    self.ok = False
                 inside = True
                 continue
             if not inside:
                 continue
             if s == "}":
-                break
+                inside = False
+                continue
             head = s.split(";")[0].rstrip()
             if head.endswith(":") and not s.startswith(" "):
                 cur = head[:-1]
@@ -82,14 +86,15 @@ class Body:
                 self.defs[dst] = (i, op, s)
             for n in set(_NAME.findall(rest)):
                 self.uses.setdefault(n, []).append((i, dst, op))
-            b2, b1 = _BR2.match(s), _BR1.match(s)
-            if b2:
-                self.succ[cur] = [b2.group(2), b2.group(3)]
-                self.branches.append((cur, b2.group(1), b2.group(2), b2.group(3)))
-            elif b1:
-                self.succ[cur] = [b1.group(1)]
-            elif op in ("switch", "indirectbr", "callbr", "invoke", "resume"):
-                self.ok = False
+            if op == "br":
+                # every `label %X` on the line is an edge, whatever follows it (a comment,
+                # metadata) and whatever the condition (a constant one keeps both edges)
+                self.succ[cur] = _LABEL.findall(s.split(";")[0])
+                c = _COND.match(s)
+                if c:
+                    self.branches.append((cur, c.group(1), c.group(2), c.group(3)))
+            elif op in ("switch", "indirectbr", "callbr", "invoke", "resume") or "label %" in s:
+                self.ok = False   # another terminator, or a block named outside a `br`
 
     def reach(self, avoid: str | None = None) -> set:
         """Blocks reachable from the entry without entering ``avoid``."""

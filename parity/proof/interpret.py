@@ -46,7 +46,8 @@ _INSERT = re.compile(rf"({_TYPE}) ({_VAL}), ({_TYPE}) ({_VAL}), i\d+ \S+$")
 _SHUF = re.compile(rf"({_TYPE}) ({_VAL}), ({_TYPE}) ({_VAL}), ")
 _VINT = re.compile(r"i\d+ (-?\d+|true|false)")
 _GLOBAL = re.compile(r"@([-\w.$]+) = internal addrspace\(3\) global \[(\d+) x ([a-z0-9]+)\] poison, align (\d+)$")
-_DEFINE = re.compile(r"define amdgpu_kernel void @([-\w.$]+)\((.*)\)(?: #\d+)? \{$")
+_DEFINE = re.compile(r"define amdgpu_kernel void @([-\w.$]+)\((.*)\)(?: #(\d+))? \{$")
+_ATTRS = re.compile(r"^attributes #(\d+) = ")
 _PARAM = re.compile(rf"({_TYPE})(?: .*)? %([-\w.$]+)$")  # type, any attributes, name
 _USES = re.compile(r"%([-\w.$]+)")
 _WGS = re.compile(r'"amdgpu-flat-work-group-size"="(\d+),(\d+)"')
@@ -140,7 +141,8 @@ def read(text: str) -> Module:
     kernel = None
     params: list = []
     blocks: list = []
-    wgs = None
+    group_wgs: dict = {}   # attribute group -> fixed flat work-group size
+    group = None
     cur = None
     for i, raw in enumerate(lines, 1):
         if not raw or raw.startswith(("target ", "!", ";", "source_filename", "declare ")):
@@ -152,15 +154,18 @@ def read(text: str) -> Module:
             lds[m.group(1)] = (int(m.group(2)) * type_size(m.group(3)), int(m.group(4)))
             continue
         if raw.startswith("attributes "):
-            m = _WGS.search(raw)
-            if m and m.group(1) == m.group(2):
-                wgs = int(m.group(1))
+            # the work-group size of the kernel's own attribute group only (not of any group)
+            g, m = _ATTRS.match(raw), _WGS.search(raw)
+            if g and m and m.group(1) == m.group(2):
+                group_wgs[g.group(1)] = int(m.group(1))
             continue
         if raw.startswith("define "):
             m = _DEFINE.match(raw)
             if not m:
                 raise ProofParseError(f"line {i}: unsupported define: {raw}")
-            kernel = m.group(1)
+            if kernel is not None:   # the engines emit one kernel a module; blocks would merge
+                raise ProofParseError(f"line {i}: a second kernel define (@{m.group(1)} after @{kernel})")
+            kernel, group = m.group(1), m.group(3)
             params = [_param(p, i) for p in _split_top(m.group(2))]
             continue
         if raw == "}":
@@ -179,7 +184,7 @@ def read(text: str) -> Module:
             cur.append(ins)
     if kernel is None:
         raise ProofParseError("no kernel define in the module")
-    return Module(kernel, params, lds, wgs, blocks)
+    return Module(kernel, params, lds, group_wgs.get(group) if group is not None else None, blocks)
 
 
 def _split_top(text: str) -> list:
