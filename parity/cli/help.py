@@ -41,7 +41,8 @@ DEFAULT_STATUS = "0 GREEN; 1 RED"
 def epilog(command: str) -> str:
     """The exit-status paragraph of ``command``'s --help."""
     return (f"exit status: {EXIT_STATUS.get(command, DEFAULT_STATUS)}; 2 a usage or input error (one `error:` "
-            "line on stderr, nothing run or written). See docs/cli.md.")
+            "line on stderr, nothing run or written) or a report file that cannot be written (one `error:` "
+            "line after the run, e.g. --json to a full device). See docs/cli.md.")
 
 
 def document(sub) -> None:
