@@ -92,9 +92,9 @@ def test_refused_write_exits_1_and_writes_nothing(stubs, tmp_path, capsys, monke
     (["diff", "ir_cor/x"], "did you mean ir_core?"),
     # numerics and mutate: the nearest family with a plan, then every plan (mutate listed none)
     # (the plan list is the registry's: a contributor's new family is in it)
-    (["numerics", "--only", "ir_cor"], "no numerics plan for ir_cor; did you mean ir_core? (plans: "
+    (["numerics", "--only", "ir_cor"], "ir_cor: not a family, family token or arch; did you mean ir_core? (plans: "
                                        + ", ".join(PLANS) + ")"),
-    (["mutate", "--only", "conv_implicit_gem"], "no numerics plan for conv_implicit_gem; did you mean "
+    (["mutate", "--only", "conv_implicit_gem"], "conv_implicit_gem: not a family, family token or arch; did you mean "
                                                 "conv_implicit_gemm? (plans: " + ", ".join(PLANS) + ")"),
 ])
 def test_unknown_names_suggest_the_nearest(argv, needle, capsys):

@@ -72,7 +72,7 @@ def test_unknown_flavor_is_an_input_error(cmd, capsys):
 
 @pytest.mark.parametrize("cmd,needle", [
     ("check", "unknown family: nosuch"), ("write", "unknown family: nosuch"), ("list", "unknown family: nosuch"),
-    ("verify", "unknown family: nosuch"), ("numerics", "no numerics plan for nosuch"),
+    ("verify", "unknown family: nosuch"), ("numerics", "nosuch: not a family, family token or arch"),
     ("layers", "no layer named 'nosuch'"), ("aot", "no AOT jobs of family nosuch"),
     ("emit", "no layer named 'nosuch'"),
 ])

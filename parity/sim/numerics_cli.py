@@ -137,6 +137,12 @@ def plan_only(text: str | None) -> tuple:
         return fams, names
     named = {it.partition("/")[0] for it in split_csv(text)}
     unknown = [f for f in fams if f not in N.PLANS and f in named]
+    configured = {f.name for f in load_families()} if unknown else set()
+    strange = [u for u in unknown if u not in configured]
+    if strange:   # before: "no numerics plan for gfx9999", as if it were a family without one
+        raise ValueError(f"--only: {', '.join(shown(u) for u in strange)}: not a family, family token or arch"
+                         f"{did_you_mean(strange[0], N.PLANS) if len(strange) == 1 else ''} "
+                         f"(plans: {', '.join(N.PLANS)})")
     if unknown:
         raise ValueError(f"--only: no numerics plan for {', '.join(shown(u) for u in unknown)}"
                          f"{did_you_mean(unknown[0], N.PLANS) if len(unknown) == 1 else ''} "
