@@ -36,6 +36,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+# the emulator's wave size: gfx1250 runs wave32 only (docs/hardware_facts.md, WAVE32)
+from parity.sim.memory import WAVE
+
 _DEF = re.compile(r"^  %([\w.$-]+) = (?:(?:tail|notail|musttail) )?(\w+)")
 _NAME = re.compile(r"%([\w.$-]+)")
 #: every successor of a terminator: the engines' IR names a block only as ``label %X``
@@ -47,7 +50,6 @@ _EFFECT_OPS = {"call", "load", "atomicrmw", "cmpxchg", "udiv", "sdiv", "urem", "
 #: calls whose result is the same for every lane of a wave (leaves of a uniform guard)
 _UNIFORM_CALLS = ("llvm.amdgcn.workgroup.id.",)
 _LANE0 = "llvm.amdgcn.readfirstlane"
-WAVE = 32   # wave32 (gfx1250: AMDGPUUsage, "Processors", wavefrontsize64 not supported)
 
 
 class Body:
@@ -199,11 +201,10 @@ def passing_tids(run_at, g: str, wgs: int) -> tuple | None:
     return passing[0] * WAVE, passing[-1] * WAVE + WAVE - 1
 
 
-def guards(text: str, name: str, mutant_op: str, traps: bool) -> list:
-    """The guards ``%g`` under which every effect of ``%name`` lies (rules 1-3), in the
-    order of their branches; [] when the rule does not apply."""
-    if traps or mutant_op in ("call", "load", "atomicrmw", "cmpxchg", "phi"):
-        return []
+def guards(text: str, name: str) -> list:
+    """The guards ``%g`` under which every effect of ``%name`` lies (rules 1 and 2), in the
+    order of their branches; [] when the rule does not apply. Rule 3 (the mutated
+    instruction cannot trap) is the caller's (parity/mutate/proved.py ``_guarded``)."""
     body = body_of(text)
     if not body.ok or body.entry is None:
         return []

@@ -436,28 +436,21 @@ def _value_rules(it, job, hl: str, ml: str, ln: int) -> str:
             or _offset_uses(it, job.original, hl, ml) or _only_unchosen(it, job, ml))
 
 
-@lru_cache(maxsize=8)
-def _wgs(original: str) -> int | None:
-    """The kernel's fixed flat work-group size (None when not fixed or not readable)."""
-    try:
-        return PI.read(original).wgs
-    except PI.ProofParseError:
-        return None
-
-
 def _guarded(job, hl: str, ml: str, ln: int) -> str:
     """:func:`_value_rules` on the interpreter narrowed to the work-items that pass a guard
-    behind which every effect of the mutated value lies (parity/mutate/guard.py)."""
+    behind which every effect of the mutated value lies (parity/mutate/guard.py). The
+    mutated instruction must not trap (a root op or a division by a value that may be 0)
+    nor be a phi, in either kernel."""
     h, m = _DEF.match(hl), _DEF.match(ml)
-    wgs = _wgs(job.original) if h and m else None
-    if not wgs or wgs % GUARD.WAVE:
+    it = _interp(job) if h and m else None
+    wgs = it.mod.wgs if it is not None else None
+    if not wgs or wgs % GUARD.WAVE or m.group(2) == "phi" or _may_trap(hl) or _may_trap(ml):
         return ""
-    traps = any(_may_trap(line) for line in (hl, ml))
     facts = tuple(sorted(_arg_facts(job.family, job.spec).items()))
-    for g in GUARD.guards(job.original, h.group(1), m.group(2), traps):
+    for g in GUARD.guards(job.original, h.group(1)):
         tids = GUARD.passing_tids(lambda t: _honest(job.original, facts, (t, t)), g, wgs)
-        it = _honest(job.original, facts, tids) if tids else None
-        why = _value_rules(it, job, hl, ml, ln) if it is not None else ""
+        narrowed = _honest(job.original, facts, tids) if tids else None
+        why = _value_rules(narrowed, job, hl, ml, ln) if narrowed is not None else ""
         if why:
             return (f"for the work-items {tids[0]}..{tids[1]} that pass %{g} (behind which every "
                     f"effect of the value lies): {why}")
