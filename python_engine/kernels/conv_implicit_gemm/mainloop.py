@@ -36,7 +36,8 @@ def two_deep(spec: dict) -> bool:
 # occupancy of the class's one-tile kernel before the tap loop (LLVM 22.1, parity perf),
 # (default epilogue, split-K cshuffle, plain cshuffle). 64x64x64 w2x2 (issue 40): 7, 7, 6;
 # 32x32x32 w1x1 (issue 40, the AOT grid's one-wave two-stage tile): 8, 7, 7.
-TAP_BESIDE_WAVES = {(64, 64, 64, 2, 2): (7, 7, 6), (32, 32, 32, 1, 1): (8, 7, 7)}
+TAP_BESIDE_WAVES = {(64, 64, 64, 2, 2): (7, 7, 6), (32, 32, 32, 1, 1): (8, 7, 7),
+                    (16, 16, 32, 1, 1): (16, 12, 12)}
 
 
 def _tile(spec: dict) -> tuple:
@@ -73,15 +74,39 @@ def tap_beside_waves(spec: dict) -> int | None:
     return plain_cshuffle if plain else split_cshuffle
 
 
+def row_threads(spec: dict) -> int:
+    """The load threads per tile row of a (valid, defaults filled) spec whose A load
+    slots are rows in the uniform-tap loop (:func:`row_slots`, :func:`tap_rows`), else 0: ``threads / tile_m`` for a
+    :func:`tap_beside` kernel whose threads are a multiple of ``tile_m`` and split a
+    row's ``tile_k/8`` chunks evenly (32x32x32 w1x1: 1; 16x16x32 w1x1: 2)."""
+    if not tap_beside(spec):
+        return 0
+    t, tm, per_row = threads(spec), spec["tile_m"], spec["tile_k"] // CHUNK
+    if t % tm or per_row % (t // tm):
+        return 0
+    return t // tm
+
+
 def row_slots(spec: dict) -> bool:
     """Whether a (valid, defaults filled) spec's A load slots are rows: a
-    :func:`tap_beside` kernel with one load thread per tile row (32x32x32 w1x1: 32
-    threads, 32 rows), whose A slot ``j`` is chunk ``j`` of the thread's row (vector
-    ``ltid*tile_k/8 + j``), not vector ``ltid + j*threads``: the slots share one
-    pixel, so the uniform-tap loop tests one pixel per thread and pair (one voffset,
-    chunk ``j`` at the load's immediate offset ``16*j``), and their K states are
-    uniform (chunk ``j`` of every row)."""
-    return tap_beside(spec) and threads(spec) == spec["tile_m"]
+    :func:`tap_beside` kernel with one load thread per tile row (:func:`row_threads`
+    1; 32x32x32 w1x1: 32 threads, 32 rows), whose A slot ``j`` is chunk ``j`` of the
+    thread's row (vector ``ltid*tile_k/8 + j``), not vector ``ltid + j*threads``: the
+    slots share one pixel, so the uniform-tap loop tests one pixel per thread and pair
+    (one voffset, chunk ``j`` at the load's immediate offset ``16*j``), and their K
+    states are uniform (chunk ``j`` of every row)."""
+    return row_threads(spec) == 1
+
+
+def tap_rows(spec: dict) -> bool:
+    """Whether a (valid, defaults filled) spec's uniform-tap loop has A load slots of its
+    own, rows shared by :func:`row_threads` ``r > 1`` threads (16x16x32 w1x1: 32
+    threads, 16 rows, r = 2): the tap loop's slot ``j`` is vector ``ltid*s + j`` (``s
+    = tile_k/8/r``), chunk ``(ltid % r)*s + j`` of row ``ltid / r``, one pixel a
+    thread as with :func:`row_slots`; the K walk beside it keeps the slots ``ltid +
+    j*threads`` (their one shared K state: row slots would give the walk one K state
+    per slot, and at 16x16x32 its 4 VGPRs more spill values that live across it)."""
+    return row_threads(spec) > 1
 
 
 def tap_loop_kernel(spec: dict) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ...ir import types as T
 from ...ir.values import const_int, i32
 from .lds import CHUNK, LOAD_KEY
-from .mainloop import row_slots
+from .mainloop import row_slots, row_threads, tap_rows
 
 
 class TapLoop:
@@ -92,6 +92,8 @@ class TapLoop:
             ph.add_incoming(x0, pro_end)
             ph.add_incoming(x1, loop_end)
         self.close_held(val_phis, held, vals, pro_end, loop_end)
+        if tap_rows(self.s):   # the K walk's own A slots again
+            self.a_slots = self.walk_a_slots
         b.position(walk)
         return [(accs, loop_end)]
 
@@ -157,12 +159,33 @@ class TapLoop:
         b = self.b
         self.tap_cpgb = b.mul(self.p("cpg"), i32(2), "tp_cpgb")
         self.tap_dwb = b.mul(self.p("dil_w"), self.c2, "tp_dwb")
-        if row_slots(self.s):   # one pixel a thread: slot 0's (chunk 0) base; chunk j at +16*j
+        if row_threads(self.s) == 1:   # one pixel a thread: slot 0's (chunk 0) base; chunk j at +16*j
             self.a_tap = [self.a_slots[0]["pbase"]]
+        elif tap_rows(self.s):   # the tap loop's own slots; slot 0's chunk at 2*koff past the pixel
+            self.walk_a_slots, self.a_slots, koff = self.a_slots, *self.tap_row_slots()
+            kb = b.mul(koff, i32(2), "tp_koffb")
+            self.a_tap = [b.add(self.a_slots[0]["pbase"], kb, "tp_abase")]
         else:
             kb = [b.mul(s["koff"], i32(2), "tp_koffb") for s in self.a_states]
             self.a_tap = [b.add(sl["pbase"], kb[sl["st"]], "tp_abase") for sl in self.a_slots]
         self.b_voff = [b.select(sl["nok"], sl["wbyte"], self.oob_w, "tp_bvoff") for sl in self.b_slots]
+
+    def tap_row_slots(self):
+        """:func:`.mainloop.tap_rows`' A slots of the tap loop: slot ``j`` is chunk
+        ``(ltid % r)*s + j`` of row ``ltid / r`` (``r`` :func:`.mainloop.row_threads`,
+        ``s = tile_k/8/r``), one pixel for all. Returns ``(slots, koff)``, ``koff`` slot
+        0's element offset in the row (``8*(ltid % r)*s``)."""
+        b = self.b
+        r = row_threads(self.s)
+        s = self.tk // CHUNK // r
+        row = b.binop("udiv", self.ltid, i32(r), "tp_row")
+        koff = b.mul(b.binop("urem", self.ltid, i32(r), "tp_rk"), i32(s * CHUNK), "tp_rkoff")
+        hb, wb, pbase = self.a_pixel(row)
+        slots = []
+        for j in range(s):
+            kj = b.add(koff, i32(j * CHUNK), "tp_rkoffj") if j else koff
+            slots.append(dict(hb=hb, wb=wb, pbase=pbase, lds=self.slot_lds(row, kj, CHUNK, "tp_a")))
+        return slots, koff
 
     def tap_state(self, k):
         """The uniform walk state of the pair starting at element ``k`` (i32; None: 0,

@@ -115,14 +115,16 @@ inline constexpr size_t kPipelineHeldSlots = 4;
 // occupancy of the class's one-tile kernel before the tap loop (LLVM 22.1, parity
 // perf), by form (default epilogue, split-K cshuffle, plain cshuffle). 64x64x64 w2x2
 // (issue 40): 7, 7, 6; 32x32x32 w1x1 (issue 40, the AOT grid's one-wave two-stage
-// tile): 8, 7, 7. Twin: TAP_BESIDE_WAVES.
+// tile): 8, 7, 7; 16x16x32 w1x1 (issue 40, the AOT grid's small tile): 16, 12, 12.
+// Twin: TAP_BESIDE_WAVES.
 struct TapBesideTile {
     int64_t tile[5];
     int64_t waves_default, waves_split_cshuffle, waves_plain_cshuffle;
 };
-inline constexpr TapBesideTile kTapBesideTiles[2] = {
+inline constexpr TapBesideTile kTapBesideTiles[3] = {
     {{64, 64, 64, 2, 2}, 7, 7, 6},
     {{32, 32, 32, 1, 1}, 8, 7, 7},
+    {{16, 16, 32, 1, 1}, 16, 12, 12},
 };
 
 // Whether a valid spec's one-tile K loop (double_buffer_loop) has the uniform-tap
@@ -140,12 +142,26 @@ bool tap_beside(const ConvSpec &spec);
 // spill (without it LLVM allocates 150 to 162 VGPRs at 64x64x64, 138 at 32x32x32: a
 // wave fewer); else nullopt. Twin: tap_beside_waves.
 std::optional<int64_t> tap_beside_waves(const ConvSpec &spec);
+// The load threads per tile row of a valid spec whose A load slots are rows in the
+// uniform-tap loop (row_slots, tap_rows), else 0: threads / tile_m for a tap_beside
+// kernel whose threads are a multiple of tile_m and split a row's tile_k/8 chunks
+// evenly (32x32x32 w1x1: 1; 16x16x32 w1x1: 2). Twin: row_threads.
+int64_t row_threads(const ConvSpec &spec);
 // Whether a valid spec's A load slots are rows: a tap_beside kernel with one load
-// thread per tile row (32x32x32 w1x1), whose A slot j is chunk j of the thread's row
-// (vector ltid*tile_k/8 + j), not vector ltid + j*threads: the slots share one pixel,
-// so the uniform-tap loop tests one pixel per thread and pair (one voffset, chunk j at
-// the load's immediate offset 16*j), and their K states are uniform. Twin: row_slots.
+// thread per tile row (row_threads 1; 32x32x32 w1x1), whose A slot j is chunk j of
+// the thread's row (vector ltid*tile_k/8 + j), not vector ltid + j*threads: the
+// slots share one pixel, so the uniform-tap loop tests one pixel per thread and pair
+// (one voffset, chunk j at the load's immediate offset 16*j), and their K states are
+// uniform. Twin: row_slots.
 bool row_slots(const ConvSpec &spec);
+// Whether a valid spec's uniform-tap loop has A load slots of its own, rows shared by
+// row_threads r > 1 threads (16x16x32 w1x1: 32 threads, 16 rows, r = 2): the tap
+// loop's slot j is vector ltid*s + j (s = tile_k/8/r), chunk (ltid % r)*s + j of row
+// ltid / r, one pixel a thread as with row_slots; the K walk beside it keeps the
+// slots ltid + j*threads (their one shared K state: row slots would give the walk one
+// K state per slot, and at 16x16x32 its 4 VGPRs more spill values that live across
+// it). Twin: tap_rows.
+bool tap_rows(const ConvSpec &spec);
 
 // Emits one kernel. Its methods are defined in the .cpp file of their phase
 // (the twin module has the same name: emitter.py, slots.py, ...); within each file
@@ -211,6 +227,7 @@ private:
     std::vector<ir::Value> tap_pair(TileVals &vals, const std::vector<ir::Value> &vo, const TapState &st,
                                     const TapState &nst, std::vector<ir::Value> &accs);
     void tap_invariants();
+    ir::Value tap_row_slots(std::vector<ASlot> &slots);
     TapState tap_state(const ir::Value *k);
     std::vector<ir::Value> tap_offsets(const TapState &st);
     TapState tap_step(const TapState &st);
@@ -271,6 +288,8 @@ private:
     // the uniform-tap loop's invariants (tap_invariants)
     ir::Value tap_cpgb_, tap_dwb_;
     std::vector<ir::Value> a_tap_, b_voff_;
+    // tap_rows: the K walk's A slots while a_slots_ holds the tap loop's
+    std::vector<ASlot> walk_a_slots_;
 };
 
 }  // namespace cpe::kernels::conv_implicit_gemm

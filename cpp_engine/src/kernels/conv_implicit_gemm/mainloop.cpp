@@ -141,7 +141,16 @@ std::optional<int64_t> tap_beside_waves(const ConvSpec &spec) {
     return plain ? c.waves_plain_cshuffle : c.waves_split_cshuffle;
 }
 
-bool row_slots(const ConvSpec &spec) { return tap_beside(spec) && threads(spec) == spec.tile_m; }
+int64_t row_threads(const ConvSpec &spec) {
+    if (!tap_beside(spec)) return 0;
+    const int64_t t = threads(spec), tm = spec.tile_m, per_row = spec.tile_k / kChunk;
+    if (t % tm || per_row % (t / tm)) return 0;
+    return t / tm;
+}
+
+bool row_slots(const ConvSpec &spec) { return row_threads(spec) == 1; }
+
+bool tap_rows(const ConvSpec &spec) { return row_threads(spec) > 1; }
 
 // End the prologue (barrier, branch into `loop`) and open `loop` with the phis of
 // the tile index t and the `nacc` accumulators.

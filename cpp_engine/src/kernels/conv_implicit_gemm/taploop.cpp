@@ -86,6 +86,7 @@ void Kernel::tap_loop(size_t nacc, const Value &zero, Block &done, std::vector<L
         vo_phis[j]->add_incoming(vo[j], loop_end);
     }
     close_held(val_phis, held, vals, pro_end, loop_end);
+    if (tap_rows(s_)) a_slots_ = std::move(walk_a_slots_);  // the K walk's own A slots again
     b_.position(walk);
     exits.push_back(LoopExit{accs, &loop_end});
 }
@@ -157,12 +158,36 @@ void Kernel::tap_invariants() {
     tap_dwb_ = b_.mul(p("dil_w"), c2_, "tp_dwb");
     if (row_slots(s_)) {  // one pixel a thread: slot 0's (chunk 0) base; chunk j at +16*j
         a_tap_.push_back(a_slots_[0].pbase);
+    } else if (tap_rows(s_)) {  // the tap loop's own slots; slot 0's chunk at 2*koff past the pixel
+        std::vector<ASlot> rows;
+        const Value koff = tap_row_slots(rows);
+        walk_a_slots_ = std::move(a_slots_);
+        a_slots_ = std::move(rows);
+        const Value kb = b_.mul(koff, ci32(2), "tp_koffb");
+        a_tap_.push_back(b_.add(a_slots_[0].pbase, kb, "tp_abase"));
     } else {
         std::vector<Value> kb;
         for (const KState &s : a_states_) kb.push_back(b_.mul(s.koff, ci32(2), "tp_koffb"));
         for (const ASlot &sl : a_slots_) a_tap_.push_back(b_.add(sl.pbase, kb[sl.st], "tp_abase"));
     }
     for (const BSlot &sl : b_slots_) b_voff_.push_back(b_.select(sl.nok, sl.wbyte, oob_w_, "tp_bvoff"));
+}
+
+// tap_rows' A slots of the tap loop (into `slots`): slot j is chunk (ltid % r)*s + j
+// of row ltid / r (r row_threads, s = tile_k/8/r), one pixel for all. Returns slot
+// 0's element offset in the row, 8*(ltid % r)*s. Twin: TapLoop.tap_row_slots.
+Value Kernel::tap_row_slots(std::vector<ASlot> &slots) {
+    const int64_t r = row_threads(s_);
+    const int64_t s = tk_ / kChunk / r;
+    const Value row = b_.binop("udiv", ltid_, ci32(r), "tp_row");
+    const Value rk = b_.binop("urem", ltid_, ci32(r), "tp_rk");
+    const Value koff = b_.mul(rk, ci32(s * kChunk), "tp_rkoff");
+    const std::array<Value, 3> pix = a_pixel(row);
+    for (int64_t j = 0; j < s; ++j) {
+        const Value kj = j ? b_.add(koff, ci32(j * kChunk), "tp_rkoffj") : koff;
+        slots.push_back(ASlot{0, pix[0], pix[1], pix[2], slot_lds(row, kj, kChunk, "tp_a")});
+    }
+    return koff;
 }
 
 // The uniform walk state of the pair starting at element *k (nullptr: 0, all fields
