@@ -34,10 +34,11 @@ __all__ = ["ABI_VARIANTS", "CLUSTER_SIZES", "CONV_LAUNCH_SPEC_FIELDS", "ConvProb
 ABI_VARIANTS = _conv_abi.VARIANTS
 
 #: the conv kernel's geometry the oracles need (field list, vector widths, pixel slots, two-deep rule,
-#: which kernels carry the uniform-tap loop, which load A by row slots)
+#: which kernels carry the uniform-tap loop, which load A by row slots, in both K loops or in the tap loop only)
 conv_kernel = SimpleNamespace(FAMILY=_cig.FAMILY, FIELDS=_cig.FIELDS, PIXEL_VECTORS=_cig.PIXEL_VECTORS,
                               pixel_slot=_cig.pixel_slot, D_VEC=_cig.D_VEC, OUT_VEC=_cig.OUT_VEC,
                               two_deep=_cig.two_deep, tap_loop_kernel=_cig.tap_loop_kernel, row_slots=_cig.row_slots,
+                              tap_rows=_cig.tap_rows,
                               CHUNK=_cig.CHUNK,
                               WAVE=_cig.WAVE)
 

@@ -61,6 +61,20 @@ def test_partial_register_overlap_counts_as_a_use():
     assert prefetch(body) == {"barriers": 0, "wmmas": 0, "lds_loads": 0, "loads": 1}
 
 
+def test_a_register_past_v255_is_the_one_its_msb_comment_names():
+    # 128x128x64's tap loop (llc-22, 320 VGPRs): under s_set_vgpr_msb the load writes v[258:261],
+    # printed as v[2:5]; the WMMA accumulating in the real v[2:9] does not read it, the store does
+    body = ["s_set_vgpr_msb 64                       ;  msbs: dst=1 src0=0 src1=0 src2=0",
+            "buffer_load_b128 v[2:5] /*v[258:261]*/, v241, s[28:31], s0 offen offset:64",
+            "s_set_vgpr_msb 0x4000                   ;  msbs: dst=0 src0=0 src1=0 src2=0",
+            "ds_load_b128 v[130:133], v232",
+            "v_wmma_f32_16x16x32_bf16 v[2:9], v[154:161], v[170:177], v[2:9]",
+            "s_barrier_signal -1", "s_barrier_wait -1",
+            "s_set_vgpr_msb 0x41                     ;  msbs: dst=0 src0=1 src1=0 src2=0",
+            "ds_store_b128 v207, v[2:5] /*v[258:261]*/ offset:49152"]
+    assert prefetch(body) == {"barriers": 1, "wmmas": 1, "lds_loads": 1, "loads": 1}
+
+
 def test_a_body_without_read_loads_has_no_figure():
     assert prefetch(["ds_load_b128 v[0:3], v4", "s_cbranch_scc1 .LBB0_2"]) is None
     assert tiles(None, 4, 8) is None

@@ -2,7 +2,7 @@
 
 For each global load of the loop body (``buffer_load*``, ``global_load*``), in
 layout order: its destination VGPRs (``v12`` or ``v[12:15]``, the first
-operand), and the first later instruction -- in loop order, wrapping around the
+operand; past v255 the register LLVM's comment gives, ``v[2:5] /*v[258:261]*/``), and the first later instruction -- in loop order, wrapping around the
 back-edge into the next iteration -- that reads one of them (a store's every
 operand is read; any other instruction reads its operands after the first).
 Between the load and that first use the report counts
@@ -32,9 +32,16 @@ _LOAD = ("buffer_load", "global_load")
 _STORE = ("ds_store", "ds_write", "buffer_store", "global_store", "flat_store", "scratch_store")
 
 
+# A VGPR above v255 (gfx1250's 1024 VGPRs): LLVM prints the 8-bit field the instruction
+# encodes, with the register ``s_set_vgpr_msb`` makes of it in a comment after it
+# (``buffer_load_b128 v[2:5] /*v[258:261]*/, ...``; AMDGPU's AsmPrinter, llc-22 -mcpu=gfx1250):
+# the comment's register is the one read or written.
+_MSB = re.compile(r"\bv(?:\[\d+:\d+\]|\d+)\s*/\*\s*(v(?:\[\d+:\d+\]|\d+))\s*\*/")
+
+
 def _regs(operand_text: str) -> set[int]:
     out = set()
-    for m in _VREG.finditer(operand_text):
+    for m in _VREG.finditer(_MSB.sub(r"\1", operand_text)):
         lo, hi = (int(m.group(1)), int(m.group(2))) if m.group(1) else (int(m.group(3)), int(m.group(3)))
         out.update(range(lo, hi + 1))
     return out

@@ -139,7 +139,8 @@ def reduce_required(spec: dict) -> tuple:
 # * ``cover_rows_first``, ``cover_rows_tap`` (row-slot kernels, ``C.row_slots``): a 1x1
 #   filter with padding 1 on 2 images of 2 x 3: the first K tile's four slots (and the
 #   tap prologue's and loop's) on the last output row / column's padding pixels with
-#   data behind (:func:`_row_slot_problems`).
+#   data behind (:func:`_row_slot_problems`); ``cover_rows_tap`` alone for kernels whose
+#   tap loop only has row slots (``C.tap_rows``: 16x16x32, 64x64x64, 128x128x64).
 # * ``cover_taps_x3`` (with ``cover_taps``): a 3x3 filter, padding 1, on one 3x3
 #   image, cpg = 2*d*tile_k: Kgemm = 18*d*tile_k, so each of the d slices is 18 K
 #   tiles (9 pairs, the uniform-tap loop) and a tap holds d pairs: the slice starts
@@ -226,6 +227,8 @@ def conv_cover_problems(full: dict) -> tuple:
         out += _tap_loop_problems(full)
     if C.row_slots(full):
         out += _row_slot_problems(full)
+    elif C.tap_rows(full):   # row slots in the tap loop only: its pixel tests on padding with data behind
+        out += _row_slot_problems(full)[1:]
     if not S and not pix:
         out += _kwalk_problems(full)
     if not pix and not C.row_slots(full):

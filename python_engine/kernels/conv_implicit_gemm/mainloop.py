@@ -37,7 +37,7 @@ def two_deep(spec: dict) -> bool:
 # (default epilogue, split-K cshuffle, plain cshuffle). 64x64x64 w2x2 (issue 40): 7, 7, 6;
 # 32x32x32 w1x1 (issue 40, the AOT grid's one-wave two-stage tile): 8, 7, 7.
 TAP_BESIDE_WAVES = {(64, 64, 64, 2, 2): (7, 7, 6), (32, 32, 32, 1, 1): (8, 7, 7),
-                    (16, 16, 32, 1, 1): (16, 12, 12)}
+                    (16, 16, 32, 1, 1): (16, 12, 12), (128, 128, 64, 2, 2): (3, 3, 3)}
 
 
 def _tile(spec: dict) -> tuple:
@@ -95,7 +95,7 @@ def row_slots(spec: dict) -> bool:
     slots share one pixel, so the uniform-tap loop tests one pixel per thread and pair
     (one voffset, chunk ``j`` at the load's immediate offset ``16*j``), and their K
     states are uniform (chunk ``j`` of every row)."""
-    return row_threads(spec) == 1
+    return row_threads(spec) == 1 and spec["tile_k"] // CHUNK <= 4
 
 
 def tap_rows(spec: dict) -> bool:
@@ -106,7 +106,7 @@ def tap_rows(spec: dict) -> bool:
     thread as with :func:`row_slots`; the K walk beside it keeps the slots ``ltid +
     j*threads`` (their one shared K state: row slots would give the walk one K state
     per slot, and at 16x16x32 its 4 VGPRs more spill values that live across it)."""
-    return row_threads(spec) > 1
+    return row_threads(spec) > 0 and not row_slots(spec)
 
 
 def tap_loop_kernel(spec: dict) -> bool:

@@ -159,7 +159,7 @@ class TapLoop:
         b = self.b
         self.tap_cpgb = b.mul(self.p("cpg"), i32(2), "tp_cpgb")
         self.tap_dwb = b.mul(self.p("dil_w"), self.c2, "tp_dwb")
-        if row_threads(self.s) == 1:   # one pixel a thread: slot 0's (chunk 0) base; chunk j at +16*j
+        if row_slots(self.s):   # one pixel a thread: slot 0's (chunk 0) base; chunk j at +16*j
             self.a_tap = [self.a_slots[0]["pbase"]]
         elif tap_rows(self.s):   # the tap loop's own slots; slot 0's chunk at 2*koff past the pixel
             self.walk_a_slots, self.a_slots, koff = self.a_slots, *self.tap_row_slots()

@@ -121,10 +121,11 @@ struct TapBesideTile {
     int64_t tile[5];
     int64_t waves_default, waves_split_cshuffle, waves_plain_cshuffle;
 };
-inline constexpr TapBesideTile kTapBesideTiles[3] = {
+inline constexpr TapBesideTile kTapBesideTiles[4] = {
     {{64, 64, 64, 2, 2}, 7, 7, 6},
     {{32, 32, 32, 1, 1}, 8, 7, 7},
     {{16, 16, 32, 1, 1}, 16, 12, 12},
+    {{128, 128, 64, 2, 2}, 3, 3, 3},
 };
 
 // Whether a valid spec's one-tile K loop (double_buffer_loop) has the uniform-tap

@@ -148,9 +148,9 @@ int64_t row_threads(const ConvSpec &spec) {
     return t / tm;
 }
 
-bool row_slots(const ConvSpec &spec) { return row_threads(spec) == 1; }
+bool row_slots(const ConvSpec &spec) { return row_threads(spec) == 1 && spec.tile_k / kChunk <= 4; }
 
-bool tap_rows(const ConvSpec &spec) { return row_threads(spec) > 1; }
+bool tap_rows(const ConvSpec &spec) { return row_threads(spec) > 0 && !row_slots(spec); }
 
 // End the prologue (barrier, branch into `loop`) and open `loop` with the phis of
 // the tile index t and the `nacc` accumulators.
