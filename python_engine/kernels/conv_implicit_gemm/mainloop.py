@@ -35,7 +35,9 @@ def two_deep(spec: dict) -> bool:
 # uniform-tap loop beside it -> the waves per SIMD their kernel asks LLVM for: the
 # occupancy of the class's one-tile kernel before the tap loop (LLVM 22.1, parity perf),
 # (default epilogue, split-K cshuffle, plain cshuffle). 64x64x64 w2x2 (issue 40): 7, 7, 6;
-# 32x32x32 w1x1 (issue 40, the AOT grid's one-wave two-stage tile): 8, 7, 7.
+# 32x32x32 w1x1 (issue 40, the AOT grid's one-wave two-stage tile): 8, 7, 7; 16x16x32 w1x1
+# (issue 40, the AOT grid's small tile): 16, 12, 12; 128x128x64 w2x2 (issue 40, the AOT
+# grid's cluster S=15 tile): 3, 3, 3.
 TAP_BESIDE_WAVES = {(64, 64, 64, 2, 2): (7, 7, 6), (32, 32, 32, 1, 1): (8, 7, 7),
                     (16, 16, 32, 1, 1): (16, 12, 12), (128, 128, 64, 2, 2): (3, 3, 3)}
 
@@ -48,7 +50,8 @@ def tap_beside(spec: dict) -> bool:
     """Whether a (valid, defaults filled) spec's one-tile K loop
     (:meth:`MainLoop.double_buffer_loop`) has the uniform-tap loop beside it: the mem
     pipeline with 16-byte A and B slots on a tile of :data:`TAP_BESIDE_WAVES`
-    (64x64x64 w2x2 and 32x32x32 w1x1; plain, fused, two-stage and cluster). Its kernel
+    (64x64x64 w2x2, 32x32x32 w1x1, 16x16x32 w1x1, 128x128x64 w2x2; plain, fused,
+    two-stage and cluster). Its kernel
     asks for :func:`tap_beside_waves` waves per SIMD (``amdgpu-waves-per-eu``).
     Measured with llc-22 -O3 (bench/mainloop.py, docs/conv_implicit_gemm.md
     "Uniform-tap loop"): at 64x64x64 the two-deep K walk would cost a wave (146 VGPRs
@@ -88,24 +91,27 @@ def row_threads(spec: dict) -> int:
 
 
 def row_slots(spec: dict) -> bool:
-    """Whether a (valid, defaults filled) spec's A load slots are rows: a
-    :func:`tap_beside` kernel with one load thread per tile row (:func:`row_threads`
-    1; 32x32x32 w1x1: 32 threads, 32 rows), whose A slot ``j`` is chunk ``j`` of the
-    thread's row (vector ``ltid*tile_k/8 + j``), not vector ``ltid + j*threads``: the
-    slots share one pixel, so the uniform-tap loop tests one pixel per thread and pair
-    (one voffset, chunk ``j`` at the load's immediate offset ``16*j``), and their K
-    states are uniform (chunk ``j`` of every row)."""
+    """Whether a (valid, defaults filled) spec's A load slots are rows in both K loops:
+    a :func:`tap_beside` kernel with one load thread per tile row (:func:`row_threads`
+    1) and at most 4 chunks a row (each row slot is a K state of the walk; 32x32x32
+    w1x1: 32 threads, 32 rows), whose A slot ``j`` is chunk ``j`` of the thread's row
+    (vector ``ltid*tile_k/8 + j``), not vector ``ltid + j*threads``: the slots share
+    one pixel, so the uniform-tap loop tests one pixel per thread and pair (one
+    voffset, chunk ``j`` at the load's immediate offset ``16*j``), and their K states
+    are uniform (chunk ``j`` of every row)."""
     return row_threads(spec) == 1 and spec["tile_k"] // CHUNK <= 4
 
 
 def tap_rows(spec: dict) -> bool:
     """Whether a (valid, defaults filled) spec's uniform-tap loop has A load slots of its
-    own, rows shared by :func:`row_threads` ``r > 1`` threads (16x16x32 w1x1: 32
-    threads, 16 rows, r = 2): the tap loop's slot ``j`` is vector ``ltid*s + j`` (``s
-    = tile_k/8/r``), chunk ``(ltid % r)*s + j`` of row ``ltid / r``, one pixel a
-    thread as with :func:`row_slots`; the K walk beside it keeps the slots ``ltid +
-    j*threads`` (their one shared K state: row slots would give the walk one K state
-    per slot, and at 16x16x32 its 4 VGPRs more spill values that live across it)."""
+    own: :func:`row_threads` ``r > 0`` and not :func:`row_slots` (16x16x32 w1x1: 32
+    threads, 16 rows, r = 2; 64x64x64 w2x2: r = 2; 128x128x64 w2x2: r = 1, 8 chunks a
+    row). The tap loop's slot ``j`` is vector ``ltid*s + j`` (``s = tile_k/8/r``),
+    chunk ``(ltid % r)*s + j`` of row ``ltid / r``, one pixel a thread as with
+    :func:`row_slots`; the K walk beside it keeps the slots ``ltid + j*threads`` (their
+    shared K state: row slots would give the walk one K state per slot; at 16x16x32 its
+    VGPRs more spill values that live across it, at 128x128x64 its 8 uniform states
+    cost 5076 llvm-mca cycles per K tile, not 1941)."""
     return row_threads(spec) > 0 and not row_slots(spec)
 
 

@@ -115,7 +115,8 @@ inline constexpr size_t kPipelineHeldSlots = 4;
 // occupancy of the class's one-tile kernel before the tap loop (LLVM 22.1, parity
 // perf), by form (default epilogue, split-K cshuffle, plain cshuffle). 64x64x64 w2x2
 // (issue 40): 7, 7, 6; 32x32x32 w1x1 (issue 40, the AOT grid's one-wave two-stage
-// tile): 8, 7, 7; 16x16x32 w1x1 (issue 40, the AOT grid's small tile): 16, 12, 12.
+// tile): 8, 7, 7; 16x16x32 w1x1 (issue 40, the AOT grid's small tile): 16, 12, 12;
+// 128x128x64 w2x2 (issue 40, the AOT grid's cluster S=15 tile): 3, 3, 3.
 // Twin: TAP_BESIDE_WAVES.
 struct TapBesideTile {
     int64_t tile[5];
@@ -130,8 +131,8 @@ inline constexpr TapBesideTile kTapBesideTiles[4] = {
 
 // Whether a valid spec's one-tile K loop (double_buffer_loop) has the uniform-tap
 // loop beside it: the mem pipeline with 16-byte A and B slots on a tile of
-// kTapBesideTiles (64x64x64 w2x2 and 32x32x32 w1x1; plain, fused, two-stage and
-// cluster). Measured with llc-22 -O3 (bench/mainloop.py, docs/conv_implicit_gemm.md
+// kTapBesideTiles (64x64x64 w2x2, 32x32x32 w1x1, 16x16x32 w1x1, 128x128x64 w2x2;
+// plain, fused, two-stage and cluster). Measured with llc-22 -O3 (bench/mainloop.py, docs/conv_implicit_gemm.md
 // "Uniform-tap loop"): at 64x64x64 the two-deep K walk would cost a wave (146 VGPRs
 // alone, 160 beside the tap loop: 6 waves, not 7) and more cycles than the one-tile
 // loop (2490 vs 1366 llvm-mca cycles per K tile); 32x32x32 w1x1 holds 8 load slots a
@@ -148,20 +149,22 @@ std::optional<int64_t> tap_beside_waves(const ConvSpec &spec);
 // kernel whose threads are a multiple of tile_m and split a row's tile_k/8 chunks
 // evenly (32x32x32 w1x1: 1; 16x16x32 w1x1: 2). Twin: row_threads.
 int64_t row_threads(const ConvSpec &spec);
-// Whether a valid spec's A load slots are rows: a tap_beside kernel with one load
-// thread per tile row (row_threads 1; 32x32x32 w1x1), whose A slot j is chunk j of
+// Whether a valid spec's A load slots are rows in both K loops: a tap_beside kernel
+// with one load thread per tile row (row_threads 1) and at most 4 chunks a row (each
+// row slot is a K state of the walk; 32x32x32 w1x1), whose A slot j is chunk j of
 // the thread's row (vector ltid*tile_k/8 + j), not vector ltid + j*threads: the
 // slots share one pixel, so the uniform-tap loop tests one pixel per thread and pair
 // (one voffset, chunk j at the load's immediate offset 16*j), and their K states are
 // uniform. Twin: row_slots.
 bool row_slots(const ConvSpec &spec);
-// Whether a valid spec's uniform-tap loop has A load slots of its own, rows shared by
-// row_threads r > 1 threads (16x16x32 w1x1: 32 threads, 16 rows, r = 2): the tap
-// loop's slot j is vector ltid*s + j (s = tile_k/8/r), chunk (ltid % r)*s + j of row
-// ltid / r, one pixel a thread as with row_slots; the K walk beside it keeps the
-// slots ltid + j*threads (their one shared K state: row slots would give the walk one
-// K state per slot, and at 16x16x32 its 4 VGPRs more spill values that live across
-// it). Twin: tap_rows.
+// Whether a valid spec's uniform-tap loop has A load slots of its own: row_threads
+// r > 0 and not row_slots (16x16x32 w1x1: 32 threads, 16 rows, r = 2; 64x64x64 w2x2:
+// r = 2; 128x128x64 w2x2: r = 1, 8 chunks a row). The tap loop's slot j is vector
+// ltid*s + j (s = tile_k/8/r), chunk (ltid % r)*s + j of row ltid / r, one pixel a
+// thread as with row_slots; the K walk beside it keeps the slots ltid + j*threads
+// (their shared K state: row slots would give the walk one K state per slot; at
+// 16x16x32 its VGPRs more spill values that live across it, at 128x128x64 its 8
+// uniform states cost 5076 llvm-mca cycles per K tile, not 1941). Twin: tap_rows.
 bool tap_rows(const ConvSpec &spec);
 
 // Emits one kernel. Its methods are defined in the .cpp file of their phase
