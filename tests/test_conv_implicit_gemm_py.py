@@ -587,16 +587,17 @@ def _loop_kinds(spec: dict) -> list:
 def test_main_loop_pipeline_order():
     """mem, 64x64x32 (4 WMMAs per wave and tile): two halves per iteration, each the
     held tile's LDS stores, the next tile's buffer loads, sched.barrier(0), the WMMAs,
-    sched.barrier(0), the barrier; 128x128x64 keeps the one-tile loop: tile t+1's
-    buffer loads, sched.barrier(0), the WMMAs, sched.barrier(0), the LDS stores;
-    wavelet has no scheduling barrier."""
+    sched.barrier(0), the barrier; 128x128x64's K walk (beside its uniform-tap loop,
+    tap_beside) is the one-tile loop: tile t+1's buffer loads, sched.barrier(0), the
+    WMMAs of K step 0, sched.barrier(0) (one K step's fragments live at a time), those
+    of K step 1, sched.barrier(0), the LDS stores; wavelet has no scheduling barrier."""
     half = ["lds_store", "load", "fence", "wmma", "fence", "barrier"]
     squeezed, counts = _loop_kinds({})
     assert squeezed == half + half, squeezed
     assert counts == {"load": 8, "fence": 4, "wmma": 8, "lds_store": 8, "barrier": 2}
     squeezed, counts = _loop_kinds({"tile_m": 128, "tile_n": 128, "tile_k": 64})
-    assert squeezed == ["load", "fence", "wmma", "fence", "lds_store", "barrier"], squeezed
-    assert counts["load"] == 16 and counts["wmma"] == 32 and counts["lds_store"] == 16
+    assert squeezed == ["load", "fence", "wmma", "fence", "wmma", "fence", "lds_store", "barrier"], squeezed
+    assert counts["load"] == 16 and counts["wmma"] == 32 and counts["lds_store"] == 16 and counts["fence"] == 3
     _, wtext = lower({"pipeline": "wavelet"})
     assert "sched.barrier" not in wtext
 
@@ -610,13 +611,14 @@ def test_which_tiles_pipeline_two_deep(spec, pipelined):
     """2 to 4 WMMAs per wave and K tile, 16-byte A and B slots, at most 4 of them per
     thread (the one-wave 32x32 tile has 8), mem pipeline: the unrolled two-deep loop (its barriers' fences LDS-only, the odd half's block
     absent: one block per iteration); else the one-tile double-buffered loop. The LDS-only
-    fences are the two-deep loop's and the uniform-tap loop's (beside the 32x32x32 w1x1
-    one-tile loop too: tap_beside)."""
+    fences are the two-deep loop's and the uniform-tap loop's (beside the 32x32x32 and
+    16x16x32 w1x1 one-tile loops too: tap_beside)."""
     _, text = lower(spec)
     full = normalize(CIG.FAMILY, CIG.FIELDS, spec)
     assert CIG.two_deep(full) is pipelined
     tap = CIG.tap_loop_kernel(full)
-    assert tap == (pipelined or spec == {"tile_m": 32, "tile_n": 32, "waves_m": 1, "waves_n": 1})
+    assert tap == (pipelined or spec in ({"tile_m": 32, "tile_n": 32, "waves_m": 1, "waves_n": 1},
+                                         {"tile_m": 16, "tile_n": 16, "waves_m": 1, "waves_n": 1}))
     assert (", !mmra !1" in text) == tap
     assert ('!1 = !{!"amdgpu-synchronize-as", !"local"}' in text.split("\n")) == tap
     assert ("%buf" in text) != pipelined   # the dynamic buffer index t&1 of the one-tile loop

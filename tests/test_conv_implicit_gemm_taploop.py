@@ -26,15 +26,22 @@ TWO_DEEP = [
 @pytest.mark.parametrize("spec,two_deep", TWO_DEEP)
 def test_tap_loop_beside_the_two_deep_loop(spec, two_deep):
     """``two_deep(spec)`` names the kernels whose K loop is the two-deep pipelined one
-    (LDS-only barrier fences), and exactly those carry the uniform-tap loop: the
-    run-time branch ``tp_gen`` to ``kwalk`` (the K walk) or ``tap_pro``."""
+    (LDS-only barrier fences): those and the ``tap_beside`` tiles (16x16x32 w1x1 and
+    128x128x64 w2x2 here) carry the uniform-tap loop, the run-time branch to ``kwalk``
+    (the K walk) or ``tap_pro``; ``tp_gen`` (walk on the true side) beside the two-deep
+    loop only."""
     full = normalize(CIG.FAMILY, CIG.FIELDS, spec)
     assert CIG.two_deep(full) is two_deep
+    tap = CIG.tap_loop_kernel(full)
+    assert tap == (two_deep or CIG.tap_beside(full))
+    assert CIG.tap_beside(full) == (spec in ({"tile_m": 16, "tile_n": 16, "waves_m": 1, "waves_n": 1},
+                                             {"tile_m": 128, "tile_n": 128, "tile_k": 64}))
     _, text = lower(spec)
-    assert (", !mmra !1" in text) == two_deep
+    assert (", !mmra !1" in text) == tap
     blocks = _blocks(text)
-    assert ("tap_loop" in blocks and "tap_pro" in blocks and "kwalk" in blocks) == two_deep
-    assert ("@llvm.amdgcn.s.wait.loadcnt" in text) == two_deep
+    assert ("tap_loop" in blocks and "tap_pro" in blocks and "kwalk" in blocks) == tap
+    assert ("@llvm.amdgcn.s.wait.loadcnt" in text) == tap
+    assert ("%tp_gen" in text) == two_deep and ("%tp_uni" in text) == (tap and not two_deep)
     if two_deep:
         br = [ln for ln in blocks["prologue"] if ln.startswith("br i1 %tp_gen")]
         assert len(br) == 1 and re.search(r"label %kwalk\d+, label %tap_pro\d+$", br[0]), br

@@ -111,7 +111,10 @@ def test_conv_classes_and_requirements():
     assert two["cover_taps_first"][2:8] == (192, 2, 1, 8, 2, 1)
     assert two["cover_taps_xwrap"][2:8] == (64, 4, 2, 8, 4, 2)
     assert two["cover_kwalk_mid"][2:8] == (24, 5, 5, 68, 5, 5) and "cover_kwalk_mid" not in probs  # cluster
-    assert "cover_taps" not in probs   # 128x128x64: no uniform-tap loop
+    # 128x128x64 runs the uniform-tap loop beside its walk (tap_beside), with the tap loop's own
+    # row slots (tap_rows, one thread a row): the tap problems and cover_rows_tap, not cover_rows_first
+    assert probs["cover_taps"][2] == 4 * 15 * 64 and probs["cover_rows_tap"][2:8] == (4 * 15 * 64, 2, 3, 8, 1, 1)
+    assert "cover_rows_first" not in probs and "cover_first_hok" in probs
     # cover_taps: cpg = 4*d*tile_k (d = 1 plain, 2 two-stage, S cluster), a 2x2 filter, padding 1
     for spec, cpg in (({}, 128), ({"split_k": 4, "split_k_cluster": 0}, 256), ({"split_k": 4, "split_k_cluster": 4}, 512)):
         t = {p[0]: p for p in cover.conv_cover_problems(N._with_defaults("conv_implicit_gemm", spec))}["cover_taps"]
