@@ -103,14 +103,15 @@ def test_tap_loop_beside_the_one_tile_loop(spec):
     assert sum("@llvm.amdgcn.wmma" in ln for ln in body) == 16
 
 
-def _beside_body(blocks: dict) -> list:
+def _beside_body(blocks: dict, slots: int = 4) -> list:
     """The tap loop's body of a tap_beside kernel, after checking the prologue's branch
     (``tp_uni``: the tap loop, else the walk) and the body's per-half order: one
-    load-counter wait, the held tile's LDS stores, 4 A and 4 B loads, WMMAs, the barrier."""
+    load-counter wait, the held tile's LDS stores, ``slots`` A and B loads each, WMMAs,
+    the barrier."""
     br = [ln for ln in blocks["prologue"] if ln.startswith("br i1 %tp_uni")]
     assert len(br) == 1 and re.search(r"label %tap_pro\d+, label %kwalk\d+$", br[0]), br
     body = blocks["tap_loop"]
-    half = ["wait", "lds_store"] + ["load_x", "load_w"] * 4 + ["wmma", "barrier"]
+    half = ["wait", "lds_store"] + ["load_x", "load_w"] * slots + ["wmma", "barrier"]
     assert _kinds(body) == half + half
     return body
 
@@ -151,6 +152,48 @@ def test_row_slots_only_on_the_one_wave_tile():
         assert CIG.row_slots(normalize(CIG.FAMILY, CIG.FIELDS, spec)) is rows, spec
 
 
+W16 = {"tile_m": 16, "tile_n": 16, "waves_m": 1, "waves_n": 1}
+T128 = {"tile_m": 128, "tile_n": 128, "tile_k": 64}
+
+
+def test_tap_rows_where_row_slots_would_cost_the_walk():
+    """``row_threads`` = threads / tile_m where the threads split each row's chunks evenly;
+    row slots in both loops only at one thread a row and at most 4 chunks (32x32x32 w1x1);
+    every other such kernel has row slots in its tap loop only (``tap_rows``)."""
+    cases = ((W1, 1, True, False), (W16, 2, False, True), ({"tile_k": 64}, 2, False, True),
+             (T128, 1, False, True), ({}, 0, False, False), ({"tile_k": 64, "waves_m": 4, "waves_n": 1}, 0, False, False),
+             ({**W16, "pipeline": "wavelet"}, 0, False, False), ({**T128, "vector_a": 4, "vector_b": 4}, 0, False, False))
+    for spec, r, rows, taprows in cases:
+        full = normalize(CIG.FAMILY, CIG.FIELDS, spec)
+        assert (CIG.row_threads(full), CIG.row_slots(full), CIG.tap_rows(full)) == (r, rows, taprows), spec
+
+
+@pytest.mark.parametrize("spec,r,chunks", [({**W16, "split_k": 2, "split_k_cluster": 0}, 2, 2), (T128, 1, 8)],
+                         ids=["16x16x32", "128x128x64"])
+def test_tap_rows_one_pixel_a_thread_in_the_tap_loop_only(spec, r, chunks):
+    """Tap rows: the tap prologue decodes one pixel a thread (row ``ltid / r``, ``tp_row``;
+    slot 0 at chunk ``(ltid % r)*s``, ``tp_rkoff``), and the tap loop tests that pixel once a
+    pair (one voffset phi) and loads chunk j at voffset + 16*j; the K walk keeps its slots
+    ``ltid + j*threads`` (``a_slot``), decoded before the branch."""
+    full = normalize(CIG.FAMILY, CIG.FIELDS, spec)
+    assert CIG.tap_beside(full) and CIG.tap_rows(full) and not CIG.row_slots(full)
+    _, text = lower(spec)
+    blocks = _blocks(text)
+    body = _beside_body(blocks, chunks)   # A slots = chunks a thread; B slots as many (square tiles)
+    assert sum(ln.startswith("%tp_voff") for ln in body) == 1
+    assert [re.match(r"%(tp_[hw]ok)\d+ = ", ln).group(1) for ln in body if re.match(r"%tp_[hw]ok", ln)] == \
+        ["tp_hok", "tp_wok"]
+    offs = [re.search(r"= add nuw i32 %tp_voff\d+, (\d+)$", ln) for ln in body if ln.startswith("%tp_aoffj")]
+    assert [int(m.group(1)) for m in offs] == [16 * j for j in range(1, chunks)] * 2
+    tpro = blocks["tap_pro"]
+    row = [ln for ln in tpro if ln.startswith("%tp_row")]
+    assert len(row) == 1 and re.search(rf"= udiv i32 %\w+, {r}$", row[0]), row
+    assert sum(bool(re.match(r"%tp_rkoff\d+ = ", ln)) for ln in tpro) == 1
+    assert sum(ln.startswith("%a_mok") for ln in tpro) == 1   # the tap loop's one pixel decode
+    pro = blocks["entry"] + blocks["prologue"]
+    assert sum(ln.startswith("%a_slot") for ln in pro) >= 1 and not [ln for ln in pro if ln.startswith("%tp_row")]
+
+
 @pytest.mark.parametrize("spec,waves", [
     ({"tile_k": 64}, "7"), ({"tile_k": 64, "epilogue": "cshuffle"}, "6"),
     ({"tile_k": 64, "epilogue": "cshuffle", "split_k": 4, "split_k_cluster": 0}, "7"),
@@ -159,11 +202,14 @@ def test_row_slots_only_on_the_one_wave_tile():
     ({**W1, "split_k": 2, "split_k_cluster": 0}, "8"), (W1, "8"), ({**W1, "epilogue": "cshuffle"}, "7"),
     ({**W1, "epilogue": "cshuffle", "split_k": 2, "split_k_cluster": 0}, "7"), ({**W1, "acc_epilogue": "relu"}, "8"),
     ({**W1, "pipeline": "wavelet"}, None), ({**W1, "vector_a": 4, "vector_b": 4}, None),
-    ({"tile_m": 32, "tile_n": 32, "waves_m": 2, "waves_n": 2}, None)])
+    ({"tile_m": 32, "tile_n": 32, "waves_m": 2, "waves_n": 2}, None),
+    ({**W16, "split_k": 2, "split_k_cluster": 0}, "16"), ({**W16, "epilogue": "cshuffle"}, "12"),
+    (T128, "3"), ({**T128, "split_k": 15, "split_k_cluster": 15, "epilogue": "cshuffle"}, "3")])
 def test_waves_per_eu_only_beside(spec, waves):
     """``amdgpu-waves-per-eu`` is emitted only on tap_beside kernels: the occupancy of
     their one-tile kernel before the tap loop (64x64x64: 7, the plain cshuffle form 6;
-    32x32x32 w1x1: 8, the cshuffle forms 7)."""
+    32x32x32 w1x1: 8, the cshuffle forms 7; 16x16x32 w1x1: 16, the cshuffle forms 12;
+    128x128x64: 3)."""
     _, text = lower(spec)
     got = re.findall(r'"amdgpu-waves-per-eu"="(\d+)"', text)
     assert got == ([waves] if waves else [])
