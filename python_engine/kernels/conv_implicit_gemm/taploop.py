@@ -92,8 +92,7 @@ class TapLoop:
             ph.add_incoming(x0, pro_end)
             ph.add_incoming(x1, loop_end)
         self.close_held(val_phis, held, vals, pro_end, loop_end)
-        if tap_rows(self.s):   # the K walk's own A slots again
-            self.a_slots = self.walk_a_slots
+        self.a_slots = self.walk_a_slots if tap_rows(self.s) else self.a_slots   # the K walk's own A slots again
         b.position(walk)
         return [(accs, loop_end)]
 
