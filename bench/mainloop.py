@@ -42,11 +42,13 @@ CONFIGS = {
     "64x64x32 plain": {},
     "64x64x32 K walk": {},
     "16x16x32 w1x1 (AOT)": {"tile_m": 16, "tile_n": 16, "waves_m": 1, "waves_n": 1},
+    "16x16x32 K walk": {"tile_m": 16, "tile_n": 16, "waves_m": 1, "waves_n": 1},
     "32x32x32 w1x1 (AOT)": {"tile_m": 32, "tile_n": 32, "waves_m": 1, "waves_n": 1, "split_k": 2,
                             "split_k_cluster": 0},
     "32x32x32 K walk": {"tile_m": 32, "tile_n": 32, "waves_m": 1, "waves_n": 1, "split_k": 2,
                         "split_k_cluster": 0},
     "128x128x64 plain": {"tile_m": 128, "tile_n": 128, "tile_k": 64},
+    "128x128x64 K walk": {"tile_m": 128, "tile_n": 128, "tile_k": 64},
     "64x64x64 two-stage": {"tile_k": 64, "split_k": 4, "split_k_cluster": 0, "epilogue": "cshuffle"},
     "64x64x64 K walk": {"tile_k": 64, "split_k": 4, "split_k_cluster": 0, "epilogue": "cshuffle"},
     "64x64x32 va1 (C=3)": {"vector_a": 1},
@@ -64,8 +66,11 @@ GOAL_CONFIG = "64x64x32 plain"
 # (tap_beside): its row measures the tap loop (a tree without it: the smallest loop,
 # its K walk) and the "K walk" row the walk beside it.
 # Issue 40 then put it beside the one-wave 32x32x32 tile's walk too (its rows likewise).
+# Stop 52 put it beside the 16x16x32 w1x1 and 128x128x64 walks (tap rows): their rows likewise.
 LOOP_BLOCK = {"64x64x32 K walk": "kloop", "64x64x64 two-stage": "tap_loop", "64x64x64 K walk": "kloop",
-              "32x32x32 w1x1 (AOT)": "tap_loop", "32x32x32 K walk": "kloop"}
+              "32x32x32 w1x1 (AOT)": "tap_loop", "32x32x32 K walk": "kloop",
+              "16x16x32 w1x1 (AOT)": "tap_loop", "16x16x32 K walk": "kloop",
+              "128x128x64 plain": "tap_loop", "128x128x64 K walk": "kloop"}
 
 _LOWER = r"""
 import json, sys
