@@ -42,6 +42,12 @@ TAP_BESIDE_WAVES = {(64, 64, 64, 2, 2): (7, 7, 6), (32, 32, 32, 1, 1): (8, 7, 7)
                     (16, 16, 32, 1, 1): (16, 12, 12), (128, 128, 64, 2, 2): (3, 3, 3)}
 
 
+# The most chunks a row (tile_k/8) for row slots shared by both K loops (row_slots): each is a
+# K state of the walk; at 128x128x64 its 8 uniform states cost 5076 llvm-mca cycles per K
+# tile, not 1941 (issue 40, docs/conv_implicit_gemm.md).
+ROW_SLOT_CHUNKS = 4
+
+
 def _tile(spec: dict) -> tuple:
     return tuple(spec[k] for k in ("tile_m", "tile_n", "tile_k", "waves_m", "waves_n"))
 
@@ -99,7 +105,7 @@ def row_slots(spec: dict) -> bool:
     one pixel, so the uniform-tap loop tests one pixel per thread and pair (one
     voffset, chunk ``j`` at the load's immediate offset ``16*j``), and their K states
     are uniform (chunk ``j`` of every row)."""
-    return row_threads(spec) == 1 and spec["tile_k"] // CHUNK <= 4
+    return row_threads(spec) == 1 and spec["tile_k"] // CHUNK <= ROW_SLOT_CHUNKS
 
 
 def tap_rows(spec: dict) -> bool:

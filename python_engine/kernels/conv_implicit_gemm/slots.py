@@ -296,13 +296,14 @@ class Slots:
             vec = b.insertelement(vec, w, i32(k), hint + "_pix")
         return b.cast("bitcast", vec, raw_type(2 * pixel_slot(v)), hint + "_val")
 
-    def store_tile(self, vals, buf):
-        """Store loaded registers into LDS buffer ``buf`` (i32 0 or 1)."""
+    def store_tile(self, vals, buf, a_slots=None):
+        """Store loaded registers into LDS buffer ``buf`` (i32 0 or 1); ``a_slots``: the A
+        slots the values were loaded for (default: the K walk's, ``self.a_slots``)."""
         b = self.b
         s = self.s
         out_a, out_b = vals
         abase = b.mul(buf, i32(self.tm * self.tk), "a_buf")
-        for sl, v in zip(self.a_slots, out_a):
+        for sl, v in zip(self.a_slots if a_slots is None else a_slots, out_a):
             idx = b.add(abase, sl["lds"], "a_lidx")
             p = b.gep(self.et, self.lds_a, [idx], "a_lp")
             b.store(v, p, 2 * self.slot_a)

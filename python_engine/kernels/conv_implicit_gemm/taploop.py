@@ -54,7 +54,7 @@ class TapLoop:
         self.tap_invariants()
         st0 = self.tap_state(self.k_begin if self.split else None)
         voffs = self.tap_offsets(st0)
-        self.store_tile(self.tap_tile(voffs, st0, 0), i32(0))
+        self.store_tile(self.tap_tile(voffs, st0, 0), i32(0), self.tap_a_slots)
         held = self.tap_tile(voffs, st0, 1)
         st1 = self.tap_state(b.add(self.k_begin, i32(tk2), "tp_knext") if self.split else i32(tk2))
         voffs1 = self.tap_offsets(st1)
@@ -92,7 +92,6 @@ class TapLoop:
             ph.add_incoming(x0, pro_end)
             ph.add_incoming(x1, loop_end)
         self.close_held(val_phis, held, vals, pro_end, loop_end)
-        self.a_slots = self.walk_a_slots if tap_rows(self.s) else self.a_slots   # the K walk's own A slots again
         b.position(walk)
         return [(accs, loop_end)]
 
@@ -133,7 +132,7 @@ class TapLoop:
             # one wait for the held tile's loads (the only ones in flight), not a
             # graded wait before each LDS store
             b.call("s_wait_loadcnt", [const_int(T.I16, 0)])
-            self.store_tile(vals, i32(1 - h))
+            self.store_tile(vals, i32(1 - h), self.tap_a_slots)
             b.call("sched_barrier", [i32(0)])
             vals = self.tap_tile(vo, st, h)
             b.call("sched_barrier", [i32(0)])
@@ -156,14 +155,15 @@ class TapLoop:
         B slot ``b_voff = nok ? wbyte : w_bytes``, and the uniform steps ``cpg_b =
         2*cpg`` (bytes of a tap's channels), ``dw_b = dil_w*2*C`` (one dilated pixel)."""
         b = self.b
+        self.tap_a_slots = self.a_slots   # the tap loop's A slots: the walk's, or tap_rows' own
         self.tap_cpgb = b.mul(self.p("cpg"), i32(2), "tp_cpgb")
         self.tap_dwb = b.mul(self.p("dil_w"), self.c2, "tp_dwb")
         if row_slots(self.s):   # one pixel a thread: slot 0's (chunk 0) base; chunk j at +16*j
             self.a_tap = [self.a_slots[0]["pbase"]]
         elif tap_rows(self.s):   # the tap loop's own slots; slot 0's chunk at 2*koff past the pixel
-            self.walk_a_slots, self.a_slots, koff = self.a_slots, *self.tap_row_slots()
+            self.tap_a_slots, koff = self.tap_row_slots()
             kb = b.mul(koff, i32(2), "tp_koffb")
-            self.a_tap = [b.add(self.a_slots[0]["pbase"], kb, "tp_abase")]
+            self.a_tap = [b.add(self.tap_a_slots[0]["pbase"], kb, "tp_abase")]
         else:
             kb = [b.mul(s["koff"], i32(2), "tp_koffb") for s in self.a_states]
             self.a_tap = [b.add(sl["pbase"], kb[sl["st"]], "tp_abase") for sl in self.a_slots]
@@ -210,7 +210,7 @@ class TapLoop:
         ``x_bytes`` (out of range)."""
         b = self.b
         out = []
-        for sl, base in zip(self.a_slots, self.a_tap):   # row_slots: one (the slots' one pixel)
+        for sl, base in zip(self.tap_a_slots, self.a_tap):   # row_slots: one (the slots' one pixel)
             hi = b.add(sl["hb"], st["yd"], "tp_hi")
             wi = b.add(sl["wb"], st["xd"], "tp_wi")
             hok = b.icmp("ult", hi, self.p("H"), "tp_hok")
@@ -252,10 +252,10 @@ class TapLoop:
         d = 2 * h * self.tk
         sa = b.add(st["cb"], i32(d), "tp_as") if d else st["cb"]
         sb = b.add(st["kb"], i32(d), "tp_bs") if d else st["kb"]
-        if len(voffs) < len(self.a_slots):   # row_slots: chunk j at the immediate offset 16*j
+        if len(voffs) < len(self.tap_a_slots):   # row_slots: chunk j at the immediate offset 16*j
             # (nuw: a voffset is below 2^31, so LLVM folds the constant into the load)
             voffs = voffs + [b.add(voffs[0], i32(2 * CHUNK * j), "tp_aoffj", ("nuw",))
-                             for j in range(1, len(self.a_slots))]
+                             for j in range(1, len(self.tap_a_slots))]
         a, bv = [], []
         for j in range(max(len(voffs), len(self.b_voff))):
             if j < len(voffs):

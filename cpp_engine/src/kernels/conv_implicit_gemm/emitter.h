@@ -110,6 +110,10 @@ inline constexpr int64_t kPipelineWmmasMax = 4;
 // The most load slots per thread (A + B) the pipelined loop holds in registers
 // across a half (4 VGPRs each).
 inline constexpr size_t kPipelineHeldSlots = 4;
+// The most chunks a row (tile_k/8) for row slots shared by both K loops (row_slots): each is
+// a K state of the walk; at 128x128x64 its 8 uniform states cost 5076 llvm-mca cycles per K
+// tile, not 1941 (issue 40). Twin: ROW_SLOT_CHUNKS.
+inline constexpr int64_t kRowSlotChunks = 4;
 // The tiles (tile_m, tile_n, tile_k, waves_m, waves_n) whose one-tile K loop has the
 // uniform-tap loop beside it, and the waves per SIMD their kernel asks LLVM for: the
 // occupancy of the class's one-tile kernel before the tap loop (LLVM 22.1, parity
@@ -200,7 +204,7 @@ private:
     std::vector<KState> advance(const std::vector<KState> &states, bool carry_steps = false);
     TileVals load_tile(const ir::Value &k0, const std::vector<KState> &states);
     ir::Value load_slot(const ir::Value &rsrc, const ir::Value &off, int64_t v, const std::string &hint);
-    void store_tile(const TileVals &vals, const ir::Value &buf);
+    void store_tile(const TileVals &vals, const ir::Value &buf, const std::vector<ASlot> *a_slots = nullptr);
 
     // -- mainloop.cpp (twin mainloop.py, mixin MainLoop): WMMA and the K loop
     ir::Value fragment(const ir::Value &lds, const ir::Value &base, const ir::Value &row, int64_t kk,
@@ -292,8 +296,8 @@ private:
     // the uniform-tap loop's invariants (tap_invariants)
     ir::Value tap_cpgb_, tap_dwb_;
     std::vector<ir::Value> a_tap_, b_voff_;
-    // tap_rows: the K walk's A slots while a_slots_ holds the tap loop's
-    std::vector<ASlot> walk_a_slots_;
+    // the tap loop's A slots: the walk's (a_slots_), or tap_rows' own
+    std::vector<ASlot> tap_a_slots_;
 };
 
 }  // namespace cpe::kernels::conv_implicit_gemm

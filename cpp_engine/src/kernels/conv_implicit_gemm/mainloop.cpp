@@ -148,7 +148,7 @@ int64_t row_threads(const ConvSpec &spec) {
     return t / tm;
 }
 
-bool row_slots(const ConvSpec &spec) { return row_threads(spec) == 1 && spec.tile_k / kChunk <= 4; }
+bool row_slots(const ConvSpec &spec) { return row_threads(spec) == 1 && spec.tile_k / kChunk <= kRowSlotChunks; }
 
 bool tap_rows(const ConvSpec &spec) { return row_threads(spec) > 0 && !row_slots(spec); }
 

@@ -337,11 +337,13 @@ Value Kernel::load_slot(const Value &rsrc, const Value &off, int64_t v, const st
     return b_.cast("bitcast", vv, raw_type(2 * pixel_slot(v)), hint + "_val");
 }
 
-// Store loaded registers into LDS buffer `buf` (i32 0 or 1).
-void Kernel::store_tile(const TileVals &vals, const Value &buf) {
+// Store loaded registers into LDS buffer `buf` (i32 0 or 1); `a_slots`: the A slots the
+// values were loaded for (nullptr: the K walk's, a_slots_).
+void Kernel::store_tile(const TileVals &vals, const Value &buf, const std::vector<ASlot> *a_slots) {
+    const std::vector<ASlot> &as = a_slots ? *a_slots : a_slots_;
     const Value abase = b_.mul(buf, ci32(tm_ * tk_), "a_buf");
-    for (size_t i = 0; i < a_slots_.size(); ++i) {
-        const Value idx = b_.add(abase, a_slots_[i].lds, "a_lidx");
+    for (size_t i = 0; i < as.size(); ++i) {
+        const Value idx = b_.add(abase, as[i].lds, "a_lidx");
         const Value ptr = b_.gep(et_, lds_a_, {idx}, "a_lp");
         b_.store(vals.a[i], ptr, 2 * slot_a_);
     }

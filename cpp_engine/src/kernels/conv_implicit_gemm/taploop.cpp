@@ -37,7 +37,7 @@ void Kernel::tap_loop(size_t nacc, const Value &zero, Block &done, std::vector<L
     tap_invariants();
     const TapState st0 = split_ ? tap_state(&k_begin_) : tap_state(nullptr);
     const std::vector<Value> voffs = tap_offsets(st0);
-    store_tile(tap_tile(voffs, st0, 0), ci32(0));
+    store_tile(tap_tile(voffs, st0, 0), ci32(0), &tap_a_slots_);
     const TileVals held = tap_tile(voffs, st0, 1);
     const Value k1 = split_ ? b_.add(k_begin_, ci32(tk2), "tp_knext") : ci32(tk2);
     const TapState st1 = tap_state(&k1);
@@ -86,7 +86,6 @@ void Kernel::tap_loop(size_t nacc, const Value &zero, Block &done, std::vector<L
         vo_phis[j]->add_incoming(vo[j], loop_end);
     }
     close_held(val_phis, held, vals, pro_end, loop_end);
-    if (tap_rows(s_)) a_slots_ = std::move(walk_a_slots_);  // the K walk's own A slots again
     b_.position(walk);
     exits.push_back(LoopExit{accs, &loop_end});
 }
@@ -131,7 +130,7 @@ std::vector<Value> Kernel::tap_pair(TileVals &vals, const std::vector<Value> &vo
         // one wait for the held tile's loads (the only ones in flight), not a
         // graded wait before each LDS store
         b_.call_void("s_wait_loadcnt", {const_int(i16(), 0)});
-        store_tile(vals, ci32(1 - h));
+        store_tile(vals, ci32(1 - h), &tap_a_slots_);
         b_.call_void("sched_barrier", {ci32(0)});
         vals = tap_tile(vo, st, h);
         b_.call_void("sched_barrier", {ci32(0)});
@@ -156,15 +155,14 @@ std::vector<Value> Kernel::tap_pair(TileVals &vals, const std::vector<Value> &vo
 void Kernel::tap_invariants() {
     tap_cpgb_ = b_.mul(p("cpg"), ci32(2), "tp_cpgb");
     tap_dwb_ = b_.mul(p("dil_w"), c2_, "tp_dwb");
+    tap_a_slots_ = a_slots_;  // the tap loop's A slots: the walk's, or tap_rows' own
     if (row_slots(s_)) {  // one pixel a thread: slot 0's (chunk 0) base; chunk j at +16*j
         a_tap_.push_back(a_slots_[0].pbase);
     } else if (tap_rows(s_)) {  // the tap loop's own slots; slot 0's chunk at 2*koff past the pixel
-        std::vector<ASlot> rows;
-        const Value koff = tap_row_slots(rows);
-        walk_a_slots_ = std::move(a_slots_);
-        a_slots_ = std::move(rows);
+        tap_a_slots_.clear();
+        const Value koff = tap_row_slots(tap_a_slots_);
         const Value kb = b_.mul(koff, ci32(2), "tp_koffb");
-        a_tap_.push_back(b_.add(a_slots_[0].pbase, kb, "tp_abase"));
+        a_tap_.push_back(b_.add(tap_a_slots_[0].pbase, kb, "tp_abase"));
     } else {
         std::vector<Value> kb;
         for (const KState &s : a_states_) kb.push_back(b_.mul(s.koff, ci32(2), "tp_koffb"));
@@ -218,7 +216,7 @@ TapState Kernel::tap_state(const Value *k) {
 std::vector<Value> Kernel::tap_offsets(const TapState &st) {
     std::vector<Value> out;
     for (size_t j = 0; j < a_tap_.size(); ++j) {  // row_slots: one (the slots' one pixel)
-        const ASlot &sl = a_slots_[j];
+        const ASlot &sl = tap_a_slots_[j];
         const Value hi = b_.add(sl.hb, st.yd, "tp_hi");
         const Value wi = b_.add(sl.wb, st.xd, "tp_wi");
         const Value hok = b_.icmp("ult", hi, p("H"), "tp_hok");
@@ -262,10 +260,10 @@ TileVals Kernel::tap_tile(std::vector<Value> voffs, const TapState &st, int64_t 
     const int64_t d = 2 * h * tk_;
     const Value sa = d ? b_.add(st.cb, ci32(d), "tp_as") : st.cb;
     const Value sb = d ? b_.add(st.kb, ci32(d), "tp_bs") : st.kb;
-    if (voffs.size() < a_slots_.size()) {  // row_slots: chunk j at the immediate offset 16*j
+    if (voffs.size() < tap_a_slots_.size()) {  // row_slots: chunk j at the immediate offset 16*j
         // (nuw: a voffset is below 2^31, so LLVM folds the constant into the load)
         const Value v0 = voffs[0];
-        for (size_t j = 1; j < a_slots_.size(); ++j) {
+        for (size_t j = 1; j < tap_a_slots_.size(); ++j) {
             voffs.push_back(b_.add(v0, ci32(2 * kChunk * static_cast<int64_t>(j)), "tp_aoffj", {"nuw"}));
         }
     }
