@@ -178,6 +178,11 @@ class Family:
     #: family must have a plan in parity/sim/numerics.py ``PLANS``
     #: (tests/test_family_registry.py checks that every family has one of the two).
     numerics_opt_out: str | None = None
+    #: True when ``configs`` is a user's selection of the family's configs (``--only
+    #: FAMILY/NAME``, parity/cli/common.py ``select_configs``), not the whole family: the
+    #: gate's whole-family rule "at each flavor some config is IDENTICAL" then does not
+    #: fail a flavor where every selected config must be rejected (docs/gate.md).
+    selection: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME_RE.match(self.name):

@@ -148,6 +148,28 @@ def test_family_summaries(report):
     assert not report.green
 
 
+def test_selection_of_must_reject_configs_is_judged_by_its_verdicts(stub_env):
+    """`--only FAMILY/NAME` of a config that must be rejected at some flavors (a cluster config
+    before llvm23): those flavors are GREEN on the BOTH_REJECTED verdicts, with a note; the same
+    configs as a whole family still compare nothing and fail."""
+    from parity.cli.common import select_configs
+    from parity.gate.report import summary_lines
+    fams = select_configs(load_families(stub_env.pkg, only=["fam_x"]), {"fam_x": {"cluster"}})
+    assert fams[0].selection and [c.name for c in fams[0].configs] == ["cluster"]
+    rep = run_gate(fams, engines=(stub_env.good, stub_env.good), timeout=5, workers=1)
+    s = rep.summaries["fam_x"]
+    assert rep.green and [s.flavors[f].counts[BOTH_REJECTED] for f in ("llvm20", "llvm22")] == [1, 1]
+    assert s.flavors["llvm20"].notes == ["the selected config must be rejected at llvm20"]
+    assert s.flavors["llvm23"].counts[IDENTICAL] == 1 and s.flavors["llvm23"].notes == []
+    lines = summary_lines(rep)
+    assert any("llvm20" in ln and ln.endswith("GREEN (the selected config must be rejected at llvm20)") for ln in lines)
+    # the same config as a whole family (not a selection) still fails at llvm20/22
+    whole = Family("fam_x", fams[0].configs)
+    rep2 = run_gate([whole], engines=(stub_env.good, stub_env.good), timeout=5, workers=1)
+    assert not rep2.green
+    assert rep2.summaries["fam_x"].flavors["llvm22"].problems == ["compared nothing (no IDENTICAL)"]
+
+
 def test_green_run_with_good_engine_twice(stub_env):
     fams = load_families(stub_env.pkg, only=["fam_x"])
     keep = Family("fam_x", tuple(c for c in fams[0].configs

@@ -512,8 +512,8 @@ def check_only(args) -> str | None:
 
 
 def select_configs(families: list, names: dict[str, set[str]]) -> list:
-    """``families`` with the configs of ``names`` ({family: config names}) only;
-    ConfigError for a name no family holds."""
+    """``families`` with the configs of ``names`` ({family: config names}) only, marked
+    ``selection`` (parity/config.py ``Family``); ConfigError for a name no family holds."""
 
     out = []
     for fam in families:
@@ -528,7 +528,7 @@ def select_configs(families: list, names: dict[str, set[str]]) -> list:
             hint = did_you_mean(unknown[0], known) if len(unknown) == 1 else ""
             raise ConfigError(f"--only: no config {', '.join(f'{fam.name}/{u}' for u in unknown)}{hint} "
                               f"(known in {fam.name}: {shown or 'none'})")
-        out.append(replace(fam, configs=tuple(c for c in fam.configs if c.name in want)))
+        out.append(replace(fam, configs=tuple(c for c in fam.configs if c.name in want), selection=True))
     return out
 
 

@@ -64,6 +64,7 @@ def summary_lines(report: Report) -> list[str]:
                 counts += " " + " ".join(f"{k}={fs.counts[k]}" for k in extra)
             probs = list(s.problems) + [p for p in fs.problems if ": " not in p or "configs apply" in p]
             status = "GREEN" if (fs.green and not s.problems) else "RED"
+            probs += [n for n in fs.notes if status == "GREEN"]
             tail = f" ({'; '.join(probs)})" if probs else ""
             lines.append(f"{name:<{width}} {fl:<7} {counts} {status}{tail}")
     return lines

@@ -189,6 +189,8 @@ class FlavorSummary:
     counts: dict[str, int]
     applicable: int
     problems: list[str]
+    #: what the summary line adds to a GREEN status (e.g. a selection of must-reject configs)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def green(self) -> bool:
@@ -268,12 +270,21 @@ def summarize(families: Sequence[Family], results: Sequence[Result],
                     counts[r.verdict] = counts.get(r.verdict, 0) + 1
                 if not r.passed:
                     problems.append(f"{r.config}: {r.verdict}")
-            applicable = sum(1 for c in fam.configs if c.applies(fl))
+            here = [c for c in fam.configs if c.applies(fl)]
+            applicable = len(here)
+            notes = []
             if applicable != len(rs):
                 problems.append(f"{applicable} configs apply but {len(rs)} verdicts")
             if applicable and counts[IDENTICAL] == 0:
-                problems.append("compared nothing (no IDENTICAL)")
-            fsum.flavors[fl] = FlavorSummary(counts, applicable, problems)
+                if fam.selection and all(c.expectation(fl).kind == "reject" for c in here):
+                    # a user's selection (--only FAMILY/NAME) of configs that must be rejected at
+                    # this flavor (e.g. a cluster config before llvm23): their BOTH_REJECTED
+                    # verdicts, reason checked, are the whole check; the whole-family rule
+                    # below judges the family, which a selection does not run
+                    notes.append(f"the selected config{'s' if applicable > 1 else ''} must be rejected at {fl}")
+                else:
+                    problems.append("compared nothing (no IDENTICAL)")
+            fsum.flavors[fl] = FlavorSummary(counts, applicable, problems, notes)
         out[fam.name] = fsum
     return out
 
