@@ -60,8 +60,9 @@ class StubGate:
                               env=env or self.env(), cwd=self.root, preexec_fn=preexec,
                               errors="surrogateescape")
 
-    def popen(self, args: list[str]) -> subprocess.Popen:
-        return subprocess.Popen(self.argv(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    def popen(self, args: list[str], stdout=subprocess.PIPE) -> subprocess.Popen:
+        """``parity`` as a running process; ``stdout``: PIPE, or an open file to poll while it runs."""
+        return subprocess.Popen(self.argv(args), stdout=stdout, stderr=subprocess.PIPE, text=True,
                                 env=self.env(), cwd=self.root, errors="surrogateescape")
 
 

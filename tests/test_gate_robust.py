@@ -214,6 +214,9 @@ def test_a_held_lock_is_one_error_line_naming_the_lock_file(gate, tmp_path):
     with FileLock(str(gdir / G.LOCK_NAME)):
         r = gate.run(["write", "--no-oracles", "--lock-timeout", "1", "--golden-dir", str(gdir)])
     _one_error(r, str(gdir / G.LOCK_NAME), "still held after 1 s")
+    # the wait is said before it starts, on stdout (stderr keeps its one error line)
+    assert (f"golden: waiting for the golden lock {gdir / G.LOCK_NAME} (another `parity write` holds it; "
+            "up to 1 s, --lock-timeout)") in r.stdout.splitlines(), r.stdout
     assert snapshot(gdir) == before
 
 
@@ -241,14 +244,26 @@ def test_concurrent_writes_never_lose_an_entry(gate, tmp_path, what, interleavin
     held = FileLock(str(gdir / G.LOCK_NAME))
     if interleaving == "both_wait_on_the_lock":
         held.acquire()  # both read the shards before the run, then wait here: the old lost update
-    procs = [gate.popen(args(a))]
+    logs = [open(tmp_path / f"out{i}.txt", "w+") for i in range(2)]
+    procs = [gate.popen(args(a), stdout=logs[0])]
     if interleaving == "staggered":
         time.sleep(1.0)
-    procs.append(gate.popen(args(b)))
+    procs.append(gate.popen(args(b), stdout=logs[1]))
     if interleaving == "both_wait_on_the_lock":
-        time.sleep(6.0)  # long enough for both runs to reach the lock on a loaded machine
+        # release once both runs say they wait for the lock (the line `parity write` prints)
+        deadline = time.monotonic() + 120
+        while not all("golden: waiting for the golden lock" in (tmp_path / f"out{i}.txt").read_text()
+                      for i in range(2)):
+            assert time.monotonic() < deadline and all(p.poll() is None for p in procs), \
+                [(tmp_path / f"out{i}.txt").read_text() for i in range(2)]
+            time.sleep(0.05)
         held.release()
-    outs = [p.communicate(timeout=180) for p in procs]
+    outs = [(p.communicate(timeout=180)[1], log) for p, log in zip(procs, logs)]
+    for log in logs:
+        log.seek(0)
+    outs = [(log.read(), err) for err, log in outs]
+    for log in logs:
+        log.close()
     assert [p.returncode for p in procs] == [0, 0], outs
     got = {n: G.parse_shard((gdir / n).read_bytes(), n, n[:-5]) for n in gate.shards}
     want = {n: G.parse_shard(d, n, n[:-5]) for n, d in gate.shards.items()}

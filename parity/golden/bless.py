@@ -304,9 +304,10 @@ def write(args, families, flavors, engines, gdir, resolve, run, keys: dict | Non
     no_oracles = getattr(args, "no_oracles", False)
     refused = _oracles_step(families, changed, engines, args.jobs, no_oracles)
     writer = _ShardWriter(gdir, families, flavors, resolve, report, keys, names, everything, list_changes)
+    lock_timeout = getattr(args, "lock_timeout", G.LOCK_TIMEOUT)
     for attempt in range(3):  # a shard changed under the lock (git checkout/merge): read again, never replace it
         try:
-            with G.lock(gdir, getattr(args, "lock_timeout", G.LOCK_TIMEOUT)):
+            with G.lock(gdir, lock_timeout, _say_waiting(lock_timeout)):
                 writer.write_locked(changed, refused, no_oracles)
             break
         except G.ShardChanged as exc:
@@ -322,6 +323,15 @@ def write(args, families, flavors, engines, gdir, resolve, run, keys: dict | Non
                    f"`parity numerics --only {fams_s}`", EXIT_RED)
     return finish(args, "write", True, {"golden_dir": str(gdir), "flavors": list(flavors),
                                         "shards": writer.shards_out, "changed_entries": total})
+
+
+def _say_waiting(timeout: float):
+    """``G.lock``'s ``on_wait``: one stdout line, flushed, when another process holds the
+    golden lock (the wait is otherwise silent for up to ``timeout`` seconds)."""
+    def say(path) -> None:
+        print(f"golden: waiting for the golden lock {shown(path)} (another `parity write` holds it; "
+              f"up to {timeout:g} s, --lock-timeout)", flush=True)
+    return say
 
 
 def _gone(gdir, fams: list[str], everything: bool) -> list[str]:

@@ -488,18 +488,25 @@ LOCK_TIMEOUT = 60.0
 
 
 @contextmanager
-def lock(golden_dir: Path, timeout: float = LOCK_TIMEOUT):
+def lock(golden_dir: Path, timeout: float = LOCK_TIMEOUT, on_wait=None):
     """Hold the inter-process lock around golden writes (``golden/.parity-golden.lock``, filelock).
 
-    GoldenError (one line naming the lock file) when it is still held by
-    another process after ``timeout`` seconds, or cannot be taken at all
-    (permission, read-only file system, the lock path is a directory)."""
+    ``on_wait(path)``: called once, before waiting, when another process holds the lock
+    (``parity write`` prints a "waiting for the golden lock" line). GoldenError (one line
+    naming the lock file) when it is still held by another process after ``timeout``
+    seconds, or cannot be taken at all (permission, read-only file system, the lock path
+    is a directory)."""
     from filelock import FileLock, Timeout  # filelock (~35 ms): only `parity write` and the merge driver lock
     path = Path(golden_dir) / LOCK_NAME
     try:
         Path(golden_dir).mkdir(parents=True, exist_ok=True)
         lk = FileLock(str(path), timeout=timeout)
-        lk.acquire()
+        try:
+            lk.acquire(timeout=0)
+        except Timeout:
+            if on_wait is not None:
+                on_wait(path)
+            lk.acquire()
     except Timeout:
         raise GoldenError(f"{shown(path)}: the golden lock is still held after {timeout:g} s (another "
                           "`parity write` running?); nothing was written; run it again when that one "
