@@ -238,3 +238,5 @@ def test_changed_bad_input_is_one_error_line_exit_2(argv, needle):
                        env=env)
     err = r.stderr.strip().splitlines()
     assert r.returncode == 2 and len(err) == 1 and err[0].startswith("error:") and needle in err[0], r.stderr
+    # refused before any work: a bad --since used to record the edit map first (11 s in the suite)
+    assert "recording the edit map" not in r.stdout, r.stdout

@@ -56,6 +56,7 @@ def narrow(args, out=print) -> str | None:
     root = find_project_root()
     if root is None:
         raise CH.ChangedError("--changed: not inside a splitk-parity checkout")
+    CH.check_rev(root, rev)   # a bad --since is refused before the map is recorded (seconds of lowering)
     families = load_families(args.configs)
     emap = _current_map(root, families, out)
     names = {f.name: [c.name for c in f.configs] for f in families}

@@ -72,14 +72,19 @@ def _git(root: Path, *args: str) -> str:
     return r.stdout
 
 
-def git_edit(root: Path, rev: str) -> dict:
-    """``{path: (old lines, new lines, status)}`` of the working tree against ``rev``:
-    changed 1-based line numbers on each side; status ``M``, ``A`` (added, untracked
-    too) or ``D``."""
+def check_rev(root: Path, rev: str) -> None:
+    """ChangedError (one line) unless ``rev`` names a commit of the checkout at ``root``."""
     try:
         _git(root, "rev-parse", "--verify", "--quiet", rev + "^{commit}")
     except ChangedError:
         raise ChangedError(f"--since: {rev!r} names no commit of the checkout {root}") from None
+
+
+def git_edit(root: Path, rev: str) -> dict:
+    """``{path: (old lines, new lines, status)}`` of the working tree against ``rev``:
+    changed 1-based line numbers on each side; status ``M``, ``A`` (added, untracked
+    too) or ``D``. ChangedError when ``rev`` names no commit."""
+    check_rev(root, rev)
     out: dict = {}
     path = None
     for line in _git(root, "diff", "-U0", "--no-renames", "--no-ext-diff", "--no-textconv",
