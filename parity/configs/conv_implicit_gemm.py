@@ -149,6 +149,14 @@ CONFIGS += [
     Config("aot_spk2_mem_default_16x16x32_w1x1_bf16", arch="gfx1250",
            spec={"split_k": 2, "split_k_cluster": 0, "tile_m": 16, "tile_n": 16, "tile_k": 32, "waves_m": 1,
                  "waves_n": 1}),
+    # the tap-rows tiles' other forms (stop 52's helper: no golden entry pinned them): the 16x16
+    # cshuffle job (amdgpu-waves-per-eu 12, not the default epilogue's 16) and the 128x128x64 tile
+    # without a cluster (its tap loop's rows r = 1 beside the two-deep K walk)
+    Config("aot_spk2_mem_cshuffle_16x16x32_w1x1_bf16", arch="gfx1250",
+           spec={"split_k": 2, "split_k_cluster": 0, "epilogue": "cshuffle", "tile_m": 16, "tile_n": 16,
+                 "tile_k": 32, "waves_m": 1, "waves_n": 1}),
+    Config("plain_mem_default_128x128x64_w2x2_bf16", arch="gfx1250",
+           spec={"tile_m": 128, "tile_n": 128, "tile_k": 64}),
 ]
 
 # -- fused split-K (issue 36): Stage 1 stores raw partials (the Stage-2 reduce applies the
