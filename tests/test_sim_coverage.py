@@ -115,6 +115,10 @@ def test_conv_classes_and_requirements():
     # row slots (tap_rows, one thread a row): the tap problems and cover_rows_tap, not cover_rows_first
     assert probs["cover_taps"][2] == 4 * 15 * 64 and probs["cover_rows_tap"][2:8] == (4 * 15 * 64, 2, 3, 8, 1, 1)
     assert "cover_rows_first" not in probs and "cover_first_hok" in probs
+    # the per-slot tap problems are drawn for the walk's slot rows: not run on a tap-rows kernel
+    # (stop 53; cover_rows_tap covers its tap loop's one pixel a thread), still on 64x64x32
+    assert "cover_taps_slots" not in probs and "cover_taps_slots_pro" not in probs
+    assert {"cover_taps_slots", "cover_taps_slots_pro"} <= {p[0] for p in probs_plain}
     # cover_taps: cpg = 4*d*tile_k (d = 1 plain, 2 two-stage, S cluster), a 2x2 filter, padding 1
     for spec, cpg in (({}, 128), ({"split_k": 4, "split_k_cluster": 0}, 256), ({"split_k": 4, "split_k_cluster": 4}, 512)):
         t = {p[0]: p for p in cover.conv_cover_problems(N._with_defaults("conv_implicit_gemm", spec))}["cover_taps"]

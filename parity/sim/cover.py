@@ -123,7 +123,7 @@ def reduce_required(spec: dict) -> tuple:
 #   row's pixel 0, image 1's row 0), so a pixel test one long reads data, not
 #   zero; the left and top padding make each test go both ways in the prologue
 #   and the loop; kpg = tile_n + 4 makes each B slot's row test go both ways.
-# * ``cover_taps_slots`` (with ``cover_taps``, every tap-loop kernel but the row-slot ones;
+# * ``cover_taps_slots`` (with ``cover_taps``, every tap-loop kernel but the row-slot and tap-rows ones;
 #   drawn first for 64x64x64, 4 slots of R = 16 rows, then for 64x64x32's 2 slots of 32 rows by
 #   its every-site run: cover_taps left both slots' tap tests one long alive): tile_m/R + 1 images of
 #   1 x (R/2 - 1), 2x2, padding 1, so each A slot's rows of M tile 0 are one image's
@@ -336,7 +336,13 @@ def _tap_slot_problems(full: dict, d: int) -> list:
     into every slot's rows there."""
     tm, tn, tk = full["tile_m"], full["tile_n"], full["tile_k"]
     rows = tm // -(-tm * tk // C.CHUNK // (C.WAVE * full["waves_m"] * full["waves_n"]))
-    if C.row_slots(full):  # row slots share one pixel: _row_slot_problems
+    if C.row_slots(full) or C.tap_rows(full):
+        # row slots share one pixel, and a tap-rows kernel's tap loop has one pixel a thread
+        # (its rows: r threads a row): the per-slot row layout these problems are drawn for is
+        # the K walk's, which their cpg = 4 d tile_k never runs; _row_slot_problems'
+        # cover_rows_tap puts the padding pixels with data behind into the tap loop's rows
+        # (stop 53: at 16x16x32 cover_taps_slots_pro was not even admitted, W = 0; dropping
+        # both took the skc15 128x128x64 plan from 118 to 85 s, mutation and coverage below)
         return []
     return [("cover_taps_slots", tm // rows + 1, 4 * d * tk, 1, rows // 2 - 1, tn + 4, 2, 2, (1, 1), (1, 1), (1, 1), 1),
             ("cover_taps_slots_pro", tm // rows + 1, 4 * d * tk, 1, rows // 3 - 2, tn + 4, 1, 1, (1, 1), (1, 1),
