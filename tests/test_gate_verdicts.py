@@ -161,6 +161,8 @@ def test_selection_of_must_reject_configs_is_judged_by_its_verdicts(stub_env):
     assert rep.green and [s.flavors[f].counts[BOTH_REJECTED] for f in ("llvm20", "llvm22")] == [1, 1]
     assert s.flavors["llvm20"].notes == ["the selected config must be rejected at llvm20"]
     assert s.flavors["llvm23"].counts[IDENTICAL] == 1 and s.flavors["llvm23"].notes == []
+    assert rep.to_json()["families"]["fam_x"]["flavors"]["llvm22"]["notes"] == [
+        "the selected config must be rejected at llvm22"]
     lines = summary_lines(rep)
     assert any("llvm20" in ln and ln.endswith("GREEN (the selected config must be rejected at llvm20)") for ln in lines)
     # the same config as a whole family (not a selection) still fails at llvm20/22

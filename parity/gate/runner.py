@@ -242,7 +242,8 @@ class Report:
                     "configs": len(next(f for f in self.families if f.name == name).configs),
                     "problems": list(s.problems),
                     "flavors": {fl: {"green": fs.green, "applicable": fs.applicable,
-                                     "counts": dict(fs.counts), "problems": list(fs.problems)}
+                                     "counts": dict(fs.counts), "problems": list(fs.problems),
+                                     "notes": list(fs.notes)}
                                 for fl, fs in s.flavors.items()},
                 }
                 for name, s in self.summaries.items()
