@@ -240,3 +240,19 @@ def test_changed_bad_input_is_one_error_line_exit_2(argv, needle):
     assert r.returncode == 2 and len(err) == 1 and err[0].startswith("error:") and needle in err[0], r.stderr
     # refused before any work: a bad --since used to record the edit map first (11 s in the suite)
     assert "recording the edit map" not in r.stdout, r.stdout
+
+
+def test_since_resolves_text_searches_and_names_a_missing_checkout(tmp_path):
+    """``--since :/text`` (git's message search) names a commit: resolved before its commit is
+    taken (a ``^{commit}`` suffix made it search for ``text^{commit}``); a tree is refused; a
+    directory without git is named as such, not blamed on --since."""
+    from parity.gate import changed as CH
+    want = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--verify", ":/gate"], capture_output=True,
+                          text=True).stdout.strip()
+    assert len(want) == 40 and CH.check_rev(REPO, ":/gate") == want
+    with pytest.raises(CH.ChangedError, match=r"--since: 'HEAD\^\{tree\}' names no commit"):
+        CH.check_rev(REPO, "HEAD^{tree}")
+    with pytest.raises(CH.ChangedError, match=r"--since: '-x' names no commit"):
+        CH.check_rev(REPO, "-x")
+    with pytest.raises(CH.ChangedError, match=rf"--changed: {tmp_path} is not a git checkout"):
+        CH.check_rev(tmp_path, "HEAD")

@@ -165,6 +165,13 @@ def test_selection_of_must_reject_configs_is_judged_by_its_verdicts(stub_env):
         "the selected config must be rejected at llvm22"]
     lines = summary_lines(rep)
     assert any("llvm20" in ln and ln.endswith("GREEN (the selected config must be rejected at llvm20)") for ln in lines)
+    # naming every config of a family is the family, not a selection
+    assert not select_configs(load_families(stub_env.pkg, only=["fam_none"]), {"fam_none": {"only_rejects"}})[0].selection
+    # a RED flavor carries no note (notes are what a GREEN line adds)
+    sel = select_configs(load_families(stub_env.pkg, only=["fam_x"]), {"fam_x": {"cluster", "reason_differs"}})
+    bad = run_gate(sel, engines=(stub_env.good, stub_env.bad), timeout=5, workers=1)   # REASON_MISMATCH
+    red = [fs for fs in bad.summaries["fam_x"].flavors.values() if fs.problems]
+    assert red and all(fs.notes == [] for fs in red)
     # the same config as a whole family (not a selection) still fails at llvm20/22
     whole = Family("fam_x", fams[0].configs)
     rep2 = run_gate([whole], engines=(stub_env.good, stub_env.good), timeout=5, workers=1)

@@ -24,7 +24,7 @@ import statistics
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from parity.aot.shard import ShardError, parse_shard  # noqa: F401 - the same I/N syntax as `aot --shard`
+from parity.cli.shard import ShardError, deal, parse_shard  # noqa: F401 - the same I/N syntax as `aot --shard`
 from parity.base.json_guard import load_json
 from parity.base.outputs import write_report
 from parity.golden import shards as G
@@ -123,12 +123,7 @@ def plan(families, flavors, index: int, count: int, costs: dict[str, float] | No
         anchors[fam.name] = anchor
         units.append((sum(_cost_of(costs, fam.name, n) for n in anchor), fam.name, anchor))
         units += [(_cost_of(costs, fam.name, n), fam.name, (n,)) for n in runnable if n not in anchor]
-    loads = [0.0] * count
-    where: dict[tuple[str, tuple[str, ...]], int] = {}
-    for cost, fam, cfgs in sorted(units, key=lambda u: (-u[0], u[1], u[2])):
-        k = min(range(count), key=lambda i: (loads[i], i))
-        loads[k] += cost
-        where[(fam, cfgs)] = k + 1
+    where, loads = deal([(cost, (fam, cfgs)) for cost, fam, cfgs in units], count)
     names: dict[str, set[str]] = {}
     for (fam, cfgs), k in where.items():
         if k == index:

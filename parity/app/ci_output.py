@@ -309,19 +309,8 @@ def write_outputs(args, v, shard_label: str | None, locate_group) -> int | None:
             with open(summary, "a", encoding="utf-8") as fh:
                 fh.write(markdown_summary(v, shard_label, items))
     except OSError as exc:
-        return die(f"parity check: {shown(exc.filename or '')}: {shown(exc.strerror or exc)}")
+        return die(f"parity check: {shown(exc.filename or 'standard output')}: {shown(exc.strerror or exc)}")
     return None
-
-
-def shard_arg(text: str) -> str:
-    """argparse type of ``check --shard``: the text, once parity/aot/shard.py ``parse_shard`` takes it
-    (its error named by argparse: ``parity check: argument --shard: ...``)."""
-    from parity.aot.shard import ShardError, parse_shard
-    try:
-        parse_shard(text)
-    except ShardError as exc:
-        raise argparse.ArgumentTypeError(str(exc).removeprefix("--shard ").removeprefix("--shard: ")) from None
-    return text
 
 
 def add_check_options(c) -> None:
@@ -332,6 +321,7 @@ def add_check_options(c) -> None:
     c.add_argument("--annotations", metavar="KIND", type=annotations_arg, action=Once,
                    help="github: print ::error annotations at the engine sources / configs / golden lines; "
                         f"gitlab[=FILE]: write a GitLab code-quality report (default {GITLAB_DEFAULT})")
+    from parity.cli.shard import shard_arg
     c.add_argument("--shard", metavar="I/N", action=Once, type=shard_arg,
                    help="run shard I of N only (deterministic, balanced by the measured cost of each config; "
                         "the N shards together are the full check)")

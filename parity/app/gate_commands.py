@@ -297,7 +297,7 @@ def cmd_write(args) -> int:
     except (ConfigError, ValueError, PoolError, G.GoldenError) as exc:
         return die(str(exc))
     except OSError as exc:  # --json, or any other file the OS refuses: one line, never a traceback
-        return die(f"parity write: {shown(exc.filename or '')}: {shown(exc.strerror or exc)}")
+        return die(f"parity write: {shown(exc.filename or 'standard output')}: {shown(exc.strerror or exc)}")
 
 
 def cmd_list(args) -> int:

@@ -528,7 +528,9 @@ def select_configs(families: list, names: dict[str, set[str]]) -> list:
             hint = did_you_mean(unknown[0], known) if len(unknown) == 1 else ""
             raise ConfigError(f"--only: no config {', '.join(f'{fam.name}/{u}' for u in unknown)}{hint} "
                               f"(known in {fam.name}: {shown or 'none'})")
-        out.append(replace(fam, configs=tuple(c for c in fam.configs if c.name in want), selection=True))
+        # a selection is a strict subset: naming every config of a family is the family (its
+        # whole-family rule "some config IDENTICAL at each flavor" still applies)
+        out.append(replace(fam, configs=tuple(c for c in fam.configs if c.name in want), selection=want != known))
     return out
 
 

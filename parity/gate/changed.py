@@ -72,10 +72,20 @@ def _git(root: Path, *args: str) -> str:
     return r.stdout
 
 
-def check_rev(root: Path, rev: str) -> None:
-    """ChangedError (one line) unless ``rev`` names a commit of the checkout at ``root``."""
+def check_rev(root: Path, rev: str) -> str:
+    """The commit (full hash) ``rev`` names in the checkout at ``root``; ChangedError (one line)
+    when ``root`` is not a git checkout or ``rev`` names no commit there. The revision is
+    resolved first and its commit taken from the hash (``:/text`` searches, which a
+    ``^{commit}`` suffix would become part of, resolve too); an option-like ``rev`` is refused."""
     try:
-        _git(root, "rev-parse", "--verify", "--quiet", rev + "^{commit}")
+        _git(root, "rev-parse", "--git-dir")
+    except ChangedError:
+        raise ChangedError(f"--changed: {root} is not a git checkout (the edit is read with git diff)") from None
+    try:
+        if rev.startswith("-"):
+            raise ChangedError(rev)
+        sha = _git(root, "rev-parse", "--verify", "--quiet", rev).strip()
+        return _git(root, "rev-parse", "--verify", "--quiet", sha + "^{commit}").strip()
     except ChangedError:
         raise ChangedError(f"--since: {rev!r} names no commit of the checkout {root}") from None
 
@@ -84,11 +94,11 @@ def git_edit(root: Path, rev: str) -> dict:
     """``{path: (old lines, new lines, status)}`` of the working tree against ``rev``:
     changed 1-based line numbers on each side; status ``M``, ``A`` (added, untracked
     too) or ``D``. ChangedError when ``rev`` names no commit."""
-    check_rev(root, rev)
+    commit = check_rev(root, rev)
     out: dict = {}
     path = None
     for line in _git(root, "diff", "-U0", "--no-renames", "--no-ext-diff", "--no-textconv",
-                     rev, "--").splitlines():
+                     commit, "--").splitlines():
         if line.startswith("diff --git "):
             path = line.split(" b/", 1)[1] if " b/" in line else None
             if path is not None:

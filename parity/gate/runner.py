@@ -285,7 +285,7 @@ def summarize(families: Sequence[Family], results: Sequence[Result],
                     notes.append(f"the selected config{'s' if applicable > 1 else ''} must be rejected at {fl}")
                 else:
                     problems.append("compared nothing (no IDENTICAL)")
-            fsum.flavors[fl] = FlavorSummary(counts, applicable, problems, notes)
+            fsum.flavors[fl] = FlavorSummary(counts, applicable, problems, notes if not problems else [])
         out[fam.name] = fsum
     return out
 

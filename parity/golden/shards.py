@@ -498,14 +498,21 @@ def lock(golden_dir: Path, timeout: float = LOCK_TIMEOUT, on_wait=None):
     is a directory)."""
     from filelock import FileLock, Timeout  # filelock (~35 ms): only `parity write` and the merge driver lock
     path = Path(golden_dir) / LOCK_NAME
+    held = False
     try:
         Path(golden_dir).mkdir(parents=True, exist_ok=True)
         lk = FileLock(str(path), timeout=timeout)
         try:
             lk.acquire(timeout=0)
+            held = True
         except Timeout:
-            if on_wait is not None:
-                on_wait(path)
+            pass
+    except OSError as exc:
+        raise GoldenError(f"{shown(path)}: cannot take the golden lock: {_why(exc)}; nothing was written") from None
+    if not held and on_wait is not None:
+        on_wait(path)   # outside the lock's error handling: a failing stdout is not a lock problem
+    try:
+        if not held:
             lk.acquire()
     except Timeout:
         raise GoldenError(f"{shown(path)}: the golden lock is still held after {timeout:g} s (another "
