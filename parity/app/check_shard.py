@@ -20,11 +20,10 @@ families no longer configured, and families without configs, belong to shard 1.
 from __future__ import annotations
 
 import json
-import statistics
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from parity.cli.shard import ShardError, deal, parse_shard  # noqa: F401 - the same I/N syntax as `aot --shard`
+from parity.cli.shard import ShardError, cost_of as _cost_of, deal, parse_shard  # noqa: F401 - the same I/N syntax as `aot --shard`
 from parity.base.json_guard import load_json
 from parity.base.outputs import write_report
 from parity.golden import shards as G
@@ -86,16 +85,6 @@ class Shard:
                     "nothing to check here)")
         return (f"shard {self.label}: {mine} configs of {len(self.assigned)}, planned cost "
                 f"{self.loads[self.index - 1]:.2f} s of {sum(self.loads):.2f} s")
-
-
-def _cost_of(costs: dict[str, float], fam: str, cfg: str) -> float:
-    own = costs.get(f"{fam}/{cfg}")
-    if own is not None:
-        return own
-    family = [v for k, v in costs.items() if k.partition("/")[0] == fam]
-    if family:
-        return statistics.median(family)
-    return statistics.median(costs.values()) if costs else 1.0
 
 
 def _anchor(family, flavors) -> list[str]:

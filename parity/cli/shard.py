@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import statistics
 
 from parity.base.escape import shown
 
@@ -60,3 +61,16 @@ def deal(units, count: int) -> tuple[dict, list]:
         loads[k] += cost
         where[key] = k + 1
     return where, loads
+
+
+def cost_of(costs: dict, family: str, config: str) -> float:
+    """The cost (seconds) of ``family/config`` in a cost table ``{FAMILY/CONFIG: seconds}``: its
+    own, else its family's median, else the table's median, else 1 (a config the table does not
+    know yet)."""
+    own = costs.get(f"{family}/{config}")
+    if own is not None:
+        return own
+    fam = [v for k, v in costs.items() if k.partition("/")[0] == family]
+    if fam:
+        return statistics.median(fam)
+    return statistics.median(costs.values()) if costs else 1.0

@@ -14,8 +14,9 @@ import re
 import sys
 import time
 
-from parity.cli.common import (add_options, die, finish, jobs_of, nonempty, note_outside_checkout, parse_only,
-                               progress, select_configs, split_csv)
+from parity.cli.common import (Once, add_options, die, finish, jobs_of, nonempty, note_outside_checkout, parse_only,
+                               progress, select_configs, split_csv, writable_file)
+from parity.cli.shard import parse_shard, shard_arg
 from parity.config import ConfigError, load_families
 from parity.base.escape import shown
 from parity.base.suggest import did_you_mean
@@ -26,6 +27,7 @@ from parity.sim import coverage as COV
 from parity.sim import hw_facts as HF
 from parity.sim import invariants as INV
 from parity.sim import numerics as N
+from parity.sim import numerics_shard as NS
 from parity.sim import result_cache as RC
 
 
@@ -48,6 +50,13 @@ def add_command(sub) -> None:
                         "require bit-identical buffers (docs/sim.md, 'The IR after LLVM's optimizer')")
     p.add_argument("--ir", nargs=2, metavar=("FILE", "CONFIG"),
                    help="run CONFIG's plan (FAMILY/NAME) on the IR text in FILE instead of its lowering")
+    p.add_argument("--shard", metavar="I/N", action=Once, type=shard_arg,
+                   help="run shard I of N only: the accepted configs dealt longest first by the cost table "
+                        "parity/data/numerics_costs.json, the same on every machine; the N shards together "
+                        "are the whole run (docs/ci.md, 'Sharding')")
+    p.add_argument("--record-costs", metavar="FILE", type=writable_file("--record-costs"), action=Once,
+                   help="write each config's measured seconds as a cost table (parity/data/numerics_costs.json "
+                        "is the one --shard uses)")
     X.add_argument(p)
     p.set_defaults(func=cmd_numerics)
 
@@ -69,6 +78,14 @@ def cmd_numerics(args) -> int:
             return _cmd_ir(args, load_families())
     except (ConfigError, ValueError) as exc:
         return die(str(exc))
+    if args.shard is not None:
+        families, line = NS.shard_families(families, N.accepted_configs(only, families=families),
+                                           *parse_shard(args.shard))
+        print(line, flush=True)
+        if not families:   # CI shards a fixed N over a catalog that changes: nothing here is GREEN
+            print("RESULT: GREEN")
+            return finish(args, "numerics", True, {"flavor": N.FLAVOR, "shard": args.shard, "configs": []})
+        only = sorted(f.name for f in families)   # this shard's families: the others are not "unregistered"
     jobs = jobs_of(args)
     cache = RC.cache_dir()   # $PARITY_NUMERICS_CACHE (parity/sim/result_cache.py), None: off
     t0 = time.perf_counter()
@@ -91,9 +108,17 @@ def cmd_numerics(args) -> int:
             f"{sum(o.cached for o in res)} of {len(res)} configs reused, not emulated"
         print(f"numerics cache ({cache}, {RC.ENV}): {used}")
     print(f"{instr} wave-instructions in {wall:.1f}s wall ({jobs} jobs)")
+    if args.record_costs:
+        fresh = [o for o in res if not o.cached]   # a reused outcome's seconds are not this machine's
+        try:
+            n = NS.record_costs(fresh, args.record_costs)
+        except OSError as exc:
+            return die(f"--record-costs: {shown(args.record_costs)}: {shown(exc.strerror or exc)}")
+        print(f"costs of {n} configs written to {shown(args.record_costs)}"
+              + (f" ({len(res) - n} reused from the cache left out)" if len(res) > n else ""))
     print(f"RESULT: {'GREEN' if green else 'RED'}")
     sys.stdout.flush()
-    payload = {"flavor": N.FLAVOR, "assume": HF.assumed(), "jobs": jobs, "seconds": round(wall, 3), "wave_instructions": instr,
+    payload = {"flavor": N.FLAVOR, **({"shard": args.shard} if args.shard else {}), "assume": HF.assumed(), "jobs": jobs, "seconds": round(wall, 3), "wave_instructions": instr,
                "cached": sum(o.cached for o in res),
                **({"opt": _opt_total(res)} if args.opt else {}),
                "families": per_family,
@@ -103,6 +128,8 @@ def cmd_numerics(args) -> int:
 
 def _setting_error(args) -> str | None:
     """An option without its partner, or an unusable $PARITY_NUMERICS_CACHE, as one line."""
+    if args.ir and (args.shard or args.record_costs):
+        return f"{'--shard' if args.shard else '--record-costs'} goes without --ir (--ir runs one config's plan)"
     if args.no_iterations and not args.coverage:  # before: accepted, and nothing judged differently
         return "--no-iterations goes with --coverage (it turns off the per-iteration coverage judgement)"
     return RC.settings_error()
