@@ -278,3 +278,12 @@ def test_an_empty_golden_dir_is_named_as_empty_not_read_as_the_working_directory
     with pytest.raises(ProjectError) as ei:
         resolve_golden_dir(value, families=_fams())
     assert str(ei.value).endswith(": an empty path; give the golden directory's path")
+
+
+# -- stop 53's helper: an --only/--flavor pair that selects nothing was a silent GREEN ----------
+
+@pytest.mark.parametrize("cmd", ["check", "verify"])
+def test_only_and_flavor_that_select_nothing_are_one_line(in_repo, capsys, cmd):
+    rc, out, err = run(capsys, cmd, "--only", "conv_implicit_gemm/reject_skc4_at_llvm22", "--flavor", "llvm20")
+    one_error(rc, out, err, "error: --only conv_implicit_gemm/reject_skc4_at_llvm22 with --flavor llvm20: no "
+                            "selected config applies at llvm20 (they apply at llvm22); nothing would be checked")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from parity.base.escape import shown
 from parity.config import CANONICAL_FLAVORS, DEFAULT_ENGINES, DEFAULT_TIMEOUT, ConfigError, load_families, DEFAULT_PACKAGE
 from parity.gate.runner import (MISMATCH, VERDICTS, Report, Result, resolve_flavors)
 from parity.cli.common import (add_options, check_writable, die, one_line, parse_only, positive_int,  # noqa: F401
@@ -39,6 +40,12 @@ def select(args) -> tuple[list, tuple[str, ...], tuple[str, str]]:
     fl = getattr(args, "flavor", None)
     if fl:
         flavors = (canonical_flavor(fl, engines[0], getattr(args, "timeout", DEFAULT_TIMEOUT)),)
+        only = getattr(args, "only", None)
+        if only and families and not any(c.applies(f) for fam in families for c in fam.configs for f in flavors):
+            # before: every count 0 and a silent GREEN, with nothing checked
+            theirs = sorted({f for fam in families for c in fam.configs for f in c.flavors})
+            raise ValueError(f"--only {shown(only)} with --flavor {fl}: no selected config applies at {flavors[0]} "
+                             f"(they apply at {', '.join(theirs) or 'no flavor'}); nothing would be checked")
     return families, flavors, engines
 
 
