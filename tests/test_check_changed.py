@@ -229,6 +229,8 @@ def test_a_change_since_the_map_was_recorded_is_checked_too(scratch, emap):
     (["write", "--changed", "--only", "ir_core"], "--only cannot be combined"),
     (["check", "--changed", "--since", "nosuchref"], "--since: 'nosuchref' names no commit"),
     (["check", "--since", "HEAD"], "--since REV goes with --changed"),   # before: a full check, --since unseen
+    # before: "24 of 2 configs reached", then an --only error (the map holds the default package's)
+    (["check", "--changed", "--configs", "tests_pkg.cfg"], "--configs tests_pkg.cfg cannot be combined"),
 ])
 def test_changed_bad_input_is_one_error_line_exit_2(argv, needle):
     # Without CI in the environment: under CI, `parity write` refuses before it reads its flags

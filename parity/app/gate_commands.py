@@ -25,7 +25,7 @@ from parity.cli.common import (Once, add_compile_cache_option, configured_famili
                                note_outside_checkout, only_names)
 from parity.base.escape import shown
 from parity.golden.ir_diff import add_base_options, cmd_diff_base
-from parity.config import CANONICAL_FLAVORS, ConfigError, load_families
+from parity.config import CANONICAL_FLAVORS, DEFAULT_PACKAGE, ConfigError, load_families
 from parity.gate.failure_summary import block_lines, finding_lines, hint_lines
 from parity.cli import color
 from parity.cli.color import paint, verdict
@@ -167,6 +167,10 @@ def _narrow_changed(args, command: str) -> int | None:
     if args.only or getattr(args, "shard", None) is not None:
         return die(f"parity {command} --changed: {'--only' if args.only else '--shard'} cannot be combined "
                    "with it (--changed picks the configs)")
+    if getattr(args, "configs", DEFAULT_PACKAGE) != DEFAULT_PACKAGE:
+        # the edit map records the default package's configs: another package's names never match
+        return die(f"parity {command} --changed: --configs {shown(args.configs)} cannot be combined with it "
+                   f"(the edit map records the configs of {DEFAULT_PACKAGE})")
     try:
         if CC.narrow(args) == CC.NOTHING:
             if command == "write":
