@@ -8,7 +8,7 @@ jobs and any machine.
 from __future__ import annotations
 
 # The I/N syntax and its bound are every sharding command's (parity/cli/shard.py).
-from parity.cli.shard import MAX_SHARDS, ShardError, parse_shard  # noqa: E402,F401
+from parity.cli.shard import MAX_SHARDS, ShardError, parse_shard  # noqa: F401
 
 
 def shard_of(identity_hash: str, n: int) -> int:

@@ -23,8 +23,7 @@ import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from parity.cli.shard import ShardError, cost_of as _cost_of, deal, parse_shard  # noqa: F401 - the same I/N syntax as `aot --shard`
-from parity.base.json_guard import load_json
+from parity.cli.shard import ShardError, cost_of, deal, load_cost_table, parse_shard  # noqa: F401 - every --shard's I/N syntax
 from parity.base.outputs import write_report
 from parity.golden import shards as G
 
@@ -35,11 +34,7 @@ COMPARED_NOTHING = "compared nothing (no IDENTICAL)"
 
 def load_costs(path: Path = COSTS_FILE) -> dict[str, float]:
     """{FAMILY/CONFIG: seconds} of the cost table (empty when there is none or it is unreadable)."""
-    try:
-        doc = load_json(Path(path).read_bytes(), str(path))  # JsonInputError is a ValueError
-        return {str(k): float(v) for k, v in doc["costs"].items() if float(v) >= 0}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return {}
+    return load_cost_table(path)
 
 
 def record_costs(report, path: str | Path) -> int:
@@ -110,8 +105,8 @@ def plan(families, flavors, index: int, count: int, costs: dict[str, float] | No
             continue
         anchor = tuple(n for n in _anchor(fam, flavors) if n in runnable) or (sorted(runnable)[0],)
         anchors[fam.name] = anchor
-        units.append((sum(_cost_of(costs, fam.name, n) for n in anchor), fam.name, anchor))
-        units += [(_cost_of(costs, fam.name, n), fam.name, (n,)) for n in runnable if n not in anchor]
+        units.append((sum(cost_of(costs, fam.name, n) for n in anchor), fam.name, anchor))
+        units += [(cost_of(costs, fam.name, n), fam.name, (n,)) for n in runnable if n not in anchor]
     where, loads = deal([(cost, (fam, cfgs)) for cost, fam, cfgs in units], count)
     names: dict[str, set[str]] = {}
     for (fam, cfgs), k in where.items():

@@ -12,8 +12,10 @@ from __future__ import annotations
 import argparse
 import re
 import statistics
+from pathlib import Path
 
 from parity.base.escape import shown
+from parity.base.json_guard import load_json
 
 
 class ShardError(ValueError):
@@ -74,3 +76,14 @@ def cost_of(costs: dict, family: str, config: str) -> float:
     if fam:
         return statistics.median(fam)
     return statistics.median(costs.values()) if costs else 1.0
+
+
+def load_cost_table(path) -> dict[str, float]:
+    """``{FAMILY/CONFIG: seconds}`` of a cost table (``{"costs": {...}}``, written by a
+    command's ``--record-costs``): empty when the file is missing or unreadable, negative
+    seconds left out."""
+    try:
+        doc = load_json(Path(path).read_bytes(), str(path))  # JsonInputError is a ValueError
+        return {str(k): float(v) for k, v in doc["costs"].items() if float(v) >= 0}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}

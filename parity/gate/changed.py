@@ -81,13 +81,14 @@ def check_rev(root: Path, rev: str) -> str:
         _git(root, "rev-parse", "--git-dir")
     except ChangedError:
         raise ChangedError(f"--changed: {root} is not a git checkout (the edit is read with git diff)") from None
+    bad = ChangedError(f"--since: {rev!r} names no commit of the checkout {root}")
+    if rev.startswith("-"):   # git would read it as an option
+        raise bad
     try:
-        if rev.startswith("-"):
-            raise ChangedError(rev)
         sha = _git(root, "rev-parse", "--verify", "--quiet", rev).strip()
         return _git(root, "rev-parse", "--verify", "--quiet", sha + "^{commit}").strip()
     except ChangedError:
-        raise ChangedError(f"--since: {rev!r} names no commit of the checkout {root}") from None
+        raise bad from None
 
 
 def git_edit(root: Path, rev: str) -> dict:

@@ -16,9 +16,8 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from parity.base.json_guard import load_json
 from parity.base.outputs import write_report
-from parity.cli.shard import cost_of, deal
+from parity.cli.shard import cost_of, deal, load_cost_table
 
 #: The committed cost table ``--shard`` deals by (refresh: ``parity numerics --coverage
 #: --record-costs parity/data/numerics_costs.json`` on a quiet machine, docs/ci.md).
@@ -28,11 +27,7 @@ COSTS_FILE = Path(__file__).resolve().parents[1] / "data" / "numerics_costs.json
 def load_costs(path: Path = COSTS_FILE) -> dict[str, float]:
     """{FAMILY/CONFIG: seconds} of the cost table (empty when missing or unreadable: every
     config then costs 1, an even deal by count)."""
-    try:
-        doc = load_json(Path(path).read_bytes(), str(path))
-        return {str(k): float(v) for k, v in doc["costs"].items() if float(v) >= 0}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return {}
+    return load_cost_table(path)
 
 
 def record_costs(outcomes, path) -> int:
