@@ -51,6 +51,12 @@ CONFIGS = {
     "128x128x64 K walk": {"tile_m": 128, "tile_n": 128, "tile_k": 64},
     "64x64x64 two-stage": {"tile_k": 64, "split_k": 4, "split_k_cluster": 0, "epilogue": "cshuffle"},
     "64x64x64 K walk": {"tile_k": 64, "split_k": 4, "split_k_cluster": 0, "epilogue": "cshuffle"},
+    "64x64x32 tap-tile": {},
+    "16x16x32 tap-tile": {"tile_m": 16, "tile_n": 16, "waves_m": 1, "waves_n": 1},
+    "32x32x32 tap-tile": {"tile_m": 32, "tile_n": 32, "waves_m": 1, "waves_n": 1, "split_k": 2,
+                          "split_k_cluster": 0},
+    "128x128x64 tap-tile": {"tile_m": 128, "tile_n": 128, "tile_k": 64},
+    "64x64x64 tap-tile": {"tile_k": 64, "split_k": 4, "split_k_cluster": 0, "epilogue": "cshuffle"},
     "64x64x32 va1 (C=3)": {"vector_a": 1},
     "64x64x32 stem va1 vb1": {"vector_a": 1, "vector_b": 1},
     "64x64x32 stem va3 vb3": {"vector_a": 3, "vector_b": 3},
@@ -70,7 +76,10 @@ GOAL_CONFIG = "64x64x32 plain"
 LOOP_BLOCK = {"64x64x32 K walk": "kloop", "64x64x64 two-stage": "tap_loop", "64x64x64 K walk": "kloop",
               "32x32x32 w1x1 (AOT)": "tap_loop", "32x32x32 K walk": "kloop",
               "16x16x32 w1x1 (AOT)": "tap_loop", "16x16x32 K walk": "kloop",
-              "128x128x64 plain": "tap_loop", "128x128x64 K walk": "kloop"}
+              "128x128x64 plain": "tap_loop", "128x128x64 K walk": "kloop",
+              "64x64x32 tap-tile": "taptile_loop", "16x16x32 tap-tile": "taptile_loop",
+              "32x32x32 tap-tile": "taptile_loop", "128x128x64 tap-tile": "taptile_loop",
+              "64x64x64 tap-tile": "taptile_loop"}
 
 _LOWER = r"""
 import json, sys

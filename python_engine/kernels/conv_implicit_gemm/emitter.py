@@ -6,6 +6,7 @@ cpp_engine/src/kernels/conv_implicit_gemm/emitter.h, emitter.cpp).
 in the module named after its phase (the C++ twin defines the same methods of
 its class ``Kernel`` in the .cpp file of the same name): :mod:`.slots` (global
 -> LDS load slots, the K walk), :mod:`.mainloop` (WMMA and the K loop),
+:mod:`.taploop` and :mod:`.taptile` (the uniform-tap K loops),
 :mod:`.epilogue` (accumulator epilogue, default and cshuffle stores) and
 :mod:`.cluster_fold`. The builder call order decides the SSA numbering and the
 bytes; :meth:`Kernel.emit` calls the phases in order."""
@@ -22,6 +23,7 @@ from .lds import PAD_C, PIXEL_VECTORS, lds_layout, lds_parts, pixel_slot, swizzl
 from .mainloop import MainLoop, tap_beside_waves
 from .slots import Slots
 from .taploop import TapLoop
+from .taptile import TapTile
 from .spec import DTYPES, WAVE, WMMA_M, WMMA_N, kernel_name, threads
 
 
@@ -37,7 +39,7 @@ def build(spec: dict, arch, flavor):
     return name, m
 
 
-class Kernel(Slots, MainLoop, TapLoop, Epilogue, ClusterFold):
+class Kernel(Slots, MainLoop, TapLoop, TapTile, Epilogue, ClusterFold):
     """Emits one kernel (C++ twin: class Kernel, emitter.h). Here: the state, the
     small helpers and the prologue values; the phase methods come from the mixins,
     one module per phase. Within each module, method order is emission order (the

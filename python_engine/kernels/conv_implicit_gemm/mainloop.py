@@ -128,6 +128,16 @@ def tap_loop_kernel(spec: dict) -> bool:
     return two_deep(spec) or tap_beside(spec)
 
 
+def tap_tile_kernel(spec: dict) -> bool:
+    """Whether a (valid, defaults filled) spec's kernel carries the tap-tile K loop
+    (:meth:`.taptile.TapTile.taptile_loop`) between the uniform-tap loop and the K walk:
+    every :func:`tap_loop_kernel`. It takes the channel counts with an odd number of K
+    tiles a tap (``cpg % tile_k == 0``, ``cpg % (2*tile_k) != 0``: cpg 64 at tile_k 64,
+    32 and 96 at tile_k 32) and the split-K slices the pair loop leaves (``ks %
+    tile_k == 0``)."""
+    return tap_loop_kernel(spec)
+
+
 class MainLoop:
     """Phase methods of :class:`.emitter.Kernel`: WMMA and the main loop."""
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ...ir import types as T
 from ...ir.values import const_int, i32
 from .lds import CHUNK, LOAD_KEY
-from .mainloop import row_slots, row_threads, tap_rows
+from .mainloop import row_slots, row_threads, tap_rows, tap_tile_kernel
 
 
 class TapLoop:
@@ -50,7 +50,7 @@ class TapLoop:
         which llvm-mca's gfx1250 model stalls on), then computes."""
         b = self.b
         tk2 = 2 * self.tk
-        walk = self.tap_branch()
+        walk = self.tap_branch("taptile_gate" if tap_tile_kernel(self.s) else "kwalk")
         self.tap_invariants()
         st0 = self.tap_state(self.k_begin if self.split else None)
         voffs = self.tap_offsets(st0)
@@ -93,12 +93,16 @@ class TapLoop:
             ph.add_incoming(x1, loop_end)
         self.close_held(val_phis, held, vals, pro_end, loop_end)
         b.position(walk)
-        return [(accs, loop_end)]
+        exits = [(accs, loop_end)]
+        if tap_tile_kernel(self.s):   # the tap-tile loop, then the K walk (block kwalk)
+            exits += self.taptile_loop(nacc, zero, done)
+        return exits
 
-    def tap_branch(self):
+    def tap_branch(self, fallback: str):
         """The wave-uniform branch of :meth:`tap_loop`: ``cpg % (2*tile_k)`` (split-K:
-        or'ed with ``k_begin % (2*tile_k)`` and ``ntiles & 1``) nonzero takes the K
-        walk. Returns the walk's block; leaves the builder in block ``tap_pro``."""
+        or'ed with ``k_begin % (2*tile_k)`` and ``ntiles & 1``) nonzero takes the
+        fallback: block ``fallback`` (``kwalk``, the K walk, or ``taptile_gate``, the
+        tap-tile loop's test). Returns that block; leaves the builder in ``tap_pro``."""
         b = self.b
         tk2 = 2 * self.tk
         cr = b.binop("urem", self.p("cpg"), i32(tk2), "tp_cr")
@@ -113,7 +117,7 @@ class TapLoop:
         # one-tile loop it is the false side: LLVM's structurizer then places the walk
         # first, so the tap loop does not hold the walk's values (tap_beside)
         cond = b.icmp("ne", cr, i32(0), "tp_gen") if two_deep else b.icmp("eq", cr, i32(0), "tp_uni")
-        walk = b.new_block("kwalk")
+        walk = b.new_block(fallback)
         tpro = b.new_block("tap_pro")
         if two_deep:
             b.cond_br(cond, walk, tpro)
@@ -220,15 +224,17 @@ class TapLoop:
             out.append(b.select(ok, off, self.oob_x, "tp_aoff"))
         return out
 
-    def tap_step(self, st):
-        """The uniform walk state of the next pair: ``cb += 4*tile_k`` (bytes); at
+    def tap_step(self, st, tiles: int = 2):
+        """The uniform walk state ``tiles`` K tiles on (2: the next pair; 1: the next tile,
+        :meth:`.taptile.TapTile.taptile_loop`): ``cb += 2*tiles*tile_k`` (bytes); at
         ``2*cpg`` it wraps to 0 and the tap moves one dilated pixel right (``xd``,
         ``kox``), wrapping at ``X*dil_w`` into the next filter row (``yd``, ``kox``
         by the x carry ``dil_h*rowb - X*dil_w*pixb``); ``kb += 4*tile_k``. Every
-        step is a uniform select against 0 (s_cselect)."""
+        step is a uniform select against 0 (s_cselect). One wrap a step: ``2*cpg`` is a
+        multiple of the step (the loops' entry conditions)."""
         b = self.b
         s = self.step
-        step = i32(4 * self.tk)
+        step = i32(2 * tiles * self.tk)
         cb1 = b.add(st["cb"], step, "tp_cbn")
         wrap = b.icmp("eq", cb1, self.tap_cpgb, "tp_wrap")
         cb = b.select(wrap, i32(0), cb1, "tp_cb")
@@ -248,10 +254,17 @@ class TapLoop:
         scheduling barrier between any two, so that no two loads of one resource are
         adjacent (no hard clause); returns (A values, B values)."""
         b = self.b
-        key = LOAD_KEY[2 * CHUNK]
         d = 2 * h * self.tk
         sa = b.add(st["cb"], i32(d), "tp_as") if d else st["cb"]
         sb = b.add(st["kb"], i32(d), "tp_bs") if d else st["kb"]
+        return self.tap_loads(voffs, sa, sb)
+
+    def tap_loads(self, voffs, sa, sb):
+        """One K tile's loads: per A slot 16 bytes at voffset ``voffs[j]`` with soffset
+        ``sa``, per B slot at ``b_voff[j]`` with soffset ``sb`` (bytes), issued A, B, A, B
+        with a scheduling barrier between any two; returns (A values, B values)."""
+        b = self.b
+        key = LOAD_KEY[2 * CHUNK]
         if len(voffs) < len(self.tap_a_slots):   # row_slots: chunk j at the immediate offset 16*j
             # (nuw: a voffset is below 2^31, so LLVM folds the constant into the load)
             voffs = voffs + [b.add(voffs[0], i32(2 * CHUNK * j), "tp_aoffj", ("nuw",))
