@@ -38,7 +38,7 @@ ABI_VARIANTS = _conv_abi.VARIANTS
 conv_kernel = SimpleNamespace(FAMILY=_cig.FAMILY, FIELDS=_cig.FIELDS, PIXEL_VECTORS=_cig.PIXEL_VECTORS,
                               pixel_slot=_cig.pixel_slot, D_VEC=_cig.D_VEC, OUT_VEC=_cig.OUT_VEC,
                               two_deep=_cig.two_deep, tap_loop_kernel=_cig.tap_loop_kernel, row_slots=_cig.row_slots,
-                              tap_rows=_cig.tap_rows,
+                              tap_rows=_cig.tap_rows, tap_tile_kernel=_cig.tap_tile_kernel,
                               CHUNK=_cig.CHUNK,
                               WAVE=_cig.WAVE)
 

@@ -256,16 +256,26 @@ PREFERRED_LOOPS = ("%tap_loop",)
 
 
 def _preferred(blocks: list[Block], lp: Loop) -> bool:
+    return _header_named(blocks, lp, PREFERRED_LOOPS)
+
+
+def _header_named(blocks: list[Block], lp: Loop, names: tuple) -> bool:
+    """Whether LLVM's comment on ``lp``'s header names an IR block starting with one of
+    ``names`` (``%tap_loop`` matches ``%tap_loop244``)."""
     head = next((b for b in blocks if b.label == lp.header), None)
-    return head is not None and any(c.startswith(PREFERRED_LOOPS) for c in head.comments)
+    return head is not None and any(c.startswith(names) for c in head.comments)
 
 
-def main_loop(asm: str, kernel: str) -> MainLoop:
-    """The main loop of ``kernel`` in ``asm`` (module docstring); LoopError when it has no loop."""
+def main_loop(asm: str, kernel: str, named: str | None = None) -> MainLoop:
+    """The main loop of ``kernel`` in ``asm`` (module docstring); LoopError when it has no
+    loop. ``named`` (an IR block name such as ``%taptile_loop``): the loop whose header
+    LLVM annotates with that name instead (LoopError when none is)."""
     blocks = kernel_blocks(asm, kernel)
     loops = find_loops(blocks)
+    if named is not None:
+        loops = [lp for lp in loops if _header_named(blocks, lp, (named,))]
     if not loops:
-        raise LoopError(f"kernel {kernel!r} has no loop")
+        raise LoopError(f"kernel {kernel!r} has no loop" + (f" named {named}" if named else ""))
 
     def body(lp: Loop) -> list[str]:
         out = [s for i in lp.blocks for s in blocks[i].instructions]

@@ -87,6 +87,18 @@ OCCUPANCY_MIN = 9
 CLASS_LIMITS = {"64x64x64 two-stage": (NON_WMMA_LIMIT, 692, 7), "32x32x32 AOT tile": (NON_WMMA_LIMIT, 649, 8),
                 "16x16 AOT tile": (37, 411, 16), "128x128x64 cluster S=15": (NON_WMMA_LIMIT, 866, 3)}
 
+#: the K-walk fallback's goals (issue 40: the fallback at the tap loop's figures): per target
+#: label -> (non-WMMA per WMMA limit, llvm-mca no-barrier cycles per K tile limit) of its
+#: tap-tile loop (Measure.fallback), the loop its kernel runs for cpg an odd multiple of
+#: tile_k; NON_WMMA_LIMIT where the class has at least 2 WMMAs per wave and K tile, else half
+#: the K walk's figure, and half the K walk's cycles, both as this loop replaced it (parity
+#: perf / bench/mainloop.py, llc-22, main 982e72b: 64x64x32 plain 883.5 cycles per K tile;
+#: 64x64x64 two-stage 1300; 128x128x64 1488; 16x16 72.0 non-WMMA per WMMA, 821 cycles;
+#: 32x32x32 1075)
+FALLBACK_LIMITS = {"64x64x32 plain": (NON_WMMA_LIMIT, 441), "64x64x64 two-stage": (NON_WMMA_LIMIT, 650),
+                   "128x128x64 cluster S=15": (NON_WMMA_LIMIT, 744), "16x16 AOT tile": (36, 410),
+                   "32x32x32 AOT tile": (NON_WMMA_LIMIT, 537)}
+
 PASS, FAIL, SKIP = "met", "not met", "skipped"
 
 
@@ -165,6 +177,7 @@ def goals(measures: dict) -> list[Goal]:
                         f"{TARGETS[0][0]}: {v:.2f} non-WMMA instructions per WMMA, limit {NON_WMMA_LIMIT}"))
     out += mainloop_goals(first)
     out += class_goals(measures)
+    out += fallback_goals(measures)
     if not present:
         out.append(Goal("epilogue_16b", SKIP, "no target measured"))
     else:
@@ -247,6 +260,32 @@ def class_goals(measures: dict) -> list[Goal]:
                   (spills == 0, f"{spills} spills"), (scr == 0, f"{scr} scratch bytes"))
         bad = [t for ok, t in checks if not ok]
         out.append(Goal(name, FAIL if bad else PASS, f"{label}: " + "; ".join(bad or [t for _, t in checks])))
+    return out
+
+
+def fallback_goals(measures: dict) -> list[Goal]:
+    """One goal ``fallback_<label>`` per FALLBACK_LIMITS target: its tap-tile loop's non-WMMA
+    per WMMA and llvm-mca cycles per K tile without barriers at the limits, prefetch at
+    least PREFETCH_TILES (occupancy, spills and scratch are the kernel's, judged by the
+    class goals); skipped when the target or its loop was not measured."""
+    out = []
+    for label, cfg in TARGETS:
+        if label not in FALLBACK_LIMITS:
+            continue
+        name = "fallback_" + label.replace(" ", "_")
+        nw_limit, nb_limit = FALLBACK_LIMITS[label]
+        m = measures.get(f"{FAMILY}/{cfg}")
+        f = m.fallback if m is not None and m.ok else None
+        if not f or f.get("no_barrier_per_k_tile") is None:
+            out.append(Goal(name, SKIP, f"{label}: tap-tile loop not measured"))
+            continue
+        nw, nb, pf = f["non_wmma_per_wmma"], f["no_barrier_per_k_tile"], f["prefetch_tiles"] or 0
+        checks = ((nw <= nw_limit, f"{nw:.2f} non-WMMA per WMMA (<= {nw_limit})"),
+                  (nb <= nb_limit, f"{nb:.0f} llvm-mca cycles per K tile without barriers (<= {nb_limit})"),
+                  (pf >= PREFETCH_TILES, f"prefetch {pf:.2f} K tiles (>= {PREFETCH_TILES})"))
+        bad = [t for ok, t in checks if not ok]
+        out.append(Goal(name, FAIL if bad else PASS,
+                        f"{label} tap-tile loop: " + "; ".join(bad or [t for _, t in checks])))
     return out
 
 

@@ -260,6 +260,8 @@ def conv_cover_problems(full: dict) -> tuple:
         out += _kwalk_carry_problems(full)
     if C.tap_loop_kernel(full):
         out += _tap_test_problems(full)
+    if C.tap_tile_kernel(full):
+        out += _tap_tile_problems(full)
     if conv_split(full) and not S:
         out += [prob(f"cover_bound_m{r}", _bound_geometry(full, odd), r, k) for r, k in boundary_phases(full)]
     # every A slot's pixel tests one long, first K tile and K loop (parity/sim/cover_unit.py)
@@ -459,6 +461,26 @@ def _tap_test_problems(full: dict) -> list:
     if S >= 3:  # one tile pair: slices 0 and 1 of one K tile, slice 2 empty at k_begin 2 tile_k
         out.append(("cover_taps_empty", 1, 2 * tk, 2, 7, 8, 1, 1, (1, 1), (0, 0), (1, 1), 1))
     return out
+
+
+def _tap_tile_problems(full: dict) -> list:
+    """The tap-tile loop's problems (kernels with it, ``C.tap_tile_kernel``; d = 1 plain, 2
+    two-stage, S cluster): cpg an odd multiple of tile_k, so no tile pair lies in one tap
+    and every tile does. ``cover_tt_odd``: cpg = tile_k on a 3 x 3d filter (one tile a tap:
+    every step wraps the channel; x wraps every 3d tiles), 9 tiles a slice, odd: the
+    phantom tile; ``cover_tt_even``: cpg = 3 tile_k on a 2 x 2d filter, 12 tiles a slice
+    (even: no phantom), a channel wrap every third step; ``cover_tt_x1``: cpg = tile_k on
+    a 5d x 1 filter (every tap step wraps x); ``cover_tt_odd3``: the same at cpg = 3 tile_k
+    (15 tiles a slice, odd, the first steps within a tap). Padding 1 on 2 images of 1 x w (w = tile_m/4
+    + 4, as ``cover_taps``): right and bottom padding taps on data (the next row's pixel 0,
+    image 1's row 0), so a pixel test one long reads data, not zero."""
+    tm, tn, tk, S = full["tile_m"], full["tile_n"], full["tile_k"], full["split_k_cluster"]
+    d = S or (2 if conv_split(full) else 1)
+    w = max(tm // 4 + 4, 3 * d)
+    return [("cover_tt_odd", 2, tk, 1, w, tn + 4, 3, 3 * d, (1, 1), (1, 1), (1, 1), 1),
+            ("cover_tt_even", 2, 3 * tk, 1, w, tn + 4, 2, 2 * d, (1, 1), (1, 1), (1, 1), 1),
+            ("cover_tt_x1", 2, tk, 5 * d, w, 8, 5 * d, 1, (1, 1), (1, 0), (1, 1), 1),
+            ("cover_tt_odd3", 2, 3 * tk, 5 * d, w, 8, 5 * d, 1, (1, 1), (1, 0), (1, 1), 1)]
 
 
 def short_last_tile(kg: int, d: int, tk: int) -> bool:

@@ -38,7 +38,7 @@ from __future__ import annotations
 from .emitter import build
 from .lds import (CHUNK, D_VEC, DT_ROW, OUT_VEC, PAD_C, PAIR_SLOTS, PIXEL_VECTORS, SWEEP_CHUNKS, WT_ROW,
                   lds_bytes, lds_layout, lds_parts, load_vector, pixel_pieces, pixel_slot, swizzle)
-from .mainloop import row_slots, row_threads, tap_beside, tap_loop_kernel, tap_rows, two_deep
+from .mainloop import row_slots, row_threads, tap_beside, tap_loop_kernel, tap_rows, tap_tile_kernel, two_deep
 from .rules import MAX_TILE, NAME_RE, validate
 from .spec import (ACC_EPILOGUES, DTYPES, EPILOGUES, FAMILY, FIELDS, MAX_LOAD_WAVES, PIPELINES, VECTORS, WAVE,
                    WMMA_K, WMMA_KEY, WMMA_M, WMMA_N, kernel_name, stage1_acc, threads)
@@ -49,5 +49,5 @@ __all__ = [
     "DTYPES", "WMMA_KEY", "PIPELINES", "EPILOGUES", "ACC_EPILOGUES", "VECTORS", "PIXEL_VECTORS",
     "MAX_LOAD_WAVES", "MAX_TILE", "NAME_RE", "WMMA_M", "WMMA_N", "WMMA_K", "WAVE",
     "CHUNK", "SWEEP_CHUNKS", "PAD_C", "OUT_VEC", "D_VEC", "DT_ROW", "WT_ROW", "PAIR_SLOTS", "two_deep",
-    "tap_beside", "tap_loop_kernel", "row_slots", "row_threads", "tap_rows",
+    "tap_beside", "tap_loop_kernel", "tap_tile_kernel", "row_slots", "row_threads", "tap_rows",
 ]

@@ -128,14 +128,21 @@ def tap_loop_kernel(spec: dict) -> bool:
     return two_deep(spec) or tap_beside(spec)
 
 
+# The one-tile loop tiles (TAP_BESIDE_WAVES) whose kernel also carries the tap-tile loop: with
+# it the 16x16x32 and 32x32x32 w1x1 kernels spill at their amdgpu-waves-per-eu (5 and 7 VGPRs,
+# 24 and 32 scratch bytes), and the 128x128x64 loop measured 5654 llvm-mca cycles per K tile
+# (LLVM 22.1, parity perf; docs/conv_implicit_gemm.md, "Tap-tile loop").
+TAP_TILE_BESIDE = ((64, 64, 64, 2, 2),)
+
+
 def tap_tile_kernel(spec: dict) -> bool:
     """Whether a (valid, defaults filled) spec's kernel carries the tap-tile K loop
     (:meth:`.taptile.TapTile.taptile_loop`) between the uniform-tap loop and the K walk:
-    every :func:`tap_loop_kernel`. It takes the channel counts with an odd number of K
-    tiles a tap (``cpg % tile_k == 0``, ``cpg % (2*tile_k) != 0``: cpg 64 at tile_k 64,
-    32 and 96 at tile_k 32) and the split-K slices the pair loop leaves (``ks %
-    tile_k == 0``)."""
-    return tap_loop_kernel(spec)
+    :func:`two_deep` kernels and :func:`tap_beside` kernels of a :data:`TAP_TILE_BESIDE`
+    tile. It takes the channel counts with an odd number of K tiles a tap (``cpg %
+    tile_k == 0``, ``cpg % (2*tile_k) != 0``: cpg 64 at tile_k 64, 32 and 96 at tile_k
+    32) and the split-K slices the pair loop leaves (with ``ks % tile_k == 0``)."""
+    return two_deep(spec) or (tap_beside(spec) and _tile(spec) in TAP_TILE_BESIDE)
 
 
 class MainLoop:

@@ -229,7 +229,7 @@ class TapLoop:
         :meth:`.taptile.TapTile.taptile_loop`): ``cb += 2*tiles*tile_k`` (bytes); at
         ``2*cpg`` it wraps to 0 and the tap moves one dilated pixel right (``xd``,
         ``kox``), wrapping at ``X*dil_w`` into the next filter row (``yd``, ``kox``
-        by the x carry ``dil_h*rowb - X*dil_w*pixb``); ``kb += 4*tile_k``. Every
+        by the x carry ``dil_h*rowb - X*dil_w*pixb``); ``kb += 2*tiles*tile_k``. Every
         step is a uniform select against 0 (s_cselect). One wrap a step: ``2*cpg`` is a
         multiple of the step (the loops' entry conditions)."""
         b = self.b
