@@ -56,7 +56,8 @@ inline const ir::Value &carried(const KState &s, size_t f) {
     return f == 0 ? s.c : f == 1 ? s.xd : f == 2 ? s.yd : s.ko;
 }
 
-// The uniform walk state of one K tile pair of the uniform-tap loop (taploop.cpp):
+// The uniform walk state of one K tile pair of the uniform-tap loop (taploop.cpp; one
+// K tile of the tap-tile loop, taptile.cpp):
 // the channel byte offset cb = 2*c0, the B byte offset kb = 2*k0, the tap's xd =
 // x*dil_w, yd = y*dil_h and byte offset kox inside the pixel window.
 struct TapState {
@@ -212,6 +213,7 @@ private:
     std::vector<ir::Value> compute(const ir::Value &buf, std::vector<ir::Value> accs);
     void main_loop();
     bool pipelines_two_deep() const;
+    bool tap_tile_kernel() const;
     LoopEntry enter_loop(ir::Block &loop, size_t nacc);
     std::vector<std::array<ir::Phi *, 4>> k_state_phis(const std::vector<KState> &states, std::vector<KState> &cur);
     ir::Block &pipelined_loop(const ir::Value &any_tile, ir::Block &pro, size_t nacc, const ir::Value &zero,
@@ -231,15 +233,21 @@ private:
 
     // -- taploop.cpp (twin taploop.py, mixin TapLoop): the uniform-tap K loop
     void tap_loop(size_t nacc, const ir::Value &zero, ir::Block &done, std::vector<LoopExit> &exits);
-    ir::Block &tap_branch();
+    ir::Block &tap_branch(const std::string &fallback);
     std::vector<ir::Value> tap_pair(TileVals &vals, const std::vector<ir::Value> &vo, const TapState &st,
                                     const TapState &nst, std::vector<ir::Value> &accs);
     void tap_invariants();
     ir::Value tap_row_slots(std::vector<ASlot> &slots);
     TapState tap_state(const ir::Value *k);
     std::vector<ir::Value> tap_offsets(const TapState &st);
-    TapState tap_step(const TapState &st);
-    TileVals tap_tile(std::vector<ir::Value> voffs, const TapState &st, int64_t h);
+    TapState tap_step(const TapState &st, int64_t tiles = 2);
+    TileVals tap_tile(const std::vector<ir::Value> &voffs, const TapState &st, int64_t h);
+    TileVals tap_loads(std::vector<ir::Value> voffs, const ir::Value &sa, const ir::Value &sb);
+
+    // -- taptile.cpp (twin taptile.py, mixin TapTile): the tap-tile K loop
+    void taptile_loop(size_t nacc, const ir::Value &zero, ir::Block &done, std::vector<LoopExit> &exits);
+    ir::Block &taptile_branch();
+    TileVals tile_loads(const std::vector<ir::Value> &voffs, const TapState &st);
 
     // -- epilogue.cpp (twin epilogue.py, mixin Epilogue): the epilogues
     ir::Value acc_epi(const ir::Value &x, const ir::Value &n_elem, int64_t width);

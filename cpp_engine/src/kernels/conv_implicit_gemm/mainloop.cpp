@@ -118,6 +118,16 @@ bool Kernel::pipelines_two_deep() const {
            slot_a_ == kChunk && slot_b_ == kChunk && a_slots_.size() + b_slots_.size() <= kPipelineHeldSlots;
 }
 
+// Whether the kernel carries the tap-tile K loop (taptile_loop) between the
+// uniform-tap loop and the K walk: every kernel that carries the uniform-tap loop
+// (the twin's tap_loop_kernel: pipelines_two_deep, beside the two-deep K walk, or
+// tap_beside, beside the one-tile K walk). It takes the channel counts with an odd
+// number of K tiles a tap (cpg % tile_k == 0, cpg % (2*tile_k) != 0: cpg 64 at
+// tile_k 64, 32 and 96 at tile_k 32) and the split-K slices the pair loop leaves
+// (ks % tile_k == 0). Twin: tap_tile_kernel (a function of the spec there; here a
+// method, as pipelines_two_deep is the twin's two_deep).
+bool Kernel::tap_tile_kernel() const { return pipelines_two_deep() || tap_beside(s_); }
+
 namespace {
 const TapBesideTile *tap_beside_tile(const ConvSpec &spec) {
     const int64_t t[5] = {spec.tile_m, spec.tile_n, spec.tile_k, spec.waves_m, spec.waves_n};

@@ -30,10 +30,13 @@ using namespace cpe::ir;
 // iterations of two halves (the held tile as in pipelined_loop); the last
 // iteration's loads (two tiles past k_end) are never computed. Each half waits once
 // for the held tile's loads (s_wait_loadcnt 0), stores them, issues its loads A, B,
-// A, B (no hard clause), then computes.
+// A, B (no hard clause), then computes. In a tap_tile_kernel the walk's side is
+// block taptile_gate: the tap-tile loop (taptile_loop, which pushes its exit too),
+// then the K walk (block kwalk).
 void Kernel::tap_loop(size_t nacc, const Value &zero, Block &done, std::vector<LoopExit> &exits) {
     const int64_t tk2 = 2 * tk_;
-    Block &walk = tap_branch();
+    const bool taptile = tap_tile_kernel();
+    Block &walk = tap_branch(taptile ? "taptile_gate" : "kwalk");
     tap_invariants();
     const TapState st0 = split_ ? tap_state(&k_begin_) : tap_state(nullptr);
     const std::vector<Value> voffs = tap_offsets(st0);
@@ -88,12 +91,14 @@ void Kernel::tap_loop(size_t nacc, const Value &zero, Block &done, std::vector<L
     close_held(val_phis, held, vals, pro_end, loop_end);
     b_.position(walk);
     exits.push_back(LoopExit{accs, &loop_end});
+    if (taptile) taptile_loop(nacc, zero, done, exits);  // the tap-tile loop, then the K walk (block kwalk)
 }
 
 // The wave-uniform branch of tap_loop: cpg % (2*tile_k) (split-K: or'ed with
-// k_begin % (2*tile_k) and ntiles & 1) nonzero takes the K walk. Returns the
-// walk's block; leaves the builder in block tap_pro. Twin: TapLoop.tap_branch.
-Block &Kernel::tap_branch() {
+// k_begin % (2*tile_k) and ntiles & 1) nonzero takes the fallback: block `fallback`
+// (kwalk, the K walk, or taptile_gate, the tap-tile loop's test). Returns that
+// block; leaves the builder in tap_pro. Twin: TapLoop.tap_branch.
+Block &Kernel::tap_branch(const std::string &fallback) {
     const int64_t tk2 = 2 * tk_;
     Value cr = b_.binop("urem", p("cpg"), ci32(tk2), "tp_cr");
     if (split_) {  // and the slice starts on a pair and has whole pairs
@@ -108,7 +113,7 @@ Block &Kernel::tap_branch() {
     // one-tile loop it is the false side: LLVM's structurizer then places the walk
     // first, so the tap loop does not hold the walk's values (tap_beside)
     const Value cond = two_deep ? b_.icmp("ne", cr, ci32(0), "tp_gen") : b_.icmp("eq", cr, ci32(0), "tp_uni");
-    Block &walk = b_.new_block("kwalk");
+    Block &walk = b_.new_block(fallback);
     Block &tpro = b_.new_block("tap_pro");
     if (two_deep) {
         b_.cond_br(cond, walk, tpro);
@@ -149,10 +154,13 @@ std::vector<Value> Kernel::tap_pair(TileVals &vals, const std::vector<Value> &vo
     return nvo;
 }
 
-// Once, in the uniform-tap prologue: per A slot a_tap = pbase + 2*koff, per B slot
-// b_voff = nok ? wbyte : w_bytes, and the uniform steps cpg_b = 2*cpg (bytes of a
-// tap's channels), dw_b = dil_w*2*C (one dilated pixel).
+// Once, in the uniform-tap prologue (and again in the tap-tile loop's): per A slot
+// a_tap = pbase + 2*koff, per B slot b_voff = nok ? wbyte : w_bytes, and the uniform
+// steps cpg_b = 2*cpg (bytes of a tap's channels), dw_b = dil_w*2*C (one dilated
+// pixel). Each call makes them anew (the twin assigns new lists).
 void Kernel::tap_invariants() {
+    a_tap_.clear();
+    b_voff_.clear();
     tap_cpgb_ = b_.mul(p("cpg"), ci32(2), "tp_cpgb");
     tap_dwb_ = b_.mul(p("dil_w"), c2_, "tp_dwb");
     tap_a_slots_ = a_slots_;  // the tap loop's A slots: the walk's, or tap_rows' own
@@ -228,12 +236,14 @@ std::vector<Value> Kernel::tap_offsets(const TapState &st) {
     return out;
 }
 
-// The uniform walk state of the next pair: cb += 4*tile_k (bytes); at 2*cpg it
-// wraps to 0 and the tap moves one dilated pixel right (xd, kox), wrapping at
-// X*dil_w into the next filter row (yd, kox by the x carry); kb += 4*tile_k. Every
-// step is a uniform select against 0 (s_cselect).
-TapState Kernel::tap_step(const TapState &st) {
-    const Value step = ci32(4 * tk_);
+// The uniform walk state `tiles` K tiles on (2: the next pair; 1: the next tile,
+// taptile_loop): cb += 2*tiles*tile_k (bytes); at 2*cpg it wraps to 0 and the tap
+// moves one dilated pixel right (xd, kox), wrapping at X*dil_w into the next filter
+// row (yd, kox by the x carry); kb += 2*tiles*tile_k. Every step is a uniform select
+// against 0 (s_cselect). One wrap a step: 2*cpg is a multiple of the step (the
+// loops' entry conditions).
+TapState Kernel::tap_step(const TapState &st, int64_t tiles) {
+    const Value step = ci32(2 * tiles * tk_);
     const Value cb1 = b_.add(st.cb, step, "tp_cbn");
     const Value wrap = b_.icmp("eq", cb1, tap_cpgb_, "tp_wrap");
     const Value cb = b_.select(wrap, ci32(0), cb1, "tp_cb");
@@ -255,11 +265,18 @@ TapState Kernel::tap_step(const TapState &st) {
 // voffset voffs[j] with soffset cb + 2*h*tile_k, per B slot at b_voff[j] with soffset
 // kb + 2*h*tile_k (bytes), issued A, B, A, B with a scheduling barrier between any
 // two, so that no two loads of one resource are adjacent (no hard clause).
-TileVals Kernel::tap_tile(std::vector<Value> voffs, const TapState &st, int64_t h) {
-    const std::string key = load_key(2 * kChunk);
+TileVals Kernel::tap_tile(const std::vector<Value> &voffs, const TapState &st, int64_t h) {
     const int64_t d = 2 * h * tk_;
     const Value sa = d ? b_.add(st.cb, ci32(d), "tp_as") : st.cb;
     const Value sb = d ? b_.add(st.kb, ci32(d), "tp_bs") : st.kb;
+    return tap_loads(voffs, sa, sb);
+}
+
+// One K tile's loads: per A slot 16 bytes at voffset voffs[j] with soffset sa, per B
+// slot at b_voff[j] with soffset sb (bytes), issued A, B, A, B with a scheduling
+// barrier between any two. Twin: TapLoop.tap_loads.
+TileVals Kernel::tap_loads(std::vector<Value> voffs, const Value &sa, const Value &sb) {
+    const std::string key = load_key(2 * kChunk);
     if (voffs.size() < tap_a_slots_.size()) {  // row_slots: chunk j at the immediate offset 16*j
         // (nuw: a voffset is below 2^31, so LLVM folds the constant into the load)
         const Value v0 = voffs[0];
