@@ -42,9 +42,11 @@ def test_tap_loop_beside_the_two_deep_loop(spec, two_deep):
     assert ("tap_loop" in blocks and "tap_pro" in blocks and "kwalk" in blocks) == tap
     assert ("@llvm.amdgcn.s.wait.loadcnt" in text) == tap
     assert ("%tp_gen" in text) == two_deep and ("%tp_uni" in text) == (tap and not two_deep)
+    # the tap-tile loop's gate (two-deep and 64x64x64 kernels) sits between the branch and the walk
+    assert ("taptile_gate" in blocks) == CIG.tap_tile_kernel(full) == two_deep
     if two_deep:
         br = [ln for ln in blocks["prologue"] if ln.startswith("br i1 %tp_gen")]
-        assert len(br) == 1 and re.search(r"label %kwalk\d+, label %tap_pro\d+$", br[0]), br
+        assert len(br) == 1 and re.search(r"label %taptile_gate\d+, label %tap_pro\d+$", br[0]), br
 
 
 def _kinds(lines):
@@ -105,11 +107,12 @@ def test_tap_loop_beside_the_one_tile_loop(spec):
 
 def _beside_body(blocks: dict, slots: int = 4) -> list:
     """The tap loop's body of a tap_beside kernel, after checking the prologue's branch
-    (``tp_uni``: the tap loop, else the walk) and the body's per-half order: one
-    load-counter wait, the held tile's LDS stores, ``slots`` A and B loads each, WMMAs,
-    the barrier."""
+    (``tp_uni``: the tap loop, else the fallback: the tap-tile gate at 64x64x64, else the
+    walk) and the body's per-half order: one load-counter wait, the held tile's LDS
+    stores, ``slots`` A and B loads each, WMMAs, the barrier."""
     br = [ln for ln in blocks["prologue"] if ln.startswith("br i1 %tp_uni")]
-    assert len(br) == 1 and re.search(r"label %tap_pro\d+, label %kwalk\d+$", br[0]), br
+    fallback = "taptile_gate" if "taptile_gate" in blocks else "kwalk"
+    assert len(br) == 1 and re.search(rf"label %tap_pro\d+, label %{fallback}\d+$", br[0]), br
     body = blocks["tap_loop"]
     half = ["wait", "lds_store"] + ["load_x", "load_w"] * slots + ["wmma", "barrier"]
     assert _kinds(body) == half + half

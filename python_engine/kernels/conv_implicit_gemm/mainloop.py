@@ -70,10 +70,14 @@ def tap_beside(spec: dict) -> bool:
 
 def tap_beside_waves(spec: dict) -> int | None:
     """The ``amdgpu-waves-per-eu`` of a (valid, defaults filled) spec's kernel: for
-    :func:`tap_beside` kernels the occupancy their one-tile kernel had before the tap
+    :func:`tap_tile_kernel` kernels of a two-deep tile the :data:`TAP_TILE_WAVES`
+    value (the occupancy they had before the tap-tile loop); for :func:`tap_beside`
+    kernels the occupancy their one-tile kernel had before the tap
     loop (:data:`TAP_BESIDE_WAVES`: by epilogue, and for cshuffle plain or split-K),
     which LLVM 22.1 then meets with no spill (without it LLVM allocates 150 to 162
     VGPRs at 64x64x64, 138 at 32x32x32: a wave fewer); else None."""
+    if tap_tile_kernel(spec) and TAP_TILE_WAVES[_tile(spec)] is not None:
+        return TAP_TILE_WAVES[_tile(spec)]
     if not tap_beside(spec):
         return None
     default, split_cshuffle, plain_cshuffle = TAP_BESIDE_WAVES[_tile(spec)]
@@ -128,21 +132,29 @@ def tap_loop_kernel(spec: dict) -> bool:
     return two_deep(spec) or tap_beside(spec)
 
 
-# The one-tile loop tiles (TAP_BESIDE_WAVES) whose kernel also carries the tap-tile loop: with
-# it the 16x16x32 and 32x32x32 w1x1 kernels spill at their amdgpu-waves-per-eu (5 and 7 VGPRs,
-# 24 and 32 scratch bytes), and the 128x128x64 loop measured 5654 llvm-mca cycles per K tile
-# (LLVM 22.1, parity perf; docs/conv_implicit_gemm.md, "Tap-tile loop").
-TAP_TILE_BESIDE = ((64, 64, 64, 2, 2),)
+# The tiles whose kernel carries the tap-tile loop (tap_tile_kernel) -> the waves per SIMD its
+# kernel asks LLVM for (``amdgpu-waves-per-eu``; None: the one-tile loop's tap_beside_waves).
+# 64x64x32 w2x2 (two-deep): 9, the occupancy of its kernels before the tap-tile loop (without
+# the attribute LLVM 22.1 allocates 113 to 115 VGPRs, 8 waves, for 46 of its 55 kernels);
+# 64x64x64 w2x2 (beside the one-tile loop). Left out, measured with LLVM 22.1 (parity perf;
+# docs/conv_implicit_gemm.md, "Tap-tile loop"): the 16x16x32 and 32x32x32 w1x1 kernels spill
+# at their waves (5 and 7 VGPRs), the 128x128x64 loop takes 5654 llvm-mca cycles per K tile
+# (66 s_set_vgpr_msb); and the cluster kernels with the default epilogue, 112 VGPRs before,
+# spill 4 to 9 VGPRs at 9 waves (tap_tile_kernel).
+TAP_TILE_WAVES = {(64, 64, 32, 2, 2): 9, (64, 64, 64, 2, 2): None}
 
 
 def tap_tile_kernel(spec: dict) -> bool:
     """Whether a (valid, defaults filled) spec's kernel carries the tap-tile K loop
     (:meth:`.taptile.TapTile.taptile_loop`) between the uniform-tap loop and the K walk:
-    :func:`two_deep` kernels and :func:`tap_beside` kernels of a :data:`TAP_TILE_BESIDE`
-    tile. It takes the channel counts with an odd number of K tiles a tap (``cpg %
-    tile_k == 0``, ``cpg % (2*tile_k) != 0``: cpg 64 at tile_k 64, 32 and 96 at tile_k
-    32) and the split-K slices the pair loop leaves (with ``ks % tile_k == 0``)."""
-    return two_deep(spec) or (tap_beside(spec) and _tile(spec) in TAP_TILE_BESIDE)
+    a :func:`tap_loop_kernel` of a :data:`TAP_TILE_WAVES` tile, but a cluster kernel
+    with the default epilogue. It takes the channel counts with an odd number of K
+    tiles a tap (``cpg % tile_k == 0``, ``cpg % (2*tile_k) != 0``: cpg 64 at tile_k 64,
+    32 and 96 at tile_k 32) and the split-K slices the pair loop leaves (with ``ks %
+    tile_k == 0``)."""
+    if spec["split_k_cluster"] and spec["epilogue"] == "default":
+        return False
+    return tap_loop_kernel(spec) and _tile(spec) in TAP_TILE_WAVES
 
 
 class MainLoop:

@@ -143,7 +143,42 @@ inline constexpr TapBesideTile kTapBesideTiles[4] = {
 // loop (2490 vs 1366 llvm-mca cycles per K tile); 32x32x32 w1x1 holds 8 load slots a
 // thread, past the two-deep loop's kPipelineHeldSlots. Twin: tap_beside.
 bool tap_beside(const ConvSpec &spec);
-// The amdgpu-waves-per-eu of a valid spec's kernel: for tap_beside kernels the
+// Whether a valid spec's K loop is the two-deep pipelined loop (Kernel::pipelined_loop,
+// with the uniform-tap loop beside it): the mem pipeline with kPipelineWmmasMin to
+// kPipelineWmmasMax WMMAs per wave and K tile and 16-byte A and B slots, at most
+// kPipelineHeldSlots of them per thread (ceil(tile*tile_k/8 / threads) per side), as
+// Kernel::pipelines_two_deep finds from the kernel's slots. Twin: two_deep.
+bool two_deep(const ConvSpec &spec);
+// The tiles {tile_m, tile_n, tile_k, waves_m, waves_n} whose kernel carries the
+// tap-tile loop (tap_tile_kernel) -> the waves per SIMD its kernel asks LLVM for
+// (amdgpu-waves-per-eu; 0: the one-tile loop's tap_beside_waves). 64x64x32 w2x2
+// (two-deep): 9, the occupancy of its kernels before the tap-tile loop (without the
+// attribute LLVM 22.1 allocates 113 to 115 VGPRs, 8 waves, for 46 of its 55 kernels);
+// 64x64x64 w2x2 (beside the one-tile loop). Left out, measured with LLVM 22.1 (parity
+// perf; docs/conv_implicit_gemm.md, "Tap-tile loop"): the 16x16x32 and 32x32x32 w1x1
+// kernels spill at their waves (5 and 7 VGPRs), the 128x128x64 loop takes 5654
+// llvm-mca cycles per K tile (66 s_set_vgpr_msb); and the cluster kernels with the
+// default epilogue, 112 VGPRs before, spill 4 to 9 VGPRs at 9 waves (tap_tile_kernel).
+// Twin: TAP_TILE_WAVES.
+struct TapTileTile {
+    int64_t tile[5];
+    int64_t waves;
+};
+inline constexpr TapTileTile kTapTileTiles[2] = {
+    {{64, 64, 32, 2, 2}, 9},
+    {{64, 64, 64, 2, 2}, 0},
+};
+// Whether a valid spec's kernel carries the tap-tile K loop (Kernel::taptile_loop)
+// between the uniform-tap loop and the K walk: a kernel with the uniform-tap loop
+// (two_deep or tap_beside) of a kTapTileTiles tile, but a cluster kernel with the
+// default epilogue. It takes the channel counts with an odd number of K tiles a tap
+// (cpg % tile_k == 0, cpg % (2*tile_k) != 0: cpg 64 at tile_k 64, 32 and 96 at
+// tile_k 32) and the split-K slices the pair loop leaves (with ks % tile_k == 0).
+// Twin: tap_tile_kernel.
+bool tap_tile_kernel(const ConvSpec &spec);
+// The amdgpu-waves-per-eu of a valid spec's kernel: for tap_tile_kernel kernels of a
+// two-deep tile the kTapTileTiles value (the occupancy they had before the tap-tile
+// loop); for tap_beside kernels the
 // occupancy their one-tile kernel had before the tap loop (kTapBesideTiles: by
 // epilogue, and for cshuffle plain or split-K), which LLVM 22.1 then meets with no
 // spill (without it LLVM allocates 150 to 162 VGPRs at 64x64x64, 138 at 32x32x32: a

@@ -118,15 +118,35 @@ bool Kernel::pipelines_two_deep() const {
            slot_a_ == kChunk && slot_b_ == kChunk && a_slots_.size() + b_slots_.size() <= kPipelineHeldSlots;
 }
 
-// Whether the kernel carries the tap-tile K loop (taptile_loop) between the
-// uniform-tap loop and the K walk: every kernel that carries the uniform-tap loop
-// (the twin's tap_loop_kernel: pipelines_two_deep, beside the two-deep K walk, or
-// tap_beside, beside the one-tile K walk). It takes the channel counts with an odd
-// number of K tiles a tap (cpg % tile_k == 0, cpg % (2*tile_k) != 0: cpg 64 at
-// tile_k 64, 32 and 96 at tile_k 32) and the split-K slices the pair loop leaves
-// (ks % tile_k == 0). Twin: tap_tile_kernel (a function of the spec there; here a
-// method, as pipelines_two_deep is the twin's two_deep).
-bool Kernel::tap_tile_kernel() const { return pipelines_two_deep() || tap_beside(s_); }
+// Whether the kernel carries the tap-tile K loop (taptile_loop): the spec's
+// tap_tile_kernel (emitter.h).
+bool Kernel::tap_tile_kernel() const { return conv_implicit_gemm::tap_tile_kernel(s_); }
+
+namespace {
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+const TapTileTile *tap_tile_tile(const ConvSpec &spec) {
+    const int64_t t[5] = {spec.tile_m, spec.tile_n, spec.tile_k, spec.waves_m, spec.waves_n};
+    for (const TapTileTile &c : kTapTileTiles) {
+        if (std::equal(std::begin(t), std::end(t), std::begin(c.tile))) return &c;
+    }
+    return nullptr;
+}
+}  // namespace
+
+bool two_deep(const ConvSpec &spec) {
+    const int64_t wmmas = (spec.tile_m / (kWmmaM * spec.waves_m)) * (spec.tile_n / (kWmmaN * spec.waves_n)) *
+                          (spec.tile_k / kWmmaK);
+    const int64_t t = threads(spec);
+    const int64_t slots = ceil_div(spec.tile_m * spec.tile_k, kChunk * t) + ceil_div(spec.tile_n * spec.tile_k, kChunk * t);
+    return *spec.pipeline == "mem" && wmmas >= kPipelineWmmasMin && wmmas <= kPipelineWmmasMax &&
+           spec.vector_a == kChunk && spec.vector_b == kChunk && slots <= static_cast<int64_t>(kPipelineHeldSlots);
+}
+
+bool tap_tile_kernel(const ConvSpec &spec) {
+    if (spec.split_k_cluster != 0 && *spec.epilogue == "default") return false;
+    return (two_deep(spec) || tap_beside(spec)) && tap_tile_tile(spec) != nullptr;
+}
 
 namespace {
 const TapBesideTile *tap_beside_tile(const ConvSpec &spec) {
@@ -144,6 +164,7 @@ bool tap_beside(const ConvSpec &spec) {
 }
 
 std::optional<int64_t> tap_beside_waves(const ConvSpec &spec) {
+    if (tap_tile_kernel(spec) && tap_tile_tile(spec)->waves != 0) return tap_tile_tile(spec)->waves;
     if (!tap_beside(spec)) return std::nullopt;
     const TapBesideTile &c = *tap_beside_tile(spec);
     if (*spec.epilogue != "cshuffle") return c.waves_default;
