@@ -29,7 +29,7 @@ from parity.sim import numerics as N  # noqa: E402
 from parity.sim.plans import conv_implicit_gemm as CONV_PLAN
 
 KINDS = ("cmp_negate", "cmp_boundary", "select_swap")
-BLOCKS = ("prologue", "kloop", "kwalk", "tap_pro", "tap_loop")
+BLOCKS = ("prologue", "kloop", "kwalk", "tap_pro", "tap_loop", "taptile_gate", "taptile_pro", "taptile_loop")
 _LABEL = re.compile(r"^([A-Za-z_][A-Za-z0-9_.]*?)\d*:")
 
 

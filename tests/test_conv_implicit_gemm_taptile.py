@@ -16,7 +16,8 @@ from test_conv_implicit_gemm_py import _blocks, lower
 from test_conv_implicit_gemm_taploop import _kinds
 
 CARRIERS = [({}, True), ({"split_k": 4, "split_k_cluster": 0, "epilogue": "cshuffle"}, True),
-            ({"split_k": 8, "split_k_cluster": 8}, True), ({"tile_k": 64}, True),
+            ({"split_k": 8, "split_k_cluster": 8, "epilogue": "cshuffle"}, True),
+            ({"split_k": 8, "split_k_cluster": 8}, False), ({"tile_k": 64}, True),
             ({"tile_k": 64, "split_k": 4, "split_k_cluster": 0, "dtype": "fp16"}, True),
             ({"tile_m": 16, "tile_n": 16, "waves_m": 1, "waves_n": 1}, False),
             ({"tile_m": 32, "tile_n": 32, "waves_m": 1, "waves_n": 1}, False),
@@ -26,10 +27,10 @@ CARRIERS = [({}, True), ({"split_k": 4, "split_k_cluster": 0, "epilogue": "cshuf
 
 @pytest.mark.parametrize("spec,carries", CARRIERS)
 def test_which_kernels_carry_the_tap_tile_loop(spec, carries):
-    """The two-deep kernels and the 64x64x64 w2x2 tile carry it (gate, prologue, loop),
-    between the uniform-tap loop's fallback edge and the K walk (``kwalk``); the
-    16x16x32, 32x32x32 and 128x128x64 tap-loop tiles and every kernel without the tap
-    loop do not."""
+    """The 64x64x32 w2x2 (two-deep) and 64x64x64 w2x2 kernels carry it (gate, prologue,
+    loop), between the uniform-tap loop's fallback edge and the K walk (``kwalk``), but
+    the cluster form with the default epilogue; the 16x16x32, 32x32x32 and 128x128x64
+    tap-loop tiles and every kernel without the tap loop do not."""
     full = normalize(CIG.FAMILY, CIG.FIELDS, spec)
     assert CIG.tap_tile_kernel(full) is carries
     blocks = _blocks(lower(spec)[1])
@@ -87,17 +88,24 @@ def _slices(kg: int, d: int, tk: int) -> list:
 
 
 @pytest.mark.parametrize("spec,d", [({}, 1), ({"split_k": 2, "split_k_cluster": 0}, 2),
-                                    ({"split_k": 4, "split_k_cluster": 4}, 4), ({"tile_k": 64}, 1)],
+                                    ({"split_k": 4, "split_k_cluster": 4, "epilogue": "cshuffle"}, 4), ({"tile_k": 64}, 1)],
                          ids=["plain", "spk", "skc4", "64x64x64"])
 def test_cover_problems_send_slices_through_the_tap_tile_loop(spec, d):
     """The ``cover_tt_*`` problems: cpg an odd multiple of tile_k (the pair loop's test
     fails, the tap-tile loop's holds), slices of odd and of even tile counts (the phantom
     tile both ways), each at least 5 tiles (first, middle and last trips), one tile a tap
-    and three (the channel wrap both ways)."""
+    and three (the channel wrap both ways); and the ``cover_tt_cr*`` problems whose cpg
+    only a wrong modulus would send there."""
     full = normalize(CIG.FAMILY, CIG.FIELDS, spec)
     tk = full["tile_k"]
     probs = {p[0]: p for p in conv_cover_problems(full) if p[0].startswith("cover_tt_")}
-    assert set(probs) == {"cover_tt_odd", "cover_tt_even", "cover_tt_x1", "cover_tt_odd3"}
+    cr = {n: probs.pop(n) for n in [n for n in probs if n.startswith("cover_tt_cr")]}
+    assert set(probs) == {"cover_tt_odd", "cover_tt_even", "cover_tt_x1", "cover_tt_odd3", "cover_tt_left"}
+    # the test's modulus one off (tile_k -+ 1) would take the loop at these, where tiles cross taps
+    assert sorted(cr) == [f"cover_tt_cr{tk - 1}", f"cover_tt_cr{tk + 1}"]
+    for name, n, cpg, *_ in cr.values():
+        r = int(name[len("cover_tt_cr"):])
+        assert cpg % tk != 0 and cpg % r == 0 and cpg % 8 == 0
     counts, qs = set(), set()
     for name, n, cpg, H, W, K, Y, X, *_ in probs.values():
         assert cpg % tk == 0 and cpg % (2 * tk) != 0, name

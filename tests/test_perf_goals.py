@@ -176,3 +176,33 @@ def test_one_wave_class_goal_judges_its_own_limits():
     g = _goal(T.goals(ms), "class_32x32x32_AOT_tile")
     assert g.status == T.FAIL and g.detail == ("32x32x32 AOT tile: prefetch 0.00 K tiles (>= 1); "
                                                "7 waves per SIMD (>= 8)")
+
+
+def _fallback(loop, nw, nb, pf=1.0):
+    return {"loop": loop, "insns": 0, "wmma": 8, "non_wmma_per_wmma": nw, "k_tiles": 2.0, "prefetch_tiles": pf,
+            "no_barrier_per_k_tile": nb}
+
+
+def test_fallback_goal_judges_the_tap_tile_loop_against_the_walk_halved():
+    """fallback_<label>: the tap-tile loop's non-WMMA per WMMA and cycles per K tile at the
+    FALLBACK_LIMITS (64x64x32 plain: 12 and 441, half the K walk's 883.5), prefetch >= 1."""
+    keys = T.target_keys()
+    ms = _measures({})
+    ms[keys[0]].fallback = _fallback("tap-tile loop", 11.5, 440.0)
+    g = _goal(T.goals(ms), "fallback_64x64x32_plain")
+    assert g.status == T.PASS and g.detail.startswith("64x64x32 plain tap-tile loop: 11.50 non-WMMA per WMMA")
+    ms[keys[0]].fallback = _fallback("tap-tile loop", 14.0, 444.0)
+    g = _goal(T.goals(ms), "fallback_64x64x32_plain")
+    assert g.status == T.FAIL
+    assert g.detail == ("64x64x32 plain tap-tile loop: 14.00 non-WMMA per WMMA (<= 12); "
+                        "444 llvm-mca cycles per K tile without barriers (<= 441)")
+
+
+def test_fallback_goal_names_the_k_walk_where_a_class_has_no_tap_tile_loop():
+    keys = T.target_keys()
+    ms = _measures({})
+    ms[keys[3]].fallback = _fallback("K walk", 71.0, 818.0, 0.0)
+    g = _goal(T.goals(ms), "fallback_16x16_AOT_tile")
+    assert g.status == T.FAIL and g.detail.startswith("16x16 AOT tile K walk: 71.00 non-WMMA per WMMA (<= 36)")
+    assert "prefetch 0.00 K tiles (>= 1)" in g.detail
+    assert _goal(T.goals(ms), "fallback_32x32x32_AOT_tile").status == T.SKIP   # not measured

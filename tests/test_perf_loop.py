@@ -59,11 +59,13 @@ def test_main_loop_wmma_count_is_the_specs(family, spec):
     assert wmma_per_k_tile(with_defaults(family, spec)) == expected_wmma(spec)
     # every WMMA of the kernel is in the main loop, or (kernels with the uniform-tap loop,
     # which is then the main loop) in the K walk beside it: as many beside the two-deep
-    # walk, one K tile's beside the one-tile walk (64x64x64, tap_beside)
+    # walk, one K tile's beside the one-tile walk (64x64x64, tap_beside); and as many as
+    # the main loop's in the tap-tile loop where the kernel has one (64x64x32, 64x64x64)
     full = with_defaults(family, spec)
     tap = family == CIG.FAMILY and CIG.tap_loop_kernel(full)
     walk = (m.wmma if CIG.two_deep(full) else m.wmma // 2) if tap else 0
-    assert sum(1 for line in ml.before + ml.body + ml.after if line.startswith("v_wmma")) == m.wmma + walk
+    tile = m.wmma if tap and CIG.tap_tile_kernel(full) else 0
+    assert sum(1 for line in ml.before + ml.body + ml.after if line.startswith("v_wmma")) == m.wmma + walk + tile
     head = next(b for b in kernel_blocks(asm, kernel) if b.label == ml.loop.header)
     assert any(c.startswith("%tap_loop") for c in head.comments) == tap, head.comments
     assert ml.loop.source == "llvm-loop-info" and ml.problems == []
@@ -106,6 +108,25 @@ def test_measure_of_the_64x64x32_kernel():
     assert m.prefetch == {"barriers": 1, "wmmas": 4, "lds_loads": 8, "loads": 8} and m.prefetch_tiles == 1.0
     assert m.vgprs and m.sgprs and m.lds_bytes and m.occupancy and m.scratch_bytes == 0
     assert m.epilogue_stores and sum(m.epilogue_stores.values()) > 0
+    # beside it the tap-tile loop (docs/conv_implicit_gemm.md, "Tap-tile loop"): two K tiles
+    # an iteration, the same WMMAs and loads, each tile its own A voffsets
+    f = m.fallback
+    assert f["loop"] == "tap-tile loop" and f["wmma"] == 8 and f["k_tiles"] == 2 and f["prefetch_tiles"] == 1.0
+    assert f["non_wmma_per_wmma"] == (f["insns"] - 8) / 8 > m.non_wmma_per_wmma
+    assert f["no_barrier_per_k_tile"] is None   # mca_tool None
+    tap = main_loop(asm, kernel, named="%taptile_loop")
+    assert mix(tap.body).wmma == 8 and tap.loop.header != main_loop(asm, kernel).loop.header
+    with pytest.raises(LoopError, match="no loop named %nothing"):
+        main_loop(asm, kernel, named="%nothing")
+
+
+def test_fallback_of_a_tap_loop_tile_without_the_tap_tile_loop_is_the_k_walk():
+    """The 32x32x32 w1x1 kernel carries the uniform-tap loop but not the tap-tile loop: its
+    fallback figures are the K walk's loop (``%kloop``), one K tile an iteration."""
+    spec = CASES[3][1]
+    kernel, asm, isa = compiled(*CASES[3])
+    m = measure(asm, kernel, isa, with_defaults("conv_implicit_gemm", spec), mca_tool=None)
+    assert m.fallback["loop"] == "K walk" and m.fallback["k_tiles"] == 1.0 and m.fallback["wmma"] == 4
 
 
 def test_kernel_without_a_loop_and_unknown_kernel():

@@ -97,13 +97,13 @@ def _extra_k_tile(job) -> bool:
     """Conv K walk: the back-edge bound ``t_next < ntiles`` loosened: the extra K tile
     lies past the slice end, where every A and B load is masked (``k < k_end`` fails:
     the out-of-range buffer offset reads zero), so WMMA adds exact zeros to the
-    accumulator. Not the uniform-tap loop's back edge (block ``tap_loop``): its loads
-    have no K mask, so its extra tile pair reads the next slice's data (killed by
-    ``cover_taps``)."""
+    accumulator. Not the back edges of the uniform-tap and tap-tile loops (blocks
+    ``tap_loop``, ``taptile_loop``): their loads have no K mask, so an extra trip reads
+    the next slice's or filter row's data (killed by ``cover_taps``, ``cover_tt_*``)."""
     ln = _changed_line(job)
     return job.family == "conv_implicit_gemm" and job.mutant.kind in ("loop_bound", "cmp_boundary") and \
         _hint_of(ln) == "again" and re.search(r"%ntiles\d+$|%mut_bound\d+$", ln) is not None and \
-        not PROVED.block_labels(job.mutant.text).get(job.mutant.line, "").startswith("tap_loop")
+        not PROVED.block_labels(job.mutant.text).get(job.mutant.line, "").startswith(("tap_loop", "taptile_loop"))
 
 
 def _one_wave_sync(job) -> bool:
@@ -231,7 +231,7 @@ def _row_sentinel(job) -> bool:
 def _general_path(job) -> bool:
     """A fast-path test made to fail always: the uniform-tap test ``tp_uni = (cpg urem
     2*tile_k) == 0`` (or its negation ``tp_gen = ... != 0``, the two-deep kernels' general
-    path test), the 16-byte D test ``d_wide = ((K | kpg) & 7) == 0`` or the 16-byte slab
+    path test), the tap-tile test ``tt_uni`` / ``tt_gen`` (``cpg urem tile_k``), the 16-byte D test ``d_wide = ((K | kpg) & 7) == 0`` or the 16-byte slab
     test ``ws_wide = ((K | kpg) & 3) == 0`` (two-stage Stage 1) with its 0 made a
     value the left side never takes (the proof's abstract values, with cpg a
     multiple of lcm(vector_a, vector_b)): the kernel then always takes the general path
@@ -242,7 +242,8 @@ def _general_path(job) -> bool:
     m = re.search(r"= icmp (eq|ne) i32 %[\w.]+, -?\d+$", ln)
     if job.family != "conv_implicit_gemm" or job.mutant.kind not in ("const_inc", "const_dec") or not m:
         return False
-    fast = {"tp_uni": "eq", "d_wide": "eq", "ws_wide": "eq", "tp_gen": "ne"}.get(_hint_of(ln))   # fast-path sense
+    fast = {"tp_uni": "eq", "d_wide": "eq", "ws_wide": "eq", "tp_gen": "ne", "tt_uni": "eq",
+            "tt_gen": "ne"}.get(_hint_of(ln))   # fast-path sense
     return fast == m.group(1) and PROVED.compare_constant(job) is (fast == "ne")
 
 
@@ -587,6 +588,30 @@ def _tap_pair_start(job) -> bool:
         re.search(r"%tp_odd\d+ = and i32 %ntiles\d+, 1\n", job.original) is not None
 
 
+def _tile_slice_start(job) -> bool:
+    """The tap-tile test's slice term ``tt_kr = ks urem tile_k`` (split-K kernels with the
+    tap-tile loop). ks is a multiple of tile_k (the plan's slicing rule, ks =
+    ceil(ceil(Kgemm / S) / tile_k) * tile_k), so the true term is 0. A mutant modulus
+    (tile_k +- 1), swapped operands (``tile_k urem ks``: tile_k, or 0 where ks = tile_k)
+    or a ``disjoint`` on ``tt_r = or tt_cr, tt_kr`` either keeps 0 (the same branch) or
+    sends the launch to the K walk (the *general path*, the same D); and the test
+    ``tt_gen = tt_r != 0`` / ``tt_uni = tt_r == 0`` with its 0 made +-1 is never met by
+    ``tt_r``, a multiple of 8 (cpg a multiple of vector_a = 8, ks of tile_k): the K walk
+    always. The term stays for launches outside the plan, where it keeps the loop's
+    whole-tile slices true."""
+    if job.family != "conv_implicit_gemm" or job.spec["split_k"] < 2:
+        return False
+    ln, k, tk = _changed_line(job), job.mutant.kind, job.spec.get("tile_k") or 0
+    if k in ("const_inc", "const_dec", "swap_operands") and _hint_of(ln) == "tt_kr":
+        m = re.search(r"= urem i32 (%ks|\d+), (%ks|\d+)$", ln)
+        return m is not None and (k == "swap_operands" or int(m.group(2)) in (tk - 1, tk + 1))
+    if k == "promise_lie" and job.mutant.what.startswith("disjoint_or:"):
+        return re.search(r"= or disjoint i32 %tt_cr\d+, %tt_kr\d+$", ln) is not None
+    if k in ("const_inc", "const_dec") and _hint_of(ln) in ("tt_gen", "tt_uni"):
+        return re.search(r"= icmp (eq|ne) i32 %tt_r\d+, -?1$", ln) is not None
+    return False
+
+
 #: byte sizes of the scalar types an ir_core constant-offset access uses (:func:`_constant_offset_align`)
 _SIZES = {"i8": 1, "i16": 2, "i32": 4, "i64": 8, "half": 2, "bfloat": 2, "float": 4, "double": 8}
 
@@ -675,4 +700,5 @@ ARGUED = (("surplus tail iteration", _surplus_tail), ("wave path boundary", _wav
           ("general path", _general_path), ("channel-0 x carry", _channel_zero_x_carry),
           ("first-step channel offset", _first_step_channel_offset), ("non-empty slice", _nonempty_slice),
           ("tap pair start", _tap_pair_start), ("constant-offset alignment", _constant_offset_align),
-          ("any storing wave", _storing_wave), ("cast domain (nnan holds)", _cast_domain_nnan))
+          ("any storing wave", _storing_wave), ("cast domain (nnan holds)", _cast_domain_nnan),
+          ("tile slice start", _tile_slice_start))

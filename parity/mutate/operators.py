@@ -53,7 +53,8 @@ KINDS = ("const_inc", "const_dec", "cmp_negate", "cmp_boundary", "swap_operands"
 #: the kinds of issue 34 item 6 (reported apart as well as in the overall rate)
 NEW_KINDS = ("promise_lie", "launch_plan", "kloop_cmp")
 #: block hints of the conv K loop: prologue, pipelined loop, K walk, uniform-tap loop
-KLOOP_BLOCKS = ("prologue", "kloop", "kwalk", "tap_pro", "tap_loop")
+KLOOP_BLOCKS = ("prologue", "kloop", "kwalk", "tap_pro", "tap_loop", "taptile_gate", "taptile_pro",
+                "taptile_loop")
 _LABEL = re.compile(r"^([A-Za-z_][A-Za-z0-9_.]*?)\d*:")
 
 NEGATE = {"eq": "ne", "ne": "eq", "ult": "uge", "uge": "ult", "ugt": "ule", "ule": "ugt", "slt": "sge",

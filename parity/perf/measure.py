@@ -38,10 +38,12 @@ from . import prefetch as PF
 from .loop import LoopError, kernel_blocks, main_loop
 from .mix import Mix, mix, store_widths
 
-#: the IR block of the loop measured as :attr:`Measure.fallback`: the tap-tile K loop that
-#: conv_implicit_gemm's tap-loop kernels run for cpg an odd multiple of tile_k
-#: (docs/conv_implicit_gemm.md, "Tap-tile loop")
-FALLBACK_LOOP = "%taptile_loop"
+#: the IR blocks of the loop measured as :attr:`Measure.fallback`, the first the kernel has,
+#: for a kernel with the uniform-tap loop (``%tap_loop``): the tap-tile K loop that
+#: conv_implicit_gemm's kernels of its tiles run for cpg an odd multiple of tile_k
+#: (docs/conv_implicit_gemm.md, "Tap-tile loop"), else the K walk's loop (``%kloop``)
+FALLBACK_LOOPS = (("%taptile_loop", "tap-tile loop"), ("%kloop", "K walk"))
+TAP_LOOP = "%tap_loop"
 
 WMMA_M, WMMA_N, WMMA_K = 16, 16, 32  # v_wmma_f32_16x16x32_{bf16,f16} (conv_implicit_gemm's WMMA)
 
@@ -84,8 +86,8 @@ class Measure:
     prefetch_tiles: float | None = None   # K tiles of WMMA and LDS-load work hiding the loads
     bank_conflicts: int | None = None
     problems: list = field(default_factory=list)
-    #: the tap-tile loop (FALLBACK_LOOP) beside the main loop, where the kernel has one:
-    #: {"insns", "wmma", "non_wmma_per_wmma", "k_tiles", "prefetch_tiles", "no_barrier_per_k_tile"}
+    #: the fallback loop (FALLBACK_LOOPS) beside a uniform-tap main loop: {"loop", "insns",
+    #: "wmma", "non_wmma_per_wmma", "k_tiles", "prefetch_tiles", "no_barrier_per_k_tile"}
     fallback: dict | None = None
 
     # -- figures used by tables and goals --------------------------------------------------
@@ -174,21 +176,28 @@ def measure(asm: str, kernel: str, isa: dict, spec: dict, *, mca_tool: str | Non
 
 
 def fallback(asm: str, kernel: str, per: int, mca_tool: str | None, mca_timeout: float) -> dict | None:
-    """The figures of ``kernel``'s FALLBACK_LOOP (None when it has none): instructions, WMMAs,
+    """The figures of the first FALLBACK_LOOPS loop of ``kernel`` (None when the kernel has
+    no uniform-tap loop, or none of them): its name (``loop``), instructions, WMMAs,
     non-WMMA per WMMA, K tiles per iteration (``per`` WMMAs a K tile), prefetch in K tiles
     and llvm-mca cycles per K tile without barriers (None without ``mca_tool``)."""
     try:
-        ml = main_loop(asm, kernel, named=FALLBACK_LOOP)
+        main_loop(asm, kernel, named=TAP_LOOP)
     except LoopError:
         return None
-    mx = mix(ml.body)
-    if not mx.wmma:
+    for block, name in FALLBACK_LOOPS:
+        try:
+            ml = main_loop(asm, kernel, named=block)
+        except LoopError:
+            continue
+        mx = mix(ml.body)
+        if mx.wmma:
+            break
+    else:
         return None
     kt = mx.wmma / per
     ds_loads = sum(1 for x in ml.body if x.split(None, 1)[0].startswith("ds_load"))
-    out = {"insns": mx.total, "wmma": mx.wmma,
-           "non_wmma_per_wmma": mx.per_wmma(mx.non_wmma), "k_tiles": kt,
-           "prefetch_tiles": PF.tiles(PF.prefetch(ml.body, ml.marks), per, ds_loads / kt),
+    out = {"loop": name, "insns": mx.total, "wmma": mx.wmma, "non_wmma_per_wmma": mx.per_wmma(mx.non_wmma),
+           "k_tiles": kt, "prefetch_tiles": PF.tiles(PF.prefetch(ml.body, ml.marks), per, ds_loads / kt),
            "no_barrier_per_k_tile": None}
     if mca_tool is not None:
         try:

@@ -277,7 +277,7 @@ def fallback_goals(measures: dict) -> list[Goal]:
         m = measures.get(f"{FAMILY}/{cfg}")
         f = m.fallback if m is not None and m.ok else None
         if not f or f.get("no_barrier_per_k_tile") is None:
-            out.append(Goal(name, SKIP, f"{label}: tap-tile loop not measured"))
+            out.append(Goal(name, SKIP, f"{label}: fallback loop not measured"))
             continue
         nw, nb, pf = f["non_wmma_per_wmma"], f["no_barrier_per_k_tile"], f["prefetch_tiles"] or 0
         checks = ((nw <= nw_limit, f"{nw:.2f} non-WMMA per WMMA (<= {nw_limit})"),
@@ -285,7 +285,7 @@ def fallback_goals(measures: dict) -> list[Goal]:
                   (pf >= PREFETCH_TILES, f"prefetch {pf:.2f} K tiles (>= {PREFETCH_TILES})"))
         bad = [t for ok, t in checks if not ok]
         out.append(Goal(name, FAIL if bad else PASS,
-                        f"{label} tap-tile loop: " + "; ".join(bad or [t for _, t in checks])))
+                        f"{label} {f['loop']}: " + "; ".join(bad or [t for _, t in checks])))
     return out
 
 

@@ -471,7 +471,13 @@ def _tap_tile_problems(full: dict) -> list:
     phantom tile; ``cover_tt_even``: cpg = 3 tile_k on a 2 x 2d filter, 12 tiles a slice
     (even: no phantom), a channel wrap every third step; ``cover_tt_x1``: cpg = tile_k on
     a 5d x 1 filter (every tap step wraps x); ``cover_tt_odd3``: the same at cpg = 3 tile_k
-    (15 tiles a slice, odd, the first steps within a tap). Padding 1 on 2 images of 1 x w (w = tile_m/4
+    (15 tiles a slice, odd, the first steps within a tap); ``cover_tt_left``: cpg = tile_k on
+    a 1 x 5d filter, padding (0, 1): every slice's first tile (the phantom's partner) is a
+    tap whose rows are valid, so its x (``xd``, the ``wi`` test) matters at the left and
+    right padding (drawn against plain 64x64x32's ``tt_xd`` select_swap survivor: the first
+    tile's taps of the other problems lie in the top padding); ``cover_tt_cr<r>``, r =
+    tile_k -+ 1: cpg = 8r (248 and 264 at tile_k 32), a 2d x 1 filter: a tap-tile test
+    ``cpg urem r`` takes the loop there, where tiles cross taps. Padding 1 on 2 images of 1 x w (w = tile_m/4
     + 4, as ``cover_taps``): right and bottom padding taps on data (the next row's pixel 0,
     image 1's row 0), so a pixel test one long reads data, not zero."""
     tm, tn, tk, S = full["tile_m"], full["tile_n"], full["tile_k"], full["split_k_cluster"]
@@ -480,7 +486,9 @@ def _tap_tile_problems(full: dict) -> list:
     return [("cover_tt_odd", 2, tk, 1, w, tn + 4, 3, 3 * d, (1, 1), (1, 1), (1, 1), 1),
             ("cover_tt_even", 2, 3 * tk, 1, w, tn + 4, 2, 2 * d, (1, 1), (1, 1), (1, 1), 1),
             ("cover_tt_x1", 2, tk, 5 * d, w, 8, 5 * d, 1, (1, 1), (1, 0), (1, 1), 1),
-            ("cover_tt_odd3", 2, 3 * tk, 5 * d, w, 8, 5 * d, 1, (1, 1), (1, 0), (1, 1), 1)]
+            ("cover_tt_odd3", 2, 3 * tk, 5 * d, w, 8, 5 * d, 1, (1, 1), (1, 0), (1, 1), 1),
+            ("cover_tt_left", 2, tk, 1, w, 8, 1, 5 * d, (1, 1), (0, 1), (1, 1), 1)] + [
+        (f"cover_tt_cr{r}", 1, 8 * r, 2 * d, 7, 8, 2 * d, 1, (1, 1), (0, 0), (1, 1), 1) for r in (tk - 1, tk + 1)]
 
 
 def short_last_tile(kg: int, d: int, tk: int) -> bool:
