@@ -429,14 +429,25 @@ class MainLoop:
         return merged, jst
 
     def close_loop(self, loop, done, pro_end, tt, acc, st):
-        """The back-edge of a K loop: branch to ``loop`` while ``t_next < ntiles``, else
-        to ``done``, and the incoming edges of its phis from the prologue (``pro_end``)
-        and the latch: ``tt = (t phi, t_next)``, ``acc = (phis, prologue value,
-        latch values)``, ``st = (K-state phis, prologue states, latch states)``.
-        Returns the latch block."""
+        """The back-edge of a K-walk loop (:meth:`close_trip`) and the incoming edges of its
+        K-state phis: ``st = (K-state phis, prologue states, latch states)``. Returns the
+        latch block."""
+        loop_end = self.close_trip(loop, done, pro_end, tt, acc)
+        for ph, s1, s2 in zip(*st):
+            for f in self.CARRIED:
+                ph[f].add_incoming(s1[f], pro_end)
+                ph[f].add_incoming(s2[f], loop_end)
+        return loop_end
+
+    def close_trip(self, loop, done, pro_end, tt, acc, bound=None):
+        """The back-edge of a K loop: branch to ``loop`` while ``t_next < bound``
+        (default ``ntiles``), else to ``done``, and the incoming edges of its trip and
+        accumulator phis from the prologue (``pro_end``) and the latch: ``tt = (t phi,
+        t_next)``, ``acc = (phis, prologue value, latch values)``. Returns the latch
+        block."""
         b = self.b
         t, t_next = tt
-        again = b.icmp("ult", t_next, self.ntiles, "again")
+        again = b.icmp("ult", t_next, self.ntiles if bound is None else bound, "again")
         loop_end = b.block
         b.cond_br(again, loop, done)
         t.add_incoming(i32(0), pro_end)
@@ -444,8 +455,4 @@ class MainLoop:
         for ph, nw in zip(acc[0], acc[2]):
             ph.add_incoming(acc[1], pro_end)
             ph.add_incoming(nw, loop_end)
-        for ph, s1, s2 in zip(*st):
-            for f in self.CARRIED:
-                ph[f].add_incoming(s1[f], pro_end)
-                ph[f].add_incoming(s2[f], loop_end)
         return loop_end

@@ -58,13 +58,8 @@ class TapLoop:
         held = self.tap_tile(voffs, st0, 1)
         st1 = self.tap_state(b.add(self.k_begin, i32(tk2), "tp_knext") if self.split else i32(tk2))
         voffs1 = self.tap_offsets(st1)
-        self.barrier()
         loop = b.new_block("tap_loop")
-        pro_end = b.block
-        b.br(loop)
-        b.position(loop)
-        t = b.phi(T.I32, "t")
-        acc_phis = [b.phi(T.vec(8, T.FLOAT), "acc_in") for _ in range(nacc)]
+        pro_end, t, acc_phis = self.enter_loop(loop, nacc)
         st_phis = {f: b.phi(T.I32, "tp_" + f) for f in self.TAP_STATE}
         vo_phis = [b.phi(T.I32, "tp_voff") for _ in voffs1]
         val_phis, vals = self.held_phis(held)
@@ -77,14 +72,7 @@ class TapLoop:
         vals, accs, nvo = self.tap_pair(vals, vo, st, nst, accs)
         st, vo = nst, nvo
         t2 = b.add(t.result, i32(2), "t_next", ("nuw", "nsw"))
-        again = b.icmp("ult", t2, self.ntiles, "again")
-        loop_end = b.block
-        b.cond_br(again, loop, done)
-        t.add_incoming(i32(0), pro_end)
-        t.add_incoming(t2, loop_end)
-        for ph, x in zip(acc_phis, accs):
-            ph.add_incoming(zero, pro_end)
-            ph.add_incoming(x, loop_end)
+        loop_end = self.close_trip(loop, done, pro_end, (t, t2), (acc_phis, zero, accs))
         for f, ph in st_phis.items():
             ph.add_incoming(st1[f], pro_end)
             ph.add_incoming(st[f], loop_end)
@@ -111,20 +99,28 @@ class TapLoop:
             cr = b.binop("or", cr, kr, "tp_r")
             odd = b.binop("and", self.ntiles, i32(1), "tp_odd")
             cr = b.binop("or", cr, odd, "tp_r")
+        return self.uniform_branch(cr, "tp", fallback, "tap_pro")
+
+    def uniform_branch(self, rem, hint: str, fallback: str, fast: str):
+        """A wave-uniform branch between a fast path (block ``fast``, taken when ``rem``
+        is 0) and its fallback (block ``fallback``): beside the two-deep loop the
+        fallback is the true side of ``<hint>_gen = rem != 0``, beside the one-tile loop
+        the false side of ``<hint>_uni = rem == 0``. Beside the two-deep loop the K walk
+        on the true side makes LLVM 22 allocate 108 VGPRs at 64x64x32, not 118
+        (occupancy 9, not 8); beside the one-tile loop LLVM's structurizer then places
+        the walk first, so the fast loop does not hold the walk's values (tap_beside).
+        Returns the fallback block; leaves the builder in ``fast``."""
+        b = self.b
         two_deep = self.pipelines_two_deep()
-        # beside the two-deep loop the K walk is the branch's true side: LLVM 22 then
-        # allocates 108 VGPRs at 64x64x32, not 118 (occupancy 9, not 8); beside the
-        # one-tile loop it is the false side: LLVM's structurizer then places the walk
-        # first, so the tap loop does not hold the walk's values (tap_beside)
-        cond = b.icmp("ne", cr, i32(0), "tp_gen") if two_deep else b.icmp("eq", cr, i32(0), "tp_uni")
-        walk = b.new_block(fallback)
-        tpro = b.new_block("tap_pro")
+        cond = b.icmp("ne", rem, i32(0), hint + "_gen") if two_deep else b.icmp("eq", rem, i32(0), hint + "_uni")
+        slow = b.new_block(fallback)
+        go = b.new_block(fast)
         if two_deep:
-            b.cond_br(cond, walk, tpro)
+            b.cond_br(cond, slow, go)
         else:
-            b.cond_br(cond, tpro, walk)
-        b.position(tpro)
-        return walk
+            b.cond_br(cond, go, slow)
+        b.position(go)
+        return slow
 
     def tap_pair(self, vals, vo, st, nst, accs):
         """One iteration's two halves (K tiles t, t+1 from LDS buffers 0, 1): store the

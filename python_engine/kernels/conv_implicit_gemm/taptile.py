@@ -55,13 +55,8 @@ class TapTile:
         st2 = self.tap_state(b.add(self.k_begin, k2, "tt_knext") if self.split else k2)
         st3 = self.tap_step(st2, 1)
         vo2, vo3 = self.tap_offsets(st2), self.tap_offsets(st3)
-        self.barrier()
         loop = b.new_block("taptile_loop")
-        pro_end = b.block
-        b.br(loop)
-        b.position(loop)
-        t = b.phi(T.I32, "t")
-        acc_phis = [b.phi(T.vec(8, T.FLOAT), "acc_in") for _ in range(nacc)]
+        pro_end, t, acc_phis = self.enter_loop(loop, nacc)
         st_phis = [{f: b.phi(T.I32, "tt_" + f) for f in self.TAP_STATE} for _ in (0, 1)]
         vo_phis = [[b.phi(T.I32, "tt_voff") for _ in vo2] for _ in (0, 1)]
         val_phis, vals = self.held_phis(held)
@@ -87,14 +82,7 @@ class TapTile:
             self.barrier(lds_only=True)
             b.call("sched_barrier", [i32(0)])
         t2 = b.add(t.result, i32(2), "t_next", ("nuw", "nsw"))
-        again = b.icmp("ult", t2, n_even, "again")
-        loop_end = b.block
-        b.cond_br(again, loop, done)
-        t.add_incoming(i32(0), pro_end)
-        t.add_incoming(t2, loop_end)
-        for ph, x in zip(acc_phis, accs):
-            ph.add_incoming(zero, pro_end)
-            ph.add_incoming(x, loop_end)
+        loop_end = self.close_trip(loop, done, pro_end, (t, t2), (acc_phis, zero, accs), n_even)
         for sp, s0, s1 in zip(st_phis, (st2, st3), nst):
             for f, ph in sp.items():
                 ph.add_incoming(s0[f], pro_end)
@@ -118,16 +106,7 @@ class TapTile:
         if self.split:   # and every slice starts and ends on a tile
             kr = b.binop("urem", self.p("ks"), i32(self.tk), "tt_kr")
             cr = b.binop("or", cr, kr, "tt_r")
-        two_deep = self.pipelines_two_deep()
-        cond = b.icmp("ne", cr, i32(0), "tt_gen") if two_deep else b.icmp("eq", cr, i32(0), "tt_uni")
-        walk = b.new_block("kwalk")
-        pro = b.new_block("taptile_pro")
-        if two_deep:
-            b.cond_br(cond, walk, pro)
-        else:
-            b.cond_br(cond, pro, walk)
-        b.position(pro)
-        return walk
+        return self.uniform_branch(cr, "tt", "kwalk", "taptile_pro")
 
     def tile_loads(self, voffs, st):
         """The raw values of the K tile of uniform state ``st`` (A voffsets ``voffs``):

@@ -260,6 +260,9 @@ private:
                 int64_t buf);
     ir::Block &close_loop(ir::Block &loop, ir::Block &done, ir::Block &pro_end, const LoopLatch &l,
                           const std::vector<KState> &st_pro, const std::vector<KState> &st_next);
+    ir::Block &close_trip(ir::Block &loop, ir::Block &done, ir::Block &pro_end, ir::Phi &t, const ir::Value &t_next,
+                          const std::vector<ir::Phi *> &acc_phis, const ir::Value &zero,
+                          const std::vector<ir::Value> &accs, const ir::Value *bound = nullptr);
     ir::Block &double_buffer_loop(const ir::Value &any_tile, ir::Block &pro, size_t nacc, const ir::Value &zero,
                                   std::vector<LoopExit> &exits);
     void wavelet_step(const ir::Value &buf, const ir::Value &nbuf, const ir::Value &knext,
@@ -268,6 +271,8 @@ private:
 
     // -- taploop.cpp (twin taploop.py, mixin TapLoop): the uniform-tap K loop
     void tap_loop(size_t nacc, const ir::Value &zero, ir::Block &done, std::vector<LoopExit> &exits);
+    ir::Block &uniform_branch(const ir::Value &rem, const std::string &hint, const std::string &fallback,
+                              const std::string &fast);
     ir::Block &tap_branch(const std::string &fallback);
     std::vector<ir::Value> tap_pair(TileVals &vals, const std::vector<ir::Value> &vo, const TapState &st,
                                     const TapState &nst, std::vector<ir::Value> &accs);

@@ -125,9 +125,12 @@ bool Kernel::tap_tile_kernel() const { return conv_implicit_gemm::tap_tile_kerne
 namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-const TapTileTile *tap_tile_tile(const ConvSpec &spec) {
+// The row of a tile table (kTapBesideTiles, kTapTileTiles) whose tile {tile_m, tile_n,
+// tile_k, waves_m, waves_n} is the spec's, or nullptr. Twin: _tile(spec) in a dict.
+template <typename Row, size_t N>
+const Row *tile_row(const ConvSpec &spec, const Row (&table)[N]) {
     const int64_t t[5] = {spec.tile_m, spec.tile_n, spec.tile_k, spec.waves_m, spec.waves_n};
-    for (const TapTileTile &c : kTapTileTiles) {
+    for (const Row &c : table) {
         if (std::equal(std::begin(t), std::end(t), std::begin(c.tile))) return &c;
     }
     return nullptr;
@@ -145,28 +148,18 @@ bool two_deep(const ConvSpec &spec) {
 
 bool tap_tile_kernel(const ConvSpec &spec) {
     if (spec.split_k_cluster != 0 && *spec.epilogue == "default") return false;
-    return (two_deep(spec) || tap_beside(spec)) && tap_tile_tile(spec) != nullptr;
+    return (two_deep(spec) || tap_beside(spec)) && tile_row(spec, kTapTileTiles) != nullptr;
 }
-
-namespace {
-const TapBesideTile *tap_beside_tile(const ConvSpec &spec) {
-    const int64_t t[5] = {spec.tile_m, spec.tile_n, spec.tile_k, spec.waves_m, spec.waves_n};
-    for (const TapBesideTile &c : kTapBesideTiles) {
-        if (std::equal(std::begin(t), std::end(t), std::begin(c.tile))) return &c;
-    }
-    return nullptr;
-}
-}  // namespace
 
 bool tap_beside(const ConvSpec &spec) {
     return *spec.pipeline == "mem" && spec.vector_a == kChunk && spec.vector_b == kChunk &&
-           tap_beside_tile(spec) != nullptr;
+           tile_row(spec, kTapBesideTiles) != nullptr;
 }
 
 std::optional<int64_t> tap_beside_waves(const ConvSpec &spec) {
-    if (tap_tile_kernel(spec) && tap_tile_tile(spec)->waves != 0) return tap_tile_tile(spec)->waves;
+    if (tap_tile_kernel(spec) && tile_row(spec, kTapTileTiles)->waves != 0) return tile_row(spec, kTapTileTiles)->waves;
     if (!tap_beside(spec)) return std::nullopt;
-    const TapBesideTile &c = *tap_beside_tile(spec);
+    const TapBesideTile &c = *tile_row(spec, kTapBesideTiles);
     if (*spec.epilogue != "cshuffle") return c.waves_default;
     const bool plain = spec.split_k == 1 && spec.split_k_cluster == 0;
     return plain ? c.waves_plain_cshuffle : c.waves_split_cshuffle;
@@ -401,26 +394,36 @@ Block &Kernel::double_buffer_loop(const Value &any_tile, Block &pro, size_t nacc
     return done;
 }
 
-// The back-edge of a K loop: branch to `loop` while t_next < ntiles, else to
-// `done`, and the incoming edges of its phis from the prologue (`pro_end`: t 0, the
-// accumulators' zero, the K states `st_pro`) and the latch (t_next, the latch
-// accumulators, the K states `st_next`). Returns the latch block.
+// The back-edge of a K-walk loop (close_trip) and the incoming edges of its K-state
+// phis from the prologue (`st_pro`) and the latch (`st_next`). Returns the latch
+// block. Twin: MainLoop.close_loop.
 Block &Kernel::close_loop(Block &loop, Block &done, Block &pro_end, const LoopLatch &l,
                           const std::vector<KState> &st_pro, const std::vector<KState> &st_next) {
-    const Value again = b_.icmp("ult", l.t_next, ntiles_, "again");
-    Block &loop_end = *b_.block();
-    b_.cond_br(again, loop, done);
-    l.t->add_incoming(ci32(0), pro_end);
-    l.t->add_incoming(l.t_next, loop_end);
-    for (size_t k = 0; k < l.acc_phis.size(); ++k) {
-        l.acc_phis[k]->add_incoming(l.zero, pro_end);
-        l.acc_phis[k]->add_incoming(l.accs[k], loop_end);
-    }
+    Block &loop_end = close_trip(loop, done, pro_end, *l.t, l.t_next, l.acc_phis, l.zero, l.accs);
     for (size_t i = 0; i < l.st_phis.size(); ++i) {
         for (size_t f = 0; f < 4; ++f) {
             l.st_phis[i][f]->add_incoming(carried(st_pro[i], f), pro_end);
             l.st_phis[i][f]->add_incoming(carried(st_next[i], f), loop_end);
         }
+    }
+    return loop_end;
+}
+
+// The back-edge of a K loop: branch to `loop` while t_next < bound (default, null:
+// ntiles), else to `done`, and the incoming edges of its trip phi `t` and the
+// accumulator phis from the prologue (`pro_end`: 0 and `zero`) and the latch
+// (`t_next`, `accs`). Returns the latch block. Twin: MainLoop.close_trip.
+Block &Kernel::close_trip(Block &loop, Block &done, Block &pro_end, Phi &t, const Value &t_next,
+                          const std::vector<Phi *> &acc_phis, const Value &zero, const std::vector<Value> &accs,
+                          const Value *bound) {
+    const Value again = b_.icmp("ult", t_next, bound ? *bound : ntiles_, "again");
+    Block &loop_end = *b_.block();
+    b_.cond_br(again, loop, done);
+    t.add_incoming(ci32(0), pro_end);
+    t.add_incoming(t_next, loop_end);
+    for (size_t k = 0; k < acc_phis.size(); ++k) {
+        acc_phis[k]->add_incoming(zero, pro_end);
+        acc_phis[k]->add_incoming(accs[k], loop_end);
     }
     return loop_end;
 }

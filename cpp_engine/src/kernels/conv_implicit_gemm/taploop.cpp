@@ -45,14 +45,11 @@ void Kernel::tap_loop(size_t nacc, const Value &zero, Block &done, std::vector<L
     const Value k1 = split_ ? b_.add(k_begin_, ci32(tk2), "tp_knext") : ci32(tk2);
     const TapState st1 = tap_state(&k1);
     const std::vector<Value> voffs1 = tap_offsets(st1);
-    barrier();
     Block &loop = b_.new_block("tap_loop");
-    Block &pro_end = *b_.block();
-    b_.br(loop);
-    b_.position(loop);
-    Phi &t = b_.phi(i32(), "t");
-    std::vector<Phi *> acc_phis;
-    for (size_t k = 0; k < nacc; ++k) acc_phis.push_back(&b_.phi(vec(8, float_()), "acc_in"));
+    const LoopEntry in = enter_loop(loop, nacc);
+    Block &pro_end = *in.pro_end;
+    Phi &t = *in.t;
+    const std::vector<Phi *> &acc_phis = in.acc_phis;
     std::array<Phi *, 5> st_phis{};
     for (size_t f = 0; f < 5; ++f) st_phis[f] = &b_.phi(i32(), std::string("tp_") + kTapState[f]);
     std::vector<Phi *> vo_phis;
@@ -71,15 +68,7 @@ void Kernel::tap_loop(size_t nacc, const Value &zero, Block &done, std::vector<L
     st = nst;
     vo = nvo;
     const Value t2 = b_.add(t.result(), ci32(2), "t_next", {"nuw", "nsw"});
-    const Value again = b_.icmp("ult", t2, ntiles_, "again");
-    Block &loop_end = *b_.block();
-    b_.cond_br(again, loop, done);
-    t.add_incoming(ci32(0), pro_end);
-    t.add_incoming(t2, loop_end);
-    for (size_t k = 0; k < nacc; ++k) {
-        acc_phis[k]->add_incoming(zero, pro_end);
-        acc_phis[k]->add_incoming(accs[k], loop_end);
-    }
+    Block &loop_end = close_trip(loop, done, pro_end, t, t2, acc_phis, zero, accs);
     for (size_t f = 0; f < 5; ++f) {
         st_phis[f]->add_incoming(tap_field(st1, f), pro_end);
         st_phis[f]->add_incoming(tap_field(st, f), loop_end);
@@ -107,21 +96,30 @@ Block &Kernel::tap_branch(const std::string &fallback) {
         const Value odd = b_.binop("and", ntiles_, ci32(1), "tp_odd");
         cr = b_.binop("or", cr, odd, "tp_r");
     }
+    return uniform_branch(cr, "tp", fallback, "tap_pro");
+}
+
+// A wave-uniform branch between a fast path (block `fast`, taken when `rem` is 0)
+// and its fallback (block `fallback`): beside the two-deep loop the fallback is the
+// true side of <hint>_gen = rem != 0, beside the one-tile loop the false side of
+// <hint>_uni = rem == 0. Beside the two-deep loop the K walk on the true side makes
+// LLVM 22 allocate 108 VGPRs at 64x64x32, not 118 (occupancy 9, not 8); beside the
+// one-tile loop LLVM's structurizer then places the walk first, so the fast loop
+// does not hold the walk's values (tap_beside). Returns the fallback block; leaves
+// the builder in `fast`. Twin: TapLoop.uniform_branch.
+Block &Kernel::uniform_branch(const Value &rem, const std::string &hint, const std::string &fallback,
+                              const std::string &fast) {
     const bool two_deep = pipelines_two_deep();
-    // beside the two-deep loop the K walk is the branch's true side: LLVM 22 then
-    // allocates 108 VGPRs at 64x64x32, not 118 (occupancy 9, not 8); beside the
-    // one-tile loop it is the false side: LLVM's structurizer then places the walk
-    // first, so the tap loop does not hold the walk's values (tap_beside)
-    const Value cond = two_deep ? b_.icmp("ne", cr, ci32(0), "tp_gen") : b_.icmp("eq", cr, ci32(0), "tp_uni");
-    Block &walk = b_.new_block(fallback);
-    Block &tpro = b_.new_block("tap_pro");
+    const Value cond = two_deep ? b_.icmp("ne", rem, ci32(0), hint + "_gen") : b_.icmp("eq", rem, ci32(0), hint + "_uni");
+    Block &slow = b_.new_block(fallback);
+    Block &go = b_.new_block(fast);
     if (two_deep) {
-        b_.cond_br(cond, walk, tpro);
+        b_.cond_br(cond, slow, go);
     } else {
-        b_.cond_br(cond, tpro, walk);
+        b_.cond_br(cond, go, slow);
     }
-    b_.position(tpro);
-    return walk;
+    b_.position(go);
+    return slow;
 }
 
 // One iteration's two halves (K tiles t, t+1 from LDS buffers 0, 1): store the held

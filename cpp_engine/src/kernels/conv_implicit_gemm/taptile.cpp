@@ -57,14 +57,11 @@ void Kernel::taptile_loop(size_t nacc, const Value &zero, Block &done, std::vect
     const TapState st3 = tap_step(st2, 1);
     const std::vector<Value> vo2 = tap_offsets(st2);
     const std::vector<Value> vo3 = tap_offsets(st3);
-    barrier();
     Block &loop = b_.new_block("taptile_loop");
-    Block &pro_end = *b_.block();
-    b_.br(loop);
-    b_.position(loop);
-    Phi &t = b_.phi(i32(), "t");
-    std::vector<Phi *> acc_phis;
-    for (size_t k = 0; k < nacc; ++k) acc_phis.push_back(&b_.phi(vec(8, float_()), "acc_in"));
+    const LoopEntry in = enter_loop(loop, nacc);
+    Block &pro_end = *in.pro_end;
+    Phi &t = *in.t;
+    const std::vector<Phi *> &acc_phis = in.acc_phis;
     std::array<std::array<Phi *, 5>, 2> st_phis{};
     for (auto &sp : st_phis) {
         for (size_t f = 0; f < 5; ++f) sp[f] = &b_.phi(i32(), std::string("tt_") + kTapState[f]);
@@ -107,15 +104,7 @@ void Kernel::taptile_loop(size_t nacc, const Value &zero, Block &done, std::vect
         b_.call_void("sched_barrier", {ci32(0)});
     }
     const Value t2 = b_.add(t.result(), ci32(2), "t_next", {"nuw", "nsw"});
-    const Value again = b_.icmp("ult", t2, n_even, "again");
-    Block &loop_end = *b_.block();
-    b_.cond_br(again, loop, done);
-    t.add_incoming(ci32(0), pro_end);
-    t.add_incoming(t2, loop_end);
-    for (size_t k = 0; k < nacc; ++k) {
-        acc_phis[k]->add_incoming(zero, pro_end);
-        acc_phis[k]->add_incoming(accs[k], loop_end);
-    }
+    Block &loop_end = close_trip(loop, done, pro_end, t, t2, acc_phis, zero, accs, &n_even);
     const std::array<const TapState *, 2> st_pro{&st2, &st3};
     for (size_t h = 0; h < 2; ++h) {
         for (size_t f = 0; f < 5; ++f) {
@@ -146,17 +135,7 @@ Block &Kernel::taptile_branch() {
         const Value kr = b_.binop("urem", p("ks"), ci32(tk_), "tt_kr");
         cr = b_.binop("or", cr, kr, "tt_r");
     }
-    const bool two_deep = pipelines_two_deep();
-    const Value cond = two_deep ? b_.icmp("ne", cr, ci32(0), "tt_gen") : b_.icmp("eq", cr, ci32(0), "tt_uni");
-    Block &walk = b_.new_block("kwalk");
-    Block &pro = b_.new_block("taptile_pro");
-    if (two_deep) {
-        b_.cond_br(cond, walk, pro);
-    } else {
-        b_.cond_br(cond, pro, walk);
-    }
-    b_.position(pro);
-    return walk;
+    return uniform_branch(cr, "tt", "kwalk", "taptile_pro");
 }
 
 // The raw values of the K tile of uniform state st (A voffsets voffs): tap_loads
