@@ -70,13 +70,22 @@ def test_tap_tile_loop_body(spec, slots, pixels):
 
 
 def test_tap_tile_prologue_runs_a_phantom_tile_for_odd_counts():
-    """The prologue's first tile loads at the soffsets ``x_bytes`` / ``w_bytes`` (out of
-    range: zeros) when ``ntiles`` is odd, and the loop runs to ``ntiles + 1``."""
-    pro = _blocks(lower({})[1])["taptile_pro"]
+    """When ``ntiles`` is odd the prologue's first tile loads at the voffsets ``x_bytes``
+    / ``w_bytes`` (out of range with any soffset added, whether the hardware's range
+    check counts soffset or not: zeros), with the in-range soffsets of tile 0, and the
+    loop runs to ``ntiles + 1``."""
+    text = lower({})[1]
+    pro = _blocks(text)["taptile_pro"]
     assert any(re.match(r"%tt_odd\d* = and i32 %ntiles\d*, 1$", ln) for ln in pro), pro
-    assert any(re.match(r"%tt_as\d* = select i1 %tt_phantom\d*, i32 %oob_x\d*, i32 ", ln) for ln in pro)
-    assert any(re.match(r"%tt_bs\d* = select i1 %tt_phantom\d*, i32 %oob_w\d*, i32 ", ln) for ln in pro)
-    body = _blocks(lower({})[1])["taptile_loop"]
+    avoff = [ln for ln in pro if re.match(r"%tt_avoff\d+ = select i1 %tt_phantom\d+, i32 %oob_x\d+, i32 %tp_aoff", ln)]
+    bvoff = [ln for ln in pro if re.match(r"%tt_bvoff\d+ = select i1 %tt_phantom\d+, i32 %oob_w\d+, i32 %tp_bvoff", ln)]
+    assert len(avoff) == 2 and len(bvoff) == 2   # 64x64x32: 2 A and 2 B slots
+    first = [ln for ln in pro if "@llvm.amdgcn.raw.ptr.buffer.load" in ln][:4]
+    for ln in first:
+        vo, so = re.search(r"ptr addrspace\(8\) %\w+, i32 (%\w+), i32 (%?\w+), i32 0\)", ln).groups()
+        assert re.fullmatch(r"%tt_(a|b)voff\d+", vo), ln          # the phantom's voffset select
+        assert not so.startswith("%oob"), ln                      # never an out-of-range soffset
+    body = _blocks(text)["taptile_loop"]
     assert any(re.match(r"%again\d* = icmp ult i32 %t_next\d*, %tt_ntiles\d*$", ln) for ln in body), body
 
 

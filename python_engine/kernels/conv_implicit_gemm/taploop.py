@@ -255,23 +255,25 @@ class TapLoop:
         sb = b.add(st["kb"], i32(d), "tp_bs") if d else st["kb"]
         return self.tap_loads(voffs, sa, sb)
 
-    def tap_loads(self, voffs, sa, sb):
+    def tap_loads(self, voffs, sa, sb, bvoffs=None):
         """One K tile's loads: per A slot 16 bytes at voffset ``voffs[j]`` with soffset
-        ``sa``, per B slot at ``b_voff[j]`` with soffset ``sb`` (bytes), issued A, B, A, B
-        with a scheduling barrier between any two; returns (A values, B values)."""
+        ``sa``, per B slot at ``bvoffs[j]`` (default ``b_voff[j]``) with soffset ``sb``
+        (bytes), issued A, B, A, B with a scheduling barrier between any two; returns (A
+        values, B values)."""
         b = self.b
+        bvoffs = self.b_voff if bvoffs is None else bvoffs
         key = LOAD_KEY[2 * CHUNK]
         if len(voffs) < len(self.tap_a_slots):   # row_slots: chunk j at the immediate offset 16*j
             # (nuw: a voffset is below 2^31, so LLVM folds the constant into the load)
             voffs = voffs + [b.add(voffs[0], i32(2 * CHUNK * j), "tp_aoffj", ("nuw",))
                              for j in range(1, len(self.tap_a_slots))]
         a, bv = [], []
-        for j in range(max(len(voffs), len(self.b_voff))):
+        for j in range(max(len(voffs), len(bvoffs))):
             if j < len(voffs):
                 if j:
                     b.call("sched_barrier", [i32(0)])
                 a.append(b.call(key, [self.rx, voffs[j], sa, i32(0)], "a_val"))
-            if j < len(self.b_voff):
+            if j < len(bvoffs):
                 b.call("sched_barrier", [i32(0)])
-                bv.append(b.call(key, [self.rw, self.b_voff[j], sb, i32(0)], "b_val"))
+                bv.append(b.call(key, [self.rw, bvoffs[j], sb, i32(0)], "b_val"))
         return a, bv

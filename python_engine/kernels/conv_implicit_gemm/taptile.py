@@ -28,9 +28,10 @@ class TapTile:
         A voffsets (:meth:`.taploop.TapLoop.tap_offsets`), loop-carried two deep
         (tiles t+2 and t+3). The schedule is the pair loop's (held tile, two halves
         from LDS buffers 0 and 1, ``ceil(ntiles/2)`` iterations). ``ntiles`` may be odd:
-        then the run starts with a phantom tile, loaded at tile 0's state with the
-        soffsets ``x_bytes`` and ``w_bytes`` (every voffset is below 2^31, so each of
-        its loads is out of range and reads 0) and computed first (adds 0), and the
+        then the run starts with a phantom tile, loaded with the voffsets ``x_bytes`` and
+        ``w_bytes`` (out of range with any soffset added, whether the hardware's range
+        check counts soffset or not: each of its loads reads 0) and computed first
+        (adds 0), and the
         loop computes the ``ntiles + 1`` tiles in pairs: no tile past ``k_end`` is
         computed, and the loop body carries no K mask."""
         b = self.b
@@ -43,9 +44,13 @@ class TapTile:
         n_even = b.add(self.ntiles, odd, "tt_ntiles", ("nuw", "nsw"))
         st0 = self.tap_state(self.k_begin if self.split else None)
         vo0 = self.tap_offsets(st0)
-        sa = b.select(phantom, self.oob_x, st0["cb"], "tt_as")
-        sb = b.select(phantom, self.oob_w, st0["kb"], "tt_bs")
-        self.store_tile(self.tap_loads(vo0, sa, sb), i32(0), self.tap_a_slots)
+        # the phantom's voffsets are out of range (x_bytes, w_bytes, below 2^31): so is every
+        # voffset + soffset, whether the range check counts soffset or not (LLVM's
+        # IntrinsicsAMDGPU.td: soffset excluded from bounds checking; MLIR's AMDGPU dialect:
+        # it may or may not be)
+        vz = [b.select(phantom, self.oob_x, v, "tt_avoff") for v in vo0]
+        bz = [b.select(phantom, self.oob_w, v, "tt_bvoff") for v in self.b_voff]
+        self.store_tile(self.tap_loads(vz, st0["cb"], st0["kb"], bz), i32(0), self.tap_a_slots)
         n1 = self.tap_step(st0, 1)
         st1 = {f: b.select(phantom, st0[f], n1[f], "tt_" + f) for f in self.TAP_STATE}
         vo1 = self.tap_offsets(st1)

@@ -282,7 +282,8 @@ private:
     std::vector<ir::Value> tap_offsets(const TapState &st);
     TapState tap_step(const TapState &st, int64_t tiles = 2);
     TileVals tap_tile(const std::vector<ir::Value> &voffs, const TapState &st, int64_t h);
-    TileVals tap_loads(std::vector<ir::Value> voffs, const ir::Value &sa, const ir::Value &sb);
+    TileVals tap_loads(std::vector<ir::Value> voffs, const ir::Value &sa, const ir::Value &sb,
+                       const std::vector<ir::Value> *bvoffs = nullptr);
 
     // -- taptile.cpp (twin taptile.py, mixin TapTile): the tap-tile K loop
     void taptile_loop(size_t nacc, const ir::Value &zero, ir::Block &done, std::vector<LoopExit> &exits);

@@ -271,9 +271,11 @@ TileVals Kernel::tap_tile(const std::vector<Value> &voffs, const TapState &st, i
 }
 
 // One K tile's loads: per A slot 16 bytes at voffset voffs[j] with soffset sa, per B
-// slot at b_voff[j] with soffset sb (bytes), issued A, B, A, B with a scheduling
-// barrier between any two. Twin: TapLoop.tap_loads.
-TileVals Kernel::tap_loads(std::vector<Value> voffs, const Value &sa, const Value &sb) {
+// slot at (*bvoffs)[j] (default, null: b_voff[j]) with soffset sb (bytes), issued A,
+// B, A, B with a scheduling barrier between any two. Twin: TapLoop.tap_loads.
+TileVals Kernel::tap_loads(std::vector<Value> voffs, const Value &sa, const Value &sb,
+                           const std::vector<Value> *bvoffs) {
+    const std::vector<Value> &bv = bvoffs ? *bvoffs : b_voff_;
     const std::string key = load_key(2 * kChunk);
     if (voffs.size() < tap_a_slots_.size()) {  // row_slots: chunk j at the immediate offset 16*j
         // (nuw: a voffset is below 2^31, so LLVM folds the constant into the load)
@@ -283,15 +285,15 @@ TileVals Kernel::tap_loads(std::vector<Value> voffs, const Value &sa, const Valu
         }
     }
     TileVals out;
-    const size_t n = std::max(voffs.size(), b_voff_.size());
+    const size_t n = std::max(voffs.size(), bv.size());
     for (size_t j = 0; j < n; ++j) {
         if (j < voffs.size()) {
             if (j) b_.call_void("sched_barrier", {ci32(0)});
             out.a.push_back(b_.call(key, {rx_, voffs[j], sa, ci32(0)}, "a_val"));
         }
-        if (j < b_voff_.size()) {
+        if (j < bv.size()) {
             b_.call_void("sched_barrier", {ci32(0)});
-            out.b.push_back(b_.call(key, {rw_, b_voff_[j], sb, ci32(0)}, "b_val"));
+            out.b.push_back(b_.call(key, {rw_, bv[j], sb, ci32(0)}, "b_val"));
         }
     }
     return out;

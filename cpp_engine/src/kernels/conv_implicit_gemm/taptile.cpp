@@ -24,9 +24,10 @@ using namespace cpe::ir;
 // tile has its own A voffsets (tap_offsets), loop-carried two deep (tiles t+2 and
 // t+3). The schedule is the pair loop's (held tile, two halves from LDS buffers 0
 // and 1, ceil(ntiles/2) iterations). ntiles may be odd: then the run starts with a
-// phantom tile, loaded at tile 0's state with the soffsets x_bytes and w_bytes (every
-// voffset is below 2^31, so each of its loads is out of range and reads 0) and
-// computed first (adds 0), and the loop computes the ntiles + 1 tiles in pairs: no
+// phantom tile, loaded with the voffsets x_bytes and w_bytes (out of range with any
+// soffset added, whether the hardware's range check counts soffset or not: each of
+// its loads reads 0) and computed first (adds 0), and the loop computes the
+// ntiles + 1 tiles in pairs: no
 // tile past k_end is computed, and the loop body carries no K mask.
 // Twin: TapTile.taptile_loop.
 void Kernel::taptile_loop(size_t nacc, const Value &zero, Block &done, std::vector<LoopExit> &exits) {
@@ -39,9 +40,14 @@ void Kernel::taptile_loop(size_t nacc, const Value &zero, Block &done, std::vect
     const Value n_even = b_.add(ntiles_, odd, "tt_ntiles", {"nuw", "nsw"});
     const TapState st0 = split_ ? tap_state(&k_begin_) : tap_state(nullptr);
     const std::vector<Value> vo0 = tap_offsets(st0);
-    const Value sa = b_.select(phantom, oob_x_, st0.cb, "tt_as");
-    const Value sb = b_.select(phantom, oob_w_, st0.kb, "tt_bs");
-    store_tile(tap_loads(vo0, sa, sb), ci32(0), &tap_a_slots_);
+    // the phantom's voffsets are out of range (x_bytes, w_bytes, below 2^31): so is every
+    // voffset + soffset, whether the range check counts soffset or not (LLVM's
+    // IntrinsicsAMDGPU.td: soffset excluded from bounds checking; MLIR's AMDGPU dialect:
+    // it may or may not be)
+    std::vector<Value> vz, bz;
+    for (const Value &v : vo0) vz.push_back(b_.select(phantom, oob_x_, v, "tt_avoff"));
+    for (const Value &v : b_voff_) bz.push_back(b_.select(phantom, oob_w_, v, "tt_bvoff"));
+    store_tile(tap_loads(vz, st0.cb, st0.kb, &bz), ci32(0), &tap_a_slots_);
     const TapState n1 = tap_step(st0, 1);
     TapState st1;
     for (size_t f = 0; f < 5; ++f) {
