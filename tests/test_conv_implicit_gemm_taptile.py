@@ -97,8 +97,9 @@ def _slices(kg: int, d: int, tk: int) -> list:
 
 
 @pytest.mark.parametrize("spec,d", [({}, 1), ({"split_k": 2, "split_k_cluster": 0}, 2),
-                                    ({"split_k": 4, "split_k_cluster": 4, "epilogue": "cshuffle"}, 4), ({"tile_k": 64}, 1)],
-                         ids=["plain", "spk", "skc4", "64x64x64"])
+                                    ({"split_k": 4, "split_k_cluster": 4, "epilogue": "cshuffle"}, 4), ({"tile_k": 64}, 1),
+                                    ({"tile_k": 64, "split_k": 4, "split_k_cluster": 0}, 2)],
+                         ids=["plain", "spk", "skc4", "64x64x64", "64x64x64-spk"])
 def test_cover_problems_send_slices_through_the_tap_tile_loop(spec, d):
     """The ``cover_tt_*`` problems: cpg an odd multiple of tile_k (the pair loop's test
     fails, the tap-tile loop's holds), slices of odd and of even tile counts (the phantom
@@ -109,6 +110,11 @@ def test_cover_problems_send_slices_through_the_tap_tile_loop(spec, d):
     tk = full["tile_k"]
     probs = {p[0]: p for p in conv_cover_problems(full) if p[0].startswith("cover_tt_")}
     cr = {n: probs.pop(n) for n in [n for n in probs if n.startswith("cover_tt_cr")]}
+    # the prologue's problems: slices of two (xstep) and four (slots, d <= 2) tiles, even
+    pro = {n: probs.pop(n) for n in ("cover_tt_xstep", "cover_tt_slots") if n in probs}
+    assert set(pro) == ({"cover_tt_xstep", "cover_tt_slots"} if d <= 2 else {"cover_tt_xstep"})
+    for name, n, cpg, H, W, K, Y, X, *_ in pro.values():
+        assert cpg == tk and set(_slices(Y * X * cpg, d, tk)) == ({2} if name == "cover_tt_xstep" else {4}), name
     assert set(probs) == {"cover_tt_odd", "cover_tt_even", "cover_tt_x1", "cover_tt_odd3", "cover_tt_left"}
     # the test's modulus one off (tile_k -+ 1) would take the loop at these, where tiles cross taps
     assert sorted(cr) == [f"cover_tt_cr{tk - 1}", f"cover_tt_cr{tk + 1}"]

@@ -477,7 +477,10 @@ def _tap_tile_problems(full: dict) -> list:
     right padding (drawn against plain 64x64x32's ``tt_xd`` select_swap survivor: the first
     tile's taps of the other problems lie in the top padding); ``cover_tt_cr<r>``, r =
     tile_k -+ 1: cpg = 8r (248 and 264 at tile_k 32), a 2d x 1 filter: a tap-tile test
-    ``cpg urem r`` takes the loop there, where tiles cross taps. Padding 1 on 2 images of 1 x w (w = tile_m/4
+    ``cpg urem r`` takes the loop there, where tiles cross taps; ``cover_tt_xstep``: cpg =
+    tile_k on a 2d x 1 filter, padding 1, slices of two tiles: the prologue's step to the
+    second tile wraps x (X = 1), at the left and right padding (a wrong ``xd`` there reads
+    data, not zero); ``cover_tt_slots`` (:func:`_tap_tile_slot_problems`). Padding 1 on 2 images of 1 x w (w = tile_m/4
     + 4, as ``cover_taps``): right and bottom padding taps on data (the next row's pixel 0,
     image 1's row 0), so a pixel test one long reads data, not zero."""
     tm, tn, tk, S = full["tile_m"], full["tile_n"], full["tile_k"], full["split_k_cluster"]
@@ -487,8 +490,27 @@ def _tap_tile_problems(full: dict) -> list:
             ("cover_tt_even", 2, 3 * tk, 1, w, tn + 4, 2, 2 * d, (1, 1), (1, 1), (1, 1), 1),
             ("cover_tt_x1", 2, tk, 5 * d, w, 8, 5 * d, 1, (1, 1), (1, 0), (1, 1), 1),
             ("cover_tt_odd3", 2, 3 * tk, 5 * d, w, 8, 5 * d, 1, (1, 1), (1, 0), (1, 1), 1),
-            ("cover_tt_left", 2, tk, 1, w, 8, 1, 5 * d, (1, 1), (0, 1), (1, 1), 1)] + [
+            ("cover_tt_left", 2, tk, 1, w, 8, 1, 5 * d, (1, 1), (0, 1), (1, 1), 1),
+            ("cover_tt_xstep", 2, tk, 2, 6, 8, 2 * d, 1, (1, 1), (1, 1), (1, 1), 1)] + _tap_tile_slot_problems(full, d) + [
         (f"cover_tt_cr{r}", 1, 8 * r, 2 * d, 7, 8, 2 * d, 1, (1, 1), (0, 0), (1, 1), 1) for r in (tk - 1, tk + 1)]
+
+
+def _tap_tile_slot_problems(full: dict, d: int) -> list:
+    """``cover_tt_slots`` (d <= 2): the tap-tile prologue's four tiles (its four voffset sets)
+    on taps that each hold a right (``wi == W``) and a bottom (``hi == H``) padding pixel
+    on data, in every A slot's rows. cpg = tile_k (a tap a tile) on a Y x X filter with
+    full padding (Y, X), so every tap has both; 2 x 2 (4 tiles) at d = 1, 2 x 4 (two
+    slices of 4) at d = 2, even counts (no phantom). tile_m/R + 1 images of R = 32 output
+    pixels ((H + Y + 1) x (W + X + 1) = 4 x 8), so slot j's rows (R = 32 at 64x64x32;
+    64x64x64's tap rows test one pixel a thread) are image j's pixels, its last row and
+    column the padding, the next image's data behind. Drawn against plain 64x64x32's
+    and 64x64x64's ``tp_hok`` / ``tp_wok`` boundary survivors in block ``taptile_pro``;
+    at d > 2 no 32-pixel image holds a 2 x 2d filter's padding (not drawn)."""
+    tm, tn, tk = full["tile_m"], full["tile_n"], full["tile_k"]
+    if d > 2:
+        return []
+    X = 2 * d
+    return [("cover_tt_slots", tm // 32 + 1, tk, 1, 7 - X, tn + 4, 2, X, (1, 1), (2, X), (1, 1), 1)]
 
 
 def short_last_tile(kg: int, d: int, tk: int) -> bool:
