@@ -120,24 +120,29 @@ def test_ir_core_lds_barrier_missing_fence(ordering):
 CSHUFFLE = {"epilogue": "cshuffle"}
 
 
-def test_conv_cshuffle_has_seven_workgroup_barriers():
+def test_conv_cshuffle_has_ten_workgroup_barriers():
     text = api.lower("conv_implicit_gemm", CSHUFFLE, ARCH, "llvm23").text
     # in text order: the two halves of the K walk's pipelined loop (LDS-only fences), the
-    # cshuffle epilogue, the K walk's prologue, the uniform-tap prologue, the two halves of
-    # the uniform-tap loop (LDS-only): each release / s.barrier / acquire
+    # cshuffle epilogue, the uniform-tap prologue, the two halves of the uniform-tap loop
+    # (LDS-only), the K walk's prologue (block kwalk, after the tap-tile gate), the tap-tile
+    # prologue, the two halves of the tap-tile loop (LDS-only): each release / s.barrier /
+    # acquire
     for ordering in ("release", "acquire"):
         lines = [text.split("\n")[i].strip() for i in _fence_lines(text, "workgroup", ordering)]
-        assert [ln.endswith(", !mmra !1") for ln in lines] == [True, True, False, False, False, True, True]
+        assert [ln.endswith(", !mmra !1") for ln in lines] == [True, True, False, False, True, True, False, False,
+                                                                True, True]
     assert '!1 = !{!"amdgpu-synchronize-as", !"local"}' in text.split("\n")
 
 
 @pytest.mark.parametrize("ordering", ["release", "acquire"])
-@pytest.mark.parametrize("which,spec", [(3, CSHUFFLE), (0, CSHUFFLE), (1, CSHUFFLE), (2, CSHUFFLE),
-                                        (4, CSHUFFLE), (5, CSHUFFLE), (6, CSHUFFLE),
+@pytest.mark.parametrize("which,spec", [(6, CSHUFFLE), (0, CSHUFFLE), (1, CSHUFFLE), (2, CSHUFFLE),
+                                        (3, CSHUFFLE), (4, CSHUFFLE), (5, CSHUFFLE),
+                                        (7, CSHUFFLE), (8, CSHUFFLE), (9, CSHUFFLE),
                                         (1, {"pipeline": "wavelet", "num_load_waves": 1}),
                                         (1, {"tile_m": 128, "tile_n": 128, "tile_k": 64})],
                          ids=["prologue", "kloop", "kloop_odd", "cshuffle", "tap_prologue", "tap_loop",
-                              "tap_loop_odd", "kloop_wavelet", "kloop_double_buffer"])
+                              "tap_loop_odd", "taptile_prologue", "taptile_loop", "taptile_loop_odd",
+                              "kloop_wavelet", "kloop_double_buffer"])
 def test_conv_missing_workgroup_fence(which, spec, ordering):
     def edit(t):
         return _delete_line(t, _fence_lines(t, "workgroup", ordering)[which])
