@@ -31,35 +31,12 @@ class TapTile:
         then the run starts with a phantom tile, loaded with the voffsets ``x_bytes`` and
         ``w_bytes`` (out of range with any soffset added, whether the hardware's range
         check counts soffset or not: each of its loads reads 0) and computed first
-        (adds 0), and the
-        loop computes the ``ntiles + 1`` tiles in pairs: no tile past ``k_end`` is
-        computed, and the loop body carries no K mask."""
+        (adds 0), and the loop computes the ``ntiles + 1`` tiles in pairs: no tile past
+        ``k_end`` is computed, and the loop body carries no K mask."""
         b = self.b
         walk = self.taptile_branch()
         self.tap_invariants()
-        tk = self.tk
-        # an odd tile count runs one phantom tile first (its loads out of range: zeros)
-        odd = b.binop("and", self.ntiles, i32(1), "tt_odd")
-        phantom = b.icmp("ne", odd, i32(0), "tt_phantom")
-        n_even = b.add(self.ntiles, odd, "tt_ntiles", ("nuw", "nsw"))
-        st0 = self.tap_state(self.k_begin if self.split else None)
-        vo0 = self.tap_offsets(st0)
-        # the phantom's voffsets are out of range (x_bytes, w_bytes, below 2^31): so is every
-        # voffset + soffset, whether the range check counts soffset or not (LLVM's
-        # IntrinsicsAMDGPU.td: soffset excluded from bounds checking; MLIR's AMDGPU dialect:
-        # it may or may not be)
-        vz = [b.select(phantom, self.oob_x, v, "tt_avoff") for v in vo0]
-        bz = [b.select(phantom, self.oob_w, v, "tt_bvoff") for v in self.b_voff]
-        self.store_tile(self.tap_loads(vz, st0["cb"], st0["kb"], bz), i32(0), self.tap_a_slots)
-        n1 = self.tap_step(st0, 1)
-        st1 = {f: b.select(phantom, st0[f], n1[f], "tt_" + f) for f in self.TAP_STATE}
-        vo1 = self.tap_offsets(st1)
-        held = self.tile_loads(vo1, st1)
-        # tile 2 of the run: k_begin + (2 - odd)*tile_k
-        k2 = b.sub(i32(2 * tk), b.mul(odd, i32(tk), "tt_oddk"), "tt_ktwo")
-        st2 = self.tap_state(b.add(self.k_begin, k2, "tt_knext") if self.split else k2)
-        st3 = self.tap_step(st2, 1)
-        vo2, vo3 = self.tap_offsets(st2), self.tap_offsets(st3)
+        n_even, held, (st2, st3), (vo2, vo3) = self.taptile_prologue()
         loop = b.new_block("taptile_loop")
         pro_end, t, acc_phis = self.enter_loop(loop, nacc)
         st_phis = [{f: b.phi(T.I32, "tt_" + f) for f in self.TAP_STATE} for _ in (0, 1)]
@@ -99,6 +76,40 @@ class TapTile:
         self.close_held(val_phis, held, vals, pro_end, loop_end)
         b.position(walk)
         return [(accs, loop_end)]
+
+    def taptile_prologue(self):
+        """The tap-tile prologue after :meth:`taptile_branch` (docs/conv_implicit_gemm.md,
+        "Tap-tile loop"): tile 0 of the run into LDS buffer 0 (the phantom tile, all
+        loads out of range, when ``ntiles`` is odd), tile 1 held in registers (tile 0
+        then), and the states and A voffsets of the run's tiles 2 and 3. Returns
+        ``(n_even, held, (st2, st3), (vo2, vo3))``: ``ntiles`` rounded up to even, the
+        held raw values, the states (dicts of :data:`.taploop.TapLoop.TAP_STATE`) and
+        the voffset lists."""
+        b = self.b
+        tk = self.tk
+        # an odd tile count runs one phantom tile first (its loads out of range: zeros)
+        odd = b.binop("and", self.ntiles, i32(1), "tt_odd")
+        phantom = b.icmp("ne", odd, i32(0), "tt_phantom")
+        n_even = b.add(self.ntiles, odd, "tt_ntiles", ("nuw", "nsw"))
+        st0 = self.tap_state(self.k_begin if self.split else None)
+        vo0 = self.tap_offsets(st0)
+        # the phantom's voffsets are out of range (x_bytes, w_bytes, below 2^31): so is every
+        # voffset + soffset, whether the range check counts soffset or not (LLVM's
+        # IntrinsicsAMDGPU.td: soffset excluded from bounds checking; MLIR's AMDGPU dialect:
+        # it may or may not be)
+        vz = [b.select(phantom, self.oob_x, v, "tt_avoff") for v in vo0]
+        bz = [b.select(phantom, self.oob_w, v, "tt_bvoff") for v in self.b_voff]
+        self.store_tile(self.tap_loads(vz, st0["cb"], st0["kb"], bz), i32(0), self.tap_a_slots)
+        n1 = self.tap_step(st0, 1)
+        st1 = {f: b.select(phantom, st0[f], n1[f], "tt_" + f) for f in self.TAP_STATE}
+        vo1 = self.tap_offsets(st1)
+        held = self.tile_loads(vo1, st1)
+        # tile 2 of the run: k_begin + (2 - odd)*tile_k
+        k2 = b.sub(i32(2 * tk), b.mul(odd, i32(tk), "tt_oddk"), "tt_ktwo")
+        st2 = self.tap_state(b.add(self.k_begin, k2, "tt_knext") if self.split else k2)
+        st3 = self.tap_step(st2, 1)
+        vo2, vo3 = self.tap_offsets(st2), self.tap_offsets(st3)
+        return n_even, held, (st2, st3), (vo2, vo3)
 
     def taptile_branch(self):
         """The wave-uniform branch of :meth:`taptile_loop`: ``cpg % tile_k`` (split-K:

@@ -88,6 +88,16 @@ struct LoopExit {
     ir::Block *block;
 };
 
+// What the tap-tile prologue leaves the loop (Kernel::taptile_prologue): ntiles
+// rounded up to even, the held tile's raw values, and the states and A voffsets of
+// the run's tiles 2 and 3.
+struct TapTilePrologue {
+    ir::Value n_even;
+    TileVals held;
+    TapState st2, st3;
+    std::vector<ir::Value> vo2, vo3;
+};
+
 // The prologue's last block and the first phis of a K loop (Kernel::enter_loop).
 struct LoopEntry {
     ir::Block *pro_end;
@@ -288,6 +298,7 @@ private:
     // -- taptile.cpp (twin taptile.py, mixin TapTile): the tap-tile K loop
     void taptile_loop(size_t nacc, const ir::Value &zero, ir::Block &done, std::vector<LoopExit> &exits);
     ir::Block &taptile_branch();
+    TapTilePrologue taptile_prologue();
     TileVals tile_loads(const std::vector<ir::Value> &voffs, const TapState &st);
 
     // -- epilogue.cpp (twin epilogue.py, mixin Epilogue): the epilogues

@@ -27,42 +27,17 @@ using namespace cpe::ir;
 // phantom tile, loaded with the voffsets x_bytes and w_bytes (out of range with any
 // soffset added, whether the hardware's range check counts soffset or not: each of
 // its loads reads 0) and computed first (adds 0), and the loop computes the
-// ntiles + 1 tiles in pairs: no
-// tile past k_end is computed, and the loop body carries no K mask.
+// ntiles + 1 tiles in pairs: no tile past k_end is computed, and the loop body
+// carries no K mask.
 // Twin: TapTile.taptile_loop.
 void Kernel::taptile_loop(size_t nacc, const Value &zero, Block &done, std::vector<LoopExit> &exits) {
     Block &walk = taptile_branch();
     tap_invariants();
-    const int64_t tk = tk_;
-    // an odd tile count runs one phantom tile first (its loads out of range: zeros)
-    const Value odd = b_.binop("and", ntiles_, ci32(1), "tt_odd");
-    const Value phantom = b_.icmp("ne", odd, ci32(0), "tt_phantom");
-    const Value n_even = b_.add(ntiles_, odd, "tt_ntiles", {"nuw", "nsw"});
-    const TapState st0 = split_ ? tap_state(&k_begin_) : tap_state(nullptr);
-    const std::vector<Value> vo0 = tap_offsets(st0);
-    // the phantom's voffsets are out of range (x_bytes, w_bytes, below 2^31): so is every
-    // voffset + soffset, whether the range check counts soffset or not (LLVM's
-    // IntrinsicsAMDGPU.td: soffset excluded from bounds checking; MLIR's AMDGPU dialect:
-    // it may or may not be)
-    std::vector<Value> vz, bz;
-    for (const Value &v : vo0) vz.push_back(b_.select(phantom, oob_x_, v, "tt_avoff"));
-    for (const Value &v : b_voff_) bz.push_back(b_.select(phantom, oob_w_, v, "tt_bvoff"));
-    store_tile(tap_loads(vz, st0.cb, st0.kb, &bz), ci32(0), &tap_a_slots_);
-    const TapState n1 = tap_step(st0, 1);
-    TapState st1;
-    for (size_t f = 0; f < 5; ++f) {
-        tap_field(st1, f) = b_.select(phantom, tap_field(st0, f), tap_field(n1, f), std::string("tt_") + kTapState[f]);
-    }
-    const std::vector<Value> vo1 = tap_offsets(st1);
-    const TileVals held = tile_loads(vo1, st1);
-    // tile 2 of the run: k_begin + (2 - odd)*tile_k
-    const Value oddk = b_.mul(odd, ci32(tk), "tt_oddk");
-    const Value k2 = b_.sub(ci32(2 * tk), oddk, "tt_ktwo");
-    const Value kn = split_ ? b_.add(k_begin_, k2, "tt_knext") : k2;
-    const TapState st2 = tap_state(&kn);
-    const TapState st3 = tap_step(st2, 1);
-    const std::vector<Value> vo2 = tap_offsets(st2);
-    const std::vector<Value> vo3 = tap_offsets(st3);
+    const TapTilePrologue pro = taptile_prologue();
+    const Value &n_even = pro.n_even;
+    const TileVals &held = pro.held;
+    const TapState &st2 = pro.st2, &st3 = pro.st3;
+    const std::vector<Value> &vo2 = pro.vo2, &vo3 = pro.vo3;
     Block &loop = b_.new_block("taptile_loop");
     const LoopEntry in = enter_loop(loop, nacc);
     Block &pro_end = *in.pro_end;
@@ -128,6 +103,46 @@ void Kernel::taptile_loop(size_t nacc, const Value &zero, Block &done, std::vect
     close_held(val_phis, held, vals, pro_end, loop_end);
     b_.position(walk);
     exits.push_back(LoopExit{accs, &loop_end});
+}
+
+// The tap-tile prologue after taptile_branch (docs/conv_implicit_gemm.md, "Tap-tile
+// loop"): tile 0 of the run into LDS buffer 0 (the phantom tile, all loads out of
+// range, when ntiles is odd), tile 1 held in registers (tile 0 then), and the states
+// and A voffsets of the run's tiles 2 and 3, with ntiles rounded up to even.
+// Twin: TapTile.taptile_prologue.
+TapTilePrologue Kernel::taptile_prologue() {
+    const int64_t tk = tk_;
+    // an odd tile count runs one phantom tile first (its loads out of range: zeros)
+    const Value odd = b_.binop("and", ntiles_, ci32(1), "tt_odd");
+    const Value phantom = b_.icmp("ne", odd, ci32(0), "tt_phantom");
+    TapTilePrologue out;
+    out.n_even = b_.add(ntiles_, odd, "tt_ntiles", {"nuw", "nsw"});
+    const TapState st0 = split_ ? tap_state(&k_begin_) : tap_state(nullptr);
+    const std::vector<Value> vo0 = tap_offsets(st0);
+    // the phantom's voffsets are out of range (x_bytes, w_bytes, below 2^31): so is every
+    // voffset + soffset, whether the range check counts soffset or not (LLVM's
+    // IntrinsicsAMDGPU.td: soffset excluded from bounds checking; MLIR's AMDGPU dialect:
+    // it may or may not be)
+    std::vector<Value> vz, bz;
+    for (const Value &v : vo0) vz.push_back(b_.select(phantom, oob_x_, v, "tt_avoff"));
+    for (const Value &v : b_voff_) bz.push_back(b_.select(phantom, oob_w_, v, "tt_bvoff"));
+    store_tile(tap_loads(vz, st0.cb, st0.kb, &bz), ci32(0), &tap_a_slots_);
+    const TapState n1 = tap_step(st0, 1);
+    TapState st1;
+    for (size_t f = 0; f < 5; ++f) {
+        tap_field(st1, f) = b_.select(phantom, tap_field(st0, f), tap_field(n1, f), std::string("tt_") + kTapState[f]);
+    }
+    const std::vector<Value> vo1 = tap_offsets(st1);
+    out.held = tile_loads(vo1, st1);
+    // tile 2 of the run: k_begin + (2 - odd)*tile_k
+    const Value oddk = b_.mul(odd, ci32(tk), "tt_oddk");
+    const Value k2 = b_.sub(ci32(2 * tk), oddk, "tt_ktwo");
+    const Value kn = split_ ? b_.add(k_begin_, k2, "tt_knext") : k2;
+    out.st2 = tap_state(&kn);
+    out.st3 = tap_step(out.st2, 1);
+    out.vo2 = tap_offsets(out.st2);
+    out.vo3 = tap_offsets(out.st3);
+    return out;
 }
 
 // The wave-uniform branch of taptile_loop: cpg % tile_k (split-K: or'ed with
