@@ -40,10 +40,13 @@ def test_general_path_covers_the_slab_stores_wide_test():
 
 def test_extra_k_tile_and_k_span_one_long_refuse_the_tap_loop():
     js = {(j.mutant.line, j.mutant.what): j for j in conv_jobs(SPK2, "kloop_cmp", r"%again\d+ = icmp")}
-    walk, tap = sorted({ln for ln, _ in js})
-    assert PROVED.block_labels(js[(walk, "cmp_boundary: ult -> ule")].original)[walk].startswith("kloop")
+    walk, tap, tile = sorted({ln for ln, _ in js})
+    labels = PROVED.block_labels(js[(walk, "cmp_boundary: ult -> ule")].original)
+    assert labels[walk].startswith("kloop") and labels[tap].startswith("tap_loop")
+    assert labels[tile].startswith("taptile_loop")
     assert AR._extra_k_tile(R._view(js[(walk, "cmp_boundary: ult -> ule")]))
     assert not AR._extra_k_tile(R._view(js[(tap, "cmp_boundary: ult -> ule")]))   # no K mask in the tap loop
+    assert not AR._extra_k_tile(R._view(js[(tile, "cmp_boundary: ult -> ule")]))  # nor in the tap-tile loop
     one_long = [j for j in conv_jobs(P64, "const_dec", r"%k_span\d+ = sub i32 %Kgemm, 0$")]
     assert len(one_long) == 1 and not AR._span_one_long(one_long[0])    # cover_taps_x3 kills it
 

@@ -100,9 +100,12 @@ def test_conv_classes_and_requirements():
     # cover_diff_hok, cover_tap_wok (plain too since the every-site run of 64x64x32),
     # cover_first_hok (tile_m / 8), cover_n_tiles (8 pixels, kpg = 3 tile_n), cover_kwalk_drift
     # (7 x 7 output of a 13 x 5 filter, dilation (1, 2): W 15), cover_taps_cr63 / cr65 (Y x 7),
+    # the tap-tile loop's cover_tt_odd / even / x1 / odd3 / left (1 x w, w = tile_m/4 + 4),
+    # cover_tt_xstep (2 x 6), cover_tt_slots (1 x (7 - 2d)), cover_tt_cr31 / cr33 (Y x 7),
     # cover_unit_first / cover_unit_loop (1 x 1 images)
     probs_plain = cover.conv_cover_problems(plain)
-    assert [p[4] for p in probs_plain] == [71, 65, 30, 20, 3, 1, 2, 15, 8, 5, 10, 6, 8, 8, 15, 7, 7, 1, 1]
+    assert [p[4] for p in probs_plain] == [71, 65, 30, 20, 3, 1, 2, 15, 8, 5, 10, 6, 8, 8, 15, 7, 7,
+                                           20, 20, 20, 20, 20, 6, 5, 7, 7, 1, 1]
     assert [p[:3] for p in probs_plain[-2:]] == [("cover_unit_first", 17, 8), ("cover_unit_loop", 64, 80)]
     assert probs_plain[13][0] == "cover_n_tiles" and probs_plain[13][5] == 3 * plain["tile_n"]
     # the tap loop's first trip (docs/sim.md, per K-loop iteration class): cpg 6*tile_k with a

@@ -89,7 +89,7 @@ def plain_outcome():
 
 
 def test_plain_64x64_meets_every_iteration_class(plain_outcome):
-    """The conv kernel's K walk loop and uniform-tap loop: every loop site that went both
+    """The conv kernel's K walk loop, uniform-tap loop and tap-tile loop: every loop site that went both
     ways went both ways in its first, middle and last trips, or is declared (the look-ahead
     selects' last trip: `a_off@last`, `b_off@last`; values dead in the last trip)."""
     from parity.config import load_families
@@ -99,11 +99,13 @@ def test_plain_64x64_meets_every_iteration_class(plain_outcome):
     fails, declared = COV.judge(o.coverage, o.classes, unc[o.config])
     assert fails == []
     it = o.coverage["iterations"]
-    assert it["first"][0] == it["middle"][0] == it["last"][0] == 30   # the K loop's and the tap loop's sites
+    # the K loop's, the tap loop's and the tap-tile loop's sites (17 of the last)
+    assert it["first"][0] == it["middle"][0] == it["last"][0] == 47
     assert sum("a_off@last" in d or "look-ahead A tile" in d for d in declared) == 2
     # 7 carried-only selects dead in the last trip (8 before the every-site run's problems: one
-    # of them now also goes the other way in a last trip)
-    assert sum(COV.CARRIED_REASON in d for d in declared) == 7
+    # of them now also goes the other way in a last trip), and 5 of the tap-tile loop's next-tile
+    # steps and voffsets
+    assert sum(COV.CARRIED_REASON in d for d in declared) == 12
 
 
 def test_first_trip_tap_problems_close_the_tap_loop_misses(monkeypatch):
