@@ -482,11 +482,13 @@ def _tap_tile_problems(full: dict) -> list:
     second tile wraps x (X = 1), at the left and right padding (a wrong ``xd`` there reads
     data, not zero); ``cover_tt_slots`` (:func:`_tap_tile_slot_problems`). Padding 1 on 2 images of 1 x w (w = tile_m/4
     + 4, as ``cover_taps``): right and bottom padding taps on data (the next row's pixel 0,
-    image 1's row 0), so a pixel test one long reads data, not zero."""
+    image 1's row 0), so a pixel test one long reads data, not zero. ``cover_tt_even`` has
+    tile_n + 4 output channels (every B slot's row test both ways, a partial second N
+    tile), the others 8 (one N tile)."""
     tm, tn, tk, S = full["tile_m"], full["tile_n"], full["tile_k"], full["split_k_cluster"]
     d = S or (2 if conv_split(full) else 1)
     w = max(tm // 4 + 4, 3 * d)
-    return [("cover_tt_odd", 2, tk, 1, w, tn + 4, 3, 3 * d, (1, 1), (1, 1), (1, 1), 1),
+    return [("cover_tt_odd", 2, tk, 1, w, 8, 3, 3 * d, (1, 1), (1, 1), (1, 1), 1),
             ("cover_tt_even", 2, 3 * tk, 1, w, tn + 4, 2, 2 * d, (1, 1), (1, 1), (1, 1), 1),
             ("cover_tt_x1", 2, tk, 5 * d, w, 8, 5 * d, 1, (1, 1), (1, 0), (1, 1), 1),
             ("cover_tt_odd3", 2, 3 * tk, 5 * d, w, 8, 5 * d, 1, (1, 1), (1, 0), (1, 1), 1),
