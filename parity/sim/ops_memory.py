@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import hw_facts
 from .errors import Misaligned, OutOfBounds, UninitializedRead, Unsupported
 from .memory import LIM32, LANES64, WAVE, Ptr, buffer_range, bytes_of, check_access, first_lane, lane_span, write
 from .ops_arith import sext64
@@ -134,6 +135,29 @@ def store(K, ins, O, where):
     return f
 
 
+def range_offsets(R, vo, so, nrec: int, nb: int, what: str):
+    """Per lane ``(off, chk)`` of a raw buffer access: ``off`` the byte offset of the
+    address (voffset + soffset, int64), ``chk`` the offset the range check compares with
+    num_records ``nrec``: ``off`` under the default reading of hardware fact
+    BUFFER-OOB-SOFFSET (``counted``), voffset alone under ``excluded`` (LLVM's
+    IntrinsicsAMDGPU.td documents the raw buffer intrinsics' soffset as excluded from
+    bounds checking; MLIR's AMDGPU dialect says it may or may not be counted;
+    docs/hardware_facts.md). Under ``excluded`` a lane whose check passes but whose
+    ``nb``-byte access reaches past num_records raises OutOfBounds: the hardware would
+    touch memory past the buffer."""
+    v = R[vo].astype(np.int64)
+    off = v + R[so].astype(np.int64)
+    if hw_facts.value("BUFFER-OOB-SOFFSET") == "counted":
+        return off, off
+    past = (v >= 0) & (v <= nrec - nb) & (v < LIM32) & ((off > nrec - nb) | (off < 0))
+    if np.count_nonzero(past):
+        k = int(np.argmax(past))
+        raise OutOfBounds(f"{what} at voffset {int(v[k])} + soffset {int(off[k] - v[k])} (lane {k}): the range "
+                          f"check passes on voffset but the access reaches past num_records={nrec} "
+                          f"(BUFFER-OOB-SOFFSET=excluded: soffset is not range checked)")
+    return off, v
+
+
 def _buffer_align(o: np.ndarray, need: int, what: str, mem) -> None:
     """Every lane's byte address ``o`` (buffer base taken as aligned) is a
     multiple of ``need`` (rsrc.buffer_align_needed), else Misaligned."""
@@ -162,9 +186,9 @@ def buffer_load(ins, O, d, arch: str = "gfx1250"):
         rs = R[r]
         if np.count_nonzero(R[aux]):
             raise Unsupported("buffer load with a non-zero aux operand")
-        off = R[vo].astype(np.int64) + R[so].astype(np.int64)
+        off, chk = range_offsets(R, vo, so, rs.nrec, nb, what)
         mem = rs.mem
-        if not np.count_nonzero((off < 0) | (off > rs.nrec - nb) | (off >= LIM32)):
+        if not np.count_nonzero((chk < 0) | (chk > rs.nrec - nb) | (chk >= LIM32)):
             sl = lane_span(off + rs.base, step, nb, need, mem.data.size)   # every lane inside num_records
             if sl is not None:
                 if mem.shadow is not None:
@@ -172,7 +196,7 @@ def buffer_load(ins, O, d, arch: str = "gfx1250"):
                 raw = mem.data[sl].copy().view(dt)
                 R[d] = raw.reshape(WAVE, -1) if vecn else raw
                 return
-        inr = buffer_range(off, esz, ne, rs.nrec, what)
+        inr = buffer_range(chk, esz, ne, rs.nrec, what)
         mem = rs.mem
         out = np.zeros((WAVE, nb), np.uint8)
         if np.count_nonzero(inr):
@@ -207,13 +231,13 @@ def buffer_store(ins, O, arch: str = "gfx1250"):
         rs = R[r]
         if np.count_nonzero(R[aux]):
             raise Unsupported("buffer store with a non-zero aux operand")
-        off = R[vo].astype(np.int64) + R[so].astype(np.int64)
-        if not np.count_nonzero((off < 0) | (off > rs.nrec - nb) | (off >= LIM32)):
+        off, chk = range_offsets(R, vo, so, rs.nrec, nb, what)
+        if not np.count_nonzero((chk < 0) | (chk > rs.nrec - nb) | (chk >= LIM32)):
             sl = lane_span(off + rs.base, step, nb, need, rs.mem.data.size)   # every lane inside num_records
             if sl is not None:
                 write(rs.mem, sl, bytes_of(R[v]), X, what)
                 return
-        inr = buffer_range(off, esz, ne, rs.nrec, what)
+        inr = buffer_range(chk, esz, ne, rs.nrec, what)
         if not np.count_nonzero(inr):
             return
         mem = rs.mem

@@ -56,7 +56,7 @@ class TapLoop:
         voffs = self.tap_offsets(st0)
         self.store_tile(self.tap_tile(voffs, st0, 0), i32(0), self.tap_a_slots)
         held = self.tap_tile(voffs, st0, 1)
-        st1 = self.tap_state(b.add(self.k_begin, i32(tk2), "tp_knext") if self.split else i32(tk2))
+        st1 = self.tap_state(b.add(self.k_begin, i32(tk2), "tp_knext") if self.split else i32(tk2), cap=True)
         voffs1 = self.tap_offsets(st1)
         loop = b.new_block("tap_loop")
         pro_end, t, acc_phis = self.enter_loop(loop, nacc)
@@ -150,11 +150,16 @@ class TapLoop:
 
     TAP_STATE = ("cb", "kb", "xd", "yd", "kox")
 
-    def tap_invariants(self):
+    def tap_invariants(self, tiles: int = 2):
         """Once, in the uniform-tap prologue: per A slot ``a_tap = pbase + 2*koff``, per
-        B slot ``b_voff = nok ? wbyte : w_bytes``, and the uniform steps ``cpg_b =
-        2*cpg`` (bytes of a tap's channels), ``dw_b = dil_w*2*C`` (one dilated pixel)."""
+        B slot ``b_voff = nok ? wbyte : w_bytes``, the uniform steps ``cpg_b = 2*cpg``
+        (bytes of a tap's channels), ``dw_b = dil_w*2*C`` (one dilated pixel), and
+        ``kb_last = 2*(k_end - tiles*tile_k)``, the B offset of the last step's first
+        tile (``tiles`` K tiles a step: 2 the pair loop, 1 the tap-tile loop), at which
+        :meth:`cap_kb` holds the look-ahead states."""
         b = self.b
+        kendb = b.mul(self.k_end, i32(2), "tp_kendb")
+        self.tap_kb_last = b.sub(kendb, i32(2 * tiles * self.tk), "tp_kblast")
         self.tap_a_slots = self.a_slots   # the tap loop's A slots: the walk's, or tap_rows' own
         self.tap_cpgb = b.mul(self.p("cpg"), i32(2), "tp_cpgb")
         self.tap_dwb = b.mul(self.p("dil_w"), self.c2, "tp_dwb")
@@ -186,10 +191,11 @@ class TapLoop:
             slots.append(dict(hb=hb, wb=wb, pbase=pbase, lds=self.slot_lds(row, kj, CHUNK, "tp_a")))
         return slots, koff
 
-    def tap_state(self, k):
+    def tap_state(self, k, cap: bool = False):
         """The uniform walk state of the pair starting at element ``k`` (i32; None: 0,
         all fields 0) with divisions: ``cb = 2*(k % cpg)``, ``kb = 2*k``, tap ``k / cpg
-        = y*X + x``, ``xd = x*dil_w``, ``yd = y*dil_h``, ``kox = yd*rowb + xd*2*C``."""
+        = y*X + x``, ``xd = x*dil_w``, ``yd = y*dil_h``, ``kox = yd*rowb + xd*2*C``;
+        ``cap``: ``kb`` through :meth:`cap_kb` (a look-ahead state)."""
         b = self.b
         if k is None:
             z = i32(0)
@@ -202,7 +208,9 @@ class TapLoop:
         xd = b.mul(x, self.p("dil_w"), "tp_xd")
         yd = b.mul(y, self.p("dil_h"), "tp_yd")
         kox = b.add(b.mul(yd, self.rowb, "tp_yb"), b.mul(xd, self.c2, "tp_xb"), "tp_kox")
-        return dict(cb=b.mul(c, i32(2), "tp_cb"), kb=b.mul(k, i32(2), "tp_kb"), xd=xd, yd=yd, kox=kox)
+        cb = b.mul(c, i32(2), "tp_cb")
+        kb = b.mul(k, i32(2), "tp_kb")
+        return dict(cb=cb, kb=self.cap_kb(kb) if cap else kb, xd=xd, yd=yd, kox=kox)
 
     def tap_offsets(self, st):
         """Per A slot, the voffset of the pair's tap: ``pbase + 2*koff + kox`` when the
@@ -240,8 +248,20 @@ class TapLoop:
         yd = b.add(st["yd"], b.select(wx, s["dh"], i32(0), "tp_ys"), "tp_yd")
         kox1 = b.add(st["kox"], b.select(wrap, self.tap_dwb, i32(0), "tp_ks"), "tp_koxn")
         kox = b.add(kox1, b.select(wx, s["d2"], i32(0), "tp_kw"), "tp_kox")
-        kb = b.add(st["kb"], step, "tp_kb")
+        kb = self.cap_kb(b.add(st["kb"], step, "tp_kbn"))
         return dict(cb=cb, kb=kb, xd=xd, yd=yd, kox=kox)
+
+    def cap_kb(self, kb):
+        """``min(kb, kb_last)`` (unsigned; :meth:`tap_invariants`): a look-ahead state past
+        the slice's last step keeps the last step's B offset. B's voffset ``wbyte`` is a
+        filter row's start, in range, so its soffset ``kb`` alone would carry a look-ahead
+        load past ``w_bytes`` where the hardware's range check leaves soffset out (LLVM
+        IntrinsicsAMDGPU.td: the raw buffer loads' soffset is "excluded from bounds
+        checking"; docs/hardware_facts.md BUFFER-OOB-SOFFSET). The capped loads read the
+        last step's tiles again; no half computes them."""
+        b = self.b
+        kin = b.icmp("ult", kb, self.tap_kb_last, "tp_kbin")
+        return b.select(kin, kb, self.tap_kb_last, "tp_kb")
 
     def tap_tile(self, voffs, st, h: int):
         """The raw values of tile ``h`` (0, 1) of the pair ``st``: per A slot a 16-byte

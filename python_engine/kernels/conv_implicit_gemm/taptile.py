@@ -35,7 +35,7 @@ class TapTile:
         ``k_end`` is computed, and the loop body carries no K mask."""
         b = self.b
         walk = self.taptile_branch()
-        self.tap_invariants()
+        self.tap_invariants(1)
         n_even, held, (st2, st3), (vo2, vo3) = self.taptile_prologue()
         loop = b.new_block("taptile_loop")
         pro_end, t, acc_phis = self.enter_loop(loop, nacc)
@@ -106,7 +106,7 @@ class TapTile:
         held = self.tile_loads(vo1, st1)
         # tile 2 of the run: k_begin + (2 - odd)*tile_k
         k2 = b.sub(i32(2 * tk), b.mul(odd, i32(tk), "tt_oddk"), "tt_ktwo")
-        st2 = self.tap_state(b.add(self.k_begin, k2, "tt_knext") if self.split else k2)
+        st2 = self.tap_state(b.add(self.k_begin, k2, "tt_knext") if self.split else k2, cap=True)
         st3 = self.tap_step(st2, 1)
         vo2, vo3 = self.tap_offsets(st2), self.tap_offsets(st3)
         return n_even, held, (st2, st3), (vo2, vo3)

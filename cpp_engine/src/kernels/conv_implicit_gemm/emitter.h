@@ -286,9 +286,10 @@ private:
     ir::Block &tap_branch(const std::string &fallback);
     std::vector<ir::Value> tap_pair(TileVals &vals, const std::vector<ir::Value> &vo, const TapState &st,
                                     const TapState &nst, std::vector<ir::Value> &accs);
-    void tap_invariants();
+    void tap_invariants(int64_t tiles = 2);
     ir::Value tap_row_slots(std::vector<ASlot> &slots);
-    TapState tap_state(const ir::Value *k);
+    TapState tap_state(const ir::Value *k, bool cap = false);
+    ir::Value cap_kb(const ir::Value &kb);
     std::vector<ir::Value> tap_offsets(const TapState &st);
     TapState tap_step(const TapState &st, int64_t tiles = 2);
     TileVals tap_tile(const std::vector<ir::Value> &voffs, const TapState &st, int64_t h);
@@ -354,7 +355,7 @@ private:
     std::vector<ir::Value> a_rows_, b_rows_;
     std::vector<ir::Value> accs_;
     // the uniform-tap loop's invariants (tap_invariants)
-    ir::Value tap_cpgb_, tap_dwb_;
+    ir::Value tap_cpgb_, tap_dwb_, tap_kb_last_;
     std::vector<ir::Value> a_tap_, b_voff_;
     // the tap loop's A slots: the walk's (a_slots_), or tap_rows' own
     std::vector<ASlot> tap_a_slots_;

@@ -43,7 +43,7 @@ void Kernel::tap_loop(size_t nacc, const Value &zero, Block &done, std::vector<L
     store_tile(tap_tile(voffs, st0, 0), ci32(0), &tap_a_slots_);
     const TileVals held = tap_tile(voffs, st0, 1);
     const Value k1 = split_ ? b_.add(k_begin_, ci32(tk2), "tp_knext") : ci32(tk2);
-    const TapState st1 = tap_state(&k1);
+    const TapState st1 = tap_state(&k1, true);
     const std::vector<Value> voffs1 = tap_offsets(st1);
     Block &loop = b_.new_block("tap_loop");
     const LoopEntry in = enter_loop(loop, nacc);
@@ -153,10 +153,15 @@ std::vector<Value> Kernel::tap_pair(TileVals &vals, const std::vector<Value> &vo
 }
 
 // Once, in the uniform-tap prologue (and again in the tap-tile loop's): per A slot
-// a_tap = pbase + 2*koff, per B slot b_voff = nok ? wbyte : w_bytes, and the uniform
+// a_tap = pbase + 2*koff, per B slot b_voff = nok ? wbyte : w_bytes, the uniform
 // steps cpg_b = 2*cpg (bytes of a tap's channels), dw_b = dil_w*2*C (one dilated
-// pixel). Each call makes them anew (the twin assigns new lists).
-void Kernel::tap_invariants() {
+// pixel), and kb_last = 2*(k_end - tiles*tile_k), the B offset of the last step's
+// first tile (`tiles` K tiles a step: 2 the pair loop, 1 the tap-tile loop), at which
+// cap_kb holds the look-ahead states. Each call makes them anew (the twin assigns
+// new lists). Twin: TapLoop.tap_invariants.
+void Kernel::tap_invariants(int64_t tiles) {
+    const Value kendb = b_.mul(k_end_, ci32(2), "tp_kendb");
+    tap_kb_last_ = b_.sub(kendb, ci32(2 * tiles * tk_), "tp_kblast");
     a_tap_.clear();
     b_voff_.clear();
     tap_cpgb_ = b_.mul(p("cpg"), ci32(2), "tp_cpgb");
@@ -197,7 +202,7 @@ Value Kernel::tap_row_slots(std::vector<ASlot> &slots) {
 // The uniform walk state of the pair starting at element *k (nullptr: 0, all fields
 // 0) with divisions: cb = 2*(k % cpg), kb = 2*k, tap k / cpg = y*X + x, xd = x*dil_w,
 // yd = y*dil_h, kox = yd*rowb + xd*2*C.
-TapState Kernel::tap_state(const Value *k) {
+TapState Kernel::tap_state(const Value *k, bool cap) {
     if (k == nullptr) {
         const Value z = ci32(0);
         return TapState{z, z, z, z, z};
@@ -214,7 +219,7 @@ TapState Kernel::tap_state(const Value *k) {
     const Value kox = b_.add(yb, xb, "tp_kox");
     const Value cb = b_.mul(c, ci32(2), "tp_cb");
     const Value kb = b_.mul(*k, ci32(2), "tp_kb");
-    return TapState{cb, kb, xd, yd, kox};
+    return TapState{cb, cap ? cap_kb(kb) : kb, xd, yd, kox};
 }
 
 // Per A slot, the voffset of the pair's tap: pbase + 2*koff + kox when the tap's
@@ -255,8 +260,20 @@ TapState Kernel::tap_step(const TapState &st, int64_t tiles) {
     const Value kox1 = b_.add(st.kox, ks, "tp_koxn");
     const Value kw = b_.select(wx, step_.d2, ci32(0), "tp_kw");
     const Value kox = b_.add(kox1, kw, "tp_kox");
-    const Value kb = b_.add(st.kb, step, "tp_kb");
+    const Value kb = cap_kb(b_.add(st.kb, step, "tp_kbn"));
     return TapState{cb, kb, xd, yd, kox};
+}
+
+// min(kb, kb_last) (unsigned; tap_invariants): a look-ahead state past the slice's
+// last step keeps the last step's B offset. B's voffset wbyte is a filter row's start,
+// in range, so its soffset kb alone would carry a look-ahead load past w_bytes where
+// the hardware's range check leaves soffset out (LLVM IntrinsicsAMDGPU.td: the raw
+// buffer loads' soffset is "excluded from bounds checking"; docs/hardware_facts.md
+// BUFFER-OOB-SOFFSET). The capped loads read the last step's tiles again; no half
+// computes them. Twin: TapLoop.cap_kb.
+Value Kernel::cap_kb(const Value &kb) {
+    const Value kin = b_.icmp("ult", kb, tap_kb_last_, "tp_kbin");
+    return b_.select(kin, kb, tap_kb_last_, "tp_kb");
 }
 
 // The raw values of tile h (0, 1) of the pair st: per A slot a 16-byte load at

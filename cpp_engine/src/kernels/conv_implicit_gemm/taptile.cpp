@@ -32,7 +32,7 @@ using namespace cpe::ir;
 // Twin: TapTile.taptile_loop.
 void Kernel::taptile_loop(size_t nacc, const Value &zero, Block &done, std::vector<LoopExit> &exits) {
     Block &walk = taptile_branch();
-    tap_invariants();
+    tap_invariants(1);
     const TapTilePrologue pro = taptile_prologue();
     const Value &n_even = pro.n_even;
     const TileVals &held = pro.held;
@@ -138,7 +138,7 @@ TapTilePrologue Kernel::taptile_prologue() {
     const Value oddk = b_.mul(odd, ci32(tk), "tt_oddk");
     const Value k2 = b_.sub(ci32(2 * tk), oddk, "tt_ktwo");
     const Value kn = split_ ? b_.add(k_begin_, k2, "tt_knext") : k2;
-    out.st2 = tap_state(&kn);
+    out.st2 = tap_state(&kn, true);
     out.st3 = tap_step(out.st2, 1);
     out.vo2 = tap_offsets(out.st2);
     out.vo3 = tap_offsets(out.st3);
