@@ -20,15 +20,17 @@ def _regs(vo, so):
 
 @pytest.fixture
 def excluded():
-    hw_facts.assume({"BUFFER-OOB-SOFFSET": "excluded"})
+    hw_facts.assume({})   # the default reading
+    assert hw_facts.value("BUFFER-OOB-SOFFSET") == "excluded"
     yield
-    hw_facts.assume({})
 
 
 def test_counted_checks_voffset_plus_soffset():
+    hw_facts.assume({"BUFFER-OOB-SOFFSET": "counted"})
     vo = np.arange(32) * 16
     off, chk = range_offsets(_regs(vo, 4000), 0, 1, NREC, NB, "buffer load")
     assert np.array_equal(off, vo + 4000) and np.array_equal(chk, off)   # lanes past 4080 read 0
+    hw_facts.assume({})
 
 
 def test_excluded_checks_voffset_alone(excluded):
@@ -47,6 +49,7 @@ def test_excluded_refuses_an_in_range_voffset_carried_past_num_records(excluded)
     with pytest.raises(OutOfBounds, match=r"voffset 3072 \+ soffset 1024 \(lane 0\): the range check passes on "
                                           r"voffset but the access reaches past num_records=4096"):
         range_offsets(_regs(vo, 1024), 0, 1, NREC, NB, "buffer load <4 x float>")
-    hw_facts.assume({})
+    hw_facts.assume({"BUFFER-OOB-SOFFSET": "counted"})
     off, chk = range_offsets(_regs(vo, 1024), 0, 1, NREC, NB, "buffer load")
     assert np.all(chk == NREC)   # counted: the same access is out of range and reads 0
+    hw_facts.assume({})

@@ -19,7 +19,7 @@ WMMA-CD-layout              rows8           interleaved (the gfx11 WMMA layout)
 RSRC-gfx1250-OOB-SELECT     offset1         either (rocMLIR: both values check)
 BUFFER-UNALIGNED-gfx1250    any-byte        natural
 CVT-F32-BF16                rne             rtz
-BUFFER-OOB-SOFFSET          counted         excluded (LLVM's raw buffer intrinsics)
+BUFFER-OOB-SOFFSET          excluded        counted (voffset + soffset checked)
 ==========================  ==============  ====================================
 
 The reading is process state set only by :func:`assume` (``parity numerics``
@@ -60,11 +60,11 @@ FACTS: dict[str, Fact] = {f.name: f for f in (
     Fact("CVT-F32-BF16", "rne", ("rne", "rtz"), "parity/sim/fp.py f32_to_bf16_bits",
          "fptrunc float -> bfloat (v_cvt_pk_bf16_f32, MODE round 0): round to nearest even (rne) "
          "or toward zero (rtz)"),
-    Fact("BUFFER-OOB-SOFFSET", "counted", ("counted", "excluded"), "parity/sim/ops_memory.py range_offsets",
-         "the raw range check of a buffer access takes voffset + soffset (counted) or voffset alone, "
-         "the address still adding soffset (excluded: LLVM IntrinsicsAMDGPU.td, raw buffer loads' "
-         "soffset 'excluded from bounds checking'); an access whose check passes but whose address "
-         "reaches past num_records is an error"),
+    Fact("BUFFER-OOB-SOFFSET", "excluded", ("excluded", "counted"), "parity/sim/ops_memory.py range_offsets",
+         "the raw range check of a buffer access takes voffset alone, the address still adding soffset "
+         "(excluded: LLVM IntrinsicsAMDGPU.td, the raw buffer loads' soffset 'excluded from bounds "
+         "checking'; an access whose check passes but whose address reaches past num_records is an "
+         "error), or voffset + soffset (counted)"),
 )}
 
 _current: dict[str, str] = {}

@@ -138,13 +138,12 @@ def store(K, ins, O, where):
 def range_offsets(R, vo, so, nrec: int, nb: int, what: str):
     """Per lane ``(off, chk)`` of a raw buffer access: ``off`` the byte offset of the
     address (voffset + soffset, int64), ``chk`` the offset the range check compares with
-    num_records ``nrec``: ``off`` under the default reading of hardware fact
-    BUFFER-OOB-SOFFSET (``counted``), voffset alone under ``excluded`` (LLVM's
-    IntrinsicsAMDGPU.td documents the raw buffer intrinsics' soffset as excluded from
-    bounds checking; MLIR's AMDGPU dialect says it may or may not be counted;
-    docs/hardware_facts.md). Under ``excluded`` a lane whose check passes but whose
-    ``nb``-byte access reaches past num_records raises OutOfBounds: the hardware would
-    touch memory past the buffer."""
+    num_records ``nrec``: voffset alone under the default reading of hardware fact
+    BUFFER-OOB-SOFFSET (``excluded``: LLVM's IntrinsicsAMDGPU.td documents the raw buffer
+    intrinsics' soffset as excluded from bounds checking; MLIR's AMDGPU dialect says it
+    may or may not be counted; docs/hardware_facts.md), ``off`` under ``counted``. Under
+    ``excluded`` a lane whose check passes but whose ``nb``-byte access reaches past
+    num_records raises OutOfBounds: the hardware would touch memory past the buffer."""
     v = R[vo].astype(np.int64)
     off = v + R[so].astype(np.int64)
     if hw_facts.value("BUFFER-OOB-SOFFSET") == "counted":
