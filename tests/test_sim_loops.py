@@ -99,20 +99,21 @@ def test_plain_64x64_meets_every_iteration_class(plain_outcome):
     fails, declared = COV.judge(o.coverage, o.classes, unc[o.config])
     assert fails == []
     it = o.coverage["iterations"]
-    # the K loop's, the tap loop's and the tap-tile loop's sites (17 of the last)
-    assert it["first"][0] == it["middle"][0] == it["last"][0] == 47
+    # the K loop's, the tap loop's and the tap-tile loop's sites (17 of the last; 3 of them the
+    # look-ahead B caps, cap_kb)
+    assert it["first"][0] == it["middle"][0] == it["last"][0] == 50
     assert sum("a_off@last" in d or "look-ahead A tile" in d for d in declared) == 2
     # 7 carried-only selects dead in the last trip (8 before the every-site run's problems: one
-    # of them now also goes the other way in a last trip), and 5 of the tap-tile loop's next-tile
-    # steps and voffsets
-    assert sum(COV.CARRIED_REASON in d for d in declared) == 12
+    # of them now also goes the other way in a last trip), 5 of the tap-tile loop's next-tile
+    # steps and voffsets, and the 3 look-ahead B caps (cap_kb: true in every last trip)
+    assert sum(COV.CARRIED_REASON in d for d in declared) == 15
 
 
 def test_first_trip_tap_problems_close_the_tap_loop_misses(monkeypatch):
     """Without ``cover_taps_first`` / ``cover_taps_xwrap`` (and the slot problems, which since
     the every-site run of 64x64x32 also reach this class and close three of them) the tap
     loop's first trip always wraps the channel (two pairs a tap or one) and never wraps x:
-    six named failures."""
+    six named failures, and the look-ahead B cap's two (cap_kb)."""
     from parity.sim import cover
     real = cover.conv_cover_problems
     drop = ("cover_taps_first", "cover_taps_xwrap", "cover_taps_slots", "cover_taps_slots_pro")
@@ -123,5 +124,7 @@ def test_first_trip_tap_problems_close_the_tap_loop_misses(monkeypatch):
     unc = {c.name: dict(c.uncovered) for f in load_families(only=["conv_implicit_gemm"]) for c in f.configs}
     fails, _ = COV.judge(o.coverage, o.classes, unc[o.config])
     got = sorted((f.split(":")[0], f.split("`%")[1].split(" ")[0].rstrip("0123456789")) for f in fails)
+    # (and the look-ahead B cap, cap_kb, which only their short runs meet: in a first trip, and
+    # the prologue's cap of the divided second pair at all)
     assert got == [("K-loop iteration class first", h) for h in
-                   ("tp_cb", "tp_ks", "tp_kw", "tp_xd", "tp_xs", "tp_ys")]
+                   ("tp_cb", "tp_kb", "tp_ks", "tp_kw", "tp_xd", "tp_xs", "tp_ys")] + [("never false", "tp_kb")]
