@@ -80,10 +80,10 @@ def test_a_block_no_admitted_problem_enters_is_proved_from_the_cluster_admission
     from parity.mutate import proved as P
     narrow = conv_jobs(SKC4, "const_inc", r"%ws_byte\d+ = mul")
     got = {P.block_labels(j.original).get(j.mutant.line, ""): P.abstract_reason(j) for j in narrow}
-    assert got["slab_narrow939"].startswith("block %slab_narrow939 is never entered for an admitted problem "
-                                            "(`br i1 %ws_wide937, label %slab_wide938, label %slab_narrow939` "
-                                            "always goes to %slab_wide938")
-    assert got["slab_wide938"] == ""                      # the taken side is not
+    assert got["slab_narrow945"].startswith("block %slab_narrow945 is never entered for an admitted problem "
+                                            "(`br i1 %ws_wide943, label %slab_wide944, label %slab_narrow945` "
+                                            "always goes to %slab_wide944")
+    assert got["slab_wide944"] == ""                      # the taken side is not
     # two-stage admits any K: its slab_narrow runs (cover_odd_slab)
     assert {P.abstract_reason(j) for j in conv_jobs(SPK2, "const_inc", r"%ws_byte\d+ = mul")} == {""}
 

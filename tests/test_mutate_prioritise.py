@@ -27,8 +27,8 @@ def test_profile_gives_each_case_its_cost_and_the_blocks_it_entered(jobs):
     assert names[0] == "pad_stride_ks96x1" and len(names) == 36   # with cover_unit_first / _loop
     byname = {c.name: c for c in p.cases}
     # the uniform-tap loop runs only where cpg is a multiple of 2 tile_k: cover_taps, not pad_stride
-    assert "tap_loop311" in byname["cover_taps_ks512x1"].blocks
-    assert "tap_loop311" not in byname["pad_stride_ks96x1"].blocks
+    assert "tap_loop315" in byname["cover_taps_ks512x1"].blocks
+    assert "tap_loop315" not in byname["pad_stride_ks96x1"].blocks
     assert all("entry0" in c.blocks and c.cost > 0 for c in p.cases)
     assert byname["cover_diff_hok_ks1568x1"].cost > 10 * byname["pad_stride_ks96x1"].cost
     assert p.block_of[30] == "entry0"
@@ -47,14 +47,14 @@ def test_changed_blocks_are_the_blocks_of_the_changed_lines(jobs):
 
 def test_the_order_puts_the_cases_entering_the_changed_block_first_by_cost(jobs):
     p = PRI.profile(jobs[0])
-    j = next(j for j in jobs if p.block_of.get(j.mutant.line) == "tap_loop311")
+    j = next(j for j in jobs if p.block_of.get(j.mutant.line) == "tap_loop315")
     order = PRI.case_order(j)
     cases = [c for c in N.PLANS[j.family].cases(j.spec, j.arch, N._Lowerer()) if hasattr(c, "launches")]
     got = [c.name for c in order(cases)]
-    tap = sorted((c for c in p.cases if "tap_loop311" in c.blocks), key=lambda c: c.cost)
+    tap = sorted((c for c in p.cases if "tap_loop315" in c.blocks), key=lambda c: c.cost)
     assert got[:len(tap)] == [c.name for c in tap]
     assert got[0] == "cover_taps_first_ks192x1"       # the cheapest case that runs the tap loop
-    rest = [c.name for c in p.cases if "tap_loop311" not in c.blocks]
+    rest = [c.name for c in p.cases if "tap_loop315" not in c.blocks]
     assert got[len(tap):] == rest                      # the others in plan order
     entry = next(j for j in jobs if p.block_of.get(j.mutant.line) == "entry0")
     assert [c.name for c in PRI.case_order(entry)(cases)][0] == "odd_k9_ks32x1"   # every case enters entry0
@@ -62,7 +62,7 @@ def test_the_order_puts_the_cases_entering_the_changed_block_first_by_cost(jobs)
 
 def test_ordered_and_plan_order_give_the_same_verdicts(jobs):
     p = PRI.profile(jobs[0])
-    picked = [j for j in jobs if p.block_of.get(j.mutant.line) in ("tap_loop311", "kwalk236")][:6]
+    picked = [j for j in jobs if p.block_of.get(j.mutant.line) in ("tap_loop315", "kwalk236")][:6]
     assert len(picked) == 6
     for j in picked:
         a, b = R.judge(j), R.judge(dataclasses.replace(j, ordered=True))
