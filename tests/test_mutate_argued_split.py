@@ -107,3 +107,12 @@ def test_finite_sums_argues_nnan_on_conv_folds_not_on_the_reduce():
     assert lies and all(AR._finite_nnan(j) for j in lies)
     # the reduce's plans put NaN and infinities in slab 0: nnan on its slab sums is a lie
     assert not any(AR._finite_nnan(dataclasses.replace(j, family="conv_fwd_split_k_reduce")) for j in lies)
+
+
+def test_the_tap_b_cap_sub_cannot_wrap():
+    """``nuw`` on ``tp_kblast = sub tp_kendb, 2*tiles*tile_k`` (the look-ahead B cap,
+    cap_kb): the tap loops run only with ntiles >= tiles, so it is a true promise, in the
+    pair loop's prologue (128 = 4 tile_k) and the tap-tile loop's (64 = 2 tile_k)."""
+    got = _argued(P64, "promise_lie", r"%tp_kblast\d+ = sub")
+    assert sorted(k.rsplit(", ", 1)[1] for k in got) == ["128", "64"], got
+    assert set(got.values()) == {"tap B cap nuw"}

@@ -612,6 +612,20 @@ def _tile_slice_start(job) -> bool:
     return False
 
 
+def _tap_b_cap_nuw(job) -> bool:
+    """``promise_lie`` ``nuw`` on the look-ahead B cap's ``tp_kblast = sub %tp_kendb,
+    2*tiles*tile_k`` (block ``tap_pro`` or ``taptile_pro``): the uniform-tap loop is entered
+    only with ntiles >= 2 (``k_end >= k_begin + 2*tile_k``), the tap-tile loop with ntiles >= 1,
+    so ``2*k_end >= 2*tiles*tile_k`` and the sub never wraps: a true promise."""
+    m = _nuw_sub(job)
+    if m is None or not m.group(1).startswith("tp_kblast") or not m.group(2).startswith("%tp_kendb"):
+        return False
+    tk = job.spec.get("tile_k") or 0
+    block = PROVED.block_labels(job.mutant.text).get(job.mutant.line, "")
+    tiles = 2 if block.startswith("tap_pro") else 1 if block.startswith("taptile_pro") else 0
+    return bool(tiles) and m.group(3) == str(2 * tiles * tk)
+
+
 #: byte sizes of the scalar types an ir_core constant-offset access uses (:func:`_constant_offset_align`)
 _SIZES = {"i8": 1, "i16": 2, "i32": 4, "i64": 8, "half": 2, "bfloat": 2, "float": 4, "double": 8}
 
@@ -701,4 +715,4 @@ ARGUED = (("surplus tail iteration", _surplus_tail), ("wave path boundary", _wav
           ("first-step channel offset", _first_step_channel_offset), ("non-empty slice", _nonempty_slice),
           ("tap pair start", _tap_pair_start), ("constant-offset alignment", _constant_offset_align),
           ("any storing wave", _storing_wave), ("cast domain (nnan holds)", _cast_domain_nnan),
-          ("tile slice start", _tile_slice_start))
+          ("tile slice start", _tile_slice_start), ("tap B cap nuw", _tap_b_cap_nuw))
